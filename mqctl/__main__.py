@@ -1,0 +1,3 @@
+from mqctl.cli import entrypoint
+
+entrypoint()

@@ -1,0 +1,75 @@
+"""mqctl's command line: the Typer app and the one error boundary, :func:`main`."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+from mqctl.cli.app import app
+
+__all__ = ["app", "main"]
+
+
+def _print_error(message: str, hint: str | None) -> None:
+    sys.stderr.write(f"mqctl: error: {message}\n")
+    if hint:
+        sys.stderr.write(f"hint: {hint}\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; return the process exit code. Nothing below this prints errors or exits."""
+    import typer
+    from typer import main as typer_main
+
+    from mqctl.errors import ExitCode, MqctlError
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    try:  # typer >= 0.23 vendors click
+        from typer._click.exceptions import ClickException
+    except ImportError:  # pragma: no cover
+        from click.exceptions import ClickException  # type: ignore[no-redef]
+    command = typer_main.get_command(app)
+    try:
+        rv = command.main(args=args, prog_name="mqctl", complete_var="_MQCTL_COMPLETE",
+                          standalone_mode=False)
+        return rv if isinstance(rv, int) else 0
+    except ClickException as exc:
+        _print_error(exc.format_message(), _usage_hint(exc))
+        return int(getattr(exc, "exit_code", ExitCode.USAGE) or ExitCode.USAGE)
+    except typer.Exit as exc:
+        return int(exc.exit_code)
+    except typer.Abort:
+        sys.stderr.write("mqctl: aborted\n")
+        return int(ExitCode.INTERRUPTED)
+    except MqctlError as exc:
+        if debug:
+            traceback.print_exc()
+        _print_error(exc.message, exc.hint)
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.stderr.write("mqctl: interrupted\n")
+        return int(ExitCode.INTERRUPTED)
+    except BrokenPipeError:
+        # output piped into `head` and the like: not an error
+        try:
+            sys.stdout = open("/dev/null", "w")  # noqa: SIM115
+        except OSError:
+            pass
+        return 0
+    except Exception as exc:  # the boundary: anything else is a bug
+        if debug:
+            traceback.print_exc()
+        _print_error(f"internal error: {type(exc).__name__}: {exc}",
+                     "this is a bug in mqctl; re-run with --debug and report the traceback")
+        return int(ExitCode.INTERNAL)
+
+
+def _usage_hint(exc: BaseException) -> str:
+    ctx = getattr(exc, "ctx", None)
+    path = ctx.command_path if ctx is not None else "mqctl"
+    return f"see '{path} --help'"
+
+
+def entrypoint() -> None:  # console script
+    sys.exit(main())

@@ -1,0 +1,151 @@
+"""Shared CLI plumbing: the per-invocation state, common options, output and async running.
+
+Only light modules are imported here at module level (``mqctl --help`` must stay fast); the
+library, Rich and YAML are imported inside functions.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+
+if TYPE_CHECKING:
+    from mqctl.config import Settings
+    from mqctl.remoting.client import RemotingClient
+    from mqctl.render import Result
+
+T = TypeVar("T")
+
+
+class OutputFormat(str, Enum):
+    table = "table"
+    plain = "plain"
+    json = "json"
+    yaml = "yaml"
+    csv = "csv"
+
+
+# Options that mean the same thing on every command.
+OutputOpt = Annotated[OutputFormat | None, typer.Option(
+    "--output", "-o", help="Output format: table, plain, json, yaml or csv "
+                           "(default: table on a terminal, plain otherwise).",
+    show_default=False)]
+NamesrvOpt = Annotated[str | None, typer.Option(
+    "--namesrv", "-n", help="Name server address(es), 'host:port;host:port' "
+                            "(env NAMESRV_ADDR; default 127.0.0.1:9876).", show_default=False)]
+GroupOpt = Annotated[str, typer.Option("--group", "-g", help="Consumer group.")]
+TopicOpt = Annotated[str | None, typer.Option("--topic", "-t", help="Topic.", show_default=False)]
+ConcurrencyOpt = Annotated[int | None, typer.Option(
+    "--concurrency", min=1, help="Requests in flight at once during fan-out (default 16).",
+    show_default=False)]
+
+
+@dataclass
+class AppState:
+    """What the root callback collected; settings are resolved lazily on first use."""
+
+    flags: dict[str, Any] = field(default_factory=dict)
+    config_file: str | None = None
+    profile: str | None = None
+    debug: bool = False
+    quiet: bool = False
+    _settings: Settings | None = None
+    _warned: bool = False
+
+    def settings(self, **overrides: Any) -> Settings:
+        from mqctl.config import load_settings
+
+        flags = dict(self.flags)
+        flags.update({k: v for k, v in overrides.items() if v is not None})
+        key_changed = any(v is not None for v in overrides.values())
+        if self._settings is None or key_changed:
+            s = load_settings(config_file=self.config_file, profile=self.profile, flags=flags)
+            if not self._warned:
+                for w in s.warnings:
+                    warn(w)
+                self._warned = True
+            if not key_changed:
+                self._settings = s
+            return s
+        return self._settings
+
+    def output(self, override: OutputFormat | None = None) -> str:
+        from mqctl.render import default_format
+
+        if override is not None:
+            return override.value
+        s = self.settings()
+        return s.output or default_format(sys.stdout)
+
+
+def state(ctx: typer.Context) -> AppState:
+    root = ctx.find_root()
+    if not isinstance(root.obj, AppState):
+        root.obj = AppState()
+    return root.obj
+
+
+def warn(msg: str) -> None:
+    sys.stderr.write(f"mqctl: warning: {msg}\n")
+
+
+def info(st: AppState, msg: str) -> None:
+    if not st.quiet:
+        sys.stderr.write(f"{msg}\n")
+
+
+def emit(result: Result, fmt: str) -> None:
+    from mqctl.render import emit as _emit
+
+    _emit(result, fmt)
+
+
+def run_async(fn: Callable[[], Awaitable[T]]) -> T:
+    import asyncio
+
+    return asyncio.run(_wrap(fn))
+
+
+async def _wrap(fn: Callable[[], Awaitable[T]]) -> T:
+    return await fn()
+
+
+def with_client(st: AppState, settings: Settings,
+                fn: Callable[[RemotingClient], Awaitable[T]]) -> T:
+    """Run ``fn(client)`` in a fresh event loop with a client built from the settings."""
+    from mqctl.remoting.client import RemotingClient
+
+    async def go() -> T:
+        async with RemotingClient(settings.client_options()) as client:
+            return await fn(client)
+
+    return run_async(go)
+
+
+@contextmanager
+def progress(st: AppState, description: str, total: int | None) -> Iterator[Callable[[int], None]]:
+    """A Rich progress bar on stderr when it is a terminal and not ``--quiet``."""
+    show = not st.quiet and total is not None and total > 1 and _stderr_tty()
+    if not show:
+        yield lambda n=1: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=Console(file=sys.stderr), transient=True) as p:
+        task = p.add_task(description, total=total)
+        yield lambda n=1: p.advance(task, n)
+
+
+def _stderr_tty() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -1,0 +1,47 @@
+"""``mqctl config``: show the effective settings (secrets redacted) and the profiles."""
+
+from __future__ import annotations
+
+import typer
+
+from mqctl.cli.common import NamesrvOpt, OutputOpt, emit, state
+
+app = typer.Typer(help="Show effective settings and profiles.", no_args_is_help=True)
+
+
+@app.command("show")
+def show(ctx: typer.Context, output: OutputOpt = None, namesrv: NamesrvOpt = None) -> None:
+    """Print every effective setting, its value and where it came from (secrets redacted).
+
+    Precedence: flag > environment (NAMESRV_ADDR, MQCTL_*) > profile > default.
+    """
+    from mqctl.render import Result, Table, cols
+
+    st = state(ctx)
+    s = st.settings(namesrv=namesrv)
+    rows = s.redacted()
+    emit(Result([Table(cols("setting", "value", "source"), rows)],
+                data={r["setting"]: {"value": r["value"], "source": r["source"]} for r in rows}),
+         st.output(output))
+
+
+@app.command("profiles")
+def profiles(ctx: typer.Context, output: OutputOpt = None) -> None:
+    """List the profiles of the config file."""
+    from mqctl.config import _load_yaml, config_path
+    from mqctl.render import Result, Table, cols
+
+    st = state(ctx)
+    path, explicit = config_path(st.config_file)
+    rows = []
+    if path.exists() or explicit:
+        doc = _load_yaml(path, "config file") or {}
+        current = doc.get("current_profile") if isinstance(doc, dict) else None
+        for name, prof in ((doc.get("profiles") or {}) if isinstance(doc, dict) else {}).items():
+            prof = prof or {}
+            ns = prof.get("namesrv", "") if isinstance(prof, dict) else ""
+            rows.append({"profile": name, "current": name == current,
+                         "namesrv": ";".join(ns) if isinstance(ns, list) else ns})
+    emit(Result([Table(cols("profile", "current", "namesrv"), rows)],
+                notes=[f"config file: {path}" + ("" if path.exists() else " (not found)")]),
+         st.output(output))

@@ -1,0 +1,318 @@
+"""Settings: YAML profiles, environment, flags.
+
+Precedence for every setting: command-line flag > environment > profile > default.
+
+The config file is ``$MQCTL_CONFIG``, else ``$XDG_CONFIG_HOME/mqctl/config.yaml``, else
+``~/.config/mqctl/config.yaml``. A missing default file is fine; a file named explicitly
+(``--config`` or ``MQCTL_CONFIG``) must exist. Example::
+
+    current_profile: prod
+    profiles:
+      prod:
+        namesrv: 10.0.0.1:9876;10.0.0.2:9876
+        timeout: 5
+        output: table
+        tls: {enabled: true, ca_file: /etc/rocketmq/ca.pem}
+        acl: {credentials_file: ~/.config/mqctl/prod.credentials.yaml}
+
+Secrets (``secret_key``, ``security_token``) may sit in the profile or in a separate
+credentials file; either file being readable by group or others produces a warning.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mqctl.errors import ConfigError
+from mqctl.remoting.acl import Credentials
+from mqctl.remoting.frame import DEFAULT_VERSION
+from mqctl.remoting.tls import TlsSettings
+
+DEFAULT_NAMESRV = "127.0.0.1:9876"
+DEFAULT_TIMEOUT = 3.0
+DEFAULT_CONCURRENCY = 16
+OUTPUT_FORMATS = ("table", "plain", "json", "yaml", "csv")
+REDACTED = "<redacted>"
+
+PROFILE_KEYS = {"namesrv", "timeout", "output", "version", "concurrency", "tls", "acl"}
+TLS_KEYS = {"enabled", "ca_file", "insecure", "verify_hostname", "cert_file", "key_file"}
+ACL_KEYS = {"access_key", "secret_key", "security_token", "credentials_file"}
+
+
+def config_path(explicit: str | None = None,
+                env: dict[str, str] | None = None) -> tuple[Path, bool]:
+    """The config file path and whether it was named explicitly."""
+    env = dict(os.environ) if env is None else env
+    if explicit:
+        return Path(explicit).expanduser(), True
+    if env.get("MQCTL_CONFIG"):
+        return Path(env["MQCTL_CONFIG"]).expanduser(), True
+    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "mqctl" / "config.yaml", False
+
+
+def _load_yaml(path: Path, what: str) -> Any:
+    import yaml
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{what} not found: {path}",
+                          hint="create it, or unset MQCTL_CONFIG / drop --config") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {what} {path}: {exc}") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "syntax error"
+        raise ConfigError(f"{what} {path} is not valid YAML{where}: {problem}",
+                          hint="fix the YAML syntax (indentation, colons, quotes)") from None
+
+
+def _loose_permissions(path: Path) -> bool:
+    try:
+        return bool(path.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO))
+    except OSError:
+        return False
+
+
+@dataclass(frozen=True)
+class Settings:
+    namesrv: tuple[str, ...] = (DEFAULT_NAMESRV,)
+    profile: str | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    output: str | None = None
+    version: int = DEFAULT_VERSION
+    concurrency: int = DEFAULT_CONCURRENCY
+    tls: TlsSettings = TlsSettings()
+    credentials: Credentials | None = None
+    config_file: str | None = None
+    sources: dict[str, str] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    def client_options(self) -> Any:
+        from mqctl.remoting.client import ClientOptions
+
+        return ClientOptions(timeout=self.timeout, version=self.version,
+                             credentials=self.credentials, tls=self.tls)
+
+    def redacted(self) -> list[dict[str, Any]]:
+        """Rows for ``mqctl config show``: every setting, its value and where it came from."""
+        c = self.credentials
+        rows = [
+            ("profile", self.profile or "", "profile"),
+            ("config_file", self.config_file or "", "config_file"),
+            ("namesrv", ";".join(self.namesrv), "namesrv"),
+            ("timeout", f"{self.timeout:g}", "timeout"),
+            ("output", self.output or "", "output"),
+            ("version", str(self.version), "version"),
+            ("concurrency", str(self.concurrency), "concurrency"),
+            ("tls.enabled", str(self.tls.enabled).lower(), "tls"),
+            ("tls.ca_file", self.tls.ca_file or "", "tls"),
+            ("tls.insecure", str(self.tls.insecure).lower(), "tls"),
+            ("acl.access_key", c.access_key if c else "", "acl"),
+            ("acl.secret_key", REDACTED if c else "", "acl"),
+            ("acl.security_token", REDACTED if c and c.security_token else "", "acl"),
+        ]
+        return [{"setting": k, "value": v, "source": self.sources.get(src, "default")}
+                for k, v, src in rows]
+
+
+def _truthy(v: str) -> bool:
+    return v.strip().lower() in ("1", "true", "yes", "on")
+
+
+def _split_namesrv(v: Any, where: str) -> tuple[str, ...]:
+    if isinstance(v, list):
+        parts = [str(x).strip() for x in v]
+    elif isinstance(v, str):
+        parts = [p.strip() for p in v.replace(",", ";").split(";")]
+    else:
+        raise ConfigError(f"{where}: namesrv must be a string or a list, not {type(v).__name__}")
+    parts = [p for p in parts if p]
+    if not parts:
+        raise ConfigError(f"{where}: namesrv is empty", hint="e.g. 127.0.0.1:9876")
+    for p in parts:
+        host, sep, port = p.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ConfigError(f"{where}: bad name server address {p!r}",
+                              hint="use host:port, several separated by ';'")
+    return tuple(parts)
+
+
+def _num(v: Any, where: str, kind: type, minimum: float) -> Any:
+    try:
+        n = kind(v)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where}: {v!r} is not a number") from None
+    if n < minimum:
+        raise ConfigError(f"{where}: must be at least {minimum}")
+    return n
+
+
+def load_settings(*, config_file: str | None = None, profile: str | None = None,
+                  flags: dict[str, Any] | None = None,
+                  env: dict[str, str] | None = None) -> Settings:
+    """Resolve settings with precedence flag > env > profile > default."""
+    env = dict(os.environ) if env is None else env
+    flags = {k: v for k, v in (flags or {}).items() if v is not None}
+    sources: dict[str, str] = {}
+    warnings: list[str] = []
+
+    path, explicit = config_path(config_file, env)
+    doc: Any = None
+    if path.exists() or explicit:
+        doc = _load_yaml(path, "config file")
+        if doc is None:
+            doc = {}
+        if not isinstance(doc, dict):
+            raise ConfigError(f"config file {path} must be a mapping with 'profiles'")
+    doc = doc or {}
+    profiles = doc.get("profiles") or {}
+    if not isinstance(profiles, dict):
+        raise ConfigError(f"config file {path}: 'profiles' must be a mapping of name -> settings")
+
+    prof_name = profile or env.get("MQCTL_PROFILE") or doc.get("current_profile")
+    prof: dict[str, Any] = {}
+    if prof_name:
+        if prof_name not in profiles:
+            known = ", ".join(sorted(map(str, profiles))) or "none defined"
+            raise ConfigError(f"unknown profile {prof_name!r} (known: {known})",
+                              hint=f"add it under 'profiles:' in {path}")
+        prof = profiles[prof_name] or {}
+        if not isinstance(prof, dict):
+            raise ConfigError(f"profile {prof_name!r} in {path} must be a mapping")
+        unknown = set(prof) - PROFILE_KEYS
+        if unknown:
+            raise ConfigError(f"profile {prof_name!r}: unknown setting(s) "
+                              f"{', '.join(sorted(map(str, unknown)))}",
+                              hint=f"known settings: {', '.join(sorted(PROFILE_KEYS))}")
+    psrc = f"profile {prof_name}" if prof_name else "profile"
+
+    def pick(key: str, flag_key: str, env_keys: tuple[str, ...]) -> tuple[Any, str] | None:
+        if flag_key in flags:
+            return flags[flag_key], "flag"
+        for ek in env_keys:
+            if env.get(ek):
+                return env[ek], f"env {ek}"
+        if key in prof and prof[key] is not None:
+            return prof[key], psrc
+        return None
+
+    out: dict[str, Any] = {}
+    got = pick("namesrv", "namesrv", ("MQCTL_NAMESRV", "NAMESRV_ADDR"))
+    if got:
+        out["namesrv"] = _split_namesrv(got[0], got[1])
+        sources["namesrv"] = got[1]
+    got = pick("timeout", "timeout", ("MQCTL_TIMEOUT",))
+    if got:
+        out["timeout"] = float(_num(got[0], f"timeout ({got[1]})", float, 0.001))
+        sources["timeout"] = got[1]
+    got = pick("output", "output", ("MQCTL_OUTPUT",))
+    if got:
+        fmt = str(got[0]).lower()
+        if fmt not in OUTPUT_FORMATS:
+            raise ConfigError(f"output ({got[1]}): {got[0]!r} is not one of "
+                              f"{', '.join(OUTPUT_FORMATS)}")
+        out["output"] = fmt
+        sources["output"] = got[1]
+    got = pick("version", "version", ("MQCTL_VERSION",))
+    if got:
+        out["version"] = int(_num(got[0], f"version ({got[1]})", int, 0))
+        sources["version"] = got[1]
+    got = pick("concurrency", "concurrency", ("MQCTL_CONCURRENCY",))
+    if got:
+        out["concurrency"] = int(_num(got[0], f"concurrency ({got[1]})", int, 1))
+        sources["concurrency"] = got[1]
+
+    # TLS
+    ptls = prof.get("tls") or {}
+    if not isinstance(ptls, dict):
+        raise ConfigError(f"{psrc}: tls must be a mapping")
+    if set(ptls) - TLS_KEYS:
+        raise ConfigError(f"{psrc}: unknown tls setting(s) {sorted(set(ptls) - TLS_KEYS)}",
+                          hint=f"known: {', '.join(sorted(TLS_KEYS))}")
+    tls_kw: dict[str, Any] = {k: ptls[k] for k in TLS_KEYS if k in ptls}
+    tls_src = psrc if ptls else None
+    for key, ek, conv in (("enabled", "MQCTL_TLS", _truthy), ("ca_file", "MQCTL_TLS_CA", str),
+                          ("insecure", "MQCTL_TLS_INSECURE", _truthy)):
+        if env.get(ek):
+            tls_kw[key] = conv(env[ek])
+            tls_src = f"env {ek}"
+    for key, fk in (("enabled", "tls"), ("ca_file", "tls_ca"), ("insecure", "tls_insecure")):
+        if fk in flags and flags[fk] not in (None, False):
+            tls_kw[key] = flags[fk]
+            tls_src = "flag"
+    if tls_kw.get("ca_file") or tls_kw.get("insecure"):
+        tls_kw.setdefault("enabled", True)
+    if tls_kw:
+        for b in ("enabled", "insecure", "verify_hostname"):
+            if b in tls_kw:
+                tls_kw[b] = bool(tls_kw[b])
+        if tls_kw.get("ca_file"):
+            tls_kw["ca_file"] = str(Path(str(tls_kw["ca_file"])).expanduser())
+        out["tls"] = TlsSettings(**tls_kw)
+        sources["tls"] = tls_src or psrc
+
+    # ACL credentials
+    pacl = prof.get("acl") or {}
+    if not isinstance(pacl, dict):
+        raise ConfigError(f"{psrc}: acl must be a mapping")
+    if set(pacl) - ACL_KEYS:
+        raise ConfigError(f"{psrc}: unknown acl setting(s) {sorted(set(pacl) - ACL_KEYS)}",
+                          hint=f"known: {', '.join(sorted(ACL_KEYS))}")
+    acl: dict[str, Any] = {}
+    acl_src = None
+    if pacl.get("credentials_file"):
+        cpath = Path(str(pacl["credentials_file"])).expanduser()
+        cdoc = _load_yaml(cpath, "credentials file")
+        if not isinstance(cdoc, dict):
+            raise ConfigError(f"credentials file {cpath} must be a mapping with access_key and "
+                              "secret_key")
+        if _loose_permissions(cpath):
+            warnings.append(f"credentials file {cpath} is readable by group or others; "
+                            f"run: chmod 600 {cpath}")
+        acl.update({k: cdoc[k] for k in ("access_key", "secret_key", "security_token")
+                    if cdoc.get(k)})
+        acl_src = f"{psrc} ({cpath})"
+    for k in ("access_key", "secret_key", "security_token"):
+        if pacl.get(k):
+            acl[k] = pacl[k]
+            acl_src = psrc
+    if pacl.get("secret_key") and _loose_permissions(path):
+        warnings.append(f"config file {path} holds a secret key and is readable by group or "
+                        f"others; run: chmod 600 {path}")
+    for k, ek in (("access_key", "MQCTL_ACCESS_KEY"), ("secret_key", "MQCTL_SECRET_KEY"),
+                  ("security_token", "MQCTL_SECURITY_TOKEN")):
+        if env.get(ek):
+            acl[k] = env[ek]
+            acl_src = f"env {ek}"
+    if flags.get("access_key"):
+        acl["access_key"] = flags["access_key"]
+        acl_src = "flag"
+    if acl:
+        if not acl.get("access_key") or not acl.get("secret_key"):
+            missing = "access_key" if not acl.get("access_key") else "secret_key"
+            raise ConfigError(f"ACL credentials are incomplete: {missing} is missing",
+                              hint="set both access_key and secret_key (profile acl:, "
+                                   "credentials_file, or MQCTL_ACCESS_KEY/MQCTL_SECRET_KEY)")
+        out["credentials"] = Credentials(str(acl["access_key"]), str(acl["secret_key"]),
+                                         str(acl["security_token"]) if acl.get("security_token")
+                                         else None)
+        sources["acl"] = acl_src or psrc
+
+    if prof_name:
+        sources["profile"] = ("flag" if profile else
+                              "env MQCTL_PROFILE" if env.get("MQCTL_PROFILE") else
+                              "config current_profile")
+    if path.exists():
+        sources["config_file"] = "flag" if config_file else (
+            "env MQCTL_CONFIG" if explicit else "default location")
+    return Settings(profile=prof_name, config_file=str(path) if path.exists() else None,
+                    sources=sources, warnings=tuple(warnings), **out)

@@ -1,0 +1,180 @@
+"""asyncio transport: the only module of mqctl's client side that touches sockets.
+
+A :class:`Connection` owns one TCP (or TLS) stream, writes encoded commands, and runs one
+reader task that demultiplexes responses by ``opaque``. Requests that a server sends to the
+client on the same connection (``flag`` bit 0 clear) go to ``on_request``; by default they are
+answered with ``REQUEST_CODE_NOT_SUPPORTED`` (oneway ones are dropped), as a Java client with
+no processor for that code would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import ssl
+from collections.abc import Awaitable, Callable
+
+from mqctl.errors import ConnectError, FrameError, ProtocolError, RequestTimeout
+from mqctl.remoting.codes import ResponseCode, request_name
+from mqctl.remoting.frame import MAX_FRAME, RemotingCommand, encode
+from mqctl.remoting.protocol import FrameReader, OpaqueCounter
+
+log = logging.getLogger("mqctl.remoting")
+
+RequestHandler = Callable[["Connection", RemotingCommand], Awaitable[RemotingCommand | None]]
+
+
+def split_addr(addr: str) -> tuple[str, int]:
+    host, sep, port = addr.strip().rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConnectError(f"bad address {addr!r}: expected host:port", addr=addr,
+                           hint="addresses look like 127.0.0.1:9876; separate several with ';'")
+    return host.strip("[]"), int(port)
+
+
+async def default_request_handler(conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+    return cmd.response(ResponseCode.REQUEST_CODE_NOT_SUPPORTED,
+                        f" request type {cmd.code} not supported", language="PYTHON")
+
+
+class Connection:
+    def __init__(self, addr: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                 *, on_request: RequestHandler | None = None, max_frame: int = MAX_FRAME):
+        self.addr = addr
+        self._reader = reader
+        self._writer = writer
+        self._frames = FrameReader(max_frame)
+        self._pending: dict[int, asyncio.Future[RemotingCommand]] = {}
+        self._opaque = OpaqueCounter()
+        self._on_request = on_request or default_request_handler
+        self._closed = False
+        self._close_reason: str = "closed"
+        self._task = asyncio.get_running_loop().create_task(self._read_loop())
+
+    @classmethod
+    async def open(cls, addr: str, *, connect_timeout: float, ssl_ctx: ssl.SSLContext | None = None,
+                   on_request: RequestHandler | None = None) -> Connection:
+        host, port = split_addr(addr)
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(host, port, ssl=ssl_ctx,
+                                        server_hostname=(host if ssl_ctx and ssl_ctx.check_hostname
+                                                         else ("" if ssl_ctx else None)),
+                                        limit=1 << 20),
+                timeout=connect_timeout)
+        except asyncio.TimeoutError:
+            raise ConnectError(f"cannot connect to {addr}: no answer within {connect_timeout:g}s",
+                               addr=addr, hint="check the address and that the port is reachable"
+                               ) from None
+        except ConnectionRefusedError:
+            raise ConnectError(f"cannot connect to {addr}: connection refused", addr=addr,
+                               hint="is the name server / broker running on that address? "
+                                    "(try `mqctl sim up` for a local cluster)") from None
+        except ssl.SSLError as exc:
+            raise ConnectError(f"TLS handshake with {addr} failed: {exc.reason or exc}",
+                               addr=addr, hint="check --tls-ca, or whether the server speaks TLS"
+                               ) from None
+        except OSError as exc:
+            raise ConnectError(f"cannot connect to {addr}: {exc.strerror or exc}", addr=addr
+                               ) from None
+        return cls(addr, reader, writer, on_request=on_request)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def _read_loop(self) -> None:
+        try:
+            while True:
+                data = await self._reader.read(65536)
+                if not data:
+                    self._close_reason = "closed by peer"
+                    break
+                for cmd in self._frames.feed(data):
+                    if cmd.is_response:
+                        fut = self._pending.pop(cmd.opaque, None)
+                        if fut is not None and not fut.done():
+                            fut.set_result(cmd)
+                        else:
+                            log.debug("%s: response for unknown opaque %d dropped", self.addr,
+                                      cmd.opaque)
+                    else:
+                        asyncio.get_running_loop().create_task(self._serve(cmd))
+        except FrameError as exc:
+            self._close_reason = f"protocol error: {exc.message}"
+        except (ProtocolError, ConnectionError, OSError, ssl.SSLError) as exc:
+            self._close_reason = f"connection lost: {exc}"
+        except asyncio.CancelledError:
+            self._close_reason = "closed"
+        finally:
+            self._shutdown()
+
+    async def _serve(self, cmd: RemotingCommand) -> None:
+        try:
+            resp = await self._on_request(self, cmd)
+        except Exception as exc:  # a handler bug must not kill the connection
+            log.debug("request handler failed for %s: %r", request_name(cmd.code), exc)
+            resp = cmd.response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}",
+                                language="PYTHON")
+        if resp is not None and not cmd.is_oneway and not self._closed:
+            with contextlib.suppress(Exception):
+                self._writer.write(encode(resp))
+
+    def _shutdown(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for opaque, fut in list(self._pending.items()):
+            if not fut.done():
+                fut.set_exception(ConnectError(
+                    f"connection to {self.addr} {self._close_reason} while waiting for a response",
+                    addr=self.addr))
+        self._pending.clear()
+        with contextlib.suppress(Exception):
+            self._writer.close()
+
+    async def request(self, cmd: RemotingCommand, timeout: float) -> RemotingCommand:
+        if self._closed:
+            raise ConnectError(f"connection to {self.addr} is {self._close_reason}", addr=self.addr)
+        opaque = self._opaque.next()
+        cmd = cmd.with_(opaque=opaque)
+        fut: asyncio.Future[RemotingCommand] = asyncio.get_running_loop().create_future()
+        self._pending[opaque] = fut
+        try:
+            self._writer.write(encode(cmd))
+            await self._writer.drain()
+        except (ConnectionError, OSError) as exc:
+            self._pending.pop(opaque, None)
+            self._close_reason = f"connection lost: {exc}"
+            self._shutdown()
+            raise ConnectError(f"cannot send to {self.addr}: {exc}", addr=self.addr) from None
+        try:
+            return await asyncio.wait_for(fut, timeout)
+        except asyncio.TimeoutError:
+            self._pending.pop(opaque, None)
+            raise RequestTimeout(
+                f"timed out after {timeout:g}s waiting for {request_name(cmd.code)} ({cmd.code}) "
+                f"from {self.addr}", addr=self.addr, code=cmd.code,
+                hint="the broker may be overloaded or unreachable; raise --timeout if it is slow"
+            ) from None
+
+    async def send_oneway(self, cmd: RemotingCommand) -> None:
+        if self._closed:
+            raise ConnectError(f"connection to {self.addr} is {self._close_reason}", addr=self.addr)
+        cmd = cmd.with_(opaque=self._opaque.next(), flag=cmd.flag | 2)
+        try:
+            self._writer.write(encode(cmd))
+            await self._writer.drain()
+        except (ConnectionError, OSError) as exc:
+            self._shutdown()
+            raise ConnectError(f"cannot send to {self.addr}: {exc}", addr=self.addr) from None
+
+    async def close(self) -> None:
+        if not self._task.done():
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        self._shutdown()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._writer.wait_closed(), 1.0)
