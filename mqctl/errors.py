@@ -123,12 +123,13 @@ class BrokerError(MqctlError):
 
     def __init__(self, code: int, remark: str | None, addr: str | None = None,
                  request_code: int | None = None, hint: str | None = None):
-        from mqctl.remoting.codes import response_name, request_name
+        from mqctl.remoting.codes import request_name, response_name
 
         where = f" from {addr}" if addr else ""
         req = f" to {request_name(request_code)}" if request_code is not None else ""
         text = (remark or "").strip().splitlines()[0] if remark and remark.strip() else "no remark"
-        super().__init__(f"broker answered {response_name(code)} ({code}){req}{where}: {text}", hint)
+        super().__init__(
+            f"broker answered {response_name(code)} ({code}){req}{where}: {text}", hint)
         self.code = code
         self.remark = remark
         self.addr = addr

@@ -229,7 +229,7 @@ class TopicRoute:
 
     def subscribe_queues(self) -> list[MessageQueue]:
         """``MQClientInstance.topicRouteData2TopicSubscribeInfo``: readable queues only."""
-        out = []
+        out: list[MessageQueue] = []
         for qd in self.queues:
             if qd.readable:
                 out.extend(MessageQueue(self.topic, qd.broker_name, q)

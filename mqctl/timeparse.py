@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 import time
-from datetime import datetime, timedelta, timezone, tzinfo
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta, tzinfo
 
 from mqctl.errors import TimeParseError
 
@@ -31,8 +32,26 @@ _ISO_DUR = re.compile(r"^([+-]?)P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)
 _MQADMIN = re.compile(r"^(\d{4})-(\d{2})-(\d{2})#(\d{2}):(\d{2}):(\d{2}):(\d{3})$")
 
 
-def now_ms() -> int:
+def _wall_clock_ms() -> int:
     return int(time.time() * 1000)
+
+
+_clock: Callable[[], int] = _wall_clock_ms
+
+
+def now_ms() -> int:
+    """The current time in epoch ms: the one clock every mqctl module reads.
+
+    The simulated cluster's accelerated or manual clock is installed with :func:`set_clock`
+    (``mqctl demo`` and tests), so lock ages and time lags agree with the simulation.
+    """
+    return _clock()
+
+
+def set_clock(fn: Callable[[], int] | None) -> None:
+    """Install a clock (``None`` restores the wall clock)."""
+    global _clock
+    _clock = fn or _wall_clock_ms
 
 
 def _bad(text: str, why: str = "") -> TimeParseError:
@@ -118,7 +137,7 @@ def format_ms(ms: int | None, *, utc: bool = True) -> str:
     """ISO-8601 (UTC, millisecond precision) for JSON output; empty for 0/None."""
     if not ms:
         return ""
-    dt = datetime.fromtimestamp(ms / 1000, tz=timezone.utc if utc else None)
+    dt = datetime.fromtimestamp(ms / 1000, tz=UTC if utc else None)
     if utc:
         return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
     return dt.isoformat(timespec="milliseconds")
@@ -150,4 +169,4 @@ def format_duration(ms: int | float | None) -> str:
 
 
 __all__ = ["ACCEPTED_FORMS", "parse_time", "parse_duration_ms", "format_ms", "format_local",
-           "format_duration", "now_ms", "timedelta"]
+           "format_duration", "now_ms", "set_clock", "timedelta"]

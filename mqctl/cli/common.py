@@ -10,7 +10,7 @@ import sys
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-class OutputFormat(str, Enum):
+class OutputFormat(StrEnum):
     table = "table"
     plain = "plain"
     json = "json"
@@ -133,7 +133,10 @@ def progress(st: AppState, description: str, total: int | None) -> Iterator[Call
     """A Rich progress bar on stderr when it is a terminal and not ``--quiet``."""
     show = not st.quiet and total is not None and total > 1 and _stderr_tty()
     if not show:
-        yield lambda n=1: None
+        def noop(n: int = 1) -> None:
+            return None
+
+        yield noop
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
@@ -141,7 +144,11 @@ def progress(st: AppState, description: str, total: int | None) -> Iterator[Call
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=Console(file=sys.stderr), transient=True) as p:
         task = p.add_task(description, total=total)
-        yield lambda n=1: p.advance(task, n)
+
+        def advance(n: int = 1) -> None:
+            p.advance(task, n)
+
+        yield advance
 
 
 def _stderr_tty() -> bool:

@@ -63,7 +63,7 @@ class Connection:
                                                          else ("" if ssl_ctx else None)),
                                         limit=1 << 20),
                 timeout=connect_timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise ConnectError(f"cannot connect to {addr}: no answer within {connect_timeout:g}s",
                                addr=addr, hint="check the address and that the port is reachable"
                                ) from None
@@ -125,7 +125,7 @@ class Connection:
         if self._closed:
             return
         self._closed = True
-        for opaque, fut in list(self._pending.items()):
+        for _opaque, fut in list(self._pending.items()):
             if not fut.done():
                 fut.set_exception(ConnectError(
                     f"connection to {self.addr} {self._close_reason} while waiting for a response",
@@ -151,7 +151,7 @@ class Connection:
             raise ConnectError(f"cannot send to {self.addr}: {exc}", addr=self.addr) from None
         try:
             return await asyncio.wait_for(fut, timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self._pending.pop(opaque, None)
             raise RequestTimeout(
                 f"timed out after {timeout:g}s waiting for {request_name(cmd.code)} ({cmd.code}) "
