@@ -134,7 +134,8 @@ def test_hex_capture_formats():
     for off in range(0, len(raw), 16):
         chunk = raw[off:off + 16]
         groups = " ".join(chunk[i:i + 2].hex() for i in range(0, len(chunk), 2))
-        lines.append(f"{off:08x}: {groups:<40}  {''.join(chr(c) if 32 <= c < 127 else '.' for c in chunk)}")
+        text = "".join(chr(c) if 32 <= c < 127 else "." for c in chunk)
+        lines.append(f"{off:08x}: {groups:<40}  {text}")
     assert parse_hex_capture("\n".join(lines)) == raw
 
 

@@ -7,9 +7,9 @@ from conftest import SAMPLES
 
 from mqctl.models import (
     ClusterInfo,
-    ConsumeStats,
     ConsumerConnection,
     ConsumerRunningInfo,
+    ConsumeStats,
     MessageQueue,
     TopicRoute,
     TopicStats,
