@@ -1,0 +1,41 @@
+"""`mqctl --help` must not import pyspark or other heavy modules (timing lives in bench/)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = ("pyspark", "py4j", "plotly", "yaml", "tabulate", "asyncio", "mqctl.sim",
+         "mqctl.lagjob", "mqctl.admin")
+
+PROBE = """
+import json, sys
+from mqctl.cli import main
+try:
+    code = main(sys.argv[1:])
+except SystemExit as e:
+    code = e.code
+sys.stdout.flush()
+sys.stderr.write(json.dumps(sorted(sys.modules)))
+"""
+
+
+def loaded_modules(args: list[str]) -> set[str]:
+    r = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True,
+                       timeout=60)
+    return set(json.loads(r.stderr.strip().splitlines()[-1]))
+
+
+def test_help_imports_nothing_heavy():
+    mods = loaded_modules(["--help"])
+    heavy = sorted(m for m in mods if m.split(".")[0] in HEAVY or m in HEAVY
+                   or any(m.startswith(h + ".") for h in HEAVY))
+    assert heavy == []
+    assert not any(m == "rich" or m.startswith("rich.") for m in mods)
+
+
+def test_subcommand_help_imports_nothing_heavy():
+    for group in (["wire", "--help"], ["config", "--help"]):
+        mods = loaded_modules(group)
+        assert not any(m.startswith(("pyspark", "mqctl.sim", "mqctl.lagjob")) for m in mods)
