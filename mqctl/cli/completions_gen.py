@@ -1,0 +1,65 @@
+"""Generate ``completions/mqctl.{bash,zsh,fish}`` from the app (never by hand).
+
+    python -m mqctl.cli.completions_gen          # write the files
+    python -m mqctl.cli.completions_gen --check  # exit 1 when a file is stale
+
+The scripts are what ``mqctl --show-completion SHELL`` prints; they call back into mqctl
+(``_MQCTL_COMPLETE=complete_<shell>``), so commands, options and values complete from the
+app at run time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+from pathlib import Path
+
+SHELLS = ("bash", "zsh", "fish")
+
+
+def script(shell: str) -> str:
+    from mqctl.cli import main
+
+    out = io.StringIO()
+    old = os.environ.get("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION")
+    os.environ["_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION"] = "1"
+    try:
+        with contextlib.redirect_stdout(out):
+            try:
+                code = main(["--show-completion", shell])
+            except SystemExit as exc:  # typer's completion callback exits directly
+                code = int(exc.code or 0)
+    finally:
+        if old is None:
+            os.environ.pop("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION", None)
+        else:
+            os.environ["_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION"] = old
+    if code != 0:
+        raise RuntimeError(f"--show-completion {shell} exited {code}")
+    return out.getvalue().rstrip("\n") + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    root = Path(__file__).resolve().parents[2] / "completions"
+    stale = []
+    for shell in SHELLS:
+        path = root / f"mqctl.{shell}"
+        text = script(shell)
+        if "--check" in args:
+            if not path.exists() or path.read_text() != text:
+                stale.append(str(path))
+        else:
+            root.mkdir(exist_ok=True)
+            path.write_text(text)
+    if stale:
+        sys.stderr.write("stale completion scripts (run python -m mqctl.cli.completions_gen): "
+                         + ", ".join(stale) + "\n")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
