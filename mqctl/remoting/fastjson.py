@@ -34,7 +34,7 @@ from mqctl.models import MessageQueue
 
 __all__ = ["FrozenKey", "loads", "dumps", "dumps_fastjson", "mq_map", "to_plain", "MAX_DEPTH"]
 
-MAX_DEPTH = 512
+MAX_DEPTH = 256
 
 
 class FrozenKey(tuple):  # type: ignore[type-arg]
@@ -328,7 +328,7 @@ def loads(data: str | bytes | bytearray | memoryview) -> Any:
     try:
         return _Parser(text).parse()
     except RecursionError:
-        raise BodyError(f"cannot parse body: nesting too deep (limit {MAX_DEPTH})") from None
+        raise BodyError(f"cannot parse body: nesting deeper than {MAX_DEPTH}") from None
 
 
 def mq_map(value: Any, value_key: str = "offset") -> dict[MessageQueue, Any]:
