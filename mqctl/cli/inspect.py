@@ -1,0 +1,380 @@
+"""Read-only inspection: ``route``, ``topics``, ``cluster``, ``consumers``, ``group progress``."""
+
+from __future__ import annotations
+
+import sys
+import time
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from mqctl.cli.common import (
+    ConcurrencyOpt,
+    NamesrvOpt,
+    OutputOpt,
+    emit,
+    state,
+    with_client,
+)
+
+if TYPE_CHECKING:
+    from mqctl.admin import Admin, BrokerFailure
+    from mqctl.inspect import GroupProgress
+    from mqctl.render import Result
+
+group_app = typer.Typer(help="Consumer group views.", no_args_is_help=True)
+
+
+def _admin(client: Any, settings: Any, concurrency: int | None = None) -> Admin:
+    from mqctl.admin import Admin
+
+    return Admin(client, settings.namesrv, concurrency=concurrency or settings.concurrency)
+
+
+def _raise_partial(failures: list[BrokerFailure], what: str) -> None:
+    if failures:
+        from mqctl.errors import PartialFailure
+
+        detail = "; ".join(f"{f.broker} ({f.addr or 'no address'}): {f.message}"
+                           for f in failures[:5])
+        more = f" and {len(failures) - 5} more" if len(failures) > 5 else ""
+        raise PartialFailure(f"{len(failures)} broker request(s) failed during {what}: "
+                             f"{detail}{more}",
+                             [(f.broker, f.message) for f in failures],
+                             hint="the output above covers the brokers that answered")
+
+
+def route(
+    ctx: typer.Context,
+    topic: Annotated[str, typer.Argument(help="Topic name.")],
+    output: OutputOpt = None,
+    namesrv: NamesrvOpt = None,
+) -> None:
+    """Show a topic's route: brokers, addresses, master/slave, queue numbers, permissions.
+
+    Example: mqctl route TopicOrder
+    """
+    from mqctl.inspect import route_rows
+    from mqctl.render import Column, Result, Table
+
+    st = state(ctx)
+    settings = st.settings(namesrv=namesrv)
+
+    async def go(client: Any) -> Any:
+        return await _admin(client, settings).topic_route(topic, cached=False)
+
+    r = with_client(st, settings, go)
+    rows = route_rows(r)
+    readable = sum(q.read_queue_nums for q in r.queues if q.readable)
+    data = {"topic": topic, **r.to_dict(),
+            "brokers": rows, "subscribeQueues": readable,
+            "totals": {"brokers": len(r.brokers),
+                       "readQueues": sum(q.read_queue_nums for q in r.queues),
+                       "writeQueues": sum(q.write_queue_nums for q in r.queues)}}
+    cols = [Column("cluster", "CLUSTER"), Column("broker", "BROKER"),
+            Column("broker_id", "ID", "right"), Column("role", "ROLE"), Column("addr", "ADDR"),
+            Column("read_queues", "READ Q", "right"), Column("write_queues", "WRITE Q", "right"),
+            Column("perm", "PERM", "right"), Column("perm_flags", "FLAGS")]
+    emit(Result([Table(cols, rows, title=f"route of {topic}")], data=data,
+                notes=[f"{len(r.brokers)} broker(s); {readable} readable queue(s) consumers "
+                       "allocate"]), st.output(output))
+
+
+class TopicKind(StrEnum):
+    all = "all"
+    normal = "normal"
+    retry = "retry"
+    dlq = "dlq"
+    system = "system"
+
+
+def topics(
+    ctx: typer.Context,
+    kind: Annotated[TopicKind, typer.Option("--kind", help="Which topics to list.")
+                    ] = TopicKind.normal,
+    match: Annotated[str | None, typer.Option("--match", help="Only names containing this.",
+                                              show_default=False)] = None,
+    output: OutputOpt = None,
+    namesrv: NamesrvOpt = None,
+) -> None:
+    """List topics known to the name server, with their kind (normal, retry, dlq, system).
+
+    Example: mqctl topics --kind all
+    """
+    from mqctl.inspect import is_system_topic
+    from mqctl.render import Result, Table, cols
+
+    st = state(ctx)
+    settings = st.settings(namesrv=namesrv)
+
+    async def go(client: Any) -> Any:
+        admin = _admin(client, settings)
+        return await admin.topic_list(), await admin.cluster_info()
+
+    names, info = with_client(st, settings, go)
+    clusters, brokers = set(info.clusters), set(info.brokers)
+    rows = []
+    for t in names:
+        k = is_system_topic(t, clusters, brokers)
+        if kind == TopicKind.all and k in ("cluster", "broker"):
+            continue
+        if kind not in (TopicKind.all, k):
+            continue
+        if match and match not in t:
+            continue
+        rows.append({"topic": t, "kind": k})
+    emit(Result([Table(cols("topic", "kind"), rows)]), st.output(output))
+
+
+def cluster(
+    ctx: typer.Context,
+    output: OutputOpt = None,
+    namesrv: NamesrvOpt = None,
+) -> None:
+    """Show clusters, brokers and their addresses as the name server knows them.
+
+    Example: mqctl cluster
+    """
+    from mqctl.render import Column, Result, Table
+
+    st = state(ctx)
+    settings = st.settings(namesrv=namesrv)
+
+    async def go(client: Any) -> Any:
+        return await _admin(client, settings).cluster_info()
+
+    info = with_client(st, settings, go)
+    rows = []
+    for cname, bnames in sorted(info.clusters.items()):
+        for bn in bnames:
+            b = info.brokers.get(bn)
+            for bid, addr in sorted((b.addrs if b else {}).items()):
+                rows.append({"cluster": cname, "broker": bn, "broker_id": bid,
+                             "role": "master" if bid == 0 else "slave", "addr": addr})
+    emit(Result([Table([Column("cluster", "CLUSTER"), Column("broker", "BROKER"),
+                        Column("broker_id", "ID", "right"), Column("role", "ROLE"),
+                        Column("addr", "ADDR")], rows)]), st.output(output))
+
+
+def consumers(
+    ctx: typer.Context,
+    group: Annotated[str, typer.Argument(help="Consumer group.")],
+    output: OutputOpt = None,
+    namesrv: NamesrvOpt = None,
+    concurrency: ConcurrencyOpt = None,
+) -> None:
+    """List a group's clients as EVERY broker sees them, with a consistency check.
+
+    Reports brokers that disagree on membership, duplicate client ids, clients whose
+    subscriptions or allocation strategies differ, idle consumers (more consumers than
+    queues) and pop/gRPC consumers. Example: mqctl consumers GID_ORDER
+    """
+    from mqctl.inspect import capture_members, check_members
+    from mqctl.render import Column, Result, Table
+    from mqctl.versions import version_name
+
+    st = state(ctx)
+    settings = st.settings(namesrv=namesrv)
+
+    async def go(client: Any) -> Any:
+        return await capture_members(_admin(client, settings, concurrency), group)
+
+    m = with_client(st, settings, go)
+    findings = check_members(m)
+    conn = m.connection
+    rows = []
+    for cid, cv in m.clients.items():
+        subs = cv.subscriptions
+        rows.append({
+            "client_id": cid, "addr": cv.addr, "language": cv.language,
+            "version": version_name(cv.version) if cv.version else "",
+            "version_ordinal": cv.version,
+            "consume_type": (cv.running.consume_type if cv.running else None)
+            or (conn.consume_type if conn else None),
+            "message_model": conn.message_model if conn else None,
+            "consume_from_where": conn.consume_from_where if conn else None,
+            "orderly": cv.running.orderly if cv.running else None,
+            "strategy": cv.strategy,
+            "subscriptions": ([f"{t}={e}" for t, e in sorted(subs.items())]
+                              if subs is not None else None),
+            "brokers": cv.brokers, "connections": cv.connections,
+            "running_info": "ok" if cv.running else (cv.running_error or "not asked"),
+        })
+    frows = [{"severity": f.severity, "check": f.check, "message": f.message} for f in findings]
+    member_rows = [{"broker": b, "members": (len(v) if isinstance(v, list) else None),
+                    "status": "ok" if isinstance(v, list) else f"failed: {v.message}"}
+                   for b, v in sorted(m.members.items())]
+    data = {"group": group, "online": m.online,
+            "consumeType": conn.consume_type if conn else None,
+            "messageModel": conn.message_model if conn else None,
+            "consumeFromWhere": conn.consume_from_where if conn else None,
+            "subscriptions": ({t: s.expression for t, s in sorted(conn.subscriptions.items())}
+                              if conn else {}),
+            "clients": rows, "brokers": member_rows, "findings": frows,
+            "failures": [{"broker": f.broker, "addr": f.addr, "error": f.message}
+                         for f in m.failures]}
+    tables = [
+        Table([Column("client_id", "CLIENT ID"), Column("addr", "ADDR"),
+               Column("language", "LANG"), Column("version", "VERSION"),
+               Column("consume_type", "TYPE"), Column("orderly", "ORDERLY"),
+               Column("strategy", "STRATEGY"), Column("subscriptions", "SUBSCRIPTIONS"),
+               Column("brokers", "SEEN BY")], rows, title=f"consumers of {group}",
+              name="clients"),
+        Table([Column("severity", "SEVERITY"), Column("check", "CHECK"),
+               Column("message", "FINDING")], frows, title="consistency check",
+              name="findings"),
+    ]
+    notes = []
+    if conn:
+        notes.append(f"group: {conn.message_model}, {conn.consume_type}, "
+                     f"{conn.consume_from_where}; {len(m.clients)} client(s) on "
+                     f"{len(m.brokers)} broker(s)")
+    if not findings:
+        notes.append("consistency check: no problem found")
+    emit(Result(tables, data=data, notes=notes), st.output(output))
+    _raise_partial(m.failures, f"consumers {group}")
+
+
+class SortKey(StrEnum):
+    queue = "queue"
+    lag = "lag"
+    time_lag = "time-lag"
+    owner = "owner"
+
+
+def progress_result(p: GroupProgress, *, only_lagging: bool = False,
+                    sort: SortKey = SortKey.queue) -> Result:
+    from mqctl.render import Column, Result, Table
+    from mqctl.timeparse import format_duration, format_local, format_ms
+
+    qs = [q for q in p.queues if q.lag > 0] if only_lagging else list(p.queues)
+    if sort == SortKey.lag:
+        qs.sort(key=lambda q: (-q.lag, q.mq))
+    elif sort == SortKey.time_lag:
+        qs.sort(key=lambda q: (-(q.delay_ms or 0), q.mq))
+    elif sort == SortKey.owner:
+        qs.sort(key=lambda q: (q.owner or "~", q.mq))
+    rows = []
+    for q in qs:
+        rows.append({
+            "topic": q.mq.topic, "broker": q.mq.broker_name, "queue_id": q.mq.queue_id,
+            "broker_offset": q.broker_offset, "consumer_offset": q.consumer_offset,
+            "lag": q.lag, "inflight": q.inflight,
+            "last_consume": format_local(q.last_timestamp),
+            "last_consume_ts": q.last_timestamp or None,
+            "last_consume_time": format_ms(q.last_timestamp) or None,
+            "time_lag_s": round(q.delay_ms / 1000, 3) if q.delay_ms is not None else None,
+            "time_lag": format_duration(q.delay_ms) if q.delay_ms else
+            ("0" if q.delay_ms == 0 else ""),
+            "owner": q.owner, "owners": list(q.owners),
+        })
+    per_topic: dict[str, dict[str, Any]] = {}
+    for q in p.queues:
+        t = per_topic.setdefault(q.mq.topic, {"topic": q.mq.topic, "queues": 0, "lag": 0,
+                                              "max_time_lag_s": 0.0, "unowned": 0})
+        t["queues"] += 1
+        t["lag"] += q.lag
+        t["max_time_lag_s"] = max(t["max_time_lag_s"], (q.delay_ms or 0) / 1000)
+        t["unowned"] += 0 if q.owners else 1
+    topics = [per_topic[k] for k in sorted(per_topic)]
+    total_lag = sum(q.lag for q in p.queues)
+    max_tl = max(((q.delay_ms or 0) for q in p.queues), default=0) / 1000
+    data = {"group": p.group, "capture_ts": p.capture_ts,
+            "capture_time": format_ms(p.capture_ts), "cluster": p.cluster,
+            "consume_tps": round(p.consume_tps, 3),
+            "queues": rows, "topics": topics,
+            "total": {"lag": total_lag, "max_time_lag_s": max_tl, "queues": len(p.queues)},
+            "failures": [{"broker": f.broker, "addr": f.addr, "error": f.message}
+                         for f in p.failures]}
+    qcols = [Column("topic", "TOPIC"), Column("broker", "BROKER"),
+             Column("queue_id", "QID", "right"),
+             Column("broker_offset", "BROKER OFFSET", "right"),
+             Column("consumer_offset", "CONSUMER OFFSET", "right"),
+             Column("lag", "LAG", "right"), Column("inflight", "INFLIGHT", "right"),
+             Column("last_consume", "LAST CONSUMED"), Column("time_lag", "TIME LAG"),
+             Column("owner", "OWNER")]
+    tcols = [Column("topic", "TOPIC"), Column("queues", "QUEUES", "right"),
+             Column("lag", "LAG", "right"), Column("max_time_lag_s", "MAX TIME LAG (S)", "right"),
+             Column("unowned", "UNOWNED", "right")]
+    notes = [f"group {p.group}: total lag {total_lag} message(s), max time lag "
+             f"{format_duration(max_tl * 1000) or '0'}, consume TPS {p.consume_tps:.2f}"]
+    if not p.queues:
+        notes.append(f"no offsets found for group {p.group}"
+                     + ("" if p.members and p.members.online else " (group is offline)"))
+    return Result([Table(qcols, rows, title=f"progress of {p.group}", name="queues"),
+                   Table(tcols, topics, title="per topic", name="topics")], data=data,
+                  notes=notes)
+
+
+@group_app.command("progress")
+def progress(
+    ctx: typer.Context,
+    group: Annotated[str, typer.Argument(help="Consumer group.")],
+    topic: Annotated[str | None, typer.Option("--topic", "-t", help="Only this topic "
+                                              "(default: every topic the group consumes).",
+                                              show_default=False)] = None,
+    only_lagging: Annotated[bool, typer.Option("--only-lagging", help="Only queues with lag "
+                                               "> 0.")] = False,
+    sort: Annotated[SortKey, typer.Option("--sort", help="Row order.")] = SortKey.queue,
+    watch: Annotated[float | None, typer.Option(
+        "--watch", "-w", help="Refresh every N seconds until Ctrl-C.", show_default=False,
+        min=0.1)] = None,
+    count: Annotated[int | None, typer.Option("--count", help="With --watch: stop after N "
+                                              "refreshes.", show_default=False, min=1)] = None,
+    output: OutputOpt = None,
+    namesrv: NamesrvOpt = None,
+    concurrency: ConcurrencyOpt = None,
+) -> None:
+    """Per-queue progress: offsets, lag in messages, inflight, last consume time, exact time
+    lag in seconds (QUERY_CONSUME_TIME_SPAN) and the owning client; totals per topic.
+
+    Example: mqctl group progress GID_ORDER --only-lagging --sort lag
+    """
+    import asyncio
+
+    from mqctl.inspect import capture_progress
+    from mqctl.remoting.client import RemotingClient
+
+    st = state(ctx)
+    settings = st.settings(namesrv=namesrv)
+    fmt = st.output(output)
+
+    async def once(client: RemotingClient) -> GroupProgress:
+        return await capture_progress(_admin(client, settings, concurrency), group, topic)
+
+    if watch is None:
+        p = with_client(st, settings, once)
+        emit(progress_result(p, only_lagging=only_lagging, sort=sort), fmt)
+        _raise_partial(p.failures, f"group progress {group}")
+        return
+
+    tty = sys.stdout.isatty()
+
+    async def loop() -> None:
+        n = 0
+        async with RemotingClient(settings.client_options()) as client:
+            while True:
+                p = await once(client)
+                if tty:
+                    sys.stdout.write("\x1b[H\x1b[2J")
+                else:
+                    sys.stdout.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} ---\n")
+                emit(progress_result(p, only_lagging=only_lagging, sort=sort), fmt)
+                n += 1
+                if count is not None and n >= count:
+                    return
+                await asyncio.sleep(watch)
+
+    try:
+        asyncio.run(loop())
+    except KeyboardInterrupt:
+        return
+
+
+def register(app: typer.Typer) -> None:
+    app.command("route")(route)
+    app.command("topics")(topics)
+    app.command("cluster")(cluster)
+    app.command("consumers")(consumers)
+    app.add_typer(group_app, name="group")

@@ -1,0 +1,438 @@
+"""Read-only views of a live cluster: group membership with a consistency check, and the
+per-queue progress of a group (offsets, lag, exact time lag, owners, lock flags).
+
+The capture functions fan out over brokers and clients with bounded concurrency and keep
+per-broker failures next to what succeeded; the checks are pure functions over the capture.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from mqctl.admin import Admin, BrokerFailure, NotFoundError
+from mqctl.errors import MqctlError
+from mqctl.models import (
+    DLQ_PREFIX,
+    RETRY_PREFIX,
+    STRATEGY_CLASS_NAMES,
+    BrokerData,
+    ConsumerConnection,
+    ConsumerRunningInfo,
+    MessageQueue,
+    OffsetWrapper,
+    QueueTimeSpan,
+    TopicOffset,
+    TopicRoute,
+    java_string_key,
+)
+from mqctl.remoting.client import fan_out
+from mqctl.timeparse import now_ms
+
+# ------------------------------------------------------------------------------ membership
+
+
+@dataclass
+class ClientView:
+    client_id: str
+    addr: str = ""
+    language: str = ""
+    version: int = 0
+    brokers: list[str] = field(default_factory=list)  # brokers that list this client
+    running: ConsumerRunningInfo | None = None
+    running_error: str | None = None
+    connections: int = 1  # >1: the same client id on several channels (pid collision)
+
+    @property
+    def strategy(self) -> str | None:
+        if self.running is None:
+            return None
+        cls = self.running.strategy_class
+        if cls is None:
+            return None
+        return STRATEGY_CLASS_NAMES.get(cls, cls.rsplit(".", 1)[-1])
+
+    @property
+    def subscriptions(self) -> dict[str, str] | None:
+        if self.running is None:
+            return None
+        return {s.topic: s.expression for s in self.running.subscriptions}
+
+
+@dataclass
+class GroupMembers:
+    group: str
+    brokers: list[BrokerData]
+    members: dict[str, list[str] | BrokerFailure]  # broker -> consumer id list (raw, with dups)
+    connection: ConsumerConnection | None
+    clients: dict[str, ClientView]
+    queue_counts: dict[str, int]  # subscribed topic -> readable queue count
+    failures: list[BrokerFailure]
+
+    @property
+    def online(self) -> bool:
+        return bool(self.clients)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    check: str
+    severity: str  # error | warning | info
+    message: str
+    clients: tuple[str, ...] = ()
+
+
+async def capture_members(admin: Admin, group: str, *, running: bool = True) -> GroupMembers:
+    """Members as every broker of the group sees them, plus each client's running info."""
+    brokers = await admin.group_brokers(group)
+    members = await admin.members_by_broker(group, brokers)
+    conns = await admin.connections_by_broker(group, brokers)
+    failures = [v for v in members.values() if isinstance(v, BrokerFailure)]
+    failures += [v for v in conns.values() if isinstance(v, BrokerFailure)
+                 and v.broker not in {f.broker for f in failures}]
+    connection = next((c for c in conns.values() if isinstance(c, ConsumerConnection)), None)
+    # subscribed topics may live on brokers the retry topic does not: ask those too
+    topics = sorted(connection.subscriptions) if connection else []
+    known = {b.broker_name for b in brokers}
+    extra: list[BrokerData] = []
+    queue_counts: dict[str, int] = {}
+    for t in topics:
+        try:
+            route = await admin.topic_route(t)
+        except NotFoundError:
+            continue
+        if not t.startswith(RETRY_PREFIX):
+            queue_counts[t] = len(route.subscribe_queues())
+        for b in route.brokers:
+            if b.broker_name not in known:
+                known.add(b.broker_name)
+                extra.append(b)
+    if extra:
+        members.update(await admin.members_by_broker(group, extra))
+        failures += [members[b.broker_name] for b in extra  # type: ignore[misc]
+                     if isinstance(members[b.broker_name], BrokerFailure)]
+        brokers = sorted([*brokers, *extra], key=lambda b: b.broker_name)
+
+    clients: dict[str, ClientView] = {}
+    for broker, ids in sorted(members.items()):
+        if isinstance(ids, BrokerFailure):
+            continue
+        for cid in ids:
+            cv = clients.setdefault(cid, ClientView(cid))
+            if broker not in cv.brokers:
+                cv.brokers.append(broker)
+        for cid, n in Counter(ids).items():
+            clients[cid].connections = max(clients[cid].connections, n)
+    for c in conns.values():
+        if not isinstance(c, ConsumerConnection):
+            continue
+        per_id = Counter(x.client_id for x in c.connections)
+        for x in c.connections:
+            cv = clients.setdefault(x.client_id, ClientView(x.client_id))
+            if not cv.addr or x.client_addr not in cv.addr.split(","):
+                cv.addr = x.client_addr if not cv.addr else f"{cv.addr},{x.client_addr}"
+            cv.language, cv.version = x.language, x.version
+            cv.connections = max(cv.connections, per_id[x.client_id])
+    if running and clients:
+        infos = await admin.running_infos(group, clients, brokers)
+        for cid, info in infos.items():
+            if isinstance(info, ConsumerRunningInfo):
+                clients[cid].running = info
+            else:
+                clients[cid].running_error = info.message
+    ordered = dict(sorted(clients.items(), key=lambda kv: java_string_key(kv[0])))
+    return GroupMembers(group, brokers, members, connection, ordered, queue_counts, failures)
+
+
+def check_members(m: GroupMembers) -> list[Finding]:
+    """The consistency check of ``mqctl consumers``."""
+    out: list[Finding] = []
+    if not m.online:
+        out.append(Finding("offline", "warning", f"group {m.group} has no online consumer on "
+                           "any broker"))
+        return out
+    # 1. brokers that disagree on membership (a client asks ONE random broker for cidAll)
+    answered = {b: set(ids) for b, ids in m.members.items() if not isinstance(ids, BrokerFailure)}
+    union = set().union(*answered.values()) if answered else set()
+    for b, ids in sorted(answered.items()):
+        missing = sorted(union - ids, key=java_string_key)
+        if missing:
+            out.append(Finding("membership", "error",
+                               f"broker {b} does not list {', '.join(missing)}: clients that ask "
+                               f"{b} for the member list compute a different allocation",
+                               tuple(missing)))
+    # 2. duplicate client ids (two processes with the same ip@pid, e.g. containers)
+    for cid, cv in m.clients.items():
+        if cv.connections > 1:
+            out.append(Finding("duplicate-id", "error",
+                               f"client id {cid} is used by {cv.connections} connections "
+                               f"({cv.addr}): both get the same queues and other queues get no "
+                               "consumer; set a unique instanceName", (cid,)))
+    # 3. subscriptions that differ within the group
+    subs = {cid: cv.subscriptions for cid, cv in m.clients.items() if cv.subscriptions is not None}
+    if len({tuple(sorted(s.items())) for s in subs.values()}) > 1:
+        by_topic: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+        for cid, s in subs.items():
+            for topic in set().union(*[set(x) for x in subs.values()]):
+                by_topic[topic][s.get(topic, "(not subscribed)")].append(cid)
+        for topic, variants in sorted(by_topic.items()):
+            if len(variants) > 1:
+                desc = "; ".join(f"{expr}: {', '.join(c)}" for expr, c in sorted(variants.items()))
+                out.append(Finding("subscription", "error",
+                                   f"clients disagree on the subscription of {topic} ({desc}): "
+                                   "the broker keeps only one version and queues allocated to "
+                                   "non-subscribers are not consumed",
+                                   tuple(c for cs in variants.values() for c in cs)))
+    # 4. different allocation strategies
+    strategies: dict[str, list[str]] = defaultdict(list)
+    for cid, cv in m.clients.items():
+        if cv.strategy:
+            strategies[cv.strategy].append(cid)
+    if len(strategies) > 1:
+        desc = "; ".join(f"{s}: {', '.join(c)}" for s, c in sorted(strategies.items()))
+        out.append(Finding("strategy", "error", f"clients use different allocation strategies "
+                           f"({desc}): their allocations overlap and leave gaps"))
+    # 5. more consumers than queues
+    n = len(m.clients)
+    model = m.connection.message_model if m.connection else None
+    if model != "BROADCASTING":
+        for topic, q in sorted(m.queue_counts.items()):
+            if q and n > q:
+                out.append(Finding("idle", "warning", f"{n} consumers for {q} queues of {topic}: "
+                                   f"{n - q} consumer(s) get no queue of it"))
+    else:
+        out.append(Finding("broadcasting", "info", "BROADCASTING group: every consumer reads "
+                           "every queue; allocation and locks do not apply"))
+    # 6. pop / gRPC consumers
+    pop = [cid for cid, cv in m.clients.items()
+           if (m.connection and m.connection.consume_type == "CONSUME_POP")
+           or (cv.running and (cv.running.consume_type == "CONSUME_POP"
+                               or bool(cv.running.mq_pop_table)))]
+    if pop:
+        out.append(Finding("pop", "info", f"{len(pop)} pop/gRPC consumer(s) ({', '.join(pop)}): "
+                           "they balance per message, queue allocation does not apply",
+                           tuple(pop)))
+    silent = [cid for cid, cv in m.clients.items() if cv.running_error]
+    for cid in silent:
+        out.append(Finding("no-running-info", "warning",
+                           f"{cid} did not answer GET_CONSUMER_RUNNING_INFO: "
+                           f"{m.clients[cid].running_error}", (cid,)))
+    return out
+
+
+# ------------------------------------------------------------------------------ progress
+
+
+@dataclass(frozen=True, slots=True)
+class QueueProgress:
+    mq: MessageQueue
+    broker_offset: int
+    consumer_offset: int
+    pull_offset: int | None
+    last_timestamp: int
+    min_offset: int | None = None
+    max_timestamp: int | None = None
+    delay_ms: int | None = None
+    owners: tuple[str, ...] = ()
+    locked: bool | None = None
+    last_lock_ts: int | None = None
+
+    @property
+    def lag(self) -> int:
+        return max(0, self.broker_offset - self.consumer_offset)
+
+    @property
+    def inflight(self) -> int | None:
+        if self.pull_offset is None:
+            return None
+        return max(0, self.pull_offset - self.consumer_offset)
+
+    @property
+    def owner(self) -> str | None:
+        return self.owners[0] if self.owners else None
+
+
+@dataclass
+class GroupProgress:
+    group: str
+    capture_ts: int
+    cluster: str | None
+    queues: list[QueueProgress]
+    members: GroupMembers | None
+    failures: list[BrokerFailure]
+    consume_tps: float = 0.0
+
+    def topics(self) -> list[str]:
+        return sorted({q.mq.topic for q in self.queues})
+
+
+@dataclass
+class CaptureCache:
+    """Per-capture cache shared by all groups of one snapshot (topic stats per broker)."""
+
+    topic_stats: dict[tuple[str, str], Any] = field(default_factory=dict)
+    locks: dict[tuple[str, str], asyncio.Lock] = field(default_factory=dict)
+
+
+async def capture_progress(admin: Admin, group: str, topic: str | None = None, *,
+                           running: bool = True, topic_stats: bool = True,
+                           cache: CaptureCache | None = None) -> GroupProgress:
+    """Everything ``group progress`` and ``snapshot`` need, for one group."""
+    ts = now_ms()
+    members = await capture_members(admin, group, running=running) if running else None
+    failures: list[BrokerFailure] = list(members.failures) if members else []
+    if topic:
+        route = await admin.topic_route(topic)
+        brokers = list(route.brokers)
+    else:
+        brokers = members.brokers if members else await admin.group_brokers(group)
+        # offline groups may have offsets anywhere: ask every broker of the cluster
+        if members is None or not members.online:
+            info = await admin.cluster_info()
+            names = {b.broker_name for b in brokers}
+            brokers = brokers + [b for n, b in sorted(info.brokers.items()) if n not in names]
+    cluster = next((b.cluster for b in brokers if b.cluster), None)
+
+    async def stats_of(b: BrokerData) -> tuple[BrokerData, Any]:
+        addr = b.master_addr or b.select_addr()
+        if addr is None:
+            from mqctl.errors import ConnectError
+
+            raise ConnectError(f"broker {b.broker_name} has no address")
+        return b, await admin.consume_stats(group, addr, topic)
+
+    stats = await fan_out(brokers, stats_of, concurrency=admin.concurrency)
+    offsets: dict[MessageQueue, OffsetWrapper] = {}
+    tps = 0.0
+    pairs: set[tuple[str, str]] = set()  # (broker, topic) seen
+    for o in stats:
+        if not o.ok:
+            assert o.error is not None
+            failures.append(BrokerFailure(o.item.broker_name, o.item.master_addr, o.error))
+            continue
+        assert o.value is not None
+        _, cs = o.value
+        tps += cs.consume_tps
+        for mq, w in cs.offsets.items():
+            # a broker answers for its own queues; keep only those of this broker
+            if mq.broker_name == o.item.broker_name or len(brokers) == 1:
+                offsets[mq] = w
+                pairs.add((o.item.broker_name, mq.topic))
+    baddr = {b.broker_name: (b.master_addr or b.select_addr()) for b in brokers}
+
+    async def spans_of(pair: tuple[str, str]) -> list[QueueTimeSpan]:
+        return await admin.time_spans(pair[1], group, baddr[pair[0]] or "")
+
+    async def tstats_of(pair: tuple[str, str]) -> dict[MessageQueue, TopicOffset]:
+        addr = baddr[pair[0]] or ""
+        key = (addr, pair[1])
+        if cache is not None and key in cache.topic_stats:
+            return cache.topic_stats[key]  # type: ignore[no-any-return]
+        lock = cache.locks.setdefault(key, asyncio.Lock()) if cache is not None else None
+        if lock is not None:
+            async with lock:
+                if key in cache.topic_stats:  # type: ignore[union-attr]
+                    return cache.topic_stats[key]  # type: ignore[union-attr, no-any-return]
+                result = (await admin.topic_stats(pair[1], addr)).offsets
+                cache.topic_stats[key] = result  # type: ignore[union-attr]
+                return result
+        return (await admin.topic_stats(pair[1], addr)).offsets
+
+    plist = sorted(pairs)
+    span_out = await fan_out(plist, spans_of, concurrency=admin.concurrency)
+    delays: dict[MessageQueue, QueueTimeSpan] = {}
+    for so in span_out:
+        if so.ok:
+            for s in so.value or []:
+                delays[s.mq] = s
+        else:
+            assert so.error is not None
+            failures.append(BrokerFailure(so.item[0], baddr.get(so.item[0]), so.error))
+    tstats: dict[MessageQueue, TopicOffset] = {}
+    if topic_stats:
+        for to in await fan_out(plist, tstats_of, concurrency=admin.concurrency):
+            if to.ok:
+                tstats.update(to.value or {})
+            else:
+                assert to.error is not None
+                failures.append(BrokerFailure(to.item[0], baddr.get(to.item[0]), to.error))
+
+    owners: dict[MessageQueue, list[tuple[str, Any]]] = defaultdict(list)
+    if members is not None:
+        for cid, cv in members.clients.items():
+            if cv.running is not None:
+                for mq, pq in cv.running.mq_table.items():
+                    if not pq.dropped:
+                        owners[mq].append((cid, pq))
+
+    queues = []
+    for mq in sorted(offsets):
+        w = offsets[mq]
+        span = delays.get(mq)
+        t = tstats.get(mq)
+        own = sorted(owners.get(mq, []), key=lambda x: java_string_key(x[0]))
+        first = own[0][1] if own else None
+        queues.append(QueueProgress(
+            mq=mq, broker_offset=w.broker_offset, consumer_offset=w.consumer_offset,
+            pull_offset=w.pull_offset, last_timestamp=w.last_timestamp,
+            min_offset=t.min_offset if t else None,
+            max_timestamp=(t.last_update_timestamp or None) if t else (
+                span.max_timestamp or None if span else None),
+            delay_ms=span.delay_time if span else None,
+            owners=tuple(c for c, _ in own),
+            locked=first.locked if first is not None else None,
+            last_lock_ts=(first.last_lock_timestamp or None) if first is not None else None))
+    return GroupProgress(group, ts, cluster, queues, members, _dedupe(failures), tps)
+
+
+def _dedupe(failures: list[BrokerFailure]) -> list[BrokerFailure]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for f in failures:
+        key = (f.broker, f.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def is_system_topic(topic: str, cluster_names: set[str], broker_names: set[str]) -> str:
+    """Classify a topic name like mqadmin's TopicValidator / the dashboard do."""
+    if topic in cluster_names:
+        return "cluster"
+    if topic in broker_names:
+        return "broker"
+    if topic.startswith(RETRY_PREFIX):
+        return "retry"
+    if topic.startswith(DLQ_PREFIX):
+        return "dlq"
+    if topic.startswith(("rmq_sys_", "RMQ_SYS_", "%LMQ%", "%SYS%")) or topic in {
+            "TBW102", "SCHEDULE_TOPIC_XXXX", "BenchmarkTest", "OFFSET_MOVED_EVENT",
+            "SELF_TEST_TOPIC", "DefaultHeartBeatSyncerTopic", "rocketmq-controller",
+            "TRANS_CHECK_MAX_TIME_TOPIC"}:
+        return "system"
+    return "normal"
+
+
+def route_rows(route: TopicRoute) -> list[dict[str, Any]]:
+    from mqctl.models import decode_perm
+
+    qd = {q.broker_name: q for q in route.queues}
+    rows = []
+    for b in route.brokers:
+        q = qd.get(b.broker_name)
+        for bid, addr in sorted(b.addrs.items()):
+            rows.append({"cluster": b.cluster, "broker": b.broker_name, "broker_id": bid,
+                         "role": "master" if bid == 0 else "slave", "addr": addr,
+                         "read_queues": q.read_queue_nums if q else 0,
+                         "write_queues": q.write_queue_nums if q else 0,
+                         "perm": q.perm if q else None,
+                         "perm_flags": decode_perm(q.perm) if q else ""})
+    return rows
+
+
+__all__ = ["CaptureCache", "ClientView", "Finding", "GroupMembers", "GroupProgress",
+           "QueueProgress", "capture_members", "capture_progress", "check_members",
+           "is_system_topic", "route_rows", "MqctlError"]
