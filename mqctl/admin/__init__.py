@@ -371,6 +371,16 @@ class Admin:
                 props[k.strip()] = v.strip()
         return props
 
+    async def subscription_groups(self, addr: str) -> list[str]:
+        """GET_ALL_SUBSCRIPTIONGROUP_CONFIG without paging fields: the whole table (every
+        version answers that way; sending dataVersion without groupSeq breaks 5.3 brokers)."""
+        resp = await self.client.invoke(addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG,
+                                        idempotent=True,
+                                        timeout=max(self.client.options.timeout, 10.0))
+        body = _body(resp, "subscription groups")
+        table = body.get("subscriptionGroupTable") if isinstance(body, dict) else None
+        return sorted(str(g) for g in (table or {}))
+
     async def topics_consumed_by(self, topic: str, addr: str) -> list[str]:
         resp = await self.client.invoke(addr, RequestCode.QUERY_TOPIC_CONSUME_BY_WHO,
                                         {"topic": topic}, idempotent=True)

@@ -28,6 +28,7 @@ class ClientOptions:
     credentials: Credentials | None = None
     tls: TlsSettings = TlsSettings()
     serialize_type: SerializeType = SerializeType.JSON
+    max_in_flight: int | None = None  # global bound on requests in flight from this client
 
 
 class RemotingClient:
@@ -48,7 +49,11 @@ class RemotingClient:
         self._locks: dict[str, asyncio.Lock] = {}
         self._on_request = on_request
         self._observer = observer
+        self._sem = (asyncio.Semaphore(self.options.max_in_flight)
+                     if self.options.max_in_flight else None)
         self.requests_sent = 0
+        self.in_flight = 0
+        self.max_seen_in_flight = 0
 
     async def __aenter__(self) -> RemotingClient:
         return self
@@ -94,12 +99,23 @@ class RemotingClient:
         With ``check`` a response code outside ``ok_codes`` raises :class:`BrokerError`
         (keeping code and remark).
         """
+        if self._sem is not None:
+            async with self._sem:
+                return await self._invoke(addr, code, ext, body, timeout, check, idempotent,
+                                          ok_codes)
+        return await self._invoke(addr, code, ext, body, timeout, check, idempotent, ok_codes)
+
+    async def _invoke(self, addr: str, code: int, ext: dict[str, Any] | None, body: bytes,
+                      timeout: float | None, check: bool, idempotent: bool,
+                      ok_codes: Iterable[int]) -> RemotingCommand:
         cmd = self.build(code, ext, body)
         t = self.options.timeout if timeout is None else timeout
         attempts = 2 if idempotent else 1
         started = time.monotonic()
         for attempt in range(attempts):
             conn = await self._connection(addr)
+            self.in_flight += 1
+            self.max_seen_in_flight = max(self.max_seen_in_flight, self.in_flight)
             try:
                 self.requests_sent += 1
                 resp = await conn.request(cmd, t)
@@ -110,6 +126,8 @@ class RemotingClient:
                 if self._observer:
                     self._observer(addr, cmd, None, time.monotonic() - started)
                 raise
+            finally:
+                self.in_flight -= 1
         if self._observer:
             self._observer(addr, cmd, resp, time.monotonic() - started)
         if check and resp.code not in set(int(c) for c in ok_codes):
