@@ -68,6 +68,14 @@ def cli():
     return run_cli
 
 
+# the simulated cluster's fixtures (sim, sim_factory) live next to the sim's own tests
+try:
+    from sim_fixtures import *  # noqa: F403
+except ImportError as _exc:  # pragma: no cover - only before the sim package exists
+    if "sim_fixtures" not in str(_exc):
+        raise
+
+
 @pytest.fixture(autouse=True)
 def _isolated_config(tmp_path_factory, monkeypatch):
     """No test reads the developer's real ~/.config/mqctl or NAMESRV_ADDR."""
