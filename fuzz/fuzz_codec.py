@@ -18,8 +18,12 @@ import atheris
 with atheris.instrument_imports():
     from mqctl.errors import ProtocolError
     from mqctl.remoting import fastjson
-    from mqctl.remoting.frame import decode, decode_json_header, decode_payload, \
-        decode_rocketmq_header
+    from mqctl.remoting.frame import (
+        decode,
+        decode_json_header,
+        decode_payload,
+        decode_rocketmq_header,
+    )
     from mqctl.remoting.protocol import FrameReader, parse_hex_capture
     from mqctl.wire import decode_input
 

@@ -12,8 +12,12 @@ CASES = sorted((ROOT / "fuzz" / "regressions").glob("*"))
 
 def _replay(data: bytes) -> None:
     from mqctl.remoting import fastjson
-    from mqctl.remoting.frame import decode, decode_json_header, decode_payload, \
-        decode_rocketmq_header
+    from mqctl.remoting.frame import (
+        decode,
+        decode_json_header,
+        decode_payload,
+        decode_rocketmq_header,
+    )
     from mqctl.remoting.protocol import FrameReader, parse_hex_capture
     from mqctl.wire import decode_input
 
