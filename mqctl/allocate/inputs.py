@@ -1,0 +1,215 @@
+"""Offline inputs: topology files, ``--queues``/``--consumers`` shorthand, assignment files.
+
+Topology file (YAML or JSON)::
+
+    group: GID_ORDER                       # optional
+    topic: TopicOrder                      # optional: default topic for shorthand queues
+    queues:                                # objects, or "broker-a:3" strings
+      - {topic: TopicOrder, brokerName: broker-a, queueId: 0}
+      - broker-a:1
+    consumers: [10.0.0.5@12345#1, 10.0.0.6@23456#2]   # or a count: 3
+
+Assignment files (``--config``, ``--previous``) are a previous ``mqctl allocate -o json``
+output (its ``assignments``) or a bare ``{clientId: [queues]}`` mapping.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mqctl.errors import UsageError
+from mqctl.models import MessageQueue
+
+DEFAULT_TOPIC = "TopicTest"
+MAX_QUEUES_PER_BROKER = 65_536
+MAX_GENERATED_CONSUMERS = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class Topology:
+    group: str
+    queues: tuple[MessageQueue, ...]
+    consumers: tuple[str, ...]
+    source: str = ""
+
+
+def generated_ids(n: int) -> list[str]:
+    """``n`` realistic client ids: ``10.0.0.1@1``, ``10.0.0.2@2``, ... (``ip@pid``, as
+    ``ClientConfig.buildMQClientId`` builds them), 254 hosts per /24: ``10.0.1.1@255``."""
+    if n < 1 or n > MAX_GENERATED_CONSUMERS:
+        raise UsageError(f"consumer count {n} out of range",
+                         hint=f"use 1 to {MAX_GENERATED_CONSUMERS}")
+    return [f"10.{(i // 254) // 256}.{(i // 254) % 256}.{i % 254 + 1}@{i + 1}"
+            for i in range(n)]
+
+
+def parse_queue(item: Any, topic: str | None, where: str) -> MessageQueue:
+    """An object ``{topic, brokerName, queueId}`` or a string ``broker:queueId``."""
+    if isinstance(item, MessageQueue):
+        return item
+    if isinstance(item, str):
+        broker, sep, qid = item.strip().rpartition(":")
+        if not sep or not broker or not qid.strip().isdigit():
+            raise UsageError(f"{where}: bad queue {item!r}",
+                             hint="write a queue as 'broker-a:3' or "
+                                  "{topic: T, brokerName: broker-a, queueId: 3}")
+        return MessageQueue(topic or DEFAULT_TOPIC, broker, int(qid))
+    if isinstance(item, dict):
+        missing = [k for k in ("brokerName", "queueId") if k not in item]
+        if "topic" not in item and not topic:
+            missing.insert(0, "topic")
+        if missing:
+            raise UsageError(f"{where}: queue {item!r} lacks {', '.join(missing)}",
+                             hint="each queue needs topic, brokerName and queueId")
+        t = item.get("topic", topic)
+        b, q = item["brokerName"], item["queueId"]
+        if not isinstance(t, str) or not t or not isinstance(b, str) or not b:
+            raise UsageError(f"{where}: topic and brokerName must be non-empty strings: {item!r}")
+        if isinstance(q, bool) or not isinstance(q, int) or q < 0:
+            raise UsageError(f"{where}: queueId must be a non-negative integer: {item!r}")
+        return MessageQueue(t, b, q)
+    raise UsageError(f"{where}: a queue must be an object or 'broker:queueId', "
+                     f"not {type(item).__name__}")
+
+
+def parse_queue_spec(spec: str, topic: str | None = None) -> list[MessageQueue]:
+    """``broker-a:8,broker-b:8``: 8 queues (ids 0-7) on each broker."""
+    out: list[MessageQueue] = []
+    seen: set[str] = set()
+    for part in spec.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        broker, sep, n = part.rpartition(":")
+        broker = broker.strip()
+        if not sep or not broker or not n.strip().isdigit():
+            raise UsageError(f"--queues: bad entry {part!r}",
+                             hint="write BROKER:COUNT, e.g. --queues broker-a:8,broker-b:8")
+        count = int(n)
+        if count > MAX_QUEUES_PER_BROKER:
+            raise UsageError(f"--queues: {count} queues on {broker} is too many",
+                             hint=f"at most {MAX_QUEUES_PER_BROKER} per broker")
+        if broker in seen:
+            raise UsageError(f"--queues: broker {broker!r} given twice")
+        seen.add(broker)
+        out.extend(MessageQueue(topic or DEFAULT_TOPIC, broker, q) for q in range(count))
+    if not out:
+        raise UsageError("no queues to allocate", hint="e.g. --queues broker-a:8,broker-b:8")
+    return out
+
+
+def parse_consumer_spec(spec: str) -> list[str]:
+    """``c1,c2`` (ids as given, duplicates kept) or a count ``3`` (generated ids)."""
+    s = spec.strip()
+    if s.isdigit():
+        return generated_ids(int(s))
+    ids = [p.strip() for p in s.split(",")]
+    if not s or any(not p for p in ids):
+        raise UsageError(f"--consumers: empty client id in {spec!r}",
+                         hint="write --consumers c1,c2 or a count: --consumers 3")
+    return ids
+
+
+def read_structured(path: str, what: str) -> Any:
+    """YAML or JSON from ``path`` (``-`` is stdin); errors name the file."""
+    import sys
+
+    try:
+        if path == "-":
+            text = sys.stdin.read()
+        else:
+            text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"{what} {path!r} does not exist") from None
+    except IsADirectoryError:
+        raise UsageError(f"{what} {path!r} is a directory") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {what} {path!r}: {exc}") from None
+    if path.endswith(".json"):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{what} {path!r} is not valid JSON: {exc}",
+                             hint="check the syntax near that line") from None
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise UsageError(f"{what} {path!r} is not valid YAML{at}: {problem}",
+                         hint="YAML or JSON is accepted") from None
+
+
+def parse_topology(data: Any, source: str = "topology") -> Topology:
+    if not isinstance(data, dict):
+        raise UsageError(f"{source}: expected a mapping with 'queues' and 'consumers', found "
+                         f"{type(data).__name__}",
+                         hint="see docs/allocate.md for the topology format")
+    missing = [k for k in ("queues", "consumers") if k not in data]
+    if missing:
+        raise UsageError(f"{source}: missing key(s) {', '.join(missing)}",
+                         hint="a topology has 'queues' (list) and 'consumers' (list or count)")
+    group = data.get("group", "") or ""
+    topic = data.get("topic")
+    if not isinstance(group, str):
+        raise UsageError(f"{source}: 'group' must be a string")
+    if topic is not None and not isinstance(topic, str):
+        raise UsageError(f"{source}: 'topic' must be a string")
+    raw_q = data["queues"]
+    if not isinstance(raw_q, list):
+        raise UsageError(f"{source}: 'queues' must be a list, not {type(raw_q).__name__}")
+    queues = tuple(parse_queue(q, topic, f"{source}: queues[{i}]") for i, q in enumerate(raw_q))
+    raw_c = data["consumers"]
+    if isinstance(raw_c, int) and not isinstance(raw_c, bool):
+        consumers = tuple(generated_ids(raw_c)) if raw_c > 0 else ()
+    elif isinstance(raw_c, list):
+        bad = [i for i, c in enumerate(raw_c) if not isinstance(c, str) or not c]
+        if bad:
+            raise UsageError(f"{source}: consumers[{bad[0]}] is not a non-empty string: "
+                             f"{raw_c[bad[0]]!r}")
+        consumers = tuple(raw_c)
+    else:
+        raise UsageError(f"{source}: 'consumers' must be a list of client ids or a count, "
+                         f"not {type(raw_c).__name__}")
+    return Topology(group=group, queues=queues, consumers=consumers, source=source)
+
+
+def load_topology(path: str) -> Topology:
+    return parse_topology(read_structured(path, "topology file"), f"topology file {path!r}")
+
+
+def parse_assignment(data: Any, topic: str | None, source: str
+                     ) -> dict[str, list[MessageQueue]]:
+    """``{clientId: [queues]}`` from a previous ``-o json`` output or a bare mapping."""
+    if isinstance(data, dict) and "assignments" in data:
+        topic = topic or (data.get("topic") if isinstance(data.get("topic"), str) else None)
+        data = data["assignments"]
+    if not isinstance(data, dict):
+        raise UsageError(f"{source}: expected a mapping of client id to queue list",
+                         hint="e.g. {'10.0.0.1@1': ['broker-a:0', 'broker-a:1']} or a previous "
+                              "'mqctl allocate -o json' output")
+    out: dict[str, list[MessageQueue]] = {}
+    for cid, qs in data.items():
+        if not isinstance(cid, str) or not cid:
+            raise UsageError(f"{source}: client id {cid!r} is not a non-empty string")
+        if qs is None:
+            qs = []
+        if not isinstance(qs, list):
+            raise UsageError(f"{source}: queues of {cid!r} must be a list")
+        out[cid] = [parse_queue(q, topic, f"{source}: {cid}[{i}]") for i, q in enumerate(qs)]
+    return out
+
+
+def load_assignment(path: str, topic: str | None, what: str) -> dict[str, list[MessageQueue]]:
+    return parse_assignment(read_structured(path, what), topic, f"{what} {path!r}")
+
+
+def topics_of(queues: Sequence[MessageQueue]) -> list[str]:
+    return sorted({mq.topic for mq in queues})
