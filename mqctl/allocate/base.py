@@ -15,14 +15,37 @@ duplicate client ids kept (the broker does not de-duplicate them either).
 
 from __future__ import annotations
 
+import struct
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from mqctl.models import MessageQueue, java_string_key
+from mqctl.models import MessageQueue
 
 Assignment = dict[str, list[MessageQueue]]
+
+
+def java_key(s: str) -> str:
+    """A sort key with Java ``String.compareTo`` order (UTF-16 code units), always a ``str``.
+
+    A supplementary character (above U+FFFF) becomes its two surrogate code points, which then
+    compare below U+E000..U+FFFF exactly as the UTF-16 code units do in Java. (Unlike
+    ``models.java_string_key``, the key type never mixes ``str`` and ``bytes``.)
+    """
+    if s.isascii() or all(ord(c) <= 0xFFFF for c in s):
+        return s
+    b = s.encode("utf-16-le", "surrogatepass")
+    return "".join(map(chr, struct.unpack(f"<{len(b) // 2}H", b)))
+
+
+def mq_key(mq: MessageQueue) -> tuple[str, str, int]:
+    """``MessageQueue.compareTo``: topic, brokerName (``String.compareTo``), queueId."""
+    return (java_key(mq.topic), java_key(mq.broker_name), mq.queue_id)
+
+
+def sort_queues(queues: Iterable[MessageQueue]) -> list[MessageQueue]:
+    return sorted(queues, key=mq_key)
 
 
 def sort_inputs(queues: Iterable[MessageQueue], consumers: Iterable[str]
@@ -32,7 +55,7 @@ def sort_inputs(queues: Iterable[MessageQueue], consumers: Iterable[str]
     ``MessageQueue.compareTo`` (topic, brokerName, queueId) and ``String.compareTo`` (UTF-16
     code units) order; duplicate client ids are kept.
     """
-    return sorted(queues), sorted(consumers, key=java_string_key)
+    return sort_queues(queues), sorted(consumers, key=java_key)
 
 
 def distinct(cid_all: Sequence[str]) -> list[str]:
@@ -171,5 +194,5 @@ def normalise_assignment(result: Mapping[str, Iterable[MessageQueue]] | None,
     out: Assignment = {}
     for cid in members:
         qs = result.get(cid) or ()
-        out[cid] = sorted(set(qs))
+        out[cid] = sort_queues(set(qs))
     return out

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
-from mqctl.allocate.base import AllocationStrategy, Assignment, distinct
+from mqctl.allocate.base import AllocationStrategy, Assignment, distinct, java_key
 from mqctl.allocate.hashring import HashFunction, HashRing
 from mqctl.errors import UsageError
-from mqctl.models import MessageQueue, java_string_key
+from mqctl.models import MessageQueue
 
 DEFAULT_VIRTUAL_NODES = 10  # AllocateMessageQueueConsistentHash()
 DEFAULT_ROOM_REGEX = r"([^-]*)"  # the part before the first '-' (RocketMQ's own test resolver)
@@ -302,7 +302,7 @@ class MachineRoomNearby(AllocationStrategy):
                                  hint="check --consumer-room-regex: group 1 must match at the "
                                       "start of every client id")
             mr2c.setdefault(room, []).append(cid)
-        order = sorted(set(mr2mq) | set(mr2c), key=java_string_key)
+        order = sorted(set(mr2mq) | set(mr2c), key=java_key)
         return ({r: mr2mq[r] for r in order if r in mr2mq},
                 {r: mr2c[r] for r in order if r in mr2c})
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from mqctl.allocate.base import Allocation, AllocationStrategy, normalise_assignment, sort_inputs
+from mqctl.allocate.base import (
+    Allocation,
+    AllocationStrategy,
+    normalise_assignment,
+    sort_inputs,
+    sort_queues,
+)
 from mqctl.allocate.registry import registry
 from mqctl.errors import MqctlError, PluginError
 from mqctl.models import MessageQueue
@@ -43,7 +49,8 @@ def compute_allocation(strategy: str | AllocationStrategy, queues: Iterable[Mess
     assignments = normalise_assignment(raw, cid_all)
     if not strat.multi_owner:
         known = set(mq_all)
-        foreign = sorted({mq for qs in assignments.values() for mq in qs if mq not in known})
+        foreign = sort_queues({mq for qs in assignments.values() for mq in qs
+                               if mq not in known})
         if foreign:
             notes.append(f"strategy {strat.display_name} assigned {len(foreign)} queue(s) that "
                          f"are not in the input, e.g. {foreign[0].short}")

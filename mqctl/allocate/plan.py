@@ -9,9 +9,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mqctl.allocate.base import Allocation, Balance, distinct
+from mqctl.allocate.base import Allocation, Balance, distinct, java_key, mq_key
 from mqctl.errors import UsageError
-from mqctl.models import MessageQueue, java_string_key
+from mqctl.models import MessageQueue
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,12 +36,12 @@ def compute_moves(before: Allocation, after: Allocation) -> list[Move]:
     """
     ob, oa = before.owners(), after.owners()
     moves: list[Move] = []
-    for mq in sorted(set(ob) | set(oa)):
+    for mq in sorted(set(ob) | set(oa), key=mq_key):
         b, a = ob.get(mq, []), oa.get(mq, [])
         if set(b) == set(a):
             continue
-        lost = sorted(set(b) - set(a), key=java_string_key)
-        gained = sorted(set(a) - set(b), key=java_string_key)
+        lost = sorted(set(b) - set(a), key=java_key)
+        gained = sorted(set(a) - set(b), key=java_key)
         for i in range(max(len(lost), len(gained), 1)):
             src = lost[i] if i < len(lost) else None
             dst = gained[i] if i < len(gained) else None
@@ -80,7 +80,7 @@ class WhatIf:
 
     def deltas(self) -> list[ConsumerDelta]:
         cb, ca = self.before.counts(), self.after.counts()
-        ids = sorted(set(cb) | set(ca), key=java_string_key)
+        ids = sorted(set(cb) | set(ca), key=java_key)
         return [ConsumerDelta(c, cb.get(c), ca.get(c)) for c in ids]
 
     def summary(self) -> dict[str, Any]:
@@ -101,8 +101,9 @@ def apply_membership(consumers: Sequence[str], add: Iterable[str] = (),
     out = list(consumers)
     for r in remove:
         if r not in out:
+            members = ", ".join(distinct(sorted(out, key=java_key))) or "(none)"
             raise UsageError(f"--remove-consumer {r!r}: not a consumer of the group",
-                             hint=f"members: {', '.join(distinct(sorted(out))) or '(none)'}")
+                             hint=f"members: {members}")
         out = [c for c in out if c != r]
     for a in add:
         if not a or not a.strip():
@@ -146,7 +147,7 @@ def reported_owners(reports: Mapping[str, Iterable[MessageQueue]],
     """Queue -> clients whose running info lists it (only queues of ``topics``)."""
     wanted = set(topics)
     out: dict[MessageQueue, list[str]] = {}
-    for cid in sorted(reports, key=java_string_key):
+    for cid in sorted(reports, key=java_key):
         for mq in reports[cid]:
             if mq.topic in wanted:
                 out.setdefault(mq, []).append(cid)
@@ -164,9 +165,9 @@ def compare_with_reports(predicted: Allocation,
     rep = reported_owners(reports, topics)
     pred = predicted.owners()
     out = []
-    for mq in sorted(set(pred) | set(rep)):
-        p = tuple(sorted(pred.get(mq, []), key=java_string_key))
-        r = tuple(sorted(rep.get(mq, []), key=java_string_key))
+    for mq in sorted(set(pred) | set(rep), key=mq_key):
+        p = tuple(sorted(pred.get(mq, []), key=java_key))
+        r = tuple(sorted(rep.get(mq, []), key=java_key))
         if set(p) != set(r):
             out.append(LiveDifference(mq, p, r))
     return out

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from mqctl.allocate.base import AllocationStrategy
+from mqctl.allocate.base import AllocationStrategy, java_key, sort_queues
 from mqctl.allocate.builtin import DEFAULT_ROOM_REGEX, _rooms, _virtual_nodes, java_split
 from mqctl.allocate.builtin import regex_resolver as _regex_resolver
 from mqctl.allocate.hashring import HashRing
-from mqctl.models import MessageQueue, java_string_key
+from mqctl.models import MessageQueue
 
 
 class JavaCheckError(ValueError):
@@ -137,7 +137,7 @@ class RefMachineRoomNearby(AllocationStrategy):
         here = mr2mq.pop(current_room, None)
         if here:
             result += self.inner.allocate(group, current_cid, here, mr2c[current_room])
-        for room in sorted(mr2mq, key=java_string_key):  # TreeMap iteration order
+        for room in sorted(mr2mq, key=java_key):  # TreeMap iteration order
             if room not in mr2c:
                 result += self.inner.allocate(group, current_cid, mr2mq[room], cid_all)
         return result
@@ -146,5 +146,5 @@ class RefMachineRoomNearby(AllocationStrategy):
 def reference_loop(strategy: AllocationStrategy, group: str, mq_all: Sequence[MessageQueue],
                    cid_all: Sequence[str]) -> dict[str, list[MessageQueue]]:
     """What the group's clients compute, one ``allocate`` call per distinct consumer."""
-    return {cid: sorted(set(strategy.allocate(group, cid, mq_all, cid_all)))
+    return {cid: sort_queues(set(strategy.allocate(group, cid, mq_all, cid_all)))
             for cid in dict.fromkeys(cid_all)}
