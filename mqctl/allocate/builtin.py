@@ -156,7 +156,7 @@ class ByConfig(AllocationStrategy):
 
     name = "config"
     java_name = "CONFIG"
-    description = "fixed per-consumer queue lists (--config FILE)"
+    description = "fixed per-consumer queue lists (--queue-config FILE)"
     multi_owner = True
 
     def __init__(self, **params: Any) -> None:

@@ -1,0 +1,196 @@
+"""The ``mqctl allocate`` workflow as a library call: inputs -> allocation(s) -> a Result.
+
+The CLI parses flags into :class:`PreviewOptions`, reads the inputs (files here, the live
+cluster through :mod:`mqctl.allocate.live`) and renders what :func:`preview` returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mqctl.allocate.base import Allocation
+from mqctl.allocate.engine import broadcast_allocation, compute_allocation
+from mqctl.allocate.inputs import (
+    Topology,
+    load_assignment,
+    load_topology,
+    parse_consumer_spec,
+    parse_queue_spec,
+)
+from mqctl.allocate.plan import WhatIf, apply_membership, compare_with_reports, compute_moves
+from mqctl.allocate.registry import registry
+from mqctl.errors import UsageError
+from mqctl.models import MessageQueue
+
+if TYPE_CHECKING:
+    from mqctl.allocate.live import LiveGroup, LiveReports
+    from mqctl.render import Result
+
+# which built-in strategy reads which parameter (for "option not used" notes)
+_USES = {"virtual_nodes": {"consistent-hash"}, "rooms": {"machine-room"},
+         "config": {"config"}, "inner": {"machine-room-nearby"},
+         "broker_room_regex": {"machine-room-nearby"},
+         "consumer_room_regex": {"machine-room-nearby"}}
+_FLAG = {"virtual_nodes": "--virtual-nodes", "rooms": "--rooms", "config": "--queue-config",
+         "inner": "--inner", "broker_room_regex": "--broker-room-regex",
+         "consumer_room_regex": "--consumer-room-regex", "previous": "--previous"}
+
+
+@dataclass(frozen=True)
+class PreviewOptions:
+    strategy: str = "avg"
+    params: dict[str, Any] = field(default_factory=dict)
+    add: tuple[str, ...] = ()
+    remove: tuple[str, ...] = ()
+    compare: str | None = None
+    by_queue: bool = False
+
+    @property
+    def what_if(self) -> bool:
+        return bool(self.add or self.remove or self.compare)
+
+    def check_strategies(self) -> None:
+        """Fail fast (before any network) on unknown names or parameters that cannot work."""
+        for name in (self.strategy, self.compare):
+            if name:
+                registry.create(name, **self._params_for(name, probe=True))
+
+    def _params_for(self, name: str, probe: bool = False) -> dict[str, Any]:
+        p = dict(self.params)
+        if probe and registry.info(name).uses_previous:
+            p.setdefault("previous", {})
+        return p
+
+    def unused_notes(self) -> list[str]:
+        used: set[str] = set()
+        names = [n for n in (self.strategy, self.compare) if n]
+        for n in names:
+            info = registry.info(n)
+            if info.origin != "builtin":
+                return []  # a plugin may read anything
+            key, implied = registry.canonical(n)
+            used.add(key)
+            if key == "machine-room-nearby":
+                inner = implied.get("inner") or self.params.get("inner") or "avg"
+                used.add(registry.canonical(str(inner))[0])
+        notes = []
+        for param, users in _USES.items():
+            if param in self.params and not (users & used):
+                notes.append(f"{_FLAG[param]} is not used by {' / '.join(sorted(used))}")
+        if "previous" in self.params and not any(registry.info(n).uses_previous
+                                                 for n in names):
+            notes.append(f"--previous is not used by {' / '.join(sorted(used))}")
+        return notes
+
+
+def build_params(*, virtual_nodes: int | None = None, rooms: str | None = None,
+                 queue_config: str | None = None, inner: str | None = None,
+                 broker_room_regex: str | None = None, consumer_room_regex: str | None = None,
+                 previous: str | None = None, topic: str | None = None) -> dict[str, Any]:
+    """Strategy parameters from CLI values; files are read here (errors name the file)."""
+    p: dict[str, Any] = {}
+    if virtual_nodes is not None:
+        p["virtual_nodes"] = virtual_nodes
+    if rooms is not None:
+        rs = [r.strip() for r in rooms.split(",") if r.strip()]
+        if not rs:
+            raise UsageError("--rooms needs at least one machine room", hint="e.g. --rooms hz,sh")
+        p["rooms"] = rs
+    if queue_config is not None:
+        p["config"] = load_assignment(queue_config, topic, "queue config file")
+    if inner is not None:
+        p["inner"] = inner
+    if broker_room_regex is not None:
+        p["broker_room_regex"] = broker_room_regex
+    if consumer_room_regex is not None:
+        p["consumer_room_regex"] = consumer_room_regex
+    if previous is not None:
+        p["previous"] = load_assignment(previous, topic, "previous allocation file")
+    return p
+
+
+def offline_inputs(*, topology: str | None, queues: str | None, consumers: str | None,
+                   topic: str | None, group: str | None) -> Topology:
+    if topology is not None:
+        if queues is not None or consumers is not None:
+            raise UsageError("--topology cannot be combined with --queues/--consumers",
+                             hint="put everything in the topology file, or use the shorthand")
+        t = load_topology(topology)
+        return Topology(group=group or t.group, queues=t.queues, consumers=t.consumers,
+                        source=t.source)
+    if queues is None or consumers is None:
+        raise UsageError("--queues and --consumers go together",
+                         hint="e.g. --queues broker-a:8,broker-b:8 --consumers 3")
+    return Topology(group=group or "", queues=tuple(parse_queue_spec(queues, topic)),
+                    consumers=tuple(parse_consumer_spec(consumers)), source="command line")
+
+
+def _allocate(name: str, queues: Sequence[MessageQueue], consumers: Sequence[str], group: str,
+              params: dict[str, Any], broadcasting: bool) -> Allocation:
+    if broadcasting:
+        return broadcast_allocation(queues, consumers, group=group)
+    return compute_allocation(name, queues, consumers, group=group, **params)
+
+
+def preview(queues: Sequence[MessageQueue], consumers: Sequence[str], group: str,
+            opts: PreviewOptions, *, live: LiveGroup | None = None,
+            reports: LiveReports | None = None) -> tuple[Result, Allocation | None]:
+    """Allocate (and compare); returns the Result to render and the base allocation."""
+    from mqctl.allocate import report
+
+    if not queues:
+        where = f" of topic {live.topic}" if live else ""
+        raise UsageError(f"no queues to allocate{where}",
+                         hint="a topic needs readable queues (perm R); offline, give "
+                              "--queues broker-a:8 or a topology with queues")
+    if not consumers and not opts.add:
+        if live is not None:
+            raise UsageError(f"group {group!r} has no online consumer on any broker of topic "
+                             f"{live.topic}",
+                             hint="check the group name, or preview a start with "
+                                  "--add-consumer ID")
+        raise UsageError("no consumers to allocate to",
+                         hint="give --consumers c1,c2 (or a count), or consumers in the "
+                              "topology")
+    if live is not None and live.pop:
+        res = _pop_result(group, live)
+        report.add_live(res, live)
+        return res, None
+    broadcasting = live is not None and live.broadcasting
+    before = _allocate(opts.strategy, queues, consumers, group, opts.params, broadcasting)
+    if opts.what_if:
+        after_consumers = apply_membership(consumers, opts.add, opts.remove)
+        after_name = opts.compare or opts.strategy
+        after_params = dict(opts.params)
+        if registry.info(after_name).uses_previous:
+            # a sticky what-if starts from the current allocation under the base strategy
+            after_params["previous"] = before.assignments
+        after = _allocate(after_name, queues, after_consumers, group, after_params,
+                          broadcasting)
+        w = WhatIf(before, after, tuple(compute_moves(before, after)),
+                   added=tuple(opts.add), removed=tuple(opts.remove))
+        result = report.whatif_result(w, opts.by_queue)
+    else:
+        result = report.allocation_result(before, opts.by_queue)
+    extra = opts.unused_notes()
+    result.notes.extend(extra)
+    if isinstance(result.data, dict):
+        result.data["notes"] = list(result.data.get("notes", [])) + extra
+    if live is not None:
+        report.add_live(result, live)
+    if reports is not None:
+        diffs = compare_with_reports(before, reports.owned)
+        report.add_differences(result, diffs, reports, before)
+    return result, before
+
+
+def _pop_result(group: str, live: LiveGroup) -> Result:
+    from mqctl.render import Result
+
+    ids = list(dict.fromkeys(live.consumers))
+    data = {"strategy": "pop", "group": group, "topics": [live.topic],
+            "assignments": {c: [] for c in ids}, "unassigned": [], "idle": [],
+            "duplicates": {}, "notes": []}
+    return Result([], data=data, notes=[])

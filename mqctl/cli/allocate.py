@@ -1,0 +1,183 @@
+"""``mqctl allocate``: which consumer will own which queue, before you deploy."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from mqctl.cli.common import (
+    ConcurrencyOpt,
+    NamesrvOpt,
+    OutputOpt,
+    TopicOpt,
+    emit,
+    state,
+    warn,
+    with_client,
+)
+
+if TYPE_CHECKING:
+    from mqctl.allocate.live import LiveGroup, LiveReports
+
+HELP = """\
+Preview the queue allocation of a consumer group, exactly as RocketMQ's clients compute it.
+
+Inputs: a topology file (--topology), shorthand (--queues broker-a:8,broker-b:8 --consumers 3;
+a count generates ids 10.0.0.1@1, 10.0.0.2@2, ...), or the live cluster (--group G --topic T:
+readable queues from the name server, member ids from every broker of the topic).
+
+What-if: --add-consumer / --remove-consumer / --compare STRATEGY show the queues that move.
+--against-live compares the prediction with what each client reports owning.
+
+\b
+Examples:
+  mqctl allocate --strategy avg --queues broker-a:8,broker-b:8 --consumers 3
+  mqctl allocate -g GID_ORDER -t TopicOrder --add-consumer 10.0.0.9@9
+  mqctl allocate -g GID_ORDER -t TopicOrder --against-live
+"""
+
+
+def allocate(
+    ctx: typer.Context,
+    strategy: Annotated[str | None, typer.Option(
+        "--strategy", "-s", help="avg (default), avg-by-circle, consistent-hash, config, "
+        "machine-room, machine-room-nearby or a plugin; RocketMQ names (AVG_BY_CIRCLE) work.",
+        show_default=False)] = None,
+    topology: Annotated[str | None, typer.Option(
+        "--topology", help="YAML/JSON file: {group, queues: [{topic, brokerName, queueId}], "
+        "consumers: [ids]}.", show_default=False)] = None,
+    queues: Annotated[str | None, typer.Option(
+        "--queues", help="Shorthand queues: broker-a:8,broker-b:8 (count per broker).",
+        show_default=False)] = None,
+    consumers: Annotated[str | None, typer.Option(
+        "--consumers", help="Client ids c1,c2 or a count (generates 10.0.0.1@1, ...).",
+        show_default=False)] = None,
+    group: Annotated[str | None, typer.Option(
+        "--group", "-g", help="Consumer group (with --topic and no --queues/--topology: "
+        "read the live cluster).", show_default=False)] = None,
+    topic: TopicOpt = None,
+    virtual_nodes: Annotated[int | None, typer.Option(
+        "--virtual-nodes", help="consistent-hash: virtual nodes per consumer (default 10).",
+        show_default=False)] = None,
+    queue_config: Annotated[str | None, typer.Option(
+        "--queue-config", help="config: YAML/JSON {clientId: [queues]} (or a previous -o json).",
+        show_default=False)] = None,
+    rooms: Annotated[str | None, typer.Option(
+        "--rooms", help="machine-room: the consumers' rooms, e.g. hz,sh (brokers 'room@name').",
+        show_default=False)] = None,
+    inner: Annotated[str | None, typer.Option(
+        "--inner", help="machine-room-nearby: the strategy inside each room (default avg).",
+        show_default=False)] = None,
+    broker_room_regex: Annotated[str | None, typer.Option(
+        "--broker-room-regex", help="machine-room-nearby: group 1 matched at the start of a "
+        "broker name is its room (default '([^-]*)').", show_default=False)] = None,
+    consumer_room_regex: Annotated[str | None, typer.Option(
+        "--consumer-room-regex", help="machine-room-nearby: group 1 matched at the start of a "
+        "client id is its room (default '([^-]*)').", show_default=False)] = None,
+    previous: Annotated[str | None, typer.Option(
+        "--previous", help="Strategies that keep queues in place (sticky): the current "
+        "allocation, a previous -o json output.", show_default=False)] = None,
+    add_consumer: Annotated[list[str] | None, typer.Option(
+        "--add-consumer", help="What-if: a consumer joins (repeatable).",
+        show_default=False)] = None,
+    remove_consumer: Annotated[list[str] | None, typer.Option(
+        "--remove-consumer", help="What-if: a consumer leaves (repeatable).",
+        show_default=False)] = None,
+    compare: Annotated[str | None, typer.Option(
+        "--compare", help="What-if: the same group under another strategy.",
+        show_default=False)] = None,
+    against_live: Annotated[bool, typer.Option(
+        "--against-live", help="Live only: compare the prediction with the queues each client "
+        "reports owning (GET_CONSUMER_RUNNING_INFO).")] = False,
+    by_queue: Annotated[bool, typer.Option(
+        "--by-queue", help="One row per queue instead of per consumer.")] = False,
+    list_strategies: Annotated[bool, typer.Option(
+        "--list-strategies", help="List the strategies (built-in and plugins) and exit.")
+    ] = False,
+    output: OutputOpt = None,
+    namesrv: NamesrvOpt = None,
+    concurrency: ConcurrencyOpt = None,
+) -> None:
+    from mqctl.allocate import registry
+    from mqctl.allocate.preview import PreviewOptions, build_params, offline_inputs, preview
+    from mqctl.errors import PartialFailure, UsageError
+
+    st = state(ctx)
+    if list_strategies:
+        from mqctl.allocate.report import strategies_result
+
+        infos = registry.infos()
+        _plugin_warnings()
+        emit(strategies_result(infos), st.output(output))
+        return
+
+    live_mode = topology is None and queues is None and consumers is None
+    if live_mode and not (group and topic):
+        raise UsageError("nothing to allocate",
+                         hint="give --topology FILE, or --queues and --consumers, or --group "
+                              "and --topic to read the live cluster")
+    if against_live and not live_mode:
+        raise UsageError("--against-live needs live inputs",
+                         hint="use --group G --topic T without --topology/--queues")
+    opts = PreviewOptions(
+        strategy=strategy or "avg",
+        params=build_params(virtual_nodes=virtual_nodes, rooms=rooms,
+                            queue_config=queue_config, inner=inner,
+                            broker_room_regex=broker_room_regex,
+                            consumer_room_regex=consumer_room_regex, previous=previous,
+                            topic=topic),
+        add=tuple(add_consumer or ()), remove=tuple(remove_consumer or ()), compare=compare,
+        by_queue=by_queue)
+    try:
+        opts.check_strategies()
+    finally:
+        _plugin_warnings()
+
+    live: LiveGroup | None = None
+    reports: LiveReports | None = None
+    if live_mode:
+        assert group is not None and topic is not None
+        live, reports = _read_live(st, namesrv, concurrency, group, topic, against_live)
+        q_in, c_in, g_in = list(live.queues), list(live.consumers), group
+    else:
+        topo = offline_inputs(topology=topology, queues=queues, consumers=consumers,
+                              topic=topic, group=group)
+        q_in, c_in, g_in = list(topo.queues), list(topo.consumers), topo.group
+    result, _ = preview(q_in, c_in, g_in, opts, live=live, reports=reports)
+    emit(result, st.output(output))
+    failures = [(f.broker, f.message) for f in (live.failures if live else ())]
+    failures += sorted((reports.failures if reports else {}).items())
+    if failures:
+        raise PartialFailure(f"{len(failures)} broker/client request(s) failed: "
+                             + "; ".join(f"{w}: {m}" for w, m in failures[:5]),
+                             failures, hint="the output above covers what answered")
+
+
+def _plugin_warnings() -> None:
+    from mqctl.allocate import registry
+
+    for p in registry.problems:
+        warn(p)
+
+
+def _read_live(st: Any, namesrv: str | None, concurrency: int | None, group: str, topic: str,
+               against_live: bool) -> tuple[LiveGroup, LiveReports | None]:
+    settings = st.settings(namesrv=namesrv)
+
+    async def go(client: Any) -> tuple[LiveGroup, LiveReports | None]:
+        from mqctl.admin import Admin
+        from mqctl.allocate.live import read_live_group, read_reports
+
+        admin = Admin(client, settings.namesrv, concurrency=concurrency or settings.concurrency)
+        live = await read_live_group(admin, group, topic)
+        reports = None
+        if against_live and live.consumers and not live.pop:
+            reports = await read_reports(admin, group, set(live.consumers), live.route)
+        return live, reports
+
+    return with_client(st, settings, go)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("allocate", help=HELP)(allocate)
