@@ -141,11 +141,13 @@ def _queue_list(value: Any, what: str) -> list[MessageQueue]:
     if value is None:
         return []
     if not isinstance(value, (list, tuple, set, frozenset)):
-        raise UsageError(f"{what}: expected a list of queues, found {type(value).__name__}")
+        raise UsageError(f"{what}: expected a list of queues, found {type(value).__name__}",
+                         hint="config maps each client id to a list of queues")
     out = []
     for q in value:
         if not isinstance(q, MessageQueue):
-            raise UsageError(f"{what}: not a MessageQueue: {q!r}")
+            raise UsageError(f"{what}: not a MessageQueue: {q!r}",
+                             hint="config maps each client id to a list of queues")
         out.append(q)
     return out
 
@@ -166,7 +168,8 @@ class ByConfig(AllocationStrategy):
             raise UsageError("strategy 'config' needs the per-consumer queue lists",
                              hint="pass --config FILE (YAML/JSON: {clientId: [queues]})")
         if not isinstance(cfg, Mapping):
-            raise UsageError("config: expected a mapping of client id to queue list")
+            raise UsageError("config: expected a mapping of client id to queue list",
+                             hint="pass --queue-config FILE (YAML/JSON: {clientId: [queues]})")
         self.config: dict[str, list[MessageQueue]] = {
             str(c): _queue_list(qs, f"config of {c}") for c, qs in cfg.items()}
 

@@ -27,6 +27,12 @@ from mqctl.models import MessageQueue
 DEFAULT_TOPIC = "TopicTest"
 MAX_QUEUES_PER_BROKER = 65_536
 MAX_GENERATED_CONSUMERS = 100_000
+TOPOLOGY_HINT = ("a topology is {group: G, queues: [{topic, brokerName, queueId} or "
+                 "'broker:queueId'], consumers: [client ids] or a count} (docs/allocate.md)")
+QUEUE_HINT = "write a queue as 'broker-a:3' or {topic: T, brokerName: broker-a, queueId: 3}"
+ASSIGNMENT_HINT = ("expected {clientId: [queues]} (e.g. {'10.0.0.1@1': ['broker-a:0']}) or a "
+                   "previous 'mqctl allocate -o json' output")
+FILE_HINT = "check the path"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +60,7 @@ def parse_queue(item: Any, topic: str | None, where: str) -> MessageQueue:
     if isinstance(item, str):
         broker, sep, qid = item.strip().rpartition(":")
         if not sep or not broker or not qid.strip().isdigit():
-            raise UsageError(f"{where}: bad queue {item!r}",
-                             hint="write a queue as 'broker-a:3' or "
-                                  "{topic: T, brokerName: broker-a, queueId: 3}")
+            raise UsageError(f"{where}: bad queue {item!r}", hint=QUEUE_HINT)
         return MessageQueue(topic or DEFAULT_TOPIC, broker, int(qid))
     if isinstance(item, dict):
         missing = [k for k in ("brokerName", "queueId") if k not in item]
@@ -64,16 +68,18 @@ def parse_queue(item: Any, topic: str | None, where: str) -> MessageQueue:
             missing.insert(0, "topic")
         if missing:
             raise UsageError(f"{where}: queue {item!r} lacks {', '.join(missing)}",
-                             hint="each queue needs topic, brokerName and queueId")
+                             hint=QUEUE_HINT)
         t = item.get("topic", topic)
         b, q = item["brokerName"], item["queueId"]
         if not isinstance(t, str) or not t or not isinstance(b, str) or not b:
-            raise UsageError(f"{where}: topic and brokerName must be non-empty strings: {item!r}")
+            raise UsageError(f"{where}: topic and brokerName must be non-empty strings: {item!r}",
+                             hint=QUEUE_HINT)
         if isinstance(q, bool) or not isinstance(q, int) or q < 0:
-            raise UsageError(f"{where}: queueId must be a non-negative integer: {item!r}")
+            raise UsageError(f"{where}: queueId must be a non-negative integer: {item!r}",
+                             hint=QUEUE_HINT)
         return MessageQueue(t, b, q)
     raise UsageError(f"{where}: a queue must be an object or 'broker:queueId', "
-                     f"not {type(item).__name__}")
+                     f"not {type(item).__name__}", hint=QUEUE_HINT)
 
 
 def parse_queue_spec(spec: str, topic: str | None = None) -> list[MessageQueue]:
@@ -94,7 +100,8 @@ def parse_queue_spec(spec: str, topic: str | None = None) -> list[MessageQueue]:
             raise UsageError(f"--queues: {count} queues on {broker} is too many",
                              hint=f"at most {MAX_QUEUES_PER_BROKER} per broker")
         if broker in seen:
-            raise UsageError(f"--queues: broker {broker!r} given twice")
+            raise UsageError(f"--queues: broker {broker!r} given twice",
+                             hint="give each broker once with its queue count")
         seen.add(broker)
         out.extend(MessageQueue(topic or DEFAULT_TOPIC, broker, q) for q in range(count))
     if not out:
@@ -124,11 +131,12 @@ def read_structured(path: str, what: str) -> Any:
         else:
             text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise UsageError(f"{what} {path!r} does not exist") from None
+        raise UsageError(f"{what} {path!r} does not exist", hint=FILE_HINT) from None
     except IsADirectoryError:
-        raise UsageError(f"{what} {path!r} is a directory") from None
+        raise UsageError(f"{what} {path!r} is a directory", hint=FILE_HINT) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {what} {path!r}: {exc}") from None
+        raise UsageError(f"cannot read {what} {path!r}: {exc}",
+                         hint="a readable UTF-8 YAML or JSON file is needed") from None
     if path.endswith(".json"):
         try:
             return json.loads(text)
@@ -151,20 +159,21 @@ def parse_topology(data: Any, source: str = "topology") -> Topology:
     if not isinstance(data, dict):
         raise UsageError(f"{source}: expected a mapping with 'queues' and 'consumers', found "
                          f"{type(data).__name__}",
-                         hint="see docs/allocate.md for the topology format")
+                         hint=TOPOLOGY_HINT)
     missing = [k for k in ("queues", "consumers") if k not in data]
     if missing:
         raise UsageError(f"{source}: missing key(s) {', '.join(missing)}",
-                         hint="a topology has 'queues' (list) and 'consumers' (list or count)")
+                         hint=TOPOLOGY_HINT)
     group = data.get("group", "") or ""
     topic = data.get("topic")
     if not isinstance(group, str):
-        raise UsageError(f"{source}: 'group' must be a string")
+        raise UsageError(f"{source}: 'group' must be a string", hint=TOPOLOGY_HINT)
     if topic is not None and not isinstance(topic, str):
-        raise UsageError(f"{source}: 'topic' must be a string")
+        raise UsageError(f"{source}: 'topic' must be a string", hint=TOPOLOGY_HINT)
     raw_q = data["queues"]
     if not isinstance(raw_q, list):
-        raise UsageError(f"{source}: 'queues' must be a list, not {type(raw_q).__name__}")
+        raise UsageError(f"{source}: 'queues' must be a list, not {type(raw_q).__name__}",
+                         hint=TOPOLOGY_HINT)
     queues = tuple(parse_queue(q, topic, f"{source}: queues[{i}]") for i, q in enumerate(raw_q))
     raw_c = data["consumers"]
     if isinstance(raw_c, int) and not isinstance(raw_c, bool):
@@ -173,11 +182,11 @@ def parse_topology(data: Any, source: str = "topology") -> Topology:
         bad = [i for i, c in enumerate(raw_c) if not isinstance(c, str) or not c]
         if bad:
             raise UsageError(f"{source}: consumers[{bad[0]}] is not a non-empty string: "
-                             f"{raw_c[bad[0]]!r}")
+                             f"{raw_c[bad[0]]!r}", hint=TOPOLOGY_HINT)
         consumers = tuple(raw_c)
     else:
         raise UsageError(f"{source}: 'consumers' must be a list of client ids or a count, "
-                         f"not {type(raw_c).__name__}")
+                         f"not {type(raw_c).__name__}", hint=TOPOLOGY_HINT)
     return Topology(group=group, queues=queues, consumers=consumers, source=source)
 
 
@@ -193,16 +202,17 @@ def parse_assignment(data: Any, topic: str | None, source: str
         data = data["assignments"]
     if not isinstance(data, dict):
         raise UsageError(f"{source}: expected a mapping of client id to queue list",
-                         hint="e.g. {'10.0.0.1@1': ['broker-a:0', 'broker-a:1']} or a previous "
-                              "'mqctl allocate -o json' output")
+                         hint=ASSIGNMENT_HINT)
     out: dict[str, list[MessageQueue]] = {}
     for cid, qs in data.items():
         if not isinstance(cid, str) or not cid:
-            raise UsageError(f"{source}: client id {cid!r} is not a non-empty string")
+            raise UsageError(f"{source}: client id {cid!r} is not a non-empty string",
+                             hint=ASSIGNMENT_HINT)
         if qs is None:
             qs = []
         if not isinstance(qs, list):
-            raise UsageError(f"{source}: queues of {cid!r} must be a list")
+            raise UsageError(f"{source}: queues of {cid!r} must be a list",
+                             hint=ASSIGNMENT_HINT)
         out[cid] = [parse_queue(q, topic, f"{source}: {cid}[{i}]") for i, q in enumerate(qs)]
     return out
 

@@ -107,7 +107,8 @@ def apply_membership(consumers: Sequence[str], add: Iterable[str] = (),
         out = [c for c in out if c != r]
     for a in add:
         if not a or not a.strip():
-            raise UsageError("--add-consumer needs a non-empty client id")
+            raise UsageError("--add-consumer needs a non-empty client id",
+                             hint="e.g. --add-consumer 10.0.0.9@9")
         out.append(a)
     return out
 
