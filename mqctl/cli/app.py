@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from mqctl import __version__
-from mqctl.cli import allocate, config_cmd, inspect, snapshot, timecmd, wire
+from mqctl.cli import allocate, config_cmd, inspect, locks, snapshot, timecmd, wire
 from mqctl.cli.common import AppState, OutputFormat
 
 HELP = """\
@@ -83,3 +83,4 @@ app.command("time")(timecmd.time_cmd)
 inspect.register(app)
 app.command("snapshot")(snapshot.snapshot)
 allocate.register(app)
+app.add_typer(locks.app, name="locks")
