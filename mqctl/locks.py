@@ -381,16 +381,18 @@ def classify_queue(mq: MessageQueue, claims: Sequence[Claim], predicted: Sequenc
     if blocking:
         c = _latest(blocking)
         assert c.lease_end is not None
-        why = ("is not a member any more (crashed or left)" if not c.member
-               else "does not answer (hung or overloaded)")
-        then = (f"; then {', '.join(p for p in predicted if p != c.client_id)} can lock it"
-                if [p for p in predicted if p != c.client_id] else "")
+        why = ("no longer a member: crashed or left" if not c.member
+               else "does not answer: hung or overloaded")
+        others = [p for p in predicted if p != c.client_id]
+        then = f"; then {', '.join(others)} can lock it" if others else ""
+        cmd = (f"mqctl locks release --group {group or '<group>'} --queue {q} "
+               f"--topic {mq.topic} --execute")
         return make(LockState.STALE, c.client_id,
                     f"{c.client_id} {why}; its broker lease runs until "
                     f"{format_ms(c.lease_end)} (estimated from its last reported renewal "
                     f"{format_ms(c.last_lock_ts)})",
                     f"{q} is blocked until {clock_text(c.lease_end)} because {c.client_id} "
-                    f"stopped renewing ({why}){then}; `mqctl locks release` frees it now",
+                    f"stopped renewing ({why}){then}; `{cmd}` frees it now",
                     frees_at=c.lease_end)
     # 3-5. one claimer
     if active:
@@ -410,7 +412,7 @@ def classify_queue(mq: MessageQueue, claims: Sequence[Claim], predicted: Sequenc
                        "the master is unreachable")
             return make(LockState.LOCK_FAILED, c.client_id,
                         f"claimed by {c.client_id} but not locked",
-                        f"{q} is assigned to {c.client_id} but not locked: {why}; it retries "
+                        f"{q} is claimed by {c.client_id} but not locked: {why}; it retries "
                         "every 20 s")
         age = c.age(now) or 0
         if not c.lease_runs(now):

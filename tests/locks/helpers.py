@@ -1,0 +1,70 @@
+"""Helpers for the lock-view tests: hand-built running infos and group captures."""
+
+from __future__ import annotations
+
+from mqctl.inspect import ClientView, GroupMembers
+from mqctl.models import (
+    BrokerData,
+    ConsumerConnection,
+    ConsumerRunningInfo,
+    MessageQueue,
+    ProcessQueueInfo,
+    Subscription,
+)
+
+AVG = "org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely@1a2b"
+CIRCLE = "org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragelyByCircle@9"
+NOW = 1_700_000_000_000
+
+
+def mq(q: str, topic: str = "T") -> MessageQueue:
+    broker, qid = q.rsplit(":", 1)
+    return MessageQueue(topic, broker, int(qid))
+
+
+def pq(locked: bool = True, age: int | None = 1000, *, now: int = NOW, dropped: bool = False,
+       tries: int = 0) -> ProcessQueueInfo:
+    return ProcessQueueInfo(locked=locked, last_lock_timestamp=(now - age) if age is not None
+                            else 0, dropped=dropped, try_unlock_times=tries)
+
+
+def running(table: dict[MessageQueue, ProcessQueueInfo], *, orderly: bool = True,
+            strategy: str = AVG, topics: tuple[str, ...] = ("T",),
+            consume_type: str = "CONSUME_PASSIVELY") -> ConsumerRunningInfo:
+    return ConsumerRunningInfo(
+        properties={"allocateMessageQueueStrategy": strategy,
+                    "PROP_CONSUMEORDERLY": "true" if orderly else "false",
+                    "PROP_CONSUME_TYPE": consume_type},
+        subscriptions=tuple(Subscription(t, "*") for t in topics), mq_table=table)
+
+
+def capture(clients: dict[str, ConsumerRunningInfo | str], *, members: list[str] | None = None,
+            model: str = "CLUSTERING", consume_type: str = "CONSUME_PASSIVELY",
+            connections: dict[str, int] | None = None, group: str = "G",
+            topics: tuple[str, ...] = ("T",)) -> GroupMembers:
+    """A GroupMembers as capture_members would build it; a str value = running-info error."""
+    views: dict[str, ClientView] = {}
+    ids = list(clients) if members is None else members
+    for cid in dict.fromkeys(ids):
+        cv = ClientView(cid, brokers=["broker-a"])
+        info = clients.get(cid)
+        if isinstance(info, ConsumerRunningInfo):
+            cv.running = info
+        else:
+            cv.running_error = info or "timeout"
+        cv.connections = (connections or {}).get(cid, 1)
+        views[cid] = cv
+    raw: list[str] = []
+    for cid in dict.fromkeys(ids):
+        raw += [cid] * (connections or {}).get(cid, 1)
+    conn = (ConsumerConnection((), consume_type, model, "CONSUME_FROM_LAST_OFFSET",
+                               {t: Subscription(t, "*") for t in topics}) if views else None)
+    brokers = [BrokerData("c", "broker-a", {0: "127.0.0.1:10911"}),
+               BrokerData("c", "broker-b", {0: "127.0.0.1:10921"})]
+    return GroupMembers(group, brokers, {"broker-a": raw, "broker-b": list(raw)}, conn, views,
+                        {t: 8 for t in topics}, [])
+
+
+def queues(n_per_broker: int = 4, topic: str = "T") -> list[MessageQueue]:
+    return [MessageQueue(topic, b, i) for b in ("broker-a", "broker-b")
+            for i in range(n_per_broker)]

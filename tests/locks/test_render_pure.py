@@ -1,0 +1,97 @@
+"""The lock view through the one renderer, in every format; the optional --watch value."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+import yaml
+
+from locks.helpers import NOW, capture, mq, pq, queues, running
+from mqctl.cli.locks import _watch_default, view_result
+from mqctl.locks import Claim, StoredClient, build_view
+from mqctl.render import emit
+
+
+def sample_view():
+    qs = queues(2)
+    gone = StoredClient("dead@7", NOW - 5000,
+                        (Claim("dead@7", mq("broker-b:1"), True, NOW - 6000, live=False,
+                               observed_ts=NOW - 5000),))
+    clients = {"a@1": running({mq("broker-a:0"): pq(True, 2000),
+                               mq("broker-a:1"): pq(True, 27_000),
+                               mq("broker-b:0"): pq(False, 40_000)}),
+               "b@2": running({mq("broker-a:0"): pq(False, 1000)})}
+    return build_view(capture(clients), now=NOW, queues_by_topic={"T": qs},
+                      previous={"dead@7": gone})[0]
+
+
+def render(fmt: str) -> str:
+    buf = io.StringIO()
+    emit(view_result(sample_view()), fmt, buf)
+    return buf.getvalue()
+
+
+def test_states_of_the_sample():
+    v = sample_view()
+    states = {q.mq.short: q.state.value for q in v.queues}
+    assert states == {"broker-a:0": "contested", "broker-a:1": "expiring",
+                      "broker-b:0": "lock-failed", "broker-b:1": "stale"}
+
+
+def test_json_has_every_field():
+    d = json.loads(render("json"))
+    assert d["group"] == "G" and d["capture_ts"] == NOW
+    assert d["capture_time"].endswith("Z")
+    assert d["summary"] == {"contested": 1, "stale": 1, "lock-failed": 1, "expiring": 1,
+                            "held": 0, "unknown": 0, "unowned": 0}
+    stale = next(q for q in d["queues"] if q["state"] == "stale")
+    assert stale["owner"] == "dead@7" and stale["source"] == "unknown"
+    assert stale["frees_at_ts"] == NOW - 6000 + 60_000
+    assert stale["frees_at_time"].endswith("Z")
+    assert stale["lease_left_ms"] == 54_000 and stale["lock_age_ms"] == 6000
+    exp = next(q for q in d["queues"] if q["state"] == "expiring")
+    for key in ("queue", "topic", "broker", "queue_id", "locked", "last_lock_ts",
+                "last_lock_time", "trusted", "lease_end_ts", "try_unlock_times", "dropped",
+                "predicted", "claims", "reason", "hint"):
+        assert key in exp
+    assert exp["trusted"] is True and exp["lock_age_ms"] == 27_000
+    assert [c["client_id"] for c in d["unanswered"]] == ["dead@7"]
+    assert {c["client_id"] for c in d["clients"]} == {"a@1", "b@2", "dead@7"}
+    assert len(d["hints"]) == 4
+    assert d["hints"][0].startswith("broker-a:0 is claimed by 2 clients")
+    assert "blocked until" in d["hints"][1]
+
+
+def test_yaml_equals_json():
+    assert yaml.safe_load(render("yaml")) == json.loads(render("json"))
+
+
+def test_csv_has_queue_summary_and_client_tables():
+    text = render("csv")
+    blocks = text.strip().split("\n\n")
+    assert len(blocks) == 3
+    rows = list(csv.DictReader(io.StringIO(blocks[0])))
+    assert [r["state"] for r in rows] == ["contested", "expiring", "lock-failed", "stale"]
+    stale = rows[3]
+    assert stale["owner"] == "dead@7" and stale["lease_left_s"] == "54"
+    summary = list(csv.DictReader(io.StringIO(blocks[1])))
+    assert {r["state"]: r["queues"] for r in summary}["stale"] == "1"
+
+
+@pytest.mark.parametrize("fmt", ["plain", "table"])
+def test_human_formats_show_rows_summary_and_hints(fmt):
+    text = render(fmt)
+    for word in ("broker-b:1", "stale", "dead@7", "contested", "lock-failed", "expiring",
+                 "blocked until", "stale: 1 queue(s)", "held: 0 queue(s)"):
+        assert word in text, word
+
+
+def test_watch_optional_value():
+    assert _watch_default(["--watch"]) == ["--watch", "2.0"]
+    assert _watch_default(["--watch", "--group", "G"]) == ["--watch", "2.0", "--group", "G"]
+    assert _watch_default(["-w", "5"]) == ["-w", "5"]
+    assert _watch_default(["--watch=3", "-g", "G"]) == ["--watch=3", "-g", "G"]
+    assert _watch_default(["--", "--watch"]) == ["--", "--watch"]

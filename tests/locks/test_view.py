@@ -1,0 +1,269 @@
+"""The whole-group view: predicted owners, remembered claims, the state file (pure + files)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from locks.helpers import AVG, CIRCLE, NOW, capture, mq, pq, queues, running
+from mqctl.allocate import allocate_group
+from mqctl.errors import RefusedError
+from mqctl.locks import (
+    BROKER_LEASE_MS,
+    LockState,
+    LockStore,
+    StoredClient,
+    build_view,
+    default_state_dir,
+    ensure_lockable,
+    group_kind,
+    merge_state,
+    namesrv_hash,
+    predict_owners,
+)
+
+QS = queues(4)  # broker-a:0..3, broker-b:0..3
+
+
+def healthy_tables(now: int = NOW, age: int = 2000) -> dict[str, dict]:
+    share = allocate_group("AVG", QS, ["a@1", "b@2"])
+    return {cid: {q: pq(True, age, now=now) for q in qs} for cid, qs in share.items()}
+
+
+def view_of(clients, *, now=NOW, previous=None, **kw):
+    m = capture(clients, **kw)
+    return build_view(m, now=now, queues_by_topic={"T": QS}, previous=previous)
+
+
+def test_healthy_group_all_held_with_predicted_owner_equal_to_claimer():
+    t = healthy_tables()
+    view, state = view_of({"a@1": running(t["a@1"]), "b@2": running(t["b@2"])})
+    assert view.kind == "orderly" and view.online
+    assert view.summary()["held"] == 8
+    assert sum(view.summary().values()) == 8
+    for q in view.queues:
+        assert q.predicted == (q.owner,)
+    assert view.hints() == []
+    assert set(state) == {"a@1", "b@2"}
+    assert all(st.observed_ts == NOW for st in state.values())
+    a = next(c for c in view.clients if c.client_id == "a@1")
+    assert (a.claimed, a.locked, a.answered, a.strategy) == (4, 4, True, "AVG")
+
+
+def test_split_strategies_give_contested_and_lock_failed_queues():
+    # a@1 allocates with AVG, b@2 with AVG_BY_CIRCLE: their shares overlap and leave gaps
+    avg = allocate_group("AVG", QS, ["a@1", "b@2"])["a@1"]
+    circle = allocate_group("AVG_BY_CIRCLE", QS, ["a@1", "b@2"])["b@2"]
+    both = set(avg) & set(circle)
+    neither = set(QS) - set(avg) - set(circle)
+    assert both and neither  # the scenario really splits
+    ta = {q: pq(True, 1000) for q in avg}
+    tb = {q: pq(q not in both, 1000) for q in circle}  # b fails the overlapping ones
+    view, _ = view_of({"a@1": running(ta, strategy=AVG), "b@2": running(tb, strategy=CIRCLE)})
+    by = {q.mq: q for q in view.queues}
+    for q in both:
+        assert by[q].state is LockState.CONTESTED
+        assert set(by[q].predicted) == {"a@1", "b@2"}
+    for q in neither:
+        assert by[q].state is LockState.UNOWNED
+        assert by[q].predicted == ()
+    assert view.summary()["contested"] == len(both)
+    assert view.summary()["unowned"] == len(neither)
+
+
+def test_unanswered_client_is_listed_and_its_assignment_unknown():
+    t = healthy_tables()
+    view, state = view_of({"a@1": running(t["a@1"]), "b@2": "timeout after 5.0s"})
+    assert [c.client_id for c in view.unanswered] == ["b@2"]
+    assert view.unanswered[0].error == "timeout after 5.0s"
+    by = {q.mq: q for q in view.queues}
+    for q in t["b@2"]:
+        assert by[q].state is LockState.UNKNOWN
+        assert by[q].owner == "b@2"
+    assert "b@2" not in state  # nothing known about it yet
+
+
+def test_client_that_stops_answering_keeps_its_claims_as_unknown_then_stale():
+    t = healthy_tables(age=1000)
+    v1, s1 = view_of({"a@1": running(t["a@1"]), "b@2": running(t["b@2"])})
+    # 10 s later b@2 hangs: still a member, does not answer
+    now2 = NOW + 10_000
+    v2, s2 = view_of({"a@1": running(healthy_tables(now2)["a@1"]), "b@2": "timeout"},
+                     now=now2, previous=s1)
+    by = {q.mq: q for q in v2.queues}
+    for q in t["b@2"]:
+        assert by[q].state is LockState.STALE
+        assert by[q].frees_at == NOW - 1000 + BROKER_LEASE_MS
+        assert by[q].to_dict()["source"] == "unknown"
+    assert s2["b@2"].observed_ts == NOW  # the old observation is kept
+    # 2 minutes later: lease lapsed, b@2 still a member -> unknown (still visible)
+    now3 = NOW + 120_000
+    v3, s3 = view_of({"a@1": running(healthy_tables(now3)["a@1"]), "b@2": "timeout"},
+                     now=now3, previous=s2)
+    for q in t["b@2"]:
+        assert {x.mq: x for x in v3.queues}[q].state is LockState.UNKNOWN
+    assert "b@2" in s3
+    assert any("state file" in n for n in v3.notes)
+
+
+def test_crashed_client_that_left_the_group_makes_its_queues_stale_then_is_pruned():
+    t = healthy_tables(age=5000)
+    _, s1 = view_of({"a@1": running(t["a@1"]), "b@2": running(t["b@2"])})
+    # b@2 crashed: the broker dropped it at once, a@1 is now assigned everything but the
+    # locks of b@2's queues still run on the broker: a@1 cannot lock them
+    now2 = NOW + 20_000
+    share = allocate_group("AVG", QS, ["a@1"])["a@1"]
+    ta = {q: pq(True, 1000, now=now2) for q in share if q in t["a@1"]}
+    v2, s2 = view_of({"a@1": running(ta)}, now=now2, previous=s1)
+    by = {q.mq: q for q in v2.queues}
+    for q in t["b@2"]:
+        assert by[q].state is LockState.STALE
+        assert by[q].owner == "b@2"
+        assert by[q].frees_at == NOW - 5000 + BROKER_LEASE_MS
+        assert by[q].predicted == ("a@1",)
+    gone = next(c for c in v2.clients if c.client_id == "b@2")
+    assert (gone.member, gone.answered) == (False, False)
+    assert "b@2" in s2
+    # after the lease: b@2 is forgotten; a@1 is assigned but has not locked yet
+    now3 = NOW - 5000 + BROKER_LEASE_MS + 1
+    v3, s3 = view_of({"a@1": running(ta)}, now=now3, previous=s2)
+    assert "b@2" not in s3
+    for q in t["b@2"]:
+        assert {x.mq: x for x in v3.queues}[q].state is LockState.LOCK_FAILED
+    assert all(c.client_id != "b@2" for c in v3.clients)
+
+
+def test_duplicate_client_id_contests_all_its_queues():
+    t = allocate_group("AVG", QS, ["a@1", "a@1", "b@2"])
+    tables = {cid: {q: pq() for q in qs} for cid, qs in t.items()}
+    view, _ = view_of({"a@1": running(tables["a@1"]), "b@2": running(tables["b@2"])},
+                      members=["a@1", "b@2"], connections={"a@1": 2})
+    states = {q.mq: q.state for q in view.queues}
+    assert {states[q] for q in tables["a@1"]} == {LockState.CONTESTED}
+    assert {states[q] for q in tables["b@2"]} == {LockState.HELD}
+    # cidAll keeps the duplicate: b@2 gets the third share (8 queues / 3 = 3, 3, 2), as in Java
+    assert sorted(tables["b@2"]) == [mq("broker-b:2"), mq("broker-b:3")]
+    assert {q.predicted for q in view.queues if q.mq in tables["b@2"]} == {("b@2",)}
+
+
+def test_predict_owners_skips_unsubscribed_topics_and_reports_unreplayable_strategies():
+    qs2 = queues(2, topic="U")
+    pred, notes = predict_owners({"T": QS, "U": qs2}, ["a@1", "b@2"],
+                                 {"a@1": "AVG", "b@2": "CONFIG"},
+                                 {"a@1": {"T"}, "b@2": None})
+    assert all(mq_.topic == "T" for mq_ in pred)  # a@1 not subscribed to U, b@2 unreplayable
+    assert {c for cs in pred.values() for c in cs} == {"a@1"}
+    assert len(notes) == 1 and "CONFIG" in notes[0]
+
+
+def test_group_kinds_and_refusals():
+    t = healthy_tables()
+    assert group_kind(capture({})) == "offline"
+    conc = capture({"a@1": running({}, orderly=False)})
+    assert group_kind(conc) == "concurrent"
+    bc = capture({"a@1": running({}, orderly=True)}, model="BROADCASTING")
+    assert group_kind(bc) == "broadcasting"
+    pop = capture({"a@1": running({}, orderly=False)}, consume_type="CONSUME_POP")
+    assert group_kind(pop) == "pop"
+    assert group_kind(capture({"a@1": "timeout"})) == "unknown"
+    assert group_kind(capture({"a@1": running(t["a@1"])})) == "orderly"
+    for m, word in ((conc, "concurrently"), (bc, "BROADCASTING"), (pop, "pop")):
+        view, _ = build_view(m, now=NOW, queues_by_topic={"T": QS})
+        with pytest.raises(RefusedError) as ei:
+            ensure_lockable(view)
+        assert word in ei.value.message
+        assert ei.value.exit_code == 6
+    view, _ = build_view(capture({"a@1": running(t["a@1"])}), now=NOW,
+                         queues_by_topic={"T": QS})
+    ensure_lockable(view)  # orderly: no error
+
+
+def test_offline_group_says_so_and_keeps_stale_claims():
+    t = healthy_tables(age=1000)
+    _, s1 = view_of({"a@1": running(t["a@1"]), "b@2": running(t["b@2"])})
+    view, _ = build_view(capture({}), now=NOW + 5000, queues_by_topic={"T": QS}, previous=s1)
+    assert view.kind == "offline" and not view.online
+    assert any("offline" in n for n in view.notes)
+    assert view.summary()["stale"] == 8
+
+
+# ------------------------------------------------------------------ state file
+
+
+def test_merge_state_rules():
+    q = mq("broker-a:0")
+    from mqctl.locks import Claim
+
+    def st(cid, ts, age):
+        return StoredClient(cid, ts, (Claim(cid, q, True, NOW - age, live=False,
+                                            observed_ts=ts),))
+
+    prev = {"keep-member": st("keep-member", NOW - 999_999, 500_000),
+            "lease-runs": st("lease-runs", NOW - 1000, 30_000),
+            "gone": st("gone", NOW - 1000, 61_000),
+            "fresh": st("fresh", NOW - 1000, 1000)}
+    new = {"fresh": st("fresh", NOW, 0)}
+    out = merge_state(prev, new, members={"keep-member", "fresh"}, now=NOW)
+    assert set(out) == {"keep-member", "lease-runs", "fresh"}
+    assert out["fresh"].observed_ts == NOW
+    week = 8 * 24 * 3600 * 1000
+    old = {"keep-member": st("keep-member", NOW - week, 1000)}
+    assert merge_state(old, {}, members={"keep-member"}, now=NOW) == {}
+
+
+def test_store_round_trip_atomic_and_per_namesrv(tmp_path):
+    t = healthy_tables()
+    _, state = view_of({"a@1": running(t["a@1"]), "b@2": running(t["b@2"])})
+    store = LockStore(tmp_path, ["127.0.0.1:9876", "127.0.0.2:9876"])
+    assert store.dir == tmp_path / namesrv_hash("127.0.0.2:9876;127.0.0.1:9876")
+    store.save("GID_ORDER", state, NOW)
+    assert os.listdir(store.dir) == ["GID_ORDER.json"]  # no temp file left behind
+    doc = json.loads(store.path("GID_ORDER").read_text())
+    assert doc["version"] == 1 and doc["group"] == "GID_ORDER"
+    assert set(doc["clients"]) == {"a@1", "b@2"}
+    back = store.load("GID_ORDER")
+    assert set(back) == {"a@1", "b@2"}
+    for cid in back:
+        assert [c.mq for c in back[cid].claims] == [c.mq for c in state[cid].claims]
+        assert [c.last_lock_ts for c in back[cid].claims] == \
+               [c.last_lock_ts for c in state[cid].claims]
+        assert all(not c.live for c in back[cid].claims)
+    other = LockStore(tmp_path, "10.9.9.9:9876")
+    assert other.load("GID_ORDER") == {}
+    assert store.problems == []
+
+
+def test_store_ignores_a_corrupt_file_with_a_note(tmp_path):
+    store = LockStore(tmp_path, "127.0.0.1:9876")
+    store.path("G").parent.mkdir(parents=True)
+    store.path("G").write_text("{not json")
+    assert store.load("G") == {}
+    assert len(store.problems) == 1 and "unreadable" in store.problems[0]
+
+
+def test_store_file_names_are_safe(tmp_path):
+    store = LockStore(tmp_path, "127.0.0.1:9876")
+    assert store.path("%RETRY%G|x").name == "%RETRY%G|x.json"
+    p = store.path("../evil/G")
+    assert p.parent == store.dir and "/" not in p.name and not p.name.startswith(".")
+
+
+def test_mark_released_unlocks_the_remembered_claim(tmp_path):
+    t = healthy_tables()
+    _, state = view_of({"a@1": running(t["a@1"]), "b@2": running(t["b@2"])})
+    store = LockStore(tmp_path, "127.0.0.1:9876")
+    store.save("G", state, NOW)
+    target = sorted(t["b@2"])[0]
+    store.mark_released("G", "b@2", target, NOW + 1)
+    back = store.load("G")
+    assert {c.mq: c.locked for c in back["b@2"].claims}[target] is False
+    assert sum(c.locked for c in back["b@2"].claims) == len(t["b@2"]) - 1
+
+
+def test_default_state_dir_honours_xdg_cache_home(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert default_state_dir() == tmp_path / "mqctl" / "locks"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert str(default_state_dir()).endswith(os.path.join(".cache", "mqctl", "locks"))
