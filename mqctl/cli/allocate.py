@@ -120,13 +120,21 @@ def allocate(
     if against_live and not live_mode:
         raise UsageError("--against-live needs live inputs",
                          hint="use --group G --topic T without --topology/--queues")
+    topo = None
+    file_topic = topic
+    if not live_mode:
+        topo = offline_inputs(topology=topology, queues=queues, consumers=consumers,
+                              topic=topic, group=group)
+        topics = {mq.topic for mq in topo.queues}
+        if file_topic is None and len(topics) == 1:
+            file_topic = next(iter(topics))  # for 'broker:queueId' in --queue-config/--previous
     opts = PreviewOptions(
         strategy=strategy or "avg",
         params=build_params(virtual_nodes=virtual_nodes, rooms=rooms,
                             queue_config=queue_config, inner=inner,
                             broker_room_regex=broker_room_regex,
                             consumer_room_regex=consumer_room_regex, previous=previous,
-                            topic=topic),
+                            topic=file_topic),
         add=tuple(add_consumer or ()), remove=tuple(remove_consumer or ()), compare=compare,
         by_queue=by_queue)
     try:
@@ -136,13 +144,11 @@ def allocate(
 
     live: LiveGroup | None = None
     reports: LiveReports | None = None
-    if live_mode:
+    if topo is None:
         assert group is not None and topic is not None
         live, reports = _read_live(st, namesrv, concurrency, group, topic, against_live)
         q_in, c_in, g_in = list(live.queues), list(live.consumers), group
     else:
-        topo = offline_inputs(topology=topology, queues=queues, consumers=consumers,
-                              topic=topic, group=group)
         q_in, c_in, g_in = list(topo.queues), list(topo.consumers), topo.group
     result, _ = preview(q_in, c_in, g_in, opts, live=live, reports=reports)
     emit(result, st.output(output))

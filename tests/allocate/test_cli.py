@@ -371,3 +371,15 @@ def test_every_error_raised_by_allocate_has_a_hint():
                     and not any(k.arg == "hint" for k in n.keywords) and len(n.args) < 2):
                 missing.append(f"{f.name}:{n.lineno}")
     assert missing == []
+
+
+def test_queue_config_shorthand_uses_the_topology_topic(cli, tmp_path):
+    t = tmp_path / "t.yaml"
+    t.write_text("topic: TopicOrder\nqueues: [broker-a:0, broker-a:1]\nconsumers: [a, b]\n")
+    c = tmp_path / "c.yaml"
+    c.write_text("a: [broker-a:1]\nb: [broker-a:0]\n")
+    d = cli(["allocate", "--topology", str(t), "-s", "config", "--queue-config", str(c),
+             "-o", "json"]).json
+    assert d["assignments"]["a"] == [{"brokerName": "broker-a", "queueId": 1,
+                                      "topic": "TopicOrder"}]
+    assert d["unassigned"] == []
