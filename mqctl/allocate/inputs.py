@@ -8,6 +8,7 @@ Topology file (YAML or JSON)::
       - {topic: TopicOrder, brokerName: broker-a, queueId: 0}
       - broker-a:1
     consumers: [10.0.0.5@12345#1, 10.0.0.6@23456#2]   # or a count: 3
+    messageModel: CLUSTERING               # optional; BROADCASTING: everyone gets every queue
 
 Assignment files (``--config``, ``--previous``) are a previous ``mqctl allocate -o json``
 output (its ``assignments``) or a bare ``{clientId: [queues]}`` mapping.
@@ -41,6 +42,11 @@ class Topology:
     queues: tuple[MessageQueue, ...]
     consumers: tuple[str, ...]
     source: str = ""
+    message_model: str = "CLUSTERING"
+
+    @property
+    def broadcasting(self) -> bool:
+        return self.message_model == "BROADCASTING"
 
 
 def generated_ids(n: int) -> list[str]:
@@ -187,7 +193,12 @@ def parse_topology(data: Any, source: str = "topology") -> Topology:
     else:
         raise UsageError(f"{source}: 'consumers' must be a list of client ids or a count, "
                          f"not {type(raw_c).__name__}", hint=TOPOLOGY_HINT)
-    return Topology(group=group, queues=queues, consumers=consumers, source=source)
+    model = data.get("messageModel", "CLUSTERING")
+    if not isinstance(model, str) or model.upper() not in ("CLUSTERING", "BROADCASTING"):
+        raise UsageError(f"{source}: 'messageModel' must be CLUSTERING or BROADCASTING",
+                         hint=TOPOLOGY_HINT)
+    return Topology(group=group, queues=queues, consumers=consumers, source=source,
+                    message_model=model.upper())
 
 
 def load_topology(path: str) -> Topology:

@@ -119,7 +119,7 @@ def offline_inputs(*, topology: str | None, queues: str | None, consumers: str |
                              hint="put everything in the topology file, or use the shorthand")
         t = load_topology(topology)
         return Topology(group=group or t.group, queues=t.queues, consumers=t.consumers,
-                        source=t.source)
+                        source=t.source, message_model=t.message_model)
     if queues is None or consumers is None:
         raise UsageError("--queues and --consumers go together",
                          hint="e.g. --queues broker-a:8,broker-b:8 --consumers 3")
@@ -136,7 +136,8 @@ def _allocate(name: str, queues: Sequence[MessageQueue], consumers: Sequence[str
 
 def preview(queues: Sequence[MessageQueue], consumers: Sequence[str], group: str,
             opts: PreviewOptions, *, live: LiveGroup | None = None,
-            reports: LiveReports | None = None) -> tuple[Result, Allocation | None]:
+            reports: LiveReports | None = None,
+            broadcasting: bool = False) -> tuple[Result, Allocation | None]:
     """Allocate (and compare); returns the Result to render and the base allocation."""
     from mqctl.allocate import report
 
@@ -158,7 +159,7 @@ def preview(queues: Sequence[MessageQueue], consumers: Sequence[str], group: str
         res = _pop_result(group, live)
         report.add_live(res, live)
         return res, None
-    broadcasting = live is not None and live.broadcasting
+    broadcasting = broadcasting or (live is not None and live.broadcasting)
     before = _allocate(opts.strategy, queues, consumers, group, opts.params, broadcasting)
     if opts.what_if:
         after_consumers = apply_membership(consumers, opts.add, opts.remove)

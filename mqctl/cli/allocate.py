@@ -150,7 +150,8 @@ def allocate(
         q_in, c_in, g_in = list(live.queues), list(live.consumers), group
     else:
         q_in, c_in, g_in = list(topo.queues), list(topo.consumers), topo.group
-    result, _ = preview(q_in, c_in, g_in, opts, live=live, reports=reports)
+    result, _ = preview(q_in, c_in, g_in, opts, live=live, reports=reports,
+                        broadcasting=topo is not None and topo.broadcasting)
     emit(result, st.output(output))
     failures = [(f.broker, f.message) for f in (live.failures if live else ())]
     failures += sorted((reports.failures if reports else {}).items())

@@ -383,3 +383,15 @@ def test_queue_config_shorthand_uses_the_topology_topic(cli, tmp_path):
     assert d["assignments"]["a"] == [{"brokerName": "broker-a", "queueId": 1,
                                       "topic": "TopicOrder"}]
     assert d["unassigned"] == []
+
+
+def test_topology_broadcasting(cli, tmp_path):
+    t = tmp_path / "t.yaml"
+    t.write_text("messageModel: broadcasting\nqueues: [b:0, b:1]\nconsumers: [x, y]\n")
+    r = cli(["allocate", "--topology", str(t), "-o", "json"])
+    d = r.json
+    assert d["strategy"] == "broadcasting"
+    assert d["assignments"]["x"] == d["assignments"]["y"] and len(d["assignments"]["x"]) == 2
+    assert any("every consumer consumes every queue" in n for n in d["notes"])
+    t.write_text("messageModel: FANOUT\nqueues: [b:0]\nconsumers: [x]\n")
+    assert_usage_error(cli(["allocate", "--topology", str(t)]), "'messageModel' must be")
