@@ -1,0 +1,102 @@
+"""``mqctl lag report``: the Spark lag / rebalance report over exports (a thin caller of
+:func:`mqctl.lagjob.run_report`; pyspark loads only when the command runs)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from mqctl.cli.common import OutputOpt, emit, info, state
+
+app = typer.Typer(help="Lag and rebalance reports computed with Spark from exports.",
+                  no_args_is_help=True)
+
+
+@app.command("report")
+def report(
+    ctx: typer.Context,
+    inputs: Annotated[list[str], typer.Argument(
+        help="Inputs: files, directories (read recursively), globs or Spark URIs, any mix of "
+             "snapshots, consumerOffset.json/topics.json/subscriptionGroup.json, mqadmin "
+             "consumerProgress/brokerConsumeStats/topicStatus captures, rocketmq_client.log "
+             "and lock.log. Prefix KIND= to force a kind (e.g. topic-status=ts.txt).",
+        show_default=False)],
+    out: Annotated[str, typer.Option("--out", help="Output directory (Parquet datasets, "
+                                                   "summaries, HTML, Prometheus file).")],
+    master: Annotated[str, typer.Option("--master", help="Spark master URL.")] = "local[*]",
+    window: Annotated[int, typer.Option("--window", min=1, help="Captures in the status "
+                                                               "window (Burrow's intervals).")
+                      ] = 10,
+    fail_on: Annotated[list[str] | None, typer.Option(
+        "--fail-on", help="Threshold that makes the run exit 9 after writing everything, e.g. "
+        "'lag_seconds>300', 'group=GID_*:status>=WARN', 'lag>10000' (repeatable).",
+        show_default=False)] = None,
+    tz: Annotated[str | None, typer.Option(
+        "--tz", help="Time zone of mqadmin dates and of path timestamps without a zone "
+                     "(default: this machine's).", show_default=False)] = None,
+    log_tz: Annotated[str | None, typer.Option(
+        "--log-tz", help="Time zone of 4.x client logs (default: this machine's).",
+        show_default=False)] = None,
+    broker_log_tz: Annotated[str, typer.Option(
+        "--broker-log-tz", help="Time zone of lock.log and 5.x client logs (their logback "
+                                "pattern pins GMT+8).")] = "+08:00",
+    cluster: Annotated[str, typer.Option(
+        "--cluster", help="Cluster name for inputs that carry none (store files, mqadmin "
+                          "captures, logs).")] = "",
+    allowed_lag: Annotated[int, typer.Option(
+        "--allowed-lag", min=0, help="Lag still considered caught up (Burrow's allowed-lag).")
+    ] = 0,
+    max_skew: Annotated[str, typer.Option(
+        "--max-skew", help="How far apart a consumerOffset.json and the topicStatus capture "
+                           "giving its max offsets may be.")] = "5m",
+    align: Annotated[str, typer.Option(
+        "--align", help="Captures closer than this are one capture (per-broker exports of one "
+                        "cron run); 0 = exact times.")] = "10s",
+    storm_rounds: Annotated[int, typer.Option(
+        "--storm-rounds", min=1, help="Rebalance rounds within --storm-window that make a "
+                                      "storm.")] = 3,
+    storm_window: Annotated[str, typer.Option("--storm-window", help="Storm window.")] = "10m",
+    prom_file: Annotated[str | None, typer.Option(
+        "--prom-file", help="Write the Prometheus textfile here (e.g. node_exporter's textfile "
+                            "directory) instead of OUT/mqctl_lag.prom.", show_default=False)
+    ] = None,
+    conf: Annotated[list[str] | None, typer.Option(
+        "--conf", help="Spark setting KEY=VALUE (repeatable).", show_default=False)] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Group/topic rows shown here "
+                                                              "(all are in summary.csv).")
+                     ] = 20,
+    output: OutputOpt = None,
+) -> None:
+    """Compute offset lag, time lag, Burrow-style status and rebalance history from exports
+    with Spark, and write date-partitioned Parquet (re-runs replace their dates), summary.csv,
+    summary.json, report.html and a Prometheus textfile.
+
+    Example: mqctl lag report /var/lib/mqctl/snapshots --out /var/lib/mqctl/report
+    --fail-on 'lag_seconds>300'
+    """
+    from mqctl.errors import ThresholdBreached, UsageError
+    from mqctl.lagjob import result_view, run_report
+    from mqctl.timeparse import parse_duration_ms
+
+    st = state(ctx)
+    spark_conf: dict[str, str] = {}
+    for kv in conf or []:
+        k, sep, v = kv.partition("=")
+        if not sep or not k.strip():
+            raise UsageError(f"bad --conf {kv!r}", hint="write KEY=VALUE, e.g. "
+                             "spark.driver.memory=4g")
+        spark_conf[k.strip()] = v
+    res = run_report(
+        inputs, out, master=master, window=window, fail_on=fail_on or (), tz=tz, log_tz=log_tz,
+        broker_log_tz=broker_log_tz, cluster=cluster, allowed_lag=allowed_lag,
+        max_skew_ms=parse_duration_ms(max_skew), align_ms=parse_duration_ms(align),
+        storm_rounds=storm_rounds, storm_window_ms=parse_duration_ms(storm_window),
+        prom_file=prom_file, spark_conf=spark_conf or None,
+        progress=lambda m: info(st, m))
+    emit(result_view(res, limit), st.output(output))
+    if res.breaches:
+        exprs = sorted({b.expr for b in res.breaches})
+        raise ThresholdBreached(
+            f"{len(exprs)} threshold(s) breached: {', '.join(exprs)}",
+            hint=f"details in {res.paths.get('summary_json', 'summary.json')}")

@@ -1,0 +1,637 @@
+"""The lag report job: read exports, compute lag / time lag / status / rebalance history, write
+Parquet datasets, summaries, an HTML report and a Prometheus textfile.
+
+Library entry point: :func:`run_report` (``mqctl lag report`` and ``mqctl demo`` call it; pass
+``spark=`` to reuse a session). Also runnable as a job::
+
+    spark-submit mqctl/lagjob/job.py --out OUT INPUT...
+    python -m mqctl.lagjob.job --out OUT INPUT...
+
+Exit codes of the job: 0 ok, 2 bad input/usage, 9 a ``--fail-on`` threshold was breached.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit mqctl/lagjob/job.py
+    _here = os.path.dirname(os.path.abspath(__file__))
+    if sys.path and os.path.abspath(sys.path[0]) == _here:
+        sys.path.pop(0)  # don't let lagjob/*.py shadow top-level modules
+    sys.path.insert(0, os.path.dirname(os.path.dirname(_here)))
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import tzinfo
+from typing import TYPE_CHECKING, Any
+
+from mqctl.errors import UsageError
+from mqctl.lagjob.inputs import (
+    GMT8,
+    InputSpec,
+    Kind,
+    parse_input_spec,
+    parse_tz,
+)
+from mqctl.lagjob.thresholds import Breach, parse_thresholds
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from mqctl.render import Result
+
+DATASETS = ("lag", "group_status", "rebalance/events", "rebalance/moves", "rebalance/storms",
+            "rebalance/unowned", "rebalance/locks", "quarantine")
+
+LAG_COLUMNS = [
+    "date", "capture_ts", "capture_time", "observed_ts", "cluster", "group", "topic", "broker",
+    "queue_id", "broker_offset", "broker_offset_ts", "min_offset", "consumer_offset",
+    "pull_offset", "lag", "inflight", "lag_seconds", "lag_seconds_source", "estimated",
+    "lower_bound", "lag_seconds_upper", "delay_ms", "last_timestamp", "owner", "owners",
+    "online", "members", "orderly", "consume_enable", "status", "complete", "window_samples",
+    "consume_rate", "produce_rate", "source_kind", "source",
+]
+GROUP_COLUMNS = [
+    "date", "capture_ts", "capture_time", "cluster", "group", "topic", "queues", "queues_known",
+    "total_lag", "max_lag", "lag_seconds", "lag_seconds_source", "estimated", "consume_rate",
+    "produce_rate", "status", "status_code", "group_status", "group_status_code", "complete",
+    "online", "members",
+]
+SUMMARY_COLUMNS = [
+    "cluster", "group", "topic", "capture_time", "status", "group_status", "total_lag",
+    "max_lag", "lag_seconds", "lag_seconds_source", "peak_lag", "peak_lag_seconds",
+    "consume_rate", "produce_rate", "complete", "queues", "captures", "online", "members",
+    "rebalances",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ReportResult:
+    """What a run produced. ``summary`` holds the latest capture of each group and topic
+    (worst first, at most ``summary_limit`` rows; ``truncated`` says when more exist)."""
+
+    summary: list[dict[str, Any]]
+    groups: list[dict[str, Any]]
+    paths: dict[str, str]
+    quarantine: dict[str, int]
+    quarantined: int
+    breaches: list[Breach]
+    counts: dict[str, int]
+    inputs: dict[str, int]
+    dates: list[str]
+    truncated: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def breached(self) -> bool:
+        return bool(self.breaches)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"summary": self.summary, "groups": self.groups, "paths": self.paths,
+                "quarantine": {"total": self.quarantined, "by_reason": self.quarantine},
+                "breaches": [b.to_dict() for b in self.breaches], "counts": self.counts,
+                "inputs": self.inputs, "dates": self.dates, "truncated": self.truncated,
+                "notes": self.notes}
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    window: int = 10
+    allowed_lag: int = 0
+    tz: tzinfo | None = None
+    log_tz: tzinfo | None = None
+    pinned_tz: tzinfo = GMT8
+    cluster: str = ""
+    max_skew_ms: int = 300_000
+    align_ms: int = 10_000
+    move_window_ms: int = 300_000
+    round_gap_ms: int = 20_000
+    storm_rounds: int = 3
+    storm_window_ms: int = 600_000
+    summary_limit: int = 1000
+    chart_groups: int = 20
+    chart_points: int = 2000
+    timeline_events: int = 5000
+
+
+def _tz(value: str | tzinfo | None) -> tzinfo | None:
+    if value is None or isinstance(value, tzinfo):
+        return value
+    return parse_tz(value)
+
+
+def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str | None = "local[*]",
+               window: int = 10, fail_on: Iterable[str] = (), tz: str | tzinfo | None = None,
+               spark: SparkSession | None = None, log_tz: str | tzinfo | None = None,
+               broker_log_tz: str | tzinfo | None = "+08:00", cluster: str = "",
+               allowed_lag: int = 0, max_skew_ms: int = 300_000, align_ms: int = 10_000,
+               move_window_ms: int = 300_000, storm_rounds: int = 3,
+               storm_window_ms: int = 600_000, prom_file: str | None = None,
+               summary_limit: int = 1000, spark_conf: dict[str, str] | None = None,
+               progress: Callable[[str], None] | None = None) -> ReportResult:
+    """Run the report over ``inputs`` (paths, globs, directories, URIs, or ``KIND=PATH``) and
+    write everything under ``out_dir``. Thresholds are checked after everything is written;
+    breaches are returned (``ReportResult.breaches``), not raised.
+
+    ``tz``: zone of mqadmin dates and of path timestamps without a zone (default: local);
+    ``log_tz``: zone of 4.x client logs (default: local); ``broker_log_tz``: zone of lock.log and
+    5.x client logs (their logback pattern pins GMT+8).
+    """
+    specs = [s if isinstance(s, InputSpec) else parse_input_spec(s) for s in inputs]
+    if not specs:
+        raise UsageError("no inputs given", hint="pass snapshot files, store exports, mqadmin "
+                         "captures or logs (paths, globs or directories)")
+    if not out_dir:
+        raise UsageError("no output directory", hint="pass --out DIR")
+    if window < 1:
+        raise UsageError(f"--window must be at least 1 (got {window})")
+    if storm_rounds < 1:
+        raise UsageError(f"storm rounds must be at least 1 (got {storm_rounds})")
+    thresholds = parse_thresholds(fail_on)
+    opts = Options(window=window, allowed_lag=max(0, allowed_lag), tz=_tz(tz), log_tz=_tz(log_tz),
+                   pinned_tz=_tz(broker_log_tz) or GMT8, cluster=cluster,
+                   max_skew_ms=max(0, max_skew_ms), align_ms=max(0, align_ms),
+                   move_window_ms=max(0, move_window_ms), storm_rounds=storm_rounds,
+                   storm_window_ms=max(0, storm_window_ms), summary_limit=max(1, summary_limit))
+    say = progress or (lambda _m: None)
+    if all(_local(s.path) for s in specs):  # fail fast, before the JVM starts
+        from mqctl.lagjob.readers import list_local
+
+        listing = list_local(specs)
+        _check_listing(listing)
+    else:
+        listing = None
+    from mqctl.lagjob.session import spark_session, utc_session
+
+    with spark_session(master, conf=spark_conf, spark=spark) as handle, \
+            utc_session(handle.spark):
+        if listing is None:
+            from mqctl.lagjob.readers import list_inputs
+
+            listing = list_inputs(handle.spark, specs)
+            _check_listing(listing)
+        return _Run(handle.spark, listing, out_dir, opts, thresholds, prom_file, say).run()
+
+
+def _local(path: str) -> bool:
+    return path.startswith("file:") or "://" not in path
+
+
+def _check_listing(listing: Any) -> None:
+    if not listing.files:
+        shown = ", ".join(listing.unmatched[:3])
+        raise UsageError(f"no input files found ({shown})",
+                         hint="check the paths and globs; hidden files (.name) are skipped")
+
+
+class _Run:
+    """One run's state; ``run()`` does the work in order."""
+
+    def __init__(self, spark: SparkSession, listing: Any, out: str, opts: Options,
+                 thresholds: list[Any], prom_file: str | None,
+                 say: Callable[[str], None]) -> None:
+        self.spark = spark
+        self.listing = listing
+        self.out = out
+        self.o = opts
+        self.thresholds = thresholds
+        self.prom_file = prom_file
+        self.say = say
+        self.persisted: list[DataFrame] = []
+        self.notes: list[str] = []
+
+    def keep(self, df: DataFrame) -> DataFrame:
+        """Cache a frame that several later steps read."""
+        from pyspark import StorageLevel
+
+        df = df.persist(StorageLevel.MEMORY_AND_DISK)
+        self.persisted.append(df)
+        return df
+
+    def cut(self, df: DataFrame) -> DataFrame:
+        """Materialise a stage and cut its lineage (``localCheckpoint``): later stages join and
+        window over it several times, and without the cut the analysed plans grow with every
+        reuse of the same subtree."""
+        from pyspark import StorageLevel
+
+        return df.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
+
+    def run(self) -> ReportResult:
+        try:
+            return self._run()
+        finally:
+            for df in self.persisted:
+                df.unpersist()
+
+    # -----------------------------------------------------------------------------------------
+    def _run(self) -> ReportResult:
+        from pyspark.sql import functions as F
+
+        from mqctl.lagjob import readers, schemas
+        from mqctl.lagjob import transforms as X
+        from mqctl.timeparse import now_ms
+
+        sp, o = self.spark, self.o
+        by_kind = self.listing.by_kind()
+        paths = {k: [f.path for f in v] for k, v in by_kind.items()}
+        inputs = {k.value: len(v) for k, v in sorted(by_kind.items())}
+        if self.listing.unknown():
+            inputs["unrecognised"] = len(self.listing.unknown())
+        if self.listing.ignored():
+            inputs["ignored"] = len(self.listing.ignored())
+        for u in self.listing.unmatched:
+            self.notes.append(f"input matched no file: {u}")
+        self.say("lag report: reading " + ", ".join(f"{n} {k}" for k, n in inputs.items())
+                 + " file(s)")
+
+        # ---- read ---------------------------------------------------------------------------
+        obs_frames: list[DataFrame] = []
+        bad_frames: list[DataFrame] = []
+        bad_cols = ["source", "source_kind", "line", "reason", "detail", "content",
+                    "observed_ts"]
+        if paths.get(Kind.SNAPSHOT):
+            obs_s, bad_s = readers.read_snapshots(sp, paths[Kind.SNAPSHOT])
+            obs_frames.append(obs_s)
+            bad_frames.append(bad_s.select(*bad_cols))
+        whole = {k: v for k, v in paths.items() if k in (
+            Kind.CONSUMER_OFFSET, Kind.TOPICS, Kind.SUBSCRIPTION_GROUP, Kind.CONSUMER_PROGRESS,
+            Kind.BROKER_CONSUME_STATS, Kind.TOPIC_STATUS)}
+        recs = self.keep(readers.read_whole_files(sp, whole, o.tz, o.cluster))
+
+        def part(tag: str) -> DataFrame:
+            return recs.filter(F.col("tag") == tag).select(f"{tag}.*")
+
+        obs_frames.append(part("obs"))
+        bad_frames.append(part("bad").select(*bad_cols))
+        points, members = part("point"), part("member")
+        topic_cfg, group_cfg = part("topic_cfg"), part("group_cfg")
+        logs_raw, log_lines = readers.read_logs(
+            sp, {k: v for k, v in paths.items() if k in (Kind.CLIENT_LOG, Kind.LOCK_LOG)},
+            o.log_tz, o.pinned_tz, o.cluster)
+        logs_raw = self.keep(logs_raw)
+        logs = logs_raw.filter(F.col("log").isNotNull()).select(
+            "source", "source_kind", "client_key", "cluster", F.struct("block", "rid").alias("seq"),
+            "log.*")
+        log_bad = logs_raw.filter(F.col("bad_reason").isNotNull()).select(
+            "source", "source_kind", "block", "rid", F.col("bad_reason").alias("reason"),
+            F.col("bad_detail").alias("detail"), "content",
+            F.lit(None).cast("long").alias("observed_ts"))
+        bad_frames.append(X.line_numbers(log_bad, log_lines).select(*bad_cols))
+        unknown = [(f.path, None, None, "unrecognised input",
+                    "neither the name nor the content matches an input kind; pass KIND=PATH",
+                    "", None) for f in self.listing.unknown()]
+        if unknown:
+            bad_frames.append(sp.createDataFrame(unknown, schemas.BAD))
+
+        # ---- observations, captures, lag ------------------------------------------------------
+        obs_cols = [n for n, _ in schemas.P.OBS_FIELDS]
+        obs = obs_frames[0].select(*obs_cols)
+        for f in obs_frames[1:]:
+            obs = obs.unionByName(f.select(*obs_cols))
+        times = obs.select("cluster", "observed_ts")
+        for f in (points, members, topic_cfg, group_cfg):
+            times = times.unionByName(f.select("cluster", "observed_ts"))
+        index = self.cut(X.capture_index(times, o.align_ms))
+        obs = self.cut(X.with_capture(obs, index))
+        points = X.with_capture(points, index)
+        members = X.with_capture(members, index)
+        topic_cfg = X.with_capture(topic_cfg, index)
+        group_cfg = X.with_capture(group_cfg, index)
+        self.say("lag report: computing lag and time lag")
+        dedup = X.dedupe_observations(obs)
+        history = self.cut(X.broker_history(dedup, points))
+        lagged = X.with_lag(X.fill_broker_offsets(dedup, history, o.max_skew_ms))
+        timed = X.estimate_time_lag(lagged, history)
+        enriched = X.enrich(timed, members, topic_cfg, group_cfg)
+        queues = X.queue_status(enriched, o.window, o.allowed_lag)
+        disp = F.regexp_replace(F.col("source"), r"^file:(//)?", "")
+        lag = self.cut(X.with_date(queues).withColumn("capture_time", X.iso_of(F.col(
+            "capture_ts"))).withColumn("source", disp).select(*LAG_COLUMNS))
+
+        # ---- group status ---------------------------------------------------------------------
+        self.say("lag report: evaluating status over a window of "
+                 f"{o.window} capture(s)")
+        gt = self.cut(X.with_date(X.group_topic_status(lag)).withColumn(
+            "capture_time", X.iso_of(F.col("capture_ts"))).select(*GROUP_COLUMNS))
+
+        # ---- rebalance history ----------------------------------------------------------------
+        self.say("lag report: rebalance history")
+        lchanges = X.log_changes(logs)
+        changes = self.cut(X.capture_changes(lag).unionByName(lchanges))
+        events = self.cut(X.with_date(X.rebalance_events(changes), "ts")
+                          .withColumn("source", disp))
+        moves = X.with_date(X.queue_moves(changes, o.move_window_ms), "ts")
+        unowned = X.with_date(X.unowned_from_captures(lag).unionByName(
+            X.unowned_from_logs(lchanges)), "start_ts")
+        rounds = X.rebalance_rounds(events, o.round_gap_ms)
+        storms = self.cut(X.with_date(X.rebalance_storms(rounds, o.storm_rounds,
+                                                          o.storm_window_ms), "start_ts"))
+        locks = self.cut(X.with_date(X.lock_events(logs), "ts").withColumn("source", disp))
+
+        # ---- quarantine -----------------------------------------------------------------------
+        bad = bad_frames[0]
+        for f in bad_frames[1:]:
+            bad = bad.unionByName(f)
+        run_ts = now_ms()
+        # a bad line without its own capture time belongs to its file's capture (path
+        # timestamp, else modification time), so a re-run replaces the same date partition
+        from mqctl.lagjob.inputs import path_meta
+
+        file_ts = [(f.path, path_meta(f.path, o.tz, f.kind).capture_ts or f.mtime_ms)
+                   for f in self.listing.files]
+        fts = sp.createDataFrame(file_ts or [("", None)], "source string, file_ts long")
+        quarantine = self.cut(X.with_date(
+            bad.withColumn("source", disp).join(F.broadcast(fts), on="source", how="left")
+            .withColumn("observed_ts", F.coalesce(F.col("observed_ts"), F.col("file_ts"),
+                                                  F.lit(run_ts))).drop("file_ts"),
+            "observed_ts"))
+
+        # ---- counts and dates of everything, in one job ---------------------------------------
+        from mqctl.lagjob import writers as W
+
+        latest = self.cut(X.latest_status(gt, events))
+        groups_df = self.cut(X.latest_groups(gt, events))
+        frames: dict[str, DataFrame] = {
+            "lag": lag, "group_status": gt, "rebalance/events": events,
+            "rebalance/moves": moves, "rebalance/storms": storms, "rebalance/unowned": unowned,
+            "rebalance/locks": locks, "quarantine": quarantine}
+        extra: dict[str, DataFrame] = {
+            "observations": obs, "latest": latest, "groups": groups_df,
+            "lock_takeovers": locks.filter(F.col("takeover"))}
+        stats_df = None
+        for name, df in {**frames, **extra}.items():
+            part_df = df.select(F.lit(name).alias("ds"), (F.col("date") if name in frames
+                                                          else F.lit(None).cast("string"))
+                                .alias("date"))
+            stats_df = part_df if stats_df is None else stats_df.unionByName(part_df)
+        assert stats_df is not None
+        stats: dict[str, dict[str | None, int]] = {}
+        for r in stats_df.groupBy("ds", "date").count().collect():
+            stats.setdefault(r["ds"], {})[r["date"]] = int(r["count"])
+
+        def total(name: str) -> int:
+            return sum(stats.get(name, {}).values())
+
+        ds_dates = {name: sorted(d for d in stats.get(name, {}) if d) for name in frames}
+        run_dates = sorted(set().union(*ds_dates.values()))
+        n_obs, n_lag = total("observations"), total("lag")
+
+        # ---- write datasets -------------------------------------------------------------------
+        written: dict[str, str] = {}
+        for name, df in frames.items():
+            path = W.join(self.out, name)
+            self.say(f"lag report: writing {name} ({len(ds_dates[name])} date partition(s))")
+            W.write_partitioned(sp, df, path, run_dates, ds_dates[name])
+            written[name] = path
+
+        # ---- summaries ------------------------------------------------------------------------
+        counts = {
+            "observations": n_obs, "lag_rows": n_lag, "duplicates": n_obs - n_lag,
+            "group_topic_rows": total("group_status"), "rebalance_events":
+                total("rebalance/events"), "queue_moves": total("rebalance/moves"),
+            "unowned_intervals": total("rebalance/unowned"), "storms": total("rebalance/storms"),
+            "lock_events": total("rebalance/locks"), "lock_takeovers": total("lock_takeovers"),
+        }
+        qcounts: dict[str, int] = {}
+        if total("quarantine"):
+            qcounts = {r["reason"]: int(r["n"]) for r in quarantine.groupBy("reason").agg(
+                F.count(F.lit(1)).alias("n")).collect()}
+        quarantined = sum(qcounts.values())
+        from mqctl.lagjob.thresholds import evaluate
+
+        totals = {"quarantined": quarantined, "storms": counts["storms"],
+                  "lock_takeovers": counts["lock_takeovers"]}
+        breaches = evaluate(self.thresholds, latest, totals)
+        totals["breaches"] = len({b.expr for b in breaches})
+        order: list[Any] = [F.col("status_code").desc_nulls_last(),
+                            F.col("lag_seconds").desc_nulls_last(),
+                            F.col("total_lag").desc_nulls_last(), "cluster", "group", "topic"]
+        n_latest, n_groups = total("latest"), total("groups")
+        summary = [_plain(r.asDict()) for r in
+                   latest.orderBy(*order).limit(o.summary_limit).collect()]
+        group_rows = [_plain(r.asDict()) for r in groups_df.orderBy(
+            F.col("group_status_code").desc_nulls_last(), F.col("lag_seconds").desc_nulls_last(),
+            "cluster", "group").limit(o.summary_limit).collect()]
+        dupes = counts["duplicates"]
+        if dupes:
+            self.notes.append(f"{dupes} duplicate observation(s) of the same queue and capture "
+                              "were merged (the same capture given twice, or two sources)")
+        ignored = self.listing.ignored()
+        if ignored:
+            self.notes.append(f"{len(ignored)} file(s) ignored: "
+                              + "; ".join(sorted({f.ignored for f in ignored})))
+
+        def all_latest(ordered: bool) -> Iterable[dict[str, Any]]:
+            # the bounded rows when they are all of them, else stream partition by partition
+            if n_latest <= len(summary):
+                return summary
+            df = latest.orderBy(*order) if ordered else latest
+            return (_plain(r.asDict()) for r in df.toLocalIterator())
+
+        def all_groups() -> Iterable[dict[str, Any]]:
+            if n_groups <= len(group_rows):
+                return group_rows
+            return (_plain(r.asDict()) for r in groups_df.toLocalIterator())
+
+        # CSV of every group/topic
+        csv_path = W.join(self.out, "summary.csv")
+        W.write_text(sp, csv_path, W.csv_text(SUMMARY_COLUMNS, all_latest(True)))
+        written["summary_csv"] = csv_path
+        prom_text = W.render_prometheus(all_latest(False), all_groups(), totals, run_ts)
+        prom_path = self.prom_file or W.join(self.out, "mqctl_lag.prom")
+        W.write_text(sp, prom_path, prom_text)
+        written["prometheus"] = prom_path
+        html_path = W.join(self.out, "report.html")
+        W.write_text(sp, html_path, self._html(gt, group_rows, events, storms, summary, counts,
+                                               quarantined, run_ts))
+        written["html"] = html_path
+        from mqctl.timeparse import format_ms
+
+        data = {
+            "generated_ts": run_ts, "generated_at": format_ms(run_ts), "window": o.window,
+            "inputs": inputs, "counts": counts, "dates": run_dates,
+            "quarantine": {"total": quarantined, "by_reason": qcounts},
+            "breaches": [b.to_dict() for b in breaches],
+            "groups": group_rows, "summary": summary, "summary_rows": n_latest,
+            "truncated": n_latest > len(summary), "paths": written, "notes": self.notes,
+        }
+        json_path = W.join(self.out, "summary.json")
+        written["summary_json"] = json_path
+        W.write_text(sp, json_path, W.json_text(data))
+        self.say(f"lag report: done ({n_lag} lag row(s), {quarantined} quarantined)")
+        return ReportResult(summary=summary, groups=group_rows, paths=written,
+                            quarantine=qcounts, quarantined=quarantined, breaches=breaches,
+                            counts=counts, inputs=inputs, dates=run_dates,
+                            truncated=n_latest > len(summary), notes=list(self.notes))
+
+    def _html(self, gt: DataFrame, group_rows: list[dict[str, Any]], events: DataFrame,
+              storms: DataFrame, summary: list[dict[str, Any]], counts: dict[str, int],
+              quarantined: int, run_ts: int) -> str:
+        from pyspark.sql import functions as F
+
+        from mqctl.lagjob import writers as W
+        from mqctl.timeparse import format_ms
+
+        o = self.o
+        keys = [(g.get("cluster") or "", g["group"]) for g in group_rows[:o.chart_groups]]
+        series: list[dict[str, Any]] = []
+        if keys:
+            top = self.spark.createDataFrame(keys, "cluster string, `group` string")
+            per = (gt.join(F.broadcast(top), on=["cluster", "group"])
+                   .groupBy("cluster", "group", "capture_ts")
+                   .agg(F.sum("total_lag").alias("total_lag"),
+                        F.max("lag_seconds").alias("lag_seconds")))
+            cap = len(keys) * o.chart_points
+            rows = per.limit(cap + 1).collect()
+            if len(rows) > cap:  # too many captures to draw: the maximum per time bucket
+                span = per.agg(F.min("capture_ts").alias("lo"),
+                               F.max("capture_ts").alias("hi")).collect()[0]
+                bucket = max(1, (span["hi"] - span["lo"]) // o.chart_points + 1)
+                rows = (per.withColumn("capture_ts",
+                                       F.floor(F.col("capture_ts") / bucket) * bucket)
+                        .groupBy("cluster", "group", "capture_ts")
+                        .agg(F.max("total_lag").alias("total_lag"),
+                             F.max("lag_seconds").alias("lag_seconds"))
+                        .limit(cap).collect())
+                self.notes.append(f"charts show the maximum per {bucket // 1000}s bucket")
+            series = [{"group": r["group"] if not r["cluster"] else
+                       f"{r['group']} ({r['cluster']})", "ts": r["capture_ts"],
+                       "total_lag": r["total_lag"], "lag_seconds": r["lag_seconds"]}
+                      for r in rows]
+        ev = [] if not counts["rebalance_events"] else [
+            _plain(r.asDict()) for r in events.orderBy(F.col("ts").desc())
+            .limit(o.timeline_events).select("ts", "group", "client", "topic", "n_gained",
+                                             "n_lost", "source_kind").collect()]
+        st = [] if not counts["storms"] else [
+            _plain(r.asDict()) for r in storms.orderBy(F.col("start_ts").desc()).limit(500)
+            .collect()]
+        shown = summary[:200]
+        meta = {"title": "mqctl lag report",
+                "subtitle": f"generated {format_ms(run_ts)}; window {o.window} capture(s); "
+                            f"{counts['lag_rows']} queue observation(s); "
+                            f"{counts['rebalance_events']} rebalance event(s); "
+                            f"{counts['storms']} storm(s); {quarantined} quarantined record(s)",
+                "notes": self.notes + ([f"showing {len(shown)} of {len(summary)} rows"]
+                                       if len(shown) < len(summary) else [])}
+        return W.render_html(series=series, events=ev, storms=st, status_rows=shown, meta=meta)
+
+
+def _plain(d: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for k, v in d.items():
+        if hasattr(v, "asDict"):
+            v = v.asDict()
+        out[k] = v
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# the terminal view (shared by `mqctl lag report` and `python -m mqctl.lagjob.job`)
+
+def result_view(res: ReportResult, limit: int = 20) -> Result:
+    from mqctl.render import Column, Result, Table, cols
+
+    def num(k: str, h: str) -> Column:
+        return Column(k, h, "right")
+
+    rows = res.summary[:limit]
+    tables = [Table([Column("group", "GROUP"), Column("topic", "TOPIC"),
+                     Column("status", "STATUS"), num("total_lag", "LAG"),
+                     num("max_lag", "MAX LAG"), num("lag_seconds", "LAG S"),
+                     Column("lag_seconds_source", "LAG S SOURCE"),
+                     num("consume_rate", "CONSUME/S"), num("produce_rate", "PRODUCE/S"),
+                     num("complete", "COMPLETE"), num("rebalances", "REBALANCES")],
+                    rows, title="Latest status per group and topic", name="summary")]
+    if res.quarantine:
+        tables.append(Table(cols("reason", ("count", "COUNT")),
+                            [{"reason": k, "count": v} for k, v in
+                             sorted(res.quarantine.items())],
+                            title="Quarantined input", name="quarantine"))
+    if res.breaches:
+        tables.append(Table(cols("expr", "group", "topic", "value", "threshold"),
+                            [b.to_dict() for b in res.breaches], title="Thresholds breached",
+                            name="breaches"))
+    notes = list(res.notes)
+    if len(res.summary) > limit or res.truncated:
+        notes.append(f"showing {len(rows)} group/topic row(s); all of them are in "
+                     f"{res.paths.get('summary_csv', 'summary.csv')}")
+    c = res.counts
+    notes.append(f"{c.get('lag_rows', 0)} queue observation(s), {c.get('rebalance_events', 0)} "
+                 f"rebalance event(s), {c.get('queue_moves', 0)} queue move(s), "
+                 f"{c.get('storms', 0)} storm(s), {c.get('lock_takeovers', 0)} lock takeover(s), "
+                 f"{res.quarantined} quarantined record(s)")
+    notes.append("wrote " + ", ".join(f"{k}: {v}" for k, v in res.paths.items()))
+    return Result(tables, data=res.to_dict(), notes=notes)
+
+
+# --------------------------------------------------------------------------------------------
+# spark-submit / python -m entry point
+
+def build_parser() -> Any:
+    import argparse
+
+    p = argparse.ArgumentParser(prog="mqctl-lagjob", description=__doc__.split("\n\n")[0])
+    p.add_argument("inputs", nargs="+", help="PATH, glob, directory or URI; or KIND=PATH")
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--master", default=None,
+                   help="Spark master (default: spark-submit's, else local[*])")
+    p.add_argument("--window", type=int, default=10)
+    p.add_argument("--fail-on", action="append", default=[])
+    p.add_argument("--tz", default=None)
+    p.add_argument("--log-tz", default=None)
+    p.add_argument("--broker-log-tz", default="+08:00")
+    p.add_argument("--cluster", default="")
+    p.add_argument("--allowed-lag", type=int, default=0)
+    p.add_argument("--max-skew", default="5m")
+    p.add_argument("--align", default="10s")
+    p.add_argument("--storm-rounds", type=int, default=3)
+    p.add_argument("--storm-window", default="10m")
+    p.add_argument("--prom-file", default=None)
+    p.add_argument("--conf", action="append", default=[], help="spark setting KEY=VALUE")
+    p.add_argument("-o", "--output", default="plain")
+    p.add_argument("-q", "--quiet", action="store_true")
+    return p
+
+
+def _stderr_line(msg: str) -> None:
+    sys.stderr.write(msg + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    from mqctl.errors import ExitCode, MqctlError
+    from mqctl.render import emit
+    from mqctl.timeparse import parse_duration_ms
+
+    args = build_parser().parse_args(argv)
+    try:
+        conf = {}
+        for kv in args.conf:
+            k, sep, v = kv.partition("=")
+            if not sep:
+                raise UsageError(f"bad --conf {kv!r}", hint="write KEY=VALUE")
+            conf[k] = v
+        res = run_report(
+            args.inputs, args.out, master=args.master, window=args.window,
+            fail_on=args.fail_on, tz=args.tz, log_tz=args.log_tz,
+            broker_log_tz=args.broker_log_tz, cluster=args.cluster,
+            allowed_lag=args.allowed_lag, max_skew_ms=parse_duration_ms(args.max_skew),
+            align_ms=parse_duration_ms(args.align), storm_rounds=args.storm_rounds,
+            storm_window_ms=parse_duration_ms(args.storm_window), prom_file=args.prom_file,
+            spark_conf=conf or None,
+            progress=None if args.quiet else _stderr_line)
+        emit(result_view(res), args.output)
+    except MqctlError as exc:
+        sys.stderr.write(f"mqctl: error: {exc.message}\n")
+        if exc.hint:
+            sys.stderr.write(f"hint: {exc.hint}\n")
+        return int(exc.exit_code)
+    if res.breaches:
+        sys.stderr.write(f"mqctl: error: {len({b.expr for b in res.breaches})} threshold(s) "
+                         "breached\n")
+        return int(ExitCode.THRESHOLD)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

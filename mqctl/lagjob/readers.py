@@ -1,0 +1,329 @@
+"""Find the input files, decide their kinds, and read them into DataFrames.
+
+Local paths are listed with the standard library; any other URI (``hdfs://``, ``s3a://``, ...)
+through Hadoop's FileSystem in the driver JVM. Files are never read whole into the driver:
+only the first 64 KiB of a file whose name does not tell its kind is sniffed.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import tzinfo
+from typing import TYPE_CHECKING, Any
+
+from mqctl.errors import UsageError
+from mqctl.lagjob import parsers as P
+from mqctl.lagjob.inputs import (
+    InputSpec,
+    Kind,
+    basename,
+    ignored_reason,
+    is_hidden,
+    kind_from_content,
+    kind_from_name,
+    local_path,
+    path_meta,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+SNIFF_BYTES = 65536
+_GLOB_CHARS = set("*?[{")
+
+
+@dataclass(frozen=True, slots=True)
+class InputFile:
+    path: str
+    kind: Kind | None
+    size: int = 0
+    mtime_ms: int | None = None
+    ignored: str | None = None  # known file deliberately not read, and why
+
+
+@dataclass
+class Listing:
+    files: list[InputFile] = field(default_factory=list)
+    unmatched: list[str] = field(default_factory=list)  # inputs that matched no file
+
+    def by_kind(self) -> dict[Kind, list[InputFile]]:
+        out: dict[Kind, list[InputFile]] = {}
+        for f in self.files:
+            if f.kind is not None and f.ignored is None:
+                out.setdefault(f.kind, []).append(f)
+        return out
+
+    def unknown(self) -> list[InputFile]:
+        return [f for f in self.files if f.kind is None and f.ignored is None]
+
+    def ignored(self) -> list[InputFile]:
+        return [f for f in self.files if f.ignored is not None]
+
+
+def _is_local(path: str) -> bool:
+    return path.startswith("file:") or "://" not in path
+
+
+def _decode_head(raw: bytes, name: str) -> str:
+    if name.endswith(".gz") or raw[:2] == b"\x1f\x8b":
+        try:
+            raw = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, SNIFF_BYTES)
+        except zlib.error:
+            return ""
+    return raw.decode("utf-8", "replace")
+
+
+def _local_files(pattern: str) -> list[str]:
+    p = local_path(pattern)
+    if any(c in p for c in _GLOB_CHARS):
+        matches = sorted(glob.glob(p, recursive=True))
+    elif os.path.exists(p):
+        matches = [p]
+    else:
+        return []
+    out: list[str] = []
+    for m in matches:
+        if os.path.isdir(m):
+            for root, dirs, names in os.walk(m):
+                dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+                out.extend(os.path.join(root, n) for n in sorted(names))
+        elif os.path.isfile(m):
+            out.append(m)
+    return out
+
+
+def _classify(path: str, explicit: Kind | None, size: int, mtime_ms: int | None,
+              head: Any) -> InputFile:
+    name = basename(path)
+    if explicit is not None:
+        return InputFile(path, explicit, size, mtime_ms)
+    why = ignored_reason(name)
+    if why is not None:
+        return InputFile(path, None, size, mtime_ms, ignored=why)
+    kind = kind_from_name(name)
+    if kind is None:
+        text = head()
+        kind = kind_from_content(text) if text else None
+    return InputFile(path, kind, size, mtime_ms)
+
+
+def list_local(specs: Iterable[InputSpec]) -> Listing:
+    """List local inputs (no Spark needed)."""
+    listing = Listing()
+    seen: set[str] = set()
+    for spec in specs:
+        files = _local_files(spec.path)
+        if not files:
+            listing.unmatched.append(spec.path)
+        for f in files:
+            name = basename(f)
+            if is_hidden(name):
+                continue
+            real = os.path.abspath(f)
+            if real in seen:
+                continue
+            seen.add(real)
+            st = os.stat(real)
+
+            def head(p: str = real) -> str:
+                try:
+                    with open(p, "rb") as fh:
+                        return _decode_head(fh.read(SNIFF_BYTES), p)
+                except OSError:
+                    return ""
+
+            listing.files.append(_classify(real, spec.kind, st.st_size,
+                                           int(st.st_mtime * 1000), head))
+    return listing
+
+
+def list_inputs(spark: SparkSession | None, specs: Iterable[InputSpec]) -> Listing:
+    """Local specs through the OS, the others through Hadoop's FileSystem."""
+    specs = list(specs)
+    local = [s for s in specs if _is_local(s.path)]
+    remote = [s for s in specs if not _is_local(s.path)]
+    listing = list_local(local)
+    if remote:
+        if spark is None:
+            raise UsageError("remote inputs need a Spark session")
+        r = _list_hadoop(spark, remote)
+        listing.files.extend(r.files)
+        listing.unmatched.extend(r.unmatched)
+    return listing
+
+
+def _list_hadoop(spark: SparkSession, specs: list[InputSpec]) -> Listing:
+    jvm: Any = spark.sparkContext._jvm
+    conf: Any = spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[union-attr]
+    listing = Listing()
+    for spec in specs:
+        hp = jvm.org.apache.hadoop.fs.Path(spec.path)
+        fs = hp.getFileSystem(conf)
+        statuses = fs.globStatus(hp)
+        found = 0
+        for st in (statuses or []):
+            todo = []
+            if st.isDirectory():
+                it = fs.listFiles(st.getPath(), True)
+                while it.hasNext():
+                    todo.append(it.next())
+            else:
+                todo.append(st)
+            for f in todo:
+                p = f.getPath().toString()
+                if is_hidden(basename(p)) or any(
+                        seg.startswith((".", "_")) for seg in p.split("/")[3:-1]):
+                    continue
+                found += 1
+
+                def head(p: str = p) -> str:
+                    return _hadoop_head(spark, p)
+
+                listing.files.append(_classify(p, spec.kind, int(f.getLen()),
+                                               int(f.getModificationTime()), head))
+        if not found:
+            listing.unmatched.append(spec.path)
+    return listing
+
+
+def _hadoop_head(spark: SparkSession, path: str) -> str:
+    jvm: Any = spark.sparkContext._jvm
+    gw: Any = spark.sparkContext._gateway
+    conf: Any = spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[union-attr]
+    hp = jvm.org.apache.hadoop.fs.Path(path)
+    stream = hp.getFileSystem(conf).open(hp)
+    try:
+        buf = gw.new_array(jvm.byte, SNIFF_BYTES)
+        n = stream.read(buf)
+        raw = bytes(jvm.java.util.Arrays.copyOf(buf, max(0, n)))
+    finally:
+        stream.close()
+    return _decode_head(raw, path)
+
+
+# --------------------------------------------------------------------------------------------
+# Spark reads
+
+def read_lines(spark: SparkSession, paths: list[str]) -> DataFrame:
+    """Text lines with ``source`` (file URI), ``block`` (split start), ``rid`` (scan order
+    id) and ``mtime_ms``; the basis of line numbers (:func:`transforms.line_numbers`)."""
+    from pyspark.sql import functions as F
+
+    df = spark.read.text(paths)
+    return df.select(
+        F.col("_metadata.file_path").alias("source"),
+        F.col("_metadata.file_block_start").alias("block"),
+        F.monotonically_increasing_id().alias("rid"),
+        (F.col("_metadata.file_modification_time").cast("double") * 1000).cast("long")
+        .alias("mtime_ms"),
+        F.col("value"))
+
+
+def read_snapshots(spark: SparkSession, paths: list[str]) -> tuple[DataFrame, DataFrame]:
+    """(observations, bad lines with line numbers) of canonical snapshot files."""
+    from mqctl.lagjob import schemas, transforms
+
+    lines = read_lines(spark, paths)
+    obs, bad = transforms.parse_snapshot_lines(lines, schemas.SNAPSHOT_JSON)
+    return obs, transforms.line_numbers(bad, lines)
+
+
+def _file_records(rows: Iterable[Any], tz: tzinfo | None, cluster: str) -> Iterator[Any]:
+    for row in rows:
+        source = local_path(row["source"])
+        kind = Kind(row["kind"])
+        meta = path_meta(source, tz, kind)
+        try:
+            recs = list(P.parse_file(kind.value, source, row["value"] or "", meta,
+                                     row["mtime_ms"], tz, cluster))
+        except Exception as exc:  # a parser bug must not lose the file: quarantine it
+            recs = [P.bad(source, kind.value, None, "parser error",
+                          f"{type(exc).__name__}: {exc}", "", meta.capture_ts or row["mtime_ms"])]
+        for tag, rec in recs:
+            yield tuple([tag] + [rec if t == tag else None for t in P.TAGS])
+
+
+def read_whole_files(spark: SparkSession, by_kind: dict[Kind, list[str]],
+                     tz: tzinfo | None, cluster: str) -> DataFrame:
+    """Store files and mqadmin captures, one record per parsed row (``schemas.FILE_RECORDS``:
+    exactly one of the ``obs/point/member/topic_cfg/group_cfg/bad`` structs is set)."""
+    from pyspark.sql import functions as F
+
+    from mqctl.lagjob import schemas
+
+    frames = []
+    for kind, paths in sorted(by_kind.items()):
+        if not paths:
+            continue
+        frames.append(spark.read.text(paths, wholetext=True).select(
+            F.col("_metadata.file_path").alias("source"),
+            (F.col("_metadata.file_modification_time").cast("double") * 1000).cast("long")
+            .alias("mtime_ms"), F.lit(kind.value).alias("kind"), "value"))
+    if not frames:
+        return spark.createDataFrame([], schemas.FILE_RECORDS)
+    df = frames[0]
+    for f in frames[1:]:
+        df = df.unionByName(f)
+    rdd = df.rdd.mapPartitions(lambda rows: _file_records(rows, tz, cluster))
+    return spark.createDataFrame(rdd, schemas.FILE_RECORDS)
+
+
+def _log_records(rows: Iterable[Any], log_tz: tzinfo | None, pinned_tz: tzinfo,
+                 cluster: str) -> Iterator[Any]:
+    metas: dict[str, Any] = {}
+    for row in rows:
+        uri = row["source"]
+        kind = Kind(row["kind"])
+        if uri not in metas:
+            metas[uri] = path_meta(local_path(uri), None, kind)
+        meta = metas[uri]
+        line = row["value"] or ""
+        if kind == Kind.CLIENT_LOG:
+            r = P.parse_client_log_line(line, log_tz, pinned_tz)
+        else:
+            r = P.parse_lock_log_line(line, pinned_tz, log_tz)
+        if r is None:
+            continue
+        tag, rec = r
+        if tag == "log":
+            yield (uri, kind.value, row["block"], row["rid"], row["mtime_ms"], meta.client,
+                   meta.cluster or cluster, rec, None, None, None)
+        else:
+            yield (uri, kind.value, row["block"], row["rid"], row["mtime_ms"], meta.client,
+                   meta.cluster or cluster, None, rec[0], rec[1], line[:P.CONTENT_MAX])
+
+
+def read_logs(spark: SparkSession, by_kind: dict[Kind, list[str]], log_tz: tzinfo | None,
+              pinned_tz: tzinfo, cluster: str) -> tuple[DataFrame, DataFrame]:
+    """(parsed log records ``schemas.LOG_RECORDS``, all lines) of client and lock logs.
+
+    Lines without any rebalance/lock keyword are dropped in Spark before Python sees them."""
+    from pyspark.sql import functions as F
+
+    from mqctl.lagjob import schemas
+
+    frames = []
+    for kind in (Kind.CLIENT_LOG, Kind.LOCK_LOG):
+        paths = by_kind.get(kind) or []
+        if paths:
+            frames.append(read_lines(spark, paths).withColumn("kind", F.lit(kind.value)))
+    if not frames:
+        empty_lines = spark.createDataFrame(
+            [], "source string, block long, rid long, mtime_ms long, value string, kind string")
+        return spark.createDataFrame([], schemas.LOG_RECORDS), empty_lines
+    lines = frames[0]
+    for f in frames[1:]:
+        lines = lines.unionByName(f)
+    cond = None
+    for k in sorted(set(P.CLIENT_KEYWORDS) | set(P.LOCK_KEYWORDS)):
+        c = F.col("value").contains(k)
+        cond = c if cond is None else (cond | c)
+    assert cond is not None
+    relevant = lines.filter(cond)
+    rdd = relevant.rdd.mapPartitions(
+        lambda rows: _log_records(rows, log_tz, pinned_tz, cluster))
+    return spark.createDataFrame(rdd, schemas.LOG_RECORDS), lines

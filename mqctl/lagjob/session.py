@@ -1,0 +1,178 @@
+"""The one SparkSession of a run: checks, quiet logging, settings (imports pyspark lazily)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mqctl.errors import UsageError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+SPARK_HINT = "pip install 'mqctl[spark]'"
+JAVA_HINT = ("install Java 17 (e.g. apt-get install openjdk-17-jre-headless) and put it on "
+             "PATH or set JAVA_HOME")
+
+# log4j2 for the driver JVM: WARN and above, minus the start-up chatter
+_LOG4J2 = """\
+status = error
+rootLogger.level = {level}
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = spark: %p %c{{1}}: %m%n
+logger.native.name = org.apache.hadoop.util.NativeCodeLoader
+logger.native.level = error
+logger.utils.name = org.apache.spark.util.Utils
+logger.utils.level = error
+logger.window.name = org.apache.spark.sql.execution.window.WindowExec
+logger.window.level = error
+logger.cache.name = org.apache.spark.sql.execution.CacheManager
+logger.cache.level = error
+logger.shutdown.name = org.apache.spark.util.ShutdownHookManager
+logger.shutdown.level = error
+logger.blockmgr.name = org.apache.spark.storage.BlockManager
+logger.blockmgr.level = error
+"""
+
+
+def require_pyspark() -> None:
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise UsageError("the lag report needs PySpark, which is not installed",
+                         hint=SPARK_HINT) from None
+
+
+def java_available(env: Mapping[str, str] | None = None) -> bool:
+    env = os.environ if env is None else env
+    home = env.get("JAVA_HOME")
+    if home and Path(home, "bin", "java").exists():
+        return True
+    return shutil.which("java", path=env.get("PATH")) is not None
+
+
+def require_java() -> None:
+    if not java_available():
+        raise UsageError("the lag report runs on Spark, which needs Java, and no java was "
+                         "found (PATH, JAVA_HOME)", hint=JAVA_HINT)
+
+
+@dataclass
+class SessionHandle:
+    spark: SparkSession
+    owned: bool  # we created it, so we stop it
+
+
+def default_conf(master: str | None) -> dict[str, str]:
+    conf = {
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.execution.pythonUDF.arrow.enabled": "false",
+        "spark.sql.sources.partitionOverwriteMode": "dynamic",
+        "spark.sql.session.timeZone": "UTC",
+    }
+    if master is None or master.startswith("local"):
+        conf["spark.driver.bindAddress"] = "127.0.0.1"
+        conf["spark.sql.shuffle.partitions"] = str(max(2, 2 * (os.cpu_count() or 2)))
+    return conf
+
+
+@contextmanager
+def spark_session(master: str | None = "local[*]", *, conf: Mapping[str, str] | None = None,
+                  spark: SparkSession | None = None, log_level: str = "WARN",
+                  app_name: str = "mqctl lag report") -> Iterator[SessionHandle]:
+    """Yield the run's session: ``spark`` if given (never stopped here), the active session if
+    one exists (a test fixture, ``spark-submit``, a notebook), else a new one (stopped at the end).
+
+    ``master=None`` leaves the master to ``spark-submit`` (falls back to ``local[*]``).
+    """
+    if spark is not None:
+        yield SessionHandle(spark, owned=False)
+        return
+    require_pyspark()
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        yield SessionHandle(active, owned=False)
+        return
+    require_java()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    under_submit = "PYSPARK_GATEWAY_PORT" in os.environ
+    if master is None and not under_submit:
+        master = "local[*]"
+    if master is not None and master.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    with tempfile.TemporaryDirectory(prefix="mqctl-spark-") as tmp:
+        log_cfg = Path(tmp, "log4j2.properties")
+        log_cfg.write_text(_LOG4J2.format(level=log_level.lower()), encoding="utf-8")
+        builder: Any = SparkSession.builder.appName(app_name)
+        if master is not None:
+            builder = builder.master(master)
+        settings = default_conf(master)
+        java_opts = f"-Dlog4j2.configurationFile=file:{log_cfg}"
+        user = dict(conf or {})
+        if "spark.driver.extraJavaOptions" in user:
+            java_opts = f"{user.pop('spark.driver.extraJavaOptions')} {java_opts}"
+        settings.update(user)
+        settings["spark.driver.extraJavaOptions"] = java_opts
+        for k, v in settings.items():
+            builder = builder.config(k, v)
+        try:
+            session = builder.getOrCreate()
+        except Exception as exc:  # the JVM did not start
+            text = str(exc)
+            if "JAVA_GATEWAY_EXITED" in text or "Java gateway" in text or "java" in text.lower():
+                raise UsageError(f"Spark could not start its JVM: {text.splitlines()[0][:200]}",
+                                 hint=JAVA_HINT) from exc
+            raise
+        session.sparkContext.setLogLevel(log_level.upper())
+        if master is not None and not master.startswith("local"):
+            _ship_package(session, Path(tmp))
+        try:
+            yield SessionHandle(session, owned=True)
+        finally:
+            session.stop()
+
+
+def _ship_package(spark: SparkSession, tmp: Path) -> None:
+    """Executors on a real cluster may not have mqctl installed: ship it as a zip."""
+    import zipfile
+
+    import mqctl
+
+    root = Path(mqctl.__file__).resolve().parent
+    zpath = tmp / "mqctl.zip"
+    with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as zf:
+        for f in root.rglob("*.py"):
+            zf.write(f, Path("mqctl") / f.relative_to(root))
+        if (root / "py.typed").exists():
+            zf.write(root / "py.typed", Path("mqctl") / "py.typed")
+    spark.sparkContext.addPyFile(str(zpath))
+
+
+@contextmanager
+def utc_session(spark: SparkSession) -> Iterator[None]:
+    """Run with ``spark.sql.session.timeZone=UTC`` (ISO strings and dates are UTC), then
+    restore the caller's setting."""
+    key = "spark.sql.session.timeZone"
+    old = spark.conf.get(key, None)
+    spark.conf.set(key, "UTC")
+    try:
+        yield
+    finally:
+        if old is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, old)

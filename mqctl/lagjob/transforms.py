@@ -1,0 +1,726 @@
+"""The lag job's transforms: pure ``DataFrame -> DataFrame`` functions (built-in Spark functions
+only, no Python UDFs), each testable with small inline data.
+
+Vocabulary:
+
+* an **observation** is one queue of one group at one capture (``OBS_FIELDS`` plus
+  ``capture_ts``); ``observed_ts`` is when that source captured it, ``capture_ts`` the aligned
+  capture it belongs to (:func:`capture_index`);
+* the **broker history** of a queue is its (time, max offset) points from every source;
+* a **change** is one queue gained or lost by one client; an **event** groups the changes of a
+  client (and topic) at one moment; a **round** groups a group's events that follow each other
+  closely; a **storm** is many rounds in a short window.
+
+Method notes (``docs/exports.md`` sections 3-5 have the full rules):
+
+* time lag, exact when the capture carries it (snapshot ``delay_ms`` from
+  QUERY_CONSUME_TIME_SPAN) and 0 when caught up; otherwise interpolated like
+  kafka-lag-exporter (``LookupTable.scala``) but anchored on captured points: the time at which
+  the queue's max offset reached the consumer offset, linear between the two captures that
+  bracket it; a lower bound when the consumer offset predates the first capture;
+* status per queue over the last ``window`` captures follows Burrow
+  (``core/internal/evaluator/caching.go``), adapted to RocketMQ, which has no commit
+  timestamps (:func:`queue_status`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+# Burrow's statuses, by severity (group status = the worst; thresholds compare these)
+STATUSES = ("OK", "WARN", "REWIND", "STALL", "STOP")
+SEVERITY = {s: i for i, s in enumerate(STATUSES)}
+
+# which source wins when two describe the same queue at the same capture
+SOURCE_PRIORITY = {"snapshot": 0, "consumer-progress": 1, "broker-consume-stats": 2,
+                   "consumer-offset": 3}
+
+QUEUE = ["cluster", "topic", "broker", "queue_id"]
+GQUEUE = ["cluster", "group", "topic", "broker", "queue_id"]
+OBS_KEY = [*GQUEUE, "capture_ts"]
+DAY_MS = 86_400_000
+
+
+# --------------------------------------------------------------------------------------------
+# small helpers
+
+def date_of(ts: Column) -> Column:
+    """UTC calendar date (``yyyy-MM-dd``) of an epoch-ms column, independent of the session's
+    time zone."""
+    days = F.floor(ts / F.lit(DAY_MS)).cast("int")
+    return F.date_format(F.date_add(F.lit("1970-01-01").cast("date"), days), "yyyy-MM-dd")
+
+
+def iso_of(ts: Column) -> Column:
+    """ISO-8601 UTC with milliseconds (``2024-06-01T10:00:00.000Z``); the session time zone
+    must be UTC (the job runs inside :func:`mqctl.lagjob.session.utc_session`)."""
+    return F.date_format(F.timestamp_millis(ts), "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'")
+
+
+def with_date(df: DataFrame, ts_col: str = "capture_ts") -> DataFrame:
+    return df.withColumn("date", date_of(F.col(ts_col)))
+
+
+def _priority(kind: Column) -> Column:
+    expr = F.lit(9)
+    for k, p in sorted(SOURCE_PRIORITY.items(), key=lambda kv: -kv[1]):
+        expr = F.when(kind == k, F.lit(p)).otherwise(expr)
+    return expr
+
+
+def severity(status: Column) -> Column:
+    expr = F.lit(None).cast("int")
+    for s, i in SEVERITY.items():
+        expr = F.when(status == s, F.lit(i)).otherwise(expr)
+    return expr
+
+
+def status_name(code: Column) -> Column:
+    expr = F.lit(None).cast("string")
+    for s, i in SEVERITY.items():
+        expr = F.when(code == i, F.lit(s)).otherwise(expr)
+    return expr
+
+
+# --------------------------------------------------------------------------------------------
+# reading the canonical snapshot
+
+def parse_snapshot_lines(lines: DataFrame, schema: object) -> tuple[DataFrame, DataFrame]:
+    """JSON Lines (``source, block, rid, mtime_ms, value``) -> (observations, bad lines).
+
+    A line is quarantined when it is not a JSON object, a field has the wrong type, the
+    ``schema`` is not ``mqctl.snapshot/1``, a required field is missing, or an offset or queue
+    id is negative. Blank lines are skipped (not errors).
+    """
+    from mqctl.lagjob.schemas import SNAPSHOT_REQUIRED
+
+    j = F.col("j")
+    parsed = (lines.filter(F.trim(F.col("value")) != "")
+              .withColumn("j", F.from_json(F.col("value"), schema,  # type: ignore[arg-type]
+                                           {"mode": "PERMISSIVE",
+                                            "columnNameOfCorruptRecord": "_corrupt"})))
+    missing = F.concat_ws(", ", *[F.when(j[c].isNull(), F.lit(c)) for c in SNAPSHOT_REQUIRED])
+    reason = (F.when(j.isNull() | j["_corrupt"].isNotNull(), F.lit("malformed JSON"))
+              .when(j["schema"].isNull() | ~j["schema"].rlike(r"^mqctl\.snapshot/1(\.\d+)?$"),
+                    F.lit("unsupported schema"))
+              .when(missing != "", F.lit("missing field"))
+              .when((j["queue_id"] < 0) | (j["consumer_offset"] < 0) | (j["broker_offset"] < 0),
+                    F.lit("negative value")))
+    detail = (F.when(reason == "malformed JSON",
+                     F.lit("not a JSON object, or a field has the wrong type"))
+              .when(reason == "unsupported schema",
+                    F.concat(F.lit("schema="), F.coalesce(j["schema"], F.lit("(none)"))))
+              .when(reason == "missing field", missing)
+              .otherwise(F.lit("queue_id, broker_offset and consumer_offset must be >= 0")))
+    tagged = parsed.withColumn("reason", reason)
+    bad = tagged.filter(F.col("reason").isNotNull()).select(
+        "source", F.lit("snapshot").alias("source_kind"), "block", "rid",
+        "reason", detail.alias("detail"), F.substring("value", 1, 500).alias("content"),
+        j["capture_ts"].alias("observed_ts"))
+    good = tagged.filter(F.col("reason").isNull())
+    obs = good.select(
+        j["capture_ts"].alias("observed_ts"), F.coalesce(j["cluster"], F.lit("")).alias("cluster"),
+        j["group"].alias("group"), j["topic"].alias("topic"), j["broker"].alias("broker"),
+        j["queue_id"].alias("queue_id"), j["broker_offset"].alias("broker_offset"),
+        j["min_offset"].alias("min_offset"), j["consumer_offset"].alias("consumer_offset"),
+        j["pull_offset"].alias("pull_offset"), j["last_timestamp"].alias("last_timestamp"),
+        j["delay_ms"].alias("delay_ms"), j["owner"].alias("owner"), j["owners"].alias("owners"),
+        F.size(j["members"]).alias("members_n"), j["online"].alias("online"),
+        j["orderly"].alias("orderly"), F.lit("snapshot").alias("source_kind"), "source",
+    ).withColumn("members", F.when(F.col("members_n") >= 0, F.col("members_n")).cast("int")
+                 ).drop("members_n")
+    return obs, bad
+
+
+def line_numbers(bad: DataFrame, lines: DataFrame) -> DataFrame:
+    """Replace ``block, rid`` of bad lines by their 1-based line number in the file.
+
+    ``lines`` is the full read (``source, block, rid``) with ``rid`` from
+    ``monotonically_increasing_id()`` taken right after the scan: rows of one file split
+    (``_metadata.file_block_start``) are consecutive ids, so line = lines in earlier splits of
+    the file + position inside the split. Only per-split counts are aggregated.
+    """
+    stats = lines.groupBy("source", "block").agg(F.count(F.lit(1)).alias("n"),
+                                                   F.min("rid").alias("rid0"))
+    w = Window.partitionBy("source").orderBy("block").rowsBetween(Window.unboundedPreceding, -1)
+    stats = stats.withColumn("base", F.coalesce(F.sum("n").over(w), F.lit(0)))
+    out = (bad.join(stats, on=["source", "block"], how="left")
+           .withColumn("line", (F.col("base") + F.col("rid") - F.col("rid0") + 1).cast("long")))
+    return out.drop("block", "rid", "n", "rid0", "base")
+
+
+# --------------------------------------------------------------------------------------------
+# captures
+
+def capture_index(times: DataFrame, align_ms: int) -> DataFrame:
+    """Distinct ``(cluster, observed_ts)`` -> ``capture_ts``: consecutive observation times of
+    a cluster closer than ``align_ms`` form one capture (per-broker exports taken by the same
+    cron run a few seconds apart), named by its first time. ``align_ms=0``: exact times."""
+    d = times.select("cluster", "observed_ts").distinct()
+    w = Window.partitionBy("cluster").orderBy("observed_ts")
+    gap = F.col("observed_ts") - F.lag("observed_ts").over(w)
+    d = d.withColumn("new", F.when(gap.isNull() | (gap > F.lit(align_ms)), 1).otherwise(0))
+    d = d.withColumn("session", F.sum("new").over(w.rowsBetween(Window.unboundedPreceding, 0)))
+    ws = Window.partitionBy("cluster", "session")
+    return d.select("cluster", "observed_ts", F.min("observed_ts").over(ws).alias("capture_ts"))
+
+
+def with_capture(df: DataFrame, index: DataFrame) -> DataFrame:
+    return df.join(F.broadcast(index), on=["cluster", "observed_ts"], how="left")
+
+
+def dedupe_observations(obs: DataFrame) -> DataFrame:
+    """One row per queue, group and capture: snapshot > consumerProgress > brokerConsumeStats
+    > consumerOffset.json, then the latest observation, then the larger broker offset."""
+    w = Window.partitionBy(*OBS_KEY).orderBy(
+        _priority(F.col("source_kind")), F.col("observed_ts").desc(),
+        F.col("broker_offset").desc_nulls_last(), F.col("source"))
+    return (obs.withColumn("_rn", F.row_number().over(w)).filter(F.col("_rn") == 1)
+            .drop("_rn"))
+
+
+# --------------------------------------------------------------------------------------------
+# broker offsets and lag
+
+def broker_history(obs: DataFrame, points: DataFrame) -> DataFrame:
+    """``(cluster, topic, broker, queue_id, t, B, min_offset)``: every captured max offset of a
+    queue, once per time (many groups share a queue)."""
+    a = obs.filter(F.col("broker_offset").isNotNull()).select(
+        *QUEUE, F.col("observed_ts").alias("t"), F.col("broker_offset").alias("B"),
+        "min_offset")
+    b = points.select(*QUEUE, F.col("observed_ts").alias("t"), F.col("broker_offset").alias("B"),
+                      "min_offset")
+    return a.unionByName(b).groupBy(*QUEUE, "t").agg(F.max("B").alias("B"),
+                                                      F.max("min_offset").alias("min_offset"))
+
+
+def fill_broker_offsets(obs: DataFrame, history: DataFrame, max_skew_ms: int) -> DataFrame:
+    """Give observations without a max offset (consumerOffset.json) the nearest captured max
+    offset of the same queue within ``max_skew_ms`` (topicStatus, or another source).
+
+    Adds ``broker_offset_ts`` (when that max offset was captured; the observation's own time
+    when it carried one). The time match is a bucketed equi-join (buckets of ``max_skew_ms``),
+    so its cost does not grow with the number of captures per queue.
+    """
+    has = obs.filter(F.col("broker_offset").isNotNull()).withColumn(
+        "broker_offset_ts", F.col("observed_ts"))
+    need = obs.filter(F.col("broker_offset").isNull()).drop("broker_offset")
+    bucket = max(1, int(max_skew_ms))
+    h = (history.withColumn("_b0", F.floor(F.col("t") / bucket))
+         .withColumn("_b", F.explode(F.array(F.col("_b0") - 1, F.col("_b0"), F.col("_b0") + 1)))
+         .select(*[F.col(c).alias("h_" + c) for c in QUEUE], "_b", F.col("t").alias("h_t"),
+                 F.col("B").alias("h_B"), F.col("min_offset").alias("h_min")))
+    n = need.withColumn("_b", F.floor(F.col("observed_ts") / bucket))
+    cond = [n[c] == h["h_" + c] for c in QUEUE] + [
+        n["_b"] == h["_b"], F.abs(h["h_t"] - n["observed_ts"]) <= F.lit(max_skew_ms)]
+    j = n.join(h, on=cond, how="left")
+    w = Window.partitionBy(*OBS_KEY).orderBy(
+        F.abs(F.col("h_t") - F.col("observed_ts")).asc_nulls_last(), F.col("h_t").desc())
+    j = j.withColumn("_rn", F.row_number().over(w)).filter(F.col("_rn") == 1)
+    filled = (j.withColumn("broker_offset", F.col("h_B"))
+              .withColumn("min_offset", F.coalesce(F.col("min_offset"), F.col("h_min")))
+              .withColumn("broker_offset_ts", F.col("h_t"))
+              .select(*has.columns))
+    return has.unionByName(filled)
+
+
+def with_lag(obs: DataFrame) -> DataFrame:
+    """``lag`` = max offset - consumer offset, clamped at 0 (a consumer offset read after the
+    max offset can be ahead; Burrow #271 clamps too); ``inflight`` = pull - consumer."""
+    raw = F.col("broker_offset") - F.col("consumer_offset")
+    return (obs.withColumn("lag", F.when(raw.isNull(), F.lit(None).cast("long"))
+                           .otherwise(F.greatest(raw, F.lit(0)).cast("long")))
+            .withColumn("inflight", (F.col("pull_offset") - F.col("consumer_offset"))
+                        .cast("long")))
+
+
+def estimate_time_lag(obs: DataFrame, history: DataFrame) -> DataFrame:
+    """Add ``lag_seconds``, ``lag_seconds_source`` (exact | interpolated | lower_bound |
+    unknown), ``estimated``, ``lower_bound`` and ``lag_seconds_upper``.
+
+    * lag 0 -> 0 (exact); snapshot ``delay_ms`` -> exact;
+    * otherwise, in the queue's history (split where the max offset went backwards: a new
+      segment after a broker was replaced or its store wiped), find the last point with
+      ``B < C`` and the first with ``B >= C`` and interpolate the moment ``B`` reached ``C``
+      (``interpolated``); lag seconds = observed time - that moment;
+    * when no captured point is below ``C`` the offset predates the first capture of the
+      segment: lag seconds >= observed time - first capture (``lower_bound``); ``unknown`` when
+      that is 0 or there is no history;
+    * ``lag_seconds_upper`` = observed time - ``last_timestamp`` (store time of the last
+      consumed message, from ConsumeStats / mqadmin LastTime) when lag > 0: an upper bound.
+    """
+    need = obs.filter((F.col("lag") > 0) & F.col("delay_ms").isNull()
+                      & F.col("consumer_offset").isNotNull())
+    ev = need.select(*OBS_KEY, F.col("observed_ts").alias("t"),
+                     F.col("consumer_offset").alias("C"))
+    # 1. segments of the history: a new one whenever the max offset decreased
+    wq = Window.partitionBy(*QUEUE).orderBy("t")
+    hist = history.select(*QUEUE, "t", "B").withColumn(
+        "_dec", F.when(F.col("B") < F.lag("B").over(wq), 1).otherwise(0))
+    hist = hist.withColumn("seg", F.sum("_dec").over(
+        wq.rowsBetween(Window.unboundedPreceding, 0))).drop("_dec")
+    # 2. each observation belongs to the segment of the last point at or before it
+    u = (hist.select(*QUEUE, "t", "seg", F.lit(0).alias("_r"),
+                     *[F.lit(None).cast(dt).alias(c) for c, dt in
+                       (("group", "string"), ("capture_ts", "long"), ("C", "long"))])
+         .unionByName(ev.select(*QUEUE, "t", F.lit(None).cast("long").alias("seg"),
+                                F.lit(1).alias("_r"), "group", "capture_ts", "C")))
+    wt = Window.partitionBy(*QUEUE).orderBy("t", "_r")
+    u = u.withColumn("_segb", F.last("seg", ignorenulls=True).over(
+        wt.rowsBetween(Window.unboundedPreceding, 0)))
+    u = u.withColumn("_sega", F.first("seg", ignorenulls=True).over(
+        wt.rowsBetween(0, Window.unboundedFollowing)))
+    ev_seg = u.filter(F.col("_r") == 1).select(
+        *QUEUE, "group", "capture_ts", "t", "C",
+        F.coalesce(F.col("_segb"), F.col("_sega"), F.lit(0)).alias("seg"))
+    # 3. inside a segment, order by offset: the bracketing points are the nearest history
+    #    rows before (B < C) and after (B >= C) each observation
+    v = (hist.select(*QUEUE, "seg", F.col("B").alias("k"), F.lit(1).alias("_r"), "t",
+                     F.struct(F.col("B").alias("B"), F.col("t").alias("t")).alias("pt"),
+                     *[F.lit(None).cast(dt).alias(c) for c, dt in
+                       (("group", "string"), ("capture_ts", "long"))])
+         .unionByName(ev_seg.select(*QUEUE, "seg", F.col("C").alias("k"), F.lit(0).alias("_r"),
+                                    "t", F.lit(None).cast("struct<B:long,t:long>").alias("pt"),
+                                    "group", "capture_ts")))
+    wk = Window.partitionBy(*QUEUE, "seg").orderBy("k", "_r", "t")
+    v = (v.withColumn("prev", F.last("pt", ignorenulls=True).over(
+            wk.rowsBetween(Window.unboundedPreceding, -1)))
+         .withColumn("next", F.first("pt", ignorenulls=True).over(
+             wk.rowsBetween(1, Window.unboundedFollowing)))
+         .withColumn("first_t", F.min(F.when(F.col("_r") == 1, F.col("t"))).over(
+             Window.partitionBy(*QUEUE, "seg"))))
+    est = v.filter(F.col("_r") == 0)
+    pa, pb = F.col("prev"), F.col("next")
+    t_star = pa["t"] + (F.col("k") - pa["B"]) * (pb["t"] - pa["t"]) / (pb["B"] - pa["B"])
+    interp = pa.isNotNull() & pb.isNotNull() & (pb["B"] > pa["B"])
+    lower = F.col("t") - F.col("first_t")
+    est = est.select(
+        *QUEUE, "group", "capture_ts",
+        F.when(interp, F.greatest(F.col("t") - t_star, F.lit(0)) / 1000.0)
+         .when(pa.isNull() & (lower > 0), lower / 1000.0).alias("_est_s"),
+        F.when(interp, F.lit("interpolated"))
+         .when(pa.isNull() & (lower > 0), F.lit("lower_bound"))
+         .otherwise(F.lit("unknown")).alias("_est_src"))
+    out = obs.join(est, on=OBS_KEY, how="left")
+    lag = F.col("lag")
+    src = (F.when(lag.isNull(), F.lit("unknown"))
+           .when(lag == 0, F.lit("exact"))
+           .when(F.col("delay_ms").isNotNull(), F.lit("exact"))
+           .otherwise(F.coalesce(F.col("_est_src"), F.lit("unknown"))))
+    secs = (F.when(lag.isNull(), F.lit(None).cast("double"))
+            .when(lag == 0, F.lit(0.0))
+            .when(F.col("delay_ms").isNotNull(),
+                  F.greatest(F.col("delay_ms"), F.lit(0)) / 1000.0)
+            .otherwise(F.col("_est_s")))
+    upper = F.when((lag > 0) & F.col("last_timestamp").isNotNull()
+                   & (F.col("last_timestamp") > 0),
+                   F.greatest(F.col("observed_ts") - F.col("last_timestamp"), F.lit(0)) / 1000.0)
+    return (out.withColumn("lag_seconds", secs.cast("double"))
+            .withColumn("lag_seconds_source", src)
+            .withColumn("estimated", F.col("lag_seconds_source").isin("interpolated",
+                                                                      "lower_bound"))
+            .withColumn("lower_bound", F.col("lag_seconds_source") == "lower_bound")
+            .withColumn("lag_seconds_upper", upper.cast("double"))
+            .drop("_est_s", "_est_src"))
+
+
+def enrich(obs: DataFrame, members: DataFrame, topic_cfg: DataFrame,
+           group_cfg: DataFrame) -> DataFrame:
+    """Fill ``online``/``members`` from consumerProgress' group list of the same capture,
+    ``orderly`` from subscriptionGroup.json (consumeMessageOrderly) or topics.json (FIFO), and
+    add ``consume_enable`` (subscriptionGroup.json) for the same broker and capture."""
+    m = (members.groupBy("cluster", "group", "capture_ts")
+         .agg(F.max("members").alias("_m_members"), F.max("online").alias("_m_online")))
+    g = (group_cfg.groupBy("cluster", "broker", "group", "capture_ts")
+         .agg(F.min(F.col("consume_enable").cast("int")).alias("_g_enable"),
+              F.max(F.col("orderly").cast("int")).alias("_g_orderly")))
+    t = (topic_cfg.groupBy("cluster", "broker", "topic", "capture_ts")
+         .agg(F.max(F.col("orderly").cast("int")).alias("_t_orderly")))
+    out = (obs.join(m, on=["cluster", "group", "capture_ts"],
+                    how="left")
+           .join(g, on=["cluster", "broker", "group", "capture_ts"], how="left")
+           .join(t, on=["cluster", "broker", "topic", "capture_ts"], how="left"))
+    return (out.withColumn("online", F.coalesce(F.col("online"), F.col("_m_online")))
+            .withColumn("members", F.coalesce(F.col("members"), F.col("_m_members")))
+            .withColumn("orderly", F.coalesce(F.col("orderly"), (F.col("_g_orderly") == 1),
+                                              (F.col("_t_orderly") == 1)))
+            .withColumn("consume_enable", (F.col("_g_enable") == 1))
+            .drop("_m_members", "_m_online", "_g_enable", "_g_orderly", "_t_orderly"))
+
+
+# --------------------------------------------------------------------------------------------
+# status (Burrow) and rates
+
+def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0) -> DataFrame:
+    """Per queue and capture: ``status`` over the last ``window`` captures with a known lag,
+    ``complete`` (= samples / window), and ``consume_rate`` / ``produce_rate`` (messages/s
+    since the previous capture; negative moves count as 0).
+
+    Burrow's rules (caching.go), evaluated only while the current lag > ``allowed_lag``:
+
+    1. STOP: the group is offline at this capture (no members in the snapshot or in
+       consumerProgress, or ``consumeEnable=false``); or, when membership is unknown (store and
+       mqadmin captures), the offset did not move over a full window while the lag grew. RocketMQ
+       clients commit every 5 s whether or not they moved, so there are no commit timestamps to
+       age: "offline" replaces Burrow's "no commit for longer than the window spans";
+    2. REWIND: the offset went backwards in the window and is still below its earlier maximum;
+    3. OK if the lag was <= allowed at any sample of the window;
+    4. STALL: the offset never moved in the window (>= 2 samples) while lag > 0 throughout;
+    5. WARN: the lag never decreased between consecutive samples (>= 2 samples);
+    6. else OK.
+    """
+    n_win = max(1, int(window))
+    key = GQUEUE
+    known = lag.filter(F.col("lag").isNotNull())
+    unknown = lag.filter(F.col("lag").isNull())
+    w = Window.partitionBy(*key).orderBy("capture_ts")
+    frame = w.rowsBetween(-(n_win - 1), 0)
+    online_eff = F.when(F.col("consume_enable") == F.lit(False), F.lit(False)).otherwise(
+        F.col("online"))
+    s = (known.withColumn("_offs", F.collect_list("consumer_offset").over(frame))
+         .withColumn("_lags", F.collect_list("lag").over(frame))
+         .withColumn("_prev_c", F.lag("consumer_offset").over(w))
+         .withColumn("_prev_b", F.lag("broker_offset").over(w))
+         .withColumn("_prev_t", F.lag("observed_ts").over(w))
+         .withColumn("_online", online_eff))
+    n = F.size("_offs")
+    allowed = F.lit(int(allowed_lag))
+    cur = F.element_at("_lags", -1)
+    first_lag = F.element_at("_lags", 1)
+    all_same = F.array_min("_offs") == F.array_max("_offs")
+    rewind = (n >= 2) & (F.element_at("_offs", -1) < F.array_max(
+        F.slice("_offs", F.lit(1), n - 1)))
+    any_ok = F.exists("_lags", lambda x: x <= allowed)
+    never_dec = (n >= 2) & F.expr(
+        "forall(sequence(2, greatest(size(_lags), 2)), "
+        "i -> element_at(_lags, i) >= element_at(_lags, i - 1))")
+    stop = ((F.col("_online") == F.lit(False))
+            | (F.col("_online").isNull() & (n == n_win) & (n >= 2) & all_same & (cur > first_lag)))
+    status = (F.when(cur <= allowed, "OK").when(stop, "STOP").when(rewind, "REWIND")
+              .when(any_ok, "OK").when((n >= 2) & all_same, "STALL").when(never_dec, "WARN")
+              .otherwise("OK"))
+    dt = (F.col("observed_ts") - F.col("_prev_t")) / 1000.0
+    s = (s.withColumn("status", status)
+         .withColumn("complete", (n / F.lit(float(n_win))).cast("double"))
+         .withColumn("window_samples", n.cast("int"))
+         .withColumn("consume_rate", F.when(dt > 0, F.greatest(
+             F.col("consumer_offset") - F.col("_prev_c"), F.lit(0)) / dt))
+         .withColumn("produce_rate", F.when(dt > 0, F.greatest(
+             F.col("broker_offset") - F.col("_prev_b"), F.lit(0)) / dt))
+         .drop("_offs", "_lags", "_prev_c", "_prev_b", "_prev_t", "_online"))
+    u = (unknown.withColumn("status", F.lit(None).cast("string"))
+         .withColumn("complete", F.lit(None).cast("double"))
+         .withColumn("window_samples", F.lit(None).cast("int"))
+         .withColumn("consume_rate", F.lit(None).cast("double"))
+         .withColumn("produce_rate", F.lit(None).cast("double")))
+    return s.unionByName(u)
+
+
+def group_topic_status(queues: DataFrame) -> DataFrame:
+    """Per capture, group and topic: totals, maxima, rates, the worst queue status, and the
+    group's status (worst over its topics at that capture)."""
+    q = queues.withColumn("_sev", severity(F.col("status")))
+    agg = q.groupBy("cluster", "group", "topic", "capture_ts").agg(
+        F.count(F.lit(1)).alias("queues"),
+        F.count("lag").alias("queues_known"),
+        F.sum("lag").alias("total_lag"),
+        F.max("lag").alias("max_lag"),
+        F.max("lag_seconds").alias("lag_seconds"),
+        F.max_by("lag_seconds_source", F.coalesce(F.col("lag_seconds"), F.lit(-1.0)))
+         .alias("lag_seconds_source"),
+        F.max(F.col("estimated").cast("int")).alias("_est"),
+        F.sum("consume_rate").alias("consume_rate"),
+        F.sum("produce_rate").alias("produce_rate"),
+        F.max("_sev").alias("status_code"),
+        F.avg("complete").alias("complete"),
+        F.max(F.col("online").cast("int")).alias("_online"),
+        F.max("members").alias("members"),
+        F.sum(F.when(F.col("owner").isNull() & F.col("lag").isNotNull(), 1).otherwise(0))
+         .alias("_no_owner"),
+        F.max("observed_ts").alias("observed_ts"),
+    )
+    wg = Window.partitionBy("cluster", "group", "capture_ts")
+    return (agg.withColumn("status", status_name(F.col("status_code")))
+            .withColumn("group_status_code", F.max("status_code").over(wg))
+            .withColumn("group_status", status_name(F.col("group_status_code")))
+            .withColumn("estimated", F.col("_est") == 1)
+            .withColumn("online", F.when(F.col("_online").isNull(), F.lit(None).cast("boolean"))
+                        .otherwise(F.col("_online") == 1))
+            .drop("_est", "_online", "_no_owner"))
+
+
+def latest_status(group_topic: DataFrame, rebalances: DataFrame | None = None) -> DataFrame:
+    """The last capture of every group and topic, with the run's peaks (``peak_lag``,
+    ``peak_lag_seconds``) and, when given, the group's rebalance event count."""
+    w_all = Window.partitionBy("cluster", "group", "topic")
+    w = w_all.orderBy(F.col("capture_ts").desc())
+    out = (group_topic.withColumn("peak_lag", F.max("total_lag").over(w_all))
+           .withColumn("peak_lag_seconds", F.max("lag_seconds").over(w_all))
+           .withColumn("captures", F.count(F.lit(1)).over(w_all))
+           .withColumn("_rn", F.row_number().over(w)).filter(F.col("_rn") == 1).drop("_rn"))
+    if rebalances is not None:
+        r = rebalances.groupBy("cluster", "group").agg(F.count(F.lit(1)).alias("rebalances"))
+        out = out.join(r, on=["cluster", "group"], how="left").withColumn(
+            "rebalances", F.coalesce(F.col("rebalances"), F.lit(0)).cast("long"))
+    return out
+
+
+def latest_groups(group_topic: DataFrame, rebalances: DataFrame | None = None) -> DataFrame:
+    """Per group: its latest capture's totals over topics and the group status."""
+    w = Window.partitionBy("cluster", "group").orderBy(F.col("capture_ts").desc())
+    last = (group_topic.withColumn("_last", F.first("capture_ts").over(w))
+            .filter(F.col("capture_ts") == F.col("_last")))
+    out = last.groupBy("cluster", "group", "capture_ts").agg(
+        F.count(F.lit(1)).alias("topics"), F.sum("total_lag").alias("total_lag"),
+        F.max("lag_seconds").alias("lag_seconds"),
+        F.max("group_status_code").alias("group_status_code"),
+        F.avg("complete").alias("complete"), F.max("members").alias("members"),
+        F.max(F.col("online").cast("int")).alias("_online"))
+    out = (out.withColumn("group_status", status_name(F.col("group_status_code")))
+           .withColumn("online", F.when(F.col("_online").isNull(),
+                                        F.lit(None).cast("boolean"))
+                       .otherwise(F.col("_online") == 1)).drop("_online"))
+    if rebalances is not None:
+        r = rebalances.groupBy("cluster", "group").agg(F.count(F.lit(1)).alias("rebalances"))
+        out = out.join(r, on=["cluster", "group"], how="left").withColumn(
+            "rebalances", F.coalesce(F.col("rebalances"), F.lit(0)).cast("long"))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# rebalance history
+
+CHANGE_COLS = ["ts", "window_start_ts", "cluster", "group", "topic", "broker", "queue_id",
+               "client", "change", "source_kind", "source", "strategy", "cid_all", "mq_all"]
+
+
+def capture_changes(obs: DataFrame) -> DataFrame:
+    """Owner changes between consecutive captures of a queue (snapshots; consumerProgress
+    ``-s true``). A group-topic capture counts only when its ownership is known: some queue has
+    an owner, or the group is offline (then every queue is truly unowned)."""
+    known = Window.partitionBy("cluster", "group", "topic", "capture_ts")
+    o = obs.withColumn("_known", (F.max(F.col("owner").isNotNull().cast("int")).over(known) == 1)
+                       | (F.col("online") == F.lit(False)))
+    o = o.filter(F.col("_known"))
+    w = Window.partitionBy(*GQUEUE).orderBy("capture_ts")
+    o = (o.withColumn("_prev_owner", F.lag("owner").over(w))
+         .withColumn("_prev_ts", F.lag("capture_ts").over(w))
+         .filter(F.col("_prev_ts").isNotNull()
+                 & ~F.col("owner").eqNullSafe(F.col("_prev_owner"))))
+    base: list[Any] = [F.col("capture_ts").alias("ts"), F.col("_prev_ts").alias("window_start_ts"),
+            "cluster", "group", "topic", "broker", "queue_id"]
+    tail: list[Any] = [F.lit(None).cast("string").alias("strategy"),
+                       F.lit(None).cast("int").alias("cid_all"),
+            F.lit(None).cast("int").alias("mq_all")]
+    gained = o.filter(F.col("owner").isNotNull()).select(
+        *base, F.col("owner").alias("client"), F.lit("gained").alias("change"),
+        F.col("source_kind"), F.col("source"), *tail)
+    lost = o.filter(F.col("_prev_owner").isNotNull()).select(
+        *base, F.col("_prev_owner").alias("client"), F.lit("lost").alias("change"),
+        F.col("source_kind"), F.col("source"), *tail)
+    return gained.unionByName(lost)
+
+
+def unowned_from_captures(obs: DataFrame) -> DataFrame:
+    """Intervals in which a queue had no owner in consecutive captures (ownership known).
+
+    ``start_ts`` = first capture without an owner, ``since_ts`` = the last capture that still
+    had one (the queue lost its owner in between), ``end_ts`` = the capture where an owner
+    appeared again (null while still unowned: ``open``)."""
+    known = Window.partitionBy("cluster", "group", "topic", "capture_ts")
+    o = obs.withColumn("_known", (F.max(F.col("owner").isNotNull().cast("int")).over(known) == 1)
+                       | (F.col("online") == F.lit(False))).filter(F.col("_known"))
+    w = Window.partitionBy(*GQUEUE).orderBy("capture_ts")
+    o = (o.withColumn("_none", F.col("owner").isNull().cast("int"))
+         .withColumn("_chg", F.when(F.col("_none") != F.lag("_none").over(w), 1).otherwise(0))
+         .withColumn("_island", F.sum("_chg").over(w.rowsBetween(Window.unboundedPreceding, 0)))
+         .withColumn("_prev_ts", F.lag("capture_ts").over(w))
+         .withColumn("_next_ts", F.lead("capture_ts").over(w)))
+    isl = o.groupBy(*GQUEUE, "_island").agg(
+        F.max("_none").alias("_none"), F.min("capture_ts").alias("start_ts"),
+        F.max("capture_ts").alias("last_ts"),
+        F.min_by("_prev_ts", F.col("capture_ts")).alias("since_ts"),
+        F.max_by("_next_ts", F.col("capture_ts")).alias("end_ts"),
+        F.first("source_kind").alias("source_kind"))
+    isl = isl.filter(F.col("_none") == 1)
+    return isl.select(
+        *GQUEUE, "since_ts", "start_ts", "end_ts",
+        F.when(F.col("end_ts").isNotNull(), F.col("end_ts") - F.col("start_ts"))
+         .otherwise(F.col("last_ts") - F.col("start_ts")).alias("duration_ms"),
+        F.col("end_ts").isNull().alias("open"), "source_kind")
+
+
+def log_changes(logs: DataFrame) -> DataFrame:
+    """Per-queue gains and losses from client logs.
+
+    ``result`` lines ("[client ]rebalanced result changed", RebalanceImpl) carry a client's whole
+    result set: a change is the difference to that client's previous set for the group and
+    topic (the first set counts as gained); identical consecutive sets (offset fixes/resets)
+    produce nothing. For a log file, group and topic without any result line, the ``add a new
+    mq`` / ``remove unnecessary mq`` lines are used instead, attributed to the file's client.
+    ``logs``: ``ts, seq, source, client_key, cluster, event, group, topic, client, mqs, ...``.
+    """
+    res = logs.filter(F.col("event") == "result").withColumn(
+        "_set", F.array_sort(F.transform("mqs", lambda m: F.concat_ws(
+            ":", m["broker"], m["queue_id"].cast("string")))))
+    w = Window.partitionBy("cluster", "client", "group", "topic").orderBy("ts", "seq")
+    res = (res.withColumn("_prev", F.lag("_set").over(w))
+           .withColumn("_gained", F.array_except("_set", F.coalesce(
+               F.col("_prev"), F.array().cast("array<string>"))))
+           .withColumn("_lost", F.array_except(F.coalesce(
+               F.col("_prev"), F.array().cast("array<string>")), "_set")))
+    base: list[Any] = [F.col("ts"), F.col("ts").alias("window_start_ts"), "cluster", "group",
+                       "topic"]
+    tail: list[Any] = ["client", "source_kind", "source", "strategy", "cid_all", "mq_all"]
+
+    def explode(col: str, change: str) -> DataFrame:
+        return (res.select(*base, F.explode(col).alias("_q"), *tail)
+                .withColumn("broker", F.regexp_extract("_q", r"^(.*):(\d+)$", 1))
+                .withColumn("queue_id", F.regexp_extract("_q", r"^(.*):(\d+)$", 2).cast("int"))
+                .withColumn("change", F.lit(change)).drop("_q"))
+
+    from_results = explode("_gained", "gained").unionByName(explode("_lost", "lost"))
+    # fallback: add/remove lines of (file, group, topic) keys without any result line
+    addrm = logs.filter(F.col("event").isin("add", "remove"))
+    keys_with_results = logs.filter(F.col("event") == "result").select(
+        "source", "group", "topic").distinct()
+    file_client = (logs.filter(F.col("event") == "result")
+                   .groupBy("source", "group").agg(F.first("client").alias("_fc")))
+    fb = (addrm.join(keys_with_results, on=["source", "group", "topic"], how="left_anti")
+          .join(file_client, on=["source", "group"], how="left")
+          .select(F.col("ts"), F.col("ts").alias("window_start_ts"), "cluster", "group", "topic",
+                  F.explode("mqs").alias("_m"),
+                  F.coalesce(F.col("client"), F.col("_fc"), F.col("client_key")).alias("client"),
+                  F.when(F.col("event") == "add", "gained").otherwise("lost").alias("change"),
+                  "source_kind", "source", "strategy", "cid_all", "mq_all")
+          .withColumn("broker", F.col("_m")["broker"])
+          .withColumn("queue_id", F.col("_m")["queue_id"]).drop("_m"))
+    return from_results.select(*CHANGE_COLS).unionByName(fb.select(*CHANGE_COLS))
+
+
+def rebalance_events(changes: DataFrame) -> DataFrame:
+    """One row per client, group, topic and moment: the queues it gained and lost
+    (``broker:queueId``, sorted)."""
+    q = F.concat_ws(":", F.col("broker"), F.col("queue_id").cast("string"))
+    return (changes.groupBy("ts", "cluster", "group", "topic", "client", "source_kind")
+            .agg(F.min("window_start_ts").alias("window_start_ts"),
+                 F.array_sort(F.collect_set(F.when(F.col("change") == "gained", q)))
+                  .alias("gained"),
+                 F.array_sort(F.collect_set(F.when(F.col("change") == "lost", q))).alias("lost"),
+                 F.first("strategy", ignorenulls=True).alias("strategy"),
+                 F.max("cid_all").alias("cid_all"), F.max("mq_all").alias("mq_all"),
+                 F.first("source").alias("source"))
+            .withColumn("n_gained", F.size("gained"))
+            .withColumn("n_lost", F.size("lost")))
+
+
+def queue_moves(changes: DataFrame, window_ms: int) -> DataFrame:
+    """A queue lost by one client and gained by another within ``window_ms``.
+
+    ``gap_ms`` = gain time - loss time: positive = the queue had no owner for that long;
+    negative = both clients held it (a duplicate-consumption window); 0 for moves seen between
+    two captures (then ``window_start_ts`` bounds when it happened)."""
+    g = changes.filter(F.col("change") == "gained").alias("g")
+    lo = changes.filter(F.col("change") == "lost").alias("l")
+    cond = [F.col("g." + c).eqNullSafe(F.col("l." + c)) for c in GQUEUE] + [
+        F.col("g.client") != F.col("l.client"),
+        F.abs(F.col("g.ts") - F.col("l.ts")) <= F.lit(window_ms)]
+    j = g.join(lo, on=cond, how="inner")
+    w = Window.partitionBy(*[F.col("g." + c) for c in GQUEUE], F.col("g.ts"), F.col("g.client")
+                           ).orderBy(F.abs(F.col("g.ts") - F.col("l.ts")), F.col("l.ts").desc())
+    j = j.withColumn("_rn", F.row_number().over(w)).filter(F.col("_rn") == 1)
+    return j.select(
+        F.col("g.ts").alias("ts"),
+        F.least(F.col("g.window_start_ts"), F.col("l.ts")).alias("window_start_ts"),
+        *[F.col("g." + c).alias(c) for c in GQUEUE],
+        F.col("l.client").alias("from_client"), F.col("g.client").alias("to_client"),
+        F.col("l.ts").alias("lost_ts"), (F.col("g.ts") - F.col("l.ts")).alias("gap_ms"),
+        F.col("g.source_kind").alias("source_kind"))
+
+
+def unowned_from_logs(changes: DataFrame) -> DataFrame:
+    """From log changes: a loss followed (on that queue, in time order) by a gain = the queue
+    had no owner in between; a loss that nothing follows is ``open`` (the logs end, or the new
+    owner's log was not given). A loss right after another client's gain is a handover with
+    overlap, not an unowned interval."""
+    w = Window.partitionBy(*GQUEUE).orderBy("ts", F.col("change").desc())
+    c = (changes.withColumn("_next_change", F.lead("change").over(w))
+         .withColumn("_next_ts", F.lead("ts").over(w))
+         .withColumn("_prev_change", F.lag("change").over(w))
+         .withColumn("_prev_client", F.lag("client").over(w)))
+    overlap = (F.col("_prev_change") == "gained") & (F.col("_prev_client") != F.col("client"))
+    lost = c.filter((F.col("change") == "lost") & ~F.coalesce(overlap, F.lit(False))
+                    & (F.col("_next_change").isNull() | (F.col("_next_change") == "gained")))
+    return lost.select(
+        *GQUEUE, F.col("ts").alias("since_ts"), F.col("ts").alias("start_ts"),
+        F.col("_next_ts").alias("end_ts"), (F.col("_next_ts") - F.col("ts")).alias("duration_ms"),
+        F.col("_next_ts").isNull().alias("open"), "source_kind")
+
+
+def rebalance_rounds(events: DataFrame, gap_ms: int) -> DataFrame:
+    """Group a group's events into rounds: events closer than ``gap_ms`` to the previous one
+    (every member re-balances within one RebalanceService interval, 20 s, of a change)."""
+    w = Window.partitionBy("cluster", "group").orderBy("ts")
+    gap = F.col("ts") - F.lag("ts").over(w)
+    e = (events.withColumn("_new", F.when(gap.isNull() | (gap > F.lit(gap_ms)), 1).otherwise(0))
+         .withColumn("_round", F.sum("_new").over(w.rowsBetween(Window.unboundedPreceding, 0))))
+    return e.groupBy("cluster", "group", "_round").agg(
+        F.min("ts").alias("start_ts"), F.max("ts").alias("end_ts"),
+        F.count(F.lit(1)).alias("events"),
+        F.array_sort(F.collect_set("client")).alias("clients"),
+        F.sum("n_gained").alias("queues_gained"), F.sum("n_lost").alias("queues_lost"),
+    ).drop("_round")
+
+
+def rebalance_storms(rounds: DataFrame, min_rounds: int, window_ms: int) -> DataFrame:
+    """Storms: at least ``min_rounds`` rebalance rounds of a group within ``window_ms``;
+    overlapping windows merge into one storm (start, end, rounds, events, clients)."""
+    w = Window.partitionBy("cluster", "group").orderBy("start_ts").rangeBetween(-window_ms, 0)
+    r = (rounds.withColumn("_cnt", F.count(F.lit(1)).over(w))
+         .withColumn("_from", F.min("start_ts").over(w)))
+    trig = r.filter(F.col("_cnt") >= F.lit(min_rounds)).select(
+        "cluster", "group", F.col("_from").alias("s"), F.col("end_ts").alias("e"))
+    wo = Window.partitionBy("cluster", "group").orderBy("s", "e")
+    trig = (trig.withColumn("_maxe", F.max("e").over(wo.rowsBetween(Window.unboundedPreceding,
+                                                                      -1)))
+            .withColumn("_new", F.when(F.col("_maxe").isNull() | (F.col("s") > F.col("_maxe")),
+                                       1).otherwise(0))
+            .withColumn("_storm", F.sum("_new").over(wo.rowsBetween(Window.unboundedPreceding,
+                                                                     0))))
+    spans = trig.groupBy("cluster", "group", "_storm").agg(F.min("s").alias("s_start"),
+                                                           F.max("e").alias("s_end"))
+    j = spans.join(rounds, on=["cluster", "group"], how="inner").filter(
+        (F.col("s_start") <= F.col("start_ts")) & (F.col("start_ts") <= F.col("s_end")))
+    return j.groupBy("cluster", "group", "s_start", "s_end").agg(
+        F.count(F.lit(1)).alias("rounds"), F.sum("events").alias("events"),
+        F.array_sort(F.array_distinct(F.flatten(F.collect_list("clients")))).alias("clients"),
+    ).select("cluster", "group", F.col("s_start").alias("start_ts"),
+             F.col("s_end").alias("end_ts"),
+             (F.col("s_end") - F.col("s_start")).alias("duration_ms"), "rounds", "events",
+             "clients")
+
+
+LOCK_EVENTS = ("acquire", "takeover", "conflict", "unlock", "unlock_conflict",
+               "unlock_not_locked", "unlock_no_group", "client_lock_ok", "client_lock_failed",
+               "client_unlock", "add_lock_failed")
+
+
+def lock_events(logs: DataFrame) -> DataFrame:
+    """Lock history, one row per queue: broker lock.log acquisitions, takeovers of expired
+    locks (``prev_client`` = the old holder), refusals and releases, plus the clients' own
+    lock results. ``takeover`` marks "expired ... new client id" / 4.x "lock expired, I got
+    it"."""
+    e = logs.filter(F.col("event").isin(*LOCK_EVENTS))
+    e = e.select("ts", "cluster", "group", "event", "client", "prev_client", "source_kind",
+                 "source", "client_key",
+                 F.explode_outer("mqs").alias("_m"))
+    return e.select(
+        "ts", "cluster", "group", F.col("_m")["topic"].alias("topic"),
+        F.col("_m")["broker"].alias("broker"), F.col("_m")["queue_id"].alias("queue_id"),
+        "event", F.coalesce(F.col("client"), F.when(
+            F.col("source_kind") == "client-log", F.col("client_key"))).alias("client"),
+        "prev_client", (F.col("event") == "takeover").alias("takeover"), "source_kind",
+        "source")
