@@ -86,8 +86,10 @@ def parse_input_spec(text: str) -> InputSpec:
 
 
 def _looks_like_hive(s: str) -> bool:
-    # "date=2024-06-01/..." is a relative Hive-style path, not a kind prefix
-    return "/" in s.partition("=")[2]
+    # "date=2024-06-01/..." is a relative Hive-style path; "name=/abs/path" or "name=s3a://..."
+    # is a kind prefix (then an unknown one)
+    rest = s.partition("=")[2]
+    return "/" in rest and not rest.startswith(("/", "~", ".")) and "://" not in rest
 
 
 def basename(path: str) -> str:

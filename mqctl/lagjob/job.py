@@ -162,10 +162,11 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
         _check_listing(listing)
     else:
         listing = None
-    from mqctl.lagjob.session import spark_session, utc_session
+    from mqctl.lagjob.session import ensure_workers_import_mqctl, spark_session, utc_session
 
     with spark_session(master, conf=spark_conf, spark=spark) as handle, \
             utc_session(handle.spark):
+        ensure_workers_import_mqctl(handle.spark)
         if listing is None:
             from mqctl.lagjob.readers import list_inputs
 
@@ -382,7 +383,8 @@ class _Run:
         for name, df in frames.items():
             path = W.join(self.out, name)
             self.say(f"lag report: writing {name} ({len(ds_dates[name])} date partition(s))")
-            W.write_partitioned(sp, df, path, run_dates, ds_dates[name])
+            W.write_partitioned(sp, df, path, run_dates, ds_dates[name],
+                                one_file_per_date=name not in ("lag", "group_status"))
             written[name] = path
 
         # ---- summaries ------------------------------------------------------------------------

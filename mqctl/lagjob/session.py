@@ -138,28 +138,43 @@ def spark_session(master: str | None = "local[*]", *, conf: Mapping[str, str] | 
                                  hint=JAVA_HINT) from exc
             raise
         session.sparkContext.setLogLevel(log_level.upper())
-        if master is not None and not master.startswith("local"):
-            _ship_package(session, Path(tmp))
         try:
             yield SessionHandle(session, owned=True)
         finally:
             session.stop()
 
 
-def _ship_package(spark: SparkSession, tmp: Path) -> None:
-    """Executors on a real cluster may not have mqctl installed: ship it as a zip."""
+_SHIPPED: set[str] = set()
+
+
+def ensure_workers_import_mqctl(spark: SparkSession) -> None:
+    """Python workers parse inputs with mqctl's own code. A local master whose workers run
+    this very interpreter imports it already; any other set-up (a cluster, a session built
+    with another PYSPARK_PYTHON) gets the package shipped as a zip, once per application."""
+    import os.path
+
+    sc = spark.sparkContext
+    local = (sc.master or "").startswith("local")
+    exec_ = getattr(sc, "pythonExec", None) or ""
+    same = bool(exec_) and (os.path.realpath(shutil.which(exec_) or exec_)
+                            == os.path.realpath(sys.executable))
+    if local and same:
+        return
+    app = sc.applicationId
+    if app in _SHIPPED:
+        return
     import zipfile
 
     import mqctl
 
     root = Path(mqctl.__file__).resolve().parent
-    zpath = tmp / "mqctl.zip"
+    zdir = Path(tempfile.mkdtemp(prefix="mqctl-pyfiles-"))
+    zpath = zdir / "mqctl.zip"
     with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as zf:
-        for f in root.rglob("*.py"):
+        for f in sorted(root.rglob("*.py")):
             zf.write(f, Path("mqctl") / f.relative_to(root))
-        if (root / "py.typed").exists():
-            zf.write(root / "py.typed", Path("mqctl") / "py.typed")
-    spark.sparkContext.addPyFile(str(zpath))
+    sc.addPyFile(str(zpath))
+    _SHIPPED.add(app)
 
 
 @contextmanager

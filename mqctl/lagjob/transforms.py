@@ -359,18 +359,24 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0) -> DataFrame
     ``complete`` (= samples / window), and ``consume_rate`` / ``produce_rate`` (messages/s
     since the previous capture; negative moves count as 0).
 
-    Burrow's rules (caching.go), evaluated only while the current lag > ``allowed_lag``:
+    Burrow's ``calculatePartitionStatus`` (linkedin/Burrow ``core/internal/evaluator/
+    caching.go``), in its order, only while the current lag > ``allowed_lag``:
 
-    1. STOP: the group is offline at this capture (no members in the snapshot or in
-       consumerProgress, or ``consumeEnable=false``); or, when membership is unknown (store and
-       mqadmin captures), the offset did not move over a full window while the lag grew. RocketMQ
-       clients commit every 5 s whether or not they moved, so there are no commit timestamps to
-       age: "offline" replaces Burrow's "no commit for longer than the window spans";
-    2. REWIND: the offset went backwards in the window and is still below its earlier maximum;
-    3. OK if the lag was <= allowed at any sample of the window;
-    4. STALL: the offset never moved in the window (>= 2 samples) while lag > 0 throughout;
-    5. WARN: the lag never decreased between consecutive samples (>= 2 samples);
+    1. STOP, unless the window's max offsets show the consumer was caught up recently (some
+       max offset <= the current consumer offset; Burrow's ``checkIfRecentLagZero``).
+       Burrow's test ("no commit for longer than the window spans") needs commit timestamps,
+       which RocketMQ does not keep (clients commit every 5 s whether or not they moved).
+       Adapted: the group is offline at this capture (no members in the snapshot or in
+       consumerProgress' group list, or ``consumeEnable=false`` in subscriptionGroup.json);
+       or, when membership is unknown (store files, mqadmin captures), the offset did not move
+       over a full window while the lag grew;
+    2. OK if the lag was <= allowed at any sample of the window;
+    3. REWIND: the offset decreased between two samples of the window;
+    4. STALL: the offset never moved in the window;
+    5. WARN: the lag never decreased between consecutive samples;
     6. else OK.
+
+    Rules 3-5 need two samples: a single capture can only be OK or STOP.
     """
     n_win = max(1, int(window))
     key = GQUEUE
@@ -382,6 +388,7 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0) -> DataFrame
         F.col("online"))
     s = (known.withColumn("_offs", F.collect_list("consumer_offset").over(frame))
          .withColumn("_lags", F.collect_list("lag").over(frame))
+         .withColumn("_bos", F.collect_list("broker_offset").over(frame))
          .withColumn("_prev_c", F.lag("consumer_offset").over(w))
          .withColumn("_prev_b", F.lag("broker_offset").over(w))
          .withColumn("_prev_t", F.lag("observed_ts").over(w))
@@ -390,18 +397,21 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0) -> DataFrame
     allowed = F.lit(int(allowed_lag))
     cur = F.element_at("_lags", -1)
     first_lag = F.element_at("_lags", 1)
+    cur_off = F.col("consumer_offset")
     all_same = F.array_min("_offs") == F.array_max("_offs")
-    rewind = (n >= 2) & (F.element_at("_offs", -1) < F.array_max(
-        F.slice("_offs", F.lit(1), n - 1)))
+    two = F.expr("sequence(2, greatest(size(_offs), 2))")
+    rewind = (n >= 2) & F.exists(two, lambda i: F.element_at("_offs", i)
+                                 < F.element_at("_offs", i - 1))
     any_ok = F.exists("_lags", lambda x: x <= allowed)
-    never_dec = (n >= 2) & F.expr(
-        "forall(sequence(2, greatest(size(_lags), 2)), "
-        "i -> element_at(_lags, i) >= element_at(_lags, i - 1))")
-    stop = ((F.col("_online") == F.lit(False))
-            | (F.col("_online").isNull() & (n == n_win) & (n >= 2) & all_same & (cur > first_lag)))
-    status = (F.when(cur <= allowed, "OK").when(stop, "STOP").when(rewind, "REWIND")
-              .when(any_ok, "OK").when((n >= 2) & all_same, "STALL").when(never_dec, "WARN")
-              .otherwise("OK"))
+    never_dec = (n >= 2) & F.forall(two, lambda i: F.element_at("_lags", i)
+                                    >= F.element_at("_lags", i - 1))
+    recent_zero = F.exists("_bos", lambda b: b <= cur_off)
+    stopped = ((F.col("_online") == F.lit(False))
+               | (F.col("_online").isNull() & (n == n_win) & (n >= 2) & all_same
+                  & (cur > first_lag)))
+    status = (F.when(cur <= allowed, "OK").when(stopped & ~recent_zero, "STOP")
+              .when(any_ok, "OK").when(rewind, "REWIND").when((n >= 2) & all_same, "STALL")
+              .when(never_dec, "WARN").otherwise("OK"))
     dt = (F.col("observed_ts") - F.col("_prev_t")) / 1000.0
     s = (s.withColumn("status", status)
          .withColumn("complete", (n / F.lit(float(n_win))).cast("double"))
@@ -410,7 +420,7 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0) -> DataFrame
              F.col("consumer_offset") - F.col("_prev_c"), F.lit(0)) / dt))
          .withColumn("produce_rate", F.when(dt > 0, F.greatest(
              F.col("broker_offset") - F.col("_prev_b"), F.lit(0)) / dt))
-         .drop("_offs", "_lags", "_prev_c", "_prev_b", "_prev_t", "_online"))
+         .drop("_offs", "_lags", "_bos", "_prev_c", "_prev_b", "_prev_t", "_online"))
     u = (unknown.withColumn("status", F.lit(None).cast("string"))
          .withColumn("complete", F.lit(None).cast("double"))
          .withColumn("window_samples", F.lit(None).cast("int"))
@@ -560,7 +570,8 @@ def log_changes(logs: DataFrame) -> DataFrame:
     result set: a change is the difference to that client's previous set for the group and
     topic (the first set counts as gained); identical consecutive sets (offset fixes/resets)
     produce nothing. For a log file, group and topic without any result line, the ``add a new
-    mq`` / ``remove unnecessary mq`` lines are used instead, attributed to the file's client.
+    mq`` / ``remove unnecessary mq`` lines are used instead, attributed to the file's client and
+    grouped per second (one rebalance logs its adds and removes within milliseconds).
     ``logs``: ``ts, seq, source, client_key, cluster, event, group, topic, client, mqs, ...``.
     """
     res = logs.filter(F.col("event") == "result").withColumn(
@@ -591,6 +602,7 @@ def log_changes(logs: DataFrame) -> DataFrame:
                    .groupBy("source", "group").agg(F.first("client").alias("_fc")))
     fb = (addrm.join(keys_with_results, on=["source", "group", "topic"], how="left_anti")
           .join(file_client, on=["source", "group"], how="left")
+          .withColumn("ts", (F.floor(F.col("ts") / 1000) * 1000).cast("long"))
           .select(F.col("ts"), F.col("ts").alias("window_start_ts"), "cluster", "group", "topic",
                   F.explode("mqs").alias("_m"),
                   F.coalesce(F.col("client"), F.col("_fc"), F.col("client_key")).alias("client"),

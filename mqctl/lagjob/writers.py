@@ -48,7 +48,7 @@ def _hadoop_fs(spark: SparkSession, path: str) -> tuple[Any, Any]:
 
 
 def write_partitioned(spark: SparkSession, df: DataFrame, path: str, run_dates: list[str],
-                      df_dates: list[str]) -> None:
+                      df_dates: list[str], *, one_file_per_date: bool = False) -> None:
     """Replace the ``date=`` partitions of this run: dynamic partition overwrite for the
     dates that have rows, and removal of this run's dates that no longer have any (e.g. a
     quarantine partition after the bad file was fixed). Other dates are untouched."""
@@ -58,6 +58,8 @@ def write_partitioned(spark: SparkSession, df: DataFrame, path: str, run_dates: 
             fs.delete(hp, True)
     if not df_dates:
         return
+    if one_file_per_date:  # small datasets (events, quarantine, ...): no scatter of tiny files
+        df = df.repartition("date")
     (df.write.mode("overwrite").option("partitionOverwriteMode", "dynamic")
      .partitionBy("date").parquet(path))
 
