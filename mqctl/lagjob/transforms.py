@@ -362,14 +362,13 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0) -> DataFrame
     Burrow's ``calculatePartitionStatus`` (linkedin/Burrow ``core/internal/evaluator/
     caching.go``), in its order, only while the current lag > ``allowed_lag``:
 
-    1. STOP, unless the window's max offsets show the consumer was caught up recently (some
-       max offset <= the current consumer offset; Burrow's ``checkIfRecentLagZero``).
-       Burrow's test ("no commit for longer than the window spans") needs commit timestamps,
-       which RocketMQ does not keep (clients commit every 5 s whether or not they moved).
-       Adapted: the group is offline at this capture (no members in the snapshot or in
-       consumerProgress' group list, or ``consumeEnable=false`` in subscriptionGroup.json);
-       or, when membership is unknown (store files, mqadmin captures), the offset did not move
-       over a full window while the lag grew;
+    1. STOP. Burrow's test ("no commit for longer than the window spans", with a grace when
+       recent broker offsets show the consumer caught up) needs commit timestamps, which
+       RocketMQ does not keep (clients commit every 5 s whether or not they moved). Adapted:
+       the group is offline at this capture (no members in the snapshot or in consumerProgress'
+       group list, or ``consumeEnable=false`` in subscriptionGroup.json): membership is known,
+       so Burrow's grace does not apply; or, when membership is unknown (store files, mqadmin
+       captures), the offset did not move over a full window while the lag grew;
     2. OK if the lag was <= allowed at any sample of the window;
     3. REWIND: the offset decreased between two samples of the window;
     4. STALL: the offset never moved in the window;
@@ -388,7 +387,6 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0) -> DataFrame
         F.col("online"))
     s = (known.withColumn("_offs", F.collect_list("consumer_offset").over(frame))
          .withColumn("_lags", F.collect_list("lag").over(frame))
-         .withColumn("_bos", F.collect_list("broker_offset").over(frame))
          .withColumn("_prev_c", F.lag("consumer_offset").over(w))
          .withColumn("_prev_b", F.lag("broker_offset").over(w))
          .withColumn("_prev_t", F.lag("observed_ts").over(w))
@@ -397,7 +395,6 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0) -> DataFrame
     allowed = F.lit(int(allowed_lag))
     cur = F.element_at("_lags", -1)
     first_lag = F.element_at("_lags", 1)
-    cur_off = F.col("consumer_offset")
     all_same = F.array_min("_offs") == F.array_max("_offs")
     two = F.expr("sequence(2, greatest(size(_offs), 2))")
     rewind = (n >= 2) & F.exists(two, lambda i: F.element_at("_offs", i)
@@ -405,11 +402,10 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0) -> DataFrame
     any_ok = F.exists("_lags", lambda x: x <= allowed)
     never_dec = (n >= 2) & F.forall(two, lambda i: F.element_at("_lags", i)
                                     >= F.element_at("_lags", i - 1))
-    recent_zero = F.exists("_bos", lambda b: b <= cur_off)
     stopped = ((F.col("_online") == F.lit(False))
                | (F.col("_online").isNull() & (n == n_win) & (n >= 2) & all_same
                   & (cur > first_lag)))
-    status = (F.when(cur <= allowed, "OK").when(stopped & ~recent_zero, "STOP")
+    status = (F.when(cur <= allowed, "OK").when(stopped, "STOP")
               .when(any_ok, "OK").when(rewind, "REWIND").when((n >= 2) & all_same, "STALL")
               .when(never_dec, "WARN").otherwise("OK"))
     dt = (F.col("observed_ts") - F.col("_prev_t")) / 1000.0
@@ -420,7 +416,7 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0) -> DataFrame
              F.col("consumer_offset") - F.col("_prev_c"), F.lit(0)) / dt))
          .withColumn("produce_rate", F.when(dt > 0, F.greatest(
              F.col("broker_offset") - F.col("_prev_b"), F.lit(0)) / dt))
-         .drop("_offs", "_lags", "_bos", "_prev_c", "_prev_b", "_prev_t", "_online"))
+         .drop("_offs", "_lags", "_prev_c", "_prev_b", "_prev_t", "_online"))
     u = (unknown.withColumn("status", F.lit(None).cast("string"))
          .withColumn("complete", F.lit(None).cast("double"))
          .withColumn("window_samples", F.lit(None).cast("int"))

@@ -1,3 +1,4 @@
+# ruff: noqa: UP031 - the mqadmin captures are built with Java's printf formats, verbatim
 """Input files for the lag job tests, built by hand so every expected value can be worked out on
 paper (the expected numbers live in the tests, next to their arithmetic)."""
 
