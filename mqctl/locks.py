@@ -24,8 +24,9 @@ the broker lease ends 60 s after it (client clock; the broker's own timestamp is
 
 States of a queue and their precedence (the first rule that applies wins):
 
-1. ``contested``: two or more clients claim the queue (non-dropped ``mqTable`` entries), or
-   its one claimer's client id is used by several processes (duplicate ``ip@pid``);
+1. ``contested``: two or more clients claim the queue (non-dropped ``mqTable`` entries, or
+   their own allocation assigns it to them: split views), or its one claimer's client id is
+   used by several processes (duplicate ``ip@pid``);
 2. ``stale``: no answering client holds a lease on it, but a client that is gone -- no longer
    a member (crashed, left) or not answering (hung, overloaded) -- was last seen holding it and
    its broker lease can still run: it blocks the queue until ``frees_at``;
@@ -359,15 +360,21 @@ def classify_queue(mq: MessageQueue, claims: Sequence[Claim], predicted: Sequenc
 
     pred_text = f"; the allocation assigns it to {', '.join(predicted)}" if predicted else ""
 
-    # 1. contested
-    if len(claimers) >= 2:
+    # 1. contested: several clients claim it, or several answering clients' own allocations
+    # assign it to themselves (split views: the loser's lock attempts fail every 20 s)
+    assigned = [p for p in dict.fromkeys(predicted) if p in answered]
+    contenders = list(dict.fromkeys(claimers + (assigned if len(assigned) >= 2 else [])))
+    if len(contenders) >= 2:
         holders = [c for c in active if c.lease_runs(now)]
-        owner = _latest(holders).client_id if holders else claimers[0]
-        desc = "; ".join(c.describe(now) for c in active)
-        return make(LockState.CONTESTED, owner, f"claimed by {len(claimers)} clients: {desc}",
-                    f"{q} is claimed by {len(claimers)} clients ({', '.join(claimers)}): their "
-                    "allocation views differ (member lists, strategies or subscriptions); "
-                    f"check `mqctl consumers {group or '<group>'}`")
+        owner = _latest(holders).client_id if holders else contenders[0]
+        desc = "; ".join([c.describe(now) for c in active]
+                         + [f"{p} (assigned, not holding it)" for p in contenders
+                            if p not in claimers])
+        return make(LockState.CONTESTED, owner,
+                    f"claimed by {len(contenders)} clients: {desc}",
+                    f"{q} is claimed by {len(contenders)} clients ({', '.join(contenders)}): "
+                    "their allocation views differ (member lists, strategies or "
+                    f"subscriptions); check `mqctl consumers {group or '<group>'}`")
     dups = [c for c in active if connections.get(c.client_id, 1) > 1]
     if dups:
         c = dups[0]
@@ -383,7 +390,7 @@ def classify_queue(mq: MessageQueue, claims: Sequence[Claim], predicted: Sequenc
         assert c.lease_end is not None
         why = ("no longer a member: crashed or left" if not c.member
                else "does not answer: hung or overloaded")
-        others = [p for p in predicted if p != c.client_id]
+        others = [p for p in predicted if p != c.client_id and p in answered]
         then = f"; then {', '.join(others)} can lock it" if others else ""
         cmd = (f"mqctl locks release --group {group or '<group>'} --queue {q} "
                f"--topic {mq.topic} --execute")

@@ -223,3 +223,17 @@ def test_future_timestamp_clamps_age_to_zero():
     q = classify([claim("a@1", age=-5000)], predicted=["a@1"])
     assert q.state is LockState.HELD
     assert q.lock_age_ms == 0
+
+
+def test_contested_split_views_one_holds_the_other_is_assigned():
+    q = classify([claim("a@1", age=2000)], predicted=["a@1", "b@2"], answered={"a@1", "b@2"})
+    assert q.state is LockState.CONTESTED
+    assert q.owner == "a@1"
+    assert "b@2 (assigned, not holding it)" in q.reason
+
+
+def test_handover_in_progress_is_not_contested():
+    # the allocation moved the queue to b@2, a@1 still holds it until its next rebalance
+    q = classify([claim("a@1", age=2000)], predicted=["b@2"], answered={"a@1", "b@2"})
+    assert q.state is LockState.HELD
+    assert "now assigns it to b@2" in q.reason
