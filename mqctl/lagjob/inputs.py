@@ -338,7 +338,7 @@ def path_meta(path: str, tz: tzinfo | None = None, kind: Kind | None = None) -> 
                 break
     topic = hive.get("topic")
     group = hive.get("group")
-    stem = _strip_compression(name)
+    stem = re.sub(r"[.](txt|out|log|text)$", "", _strip_compression(name))
     m = re.match(r"^(topicStatus|consumerProgress)[.](" + _NAME_RX + r")(?:[.].*)?$", stem)
     if m:
         if m.group(1) == "topicStatus" and topic is None:

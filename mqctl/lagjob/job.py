@@ -273,11 +273,10 @@ class _Run:
         logs_raw = self.keep(logs_raw)
         logs = logs_raw.filter(F.col("log").isNotNull()).select(
             "source", "source_kind", "client_key", "cluster", F.struct("block", "rid").alias("seq"),
-            "log.*")
+            *[F.col("log")[n].alias(n) for n, _ in schemas.P.LOG_FIELDS])
         log_bad = logs_raw.filter(F.col("bad_reason").isNotNull()).select(
             "source", "source_kind", "block", "rid", F.col("bad_reason").alias("reason"),
-            F.col("bad_detail").alias("detail"), "content",
-            F.lit(None).cast("long").alias("observed_ts"))
+            F.col("bad_detail").alias("detail"), "content", F.col("ts").alias("observed_ts"))
         bad_frames.append(X.line_numbers(log_bad, log_lines).select(*bad_cols))
         unknown = [(f.path, None, None, "unrecognised input",
                     "neither the name nor the content matches an input kind; pass KIND=PATH",

@@ -567,13 +567,15 @@ def _ev(ts: int, event: str, group: str | None, topic: str | None, client: str |
                     detail))
 
 
-def _bad_line(reason: str, detail: str = "") -> tuple[str, tuple[Any, ...]]:
-    return ("bad", (reason, detail))
+def _bad_line(reason: str, detail: str = "", ts: int | None = None
+              ) -> tuple[str, tuple[Any, ...]]:
+    """("bad", (reason, detail, ts)): ``ts`` when the line's own time could be read."""
+    return ("bad", (reason, detail, ts))
 
 
 def parse_client_log_line(line: str, log_tz: tzinfo | None,
                           pinned_tz: tzinfo = GMT8) -> LogResult:
-    """One ``rocketmq_client.log`` line -> ("log", LOG_FIELDS) | ("bad", (reason, detail)) |
+    """One ``rocketmq_client.log`` line -> ("log", LOG_FIELDS) | ("bad", (reason, detail, ts)) |
     None for lines that carry nothing for the rebalance history."""
     if not any(k in line for k in CLIENT_KEYWORDS):
         return None
@@ -582,7 +584,7 @@ def parse_client_log_line(line: str, log_tz: tzinfo | None,
     if "rebalanced result changed" in line:
         m = _RESULT.search(line)
         if not m:
-            return _bad_line("unparsed rebalance line", "template did not match")
+            return _bad_line("unparsed rebalance line", "template did not match", ts)
         strategy, group, topic, client, rest = m.groups()
         if ts is None:
             return _bad_line("no timestamp", "line does not start with yyyy-MM-dd HH:mm:ss")
@@ -592,13 +594,14 @@ def parse_client_log_line(line: str, log_tz: tzinfo | None,
             mqs = _mqs(ms.group(4))
             if len(mqs) != size:
                 return _bad_line("truncated result set",
-                                 f"rebalanceResultSize={size} but {len(mqs)} queue(s) listed")
+                                 f"rebalanceResultSize={size} but {len(mqs)} queue(s) listed",
+                                 ts)
             return _ev(ts, "result", group, topic, client, None, mqs, strategy, mq_all, cid_all)
         ma = _ASSIGNMENT_SET.search(rest)
         if ma:  # 5.x broker-side (POP) rebalance
             return _ev(ts, "result", group, topic, client, None, _mqs(ma.group(1)), strategy,
                        None, None, "broker-side assignment")
-        return _bad_line("unparsed rebalance line", "no result set")
+        return _bad_line("unparsed rebalance line", "no result set", ts)
     for rx, event in ((_ADD_LOCK_FAILED, "add_lock_failed"), (_ADD, "add"),
                       (_REMOVE, "remove")):
         m = rx.search(line)
@@ -704,5 +707,5 @@ def parse_lock_log_line(line: str, pinned_tz: tzinfo = GMT8,
         return need_ts() or _ev(ts or 0, "unlock", m.group(1), None, m.group(6), None,
                                 _mq1(m, 3))
     if "RebalanceLockManager#" in line or ", I got it" in line:
-        return _bad_line("unparsed lock line", "template did not match")
+        return _bad_line("unparsed lock line", "template did not match", ts)
     return None

@@ -290,10 +290,10 @@ def _log_records(rows: Iterable[Any], log_tz: tzinfo | None, pinned_tz: tzinfo,
             continue
         tag, rec = r
         if tag == "log":
-            yield (uri, kind.value, row["block"], row["rid"], row["mtime_ms"], meta.client,
+            yield (uri, kind.value, row["block"], row["rid"], rec[0], meta.client,
                    meta.cluster or cluster, rec, None, None, None)
         else:
-            yield (uri, kind.value, row["block"], row["rid"], row["mtime_ms"], meta.client,
+            yield (uri, kind.value, row["block"], row["rid"], rec[2], meta.client,
                    meta.cluster or cluster, None, rec[0], rec[1], line[:P.CONTENT_MAX])
 
 

@@ -46,7 +46,7 @@ LOG_RECORDS = T.StructType([
     T.StructField("source_kind", T.StringType(), True),
     T.StructField("block", T.LongType(), True),
     T.StructField("rid", T.LongType(), True),
-    T.StructField("mtime_ms", T.LongType(), True),
+    T.StructField("ts", T.LongType(), True),  # the line's time (null when unreadable)
     T.StructField("client_key", T.StringType(), True),
     T.StructField("cluster", T.StringType(), True),
     T.StructField("log", LOG, True),

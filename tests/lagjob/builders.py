@@ -175,3 +175,126 @@ def copy_sample(rel: str, dest: Path) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(SAMPLES / rel, dest)
     return dest
+
+
+# ---- the end-to-end scenario -------------------------------------------------------------------
+
+SNAP_GROUPS = ("G_EXACT", "G_INTERP", "G_STALL", "G_STOP", "G_REWIND")
+
+
+def scenario_rows(i: int) -> list[dict[str, Any]]:
+    """Capture i (0..4) at T0 + i minutes; topic T on broker-a queue 0 has max offset
+    1000 + 100 i (every group reads the same queue)."""
+    ts = T0 + i * MIN
+    b = 1000 + 100 * i
+    rows = [
+        snap_row(ts, "G_EXACT", "T", 0, b, b - 50, owner="A@1", delay_ms=3000),
+        snap_row(ts, "G_INTERP", "T", 0, b, [1000, 1050, 1150, 1250, 1350][i], owner="B@1"),
+        snap_row(ts, "G_STALL", "T", 0, b, 900, owner="C@1"),
+        snap_row(ts, "G_STOP", "T", 0, b, 950, members=[]),
+        snap_row(ts, "G_REWIND", "T", 0, b, [990, 1080, 1150, 1020, 1100][i], owner="D@1"),
+    ]
+    owners = {0: ["E@1", "E@1", "E@1", "E@1", "F@1"], 1: ["E@1", "E@1", None, "F@1", "F@1"]}
+    for q in (0, 1):
+        rows.append(snap_row(ts, "G_MOVE", "T2", q, 500 + 10 * i, 500 + 10 * i,
+                             owner=owners[q][i], members=["E@1", "F@1"]))
+    return rows
+
+
+BAD_SNAPSHOT_LINES = [
+    "{bad json",
+    json.dumps({**snap_row(T0, "G_X", "T", 0, 1, 1), "schema": "other/2"}),
+    json.dumps({k: v for k, v in snap_row(T0, "G_X", "T", 0, 1, 1).items()
+                if k != "consumer_offset"}),
+    json.dumps(snap_row(T0, "G_X", "T", -1, 1, 1)),
+    "",
+    json.dumps({**snap_row(T0, "G_X", "T", 0, 1, 1), "queue_id": "x"}),
+]
+
+
+def build_scenario(root: Path) -> dict[str, Path]:
+    """Every input kind, with known answers (see test_job.py)."""
+    paths: dict[str, Path] = {}
+    snap = root / "snap"
+    for i in range(5):
+        extra = BAD_SNAPSHOT_LINES if i == 4 else None
+        paths[f"snap{i}"] = write_snapshot(snap, "c1", T0 + i * MIN, scenario_rows(i), extra)
+    dup = root / "snap-copy" / "dup.jsonl"  # capture 0 given twice: merged, counted
+    dup.parent.mkdir(parents=True)
+    shutil.copyfile(paths["snap0"], dup)
+    # store files of broker-b + topicStatus captures of topic TS
+    store = root / "store" / "broker-b"
+    for stamp, off in (("2024-06-01T10-00-00", 100), ("2024-06-01T10-02-00", 100),
+                       ("2024-06-01T10-04-00", 130)):
+        write(store / stamp / "consumerOffset.json", consumer_offset_json({"TS@G_STORE": {0: off}}))
+    first = store / "2024-06-01T10-00-00"
+    write(first / "topics.json", json.dumps({"topicConfigTable": {"TS": {
+        "order": False, "perm": 6, "readQueueNums": 1, "writeQueueNums": 1, "topicName": "TS",
+        "attributes": {"message.type": "NORMAL"}}}}, indent="\t"))
+    write(first / "subscriptionGroup.json", json.dumps({"subscriptionGroupTable": {"G_STORE": {
+        "groupName": "G_STORE", "consumeEnable": True, "consumeMessageOrderly": True,
+        "consumeBroadcastEnable": True}}}, indent="\t"))
+    copy_sample("synthetic/store/delayOffset.json", first / "delayOffset.json")
+    paths["bad_store"] = write(store / "2024-06-01T10-06-00" / "consumerOffset.json",
+                               '{\n\t"offsetTable":{\n\t\t"TS@G_STORE":{0:')
+    mq_dir = root / "mqadmin"
+    for stamp, mx in (("2024-06-01T10-00-00", 100), ("2024-06-01T10-02-00", 160),
+                      ("2024-06-01T10-04-00", 200)):
+        write(mq_dir / f"topicStatus.TS.{stamp}.txt",
+              topic_status([("broker-b", 0, 0, mx, "2024-06-01 10:00:00,000")]))
+    write(mq_dir / "consumerProgress-all.2024-06-01T10-04-00.txt",
+          consumer_progress_groups([("G_STORE", 0, "OFFLINE", "", "", 0, 70)]))
+    copy_sample("mqadmin/consumerProgress.4.8.blog-capture.txt",
+                mq_dir / "consumerProgress.go_client_dev.2021-02-13T06-30-00.txt")
+    copy_sample("mqadmin/topicStatus.4.8.blog-capture.txt",
+                mq_dir / "topicStatus.TestTopic-6.2021-02-13T06-30-00.txt")
+    write(mq_dir / "consumerProgress.G_CP.2024-06-01T10-00-00.txt",
+          consumer_progress_51([("TP", "broker-a", 0, 500, 480, 5, "2024-06-01 09:59:00")],
+                               client_ip=True))
+    bcs = broker_consume_stats([("TB", "G_BCS", "broker-a", 0, 300, 290, "2024-06-01 09:59:30"),
+                                ("TB", "G_BCS", "broker-a", 1, 300, 200, "2024-06-01 09:59:30")])
+    bcs = bcs.replace("300                   200", "300                   2oo")  # broken row
+    paths["bcs"] = write(mq_dir / "brokerConsumeStats.broker-a.2024-06-01T10-00-00.txt", bcs)
+    write(mq_dir / "topicStatus.txt", topic_status([("broker-b", 0, 0, 1, "")]))  # no topic
+    paths["unknown"] = write(mq_dir / "notes.txt", "nothing to see here\n")
+    # client logs (5.x GMT+8; 4.x host zone, CRLF) and broker lock logs (5.x and 4.x)
+    logs = root / "logs"
+    c = ("TL", "broker-c")
+    pre5 = "[1] [RebalanceService] [o.a.r.c.i.c.RebalanceImpl#updateProcessQueueTable:485] - "
+    write(logs / "10.0.0.5" / "rocketmq_client.log", "\n".join([
+        f"2024-06-01 18:00:00.100 INFO  {pre5}doRebalance, GID_LOG, add a new mq, {mq(*c, 0)}",
+        f"2024-06-01 18:00:00.101 INFO  {pre5}doRebalance, GID_LOG, add a new mq, {mq(*c, 1)}",
+        result_line5("2024-06-01 18:00:00.102", "GID_LOG", "TL", "10.0.0.5@1",
+                     [(*c, 0), (*c, 1)]),
+        f"2024-06-01 18:01:00.000 INFO  {pre5}doRebalance, GID_LOG, remove unnecessary mq, "
+        f"{mq(*c, 1)}",
+        result_line5("2024-06-01 18:01:00.001", "GID_LOG", "TL", "10.0.0.5@1", [(*c, 0)]),
+        result_line5("2024-06-01 18:01:10.000", "GID_LOG", "TL", "10.0.0.5@1", [(*c, 0)]),
+        result_line5("2024-06-01 18:01:30.000", "GID_LOG", "TL", "10.0.0.5@1", [(*c, 0)],
+                     size=2),  # truncated: quarantined (line 7)
+    ]) + "\n")
+    write(logs / "10.0.0.6" / "rocketmq_client.log", "\n".join([
+        f"2024-06-01 10:01:05,000 INFO RocketmqClient - doRebalance, GID_LOG, add a new mq, "
+        f"{mq(*c, 1)}",
+        result_line4("2024-06-01 10:01:05,001", "GID_LOG", "TL", "10.0.0.6@2", [(*c, 1)]),
+    ]) + "\n", newline="\r\n")
+    write(logs / "10.0.0.7" / "rocketmq_client.log", "\n".join([
+        f"2024-06-01 18:02:00.005 INFO  {pre5}doRebalance, GID_FB, add a new mq, "
+        f"{mq('TF', 'broker-c', 0)}",
+        f"2024-06-01 18:02:00.009 INFO  {pre5}doRebalance, GID_FB, add a new mq, "
+        f"{mq('TF', 'broker-c', 1)}",
+    ]) + "\n")
+    lk = "RebalanceLockManager#tryLockBatch: "
+    write(logs / "broker-c" / "lock.log", "\n".join([
+        f"2024-06-01 18:00:01 INFO AdminBrokerThread_1 - {lk}lock a message which has not been "
+        f"locked yet, group=GID_LOG, clientId=10.0.0.5@1, mq={mq(*c, 1)}",
+        f"2024-06-01 18:02:00 WARN AdminBrokerThread_2 - {lk}try to lock a expired message "
+        f"queue, group=GID_LOG, mq={mq(*c, 1)}, old client id=10.0.0.5@1, new client "
+        "id=10.0.0.6@2",
+        f"2024-06-01 18:02:30 WARN AdminBrokerThread_2 - {lk}a template from the future",
+    ]) + "\n")
+    write(logs / "broker-c" / "lock.log.1", (
+        "2024-06-01 18:03:00 WARN AdminBrokerThread_3 - tryLockBatch, message queue lock "
+        "expired, I got it. Group: GID_LOG OldClientId: 10.0.0.6@2 NewClientId: 10.0.0.5@1 "
+        f"{mq(*c, 1)}\n"))
+    return paths

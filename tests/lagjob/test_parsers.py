@@ -245,6 +245,8 @@ def test_client_log_add_remove_lock_and_notify_lines():
 def test_client_log_bad_lines(line, reason):
     r = P.parse_client_log_line(line, None)
     assert r is not None and r[0] == "bad" and r[1][0] == reason
+    # the line's own time is kept when it can be read (its quarantine row is dated by it)
+    assert r[1][2] == (None if reason == "no timestamp" else T0)  # 18:00 GMT+8
 
 
 # ---- broker lock.log -------------------------------------------------------------------------
