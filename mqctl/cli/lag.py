@@ -77,7 +77,7 @@ def report(
     """
     from mqctl.errors import ThresholdBreached, UsageError
     from mqctl.lagjob import result_view, run_report
-    from mqctl.timeparse import parse_duration_ms
+    from mqctl.lagjob.job import duration_ms
 
     st = state(ctx)
     spark_conf: dict[str, str] = {}
@@ -90,8 +90,8 @@ def report(
     res = run_report(
         inputs, out, master=master, window=window, fail_on=fail_on or (), tz=tz, log_tz=log_tz,
         broker_log_tz=broker_log_tz, cluster=cluster, allowed_lag=allowed_lag,
-        max_skew_ms=parse_duration_ms(max_skew), align_ms=parse_duration_ms(align),
-        storm_rounds=storm_rounds, storm_window_ms=parse_duration_ms(storm_window),
+        max_skew_ms=duration_ms(max_skew), align_ms=duration_ms(align),
+        storm_rounds=storm_rounds, storm_window_ms=duration_ms(storm_window),
         prom_file=prom_file, spark_conf=spark_conf or None,
         progress=lambda m: info(st, m))
     emit(result_view(res, limit), st.output(output))

@@ -595,6 +595,20 @@ def build_parser() -> Any:
     return p
 
 
+def duration_ms(text: str) -> int:
+    """A CLI duration: ``10s``, ``5m``, ``1h30m``, ``PT2M``, or a bare number of seconds
+    (``0`` turns a feature off)."""
+    from mqctl.timeparse import parse_duration_ms
+
+    s = text.strip()
+    if s.replace(".", "", 1).isdigit():
+        return int(float(s) * 1000)
+    ms = parse_duration_ms(s)
+    if ms < 0:
+        raise UsageError(f"duration {text!r} must not be negative")
+    return ms
+
+
 def _stderr_line(msg: str) -> None:
     sys.stderr.write(msg + "\n")
 
@@ -602,7 +616,6 @@ def _stderr_line(msg: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     from mqctl.errors import ExitCode, MqctlError
     from mqctl.render import emit
-    from mqctl.timeparse import parse_duration_ms
 
     args = build_parser().parse_args(argv)
     try:
@@ -616,9 +629,9 @@ def main(argv: list[str] | None = None) -> int:
             args.inputs, args.out, master=args.master, window=args.window,
             fail_on=args.fail_on, tz=args.tz, log_tz=args.log_tz,
             broker_log_tz=args.broker_log_tz, cluster=args.cluster,
-            allowed_lag=args.allowed_lag, max_skew_ms=parse_duration_ms(args.max_skew),
-            align_ms=parse_duration_ms(args.align), storm_rounds=args.storm_rounds,
-            storm_window_ms=parse_duration_ms(args.storm_window), prom_file=args.prom_file,
+            allowed_lag=args.allowed_lag, max_skew_ms=duration_ms(args.max_skew),
+            align_ms=duration_ms(args.align), storm_rounds=args.storm_rounds,
+            storm_window_ms=duration_ms(args.storm_window), prom_file=args.prom_file,
             spark_conf=conf or None,
             progress=None if args.quiet else _stderr_line)
         emit(result_view(res), args.output)

@@ -80,6 +80,7 @@ def default_conf(master: str | None) -> dict[str, str]:
         "spark.sql.execution.pythonUDF.arrow.enabled": "false",
         "spark.sql.sources.partitionOverwriteMode": "dynamic",
         "spark.sql.session.timeZone": "UTC",
+        "spark.sql.debug.maxToStringFields": "500",  # no "truncated plan" warnings
     }
     if master is None or master.startswith("local"):
         conf["spark.driver.bindAddress"] = "127.0.0.1"
@@ -121,6 +122,9 @@ def spark_session(master: str | None = "local[*]", *, conf: Mapping[str, str] | 
         if master is not None:
             builder = builder.master(master)
         settings = default_conf(master)
+        # applied when the SparkContext starts, also under spark-submit (whose driver JVM
+        # already runs with Spark's INFO profile)
+        settings["spark.log.level"] = log_level.upper()
         java_opts = f"-Dlog4j2.configurationFile=file:{log_cfg}"
         user = dict(conf or {})
         if "spark.driver.extraJavaOptions" in user:
