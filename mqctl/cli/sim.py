@@ -1,0 +1,90 @@
+"""``mqctl sim``: run the simulated cluster (the embedded default) and list its scenarios."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from mqctl.cli.common import OutputOpt, emit, state
+
+app = typer.Typer(help="The simulated RocketMQ cluster (for trying mqctl, demos and tests).",
+                  no_args_is_help=True)
+
+
+@app.command("up")
+def up(
+    ctx: typer.Context,
+    scenario: Annotated[str, typer.Option("--scenario", "-s", help="Bundled scenario name or "
+                                          "a YAML file (docs/scenario.md).")] = "demo",
+    port: Annotated[int, typer.Option("--port", help="Name server port; brokers listen on the "
+                                      "following ports (0 = ephemeral).", min=0, max=65535)
+                    ] = 9876,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    clock: Annotated[str | None, typer.Option("--clock", help="real, accelerated or manual "
+                                              "(default: the scenario's).", show_default=False)
+                     ] = None,
+    speed: Annotated[float | None, typer.Option("--speed", help="Accelerated clock factor.",
+                                                show_default=False, min=0.001)] = None,
+    log_dir: Annotated[str | None, typer.Option("--log-dir", help="Write client and broker logs "
+                                                "(rocketmq_client.log, lock.log) here.",
+                                                show_default=False)] = None,
+) -> None:
+    """Run a simulated cluster in the foreground until Ctrl-C or SIGTERM.
+
+    Example: mqctl sim up            (the bundled demo on 127.0.0.1:9876)
+    """
+    import asyncio
+    import signal
+    import sys
+
+    from mqctl.errors import UsageError
+    from mqctl.sim import SimCluster
+
+    if clock not in (None, "real", "accelerated", "manual"):
+        raise UsageError(f"unknown clock {clock!r}", hint="use real, accelerated or manual")
+    st = state(ctx)
+
+    async def run() -> None:
+        cluster = SimCluster(scenario, host=host, namesrv_port=port, clock=clock, speed=speed,
+                             log_dir=log_dir)
+        try:
+            await cluster.start()
+        except OSError as exc:
+            raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+                             hint="pick another --port (0 = any free port)") from None
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        sc = cluster.scenario
+        sys.stdout.write(f"mqctl sim: scenario {sc.name} ({len(sc.brokers)} broker(s), "
+                         f"{len(sc.topics)} topic(s), {len(sc.groups)} group(s)), clock "
+                         f"{cluster.clock.mode}\n")
+        sys.stdout.write(f"name server: {cluster.namesrv_addr}\n")
+        for name, srv in sorted(cluster.servers.items()):
+            if name != "namesrv":
+                sys.stdout.write(f"broker {name}: {srv.addr}\n")
+        sys.stdout.write(f"export NAMESRV_ADDR={cluster.namesrv_addr}\n")
+        if cluster.tls_cert_file:
+            sys.stdout.write(f"TLS certificate: {cluster.tls_cert_file}\n")
+        sys.stdout.flush()
+        try:
+            await stop.wait()
+        finally:
+            await cluster.stop()
+            if not st.quiet:
+                sys.stderr.write("mqctl sim: stopped\n")
+
+    asyncio.run(run())
+
+
+@app.command("scenarios")
+def scenarios(ctx: typer.Context, output: OutputOpt = None) -> None:
+    """List the bundled scenarios."""
+    from mqctl.render import Result, Table, cols
+    from mqctl.sim import bundled
+
+    st = state(ctx)
+    rows = [{"scenario": k, "description": v} for k, v in bundled().items()]
+    emit(Result([Table(cols("scenario", "description"), rows)]), st.output(output))

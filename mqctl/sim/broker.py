@@ -1,0 +1,743 @@
+"""A simulated broker: topics, offsets, resets, locks, group membership, and request handlers.
+
+Behaviour follows apache/rocketmq 5.x (``broker/.../processor/AdminBrokerProcessor``,
+``ConsumerManageProcessor``, ``ClientManageProcessor``, ``client/ConsumerManager``,
+``client/rebalance/RebalanceLockManager``, ``offset/ConsumerOffsetManager``,
+``client/net/Broker2Client``) as summarised in rocketmq-protocol.md sections 3-6.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mqctl.models import RETRY_PREFIX, MessageQueue
+from mqctl.remoting import fastjson
+from mqctl.remoting.codes import RequestCode, ResponseCode
+from mqctl.remoting.frame import RemotingCommand
+from mqctl.sim.logs import LockLog, mq_text
+from mqctl.sim.server import ServerConn
+from mqctl.sim.store import QueueLog
+
+if TYPE_CHECKING:
+    from mqctl.sim.cluster import SimCluster
+    from mqctl.sim.consumer import SimConsumer
+
+LOCK_LEASE_MS = 60_000  # RebalanceLockManager.REBALANCE_LOCK_MAX_LIVE_TIME
+CHANNEL_EXPIRED_MS = 120_000  # ConsumerManager.CHANNEL_EXPIRED_TIMEOUT, scanned every 10 s
+
+R = ResponseCode
+C = RequestCode
+
+
+@dataclass
+class LockEntry:
+    client_id: str
+    last_update: int
+
+
+@dataclass
+class Channel:
+    key: int
+    client_id: str
+    addr: str
+    language: str
+    version: int
+    consume_type: str
+    message_model: str
+    consume_from_where: str
+    subscriptions: dict[str, dict[str, Any]]  # topic -> SubscriptionData dict
+    last_update: int
+    consumer: SimConsumer | None = None  # a simulated client
+    conn: ServerConn | None = None  # an external client connected over TCP
+
+
+@dataclass
+class TopicConf:
+    name: str
+    read: int
+    write: int
+    perm: int = 6
+    order: bool = False
+
+    def to_body(self) -> dict[str, Any]:
+        return {"attributes": {}, "order": self.order, "perm": self.perm,
+                "readQueueNums": self.read, "topicFilterType": "SINGLE_TAG",
+                "topicName": self.name, "topicSysFlag": 0, "writeQueueNums": self.write}
+
+
+@dataclass
+class GroupConf:
+    name: str
+    orderly: bool = False
+    broadcast: bool = False
+
+
+@dataclass
+class SimBroker:
+    cluster: SimCluster
+    name: str
+    server_side_reset: bool = True
+    notify_ids_changed: bool = True
+    auto_create_group: bool = True
+    topics: dict[str, TopicConf] = field(default_factory=dict)
+    logs: dict[tuple[str, int], QueueLog] = field(default_factory=dict)
+    groups: dict[str, GroupConf] = field(default_factory=dict)
+    offsets: dict[tuple[str, str], dict[int, int]] = field(default_factory=dict)  # (topic, group)
+    resets: dict[tuple[str, str], dict[int, int]] = field(default_factory=dict)
+    pulls: dict[tuple[str, str, int], int] = field(default_factory=dict)
+    locks: dict[str, dict[MessageQueue, LockEntry]] = field(default_factory=dict)
+    channels: dict[str, dict[int, Channel]] = field(default_factory=dict)  # group -> key -> ch
+    lock_log: LockLog | None = None
+    data_version: int = 1
+
+    _keys = itertools.count(1)
+
+    # ------------------------------------------------------------------ basics
+
+    def now(self) -> int:
+        return self.cluster.clock.now_ms()
+
+    def add_topic(self, conf: TopicConf, log_factory: Any = None) -> None:
+        self.topics[conf.name] = conf
+        for q in range(max(conf.read, conf.write)):
+            if (conf.name, q) not in self.logs:
+                self.logs[(conf.name, q)] = (log_factory(q) if log_factory else
+                                             QueueLog.from_rate(0, self.now(), 0, 0.0))
+        self.data_version += 1
+
+    def qlog(self, topic: str, qid: int) -> QueueLog | None:
+        return self.logs.get((topic, qid))
+
+    def max_offset(self, topic: str, qid: int) -> int:
+        lg = self.qlog(topic, qid)
+        return lg.max_offset(self.now()) if lg else 0
+
+    def min_offset(self, topic: str, qid: int) -> int:
+        lg = self.qlog(topic, qid)
+        return lg.min_offset if lg else 0
+
+    def store_ts(self, topic: str, qid: int, offset: int) -> int:
+        lg = self.qlog(topic, qid)
+        if lg is None or offset < lg.min_offset or offset >= lg.max_offset(self.now()):
+            return 0
+        return lg.store_ts(offset)
+
+    def search(self, topic: str, qid: int, ts: int, boundary: str = "LOWER") -> int:
+        lg = self.qlog(topic, qid)
+        return lg.search(ts, self.now(), boundary) if lg else 0
+
+    def mq(self, topic: str, qid: int) -> MessageQueue:
+        return MessageQueue(topic, self.name, qid)
+
+    # ------------------------------------------------------------------ offsets
+
+    def committed(self, group: str, topic: str, qid: int) -> int | None:
+        """ConsumerOffsetManager.queryOffset: a pending server-side reset wins."""
+        pending = self.resets.get((topic, group), {}).get(qid)
+        if pending is not None:
+            return pending
+        return self.offsets.get((topic, group), {}).get(qid)
+
+    def commit(self, group: str, topic: str, qid: int, offset: int) -> bool:
+        """Store a commit; ignored (False) while a server-side reset is pending."""
+        if qid in self.resets.get((topic, group), {}):
+            return False
+        self.offsets.setdefault((topic, group), {})[qid] = offset
+        return True
+
+    def pull(self, group: str, topic: str, qid: int, offset: int) -> int:
+        """A consumer pulls from ``offset``; returns where it must continue (a pending reset
+        makes it jump, and the reset entry is consumed: PULL_OFFSET_MOVED in 5.x)."""
+        pend = self.resets.get((topic, group))
+        if pend and qid in pend:
+            new = pend.pop(qid)
+            if not pend:
+                self.resets.pop((topic, group), None)
+            self.pulls[(group, topic, qid)] = new
+            return new
+        self.pulls[(group, topic, qid)] = max(offset, self.pulls.get((group, topic, qid), 0))
+        return offset
+
+    def group_topics(self, group: str) -> list[str]:
+        return sorted({t for (t, g) in self.offsets if g == group}
+                      | {t for (t, g) in self.resets if g == group})
+
+    # ------------------------------------------------------------------ locks
+
+    def try_lock_batch(self, group: str, mqs: Iterable[MessageQueue], client_id: str
+                       ) -> set[MessageQueue]:
+        now = self.now()
+        table = self.locks.setdefault(group, {})
+        ok: set[MessageQueue] = set()
+        for mq in mqs:
+            e = table.get(mq)
+            if e is None:
+                table[mq] = LockEntry(client_id, now)
+                ok.add(mq)
+                self._lock_log("INFO", "RebalanceLockManager#tryLockBatch: lock a message which "
+                               f"has not been locked yet, group={group}, clientId={client_id}, "
+                               f"mq={mq_text(mq.topic, mq.broker_name, mq.queue_id)}")
+            elif e.client_id == client_id:
+                e.last_update = now  # renewal: logs nothing
+                ok.add(mq)
+            elif now - e.last_update > LOCK_LEASE_MS:
+                old = e.client_id
+                e.client_id, e.last_update = client_id, now
+                ok.add(mq)
+                self._lock_log("WARN", "RebalanceLockManager#tryLockBatch: try to lock a expired "
+                               f"message queue, group={group}, mq="
+                               f"{mq_text(mq.topic, mq.broker_name, mq.queue_id)}, old client "
+                               f"id={old}, new client id={client_id}")
+            else:
+                self._lock_log("WARN", "RebalanceLockManager#tryLockBatch: message queue has "
+                               f"been locked by other client, group={group}, mq="
+                               f"{mq_text(mq.topic, mq.broker_name, mq.queue_id)}, locked "
+                               f"client id={e.client_id}, current client id={client_id}")
+        return ok
+
+    def unlock_batch(self, group: str, mqs: Iterable[MessageQueue], client_id: str) -> None:
+        table = self.locks.get(group)
+        mqs = list(mqs)
+        if table is None:
+            self._lock_log("WARN", f"RebalanceLockManager#unlockBatch: group not exist, "
+                           f"group={group}, clientId={client_id}, mqs={self._mqs_text(mqs)}")
+            return
+        for mq in mqs:
+            e = table.get(mq)
+            text = mq_text(mq.topic, mq.broker_name, mq.queue_id)
+            if e is None:
+                self._lock_log("WARN", f"RebalanceLockManager#unlockBatch: mq not locked, "
+                               f"group={group}, clientId={client_id}, mq={text}")
+            elif e.client_id == client_id:
+                del table[mq]
+                self._lock_log("INFO", f"RebalanceLockManager#unlockBatch: unlock mq, "
+                               f"group={group}, clientId={client_id}, mqs=[{text}]")
+            else:
+                self._lock_log("WARN", f"RebalanceLockManager#unlockBatch: mq locked by other "
+                               f"client, group={group}, locked clientId={e.client_id}, current "
+                               f"clientId={client_id}, mqs=[{text}]")
+
+    def lock_holder(self, group: str, mq: MessageQueue) -> LockEntry | None:
+        """Test/inspection helper (not reachable over the protocol, as in RocketMQ)."""
+        return self.locks.get(group, {}).get(mq)
+
+    def _mqs_text(self, mqs: list[MessageQueue]) -> str:
+        return "[" + ", ".join(mq_text(m.topic, m.broker_name, m.queue_id) for m in mqs) + "]"
+
+    def _lock_log(self, level: str, msg: str) -> None:
+        if self.lock_log is not None:
+            self.lock_log.write(self.now(), level, msg)
+
+    # ------------------------------------------------------------------ membership
+
+    def register(self, group: str, ch: Channel) -> bool:
+        """A heartbeat. Returns True when the member list changed (new channel)."""
+        chans = self.channels.setdefault(group, {})
+        if group not in self.groups and self.auto_create_group:
+            self.groups[group] = GroupConf(group)
+        for key, existing in chans.items():
+            same = (existing.consumer is not None and existing.consumer is ch.consumer) or (
+                existing.conn is not None and existing.conn is ch.conn)
+            if same:
+                ch.key = key
+                chans[key] = ch
+                return False
+        ch.key = next(self._keys)
+        chans[ch.key] = ch
+        if ch.message_model == "CLUSTERING":
+            self.cluster.ensure_retry_topic(group)
+        self.notify_changed(group)
+        return True
+
+    def unregister(self, group: str, *, consumer: SimConsumer | None = None,
+                   conn: ServerConn | None = None, client_id: str | None = None) -> bool:
+        chans = self.channels.get(group, {})
+        drop = [k for k, c in chans.items()
+                if (consumer is not None and c.consumer is consumer)
+                or (conn is not None and c.conn is conn)
+                or (client_id is not None and consumer is None and conn is None
+                    and c.client_id == client_id)]
+        for k in drop:
+            del chans[k]
+        if drop:
+            if not chans:
+                self.channels.pop(group, None)
+            self.notify_changed(group)
+        return bool(drop)
+
+    def members(self, group: str) -> list[Channel]:
+        return list(self.channels.get(group, {}).values())
+
+    def consumer_ids(self, group: str) -> list[str]:
+        # ConsumerGroupInfo.getAllClientId: one entry per channel, not de-duplicated
+        return [c.client_id for c in self.members(group)]
+
+    def notify_changed(self, group: str) -> None:
+        if not self.notify_ids_changed:
+            return
+        for ch in self.members(group):
+            if ch.consumer is not None:
+                self.cluster.scheduler.call_later(0, ch.consumer.on_ids_changed)
+            elif ch.conn is not None:
+                ch.conn.oneway(RemotingCommand.request(
+                    C.NOTIFY_CONSUMER_IDS_CHANGED, {"consumerGroup": group}, language="JAVA"))
+
+    def scan_expired(self) -> None:
+        """ConsumerManager.scanNotActiveChannel: drop channels silent for 120 s."""
+        now = self.now()
+        for group in list(self.channels):
+            for ch in list(self.channels.get(group, {}).values()):
+                if now - ch.last_update > CHANNEL_EXPIRED_MS:
+                    self.unregister(group, consumer=ch.consumer, conn=ch.conn,
+                                    client_id=None if (ch.consumer or ch.conn) else ch.client_id)
+
+    def drop_conn(self, conn: ServerConn) -> None:
+        """NETTY EVENT: an external client's connection closed -> remove its channels."""
+        for group in list(self.channels):
+            self.unregister(group, conn=conn)
+
+    # ------------------------------------------------------------------ handlers
+
+    async def handle(self, cmd: RemotingCommand, conn: ServerConn, *, slave: bool = False
+                     ) -> RemotingCommand | None:
+        h = HANDLERS.get(cmd.code)
+        if h is None:
+            return cmd.response(R.REQUEST_CODE_NOT_SUPPORTED,
+                                f" request type {cmd.code} not supported")
+        return await h(self, cmd, conn, slave)
+
+
+# ---------------------------------------------------------------------- request handlers
+
+def _ext(cmd: RemotingCommand, key: str, default: str | None = None) -> str | None:
+    return (cmd.ext_fields or {}).get(key, default)
+
+
+def _int(cmd: RemotingCommand, key: str, default: int = 0) -> int:
+    v = _ext(cmd, key)
+    try:
+        return int(v) if v is not None else default
+    except ValueError:
+        return default
+
+
+def _bool(cmd: RemotingCommand, key: str, default: bool = False) -> bool:
+    v = _ext(cmd, key)
+    return default if v is None else v.lower() == "true"
+
+
+def _ok(cmd: RemotingCommand, body: Any = None, ext: dict[str, Any] | None = None,
+        remark: str | None = None) -> RemotingCommand:
+    b = b"" if body is None else fastjson.dumps_fastjson(body).encode("utf-8")
+    return cmd.response(R.SUCCESS, remark, ext, b)
+
+
+def _fail(cmd: RemotingCommand, code: int, remark: str) -> RemotingCommand:
+    return cmd.response(code, remark)
+
+
+def _wrapper(b: SimBroker, group: str, topic: str, qid: int) -> dict[str, Any]:
+    mx = b.max_offset(topic, qid)
+    co = b.committed(group, topic, qid)
+    co = max(0, co if co is not None else 0)
+    pull = max(co, b.pulls.get((group, topic, qid), 0))
+    last = b.store_ts(topic, qid, co - 1) if co > 0 else 0
+    return {"brokerOffset": max(0, mx), "consumerOffset": co, "lastTimestamp": last,
+            "pullOffset": pull}
+
+
+async def h_consume_stats(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
+                          slave: bool) -> RemotingCommand:
+    group = _ext(cmd, "consumerGroup") or ""
+    topic_list = _ext(cmd, "topicList")
+    if topic_list:
+        topics = [t for t in topic_list.split(";") if t]
+    elif _ext(cmd, "topic"):
+        topics = [_ext(cmd, "topic") or ""]
+    else:
+        topics = b.group_topics(group)
+        members = b.members(group)
+        if members:  # online: drop topics the group does not subscribe to
+            subscribed = set().union(*(set(m.subscriptions) for m in members))
+            topics = [t for t in topics if t in subscribed]
+    table: dict[MessageQueue, Any] = {}
+    for t in topics:
+        conf = b.topics.get(t)
+        if conf is None:
+            continue
+        for q in range(conf.read):
+            table[b.mq(t, q)] = _wrapper(b, group, t, q)
+    tps = sum(m.consumer.consume_tps() for m in b.members(group) if m.consumer is not None)
+    return _ok(cmd, {"consumeTps": float(tps), "offsetTable": table})
+
+
+async def h_topic_stats(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
+                        slave: bool) -> RemotingCommand:
+    topic = _ext(cmd, "topic") or ""
+    conf = b.topics.get(topic)
+    if conf is None:
+        return _fail(cmd, R.TOPIC_NOT_EXIST, f"topic[{topic}] not exist")
+    table = {}
+    for q in range(max(conf.read, conf.write)):
+        mx = b.max_offset(topic, q)
+        table[b.mq(topic, q)] = {"lastUpdateTimestamp": b.store_ts(topic, q, mx - 1),
+                                 "maxOffset": mx, "minOffset": b.min_offset(topic, q)}
+    return _ok(cmd, {"offsetTable": table, "topicPutTps": float(
+        sum(lg.segments[-1].rate for (t, _), lg in b.logs.items() if t == topic))})
+
+
+async def h_time_span(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
+                      slave: bool) -> RemotingCommand:
+    topic, group = _ext(cmd, "topic") or "", _ext(cmd, "group") or ""
+    conf = b.topics.get(topic)
+    if conf is None:
+        return _fail(cmd, R.TOPIC_NOT_EXIST, f"topic[{topic}] not exist")
+    now = b.now()
+    spans = []
+    for q in range(conf.write):
+        mn, mx = b.min_offset(topic, q), b.max_offset(topic, q)
+        co = b.committed(group, topic, q) or 0
+        min_ts = b.store_ts(topic, q, mn) if mx > mn else 0
+        max_ts = b.store_ts(topic, q, mx - 1) if mx > mn else 0
+        consume_ts = b.store_ts(topic, q, co - 1) if co > mn else min_ts
+        delay = now - b.store_ts(topic, q, max(co, mn)) if co < mx else 0
+        spans.append({"consumeTimeStamp": consume_ts, "delayTime": max(0, delay),
+                      "maxTimeStamp": max_ts, "messageQueue": b.mq(topic, q),
+                      "minTimeStamp": min_ts})
+    return _ok(cmd, {"consumeTimeSpanSet": spans})
+
+
+async def h_query_offset(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
+                         slave: bool) -> RemotingCommand:
+    group, topic, qid = _ext(cmd, "consumerGroup") or "", _ext(cmd, "topic") or "", _int(
+        cmd, "queueId")
+    off = b.committed(group, topic, qid)
+    if off is not None and off >= 0:
+        return _ok(cmd, ext={"offset": off})
+    zero = _ext(cmd, "setZeroIfNotFound")
+    if zero is None or zero.lower() != "false":
+        if b.min_offset(topic, qid) <= 0:  # young queue, message 0 still in memory
+            return _ok(cmd, ext={"offset": 0})
+        return _fail(cmd, R.QUERY_NOT_FOUND,
+                     "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first")
+    return _fail(cmd, R.QUERY_NOT_FOUND, "Not found, do not set to zero, maybe this group boot "
+                 "first")
+
+
+async def h_update_offset(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
+                          slave: bool) -> RemotingCommand:
+    group, topic = _ext(cmd, "consumerGroup") or "", _ext(cmd, "topic") or ""
+    if group not in b.groups:
+        return _fail(cmd, R.SUBSCRIPTION_GROUP_NOT_EXIST, f"Group {group} not exist!")
+    if topic not in b.topics:
+        return _fail(cmd, R.TOPIC_NOT_EXIST, f"Topic {topic} not exist!")
+    qid, off = _int(cmd, "queueId", -1), _int(cmd, "commitOffset", -1)
+    if qid < 0 or off < 0:
+        return _fail(cmd, R.INVALID_PARAMETER, "invalid queueId or commitOffset")
+    if not b.commit(group, topic, qid, off):
+        return _ok(cmd, remark="Offset has been previously reset")
+    return _ok(cmd)
+
+
+async def h_max(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+                ) -> RemotingCommand:
+    return _ok(cmd, ext={"offset": b.max_offset(_ext(cmd, "topic") or "", _int(cmd, "queueId"))})
+
+
+async def h_min(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+                ) -> RemotingCommand:
+    return _ok(cmd, ext={"offset": b.min_offset(_ext(cmd, "topic") or "", _int(cmd, "queueId"))})
+
+
+async def h_earliest(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+                     ) -> RemotingCommand:
+    topic, qid = _ext(cmd, "topic") or "", _int(cmd, "queueId")
+    lg = b.qlog(topic, qid)
+    return _ok(cmd, ext={"timestamp": lg.earliest_ts(b.now()) if lg else 0})
+
+
+async def h_search(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+                   ) -> RemotingCommand:
+    boundary = (_ext(cmd, "boundaryType") or "LOWER").upper()
+    off = b.search(_ext(cmd, "topic") or "", _int(cmd, "queueId"), _int(cmd, "timestamp"),
+                   "UPPER" if boundary == "UPPER" else "LOWER")
+    return _ok(cmd, ext={"offset": off})
+
+
+async def h_consumer_list(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+                          ) -> RemotingCommand:
+    group = _ext(cmd, "consumerGroup") or ""
+    ids = b.consumer_ids(group)
+    if not ids:
+        return _fail(cmd, R.SYSTEM_ERROR, f"no consumer for this group, {group}")
+    return _ok(cmd, {"consumerIdList": ids})
+
+
+async def h_connection_list(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+                            ) -> RemotingCommand:
+    group = _ext(cmd, "consumerGroup") or ""
+    members = b.members(group)
+    if not members:
+        return _fail(cmd, R.CONSUMER_NOT_ONLINE, f"the consumer group[{group}] not online")
+    last = max(members, key=lambda c: c.last_update)
+    subs: dict[str, Any] = {}
+    for m in sorted(members, key=lambda c: c.last_update):  # latest heartbeat wins per topic
+        subs.update(m.subscriptions)
+    return _ok(cmd, {
+        "connectionSet": [{"clientAddr": m.addr, "clientId": m.client_id,
+                           "language": m.language, "version": m.version} for m in members],
+        "consumeFromWhere": last.consume_from_where, "consumeType": last.consume_type,
+        "messageModel": last.message_model, "subscriptionTable": subs})
+
+
+async def h_consume_by_who(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+                           ) -> RemotingCommand:
+    topic = _ext(cmd, "topic") or ""
+    groups = {g for g, chans in b.channels.items()
+              if any(topic in c.subscriptions for c in chans.values())}
+    groups |= {g for (t, g) in b.offsets if t == topic}
+    return _ok(cmd, {"groupList": sorted(groups)})
+
+
+async def h_running_info(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+                         ) -> RemotingCommand:
+    group, cid = _ext(cmd, "consumerGroup") or "", _ext(cmd, "clientId") or ""
+    ch = next((c for c in b.members(group) if c.client_id == cid), None)
+    if ch is None:
+        return _fail(cmd, R.SYSTEM_ERROR, f"The Consumer <{group}> <{cid}> not online")
+    timeout = b.cluster.scenario.running_info_timeout_s
+    if ch.consumer is not None:
+        sim = ch.consumer
+        if sim.hung:
+            await asyncio.sleep(timeout)
+            return _fail(cmd, R.CONSUME_MSG_TIMEOUT, f"consumer <{group}> <{cid}> Timeout: "
+                         f"invoke {ch.addr} timeout after {int(timeout * 1000)}ms")
+        return cmd.response(R.SUCCESS, None, None,
+                            fastjson.dumps_fastjson(sim.running_info()).encode("utf-8"),
+                            language=sim.spec.language)
+    assert ch.conn is not None
+    fwd = RemotingCommand.request(C.GET_CONSUMER_RUNNING_INFO, dict(cmd.ext_fields or {}),
+                                  language="JAVA")
+    try:
+        resp = await ch.conn.request(fwd, timeout)
+    except (TimeoutError, ConnectionError):
+        return _fail(cmd, R.CONSUME_MSG_TIMEOUT, f"consumer <{group}> <{cid}> Timeout: "
+                     f"invoke {ch.addr} timeout after {int(timeout * 1000)}ms")
+    return cmd.response(resp.code, resp.remark, resp.ext_fields, resp.body,
+                        language=resp.language)
+
+
+async def h_all_offsets(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+                        ) -> RemotingCommand:
+    table = {f"{t}@{g}": dict(sorted(v.items())) for (t, g), v in sorted(b.offsets.items())}
+    gtm: dict[str, list[str]] = {}
+    for (t, g) in b.offsets:
+        gtm.setdefault(g, []).append(t)
+    return _ok(cmd, {"dataVersion": _dv(b), "groupTopicMap": {g: sorted(ts) for g, ts in
+                                                                gtm.items()},
+                     "offsetTable": table})
+
+
+def _dv(b: SimBroker) -> dict[str, Any]:
+    return {"counter": b.data_version, "stateVersion": 0, "timestamp": b.now()}
+
+
+async def h_all_groups(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+                       ) -> RemotingCommand:
+    table = {}
+    for g in sorted(b.groups.values(), key=lambda x: x.name):
+        table[g.name] = {"attributes": {}, "brokerId": 0, "consumeBroadcastEnable": True,
+                         "consumeEnable": True, "consumeFromMinEnable": True,
+                         "consumeMessageOrderly": g.orderly, "consumeTimeoutMinute": 15,
+                         "groupName": g.name, "groupRetryPolicy": {"type": "CUSTOMIZED"},
+                         "groupSysFlag": 0, "notifyConsumerIdsChangedEnable": True,
+                         "retryMaxTimes": 16, "retryQueueNums": 1,
+                         "whichBrokerWhenConsumeSlowly": 1}
+    return _ok(cmd, {"dataVersion": _dv(b), "forbiddenTable": {},
+                     "subscriptionGroupTable": table})
+
+
+async def h_all_topics(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+                       ) -> RemotingCommand:
+    return _ok(cmd, {"dataVersion": _dv(b),
+                     "topicConfigTable": {t: c.to_body() for t, c in sorted(b.topics.items())}})
+
+
+async def h_runtime(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+                    ) -> RemotingCommand:
+    return _ok(cmd, {"table": {"brokerVersionDesc": "V5_3_3", "brokerVersion": "479",
+                               "brokerActive": "true", "bootTimestamp":
+                               str(b.cluster.clock.start_ms),
+                               "msgPutTotalTodayNow": "0"}})
+
+
+async def h_broker_config(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+                          ) -> RemotingCommand:
+    props = {"brokerClusterName": b.cluster.scenario.cluster, "brokerName": b.name,
+             "brokerId": "1" if slave else "0",
+             "useServerSideResetOffset": str(b.server_side_reset).lower(),
+             "notifyConsumerIdsChangedEnable": str(b.notify_ids_changed).lower(),
+             "autoCreateSubscriptionGroup": str(b.auto_create_group).lower()}
+    text = "".join(f"{k}={v}\n" for k, v in sorted(props.items()))
+    return cmd.response(R.SUCCESS, None, {"version": json.dumps(_dv(b))}, text.encode())
+
+
+def _mq_set(body: Any) -> list[MessageQueue]:
+    return [MessageQueue.from_dict(m) for m in (body.get("mqSet") or [])]
+
+
+async def h_lock(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+                 ) -> RemotingCommand:
+    body = fastjson.loads(cmd.body)
+    ok = b.try_lock_batch(str(body.get("consumerGroup")), _mq_set(body),
+                          str(body.get("clientId")))
+    return _ok(cmd, {"lockOKMQSet": sorted(ok)})
+
+
+async def h_unlock(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+                   ) -> RemotingCommand:
+    body = fastjson.loads(cmd.body)
+    b.unlock_batch(str(body.get("consumerGroup")), _mq_set(body), str(body.get("clientId")))
+    return _ok(cmd)
+
+
+async def h_heartbeat(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+                      ) -> RemotingCommand:
+    body = fastjson.loads(cmd.body) if cmd.body else {}
+    cid = str(body.get("clientID") or "")
+    for cd in body.get("consumerDataSet") or []:
+        group = str(cd.get("groupName"))
+        subs = {str(s.get("topic")): s for s in (cd.get("subscriptionDataSet") or [])}
+        ch = Channel(0, cid, conn.remote, cmd.language, cmd.version,
+                     str(cd.get("consumeType") or "CONSUME_PASSIVELY"),
+                     str(cd.get("messageModel") or "CLUSTERING"),
+                     str(cd.get("consumeFromWhere") or "CONSUME_FROM_LAST_OFFSET"), subs,
+                     b.now(), conn=conn)
+        b.register(group, ch)
+        if b.name not in conn.watched_by:  # NETTY EVENT on close: drop its channels
+            conn.watched_by.add(b.name)
+            conn.on_close.append(b.drop_conn)
+    return _ok(cmd, ext={"IS_SUPPORT_HEART_BEAT_V2": "true", "IS_SUB_CHANGE": "true"})
+
+
+async def h_unregister(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+                       ) -> RemotingCommand:
+    group = _ext(cmd, "consumerGroup")
+    if group:
+        b.unregister(group, conn=conn)
+    return _ok(cmd)
+
+
+async def h_reset(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+                  ) -> RemotingCommand:
+    """INVOKE_BROKER_TO_RESET_OFFSET: AdminBrokerProcessor.resetOffset (5.x)."""
+    topic, group = _ext(cmd, "topic") or "", _ext(cmd, "group") or ""
+    ts = _int(cmd, "timestamp", -1)
+    if slave:
+        return _fail(cmd, R.SYSTEM_ERROR, "Can not reset offset in slave broker")
+    if b.server_side_reset:
+        return _reset_server_side(b, cmd, topic, group, ts)
+    return _reset_legacy(b, cmd, topic, group, ts, _bool(cmd, "isForce"),
+                         cmd.language == "CPP")
+
+
+def _reset_server_side(b: SimBroker, cmd: RemotingCommand, topic: str, group: str,
+                       ts: int) -> RemotingCommand:
+    conf = b.topics.get(topic)
+    if conf is None:
+        return _fail(cmd, R.TOPIC_NOT_EXIST, f"Topic {topic} does not exist")
+    if group not in b.groups:
+        return _fail(cmd, R.SUBSCRIPTION_GROUP_NOT_EXIST, f"Group {group} does not exist")
+    qid = _int(cmd, "queueId", -1)
+    explicit = _ext(cmd, "offset")
+    targets: dict[int, int] = {}
+    if qid >= 0:
+        off = int(explicit) if explicit not in (None, "", "-1") else None
+        if off is not None:
+            mn, mx = b.min_offset(topic, qid), b.max_offset(topic, qid)
+            if not mn <= off <= mx + 1:
+                return _fail(cmd, R.SYSTEM_ERROR, f"Target offset {off} not in consume queue "
+                             f"range [{mn}-{mx}]")
+            targets[qid] = off
+        else:
+            targets[qid] = b.max_offset(topic, qid) if ts < 0 else b.search(topic, qid, ts)
+    else:
+        for q in range(conf.read):
+            targets[q] = b.max_offset(topic, q) if ts < 0 else b.search(topic, q, ts)
+    for q, off in targets.items():
+        b.resets.setdefault((topic, group), {})[q] = off
+        b.offsets.setdefault((topic, group), {})[q] = off
+        b.pulls.pop((group, topic, q), None)
+    return _ok(cmd, {"offsetTable": {b.mq(topic, q): off for q, off in sorted(targets.items())}})
+
+
+def _reset_legacy(b: SimBroker, cmd: RemotingCommand, topic: str, group: str, ts: int,
+                  force: bool, for_c: bool) -> RemotingCommand:
+    """Broker2Client.resetOffset: computes per queue, pushes to online clients, writes nothing
+    itself (the clients persist after their 10 s pause)."""
+    conf = b.topics.get(topic)
+    if conf is None:
+        return _fail(cmd, R.TOPIC_NOT_EXIST, f"Topic {topic} does not exist")
+    table: dict[MessageQueue, int] = {}
+    for q in range(conf.write):
+        current = b.committed(group, topic, q)
+        if current is None or current < 0:
+            return _fail(cmd, R.SYSTEM_ERROR, f"THe consumer group <{group}> not exist")
+        target = b.max_offset(topic, q) if ts == -1 else b.search(topic, q, ts)
+        target = max(0, target)
+        table[b.mq(topic, q)] = target if (force or target < current) else current
+    members = [m for m in b.members(group) if m.version >= 28]  # >= V3_0_7_SNAPSHOT
+    if not members:
+        return _fail(cmd, R.CONSUMER_NOT_ONLINE, f"Consumer not online, so can not reset offset, "
+                     f"Group: {group} Topic: {topic} Timestamp: {ts}")
+    body = ({"offsetTable": [{**mq.to_dict(), "offset": off} for mq, off in table.items()]}
+            if for_c else {"offsetTable": table})
+    for m in members:
+        if m.consumer is not None:
+            m.consumer.reset_offset(b.cluster.servers[b.name].addr, topic, ts, dict(table))
+        elif m.conn is not None:
+            m.conn.oneway(RemotingCommand.request(
+                C.RESET_CONSUMER_CLIENT_OFFSET, {"topic": topic, "group": group,
+                                                 "timestamp": ts},
+                fastjson.dumps_fastjson(body).encode("utf-8"), language="JAVA"))
+    return _ok(cmd, {"offsetTable": table})
+
+
+async def h_slave_write(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+                        ) -> RemotingCommand:
+    return _fail(cmd, R.SLAVE_NOT_AVAILABLE, "the broker is a slave; write to the master")
+
+
+HANDLERS: dict[int, Any] = {
+    C.GET_CONSUME_STATS: h_consume_stats,
+    C.GET_TOPIC_STATS_INFO: h_topic_stats,
+    C.QUERY_CONSUME_TIME_SPAN: h_time_span,
+    C.QUERY_CONSUMER_OFFSET: h_query_offset,
+    C.UPDATE_CONSUMER_OFFSET: h_update_offset,
+    C.GET_MAX_OFFSET: h_max,
+    C.GET_MIN_OFFSET: h_min,
+    C.GET_EARLIEST_MSG_STORETIME: h_earliest,
+    C.SEARCH_OFFSET_BY_TIMESTAMP: h_search,
+    C.GET_CONSUMER_LIST_BY_GROUP: h_consumer_list,
+    C.GET_CONSUMER_CONNECTION_LIST: h_connection_list,
+    C.QUERY_TOPIC_CONSUME_BY_WHO: h_consume_by_who,
+    C.GET_CONSUMER_RUNNING_INFO: h_running_info,
+    C.GET_ALL_CONSUMER_OFFSET: h_all_offsets,
+    C.GET_ALL_SUBSCRIPTIONGROUP_CONFIG: h_all_groups,
+    C.GET_ALL_TOPIC_CONFIG: h_all_topics,
+    C.GET_BROKER_RUNTIME_INFO: h_runtime,
+    C.GET_BROKER_CONFIG: h_broker_config,
+    C.LOCK_BATCH_MQ: h_lock,
+    C.UNLOCK_BATCH_MQ: h_unlock,
+    C.HEART_BEAT: h_heartbeat,
+    C.UNREGISTER_CLIENT: h_unregister,
+    C.INVOKE_BROKER_TO_RESET_OFFSET: h_reset,
+}
+
+__all__ = ["CHANNEL_EXPIRED_MS", "LOCK_LEASE_MS", "RETRY_PREFIX", "Channel", "GroupConf",
+           "LockEntry", "SimBroker", "TopicConf"]

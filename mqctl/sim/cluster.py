@@ -1,0 +1,482 @@
+"""The simulated cluster: a name server, brokers (masters and optional slaves) and simulated
+consumers, all driven by one simulated clock, on 127.0.0.1 ports.
+
+Use :class:`SimCluster` inside an event loop, or :class:`SimThread` to run one in a background
+thread (tests, the demo, benchmarks).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import ssl
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable, Coroutine
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+from mqctl.errors import UsageError
+from mqctl.models import RETRY_PREFIX, MessageQueue
+from mqctl.remoting import fastjson
+from mqctl.remoting.codes import RequestCode, ResponseCode
+from mqctl.remoting.frame import RemotingCommand
+from mqctl.sim.broker import GroupConf, SimBroker, TopicConf
+from mqctl.sim.clock import Scheduler, SimClock
+from mqctl.sim.consumer import SimConsumer
+from mqctl.sim.logs import LockLog
+from mqctl.sim.scenario import Scenario, load_scenario
+from mqctl.sim.server import ErrorRule, RequestRecord, ServerConn, SimServer
+from mqctl.sim.store import QueueLog
+
+T = TypeVar("T")
+C = RequestCode
+R = ResponseCode
+FAQ = "\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details."
+
+
+class FaultController:
+    """Faults on demand (also scheduled from the scenario's ``faults:``)."""
+
+    def __init__(self, cluster: SimCluster):
+        self.cluster = cluster
+
+    def _server(self, broker: str) -> SimServer:
+        try:
+            return self.cluster.servers[broker]
+        except KeyError:
+            raise UsageError(f"unknown broker {broker!r}") from None
+
+    def latency(self, broker: str, ms: float) -> None:
+        self._server(broker).faults.latency_ms = ms
+
+    def drop_connections(self, broker: str) -> int:
+        return self._server(broker).drop_connections()
+
+    def drop_next(self, broker: str, n: int = 1) -> None:
+        self._server(broker).faults.drop_next = n
+
+    def error(self, broker: str, request_code: int | None, response_code: int,
+              remark: str | None = None, times: int | None = None) -> None:
+        self._server(broker).faults.errors.append(
+            ErrorRule(None if request_code is None else int(request_code), int(response_code),
+                      remark, times))
+
+    def broker_down(self, broker: str) -> None:
+        self.cluster.down.add(broker)
+        srv = self._server(broker)
+        self.cluster.loop_task(srv.stop())
+
+    def broker_up(self, broker: str) -> None:
+        if broker not in self.cluster.down:
+            return
+        self.cluster.down.discard(broker)
+        b = self.cluster.brokers.get(broker.split("#")[0])
+        if b is not None and "#" not in broker:
+            # a restarted broker keeps flushed offsets; locks, members and resets are memory
+            b.locks.clear()
+            b.channels.clear()
+            b.resets.clear()
+            b.pulls.clear()
+        self.cluster.loop_task(self._server(broker).start())
+
+    def clear(self) -> None:
+        for srv in self.cluster.servers.values():
+            srv.faults.latency_ms = 0
+            srv.faults.drop_next = 0
+            srv.faults.errors.clear()
+
+
+class SimCluster:
+    def __init__(self, scenario: Any = "demo", *, host: str = "127.0.0.1",
+                 namesrv_port: int = 0, clock: str | None = None, speed: float | None = None,
+                 log_dir: str | None = None, consecutive_ports: bool | None = None):
+        self.scenario: Scenario = load_scenario(scenario)
+        mode = clock or self.scenario.clock
+        self.clock = SimClock(mode, speed if speed is not None else self.scenario.speed)
+        self.scheduler = Scheduler(self.clock)
+        self.host = host
+        self.namesrv_port = namesrv_port
+        self.consecutive = namesrv_port != 0 if consecutive_ports is None else consecutive_ports
+        self.log_dir = log_dir or self.scenario.log_dir
+        self.request_log: list[RequestRecord] = []
+        self.brokers: dict[str, SimBroker] = {}
+        self.servers: dict[str, SimServer] = {}
+        self.consumers_list: list[SimConsumer] = []
+        self.down: set[str] = set()
+        self.faults = FaultController(self)
+        self.topic_hosts: dict[str, list[str]] = {}
+        self._driver: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self.tls_cert_file: str | None = None
+        self.started = False
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def namesrv_addr(self) -> str:
+        return self.servers["namesrv"].addr
+
+    def broker_addr(self, name: str, *, slave: bool = False) -> str:
+        return self.servers[f"{name}#1" if slave else name].addr
+
+    def broker_up(self, name: str) -> bool:
+        return name not in self.down
+
+    def topic_brokers(self, topic: str) -> list[str]:
+        return list(self.topic_hosts.get(topic, []))
+
+    def subscribe_queues(self, topic: str) -> list[MessageQueue]:
+        out: list[MessageQueue] = []
+        for bn in self.topic_brokers(topic):
+            conf = self.brokers[bn].topics.get(topic)
+            if conf is not None and conf.perm & 4:
+                out.extend(MessageQueue(topic, bn, q) for q in range(conf.read))
+        return out
+
+    def consumer(self, client_id: str) -> SimConsumer:
+        for c in self.consumers_list:
+            if c.client_id == client_id:
+                return c
+        raise KeyError(client_id)
+
+    def consumers(self, group: str) -> list[SimConsumer]:
+        return [c for c in self.consumers_list if c.group.name == group]
+
+    def committed_offset(self, group: str, mq: MessageQueue) -> int | None:
+        return self.brokers[mq.broker_name].committed(group, mq.topic, mq.queue_id)
+
+    def max_offset(self, mq: MessageQueue) -> int:
+        return self.brokers[mq.broker_name].max_offset(mq.topic, mq.queue_id)
+
+    def clear_request_log(self) -> None:
+        self.request_log.clear()
+
+    def loop_task(self, coro: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # ------------------------------------------------------------------ build
+
+    def _build(self) -> None:
+        sc = self.scenario
+        start = self.clock.now_ms()
+        for bs in sc.brokers:
+            b = SimBroker(self, bs.name, server_side_reset=bs.server_side_reset,
+                          notify_ids_changed=bool(bs.config.get(
+                              "notifyConsumerIdsChangedEnable", True)),
+                          auto_create_group=bool(bs.config.get("autoCreateSubscriptionGroup",
+                                                                True)))
+            if self.log_dir:
+                b.lock_log = LockLog(self.log_dir, bs.name)
+            self.brokers[bs.name] = b
+        for t in sc.topics:
+            self.topic_hosts[t.name] = list(t.brokers)
+            for bn in t.brokers:
+                def factory(q: int, t: Any = t) -> QueueLog:
+                    return QueueLog.from_rate(t.min_offset, start, int(t.history_s * 1000),
+                                              t.rate, t.initial_max)
+                self.brokers[bn].add_topic(TopicConf(t.name, t.read_queues, t.write_queues,
+                                                     t.perm, t.order), factory)
+            for rc in t.rate_changes:
+                self.scheduler.call_at(start + int(rc.at_s * 1000),
+                                       partial(self._set_rate, t.name, rc.rate))
+        for i, g in enumerate(sc.groups):
+            for b in self.brokers.values():
+                b.groups[g.name] = GroupConf(g.name, g.orderly, g.model == "BROADCASTING")
+            topics = set(g.topics)
+            for cs in g.consumers:
+                topics |= set(cs.subscriptions)
+            if g.model == "CLUSTERING":
+                for tname in sorted(topics):
+                    for bn in self.topic_hosts.get(tname, []):
+                        b = self.brokers[bn]
+                        conf = b.topics[tname]
+                        table = b.offsets.setdefault((tname, g.name), {})
+                        for q in range(conf.read):
+                            mx = b.max_offset(tname, q)
+                            table[q] = max(b.min_offset(tname, q), mx - g.initial_lag)
+                if g.consumers and g.consume_type == "CONSUME_PASSIVELY":
+                    self.ensure_retry_topic(g.name)
+            for j, cs in enumerate(g.consumers):
+                self.consumers_list.append(SimConsumer(self, g, cs, i * 100 + j))
+        for b in self.brokers.values():
+            self.scheduler.call_every(10_000, b.scan_expired)
+
+    def ensure_retry_topic(self, group: str) -> None:
+        topic = RETRY_PREFIX + group
+        if topic in self.topic_hosts:
+            return
+        self.topic_hosts[topic] = sorted(self.brokers)
+        for b in self.brokers.values():
+            b.add_topic(TopicConf(topic, 1, 1, 6))
+            b.offsets.setdefault((topic, group), {0: 0})
+
+    def _set_rate(self, topic: str, rate: float) -> None:
+        now = self.clock.now_ms()
+        for bn in self.topic_hosts.get(topic, []):
+            for (t, _q), lg in self.brokers[bn].logs.items():
+                if t == topic:
+                    lg.set_rate(now, rate)
+
+    def _schedule_behaviours(self) -> None:
+        start = self.clock.start_ms
+        for c in self.consumers_list:
+            s = c.spec
+            at = start + int((s.join_at_s or 0) * 1000)
+            self.scheduler.call_at(at, c.start)
+            for when, fn in ((s.crash_at_s, c.crash), (s.hang_at_s, c.hang),
+                             (s.resume_at_s, c.resume), (s.leave_at_s, c.leave)):
+                if when is not None:
+                    self.scheduler.call_at(start + int(when * 1000), fn)
+        for f in self.scenario.faults:
+            at = start + int(f.at_s * 1000)
+            end = None if f.for_s is None else at + int(f.for_s * 1000)
+            fc = self.faults
+            if f.action == "down":
+                self.scheduler.call_at(at, partial(fc.broker_down, f.broker))
+                if end is not None:
+                    self.scheduler.call_at(end, partial(fc.broker_up, f.broker))
+            elif f.action == "latency":
+                self.scheduler.call_at(at, partial(fc.latency, f.broker, f.latency_ms))
+                if end is not None:
+                    self.scheduler.call_at(end, partial(fc.latency, f.broker, 0))
+            elif f.action == "drop":
+                self.scheduler.call_at(at, partial(fc.drop_next, f.broker, f.times or 1))
+            else:
+                self.scheduler.call_at(at, partial(fc.error, f.broker, f.request, f.response,
+                                                   f.remark, f.times))
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def _tls_context(self) -> ssl.SSLContext | None:
+        t = self.scenario.tls
+        if not t.enabled:
+            return None
+        cert, key = t.cert_file, t.key_file
+        if not cert or not key:
+            if not shutil.which("openssl"):
+                raise UsageError("TLS needs cert_file/key_file or the openssl command")
+            self._tmp = tempfile.TemporaryDirectory(prefix="mqctl-sim-tls-")
+            cert = str(Path(self._tmp.name) / "cert.pem")
+            key = str(Path(self._tmp.name) / "key.pem")
+            subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                            "-days", "7", "-subj", "/CN=mqctl-sim", "-keyout", key,
+                            "-out", cert], check=True, capture_output=True, timeout=120)
+        self.tls_cert_file = cert
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(cert, key)
+        return ctx
+
+    async def start(self) -> None:
+        if self.started:
+            return
+        ssl_ctx = self._tls_context()
+        acl = dict(self.scenario.acl.accounts) if self.scenario.acl.enabled else None
+        ns = SimServer("namesrv", self._namesrv_handle, host=self.host, port=self.namesrv_port,
+                       now=self.clock.now_ms, request_log=self.request_log, ssl_ctx=ssl_ctx)
+        await ns.start()
+        self.servers["namesrv"] = ns
+        self._build()
+        port = ns.port
+        for bs in self.scenario.brokers:
+            b = self.brokers[bs.name]
+            roles = [(bs.name, False)] + ([(f"{bs.name}#1", True)] if bs.slave else [])
+            for key, is_slave in roles:
+                port = port + 1 if self.consecutive else 0
+                srv = SimServer(key, self._broker_handler(b, is_slave), host=self.host,
+                                port=port, now=self.clock.now_ms, request_log=self.request_log,
+                                ssl_ctx=ssl_ctx, acl_accounts=acl)
+                await srv.start()
+                self.servers[key] = srv
+                if self.consecutive:
+                    port = srv.port
+        self._schedule_behaviours()
+        self.scheduler.run_due(self.clock.now_ms())
+        if self.clock.mode != "manual":
+            self._driver = asyncio.get_running_loop().create_task(self._drive())
+        self.started = True
+
+    def _broker_handler(self, b: SimBroker, slave: bool) -> Any:
+        async def handle(cmd: RemotingCommand, conn: ServerConn) -> RemotingCommand | None:
+            return await b.handle(cmd, conn, slave=slave)
+        return handle
+
+    async def _drive(self) -> None:
+        while True:
+            now = self.clock.now_ms()
+            self.scheduler.run_due(now)
+            nxt = self.scheduler.next_due()
+            delay = 0.05 if nxt is None else min(0.05, self.clock.real_delay_s(nxt - now))
+            await asyncio.sleep(max(delay, 0.002))
+
+    async def advance(self, seconds: float) -> None:
+        """Manual clock: run every simulated event up to now + seconds."""
+        target = self.clock.now_ms() + int(seconds * 1000)
+        self.scheduler.run_due(target)
+        self.clock.set_manual(target)
+        await asyncio.sleep(0)
+
+    async def stop(self) -> None:
+        if self._driver is not None:
+            self._driver.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._driver
+            self._driver = None
+        for srv in self.servers.values():
+            await srv.stop()
+        for t in list(self._tasks):
+            t.cancel()
+        for c in self.consumers_list:
+            if c.log is not None:
+                c.log.close()
+        for b in self.brokers.values():
+            if b.lock_log is not None:
+                b.lock_log.close()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+        self.started = False
+
+    async def __aenter__(self) -> SimCluster:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.stop()
+
+    # ------------------------------------------------------------------ name server
+
+    def route_body(self, topic: str) -> dict[str, Any] | None:
+        names = self.topic_hosts.get(topic)
+        queue_datas = []
+        if names is None:
+            if topic == self.scenario.cluster:  # cluster and broker names are routes too
+                names = sorted(self.brokers)
+            elif topic in self.brokers:
+                names = [topic]
+            else:
+                return None
+            queue_datas = [{"brokerName": n, "perm": 7, "readQueueNums": 16,
+                            "topicSysFlag": 0, "writeQueueNums": 16} for n in names]
+        else:
+            for n in names:
+                c = self.brokers[n].topics[topic]
+                queue_datas.append({"brokerName": n, "perm": c.perm, "readQueueNums": c.read,
+                                    "topicSysFlag": 0, "writeQueueNums": c.write})
+        return {"brokerDatas": [self._broker_data(n) for n in names], "filterServerTable": {},
+                "queueDatas": queue_datas}
+
+    def _broker_data(self, name: str) -> dict[str, Any]:
+        addrs = {0: self.servers[name].addr}
+        if f"{name}#1" in self.servers:
+            addrs[1] = self.servers[f"{name}#1"].addr
+        return {"brokerAddrs": addrs, "brokerName": name, "cluster": self.scenario.cluster,
+                "enableActingMaster": False}
+
+    def topic_list(self) -> list[str]:
+        return sorted(set(self.topic_hosts) | {self.scenario.cluster} | set(self.brokers))
+
+    async def _namesrv_handle(self, cmd: RemotingCommand, conn: ServerConn
+                              ) -> RemotingCommand | None:
+        if cmd.code == C.GET_ROUTEINFO_BY_TOPIC:
+            topic = (cmd.ext_fields or {}).get("topic", "")
+            body = self.route_body(topic)
+            if body is None:
+                return cmd.response(R.TOPIC_NOT_EXIST,
+                                    f"No topic route info in name server for the topic: {topic}"
+                                    + FAQ)
+            standard = cmd.version >= 401 or (cmd.ext_fields or {}).get(
+                "acceptStandardJsonOnly", "").lower() == "true"
+            if standard:  # namesrv >= 4.9.4: BrowserCompatible + MapSortField
+                text = _standard_json(body)
+            else:
+                text = fastjson.dumps_fastjson(body)
+            return cmd.response(R.SUCCESS, None, None, text.encode("utf-8"))
+        if cmd.code == C.GET_BROKER_CLUSTER_INFO:
+            body = {"brokerAddrTable": {n: self._broker_data(n) for n in sorted(self.brokers)},
+                    "clusterAddrTable": {self.scenario.cluster: sorted(self.brokers)}}
+            return cmd.response(R.SUCCESS, None, None,
+                                fastjson.dumps_fastjson(body).encode("utf-8"))
+        if cmd.code == C.GET_ALL_TOPIC_LIST_FROM_NAMESERVER:
+            return cmd.response(R.SUCCESS, None, None, fastjson.dumps_fastjson(
+                {"topicList": self.topic_list()}).encode("utf-8"))
+        if cmd.code == C.GET_TOPICS_BY_CLUSTER:
+            return cmd.response(R.SUCCESS, None, None, fastjson.dumps_fastjson(
+                {"topicList": sorted(self.topic_hosts)}).encode("utf-8"))
+        return cmd.response(R.REQUEST_CODE_NOT_SUPPORTED,
+                            f" request type {cmd.code} not supported")
+
+
+def _standard_json(body: dict[str, Any]) -> str:
+    import json
+
+    def conv(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {str(k): conv(x) for k, x in sorted(v.items(), key=lambda kv: str(kv[0]))}
+        if isinstance(v, list):
+            return [conv(x) for x in v]
+        return v
+    return json.dumps(conv(body), separators=(",", ":"), ensure_ascii=True)
+
+
+class SimThread:
+    """Run a :class:`SimCluster` in a background thread with its own event loop."""
+
+    def __init__(self, scenario: Any = "demo", **kwargs: Any):
+        self.cluster = SimCluster(scenario, **kwargs)
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name="mqctl-sim", daemon=True)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float = 60) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def call(self, fn: Callable[[SimCluster], T], timeout: float = 60) -> T:
+        async def go() -> T:
+            return fn(self.cluster)
+        return self.run(go(), timeout)
+
+    def __enter__(self) -> SimThread:
+        self._thread.start()
+        try:
+            self.run(self.cluster.start())
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._thread.is_alive():
+            with contextlib.suppress(Exception):
+                self.run(self.cluster.stop(), timeout=30)
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(timeout=30)
+        self.loop.close()
+
+    # conveniences mirroring the cluster
+    @property
+    def namesrv_addr(self) -> str:
+        return self.cluster.namesrv_addr
+
+    @property
+    def request_log(self) -> list[RequestRecord]:
+        return self.cluster.request_log
+
+    @property
+    def clock(self) -> SimClock:
+        return self.cluster.clock
+
+    def advance(self, seconds: float) -> None:
+        self.run(self.cluster.advance(seconds), timeout=max(60, seconds))
+
+    def clear_request_log(self) -> None:
+        self.call(lambda c: c.clear_request_log())

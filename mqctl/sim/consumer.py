@@ -1,0 +1,476 @@
+"""Simulated consumers that behave like the Java push consumer (``DefaultMQPushConsumerImpl``,
+``RebalanceImpl``, ``ConsumeMessageOrderlyService``, ``RemoteBrokerOffsetStore``,
+``MQClientInstance``), driven by the simulated clock:
+
+* heartbeat to the group's brokers every 30 s (``heartbeatBrokerInterval``);
+* rebalance every 20 s (``rocketmq.client.rebalance.waitInterval``) and at once when a broker
+  says the member list changed, with ``mqctl.allocate`` over the sorted route queues and the
+  member list of ONE broker of the route (chosen at random, as ``findConsumerIdList`` does);
+* orderly: lock a new queue on its broker before consuming it, ``lockAll`` every 20 s, trust a
+  lock for 30 s, unlock a queue that moves away;
+* commit every 5 s (``persistConsumerOffsetInterval``); consume at the behaviour's rate;
+* honour a broker-pushed reset (legacy path: suspend, drop, 10 s pause, apply, resume) and a
+  server-side reset (the next pull jumps).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mqctl.models import RETRY_PREFIX, STRATEGY_CLASS_NAMES, MessageQueue, java_string_key
+from mqctl.sim.broker import Channel
+from mqctl.sim.logs import ClientLog, mq_text
+from mqctl.sim.scenario import ConsumerSpec, GroupSpec
+from mqctl.versions import version_name
+
+if TYPE_CHECKING:
+    from mqctl.sim.broker import SimBroker
+    from mqctl.sim.clock import _Event
+    from mqctl.sim.cluster import SimCluster
+
+HEARTBEAT_MS = 30_000
+REBALANCE_MS = 20_000
+LOCK_MS = 20_000
+LOCK_TRUST_MS = 30_000
+COMMIT_MS = 5_000
+CONSUME_TICK_MS = 1_000
+RESET_PAUSE_MS = 10_000
+PERSIST_LOG_MS = 30_000
+V3_0_7_SNAPSHOT = 28
+
+_CLASS_OF = {v: k for k, v in STRATEGY_CLASS_NAMES.items()}
+
+
+def strategy_class(name: str) -> str:
+    key = name.strip().upper().replace("-", "_")
+    if key.startswith("MACHINE_ROOM_NEARBY"):
+        key = "MACHINE_ROOM_NEARBY"
+    return _CLASS_OF.get(key, name)
+
+
+@dataclass
+class PQ:
+    """ProcessQueue: a queue this client consumes."""
+
+    position: int  # next offset to consume (the in-memory offset store value)
+    locked: bool = False
+    last_lock_ts: int = 0
+    try_unlock_times: int = 0
+    dropped: bool = False
+    last_pull_ts: int = 0
+    last_consume_ts: int = 0
+    budget: float = 0.0
+    last_persist_log: int = 0
+
+
+class SimConsumer:
+    def __init__(self, cluster: SimCluster, group: GroupSpec, spec: ConsumerSpec, index: int):
+        self.cluster = cluster
+        self.group = group
+        self.spec = spec
+        self.client_id = spec.client_id
+        self.state = "pending"  # pending | running | hung | crashed | stopped
+        self.pqs: dict[MessageQueue, PQ] = {}
+        self.timers: list[_Event] = []
+        self.rng = random.Random(f"{cluster.scenario.seed}:{group.name}:{index}")
+        self.addr = spec.addr or f"{spec.client_id.split('@', 1)[0]}:{50000 + index}"
+        self.start_ts = 0
+        self.suspended = False
+        self.consumed_total = 0
+        self.log: ClientLog | None = None
+        self.strategy = spec.strategy or group.strategy
+        self._tps_window: list[tuple[int, int]] = []
+
+    # --------------------------------------------------------------- lifecycle
+
+    @property
+    def hung(self) -> bool:
+        return self.state == "hung"
+
+    @property
+    def alive(self) -> bool:
+        return self.state == "running"
+
+    @property
+    def orderly(self) -> bool:
+        return self.group.orderly and self.group.model == "CLUSTERING"
+
+    def now(self) -> int:
+        return self.cluster.clock.now_ms()
+
+    def _log(self, kind: str, msg: str, level: str = "INFO") -> None:
+        if self.log is not None:
+            self.log.write(self.now(), kind, msg, level)
+
+    def start(self) -> None:
+        if self.state == "running":
+            return
+        self.state = "running"
+        self.start_ts = self.start_ts or self.now()
+        if self.cluster.log_dir and self.log is None:
+            self.log = ClientLog(self.cluster.log_dir, self.client_id,
+                                 v5=self.spec.version >= 413, pid=4000 + hash(self.client_id)
+                                 % 1000)
+        sched = self.cluster.scheduler
+        self.heartbeat()
+        self.timers = [
+            sched.call_every(HEARTBEAT_MS, self.heartbeat),
+            sched.call_every(REBALANCE_MS, self.rebalance),
+            sched.call_every(COMMIT_MS, self.commit),
+            sched.call_every(CONSUME_TICK_MS, self.consume_tick),
+        ]
+        if self.orderly:
+            self.timers.append(sched.call_every(LOCK_MS, self.lock_all, first_delay_ms=1000))
+        self.rebalance()
+
+    def _stop_timers(self) -> None:
+        for t in self.timers:
+            t.cancel()
+        self.timers = []
+
+    def crash(self) -> None:
+        """The process dies: its connections close (the broker drops it from the group at
+        once: NETTY EVENT); broker locks stay until their 60 s lease runs out."""
+        if self.state in ("crashed", "stopped"):
+            return
+        self.state = "crashed"
+        self._stop_timers()
+        for b in self.cluster.brokers.values():
+            b.unregister(self.group.name, consumer=self)
+
+    def hang(self) -> None:
+        """A frozen process (GC pause, deadlock): still connected, so still a member until the
+        broker's 120 s channel expiry; renews nothing and answers nothing."""
+        if self.state != "running":
+            return
+        self.state = "hung"
+        self._stop_timers()
+
+    def resume(self) -> None:
+        if self.state == "hung":
+            self.state = "pending"
+            self.start()
+
+    def leave(self) -> None:
+        """Graceful shutdown: persist offsets, unlock (orderly), UNREGISTER_CLIENT."""
+        if self.state not in ("running", "hung"):
+            return
+        self.commit()
+        if self.orderly:
+            by_broker: dict[str, list[MessageQueue]] = {}
+            for mq in self.pqs:
+                by_broker.setdefault(mq.broker_name, []).append(mq)
+            for bn, mqs in by_broker.items():
+                b = self.cluster.brokers.get(bn)
+                if b is not None:
+                    b.unlock_batch(self.group.name, mqs, self.client_id)
+        self.state = "stopped"
+        self._stop_timers()
+        self.pqs.clear()
+        for b in self.cluster.brokers.values():
+            b.unregister(self.group.name, consumer=self)
+
+    # --------------------------------------------------------------- heartbeat
+
+    def topics(self) -> list[str]:
+        ts = list(self.spec.subscriptions)
+        if self.group.model == "CLUSTERING" and self.group.consume_type == "CONSUME_PASSIVELY":
+            ts.append(RETRY_PREFIX + self.group.name)
+        return ts
+
+    def subscription_data(self) -> dict[str, dict[str, Any]]:
+        out = {}
+        for t in self.topics():
+            expr = self.spec.subscriptions.get(t, "*")
+            tags = [] if expr.strip() == "*" else sorted(x.strip() for x in expr.split("||"))
+            out[t] = {"classFilterMode": False, "codeSet": [], "expressionType": "TAG",
+                      "subString": expr, "subVersion": self.start_ts, "tagsSet": tags,
+                      "topic": t}
+        return out
+
+    def heartbeat_brokers(self) -> list[SimBroker]:
+        names: set[str] = set()
+        for t in self.topics():
+            names.update(self.cluster.topic_brokers(t))
+        if self.spec.heartbeat_brokers is not None:
+            names &= set(self.spec.heartbeat_brokers)
+        return [self.cluster.brokers[n] for n in sorted(names) if n in self.cluster.brokers
+                and self.cluster.broker_up(n)]
+
+    def heartbeat(self) -> None:
+        if not self.alive:
+            return
+        subs = self.subscription_data()
+        for b in self.heartbeat_brokers():
+            b.register(self.group.name, Channel(
+                0, self.client_id, self.addr, self.spec.language, self.spec.version,
+                self.group.consume_type, self.group.model, self.group.consume_from, subs,
+                self.now(), consumer=self))
+
+    def on_ids_changed(self) -> None:
+        if self.alive:
+            self._log("notify", f"receive broker's notification[{self.cluster.namesrv_addr}], "
+                      f"the consumer group: {self.group.name} changed, rebalance immediately")
+            self.rebalance()
+
+    # --------------------------------------------------------------- rebalance
+
+    def rebalance(self) -> None:
+        if not self.alive or self.suspended:
+            return
+        for topic in self.topics():
+            self._rebalance_topic(topic)
+
+    def _rebalance_topic(self, topic: str) -> None:
+        from mqctl.allocate import allocate_group
+
+        route_brokers = [n for n in self.cluster.topic_brokers(topic) if self.cluster.broker_up(n)]
+        mq_all = sorted(self.cluster.subscribe_queues(topic))
+        if not mq_all:
+            if not topic.startswith(RETRY_PREFIX):
+                self._log("rebalance", f"doRebalance, {self.group.name}, but the topic[{topic}] "
+                          "not exist.", "WARN")
+            return
+        if self.group.model == "BROADCASTING":
+            result = set(mq_all)
+            cid_all: list[str] = [self.client_id]
+        else:
+            if not route_brokers:
+                return
+            b = self.cluster.brokers[self.rng.choice(sorted(route_brokers))]
+            cid_all = sorted(b.consumer_ids(self.group.name), key=java_string_key)
+            if not cid_all:
+                self._log("rebalance", f"doRebalance, {self.group.name} {topic}, get consumer "
+                          "id list failed", "WARN")
+                return
+            if self.client_id not in cid_all:
+                self._log("rebalance", f"[BUG] ConsumerGroup: {self.group.name} The consumerId: "
+                          f"{self.client_id} not in cidAll: {cid_all}", "INFO")
+                result = set()
+            else:
+                try:
+                    result = set(allocate_group(self.strategy, mq_all, cid_all).get(
+                        self.client_id, []))
+                except Exception as exc:  # the Java client logs and keeps its assignment
+                    self._log("rebalance", f"allocate message queue exception. strategy name: "
+                              f"{self.strategy}, ex: {exc}", "ERROR")
+                    return
+        if self._update(topic, result):
+            self._log("changed", "client rebalanced result changed. "
+                      f"allocateMessageQueueStrategyName={self.strategy.upper()}, "
+                      f"group={self.group.name}, topic={topic}, clientId={self.client_id}, "
+                      f"mqAllSize={len(mq_all)}, cidAllSize={len(cid_all)}, "
+                      f"rebalanceResultSize={len(result)}, rebalanceResultSet=["
+                      + ", ".join(mq_text(m.topic, m.broker_name, m.queue_id)
+                                  for m in sorted(result)) + "]")
+
+    def _update(self, topic: str, result: set[MessageQueue]) -> bool:
+        changed = False
+        g = self.group.name
+        for mq in [m for m in self.pqs if m.topic == topic and m not in result]:
+            pq = self.pqs[mq]
+            pq.dropped = True
+            b = self.cluster.brokers.get(mq.broker_name)
+            if b is not None and self.cluster.broker_up(mq.broker_name):
+                if self.group.model == "CLUSTERING":
+                    b.commit(g, mq.topic, mq.queue_id, pq.position)
+                if self.orderly:
+                    b.unlock_batch(g, [mq], self.client_id)
+            del self.pqs[mq]
+            changed = True
+            self._log("rebalance", f"doRebalance, {g}, remove unnecessary mq, "
+                      f"{mq_text(mq.topic, mq.broker_name, mq.queue_id)}")
+        for mq in sorted(result):
+            if mq in self.pqs:
+                continue
+            b = self.cluster.brokers.get(mq.broker_name)
+            if b is None or not self.cluster.broker_up(mq.broker_name):
+                continue
+            text = mq_text(mq.topic, mq.broker_name, mq.queue_id)
+            if self.orderly:
+                ok = mq in b.try_lock_batch(g, [mq], self.client_id)
+                self._log("lock", f"message queue lock {'OK' if ok else 'Failed'}, {g} {text}")
+                if not ok:
+                    self._log("rebalance", f"doRebalance, {g}, add a new mq failed, {text}, "
+                              "because lock failed", "WARN")
+                    continue
+            offset = self._compute_pull_from_where(b, mq)
+            now = self.now()
+            self.pqs[mq] = PQ(position=offset, locked=self.orderly,
+                              last_lock_ts=now if self.orderly else 0, last_pull_ts=now)
+            changed = True
+            self._log("rebalance", f"doRebalance, {g}, add a new mq, {text}")
+        return changed
+
+    def _compute_pull_from_where(self, b: SimBroker, mq: MessageQueue) -> int:
+        last = (b.committed(self.group.name, mq.topic, mq.queue_id)
+                if self.group.model == "CLUSTERING" else None)
+        if last is not None and last >= 0:
+            return last
+        if mq.topic.startswith(RETRY_PREFIX):
+            return 0
+        cfw = self.group.consume_from
+        if cfw == "CONSUME_FROM_FIRST_OFFSET":
+            return 0
+        if cfw == "CONSUME_FROM_TIMESTAMP":
+            return b.search(mq.topic, mq.queue_id, self.start_ts - 30 * 60_000)
+        return b.max_offset(mq.topic, mq.queue_id)
+
+    # --------------------------------------------------------------- locks
+
+    def lock_all(self) -> None:
+        if not self.alive or not self.orderly:
+            return
+        by_broker: dict[str, list[MessageQueue]] = {}
+        for mq in self.pqs:
+            by_broker.setdefault(mq.broker_name, []).append(mq)
+        now = self.now()
+        for bn, mqs in by_broker.items():
+            b = self.cluster.brokers.get(bn)
+            ok = (b.try_lock_batch(self.group.name, mqs, self.client_id)
+                  if b is not None and self.cluster.broker_up(bn) else set())
+            for mq in mqs:
+                pq = self.pqs[mq]
+                text = mq_text(mq.topic, mq.broker_name, mq.queue_id)
+                if mq in ok:
+                    if not pq.locked:
+                        self._log("lock", f"the message queue locked OK, Group: "
+                                  f"{self.group.name} {text}")
+                    pq.locked, pq.last_lock_ts = True, now
+                else:
+                    pq.locked = False
+                    self._log("lock", f"the message queue locked Failed, Group: "
+                              f"{self.group.name} {text}", "WARN")
+
+    # --------------------------------------------------------------- consumption
+
+    def consume_tick(self) -> None:
+        if not self.alive or self.suspended:
+            return
+        now = self.now()
+        g = self.group.name
+        pqs = [(mq, pq) for mq, pq in sorted(self.pqs.items()) if not pq.dropped]
+        if not pqs:
+            return
+        per_queue = None  # None: consumes whatever is there (a healthy, fast consumer)
+        if self.spec.rate is not None or self.spec.behaviour == "slow":
+            per_queue = (self.spec.rate or 1.0) * CONSUME_TICK_MS / 1000 / len(pqs)
+        consumed = 0
+        for mq, pq in pqs:
+            b = self.cluster.brokers.get(mq.broker_name)
+            if b is None or not self.cluster.broker_up(mq.broker_name):
+                continue
+            if self.orderly and (not pq.locked or now - pq.last_lock_ts > LOCK_TRUST_MS):
+                continue  # "the message queue not locked, so consume later"
+            jumped = b.pull(g, mq.topic, mq.queue_id, pq.position)
+            pq.last_pull_ts = now
+            if jumped != pq.position:
+                pq.position = jumped  # server-side reset took effect on this pull
+            if self.spec.behaviour == "stuck":
+                continue
+            mx = b.max_offset(mq.topic, mq.queue_id)
+            if per_queue is None:
+                n = max(0, mx - pq.position)
+            else:
+                pq.budget += per_queue
+                n = max(0, min(int(pq.budget), mx - pq.position))
+                pq.budget -= n
+            if n > 0:
+                pq.position += n
+                pq.last_consume_ts = now
+                consumed += n
+        self.consumed_total += consumed
+        self._tps_window.append((now, consumed))
+        self._tps_window = [(t, c) for t, c in self._tps_window if now - t <= 60_000]
+
+    def consume_tps(self) -> float:
+        if not self._tps_window:
+            return 0.0
+        span = max(1.0, (self._tps_window[-1][0] - self._tps_window[0][0]) / 1000 + 1)
+        return sum(c for _, c in self._tps_window) / span
+
+    def commit(self) -> None:
+        # BROADCASTING consumers keep offsets in a local file (LocalFileOffsetStore)
+        if self.state not in ("running",) or self.group.model == "BROADCASTING":
+            return
+        now = self.now()
+        for mq, pq in self.pqs.items():
+            if pq.dropped:
+                continue
+            b = self.cluster.brokers.get(mq.broker_name)
+            if b is None or not self.cluster.broker_up(mq.broker_name):
+                continue
+            b.commit(self.group.name, mq.topic, mq.queue_id, pq.position)
+            if now - pq.last_persist_log >= PERSIST_LOG_MS:
+                pq.last_persist_log = now
+                self._log("persist", f"[persistAll] Group: {self.group.name} ClientId: "
+                          f"{self.client_id} updateConsumeOffsetToBroker "
+                          f"{mq_text(mq.topic, mq.broker_name, mq.queue_id)} {pq.position}")
+
+    # --------------------------------------------------------------- resets
+
+    def reset_offset(self, broker_addr: str, topic: str, timestamp: int,
+                     table: dict[MessageQueue, int]) -> None:
+        """MQClientInstance.resetOffset (legacy path): suspend, drop the topic's queues,
+        sleep 10 s, write the offsets, remove the queues, resume and rebalance."""
+        if not self.alive:
+            return
+        self._log("reset", f"invoke reset offset operation from broker. brokerAddr={broker_addr},"
+                  f" topic={topic}, group={self.group.name}, timestamp={timestamp}")
+        self.suspended = True
+        for mq, pq in self.pqs.items():
+            if mq.topic == topic and mq in table:
+                pq.dropped = True
+
+        def apply() -> None:
+            for mq in [m for m in self.pqs if m.topic == topic and m in table]:
+                b = self.cluster.brokers.get(mq.broker_name)
+                if b is not None and self.cluster.broker_up(mq.broker_name):
+                    b.commit(self.group.name, mq.topic, mq.queue_id, table[mq])
+                    if self.orderly:
+                        b.unlock_batch(self.group.name, [mq], self.client_id)
+                del self.pqs[mq]
+            self.suspended = False
+            self.rebalance()
+
+        self.cluster.scheduler.call_later(RESET_PAUSE_MS, apply)
+
+    # --------------------------------------------------------------- running info
+
+    def running_info(self) -> dict[str, Any]:
+        now = self.now()
+        cls = strategy_class(self.strategy)
+        props = {
+            "consumerGroup": self.group.name, "messageModel": self.group.model,
+            "consumeFromWhere": self.group.consume_from,
+            "allocateMessageQueueStrategy": f"{cls}@{abs(hash(self.client_id)) % 0xFFFFFFF:x}",
+            "instanceName": self.client_id.split("@", 1)[-1],
+            "consumeThreadMin": "20", "consumeThreadMax": "20", "pullBatchSize": "32",
+            "PROP_CONSUMEORDERLY": "true" if self.group.orderly else "false",
+            "PROP_CONSUME_TYPE": self.group.consume_type,
+            "PROP_CLIENT_VERSION": version_name(self.spec.version),
+            "PROP_NAMESERVER_ADDR": self.cluster.namesrv_addr + ";",
+            "PROP_THREADPOOL_CORE_SIZE": "20",
+            "PROP_CONSUMER_START_TIMESTAMP": str(self.start_ts),
+        }
+        mq_table = {}
+        for mq, pq in self.pqs.items():
+            mq_table[mq] = {
+                "cachedMsgCount": 0, "cachedMsgMaxOffset": 0, "cachedMsgMinOffset": 0,
+                "cachedMsgSizeInMiB": 0, "commitOffset": pq.position, "droped": pq.dropped,
+                "lastConsumeTimestamp": pq.last_consume_ts,
+                "lastLockTimestamp": pq.last_lock_ts, "lastPullTimestamp": pq.last_pull_ts,
+                "locked": pq.locked and self.orderly, "transactionMsgCount": 0,
+                "transactionMsgMaxOffset": 0, "transactionMsgMinOffset": 0,
+                "tryUnlockTimes": pq.try_unlock_times}
+        tps = self.consume_tps()
+        status = {t: {"consumeFailedMsgs": 0, "consumeFailedTPS": 0.0, "consumeOKTPS": tps,
+                      "consumeRT": 1.0, "pullRT": 1.0, "pullTPS": tps}
+                  for t in self.spec.subscriptions}
+        del now
+        return {"mqPopTable": {}, "mqTable": mq_table, "properties": props,
+                "statusTable": status,
+                "subscriptionSet": list(self.subscription_data().values()),
+                "userConsumerInfo": {}}

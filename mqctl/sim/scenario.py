@@ -1,0 +1,459 @@
+"""Scenario files for the simulated cluster (format documented in ``docs/scenario.md``).
+
+A scenario describes brokers, topics with their production, consumer groups with their
+consumers and behaviours, the clock, faults, ACL and TLS. Loading validates everything and
+reports the first problem with the YAML path of the bad key, e.g.
+``groups[1].consumers[0].behaviour: unknown value 'sleepy' (healthy, slow, stuck)``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from mqctl.errors import UsageError
+from mqctl.versions import version_ordinal
+
+CONSUME_FROM = ("CONSUME_FROM_LAST_OFFSET", "CONSUME_FROM_FIRST_OFFSET",
+                "CONSUME_FROM_TIMESTAMP")
+BEHAVIOURS = ("healthy", "slow", "stuck")
+CLOCKS = ("real", "accelerated", "manual")
+MODELS = ("CLUSTERING", "BROADCASTING")
+FAULT_ACTIONS = ("down", "latency", "drop", "error")
+_DUR = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$")
+_UNIT = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
+
+
+class ScenarioError(UsageError):
+    def __init__(self, path: str, problem: str, source: str | None = None):
+        where = f"{source}: " if source else ""
+        super().__init__(f"scenario {where}{path}: {problem}" if path else
+                         f"scenario {where}{problem}",
+                         hint="see docs/scenario.md for the scenario format")
+
+
+@dataclass(frozen=True)
+class BrokerSpec:
+    name: str
+    slave: bool = False
+    config: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def server_side_reset(self) -> bool:
+        v = self.config.get("useServerSideResetOffset", True)
+        return v if isinstance(v, bool) else str(v).lower() == "true"
+
+
+@dataclass(frozen=True)
+class RateChange:
+    at_s: float
+    rate: float
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    name: str
+    read_queues: int
+    write_queues: int
+    perm: int
+    brokers: tuple[str, ...]
+    rate: float  # messages per second per queue
+    history_s: float  # the queue already holds messages covering this much time
+    min_offset: int = 0
+    initial_max: int | None = None  # explicit max offset at start (overrides rate*history)
+    rate_changes: tuple[RateChange, ...] = ()
+    order: bool = False
+
+
+@dataclass(frozen=True)
+class ConsumerSpec:
+    client_id: str
+    subscriptions: dict[str, str]
+    language: str = "JAVA"
+    version: int = 479
+    behaviour: str = "healthy"
+    rate: float | None = None  # slow: messages per second this consumer processes
+    crash_at_s: float | None = None
+    hang_at_s: float | None = None
+    resume_at_s: float | None = None
+    join_at_s: float | None = None
+    leave_at_s: float | None = None
+    heartbeat_brokers: tuple[str, ...] | None = None  # None = every broker
+    addr: str | None = None
+    strategy: str | None = None  # overrides the group's (mixed-strategy groups)
+
+
+@dataclass(frozen=True)
+class GroupSpec:
+    name: str
+    model: str = "CLUSTERING"
+    orderly: bool = False
+    consume_from: str = "CONSUME_FROM_LAST_OFFSET"
+    strategy: str = "AVG"
+    topics: tuple[str, ...] = ()
+    consumers: tuple[ConsumerSpec, ...] = ()
+    initial_lag: int = 0  # committed offsets start this many messages behind max
+    consume_type: str = "CONSUME_PASSIVELY"
+
+
+@dataclass(frozen=True)
+class FaultSpec:
+    action: str
+    broker: str
+    at_s: float = 0.0
+    for_s: float | None = None
+    latency_ms: float = 0.0
+    request: int | None = None
+    response: int = 1
+    remark: str | None = None
+    times: int | None = None
+
+
+@dataclass(frozen=True)
+class AclSpec:
+    enabled: bool = False
+    accounts: dict[str, str] = field(default_factory=dict)  # access key -> secret key
+
+
+@dataclass(frozen=True)
+class TlsSpec:
+    enabled: bool = False
+    cert_file: str | None = None
+    key_file: str | None = None
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    description: str
+    cluster: str
+    brokers: tuple[BrokerSpec, ...]
+    topics: tuple[TopicSpec, ...]
+    groups: tuple[GroupSpec, ...]
+    clock: str = "real"
+    speed: float = 1.0
+    faults: tuple[FaultSpec, ...] = ()
+    acl: AclSpec = AclSpec()
+    tls: TlsSpec = TlsSpec()
+    log_dir: str | None = None
+    running_info_timeout_s: float = 10.0
+    seed: int = 7
+
+    def topic(self, name: str) -> TopicSpec:
+        for t in self.topics:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+
+def parse_duration_s(v: Any, path: str) -> float:
+    if isinstance(v, bool):
+        raise ScenarioError(path, f"{v!r} is not a duration")
+    if isinstance(v, (int, float)):
+        return float(v)
+    m = _DUR.match(str(v).strip())
+    if not m:
+        raise ScenarioError(path, f"{v!r} is not a duration (e.g. 90, 90s, 5m, 2h)")
+    return float(m.group(1)) * _UNIT[m.group(2)]
+
+
+class _Reader:
+    def __init__(self, source: str | None):
+        self.source = source
+
+    def err(self, path: str, problem: str) -> ScenarioError:
+        return ScenarioError(path, problem, self.source)
+
+    def mapping(self, v: Any, path: str, allowed: set[str]) -> dict[str, Any]:
+        if v is None:
+            return {}
+        if not isinstance(v, dict):
+            raise self.err(path, f"expected a mapping, found {type(v).__name__}")
+        unknown = sorted(str(k) for k in v if k not in allowed)
+        if unknown:
+            raise self.err(f"{path}.{unknown[0]}" if path else unknown[0],
+                           f"unknown key (known: {', '.join(sorted(allowed))})")
+        return v
+
+    def seq(self, v: Any, path: str) -> list[Any]:
+        if v is None:
+            return []
+        if not isinstance(v, list):
+            raise self.err(path, f"expected a list, found {type(v).__name__}")
+        return v
+
+    def string(self, v: Any, path: str, *, pattern: str | None = None) -> str:
+        if not isinstance(v, str) or not v:
+            raise self.err(path, "expected a non-empty string")
+        if pattern and not re.fullmatch(pattern, v):
+            raise self.err(path, f"{v!r} is not a valid name")
+        return v
+
+    def integer(self, v: Any, path: str, minimum: int = 0) -> int:
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise self.err(path, f"expected an integer, found {v!r}")
+        if v < minimum:
+            raise self.err(path, f"must be at least {minimum}")
+        return v
+
+    def number(self, v: Any, path: str, minimum: float = 0) -> float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise self.err(path, f"expected a number, found {v!r}")
+        if v < minimum:
+            raise self.err(path, f"must be at least {minimum}")
+        return float(v)
+
+    def choice(self, v: Any, path: str, options: tuple[str, ...]) -> str:
+        s = str(v)
+        for o in options:
+            if s.lower() == o.lower():
+                return o
+        raise self.err(path, f"unknown value {v!r} ({', '.join(options)})")
+
+
+NAME = r"[%|a-zA-Z0-9_@.:-]+"
+
+
+def parse(doc: Any, source: str | None = None) -> Scenario:
+    r = _Reader(source)
+    top = r.mapping(doc, "", {"name", "description", "cluster", "clock", "brokers", "topics",
+                              "groups", "faults", "acl", "tls", "log_dir", "seed",
+                              "running_info_timeout"})
+    clock = r.mapping(top.get("clock"), "clock", {"mode", "speed"})
+    mode = r.choice(clock.get("mode", "real"), "clock.mode", CLOCKS)
+    speed = r.number(clock.get("speed", 60.0 if mode == "accelerated" else 1.0), "clock.speed",
+                     0.001)
+    brokers = []
+    for i, b in enumerate(r.seq(top.get("brokers"), "brokers")):
+        p = f"brokers[{i}]"
+        if isinstance(b, str):
+            b = {"name": b}
+        b = r.mapping(b, p, {"name", "slave", "config"})
+        cfg = r.mapping(b.get("config"), f"{p}.config",
+                        {"useServerSideResetOffset", "notifyConsumerIdsChangedEnable",
+                         "autoCreateSubscriptionGroup"})
+        brokers.append(BrokerSpec(r.string(b.get("name"), f"{p}.name", pattern=NAME),
+                                  bool(b.get("slave", False)), dict(cfg)))
+    if not brokers:
+        raise r.err("brokers", "at least one broker is needed")
+    bnames = [b.name for b in brokers]
+    if len(set(bnames)) != len(bnames):
+        raise r.err("brokers", "broker names must be unique")
+
+    topics = []
+    for i, t in enumerate(r.seq(top.get("topics"), "topics")):
+        p = f"topics[{i}]"
+        t = r.mapping(t, p, {"name", "queues", "read_queues", "write_queues", "perm", "brokers",
+                             "rate", "history", "min_offset", "max_offset", "rate_changes",
+                             "order"})
+        name = r.string(t.get("name"), f"{p}.name", pattern=NAME)
+        q = r.integer(t.get("queues", 4), f"{p}.queues", 1)
+        tb = tuple(str(x) for x in r.seq(t.get("brokers"), f"{p}.brokers")) or tuple(bnames)
+        for j, x in enumerate(tb):
+            if x not in bnames:
+                raise r.err(f"{p}.brokers[{j}]", f"unknown broker {x!r} (known: "
+                            f"{', '.join(bnames)})")
+        changes = []
+        for j, c in enumerate(r.seq(t.get("rate_changes"), f"{p}.rate_changes")):
+            c = r.mapping(c, f"{p}.rate_changes[{j}]", {"at", "rate"})
+            changes.append(RateChange(parse_duration_s(c.get("at", 0), f"{p}.rate_changes[{j}].at"),
+                                      r.number(c.get("rate", 0), f"{p}.rate_changes[{j}].rate")))
+        mx = t.get("max_offset")
+        topics.append(TopicSpec(
+            name=name, read_queues=r.integer(t.get("read_queues", q), f"{p}.read_queues"),
+            write_queues=r.integer(t.get("write_queues", q), f"{p}.write_queues"),
+            perm=r.integer(t.get("perm", 6), f"{p}.perm"), brokers=tb,
+            rate=r.number(t.get("rate", 1.0), f"{p}.rate"),
+            history_s=parse_duration_s(t.get("history", "1h"), f"{p}.history"),
+            min_offset=r.integer(t.get("min_offset", 0), f"{p}.min_offset"),
+            initial_max=None if mx is None else r.integer(mx, f"{p}.max_offset"),
+            rate_changes=tuple(sorted(changes, key=lambda c: c.at_s)),
+            order=bool(t.get("order", False))))
+    tnames = {t.name for t in topics}
+
+    groups = []
+    for i, g in enumerate(r.seq(top.get("groups"), "groups")):
+        p = f"groups[{i}]"
+        g = r.mapping(g, p, {"name", "model", "orderly", "consume_from", "strategy", "topics",
+                             "consumers", "initial_lag", "consume_type"})
+        gname = r.string(g.get("name"), f"{p}.name", pattern=NAME)
+        gtopics = tuple(str(x) for x in r.seq(g.get("topics"), f"{p}.topics"))
+        for j, x in enumerate(gtopics):
+            if x not in tnames:
+                raise r.err(f"{p}.topics[{j}]", f"unknown topic {x!r}")
+        consumers = []
+        for j, c in enumerate(r.seq(g.get("consumers"), f"{p}.consumers")):
+            cp = f"{p}.consumers[{j}]"
+            c = r.mapping(c, cp, {"id", "subscriptions", "language", "version", "behaviour",
+                                  "rate", "crash_at", "hang_at", "resume_at", "join_at",
+                                  "leave_at", "heartbeat_brokers", "addr", "strategy"})
+            subs_raw = c.get("subscriptions")
+            if subs_raw is None:
+                subs = {t: "*" for t in gtopics}
+            else:
+                subs = {str(k): str(v) for k, v in r.mapping(
+                    subs_raw, f"{cp}.subscriptions", set(map(str, subs_raw or {}))).items()}
+            for t in subs:
+                if t not in tnames:
+                    raise r.err(f"{cp}.subscriptions.{t}", f"unknown topic {t!r}")
+            ver = c.get("version", 479)
+            if isinstance(ver, str):
+                try:
+                    ver = version_ordinal(ver)
+                except ValueError as exc:
+                    raise r.err(f"{cp}.version", str(exc)) from None
+            hb = c.get("heartbeat_brokers")
+            hbs = None
+            if hb is not None:
+                hbs = tuple(str(x) for x in r.seq(hb, f"{cp}.heartbeat_brokers"))
+                for k, x in enumerate(hbs):
+                    if x not in bnames:
+                        raise r.err(f"{cp}.heartbeat_brokers[{k}]", f"unknown broker {x!r}")
+
+            def when(key: str, cp: str = cp, c: dict[str, Any] = c) -> float | None:
+                return None if c.get(key) is None else parse_duration_s(c[key], f"{cp}.{key}")
+
+            consumers.append(ConsumerSpec(
+                client_id=r.string(c.get("id"), f"{cp}.id"), subscriptions=subs,
+                language=r.string(c.get("language", "JAVA"), f"{cp}.language"),
+                version=r.integer(ver, f"{cp}.version"),
+                behaviour=r.choice(c.get("behaviour", "healthy"), f"{cp}.behaviour", BEHAVIOURS),
+                rate=None if c.get("rate") is None else r.number(c["rate"], f"{cp}.rate"),
+                crash_at_s=when("crash_at"), hang_at_s=when("hang_at"),
+                resume_at_s=when("resume_at"), join_at_s=when("join_at"),
+                leave_at_s=when("leave_at"), heartbeat_brokers=hbs,
+                addr=None if c.get("addr") is None else str(c["addr"]),
+                strategy=None if c.get("strategy") is None else str(c["strategy"])))
+        groups.append(GroupSpec(
+            name=gname, model=r.choice(g.get("model", "CLUSTERING"), f"{p}.model", MODELS),
+            orderly=bool(g.get("orderly", False)),
+            consume_from=r.choice(g.get("consume_from", CONSUME_FROM[0]), f"{p}.consume_from",
+                                  CONSUME_FROM),
+            strategy=str(g.get("strategy", "AVG")), topics=gtopics,
+            consumers=tuple(consumers),
+            initial_lag=r.integer(g.get("initial_lag", 0), f"{p}.initial_lag"),
+            consume_type=r.choice(g.get("consume_type", "CONSUME_PASSIVELY"),
+                                  f"{p}.consume_type",
+                                  ("CONSUME_PASSIVELY", "CONSUME_ACTIVELY", "CONSUME_POP"))))
+    gnames = [g.name for g in groups]
+    if len(set(gnames)) != len(gnames):
+        raise r.err("groups", "group names must be unique")
+
+    faults = []
+    for i, f in enumerate(r.seq(top.get("faults"), "faults")):
+        p = f"faults[{i}]"
+        f = r.mapping(f, p, {"action", "broker", "at", "for", "latency_ms", "request",
+                             "response", "remark", "times"})
+        broker = r.string(f.get("broker"), f"{p}.broker")
+        if broker not in bnames and broker != "namesrv":
+            raise r.err(f"{p}.broker", f"unknown broker {broker!r}")
+        faults.append(FaultSpec(
+            action=r.choice(f.get("action"), f"{p}.action", FAULT_ACTIONS), broker=broker,
+            at_s=parse_duration_s(f.get("at", 0), f"{p}.at"),
+            for_s=None if f.get("for") is None else parse_duration_s(f["for"], f"{p}.for"),
+            latency_ms=r.number(f.get("latency_ms", 0), f"{p}.latency_ms"),
+            request=_code(r, f.get("request"), f"{p}.request"),
+            response=_response_code(r, f.get("response", 1), f"{p}.response"),
+            remark=None if f.get("remark") is None else str(f["remark"]),
+            times=None if f.get("times") is None else r.integer(f["times"], f"{p}.times", 1)))
+
+    acl = r.mapping(top.get("acl"), "acl", {"enabled", "accounts"})
+    accounts = {}
+    for i, a in enumerate(r.seq(acl.get("accounts"), "acl.accounts")):
+        a = r.mapping(a, f"acl.accounts[{i}]", {"access_key", "secret_key"})
+        accounts[r.string(a.get("access_key"), f"acl.accounts[{i}].access_key")] = r.string(
+            a.get("secret_key"), f"acl.accounts[{i}].secret_key")
+    tls = r.mapping(top.get("tls"), "tls", {"enabled", "cert_file", "key_file"})
+    return Scenario(
+        name=str(top.get("name", "scenario")), description=str(top.get("description", "")),
+        cluster=r.string(top.get("cluster", "DefaultCluster"), "cluster", pattern=NAME),
+        brokers=tuple(brokers), topics=tuple(topics), groups=tuple(groups), clock=mode,
+        speed=speed, faults=tuple(faults),
+        acl=AclSpec(bool(acl.get("enabled", bool(accounts))), accounts),
+        tls=TlsSpec(bool(tls.get("enabled", False)), tls.get("cert_file"), tls.get("key_file")),
+        log_dir=None if top.get("log_dir") is None else str(top["log_dir"]),
+        running_info_timeout_s=parse_duration_s(top.get("running_info_timeout", 10),
+                                                "running_info_timeout"),
+        seed=r.integer(top.get("seed", 7), "seed"))
+
+
+def _code(r: _Reader, v: Any, path: str) -> int | None:
+    from mqctl.remoting.codes import RequestCode
+
+    if v is None:
+        return None
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    try:
+        return int(RequestCode[str(v).upper()])
+    except KeyError:
+        raise r.err(path, f"unknown request code {v!r}") from None
+
+
+def _response_code(r: _Reader, v: Any, path: str) -> int:
+    from mqctl.remoting.codes import ResponseCode
+
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    try:
+        return int(ResponseCode[str(v).upper()])
+    except KeyError:
+        raise r.err(path, f"unknown response code {v!r}") from None
+
+
+def bundled() -> dict[str, str]:
+    """Bundled scenario name -> its first description line."""
+    out = {}
+    base = resources.files("mqctl.sim") / "scenarios"
+    for entry in sorted(base.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".yaml"):
+            import yaml
+
+            doc = yaml.safe_load(entry.read_text(encoding="utf-8")) or {}
+            out[entry.name[:-5]] = str(doc.get("description", "")).strip().splitlines()[0] \
+                if doc.get("description") else ""
+    return out
+
+
+def load_scenario(spec: str | Path | dict[str, Any] | Scenario, **overrides: Any) -> Scenario:
+    """A bundled name (``demo``), a path to a YAML file, a dict, or a Scenario."""
+    import dataclasses
+
+    import yaml
+
+    if isinstance(spec, Scenario):
+        sc = spec
+    elif isinstance(spec, dict):
+        sc = parse(spec)
+    else:
+        text: str
+        source = str(spec)
+        p = Path(spec)
+        if p.suffix in (".yaml", ".yml") or p.exists() or "/" in source:
+            try:
+                text = p.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                raise UsageError(f"scenario file not found: {source}",
+                                 hint="pass a YAML file or a bundled name "
+                                      "(mqctl sim scenarios)") from None
+            except OSError as exc:
+                raise UsageError(f"cannot read scenario {source}: {exc.strerror or exc}"
+                                 ) from None
+        else:
+            base = resources.files("mqctl.sim") / "scenarios" / f"{source}.yaml"
+            if not base.is_file():
+                raise UsageError(f"no bundled scenario named {source!r}",
+                                 hint="bundled: " + ", ".join(bundled()))
+            text = base.read_text(encoding="utf-8")
+        try:
+            doc = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+            raise UsageError(f"scenario {source} is not valid YAML{where}: "
+                             f"{getattr(exc, 'problem', None) or 'syntax error'}") from None
+        sc = parse(doc, source)
+    return dataclasses.replace(sc, **overrides) if overrides else sc

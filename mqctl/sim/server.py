@@ -1,0 +1,244 @@
+"""The simulated servers' network side: framing, request log, faults, ACL and TLS.
+
+Each name server and broker is a :class:`SimServer` on its own port. A request goes through:
+record in the request log -> fault injection (down, dropped connection, latency, chosen error
+code) -> ACL check -> the role's handler. A frame that cannot be decoded closes the connection
+without an answer, as a real broker's Netty decoder does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import ssl
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mqctl.errors import ProtocolError
+from mqctl.remoting.acl import ACCESS_KEY, SIGNATURE, verify
+from mqctl.remoting.codes import ResponseCode
+from mqctl.remoting.frame import RemotingCommand, encode
+from mqctl.remoting.protocol import FrameReader
+
+log = logging.getLogger("mqctl.sim")
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    ts_ms: int
+    server: str  # "namesrv" or the broker name (slaves: "<broker>#1")
+    addr: str
+    code: int
+    ext_fields: dict[str, str] | None
+    body: bytes
+    remote: str
+    language: str
+    version: int
+
+
+@dataclass
+class ErrorRule:
+    request: int | None  # None = every request
+    response: int
+    remark: str | None
+    times: int | None  # None = until cleared
+
+
+@dataclass
+class ServerFaults:
+    latency_ms: float = 0.0
+    drop_next: int = 0
+    errors: list[ErrorRule] = field(default_factory=list)
+
+
+class ServerConn:
+    """One accepted connection; can also send requests to the peer (server -> client)."""
+
+    _ids = itertools.count(1)
+
+    def __init__(self, server: SimServer, reader: asyncio.StreamReader,
+                 writer: asyncio.StreamWriter):
+        self.id = next(self._ids)
+        self.server = server
+        self.reader = reader
+        self.writer = writer
+        peer = writer.get_extra_info("peername") or ("?", 0)
+        self.remote = f"{peer[0]}:{peer[1]}"
+        self.pending: dict[int, asyncio.Future[RemotingCommand]] = {}
+        self.opaque = itertools.count(1_000_000)
+        self.closed = False
+        self.on_close: list[Callable[[ServerConn], None]] = []
+        self.watched_by: set[str] = set()
+
+    def send(self, cmd: RemotingCommand) -> None:
+        if self.closed:
+            return
+        try:
+            self.writer.write(encode(cmd))
+        except (ConnectionError, RuntimeError, ProtocolError):
+            self.close()
+
+    async def request(self, cmd: RemotingCommand, timeout: float) -> RemotingCommand:
+        op = next(self.opaque)
+        fut: asyncio.Future[RemotingCommand] = asyncio.get_running_loop().create_future()
+        self.pending[op] = fut
+        self.send(cmd.with_(opaque=op))
+        try:
+            return await asyncio.wait_for(fut, timeout)
+        finally:
+            self.pending.pop(op, None)
+
+    def oneway(self, cmd: RemotingCommand) -> None:
+        self.send(cmd.with_(opaque=next(self.opaque), flag=cmd.flag | 2))
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        for fut in self.pending.values():
+            if not fut.done():
+                fut.set_exception(ConnectionError("closed"))
+        with contextlib.suppress(Exception):
+            self.writer.close()
+        for cb in self.on_close:
+            with contextlib.suppress(Exception):
+                cb(self)
+
+
+Handler = Callable[[RemotingCommand, ServerConn], Awaitable[RemotingCommand | None]]
+
+
+class SimServer:
+    def __init__(self, name: str, handler: Handler, *, host: str, port: int,
+                 now: Callable[[], int], request_log: list[RequestRecord],
+                 ssl_ctx: ssl.SSLContext | None = None,
+                 acl_accounts: dict[str, str] | None = None):
+        self.name = name
+        self.handler = handler
+        self.host = host
+        self.port = port
+        self.now = now
+        self.request_log = request_log
+        self.ssl_ctx = ssl_ctx
+        self.acl_accounts = acl_accounts
+        self.faults = ServerFaults()
+        self.conns: set[ServerConn] = set()
+        self._server: asyncio.base_events.Server | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.down = False
+
+    @property
+    def addr(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._serve, self.host, self.port,
+                                                  ssl=self.ssl_ctx, limit=1 << 20)
+        self.port = self._server.sockets[0].getsockname()[1]
+        self.down = False
+
+    async def stop(self) -> None:
+        """Stop listening and drop every connection (a broker going down)."""
+        self.down = True
+        if self._server is not None:
+            self._server.close()
+            with contextlib.suppress(Exception):
+                await self._server.wait_closed()
+            self._server = None
+        for c in list(self.conns):
+            c.close()
+        for t in list(self._tasks):
+            t.cancel()
+
+    def drop_connections(self) -> int:
+        n = len(self.conns)
+        for c in list(self.conns):
+            c.close()
+        return n
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        conn = ServerConn(self, reader, writer)
+        self.conns.add(conn)
+        frames = FrameReader()
+        try:
+            while not conn.closed:
+                try:
+                    data = await reader.read(65536)
+                except (ConnectionError, OSError, ssl.SSLError):
+                    break
+                if not data:
+                    break
+                try:
+                    cmds = frames.feed(data)
+                except ProtocolError:
+                    break  # NettyDecoder: undecodable frame -> close the channel
+                for cmd in cmds:
+                    if cmd.is_response:
+                        fut = conn.pending.get(cmd.opaque)
+                        if fut is not None and not fut.done():
+                            fut.set_result(cmd)
+                        continue
+                    task = asyncio.get_running_loop().create_task(self._dispatch(cmd, conn))
+                    self._tasks.add(task)
+                    task.add_done_callback(self._tasks.discard)
+        finally:
+            conn.close()
+            self.conns.discard(conn)
+
+    async def _dispatch(self, cmd: RemotingCommand, conn: ServerConn) -> None:
+        self.request_log.append(RequestRecord(
+            self.now(), self.name, self.addr, cmd.code, dict(cmd.ext_fields or {}) or None,
+            cmd.body, conn.remote, cmd.language, cmd.version))
+        f = self.faults
+        if f.drop_next > 0:
+            f.drop_next -= 1
+            conn.close()
+            return
+        if f.latency_ms > 0:
+            await asyncio.sleep(f.latency_ms / 1000)
+        for rule in f.errors:
+            if rule.request is None or rule.request == cmd.code:
+                if rule.times is not None:
+                    rule.times -= 1
+                    if rule.times <= 0:
+                        f.errors.remove(rule)
+                self._reply(conn, cmd, cmd.response(rule.response, rule.remark or
+                                                    f"simulated fault on {self.name}"))
+                return
+        denied = self._check_acl(cmd)
+        if denied is not None:
+            self._reply(conn, cmd, cmd.response(ResponseCode.NO_PERMISSION, denied))
+            return
+        try:
+            resp = await self.handler(cmd, conn)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a processor exception: SYSTEM_ERROR with the exception text
+            log.exception("handler failed on %s", self.name)
+            resp = cmd.response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
+        if resp is not None:
+            self._reply(conn, cmd, resp)
+
+    def _reply(self, conn: ServerConn, req: RemotingCommand, resp: RemotingCommand) -> None:
+        if req.is_oneway:
+            return
+        # 4.9.4+ brokers answer in the request's serialize type
+        conn.send(resp.with_(opaque=req.opaque, serialize_type=req.serialize_type))
+
+    def _check_acl(self, cmd: RemotingCommand) -> str | None:
+        """ACL 2.0 authentication (DefaultAuthenticationHandler): NO_PERMISSION remarks."""
+        if self.acl_accounts is None:
+            return None
+        ext = cmd.ext_fields or {}
+        ak = ext.get(ACCESS_KEY)
+        if not ak or SIGNATURE not in ext:
+            return "No accessKey is configured"
+        secret = self.acl_accounts.get(ak)
+        if secret is None:
+            return f"User:{ak} is not found."
+        if not verify(ext, cmd.body, secret):
+            return "check signature failed."
+        return None

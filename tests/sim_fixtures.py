@@ -1,0 +1,50 @@
+"""Pytest fixtures for the simulated cluster (imported by tests/conftest.py).
+
+``sim``: the bundled demo scenario on ephemeral ports with a manual clock; mqctl's clock
+(``mqctl.timeparse.now_ms``) reads the simulated time while the fixture is active.
+``sim_factory(scenario, **kw)``: any scenario (name, path or dict), same conventions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from mqctl.sim import SimThread
+from mqctl.timeparse import set_clock
+
+
+def start_sim(scenario: Any = "demo", **kw: Any) -> SimThread:
+    kw.setdefault("clock", "manual")
+    s = SimThread(scenario, **kw).__enter__()
+    set_clock(s.cluster.clock.now_ms)
+    return s
+
+
+@pytest.fixture
+def sim() -> Iterator[SimThread]:
+    s = start_sim("demo")
+    try:
+        yield s
+    finally:
+        set_clock(None)
+        s.__exit__(None, None, None)
+
+
+@pytest.fixture
+def sim_factory() -> Iterator[Callable[..., SimThread]]:
+    started: list[SimThread] = []
+
+    def make(scenario: Any = "demo", **kw: Any) -> SimThread:
+        s = start_sim(scenario, **kw)
+        started.append(s)
+        return s
+
+    try:
+        yield make
+    finally:
+        set_clock(None)
+        for s in started:
+            s.__exit__(None, None, None)
