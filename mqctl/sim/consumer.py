@@ -226,6 +226,9 @@ class SimConsumer:
     def _rebalance_topic(self, topic: str) -> None:
         from mqctl.allocate import allocate_group
 
+        if self.group.consume_type == "CONSUME_POP":
+            return  # pop consumers balance per message (broker side): no process queues
+
         route_brokers = [n for n in self.cluster.topic_brokers(topic) if self.cluster.broker_up(n)]
         mq_all = sorted(self.cluster.subscribe_queues(topic))
         if not mq_all:
