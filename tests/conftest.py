@@ -33,7 +33,7 @@ class CliResult:
     stderr: str
 
     @property
-    def json(self):  # noqa: ANN201
+    def json(self):
         import json
 
         return json.loads(self.stdout)

@@ -11,7 +11,7 @@ import pytest
 from test_sim_protocol import body, call
 
 from mqctl.allocate import allocate_group
-from mqctl.errors import BrokerError, ConnectError
+from mqctl.errors import ConnectError
 from mqctl.models import MessageQueue
 from mqctl.remoting import fastjson
 from mqctl.remoting.acl import Credentials
@@ -341,8 +341,8 @@ def test_logs_in_rocketmq_formats(sim_factory, tmp_path):
     s = sim_factory("demo", log_dir=str(tmp_path))
     s.advance(130)
     text = (tmp_path / "clients" / "10.0.3.31@4301#demo07" / "rocketmq_client.log").read_text()
-    line = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} (INFO |WARN |ERROR) \[\d+\] \[[^]]+\] "
-                      r"\[[^]]+#\w+:\d+\] - ")
+    line = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} (INFO |WARN |ERROR) "
+                      r"\[\d+\] \[[^]]+\] \[[^]]+#\w+:\d+\] - ")
     assert all(line.match(ln) for ln in text.splitlines())
     assert "client rebalanced result changed. allocateMessageQueueStrategyName=AVG, " \
            "group=GID_ORDER, topic=TopicOrder, clientId=10.0.3.31@4301#demo07" in text
