@@ -835,6 +835,23 @@ async def _group_known(admin: Admin, group: str) -> bool:
     return False
 
 
+async def _offset_topics(admin: Admin, group: str, brokers: Sequence[Any]) -> set[str]:
+    """Topics an offline group has committed offsets for (GET_CONSUME_STATS, read-only)."""
+    from mqctl.remoting.client import fan_out
+
+    addrs = [a for a in (b.master_addr or b.select_addr() for b in brokers) if a]
+
+    async def one(addr: str) -> set[str]:
+        stats = await admin.consume_stats(group, addr)
+        return {mq.topic for mq in stats.offsets}
+
+    out: set[str] = set()
+    for o in await fan_out(addrs, one, concurrency=admin.concurrency):
+        if o.ok:
+            out |= o.value or set()
+    return out
+
+
 async def capture_locks(admin: Admin, group: str, *, topic: str | None = None,
                         include_retry: bool = False, store: LockStore | None = None,
                         slack_ms: int = RENEW_SLACK_MS) -> LockView:
@@ -842,7 +859,8 @@ async def capture_locks(admin: Admin, group: str, *, topic: str | None = None,
 
     Requests: GET_ROUTEINFO_BY_TOPIC, GET_CONSUMER_LIST_BY_GROUP,
     GET_CONSUMER_CONNECTION_LIST, GET_CONSUMER_RUNNING_INFO (and, for an offline group,
-    GET_BROKER_CLUSTER_INFO / GET_ALL_SUBSCRIPTIONGROUP_CONFIG to tell it from an unknown one).
+    GET_BROKER_CLUSTER_INFO / GET_ALL_SUBSCRIPTIONGROUP_CONFIG to tell it from an unknown one
+    and GET_CONSUME_STATS for the topics it has offsets for).
     Never LOCK_BATCH_MQ, UNLOCK_BATCH_MQ or HEART_BEAT.
     """
     from mqctl.admin import NotFoundError
@@ -863,6 +881,8 @@ async def capture_locks(admin: Admin, group: str, *, topic: str | None = None,
             topics |= set(cv.subscriptions)
     for st in previous.values():
         topics |= {c.mq.topic for c in st.claims}
+    if not topics and topic is None and not m.online:
+        topics = await _offset_topics(admin, group, m.brokers)
     notes: list[str] = []
     if topic is not None:
         if topics and topic not in topics:

@@ -20,7 +20,9 @@ from mqctl.models import (
     ClusterInfo,
     ConsumerConnection,
     ConsumerRunningInfo,
+    ConsumeStats,
     MessageQueue,
+    OffsetWrapper,
     QueueData,
     Subscription,
     TopicRoute,
@@ -90,6 +92,10 @@ class FakeAdmin:
     async def cluster_info(self):
         self.called.append("cluster_info")
         return ClusterInfo({"broker-a": BA, "broker-b": BB}, {"c": ("broker-a", "broker-b")})
+
+    async def consume_stats(self, group, addr, topic=None):
+        self.called.append("consume_stats")
+        return ConsumeStats({MessageQueue("T", "broker-a", 0): OffsetWrapper(10, 5, 5, 0)})
 
     async def subscription_groups(self, addr):
         self.called.append("subscription_groups")
@@ -177,6 +183,8 @@ def test_unknown_group_vs_offline_group(clock, tmp_path):
     v = asyncio.run(capture_locks(admin, "G", store=None))
     assert v.kind == "offline" and not v.online
     assert any("offline" in n for n in v.notes)
+    # the topics come from the offsets it has committed; nobody claims or is assigned them
+    assert v.topics == ("T",) and v.summary()["unowned"] == 4
 
 
 def test_unknown_topic_is_an_error_only_when_asked_for(clock):
