@@ -7,6 +7,7 @@ RocketMQ versions (e.g. ``topicSynFlag`` before 4.9.0, ``pullOffset`` from 5.x).
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,20 +22,18 @@ RETRY_PREFIX = "%RETRY%"
 DLQ_PREFIX = "%DLQ%"
 
 
-def java_string_key(s: str) -> bytes | str:
-    """Sort key matching Java's ``String.compareTo`` (UTF-16 code-unit order).
+def java_string_key(s: str) -> str:
+    """Sort key matching Java's ``String.compareTo`` (UTF-16 code-unit order), always a str.
 
-    For strings inside the Basic Multilingual Plane (every legal topic, group and broker name,
-    and in practice every client id) this equals Python's own order, so the plain string is
-    returned; only strings with supplementary characters pay for the UTF-16 encoding.
+    Inside the Basic Multilingual Plane (every legal topic, group and broker name, and in
+    practice every client id) this is the string itself. A supplementary character becomes its
+    two surrogate code points, which compare below U+E000..U+FFFF exactly as UTF-16 code units
+    do in Java.
     """
-    if s.isascii() or all(ord(c) < 0xD800 for c in s):
+    if s.isascii() or all(ord(c) <= 0xFFFF for c in s):
         return s
-    return s.encode("utf-16-be")
-
-
-def _java_cmp_key(s: str) -> bytes:
-    return s.encode("utf-16-be")
+    b = s.encode("utf-16-le", "surrogatepass")
+    return "".join(map(chr, struct.unpack(f"<{len(b) // 2}H", b)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,21 +47,27 @@ class MessageQueue:
     topic: str
     broker_name: str
     queue_id: int
+    _key: tuple[str, str, int] = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        # computed once: sorting thousands of queues compares these tuples in C
+        object.__setattr__(self, "_key", (java_string_key(self.topic),
+                                          java_string_key(self.broker_name), self.queue_id))
 
     def __lt__(self, other: MessageQueue) -> bool:
-        return self.sort_key() < other.sort_key()
+        return self._key < other._key
 
     def __le__(self, other: MessageQueue) -> bool:
-        return self.sort_key() <= other.sort_key()
+        return self._key <= other._key
 
     def __gt__(self, other: MessageQueue) -> bool:
-        return self.sort_key() > other.sort_key()
+        return self._key > other._key
 
     def __ge__(self, other: MessageQueue) -> bool:
-        return self.sort_key() >= other.sort_key()
+        return self._key >= other._key
 
-    def sort_key(self) -> tuple[Any, Any, int]:
-        return (java_string_key(self.topic), java_string_key(self.broker_name), self.queue_id)
+    def sort_key(self) -> tuple[str, str, int]:
+        return self._key
 
     def __str__(self) -> str:
         # MessageQueue.toString(); hashed by the consistent-hash strategy

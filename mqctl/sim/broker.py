@@ -282,7 +282,7 @@ class SimBroker:
             return
         for ch in self.members(group):
             if ch.consumer is not None:
-                self.cluster.scheduler.call_later(0, ch.consumer.on_ids_changed)
+                ch.consumer.notify_ids_changed()
             elif ch.conn is not None:
                 ch.conn.oneway(RemotingCommand.request(
                     C.NOTIFY_CONSUMER_IDS_CHANGED, {"consumerGroup": group}, language="JAVA"))

@@ -109,6 +109,7 @@ class SimCluster:
         self.down: set[str] = set()
         self.faults = FaultController(self)
         self.topic_hosts: dict[str, list[str]] = {}
+        self._mq_cache: dict[str, tuple[MessageQueue, ...]] = {}
         self._driver: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -131,11 +132,17 @@ class SimCluster:
         return list(self.topic_hosts.get(topic, []))
 
     def subscribe_queues(self, topic: str) -> list[MessageQueue]:
+        """Readable queues of the topic's route, sorted (what a client's mqAll is)."""
+        cached = self._mq_cache.get(topic)
+        if cached is not None:
+            return list(cached)
         out: list[MessageQueue] = []
         for bn in self.topic_brokers(topic):
             conf = self.brokers[bn].topics.get(topic)
             if conf is not None and conf.perm & 4:
                 out.extend(MessageQueue(topic, bn, q) for q in range(conf.read))
+        out.sort()
+        self._mq_cache[topic] = tuple(out)
         return out
 
     def consumer(self, client_id: str) -> SimConsumer:
@@ -212,6 +219,7 @@ class SimCluster:
         topic = RETRY_PREFIX + group
         if topic in self.topic_hosts:
             return
+        self._mq_cache.pop(topic, None)
         self.topic_hosts[topic] = sorted(self.brokers)
         for b in self.brokers.values():
             b.add_topic(TopicConf(topic, 1, 1, 6))

@@ -82,6 +82,7 @@ class SimConsumer:
         self.log: ClientLog | None = None
         self.strategy = spec.strategy or group.strategy
         self._tps_window: list[tuple[int, int]] = []
+        self._wakeup_pending = False
 
     # --------------------------------------------------------------- lifecycle
 
@@ -209,7 +210,16 @@ class SimConsumer:
                 self.group.consume_type, self.group.model, self.group.consume_from, subs,
                 self.now(), consumer=self))
 
+    def notify_ids_changed(self) -> None:
+        """The broker's NOTIFY_CONSUMER_IDS_CHANGED: one immediate rebalance, however many
+        brokers notify at the same instant (RebalanceService.wakeup coalesces them too)."""
+        if self._wakeup_pending:
+            return
+        self._wakeup_pending = True
+        self.cluster.scheduler.call_later(0, self.on_ids_changed)
+
     def on_ids_changed(self) -> None:
+        self._wakeup_pending = False
         if self.alive:
             self._log("notify", f"receive broker's notification[{self.cluster.namesrv_addr}], "
                       f"the consumer group: {self.group.name} changed, rebalance immediately")
@@ -230,7 +240,7 @@ class SimConsumer:
             return  # pop consumers balance per message (broker side): no process queues
 
         route_brokers = [n for n in self.cluster.topic_brokers(topic) if self.cluster.broker_up(n)]
-        mq_all = sorted(self.cluster.subscribe_queues(topic))
+        mq_all = self.cluster.subscribe_queues(topic)
         if not mq_all:
             if not topic.startswith(RETRY_PREFIX):
                 self._log("rebalance", f"doRebalance, {self.group.name}, but the topic[{topic}] "

@@ -387,3 +387,23 @@ def test_bundled_scenarios_load():
         sc = load_scenario(n)
         assert sc.brokers and sc.topics
     assert json.dumps(names)
+
+
+def test_documented_example_scenario_loads():
+    """The complete example in docs/scenario.md is valid and means what it says."""
+    import yaml
+    from conftest import ROOT
+
+    text = (ROOT / "docs" / "scenario.md").read_text()
+    block = text.split("## Scenario format", 1)[1].split("```yaml", 1)[1].split("```", 1)[0]
+    sc = load_scenario(yaml.safe_load(block))
+    assert [b.name for b in sc.brokers] == ["broker-a", "hz@broker-b"]
+    assert not sc.brokers[1].server_side_reset and sc.brokers[0].slave
+    pay = sc.groups[0]
+    assert [c.behaviour for c in pay.consumers] == ["healthy", "slow", "healthy", "healthy"]
+    assert pay.consumers[1].crash_at_s == 600 and pay.consumers[3].join_at_s == 1800
+    assert pay.consumers[3].version == 409 and pay.consumers[3].heartbeat_brokers == (
+        "broker-a",)
+    assert sc.topic("TopicPay").rate_changes[0].at_s == 4800
+    assert [f.action for f in sc.faults] == ["down", "latency", "error", "drop"]
+    assert sc.acl.enabled and sc.tls.enabled and sc.clock == "accelerated"
