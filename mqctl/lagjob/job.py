@@ -252,8 +252,14 @@ class _Run:
         bad_cols = ["source", "source_kind", "line", "reason", "detail", "content",
                     "observed_ts"]
         if paths.get(Kind.SNAPSHOT):
-            obs_s, bad_s = readers.read_snapshots(sp, paths[Kind.SNAPSHOT])
+            records, snap_lines = readers.read_snapshots(sp, paths[Kind.SNAPSHOT])
+            records = self.cut(records)  # the JSON is parsed once
+            obs_s, bad_s = X.split_snapshot_records(records)
             obs_frames.append(obs_s)
+            if bad_s.limit(1).count():  # line numbers cost a scan: only when needed
+                bad_s = X.line_numbers(bad_s, snap_lines)
+            else:
+                bad_s = bad_s.withColumn("line", F.lit(None).cast("long"))
             bad_frames.append(bad_s.select(*bad_cols))
         whole = {k: v for k, v in paths.items() if k in (
             Kind.CONSUMER_OFFSET, Kind.TOPICS, Kind.SUBSCRIPTION_GROUP, Kind.CONSUMER_PROGRESS,
@@ -277,7 +283,7 @@ class _Run:
         log_bad = logs_raw.filter(F.col("bad_reason").isNotNull()).select(
             "source", "source_kind", "block", "rid", F.col("bad_reason").alias("reason"),
             F.col("bad_detail").alias("detail"), "content", F.col("ts").alias("observed_ts"))
-        bad_frames.append(X.line_numbers(log_bad, log_lines).select(*bad_cols))
+        bad_frames.append(X.line_numbers(log_bad, log_lines).select(*bad_cols))  # few rows
         unknown = [(f.path, None, None, "unrecognised input",
                     "neither the name nor the content matches an input kind; pass KIND=PATH",
                     "", None) for f in self.listing.unknown()]
@@ -293,17 +299,20 @@ class _Run:
         for f in (points, members, topic_cfg, group_cfg):
             times = times.unionByName(f.select("cluster", "observed_ts"))
         index = self.cut(X.capture_index(times, o.align_ms))
-        obs = self.cut(X.with_capture(obs, index))
+        obs = X.with_capture(obs, index)
         points = X.with_capture(points, index)
         members = X.with_capture(members, index)
         topic_cfg = X.with_capture(topic_cfg, index)
         group_cfg = X.with_capture(group_cfg, index)
         self.say("lag report: computing lag and time lag")
-        dedup = X.dedupe_observations(obs)
+        dedup = self.cut(X.dedupe_observations(obs))
         history = self.cut(X.broker_history(dedup, points))
         lagged = X.with_lag(X.fill_broker_offsets(dedup, history, o.max_skew_ms))
         timed = X.estimate_time_lag(lagged, history)
-        enriched = X.enrich(timed, members, topic_cfg, group_cfg)
+        enriched = X.enrich(
+            timed, members if paths.get(Kind.CONSUMER_PROGRESS) else None,
+            topic_cfg if paths.get(Kind.TOPICS) else None,
+            group_cfg if paths.get(Kind.SUBSCRIPTION_GROUP) else None)
         queues = X.queue_status(enriched, o.window, o.allowed_lag)
         disp = F.regexp_replace(F.col("source"), r"^file:(//)?", "")
         lag = self.cut(X.with_date(queues).withColumn("capture_time", X.iso_of(F.col(
@@ -318,12 +327,13 @@ class _Run:
         # ---- rebalance history ----------------------------------------------------------------
         self.say("lag report: rebalance history")
         lchanges = X.log_changes(logs)
-        changes = self.cut(X.capture_changes(lag).unionByName(lchanges))
+        track = self.cut(X.owner_track(lag))
+        changes = self.cut(X.changes_from_track(track).unionByName(lchanges))
         events = self.cut(X.with_date(X.rebalance_events(changes), "ts")
                           .withColumn("source", disp))
-        moves = X.with_date(X.queue_moves(changes, o.move_window_ms), "ts")
-        unowned = X.with_date(X.unowned_from_captures(lag).unionByName(
-            X.unowned_from_logs(lchanges)), "start_ts")
+        moves = self.cut(X.with_date(X.queue_moves(changes, o.move_window_ms), "ts"))
+        unowned = self.cut(X.with_date(X.unowned_from_track(track).unionByName(
+            X.unowned_from_logs(lchanges)), "start_ts"))
         rounds = X.rebalance_rounds(events, o.round_gap_ms)
         storms = self.cut(X.with_date(X.rebalance_storms(rounds, o.storm_rounds,
                                                           o.storm_window_ms), "start_ts"))

@@ -224,12 +224,12 @@ def read_lines(spark: SparkSession, paths: list[str]) -> DataFrame:
 
 
 def read_snapshots(spark: SparkSession, paths: list[str]) -> tuple[DataFrame, DataFrame]:
-    """(observations, bad lines with line numbers) of canonical snapshot files."""
+    """(parsed records, all lines) of canonical snapshot files: records as
+    :func:`transforms.parse_snapshot_records`; the lines give bad lines their line numbers."""
     from mqctl.lagjob import schemas, transforms
 
     lines = read_lines(spark, paths)
-    obs, bad = transforms.parse_snapshot_lines(lines, schemas.SNAPSHOT_JSON)
-    return obs, transforms.line_numbers(bad, lines)
+    return transforms.parse_snapshot_records(lines, schemas.SNAPSHOT_JSON), lines
 
 
 def _file_records(rows: Iterable[Any], tz: tzinfo | None, cluster: str) -> Iterator[Any]:

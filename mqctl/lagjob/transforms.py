@@ -88,12 +88,23 @@ def status_name(code: Column) -> Column:
 # --------------------------------------------------------------------------------------------
 # reading the canonical snapshot
 
-def parse_snapshot_lines(lines: DataFrame, schema: object) -> tuple[DataFrame, DataFrame]:
-    """JSON Lines (``source, block, rid, mtime_ms, value``) -> (observations, bad lines).
+SNAPSHOT_OBS = ["observed_ts", "cluster", "group", "topic", "broker", "queue_id",
+                "broker_offset", "min_offset", "consumer_offset", "pull_offset",
+                "last_timestamp", "delay_ms", "owner", "owners", "members", "online", "orderly",
+                "source_kind", "source"]
+SNAPSHOT_BAD = ["source", "source_kind", "block", "rid", "reason", "detail", "content",
+                "observed_ts"]
 
-    A line is quarantined when it is not a JSON object, a field has the wrong type, the
-    ``schema`` is not ``mqctl.snapshot/1``, a required field is missing, or an offset or queue
-    id is negative. Blank lines are skipped (not errors).
+
+def parse_snapshot_records(lines: DataFrame, schema: object) -> DataFrame:
+    """JSON Lines (``source, block, rid, mtime_ms, value``) -> one row per non-blank line with
+    the observation columns (``SNAPSHOT_OBS``) and, for a bad line, ``reason``, ``detail``,
+    ``content`` and its position (``block``, ``rid``). Parse once, split with
+    :func:`split_snapshot_records`.
+
+    A line is bad when it is not a JSON object, a field has the wrong type, the ``schema`` is
+    not ``mqctl.snapshot/1``, a required field is missing, or an offset or queue id is
+    negative. Blank lines are skipped (not errors).
     """
     from mqctl.lagjob.schemas import SNAPSHOT_REQUIRED
 
@@ -116,23 +127,32 @@ def parse_snapshot_lines(lines: DataFrame, schema: object) -> tuple[DataFrame, D
               .when(reason == "missing field", missing)
               .otherwise(F.lit("queue_id, broker_offset and consumer_offset must be >= 0")))
     tagged = parsed.withColumn("reason", reason)
-    bad = tagged.filter(F.col("reason").isNotNull()).select(
-        "source", F.lit("snapshot").alias("source_kind"), "block", "rid",
-        "reason", detail.alias("detail"), F.substring("value", 1, 500).alias("content"),
-        j["capture_ts"].alias("observed_ts"))
-    good = tagged.filter(F.col("reason").isNull())
-    obs = good.select(
+    is_bad = F.col("reason").isNotNull()
+    return tagged.select(
         j["capture_ts"].alias("observed_ts"), F.coalesce(j["cluster"], F.lit("")).alias("cluster"),
         j["group"].alias("group"), j["topic"].alias("topic"), j["broker"].alias("broker"),
         j["queue_id"].alias("queue_id"), j["broker_offset"].alias("broker_offset"),
         j["min_offset"].alias("min_offset"), j["consumer_offset"].alias("consumer_offset"),
         j["pull_offset"].alias("pull_offset"), j["last_timestamp"].alias("last_timestamp"),
         j["delay_ms"].alias("delay_ms"), j["owner"].alias("owner"), j["owners"].alias("owners"),
-        F.size(j["members"]).alias("members_n"), j["online"].alias("online"),
-        j["orderly"].alias("orderly"), F.lit("snapshot").alias("source_kind"), "source",
-    ).withColumn("members", F.when(F.col("members_n") >= 0, F.col("members_n")).cast("int")
-                 ).drop("members_n")
+        F.when(F.size(j["members"]) >= 0, F.size(j["members"])).cast("int").alias("members"),
+        j["online"].alias("online"), j["orderly"].alias("orderly"),
+        F.lit("snapshot").alias("source_kind"), "source",
+        F.when(is_bad, F.col("block")).alias("block"), F.when(is_bad, F.col("rid")).alias("rid"),
+        "reason", F.when(is_bad, detail).alias("detail"),
+        F.when(is_bad, F.substring("value", 1, 500)).alias("content"))
+
+
+def split_snapshot_records(records: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """(observations, bad lines) of :func:`parse_snapshot_records`."""
+    obs = records.filter(F.col("reason").isNull()).select(*SNAPSHOT_OBS)
+    bad = records.filter(F.col("reason").isNotNull()).select(*SNAPSHOT_BAD)
     return obs, bad
+
+
+def parse_snapshot_lines(lines: DataFrame, schema: object) -> tuple[DataFrame, DataFrame]:
+    """(observations, bad lines) of snapshot JSON Lines (see :func:`parse_snapshot_records`)."""
+    return split_snapshot_records(parse_snapshot_records(lines, schema))
 
 
 def line_numbers(bad: DataFrame, lines: DataFrame) -> DataFrame:
@@ -268,14 +288,14 @@ def estimate_time_lag(obs: DataFrame, history: DataFrame) -> DataFrame:
                        (("group", "string"), ("capture_ts", "long"), ("C", "long"))])
          .unionByName(ev.select(*QUEUE, "t", F.lit(None).cast("long").alias("seg"),
                                 F.lit(1).alias("_r"), "group", "capture_ts", "C")))
+    # (frames are running ones only: Spark evaluates "current .. unbounded following" frames
+    # in O(n^2) per partition; observations before the first point belong to segment 0)
     wt = Window.partitionBy(*QUEUE).orderBy("t", "_r")
     u = u.withColumn("_segb", F.last("seg", ignorenulls=True).over(
         wt.rowsBetween(Window.unboundedPreceding, 0)))
-    u = u.withColumn("_sega", F.first("seg", ignorenulls=True).over(
-        wt.rowsBetween(0, Window.unboundedFollowing)))
     ev_seg = u.filter(F.col("_r") == 1).select(
         *QUEUE, "group", "capture_ts", "t", "C",
-        F.coalesce(F.col("_segb"), F.col("_sega"), F.lit(0)).alias("seg"))
+        F.coalesce(F.col("_segb"), F.lit(0)).alias("seg"))
     # 3. inside a segment, order by offset: the bracketing points are the nearest history
     #    rows before (B < C) and after (B >= C) each observation
     v = (hist.select(*QUEUE, "seg", F.col("B").alias("k"), F.lit(1).alias("_r"), "t",
@@ -286,10 +306,13 @@ def estimate_time_lag(obs: DataFrame, history: DataFrame) -> DataFrame:
                                     "t", F.lit(None).cast("struct<B:long,t:long>").alias("pt"),
                                     "group", "capture_ts")))
     wk = Window.partitionBy(*QUEUE, "seg").orderBy("k", "_r", "t")
+    # the nearest history row after = the nearest before in the reversed order
+    wk_rev = Window.partitionBy(*QUEUE, "seg").orderBy(
+        F.col("k").desc(), F.col("_r").desc(), F.col("t").desc())
     v = (v.withColumn("prev", F.last("pt", ignorenulls=True).over(
             wk.rowsBetween(Window.unboundedPreceding, -1)))
-         .withColumn("next", F.first("pt", ignorenulls=True).over(
-             wk.rowsBetween(1, Window.unboundedFollowing)))
+         .withColumn("next", F.last("pt", ignorenulls=True).over(
+             wk_rev.rowsBetween(Window.unboundedPreceding, -1)))
          .withColumn("first_t", F.min(F.when(F.col("_r") == 1, F.col("t"))).over(
              Window.partitionBy(*QUEUE, "seg"))))
     est = v.filter(F.col("_r") == 0)
@@ -327,28 +350,35 @@ def estimate_time_lag(obs: DataFrame, history: DataFrame) -> DataFrame:
             .drop("_est_s", "_est_src"))
 
 
-def enrich(obs: DataFrame, members: DataFrame, topic_cfg: DataFrame,
-           group_cfg: DataFrame) -> DataFrame:
+def enrich(obs: DataFrame, members: DataFrame | None, topic_cfg: DataFrame | None,
+           group_cfg: DataFrame | None) -> DataFrame:
     """Fill ``online``/``members`` from consumerProgress' group list of the same capture,
     ``orderly`` from subscriptionGroup.json (consumeMessageOrderly) or topics.json (FIFO), and
-    add ``consume_enable`` (subscriptionGroup.json) for the same broker and capture."""
-    m = (members.groupBy("cluster", "group", "capture_ts")
-         .agg(F.max("members").alias("_m_members"), F.max("online").alias("_m_online")))
-    g = (group_cfg.groupBy("cluster", "broker", "group", "capture_ts")
-         .agg(F.min(F.col("consume_enable").cast("int")).alias("_g_enable"),
-              F.max(F.col("orderly").cast("int")).alias("_g_orderly")))
-    t = (topic_cfg.groupBy("cluster", "broker", "topic", "capture_ts")
-         .agg(F.max(F.col("orderly").cast("int")).alias("_t_orderly")))
-    out = (obs.join(m, on=["cluster", "group", "capture_ts"],
-                    how="left")
-           .join(g, on=["cluster", "broker", "group", "capture_ts"], how="left")
-           .join(t, on=["cluster", "broker", "topic", "capture_ts"], how="left"))
-    return (out.withColumn("online", F.coalesce(F.col("online"), F.col("_m_online")))
-            .withColumn("members", F.coalesce(F.col("members"), F.col("_m_members")))
-            .withColumn("orderly", F.coalesce(F.col("orderly"), (F.col("_g_orderly") == 1),
-                                              (F.col("_t_orderly") == 1)))
-            .withColumn("consume_enable", (F.col("_g_enable") == 1))
-            .drop("_m_members", "_m_online", "_g_enable", "_g_orderly", "_t_orderly"))
+    add ``consume_enable`` (subscriptionGroup.json) for the same broker and capture. ``None``
+    for an input kind that was not given skips its join."""
+    out = obs.withColumn("consume_enable", F.lit(None).cast("boolean"))
+    if members is not None:
+        m = (members.groupBy("cluster", "group", "capture_ts")
+             .agg(F.max("members").alias("_m_members"), F.max("online").alias("_m_online")))
+        out = (out.join(m, on=["cluster", "group", "capture_ts"], how="left")
+               .withColumn("online", F.coalesce(F.col("online"), F.col("_m_online")))
+               .withColumn("members", F.coalesce(F.col("members"), F.col("_m_members")))
+               .drop("_m_members", "_m_online"))
+    if group_cfg is not None:
+        g = (group_cfg.groupBy("cluster", "broker", "group", "capture_ts")
+             .agg(F.min(F.col("consume_enable").cast("int")).alias("_g_enable"),
+                  F.max(F.col("orderly").cast("int")).alias("_g_orderly")))
+        out = (out.join(g, on=["cluster", "broker", "group", "capture_ts"], how="left")
+               .withColumn("orderly", F.coalesce(F.col("orderly"), F.col("_g_orderly") == 1))
+               .withColumn("consume_enable", F.col("_g_enable") == 1)
+               .drop("_g_enable", "_g_orderly"))
+    if topic_cfg is not None:
+        t = (topic_cfg.groupBy("cluster", "broker", "topic", "capture_ts")
+             .agg(F.max(F.col("orderly").cast("int")).alias("_t_orderly")))
+        out = (out.join(t, on=["cluster", "broker", "topic", "capture_ts"], how="left")
+               .withColumn("orderly", F.coalesce(F.col("orderly"), F.col("_t_orderly") == 1))
+               .drop("_t_orderly"))
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -503,24 +533,38 @@ CHANGE_COLS = ["ts", "window_start_ts", "cluster", "group", "topic", "broker", "
                "client", "change", "source_kind", "source", "strategy", "cid_all", "mq_all"]
 
 
-def capture_changes(obs: DataFrame) -> DataFrame:
-    """Owner changes between consecutive captures of a queue (snapshots; consumerProgress
-    ``-s true``). A group-topic capture counts only when its ownership is known: some queue has
-    an owner, or the group is offline (then every queue is truly unowned)."""
+def owner_track(obs: DataFrame) -> DataFrame:
+    """Each queue's owner across the captures where ownership is known (snapshots;
+    consumerProgress ``-s true``): a group-topic capture counts only when some queue has an
+    owner, or the group is offline (then every queue is truly unowned). One pass over the data
+    shared by :func:`changes_from_track` and :func:`unowned_from_track`."""
+    cols = [*GQUEUE, "capture_ts", "owner", "online", "source_kind", "source"]
     known = Window.partitionBy("cluster", "group", "topic", "capture_ts")
-    o = obs.withColumn("_known", (F.max(F.col("owner").isNotNull().cast("int")).over(known) == 1)
-                       | (F.col("online") == F.lit(False)))
-    o = o.filter(F.col("_known"))
+    o = (obs.select(*cols)
+         .withColumn("_known", (F.max(F.col("owner").isNotNull().cast("int")).over(known) == 1)
+                     | (F.col("online") == F.lit(False)))
+         .filter(F.col("_known")).drop("_known"))
     w = Window.partitionBy(*GQUEUE).orderBy("capture_ts")
-    o = (o.withColumn("_prev_owner", F.lag("owner").over(w))
-         .withColumn("_prev_ts", F.lag("capture_ts").over(w))
-         .filter(F.col("_prev_ts").isNotNull()
-                 & ~F.col("owner").eqNullSafe(F.col("_prev_owner"))))
+    none = F.col("owner").isNull().cast("int")
+    return (o.withColumn("_prev_owner", F.lag("owner").over(w))
+            .withColumn("_prev_ts", F.lag("capture_ts").over(w))
+            .withColumn("_next_ts", F.lead("capture_ts").over(w))
+            .withColumn("_none", none)
+            .withColumn("_island", F.sum(F.when(none != F.lag(none).over(w), 1).otherwise(0))
+                        .over(w.rowsBetween(Window.unboundedPreceding, 0))))
+
+
+def changes_from_track(track: DataFrame) -> DataFrame:
+    """Owner changes between consecutive captures: the new owner gained the queue, the
+    previous one lost it (``window_start_ts`` = the previous capture: it happened in between).
+    """
+    o = track.filter(F.col("_prev_ts").isNotNull()
+                     & ~F.col("owner").eqNullSafe(F.col("_prev_owner")))
     base: list[Any] = [F.col("capture_ts").alias("ts"), F.col("_prev_ts").alias("window_start_ts"),
-            "cluster", "group", "topic", "broker", "queue_id"]
+                       "cluster", "group", "topic", "broker", "queue_id"]
     tail: list[Any] = [F.lit(None).cast("string").alias("strategy"),
                        F.lit(None).cast("int").alias("cid_all"),
-            F.lit(None).cast("int").alias("mq_all")]
+                       F.lit(None).cast("int").alias("mq_all")]
     gained = o.filter(F.col("owner").isNotNull()).select(
         *base, F.col("owner").alias("client"), F.lit("gained").alias("change"),
         F.col("source_kind"), F.col("source"), *tail)
@@ -530,22 +574,13 @@ def capture_changes(obs: DataFrame) -> DataFrame:
     return gained.unionByName(lost)
 
 
-def unowned_from_captures(obs: DataFrame) -> DataFrame:
-    """Intervals in which a queue had no owner in consecutive captures (ownership known).
+def unowned_from_track(track: DataFrame) -> DataFrame:
+    """Intervals in which a queue had no owner in consecutive captures.
 
     ``start_ts`` = first capture without an owner, ``since_ts`` = the last capture that still
     had one (the queue lost its owner in between), ``end_ts`` = the capture where an owner
     appeared again (null while still unowned: ``open``)."""
-    known = Window.partitionBy("cluster", "group", "topic", "capture_ts")
-    o = obs.withColumn("_known", (F.max(F.col("owner").isNotNull().cast("int")).over(known) == 1)
-                       | (F.col("online") == F.lit(False))).filter(F.col("_known"))
-    w = Window.partitionBy(*GQUEUE).orderBy("capture_ts")
-    o = (o.withColumn("_none", F.col("owner").isNull().cast("int"))
-         .withColumn("_chg", F.when(F.col("_none") != F.lag("_none").over(w), 1).otherwise(0))
-         .withColumn("_island", F.sum("_chg").over(w.rowsBetween(Window.unboundedPreceding, 0)))
-         .withColumn("_prev_ts", F.lag("capture_ts").over(w))
-         .withColumn("_next_ts", F.lead("capture_ts").over(w)))
-    isl = o.groupBy(*GQUEUE, "_island").agg(
+    isl = track.groupBy(*GQUEUE, "_island").agg(
         F.max("_none").alias("_none"), F.min("capture_ts").alias("start_ts"),
         F.max("capture_ts").alias("last_ts"),
         F.min_by("_prev_ts", F.col("capture_ts")).alias("since_ts"),
@@ -557,6 +592,16 @@ def unowned_from_captures(obs: DataFrame) -> DataFrame:
         F.when(F.col("end_ts").isNotNull(), F.col("end_ts") - F.col("start_ts"))
          .otherwise(F.col("last_ts") - F.col("start_ts")).alias("duration_ms"),
         F.col("end_ts").isNull().alias("open"), "source_kind")
+
+
+def capture_changes(obs: DataFrame) -> DataFrame:
+    """Owner changes between consecutive captures (see :func:`owner_track`)."""
+    return changes_from_track(owner_track(obs))
+
+
+def unowned_from_captures(obs: DataFrame) -> DataFrame:
+    """Unowned intervals from captures (see :func:`unowned_from_track`)."""
+    return unowned_from_track(owner_track(obs))
 
 
 def log_changes(logs: DataFrame) -> DataFrame:
