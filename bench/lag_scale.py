@@ -13,6 +13,7 @@ Reference (docs environment notes, a simpler query on Parquet, local[2]): 21.5 s
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import shutil
@@ -23,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gen_exports import generate  # noqa: E402
+from gen_exports import generate
 
 # groups x topics x queues x captures
 SHAPES = {
@@ -98,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         spark.stop()
     measured = [s for s in sizes if s in results]
-    for small, big in zip(measured, measured[1:], strict=False):
+    for small, big in itertools.pairwise(measured):
         (r1, t1), (r2, t2) = results[small], results[big]
         print(f"growth {small} -> {big}: rows x{r2 / r1:.1f}, time x{t2 / t1:.2f}, "
               f"throughput x{(r2 / t2) / (r1 / t1):.2f}")
