@@ -95,6 +95,10 @@ class SimConsumer:
         return self.state == "running"
 
     @property
+    def pop(self) -> bool:
+        return self.group.consume_type == "CONSUME_POP"
+
+    @property
     def orderly(self) -> bool:
         return self.group.orderly and self.group.model == "CLUSTERING"
 
@@ -236,8 +240,6 @@ class SimConsumer:
     def _rebalance_topic(self, topic: str) -> None:
         from mqctl.allocate import allocate_group
 
-        if self.group.consume_type == "CONSUME_POP":
-            return  # pop consumers balance per message (broker side): no process queues
 
         route_brokers = [n for n in self.cluster.topic_brokers(topic) if self.cluster.broker_up(n)]
         mq_all = self.cluster.subscribe_queues(topic)
@@ -246,7 +248,9 @@ class SimConsumer:
                 self._log("rebalance", f"doRebalance, {self.group.name}, but the topic[{topic}] "
                           "not exist.", "WARN")
             return
-        if self.group.model == "BROADCASTING":
+        if self.group.model == "BROADCASTING" or self.pop:
+            # broadcasting: every queue; pop (5.x): the broker hands out messages of every
+            # queue to whoever pops, so each pop client works on all of them
             result = set(mq_all)
             cid_all: list[str] = [self.client_id]
         else:
@@ -377,6 +381,9 @@ class SimConsumer:
                 continue
             if self.orderly and (not pq.locked or now - pq.last_lock_ts > LOCK_TRUST_MS):
                 continue  # "the message queue not locked, so consume later"
+            if self.group.model == "CLUSTERING":
+                # a push consumer's pull request carries its consumed offset (commitOffset)
+                b.commit(g, mq.topic, mq.queue_id, pq.position)
             jumped = b.pull(g, mq.topic, mq.queue_id, pq.position)
             pq.last_pull_ts = now
             if jumped != pq.position:
@@ -468,8 +475,13 @@ class SimConsumer:
             "PROP_THREADPOOL_CORE_SIZE": "20",
             "PROP_CONSUMER_START_TIMESTAMP": str(self.start_ts),
         }
-        mq_table = {}
+        mq_table: dict[MessageQueue, Any] = {}
+        pop_table: dict[MessageQueue, Any] = {}
         for mq, pq in self.pqs.items():
+            if self.pop:
+                pop_table[mq] = {"droped": pq.dropped, "lastPopTimestamp": pq.last_pull_ts,
+                                 "waitAckCount": 0}
+                continue
             mq_table[mq] = {
                 "cachedMsgCount": 0, "cachedMsgMaxOffset": 0, "cachedMsgMinOffset": 0,
                 "cachedMsgSizeInMiB": 0, "commitOffset": pq.position, "droped": pq.dropped,
@@ -483,7 +495,7 @@ class SimConsumer:
                       "consumeRT": 1.0, "pullRT": 1.0, "pullTPS": tps}
                   for t in self.spec.subscriptions}
         del now
-        return {"mqPopTable": {}, "mqTable": mq_table, "properties": props,
+        return {"mqPopTable": pop_table, "mqTable": mq_table, "properties": props,
                 "statusTable": status,
                 "subscriptionSet": list(self.subscription_data().values()),
                 "userConsumerInfo": {}}
