@@ -1,0 +1,195 @@
+"""Time-lag accuracy: mqctl's anchored interpolation against the references it has to beat.
+
+    python bench/lag_accuracy.py [--captures 240] [--seed 11]
+
+Simulates queues message by message (store time of every offset known, so the true time lag of
+a consumer offset is exact), takes a capture every minute (max offset, consumer offset, last
+consumed store time), and estimates the time lag at each capture with:
+
+* mqctl: ``transforms.estimate_time_lag`` (Spark, local[1]): interpolation between the captured
+  points that bracket the consumer offset, over the whole captured history, a lower bound
+  before the first capture, never an extrapolation;
+* kafka-lag-exporter's lookup table (seglo/kafka-lag-exporter ``LookupTable.scala``, as
+  described in docs/peer-tools.md 1.6): at most 60 (offset, time) points, flat runs compressed,
+  interpolation inside, extrapolation from the first and last points outside, "too few points"
+  under two; re-implemented here for the comparison;
+* ``now - lastTimestamp`` (rocketmq-exporter style, the store time of the last consumed
+  message): an upper bound.
+
+Prints, per scenario, the mean and p95 absolute error in seconds and how many estimates each
+method could not give, plus the error ratio of each reference to mqctl. Not run in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+CAPTURE_MS = 60_000
+T0 = 1717200000000
+
+
+@dataclass
+class Capture:
+    ts: int
+    broker_offset: int
+    consumer_offset: int
+    last_ts: int | None
+    truth_s: float  # exact time lag: now - store time of the first unconsumed message
+
+
+def simulate(kind: str, captures: int, rng: random.Random) -> list[Capture]:
+    """One queue, one group. Production per second follows the scenario; the consumer reads
+    at its own pace (sometimes stops)."""
+    store: list[int] = []  # store time (ms) of each offset
+    consumed = 0
+    out: list[Capture] = []
+    seconds = captures * CAPTURE_MS // 1000
+    for sec in range(seconds):
+        now = T0 + sec * 1000
+        minute = sec // 60
+        if kind == "steady":
+            rate = 20
+        elif kind == "bursty":  # quiet with a 5-minute spike every 40 minutes (klag #175)
+            rate = 200 if minute % 40 < 5 else 5
+        elif kind == "low-volume":  # a message every few minutes (klag #111, #32)
+            rate = 1 if rng.random() < 1 / 180 else 0
+        else:  # "long-lag": steady, the consumer far behind (older than a 60-point table)
+            rate = 20
+        for i in range(rate):
+            store.append(now + i * 1000 // max(rate, 1))
+        if kind == "long-lag":
+            speed = 10 if minute > 30 else 0  # stopped for 30 minutes, then slower than rate
+        elif kind == "bursty":
+            speed = 30
+        elif kind == "low-volume":
+            speed = 1 if minute % 20 > 10 else 0
+        else:
+            speed = 18 if minute % 30 < 20 else 30
+        consumed = min(len(store), consumed + speed)
+        if (sec + 1) % 60 == 0:
+            ts = now + 1000
+            truth = 0.0 if consumed >= len(store) else (ts - store[consumed]) / 1000
+            out.append(Capture(ts, len(store), consumed,
+                               store[consumed - 1] if consumed else None, truth))
+    return out
+
+
+# ---- kafka-lag-exporter's lookup table (re-implemented from its documented behaviour) ---------
+
+def klag_estimates(caps: list[Capture], size: int = 60) -> list[float | None]:
+    table: list[tuple[int, int]] = []  # (offset, time)
+    out: list[float | None] = []
+    for c in caps:
+        point = (c.broker_offset, c.ts)
+        if not table or point[0] > table[-1][0]:
+            table.append(point)
+        elif point[0] == table[-1][0]:
+            # flat run: keep its first and last points
+            if len(table) >= 2 and table[-2][0] == point[0]:
+                table[-1] = point
+            else:
+                table.append(point)
+        # (out-of-order points are rejected)
+        if len(table) > size:
+            table.pop(0)
+        o = c.consumer_offset
+        if len(table) < 2:
+            out.append(None)  # TooFewPoints
+            continue
+        if o >= table[-1][0]:
+            out.append(0.0)  # LagIsZero
+            continue
+        left = right = None
+        for i in range(1, len(table)):
+            if table[i - 1][0] <= o <= table[i][0] and table[i][0] > table[i - 1][0]:
+                left, right = table[i - 1], table[i]
+        if left is None or right is None:  # outside the table: first and last points
+            left, right = table[0], table[-1]
+        dy = right[0] - left[0]
+        if dy == 0:
+            out.append(None)
+            continue
+        predicted = right[1] - (right[0] - o) * (right[1] - left[1]) / dy
+        out.append(max(0.0, (c.ts - predicted) / 1000))
+    return out
+
+
+def upper_estimates(caps: list[Capture]) -> list[float | None]:
+    return [0.0 if c.consumer_offset >= c.broker_offset else
+            (None if c.last_ts is None else (c.ts - c.last_ts) / 1000) for c in caps]
+
+
+def mqctl_estimates(spark, caps: list[Capture]) -> list[tuple[float | None, str]]:
+    from mqctl.lagjob import transforms as X
+
+    rows = [("c", "G", "T", "b", 0, c.ts, c.ts, c.broker_offset, c.consumer_offset, None,
+             c.last_ts) for c in caps]
+    obs = spark.createDataFrame(rows, "cluster string, `group` string, topic string, "
+                                "broker string, queue_id int, capture_ts long, observed_ts long, "
+                                "broker_offset long, consumer_offset long, delay_ms long, "
+                                "last_timestamp long")
+    obs = obs.withColumn("pull_offset", obs.consumer_offset)
+    hist = spark.createDataFrame([("c", "T", "b", 0, c.ts, c.broker_offset, 0) for c in caps],
+                                 "cluster string, topic string, broker string, queue_id int, "
+                                 "t long, B long, min_offset long")
+    res = {r.capture_ts: (r.lag_seconds, r.lag_seconds_source) for r in
+           X.estimate_time_lag(X.with_lag(obs), hist).collect()}
+    return [res[c.ts] for c in caps]
+
+
+def stats(truth: list[float], est: list[float | None]) -> tuple[float, float, int]:
+    errs = [abs(e - t) for t, e in zip(truth, est, strict=True) if e is not None]
+    missing = sum(1 for e in est if e is None)
+    if not errs:
+        return math.nan, math.nan, missing
+    errs.sort()
+    return statistics.fmean(errs), errs[min(len(errs) - 1, int(0.95 * len(errs)))], missing
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--captures", type=int, default=240)
+    p.add_argument("--seed", type=int, default=11)
+    a = p.parse_args(argv)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+             .config("spark.sql.shuffle.partitions", "1").config("spark.log.level", "ERROR")
+             .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+    print(f"time-lag accuracy, {a.captures} one-minute captures per scenario "
+          "(absolute error in seconds; 'n/a' = no estimate)")
+    print(f"{'scenario':12s} {'method':26s} {'mean err':>9s} {'p95 err':>9s} {'n/a':>5s}"
+          f" {'mean err / mqctl':>17s}")
+    try:
+        for kind in ("steady", "bursty", "low-volume", "long-lag"):
+            caps = simulate(kind, a.captures, random.Random(a.seed))
+            truth = [c.truth_s for c in caps]
+            ours = mqctl_estimates(spark, caps)
+            lower = sum(1 for _, src in ours if src == "lower_bound")
+            m = stats(truth, [v for v, _ in ours])
+            for name, est in (("mqctl (anchored interp.)", [v for v, _ in ours]),
+                              ("kafka-lag-exporter table", klag_estimates(caps)),
+                              ("now - lastTimestamp", upper_estimates(caps))):
+                mean, p95, na = stats(truth, est)
+                ratio = mean / m[0] if m[0] and not math.isnan(mean) else math.nan
+                print(f"{kind:12s} {name:26s} {mean:9.1f} {p95:9.1f} {na:5d} {ratio:17.2f}")
+            print(f"{'':12s} (mqctl gave {lower} lower bound(s) where the offset predates the "
+                  "first capture)")
+    finally:
+        spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
