@@ -22,3 +22,50 @@ def large_scenario(brokers: int = 32, topics: int = 16, queues_per_topic: int = 
                                   for c in range(consumers_per_group)]}
                    for g in range(groups)],
     }
+
+
+class SimProcess:
+    """A simulated cluster in its own process (``mqctl sim up``), so that client and server
+    each get a core, as they would on different machines."""
+
+    def __init__(self, doc: dict[str, Any], *, latency_ms: float = 0.0):
+        import tempfile
+
+        import yaml
+
+        if latency_ms:
+            doc = dict(doc, faults=[{"action": "latency", "broker": b, "latency_ms": latency_ms}
+                                    for b in doc["brokers"]])
+        self._dir = tempfile.TemporaryDirectory(prefix="mqctl-bench-")
+        self.path = f"{self._dir.name}/scenario.yaml"
+        with open(self.path, "w") as fh:
+            yaml.safe_dump(doc, fh)
+        self.namesrv_addr = ""
+
+    def __enter__(self) -> SimProcess:
+        import subprocess
+        import sys
+        import time
+
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "mqctl", "sim", "up", "--scenario", self.path, "--port", "0"],
+            stdout=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        assert self.proc.stdout is not None
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            if line.startswith("export NAMESRV_ADDR="):
+                self.namesrv_addr = line.strip().split("=", 1)[1]
+                return self
+        self.__exit__()
+        raise RuntimeError("the simulated cluster did not start")
+
+    def __exit__(self, *exc: Any) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=30)
+        except Exception:
+            self.proc.kill()
+        self._dir.cleanup()

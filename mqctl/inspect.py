@@ -84,11 +84,32 @@ class Finding:
     clients: tuple[str, ...] = ()
 
 
-async def capture_members(admin: Admin, group: str, *, running: bool = True) -> GroupMembers:
-    """Members as every broker of the group sees them, plus each client's running info."""
+async def capture_members(admin: Admin, group: str, *, running: bool = True,
+                          every_broker: bool = True) -> GroupMembers:
+    """Members as every broker of the group sees them, plus each client's running info.
+
+    ``every_broker=False`` (snapshots, progress) asks brokers in turn until one knows the
+    group, instead of all of them: the member list without the cross-broker comparison.
+    """
     brokers = await admin.group_brokers(group)
-    members = await admin.members_by_broker(group, brokers)
-    conns = await admin.connections_by_broker(group, brokers)
+    if every_broker:
+        members = await admin.members_by_broker(group, brokers)
+        conns = await admin.connections_by_broker(group, brokers)
+    else:
+        conns = {}
+        members = {}
+        for b in brokers:
+            addr = b.master_addr or b.select_addr()
+            if addr is None:
+                continue
+            try:
+                conn = await admin.consumer_connection(group, addr)
+            except MqctlError as exc:
+                conns[b.broker_name] = BrokerFailure(b.broker_name, addr, exc)
+                continue
+            conns[b.broker_name] = conn
+            members[b.broker_name] = [c.client_id for c in conn.connections] if conn else []
+            break
     failures = [v for v in members.values() if isinstance(v, BrokerFailure)]
     failures += [v for v in conns.values() if isinstance(v, BrokerFailure)
                  and v.broker not in {f.broker for f in failures}]
@@ -109,7 +130,7 @@ async def capture_members(admin: Admin, group: str, *, running: bool = True) -> 
             if b.broker_name not in known:
                 known.add(b.broker_name)
                 extra.append(b)
-    if extra:
+    if extra and every_broker:
         members.update(await admin.members_by_broker(group, extra))
         failures += [members[b.broker_name] for b in extra  # type: ignore[misc]
                      if isinstance(members[b.broker_name], BrokerFailure)]
@@ -281,7 +302,8 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
                            cache: CaptureCache | None = None) -> GroupProgress:
     """Everything ``group progress`` and ``snapshot`` need, for one group."""
     ts = now_ms()
-    members = await capture_members(admin, group, running=running) if running else None
+    members = (await capture_members(admin, group, running=running, every_broker=False)
+               if running else None)
     failures: list[BrokerFailure] = list(members.failures) if members else []
     if topic:
         route = await admin.topic_route(topic)

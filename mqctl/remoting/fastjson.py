@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from mqctl.errors import BodyError
@@ -81,7 +82,8 @@ _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r"
             "t": "\t", "'": "'"}
 _IDENT_START = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_$")
 _IDENT_CHARS = _IDENT_START | set("0123456789")
-_NUM_CHARS = set("0123456789+-.eE")
+_NUM_RE = re.compile(r"[0-9+\-.eE]*")
+_WS_RE = re.compile(r"[ \t\n\r\f\v\ufeff]*")
 
 
 class _Parser:
@@ -102,7 +104,11 @@ class _Parser:
                          + (f" near {near!r}" if near else " at end of input"), pos=p)
 
     def ws(self) -> None:
-        s, n, i = self.s, self.n, self.i
+        s, n = self.s, self.n
+        i = _WS_RE.match(s, self.i).end()  # type: ignore[union-attr]
+        if i >= n or s[i] != "/":
+            self.i = i
+            return
         while i < n:
             c = s[i]
             if c in _WS:
@@ -253,6 +259,10 @@ class _Parser:
         s, n = self.s, self.n
         quote = s[self.i]
         i = self.i + 1
+        j = s.find(quote, i)
+        if j >= 0 and s.find("\\", i, j) < 0:  # the common case: no escapes
+            self.i = j + 1
+            return s[i:j]
         parts: list[str] = []
         start = i
         while True:
@@ -299,10 +309,8 @@ class _Parser:
             i += 1
 
     def number(self) -> int | float:
-        s, n, i = self.s, self.n, self.i
-        j = i
-        while j < n and s[j] in _NUM_CHARS:
-            j += 1
+        s, i = self.s, self.i
+        j = _NUM_RE.match(s, i).end()  # type: ignore[union-attr]
         text = s[i:j]
         self.i = j
         try:
@@ -325,10 +333,21 @@ def loads(data: str | bytes | bytearray | memoryview) -> Any:
         text = data
     else:
         raise BodyError(f"cannot parse a {type(data).__name__} as a body")
+    # Most bodies are standard JSON (routes from 4.9.4+ name servers, connections, time
+    # spans): the C parser takes those; fastjson's extensions fall through to ours.
+    if "{{" not in text and "[[" not in text:
+        try:
+            return json.loads(text, parse_constant=_reject_constant)
+        except (ValueError, RecursionError):
+            pass
     try:
         return _Parser(text).parse()
     except RecursionError:
         raise BodyError(f"cannot parse body: nesting deeper than {MAX_DEPTH}") from None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(name)  # leave NaN/Infinity to the lenient parser's own rules
 
 
 def mq_map(value: Any, value_key: str = "offset") -> dict[MessageQueue, Any]:
@@ -430,6 +449,9 @@ def _java_double(v: float) -> str:
     return r
 
 
+_quote = json.encoder.encode_basestring  # C-accelerated, keeps non-ASCII raw as fastjson does
+
+
 def dumps_fastjson(value: Any, *, sort_keys: bool = True) -> str:
     """Write a body the way a RocketMQ broker's fastjson does.
 
@@ -453,7 +475,7 @@ def _fj(value: Any, out: list[str], sort_keys: bool) -> None:
     elif isinstance(value, float):
         out.append(_java_double(value))
     elif isinstance(value, str):
-        out.append(json.dumps(value, ensure_ascii=False))
+        out.append(_quote(value))
     elif isinstance(value, MessageQueue):
         _fj(value.to_dict(), out, sort_keys)
     elif isinstance(value, dict):
@@ -472,7 +494,7 @@ def _fj(value: Any, out: list[str], sort_keys: bool) -> None:
                 out.append(",")
             first = False
             if isinstance(k, str):
-                out.append(json.dumps(k, ensure_ascii=False))
+                out.append(_quote(k))
             elif isinstance(k, bool):
                 out.append(json.dumps(str(k).lower()))
             elif isinstance(k, int):
