@@ -80,7 +80,9 @@ except ImportError as _exc:  # pragma: no cover - only before the sim package ex
 def _isolated_config(tmp_path_factory, monkeypatch):
     """No test reads the developer's real ~/.config/mqctl or NAMESRV_ADDR."""
     cfg = tmp_path_factory.mktemp("xdg")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(cfg))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(cfg / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(cfg / "state"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cfg / "cache"))
     for var in ("MQCTL_CONFIG", "MQCTL_PROFILE", "NAMESRV_ADDR", "MQCTL_NAMESRV",
                 "MQCTL_OUTPUT", "MQCTL_TIMEOUT", "MQCTL_ACCESS_KEY", "MQCTL_SECRET_KEY",
                 "MQCTL_SECURITY_TOKEN", "MQCTL_TLS", "MQCTL_TLS_CA", "MQCTL_TLS_INSECURE",

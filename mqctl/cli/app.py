@@ -10,7 +10,19 @@ from typing import Annotated
 import typer
 
 from mqctl import __version__
-from mqctl.cli import allocate, config_cmd, demo, inspect, lag, locks, sim, snapshot, timecmd, wire
+from mqctl.cli import (
+    allocate,
+    config_cmd,
+    demo,
+    inspect,
+    lag,
+    locks,
+    offsets,
+    sim,
+    snapshot,
+    timecmd,
+    wire,
+)
 from mqctl.cli.common import AppState, OutputFormat
 
 HELP = """\
@@ -87,3 +99,4 @@ app.add_typer(locks.app, name="locks")
 app.add_typer(lag.app, name="lag")
 app.add_typer(sim.app, name="sim")
 app.command("demo")(demo.demo)
+app.add_typer(offsets.app, name="offsets")

@@ -1,0 +1,261 @@
+"""``mqctl offsets``: show, reset (planned first, verified after) and roll back."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from mqctl.cli.common import ConcurrencyOpt, NamesrvOpt, OutputOpt, emit, progress, state
+
+if TYPE_CHECKING:
+    from mqctl.render import Result
+    from mqctl.reset import Plan, QueueResult
+
+app = typer.Typer(help="Show, reset and roll back consumer offsets.", no_args_is_help=True)
+
+GroupOpt = Annotated[str, typer.Option("--group", "-g", help="Consumer group.")]
+TopicReq = Annotated[str, typer.Option("--topic", "-t", help="Topic.")]
+
+
+@app.command("show")
+def show(
+    ctx: typer.Context,
+    group: GroupOpt,
+    topic: Annotated[str | None, typer.Option("--topic", "-t", help="Only this topic.",
+                                              show_default=False)] = None,
+    output: OutputOpt = None,
+    namesrv: NamesrvOpt = None,
+    concurrency: ConcurrencyOpt = None,
+) -> None:
+    """Committed offsets per queue, with the queue's min and max offsets and the lag.
+
+    Example: mqctl offsets show -g GID_REPLAY -t TopicPay
+    """
+    from mqctl.admin import Admin
+    from mqctl.cli.common import with_client
+    from mqctl.cli.inspect import _raise_partial
+    from mqctl.inspect import capture_progress
+    from mqctl.render import Column, Result, Table
+
+    st = state(ctx)
+    settings = st.settings(namesrv=namesrv)
+
+    async def go(client: Any) -> Any:
+        admin = Admin(client, settings.namesrv, concurrency=concurrency or settings.concurrency)
+        return await capture_progress(admin, group, topic, running=False)
+
+    p = with_client(st, settings, go)
+    rows = [{"topic": q.mq.topic, "broker": q.mq.broker_name, "queue_id": q.mq.queue_id,
+             "min": q.min_offset, "max": q.broker_offset, "current": q.consumer_offset,
+             "lag": q.lag} for q in p.queues]
+    r = Column
+    emit(Result([Table([r("topic", "TOPIC"), r("broker", "BROKER"),
+                        r("queue_id", "QID", "right"), r("min", "MIN", "right"),
+                        r("max", "MAX", "right"), r("current", "CURRENT", "right"),
+                        r("lag", "LAG", "right")], rows, title=f"offsets of {group}")],
+                notes=[f"{len(rows)} queue(s); total lag {sum(x['lag'] for x in rows)}"]),
+         st.output(output))
+    _raise_partial(p.failures, f"offsets show {group}")
+
+
+def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
+                rollback: str | None, extra_notes: list[str] | None = None) -> Result:
+    from mqctl.render import Column, Result, Table
+    from mqctl.reset import summarize
+
+    c = Column
+    rows = [q.row() for q in plan.queues]
+    tables = [Table([c("broker", "BROKER"), c("queue_id", "QID", "right"),
+                     c("min", "MIN", "right"), c("max", "MAX", "right"),
+                     c("current", "CURRENT", "right"), c("target", "TARGET", "right"),
+                     c("change", "CHANGE", "right"), c("replay", "REPLAY", "right"),
+                     c("skip", "SKIP", "right"), c("note", "NOTE")], rows,
+                    title=f"reset plan: {plan.group} / {plan.topic} {plan.target.describe()}",
+                    name="plan")]
+    data = plan.to_dict()
+    data["execute"] = execute
+    data["rollback_file"] = rollback
+    notes = list(extra_notes or [])
+    notes += [f"broker {b.name}: {b.path.value if b.path else 'n/a'} ({b.path_source})"
+              for b in plan.brokers.values()]
+    notes.append(f"consumers: {plan.consumers.describe()}")
+    notes += [f"warning: {w}" for w in plan.warnings]
+    replay = sum(q.replay for q in plan.queues)
+    skip = sum(q.skip for q in plan.queues)
+    notes.append(f"{len(plan.queues)} queue(s): {replay} message(s) will be consumed again, "
+                 f"{skip} skipped")
+    if results is not None:
+        rrows = [r.row() for r in results]
+        tables.append(Table([c("broker", "BROKER"), c("queue_id", "QID", "right"),
+                             c("previous", "PREVIOUS", "right"), c("target", "TARGET", "right"),
+                             c("now", "NOW", "right"), c("status", "STATUS"),
+                             c("detail", "DETAIL")], rrows, title="result", name="results"))
+        data["results"] = rrows
+        data["summary"] = summarize(results)
+        notes.append("result: " + ", ".join(f"{v} {k}" for k, v in
+                                              sorted(summarize(results).items())))
+        if rollback:
+            notes.append(f"rollback file: {rollback} (mqctl offsets rollback {rollback} "
+                         "--execute)")
+    elif not execute:
+        notes.append("WARN: No action will be performed as the --execute option is missing. "
+                     "Review the plan, then re-run with --execute.")
+    return Result(tables, data=data, notes=notes)
+
+
+def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute: bool,
+         force: bool, scope: Any, export: str | None, rollback_file: str | None,
+         verify_wait: float | None, output: Any, namesrv: str | None,
+         concurrency: int | None, notes: list[str] | None = None) -> None:
+    import asyncio
+
+    from mqctl.admin import Admin
+    from mqctl.errors import PartialFailure, RefusedError
+    from mqctl.remoting.client import RemotingClient
+    from mqctl.reset import (
+        Status,
+        apply_plan,
+        default_wait,
+        export_plan,
+        make_plan,
+        rollback_path,
+        verify,
+        write_rollback,
+    )
+
+    st = state(ctx)
+    settings = st.settings(namesrv=namesrv)
+    conc = concurrency or settings.concurrency
+    fmt = st.output(output)
+
+    async def go() -> tuple[Any, Any, str | None]:
+        async with RemotingClient(settings.client_options()) as client:
+            admin = Admin(client, settings.namesrv, concurrency=conc)
+            plan = await make_plan(admin, group, topic, target_fn(), scope=scope, force=force)
+            if export:
+                export_plan(plan, export)
+            if not execute or plan.refusals:
+                return plan, None, None
+            path = rollback_path(group, topic, plan.created_ms, None) if not rollback_file \
+                else None
+            rb = rollback_file or str(path)
+            write_rollback(plan, __import__("pathlib").Path(rb))
+            brokers = {q.mq.broker_name for q in plan.queues}
+            with progress(st, "reset", len(brokers)) as advance:
+                results = await apply_plan(admin, plan, concurrency=conc,
+                                           on_broker_done=lambda _n: advance(1))
+            wait = default_wait(plan) if verify_wait is None else verify_wait
+            results = await verify(admin, plan, results, wait_s=wait)
+            return plan, results, rb
+
+    plan, results, rb = asyncio.run(go())
+    extra = list(notes or [])
+    if export:
+        extra.append(f"plan written to {export}")
+    emit(plan_result(plan, results, execute=execute, rollback=rb, extra_notes=extra), fmt)
+    if plan.refusals:
+        raise RefusedError("; ".join(plan.refusals[:3]),
+                           hint="nothing was changed" + (
+                               "" if force else "; --force overrides where it can"))
+    if results is not None:
+        bad = [r for r in results if r.status in (Status.NOT_TAKEN, Status.FAILED)]
+        if bad:
+            raise PartialFailure(
+                f"{len(bad)} of {len(results)} queue(s) did not take: "
+                + "; ".join(f"{r.plan.mq.short} {r.status.value} ({r.detail})"
+                            for r in bad[:4]),
+                [(r.plan.mq.short, r.detail) for r in bad],
+                hint=f"the rollback file {rb} still holds the previous offsets; re-running the "
+                     "same command completes the rest")
+
+
+@app.command("reset")
+def reset(
+    ctx: typer.Context,
+    group: GroupOpt,
+    topic: TopicReq,
+    to_time: Annotated[str | None, typer.Option("--to-time", help="First message stored at or "
+                                                "after this time (any form `mqctl time` "
+                                                "accepts).", show_default=False)] = None,
+    by_duration: Annotated[str | None, typer.Option("--by-duration", help="Relative to now, "
+                                                    "e.g. -2h.", show_default=False)] = None,
+    to_earliest: Annotated[bool, typer.Option("--to-earliest", help="The min offset.")
+                           ] = False,
+    to_latest: Annotated[bool, typer.Option("--to-latest", help="The max offset (skip the "
+                                            "backlog).")] = False,
+    to_offset: Annotated[int | None, typer.Option("--to-offset", help="This offset on every "
+                                                  "queue in scope.", show_default=False)
+                         ] = None,
+    shift_by: Annotated[int | None, typer.Option("--shift-by", help="Move each queue by N "
+                                                 "(negative = replay).", show_default=False)
+                        ] = None,
+    from_file: Annotated[str | None, typer.Option("--from-file", help="Apply an edited plan "
+                                                  "(CSV or JSON from --export).",
+                                                  show_default=False)] = None,
+    queues: Annotated[list[str] | None, typer.Option("--queues", help="Scope: broker:qid[,qid]"
+                                                     "..., e.g. broker-a:0,1,broker-b:3.",
+                                                     show_default=False)] = None,
+    execute: Annotated[bool, typer.Option("--execute", help="Apply the plan (default: only "
+                                          "show it).")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Override refusals that would not "
+                                        "take effect.")] = False,
+    export: Annotated[str | None, typer.Option("--export", help="Write the plan to FILE (.csv "
+                                               "or .json).", show_default=False)] = None,
+    rollback_file: Annotated[str | None, typer.Option("--rollback-file", help="Where to write "
+                                                      "the previous offsets (default under "
+                                                      "~/.local/state/mqctl/rollback).",
+                                                      show_default=False)] = None,
+    verify_wait: Annotated[float | None, typer.Option("--verify-wait", help="Seconds to wait "
+                                                      "before verifying (default: 15 on the "
+                                                      "legacy path, else 0).",
+                                                      show_default=False, min=0)] = None,
+    output: OutputOpt = None,
+    namesrv: NamesrvOpt = None,
+    concurrency: ConcurrencyOpt = None,
+) -> None:
+    """Reset a group's offsets on a topic: prints the plan (min, max, current, target, change,
+    messages replayed or skipped) and changes nothing unless --execute. Executing writes a
+    rollback file first, applies per broker, then verifies each queue.
+
+    Example: mqctl offsets reset -g GID_REPLAY -t TopicPay --by-duration -2h --execute
+    """
+    from mqctl.reset import parse_queue_scope, target_from_options
+
+    scope = parse_queue_scope(queues or [])
+    # parse the target before any network I/O: bad input fails fast
+    target = target_from_options(to_time=to_time, by_duration=by_duration,
+                                 to_earliest=to_earliest, to_latest=to_latest,
+                                 to_offset=to_offset, shift_by=shift_by, from_file=from_file,
+                                 group=group, topic=topic)
+    _run(ctx, group=group, topic=topic, target_fn=lambda: target, execute=execute, force=force,
+         scope=scope, export=export, rollback_file=rollback_file, verify_wait=verify_wait,
+         output=output, namesrv=namesrv, concurrency=concurrency)
+
+
+@app.command("rollback")
+def rollback(
+    ctx: typer.Context,
+    file: Annotated[str, typer.Argument(help="Rollback file written by `offsets reset "
+                                             "--execute`.")],
+    execute: Annotated[bool, typer.Option("--execute", help="Restore the offsets (default: "
+                                          "only show the plan).")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Override refusals.")] = False,
+    verify_wait: Annotated[float | None, typer.Option("--verify-wait", help="Seconds to wait "
+                                                      "before verifying.", show_default=False,
+                                                      min=0)] = None,
+    output: OutputOpt = None,
+    namesrv: NamesrvOpt = None,
+    concurrency: ConcurrencyOpt = None,
+) -> None:
+    """Plan, and with --execute restore, the offsets saved in a rollback file (a new rollback
+    file of the offsets it replaces is written first).
+
+    Example: mqctl offsets rollback ~/.local/state/mqctl/rollback/GID_REPLAY-...json --execute
+    """
+    from mqctl.reset import read_rollback
+
+    group, topic, target, notes = read_rollback(file)
+    _run(ctx, group=group, topic=topic, target_fn=lambda: target, execute=execute, force=force,
+         scope=None, export=None, rollback_file=None, verify_wait=verify_wait, output=output,
+         namesrv=namesrv, concurrency=concurrency, notes=notes)
