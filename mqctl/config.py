@@ -150,9 +150,11 @@ def _num(v: Any, where: str, kind: type, minimum: float) -> Any:
     try:
         n = kind(v)
     except (TypeError, ValueError):
-        raise ConfigError(f"{where}: {v!r} is not a number") from None
+        raise ConfigError(f"{where}: {v!r} is not a number",
+                          hint="give a plain number (seconds for timeouts)") from None
     if n < minimum:
-        raise ConfigError(f"{where}: must be at least {minimum}")
+        raise ConfigError(f"{where}: must be at least {minimum}",
+                          hint=f"give a number >= {minimum}")
     return n
 
 
@@ -172,11 +174,13 @@ def load_settings(*, config_file: str | None = None, profile: str | None = None,
         if doc is None:
             doc = {}
         if not isinstance(doc, dict):
-            raise ConfigError(f"config file {path} must be a mapping with 'profiles'")
+            raise ConfigError(f"config file {path} must be a mapping with 'profiles'",
+                          hint="see the README section on profiles")
     doc = doc or {}
     profiles = doc.get("profiles") or {}
     if not isinstance(profiles, dict):
-        raise ConfigError(f"config file {path}: 'profiles' must be a mapping of name -> settings")
+        raise ConfigError(f"config file {path}: 'profiles' must be a mapping of name -> settings",
+                          hint="profiles:\n  prod: {namesrv: host:9876}")
 
     prof_name = profile or env.get("MQCTL_PROFILE") or doc.get("current_profile")
     prof: dict[str, Any] = {}
@@ -194,6 +198,16 @@ def load_settings(*, config_file: str | None = None, profile: str | None = None,
                               f"{', '.join(sorted(map(str, unknown)))}",
                               hint=f"known settings: {', '.join(sorted(PROFILE_KEYS))}")
     psrc = f"profile {prof_name}" if prof_name else "profile"
+    # a bad profile value is an error even where a flag or the environment overrides it
+    if prof.get("namesrv") is not None:
+        _split_namesrv(prof["namesrv"], psrc)
+    for key, kind, minimum in (("timeout", float, 0.001), ("version", int, 0),
+                               ("concurrency", int, 1)):
+        if prof.get(key) is not None:
+            _num(prof[key], f"{key} ({psrc})", kind, minimum)
+    if prof.get("output") is not None and str(prof["output"]).lower() not in OUTPUT_FORMATS:
+        raise ConfigError(f"output ({psrc}): {prof['output']!r} is not one of "
+                          f"{', '.join(OUTPUT_FORMATS)}")
 
     def pick(key: str, flag_key: str, env_keys: tuple[str, ...]) -> tuple[Any, str] | None:
         if flag_key in flags:

@@ -269,7 +269,8 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
                    or mq not in set(mqs)]
         if unknown:
             raise UsageError(f"plan file names queues the route of {topic} does not have: "
-                             + ", ".join(m.short for m in unknown[:5]))
+                             + ", ".join(m.short for m in unknown[:5]),
+                             hint=f"see `mqctl route {topic}` for its brokers and queues")
         mqs = sorted(target.plan)
     if scope is not None:
         wanted = {(b, q) for b, q in scope}
@@ -280,7 +281,8 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
                              hint=f"see `mqctl route {topic}` for its brokers and queues")
         mqs = [m for m in mqs if (m.broker_name, m.queue_id) in wanted]
     if not mqs:
-        raise UsageError(f"topic {topic} has no readable queue to reset")
+        raise UsageError(f"topic {topic} has no readable queue to reset",
+                         hint="its route has no queue with read permission")
 
     involved = sorted({m.broker_name for m in mqs})
     bplans = {p.name: p for p in await asyncio.gather(
@@ -413,8 +415,21 @@ def export_plan(plan: Plan, path: str) -> str:
     return "json"
 
 
+PLAN_HINT = ("a plan file is what --export writes: CSV columns group,topic,broker,queue_id,"
+             "target (others ignored), or its JSON form")
+ROLLBACK_HINT = "pass a file written by `mqctl offsets reset --execute` (see --rollback-file)"
+
+
 def read_plan_file(path: str, group: str, topic: str) -> Target:
     """Read an edited plan (CSV or JSON) into a per-queue target; validates everything."""
+    try:
+        return _read_plan_file(path, group, topic)
+    except UsageError as exc:
+        exc.hint = exc.hint or PLAN_HINT
+        raise
+
+
+def _read_plan_file(path: str, group: str, topic: str) -> Target:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -491,6 +506,14 @@ def write_rollback(plan: Plan, path: Path) -> None:
 
 def read_rollback(path: str) -> tuple[str, str, Target, list[str]]:
     """(group, topic, per-queue target, notes) from a rollback file."""
+    try:
+        return _read_rollback(path)
+    except UsageError as exc:
+        exc.hint = exc.hint or ROLLBACK_HINT
+        raise
+
+
+def _read_rollback(path: str) -> tuple[str, str, Target, list[str]]:
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -693,7 +716,8 @@ def target_from_options(*, to_time: str | None, by_duration: str | None, to_earl
         return Target("latest")
     if to_offset is not None:
         if to_offset < 0:
-            raise UsageError("--to-offset must be >= 0")
+            raise UsageError("--to-offset must be >= 0", hint="offsets start at 0; use "
+                             "--shift-by for relative moves")
         return Target("offset", to_offset)
     if shift_by is not None:
         return Target("shift", shift_by)

@@ -29,11 +29,14 @@ def read_input(path: str) -> bytes:
     try:
         return p.read_bytes()
     except FileNotFoundError:
-        raise UsageError(f"file not found: {path}") from None
+        raise UsageError(f"file not found: {path}",
+                          hint="pass a capture or body file ('-' reads stdin)") from None
     except IsADirectoryError:
-        raise UsageError(f"{path} is a directory, not a capture file") from None
+        raise UsageError(f"{path} is a directory, not a capture file",
+                          hint="pass one capture or body file") from None
     except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}",
+                          hint="check the path and its permissions") from None
 
 
 def _looks_hex(data: bytes) -> bool:
@@ -51,11 +54,11 @@ def _looks_hex(data: bytes) -> bool:
 
 
 def _looks_frame(data: bytes) -> bool:
+    """A frame: its 4-byte length prefix matches the size (the decoder judges the rest)."""
     if len(data) < 8:
         return False
     total = int.from_bytes(data[0:4], "big", signed=True)
-    ser = data[4]
-    return total + 4 == len(data) and ser in (0, 1)
+    return total + 4 == len(data)
 
 
 def parse_body(body: bytes) -> tuple[Any, str | None]:

@@ -40,7 +40,8 @@ def client_context(s: TlsSettings) -> ssl.SSLContext | None:
     else:
         assert s.ca_file is not None
         if not Path(s.ca_file).is_file():
-            raise ConfigError(f"TLS CA file not found: {s.ca_file}")
+            raise ConfigError(f"TLS CA file not found: {s.ca_file}",
+                          hint="pass the PEM file of the CA that signed the brokers' certificates")
         try:
             ctx.load_verify_locations(cafile=s.ca_file)
         except (ssl.SSLError, OSError) as exc:

@@ -454,6 +454,8 @@ def load_scenario(spec: str | Path | dict[str, Any] | Scenario, **overrides: Any
             mark = getattr(exc, "problem_mark", None)
             where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
             raise UsageError(f"scenario {source} is not valid YAML{where}: "
-                             f"{getattr(exc, 'problem', None) or 'syntax error'}") from None
+                             f"{getattr(exc, 'problem', None) or 'syntax error'}",
+                             hint="fix the YAML syntax; docs/scenario.md has a complete example"
+                             ) from None
         sc = parse(doc, source)
     return dataclasses.replace(sc, **overrides) if overrides else sc
