@@ -3,8 +3,8 @@
 Examples are the ``$ mqctl ...`` lines of ```console blocks, run in order per document in a
 scratch directory with ``NAMESRV_ADDR`` pointing at a fresh demo cluster (2.5 simulated
 minutes in, so the demo's crash has happened; one simulated second passes between
-commands). A trailing ``# exit N`` states the expected exit code (default 0). ``mqctl sim up`` runs as a process on free ports until its addresses
-are printed, then gets SIGTERM.
+commands). A trailing ``# exit N`` states the expected exit code (default 0). ``mqctl sim
+up`` runs as a process on free ports until its addresses are printed, then gets SIGTERM.
 """
 
 from __future__ import annotations
