@@ -1,0 +1,311 @@
+"""Chaos run: mqctl commands against the simulated cluster while faults fire at random.
+
+Drives `snapshot`, `group progress`, `locks show`, `allocate --against-live` and
+`offsets reset --execute` (as separate processes, each with a wall-clock limit) while a fault
+thread, seeded, takes brokers down and back, drops connections, injects latency spikes and
+error codes, and crashes consumers mid-reset. Afterwards it checks the invariants:
+
+* no command hung past its limit;
+* every failure was reported with the partial-failure exit code (8), or -- for resets -- was
+  refused before any change (6);
+* each reset either took effect (the broker holds the target) or is listed as not taken;
+* rollback files restore the exact prior offsets;
+* snapshot files are whole (every line parses; no temporary file left).
+
+    python bench/chaos.py --duration 300 --seed 7        # longer on demand
+    (tests/test_chaos.py runs a short form in CI)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mqctl.models import MessageQueue
+from mqctl.remoting.codes import RequestCode, ResponseCode
+from mqctl.sim import SimThread
+
+GROUP, TOPIC = "GID_REPLAY", "TopicPay"
+ONLINE_GROUP, ONLINE_TOPIC = "GID_ORDER", "TopicOrder"  # consumers may crash mid-reset
+CRASHABLE = ("GID_ORDER", "GID_AUDIT", "GID_DUP")
+READ_CODES = (RequestCode.GET_CONSUME_STATS, RequestCode.QUERY_CONSUME_TIME_SPAN,
+              RequestCode.GET_TOPIC_STATS_INFO, RequestCode.GET_CONSUMER_RUNNING_INFO,
+              RequestCode.QUERY_CONSUMER_OFFSET, RequestCode.INVOKE_BROKER_TO_RESET_OFFSET)
+
+
+@dataclass
+class Report:
+    commands: int = 0
+    exit_codes: dict[str, dict[int, int]] = field(default_factory=dict)
+    faults: dict[str, int] = field(default_factory=dict)
+    resets: int = 0
+    queues_checked: int = 0
+    snapshot_files: int = 0
+    violations: list[str] = field(default_factory=list)
+    max_seconds: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"commands": self.commands, "exit_codes": self.exit_codes,
+                "faults": self.faults, "resets": self.resets,
+                "queues_checked": self.queues_checked,
+                "snapshot_files": self.snapshot_files, "violations": self.violations,
+                "max_seconds": {k: round(v, 2) for k, v in self.max_seconds.items()}}
+
+
+class FaultThread(threading.Thread):
+    def __init__(self, sim: SimThread, rng: random.Random, report: Report):
+        super().__init__(daemon=True)
+        self.sim, self.rng, self.report = sim, rng, report
+        self.stop = threading.Event()
+        self.brokers = sorted(sim.cluster.brokers)
+
+    def count(self, kind: str) -> None:
+        self.report.faults[kind] = self.report.faults.get(kind, 0) + 1
+
+    def run(self) -> None:
+        while not self.stop.wait(self.rng.uniform(0.3, 1.2)):
+            b = self.rng.choice(self.brokers)
+            kind = self.rng.choice(["down", "drop", "latency", "error", "crash", "clear"])
+            try:
+                if kind == "down":
+                    self.sim.call(lambda c, b=b: c.faults.broker_down(b))
+                    t = threading.Timer(self.rng.uniform(0.5, 2.5),
+                                        lambda b=b: self.sim.call(
+                                            lambda c: c.faults.broker_up(b)))
+                    t.daemon = True
+                    t.start()
+                elif kind == "drop":
+                    self.sim.call(lambda c, b=b: c.faults.drop_connections(b))
+                elif kind == "latency":
+                    ms = self.rng.uniform(100, 1500)
+                    self.sim.call(lambda c, b=b, ms=ms: c.faults.latency(b, ms))
+                elif kind == "error":
+                    code = self.rng.choice(READ_CODES)
+                    resp = self.rng.choice([ResponseCode.SYSTEM_BUSY, ResponseCode.SYSTEM_ERROR])
+                    n = self.rng.randint(1, 4)
+                    self.sim.call(lambda c, b=b, code=code, resp=resp, n=n: c.faults.error(
+                        b, code, resp, "[REJECTREQUEST]system busy (chaos)", times=n))
+                elif kind == "crash":
+                    alive = self.sim.call(lambda c: [x.client_id for x in c.consumers_list
+                                                     if x.state == "running"
+                                                     and x.group.name in CRASHABLE])
+                    if alive:
+                        cid = self.rng.choice(alive)
+                        self.sim.call(lambda c, cid=cid: c.consumer(cid).crash())
+                else:
+                    self.sim.call(lambda c: c.faults.clear())
+                self.count(kind)
+            except Exception:  # the simulated cluster may be stopping
+                return
+
+
+def run_cmd(ns: str, args: list[str], limit: float, report: Report, name: str
+            ) -> subprocess.CompletedProcess[str] | None:
+    env = dict(os.environ, NAMESRV_ADDR=ns, PYTHONUNBUFFERED="1")
+    t0 = time.monotonic()
+    try:
+        r = subprocess.run([sys.executable, "-m", "mqctl", "--timeout", "1", *args],
+                           capture_output=True, text=True, timeout=limit, env=env)
+    except subprocess.TimeoutExpired:
+        report.violations.append(f"{name} hung past {limit:g}s: {' '.join(args)}")
+        return None
+    took = time.monotonic() - t0
+    report.max_seconds[name] = max(report.max_seconds.get(name, 0.0), took)
+    report.commands += 1
+    codes = report.exit_codes.setdefault(name, {})
+    codes[r.returncode] = codes.get(r.returncode, 0) + 1
+    allowed = {0, 8, 6} if name == "reset" else {0, 8}
+    # no broker answered at all: not a partial failure but a connection error (exit 3)
+    total = r.returncode == 3 and ("cannot connect" in r.stderr or "timed out" in r.stderr
+                                   or "closed by peer" in r.stderr)
+    # right after brokers restart they know no member until the next heartbeat (30 s)
+    no_members = r.returncode == 2 and "has no online consumer" in r.stderr
+    if total:
+        report.faults["total-outage-seen"] = report.faults.get("total-outage-seen", 0) + 1
+    elif no_members:
+        report.faults["members-unknown-after-restart"] = report.faults.get(
+            "members-unknown-after-restart", 0) + 1
+    elif r.returncode not in allowed:
+        report.violations.append(f"{name} exited {r.returncode} (allowed {sorted(allowed)}): "
+                                 f"{r.stderr.strip()[-300:]}")
+    if "Traceback" in r.stderr:
+        report.violations.append(f"{name} printed a traceback")
+    return r
+
+
+def offsets(sim: SimThread, group: str = GROUP, topic: str = TOPIC
+            ) -> dict[MessageQueue, int | None]:
+    qs = sim.call(lambda c: c.subscribe_queues(topic))
+    return {mq: sim.call(lambda c, mq=mq: c.committed_offset(group, mq)) for mq in qs}
+
+
+def check_online_reset(sim: SimThread, r: subprocess.CompletedProcess[str],
+                       report: Report) -> None:
+    """An online group: consumers move on after a reset, so 'took' is the verify rule."""
+    from mqctl.reset import QueuePlan, took
+
+    report.resets += 1
+    if r.returncode == 6:
+        return
+    try:
+        d = json.loads(r.stdout)
+    except ValueError:
+        report.violations.append(f"online reset printed no JSON (exit {r.returncode})")
+        return
+    now = offsets(sim, ONLINE_GROUP, ONLINE_TOPIC)
+    for res in d.get("results", []):
+        mq = MessageQueue(ONLINE_TOPIC, res["broker"], res["queue_id"])
+        report.queues_checked += 1
+        if res["status"] == "verified" and not took(
+                QueuePlan(mq, 0, 1 << 62, res["previous"], res["target"]), now[mq]):
+            report.violations.append(f"{mq.short} verified but holds {now[mq]} "
+                                     f"(previous {res['previous']}, target {res['target']})")
+        if res["status"] in ("failed", "not-taken") and r.returncode != 8:
+            report.violations.append(f"{mq.short} {res['status']} but exit {r.returncode}")
+
+
+def check_reset(sim: SimThread, r: subprocess.CompletedProcess[str], before: dict, rb: Path,
+                report: Report) -> None:
+    report.resets += 1
+    if r.returncode == 6:
+        if offsets(sim) != before:
+            report.violations.append("a refused reset changed offsets")
+        return
+    try:
+        d = json.loads(r.stdout)
+    except ValueError:
+        report.violations.append(f"reset printed no JSON (exit {r.returncode})")
+        return
+    now = offsets(sim)
+    if rb.exists():
+        saved = {(q["broker"], q["queue_id"]): q["offset"]
+                 for q in json.loads(rb.read_text())["queues"]}
+        for mq, v in before.items():
+            key = (mq.broker_name, mq.queue_id)
+            if key in saved and saved[key] != v:
+                report.violations.append(f"rollback file {rb.name} has {saved[key]} for "
+                                         f"{mq.short}, the offset was {v}")
+    else:
+        report.violations.append("reset --execute wrote no rollback file")
+    for res in d.get("results", []):
+        mq = MessageQueue(TOPIC, res["broker"], res["queue_id"])
+        report.queues_checked += 1
+        if res["status"] in ("verified", "already") and now[mq] != res["target"]:
+            report.violations.append(f"{mq.short} reported {res['status']} but holds "
+                                     f"{now[mq]}, target {res['target']}")
+        if res["status"] in ("failed", "not-taken") and r.returncode != 8:
+            report.violations.append(f"{mq.short} {res['status']} but exit {r.returncode}")
+    listed = {(x["broker"], x["queue_id"]) for x in d.get("results", [])}
+    planned = {(x["broker"], x["queue_id"]) for x in d.get("queues", [])}
+    if d.get("results") is not None and listed != planned:
+        report.violations.append("a planned queue is missing from the results")
+
+
+def run_chaos(duration: float, seed: int, *, limit: float = 45.0) -> Report:
+    rng = random.Random(seed)
+    report = Report()
+    work = Path(tempfile.mkdtemp(prefix="mqctl-chaos-"))
+    with SimThread("demo", clock="real") as sim:
+        ns = sim.namesrv_addr
+        original = offsets(sim)
+        faults = FaultThread(sim, random.Random(seed + 1), report)
+        faults.start()
+        first_rb: Path | None = None
+        deadline = time.monotonic() + duration
+        i = 0
+        while time.monotonic() < deadline:
+            i += 1
+            pick = i % 5
+            if pick == 0:
+                run_cmd(ns, ["-q", "snapshot", "--out", str(work / "snap"), "--all-groups"],
+                        limit, report, "snapshot")
+            elif pick == 1:
+                run_cmd(ns, ["group", "progress", rng.choice(["GID_AUDIT", "GID_PAY",
+                                                             "GID_ORDER"])],
+                        limit, report, "progress")
+            elif pick == 2:
+                run_cmd(ns, ["locks", "show", "--group", "GID_ORDER", "--no-state"], limit,
+                        report, "locks")
+            elif pick == 3:
+                run_cmd(ns, ["allocate", "-g", "GID_PAY", "-t", "TopicPay", "--against-live"],
+                        limit, report, "allocate")
+            elif i % 3 == 0:  # an online orderly group whose consumers may crash meanwhile
+                r = run_cmd(ns, ["offsets", "reset", "-g", ONLINE_GROUP, "-t", ONLINE_TOPIC,
+                                 "--shift-by", str(-rng.randint(1, 200)), "--execute",
+                                 "--rollback-file", str(work / f"online-{i}.json"), "-o",
+                                 "json"], limit, report, "reset")
+                if r is not None:
+                    check_online_reset(sim, r, report)
+            else:
+                target = rng.choice([["--to-earliest"], ["--to-latest"],
+                                     ["--to-offset", str(rng.randint(0, 20000))],
+                                     ["--shift-by", str(rng.randint(-500, 500))]])
+                rb = work / f"rollback-{i}.json"
+                before = offsets(sim)
+                r = run_cmd(ns, ["offsets", "reset", "-g", GROUP, "-t", TOPIC, *target,
+                                 "--execute", "--rollback-file", str(rb), "-o", "json"],
+                            limit, report, "reset")
+                if r is not None:
+                    check_reset(sim, r, before, rb, report)
+                    if first_rb is None and rb.exists():
+                        first_rb = rb
+        faults.stop.set()
+        faults.join(timeout=5)
+        sim.call(lambda c: c.faults.clear())
+        for b in sorted(sim.cluster.brokers):
+            sim.call(lambda c, b=b: c.faults.broker_up(b))
+        time.sleep(0.5)
+        # the first rollback file restores the exact offsets from before the first reset
+        if first_rb is not None:
+            saved = {(q["broker"], q["queue_id"]): q["offset"]
+                     for q in json.loads(first_rb.read_text())["queues"]}
+            r = run_cmd(ns, ["offsets", "rollback", str(first_rb), "--execute", "-o", "json"],
+                        limit, report, "reset")
+            now = offsets(sim)
+            for mq, v in now.items():
+                key = (mq.broker_name, mq.queue_id)
+                if key in saved and v != saved[key]:
+                    report.violations.append(f"rollback left {mq.short} at {v}, expected "
+                                             f"{saved[key]}")
+                if key in saved and saved[key] != original[mq]:
+                    report.violations.append(f"first rollback file disagrees with the "
+                                             f"original offset of {mq.short}")
+    for f in (work / "snap").rglob("*"):
+        if f.is_file() and f.name.endswith(".tmp"):
+            report.violations.append(f"half-written snapshot left: {f.name}")
+        if f.suffix == ".jsonl":
+            report.snapshot_files += 1
+            for n, line in enumerate(f.read_text().splitlines(), 1):
+                try:
+                    json.loads(line)
+                except ValueError:
+                    report.violations.append(f"{f.name} line {n} is not whole JSON")
+    return report
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--duration", type=float, default=120.0)
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args()
+    t0 = time.monotonic()
+    report = run_chaos(args.duration, args.seed)
+    print(json.dumps(report.to_dict(), indent=2))
+    print(f"chaos run: {time.monotonic() - t0:.0f} s, {report.commands} commands, "
+          f"{sum(report.faults.values())} faults, {report.resets} resets, "
+          f"{len(report.violations)} violation(s)")
+    sys.exit(1 if report.violations else 0)
+
+
+if __name__ == "__main__":
+    main()
