@@ -15,6 +15,19 @@ import pytest
 from mqctl.sim import SimThread
 from mqctl.timeparse import set_clock
 
+# one broker on the legacy reset path (useServerSideResetOffset=false), an online group with a
+# stuck consumer and an offline group: the shapes the legacy-reset tests need
+LEGACY_SCENARIO: dict[str, Any] = {
+    "name": "legacy", "clock": {"mode": "manual"},
+    "brokers": [{"name": "broker-a", "config": {"useServerSideResetOffset": False}}],
+    "topics": [{"name": "T", "queues": 2, "rate": 1, "history": "1h"}],
+    "groups": [
+        {"name": "G_ON", "topics": ["T"], "initial_lag": 100,
+         "consumers": [{"id": "10.9.0.1@1", "behaviour": "stuck"}]},
+        {"name": "G_OFF", "topics": ["T"], "initial_lag": 100},
+    ],
+}
+
 
 def start_sim(scenario: Any = "demo", **kw: Any) -> SimThread:
     kw.setdefault("clock", "manual")

@@ -15,9 +15,9 @@ modules of the commands that need them (``mqctl.reset``, ``mqctl.locks``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from mqctl.errors import BrokerError, ConnectError, MqctlError, UsageError
 from mqctl.models import (
@@ -36,6 +36,8 @@ from mqctl.remoting import fastjson
 from mqctl.remoting.client import RemotingClient, fan_out
 from mqctl.remoting.codes import RequestCode, ResponseCode
 from mqctl.remoting.frame import RemotingCommand
+
+T = TypeVar("T")
 
 # GET_CONSUMER_RUNNING_INFO is forwarded by the broker to the client with its own timeout
 # (Broker2Client: 10 s in 5.x); give it room beyond the per-request default.
@@ -181,19 +183,24 @@ class Admin:
     async def members_by_broker(self, group: str, brokers: Sequence[BrokerData] | TopicRoute
                                 ) -> dict[str, list[str] | BrokerFailure]:
         """Ask EVERY broker for the member list (a real client asks one at random)."""
+        return await self._per_broker(brokers, lambda addr: self.consumer_ids(group, addr))
+
+    async def _per_broker(self, brokers: Sequence[BrokerData] | TopicRoute,
+                          fn: Callable[[str], Awaitable[T]]) -> dict[str, T | BrokerFailure]:
+        """``fn(master address)`` on every broker, concurrently and bounded; a broker that
+        fails (or has no address) maps to a :class:`BrokerFailure` instead of a value."""
         blist = list(brokers.brokers) if isinstance(brokers, TopicRoute) else list(brokers)
 
-        async def one(b: BrokerData) -> list[str]:
+        async def one(b: BrokerData) -> T:
             addr = b.master_addr or b.select_addr()
             if addr is None:
                 raise ConnectError(f"broker {b.broker_name} has no address in the route")
-            return await self.consumer_ids(group, addr)
+            return await fn(addr)
 
-        out: dict[str, list[str] | BrokerFailure] = {}
+        out: dict[str, T | BrokerFailure] = {}
         for o in await fan_out(blist, one, concurrency=self.concurrency):
             if o.ok:
-                assert o.value is not None
-                out[o.item.broker_name] = o.value
+                out[o.item.broker_name] = o.value  # type: ignore[assignment]
             else:
                 assert o.error is not None
                 out[o.item.broker_name] = BrokerFailure(o.item.broker_name, o.item.master_addr,
@@ -239,21 +246,8 @@ class Admin:
 
     async def connections_by_broker(self, group: str, brokers: Sequence[BrokerData]
                                     ) -> dict[str, ConsumerConnection | BrokerFailure | None]:
-        async def one(b: BrokerData) -> ConsumerConnection | None:
-            addr = b.master_addr or b.select_addr()
-            if addr is None:
-                raise ConnectError(f"broker {b.broker_name} has no address in the route")
-            return await self.consumer_connection(group, addr)
-
-        out: dict[str, ConsumerConnection | BrokerFailure | None] = {}
-        for o in await fan_out(list(brokers), one, concurrency=self.concurrency):
-            if o.ok:
-                out[o.item.broker_name] = o.value
-            else:
-                assert o.error is not None
-                out[o.item.broker_name] = BrokerFailure(o.item.broker_name, o.item.master_addr,
-                                                        o.error)
-        return out
+        return await self._per_broker(brokers,
+                                      lambda addr: self.consumer_connection(group, addr))
 
     async def running_info(self, group: str, client_id: str, addr: str, *,
                            jstack: bool = False) -> ConsumerRunningInfo:

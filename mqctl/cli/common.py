@@ -156,3 +156,37 @@ def _stderr_tty() -> bool:
         return sys.stderr.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def watch(settings: Settings, fetch: Callable[[RemotingClient], Awaitable[T]],
+          render: Callable[[T], Result], fmt: str, interval: float,
+          count: int | None) -> None:
+    """Refresh in place every ``interval`` seconds until Ctrl-C (or ``count`` refreshes):
+    one client and one event loop for the whole run, the screen cleared on a terminal, a
+    time-stamped separator otherwise."""
+    import asyncio
+    import time
+
+    from mqctl.remoting.client import RemotingClient
+
+    tty = sys.stdout.isatty()
+
+    async def loop() -> None:
+        n = 0
+        async with RemotingClient(settings.client_options()) as client:
+            while True:
+                value = await fetch(client)
+                if tty:
+                    sys.stdout.write("\x1b[H\x1b[2J")
+                else:
+                    sys.stdout.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} ---\n")
+                emit(render(value), fmt)
+                n += 1
+                if count is not None and n >= count:
+                    return
+                await asyncio.sleep(interval)
+
+    try:
+        asyncio.run(loop())
+    except KeyboardInterrupt:
+        return

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-import time
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -17,6 +15,7 @@ from mqctl.cli.common import (
     state,
     with_client,
 )
+from mqctl.cli.common import watch as watch_loop
 
 if TYPE_CHECKING:
     from mqctl.admin import Admin, BrokerFailure
@@ -331,8 +330,6 @@ def progress(
 
     Example: mqctl group progress GID_ORDER --only-lagging --sort lag
     """
-    import asyncio
-
     from mqctl.inspect import capture_progress
     from mqctl.remoting.client import RemotingClient
 
@@ -349,27 +346,8 @@ def progress(
         _raise_partial(p.failures, f"group progress {group}")
         return
 
-    tty = sys.stdout.isatty()
-
-    async def loop() -> None:
-        n = 0
-        async with RemotingClient(settings.client_options()) as client:
-            while True:
-                p = await once(client)
-                if tty:
-                    sys.stdout.write("\x1b[H\x1b[2J")
-                else:
-                    sys.stdout.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} ---\n")
-                emit(progress_result(p, only_lagging=only_lagging, sort=sort), fmt)
-                n += 1
-                if count is not None and n >= count:
-                    return
-                await asyncio.sleep(watch)
-
-    try:
-        asyncio.run(loop())
-    except KeyboardInterrupt:
-        return
+    watch_loop(settings, once, lambda p: progress_result(p, only_lagging=only_lagging,
+                                                         sort=sort), fmt, watch, count)
 
 
 def register(app: typer.Typer) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -19,6 +17,7 @@ from mqctl.cli.common import (
     state,
     with_client,
 )
+from mqctl.cli.common import watch as watch_loop
 
 if TYPE_CHECKING:
     from mqctl.locks import LockStore, LockView, QueueLock, ReleasePlan
@@ -182,8 +181,6 @@ def show(
 
     Example: mqctl locks show --group GID_ORDER --watch
     """
-    import asyncio
-
     from mqctl.locks import capture_locks, ensure_lockable
     from mqctl.remoting.client import RemotingClient
 
@@ -204,27 +201,7 @@ def show(
         _raise_partial(view)
         return
 
-    tty = sys.stdout.isatty()
-
-    async def loop() -> None:
-        n = 0
-        async with RemotingClient(settings.client_options()) as client:
-            while True:
-                view = await once(client)
-                if tty:
-                    sys.stdout.write("\x1b[H\x1b[2J")
-                else:
-                    sys.stdout.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} ---\n")
-                emit(view_result(view), fmt)
-                n += 1
-                if count is not None and n >= count:
-                    return
-                await asyncio.sleep(watch)
-
-    try:
-        asyncio.run(loop())
-    except KeyboardInterrupt:
-        return
+    watch_loop(settings, once, view_result, fmt, watch, count)
 
 
 def release_result(plan: ReleasePlan, before: LockView, after: LockView | None,

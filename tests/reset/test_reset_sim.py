@@ -8,6 +8,7 @@ import csv
 import json
 
 import pytest
+from sim_fixtures import LEGACY_SCENARIO
 
 from mqctl.models import MessageQueue
 from mqctl.remoting.codes import RequestCode, ResponseCode
@@ -173,16 +174,7 @@ def test_unreachable_broker_is_refused_before_any_change(cli, sim):
     assert r.exit_code == 0, r.stderr
 
 
-LEGACY = {
-    "name": "legacy", "clock": {"mode": "manual"},
-    "brokers": [{"name": "broker-a", "config": {"useServerSideResetOffset": False}}],
-    "topics": [{"name": "T", "queues": 2, "rate": 1, "history": "1h"}],
-    "groups": [
-        {"name": "G_ON", "topics": ["T"], "initial_lag": 100,
-         "consumers": [{"id": "10.9.0.1@1", "behaviour": "stuck"}]},
-        {"name": "G_OFF", "topics": ["T"], "initial_lag": 100},
-    ],
-}
+LEGACY = LEGACY_SCENARIO
 
 
 def test_legacy_offline_group_uses_update_per_queue(cli, sim_factory):

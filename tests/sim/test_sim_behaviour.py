@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 import pytest
+from sim_fixtures import LEGACY_SCENARIO
 from test_sim_protocol import body, call
 
 from mqctl.allocate import allocate_group
@@ -200,16 +201,7 @@ def test_server_side_reset_wins_over_online_commits(sim):
     assert committed != 999999
 
 
-LEGACY = {
-    "name": "legacy", "clock": {"mode": "manual"},
-    "brokers": [{"name": "broker-a", "config": {"useServerSideResetOffset": False}}],
-    "topics": [{"name": "T", "queues": 2, "rate": 1, "history": "1h"}],
-    "groups": [
-        {"name": "G_ON", "topics": ["T"], "initial_lag": 100,
-         "consumers": [{"id": "10.9.0.1@1", "behaviour": "stuck"}]},
-        {"name": "G_OFF", "topics": ["T"], "initial_lag": 100},
-    ],
-}
+LEGACY = LEGACY_SCENARIO
 
 
 def test_legacy_reset_needs_online_consumers_and_applies_after_pause(sim_factory):
