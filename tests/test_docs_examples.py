@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -70,8 +71,7 @@ def run_sim_up(args):
 @pytest.mark.parametrize("doc", [p for p in DOCS if examples(p)], ids=lambda p: p.name)
 def test_examples_run(doc, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    for src in sorted((ROOT / "docs" / "examples").glob("*")):  # files the examples name
-        (tmp_path / src.name).write_text(src.read_text())
+    shutil.copytree(ROOT / "docs" / "examples", tmp_path, dirs_exist_ok=True)  # files named
     sim = start_sim("demo")
     try:
         sim.advance(150)
