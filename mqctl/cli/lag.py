@@ -47,6 +47,10 @@ def report(
     allowed_lag: Annotated[int, typer.Option(
         "--allowed-lag", min=0, help="Lag still considered caught up (Burrow's allowed-lag).")
     ] = 0,
+    allowed_lag_seconds: Annotated[float, typer.Option(
+        "--allowed-lag-seconds", min=0, help="Time lag still considered caught up: consumers "
+        "commit every 5 s, so healthy groups trail by seconds (0 = Burrow's rule alone).")
+    ] = 10.0,
     max_skew: Annotated[str, typer.Option(
         "--max-skew", help="How far apart a consumerOffset.json and the topicStatus capture "
                            "giving its max offsets may be.")] = "5m",
@@ -90,6 +94,7 @@ def report(
     res = run_report(
         inputs, out, master=master, window=window, fail_on=fail_on or (), tz=tz, log_tz=log_tz,
         broker_log_tz=broker_log_tz, cluster=cluster, allowed_lag=allowed_lag,
+        allowed_lag_seconds=allowed_lag_seconds,
         max_skew_ms=duration_ms(max_skew), align_ms=duration_ms(align),
         storm_rounds=storm_rounds, storm_window_ms=duration_ms(storm_window),
         prom_file=prom_file, spark_conf=spark_conf or None,

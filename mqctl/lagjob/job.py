@@ -99,6 +99,7 @@ class ReportResult:
 class Options:
     window: int = 10
     allowed_lag: int = 0
+    allowed_lag_seconds: float = 10.0
     tz: tzinfo | None = None
     log_tz: tzinfo | None = None
     pinned_tz: tzinfo = GMT8
@@ -125,7 +126,8 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
                window: int = 10, fail_on: Iterable[str] = (), tz: str | tzinfo | None = None,
                spark: SparkSession | None = None, log_tz: str | tzinfo | None = None,
                broker_log_tz: str | tzinfo | None = "+08:00", cluster: str = "",
-               allowed_lag: int = 0, max_skew_ms: int = 300_000, align_ms: int = 10_000,
+               allowed_lag: int = 0, allowed_lag_seconds: float = 10.0,
+               max_skew_ms: int = 300_000, align_ms: int = 10_000,
                move_window_ms: int = 300_000, storm_rounds: int = 3,
                storm_window_ms: int = 600_000, prom_file: str | None = None,
                summary_limit: int = 1000, spark_conf: dict[str, str] | None = None,
@@ -149,7 +151,9 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
     if storm_rounds < 1:
         raise UsageError(f"storm rounds must be at least 1 (got {storm_rounds})")
     thresholds = parse_thresholds(fail_on)
-    opts = Options(window=window, allowed_lag=max(0, allowed_lag), tz=_tz(tz), log_tz=_tz(log_tz),
+    opts = Options(window=window, allowed_lag=max(0, allowed_lag),
+                   allowed_lag_seconds=max(0.0, allowed_lag_seconds), tz=_tz(tz),
+                   log_tz=_tz(log_tz),
                    pinned_tz=_tz(broker_log_tz) or GMT8, cluster=cluster,
                    max_skew_ms=max(0, max_skew_ms), align_ms=max(0, align_ms),
                    move_window_ms=max(0, move_window_ms), storm_rounds=storm_rounds,
@@ -313,7 +317,7 @@ class _Run:
             timed, members if paths.get(Kind.CONSUMER_PROGRESS) else None,
             topic_cfg if paths.get(Kind.TOPICS) else None,
             group_cfg if paths.get(Kind.SUBSCRIPTION_GROUP) else None)
-        queues = X.queue_status(enriched, o.window, o.allowed_lag)
+        queues = X.queue_status(enriched, o.window, o.allowed_lag, o.allowed_lag_seconds)
         disp = F.regexp_replace(F.col("source"), r"^file:(//)?", "")
         lag = self.cut(X.with_date(queues).withColumn("capture_time", X.iso_of(F.col(
             "capture_ts"))).withColumn("source", disp).select(*LAG_COLUMNS))
@@ -594,6 +598,7 @@ def build_parser() -> Any:
     p.add_argument("--broker-log-tz", default="+08:00")
     p.add_argument("--cluster", default="")
     p.add_argument("--allowed-lag", type=int, default=0)
+    p.add_argument("--allowed-lag-seconds", type=float, default=10.0)
     p.add_argument("--max-skew", default="5m")
     p.add_argument("--align", default="10s")
     p.add_argument("--storm-rounds", type=int, default=3)
@@ -639,7 +644,8 @@ def main(argv: list[str] | None = None) -> int:
             args.inputs, args.out, master=args.master, window=args.window,
             fail_on=args.fail_on, tz=args.tz, log_tz=args.log_tz,
             broker_log_tz=args.broker_log_tz, cluster=args.cluster,
-            allowed_lag=args.allowed_lag, max_skew_ms=duration_ms(args.max_skew),
+            allowed_lag=args.allowed_lag, allowed_lag_seconds=args.allowed_lag_seconds,
+            max_skew_ms=duration_ms(args.max_skew),
             align_ms=duration_ms(args.align), storm_rounds=args.storm_rounds,
             storm_window_ms=duration_ms(args.storm_window), prom_file=args.prom_file,
             spark_conf=conf or None,

@@ -384,7 +384,8 @@ def enrich(obs: DataFrame, members: DataFrame | None, topic_cfg: DataFrame | Non
 # --------------------------------------------------------------------------------------------
 # status (Burrow) and rates
 
-def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0) -> DataFrame:
+def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0,
+                 allowed_lag_seconds: float = 0.0) -> DataFrame:
     """Per queue and capture: ``status`` over the last ``window`` captures with a known lag,
     ``complete`` (= samples / window), and ``consume_rate`` / ``produce_rate`` (messages/s
     since the previous capture; negative moves count as 0).
@@ -405,6 +406,11 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0) -> DataFrame
     5. WARN: the lag never decreased between consecutive samples;
     6. else OK.
 
+    "Caught up" (Burrow's lag <= ``allowed-lag``) also counts a sample whose time lag is at
+    most ``allowed_lag_seconds``: RocketMQ consumers commit every 5 s (and with each pull), so
+    a healthy group's committed offset always trails the head by a few seconds of messages;
+    with Burrow's literal rule such a group would be WARN forever.
+
     Rules 3-5 need two samples: a single capture can only be OK or STOP.
     """
     n_win = max(1, int(window))
@@ -415,27 +421,34 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0) -> DataFrame
     frame = w.rowsBetween(-(n_win - 1), 0)
     online_eff = F.when(F.col("consume_enable") == F.lit(False), F.lit(False)).otherwise(
         F.col("online"))
-    s = (known.withColumn("_offs", F.collect_list("consumer_offset").over(frame))
+    caught_up = F.col("lag") <= F.lit(int(allowed_lag))
+    if allowed_lag_seconds > 0:
+        # a lower bound of the time lag proves nothing about being caught up
+        caught_up = caught_up | (F.col("lag_seconds").isNotNull()
+                                 & ~F.coalesce(F.col("lower_bound"), F.lit(False))
+                                 & (F.col("lag_seconds") <= F.lit(float(allowed_lag_seconds))))
+    s = (known.withColumn("_ok", caught_up)
+         .withColumn("_offs", F.collect_list("consumer_offset").over(frame))
          .withColumn("_lags", F.collect_list("lag").over(frame))
+         .withColumn("_oks", F.collect_list("_ok").over(frame))
          .withColumn("_prev_c", F.lag("consumer_offset").over(w))
          .withColumn("_prev_b", F.lag("broker_offset").over(w))
          .withColumn("_prev_t", F.lag("observed_ts").over(w))
          .withColumn("_online", online_eff))
     n = F.size("_offs")
-    allowed = F.lit(int(allowed_lag))
     cur = F.element_at("_lags", -1)
     first_lag = F.element_at("_lags", 1)
     all_same = F.array_min("_offs") == F.array_max("_offs")
     two = F.expr("sequence(2, greatest(size(_offs), 2))")
     rewind = (n >= 2) & F.exists(two, lambda i: F.element_at("_offs", i)
                                  < F.element_at("_offs", i - 1))
-    any_ok = F.exists("_lags", lambda x: x <= allowed)
+    any_ok = F.exists("_oks", lambda x: x)
     never_dec = (n >= 2) & F.forall(two, lambda i: F.element_at("_lags", i)
                                     >= F.element_at("_lags", i - 1))
     stopped = ((F.col("_online") == F.lit(False))
                | (F.col("_online").isNull() & (n == n_win) & (n >= 2) & all_same
                   & (cur > first_lag)))
-    status = (F.when(cur <= allowed, "OK").when(stopped, "STOP")
+    status = (F.when(F.col("_ok"), "OK").when(stopped, "STOP")
               .when(any_ok, "OK").when(rewind, "REWIND").when((n >= 2) & all_same, "STALL")
               .when(never_dec, "WARN").otherwise("OK"))
     dt = (F.col("observed_ts") - F.col("_prev_t")) / 1000.0
@@ -446,7 +459,7 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0) -> DataFrame
              F.col("consumer_offset") - F.col("_prev_c"), F.lit(0)) / dt))
          .withColumn("produce_rate", F.when(dt > 0, F.greatest(
              F.col("broker_offset") - F.col("_prev_b"), F.lit(0)) / dt))
-         .drop("_offs", "_lags", "_prev_c", "_prev_b", "_prev_t", "_online"))
+         .drop("_ok", "_oks", "_offs", "_lags", "_prev_c", "_prev_b", "_prev_t", "_online"))
     u = (unknown.withColumn("status", F.lit(None).cast("string"))
          .withColumn("complete", F.lit(None).cast("double"))
          .withColumn("window_samples", F.lit(None).cast("int"))

@@ -389,3 +389,24 @@ def test_snapshot_parse_and_line_numbers_across_splits(spark, tmp_path: Path):
     assert got == {i: reason for i, (_, reason) in bad_at.items()}
     assert n_obs == 3000 - len(bad_at) - 1
     assert [r.members for r in members] == [2]
+
+
+def test_allowed_lag_seconds_counts_a_few_seconds_behind_as_caught_up(spark):
+    from pyspark.sql import functions as F
+
+    rows = (series("healthy", [10, 20, 30], [5, 5, 5], online=True)   # always 5 behind
+            + series("behind", [10, 20, 30], [50, 50, 60], online=True))
+    df = X.with_lag(obs_df(spark, rows))
+    df = (df.withColumn("lag_seconds", F.when(F.col("group") == "healthy", F.lit(2.0))
+                        .otherwise(F.lit(40.0)))
+          .withColumn("lower_bound", F.lit(False)))
+    literal = {r.group: r.status for r in X.queue_status(df, 3).collect()
+               if r.capture_ts == 120 * S}
+    assert literal == {"healthy": "WARN", "behind": "WARN"}  # Burrow's rule alone
+    adapted = {r.group: r.status for r in X.queue_status(df, 3, allowed_lag_seconds=10).collect()
+               if r.capture_ts == 120 * S}
+    assert adapted == {"healthy": "OK", "behind": "WARN"}
+    # a lower bound of the time lag proves nothing
+    lb = df.withColumn("lower_bound", F.lit(True))
+    assert {r.group: r.status for r in X.queue_status(lb, 3, allowed_lag_seconds=10).collect()
+            if r.capture_ts == 120 * S}["healthy"] == "WARN"
