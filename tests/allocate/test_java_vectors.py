@@ -1,7 +1,8 @@
 """Every strategy against answers produced by RocketMQ's own Java classes.
 
 ``data/java_vectors.json`` holds 248 cases (inputs shuffled; expected shares computed by the
-apache/rocketmq strategy classes themselves, see ``javaref/gen_vectors.py``): the protocol
+apache/rocketmq strategy classes themselves, @8fc57f1, run once in a scratch workspace: by the
+project's rule, no build recipe for third-party code is kept in the repository): the protocol
 notes' vector, the inputs of RocketMQ's unit tests, random groups with pid collisions, Java
 String order for non-ASCII ids, MACHINE_ROOM broker names that ``String.split`` treats oddly,
 and MACHINE_ROOM_NEARBY with default and custom room regexes.

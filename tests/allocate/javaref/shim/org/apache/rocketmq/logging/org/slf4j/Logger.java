@@ -1,2 +1,0 @@
-package org.apache.rocketmq.logging.org.slf4j;
-public interface Logger { void info(String f, Object... a); }
