@@ -96,9 +96,9 @@ def test_consistency_check_finds_every_planted_problem(cli, sim):
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_consumers_all_formats(cli, sim, fmt):
     r = run(cli, sim, "consumers", "GID_MIXED", "-o", fmt)
-    assert r.exit_code == 0 and "10.0.4.43@4403#demo14" in r.stdout
+    assert r.exit_code == 0 and "10.0.4.40@4400#demo14" in r.stdout
     if fmt in ("table", "plain"):
-        assert "broker broker-b does not list 10.0.4.43@4403#demo14" in r.stdout
+        assert "broker broker-b does not list 10.0.4.40@4400#demo14" in r.stdout
 
 
 def test_crashed_member_reported_without_running_info(cli, sim):
