@@ -1,0 +1,24 @@
+"""The Quickstart's main-job command, as a user runs it: `./dev demo` (here with a shorter
+simulated run). CI runs the other one, `./dev test`, which is what runs this test."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+from conftest import ROOT
+
+
+def test_dev_demo(tmp_path):
+    if not (ROOT / ".venv" / "bin" / "mqctl").exists() or shutil.which("bash") is None:
+        pytest.fail("./dev demo needs the project's .venv (./dev test creates it)")
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", SPARK_LOCAL_HOSTNAME="localhost")
+    r = subprocess.run(["bash", str(ROOT / "dev"), "demo", "--hours", "0.5", "--interval",
+                        "10m", "--out", str(tmp_path / "demo"), "-o", "plain"],
+                       capture_output=True, text=True, timeout=900, env=env, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "HTML report:" in r.stdout and "Latest status per group and topic" in r.stdout
+    assert (tmp_path / "demo" / "report" / "report.html").is_file()
+    assert len(list((tmp_path / "demo" / "snapshots").rglob("*.jsonl"))) == 3
