@@ -358,6 +358,17 @@ class OffsetWrapper:
                 "lastTimestamp": self.last_timestamp, "pullOffset": self.pull_offset}
 
 
+def _offset_table(d: Any, what: str, tps_key: str) -> tuple[dict[MessageQueue, Any], float]:
+    """The ``offsetTable`` (``Map<MessageQueue, V>`` in any wire form) and the TPS field of a
+    ConsumeStats or TopicStatsTable body."""
+    from mqctl.remoting.fastjson import mq_map
+
+    if not isinstance(d, dict):
+        raise BodyError(f"{what}: expected an object")
+    tps = d.get(tps_key) or 0.0
+    return mq_map(d.get("offsetTable")), float(tps) if isinstance(tps, (int, float)) else 0.0
+
+
 @dataclass(frozen=True, slots=True)
 class ConsumeStats:
     offsets: dict[MessageQueue, OffsetWrapper]
@@ -365,14 +376,8 @@ class ConsumeStats:
 
     @classmethod
     def from_body(cls, d: Any) -> ConsumeStats:
-        from mqctl.remoting.fastjson import mq_map
-
-        if not isinstance(d, dict):
-            raise BodyError("ConsumeStats: expected an object")
-        table = mq_map(d.get("offsetTable"))
-        tps = d.get("consumeTps") or 0.0
-        return cls(offsets={mq: OffsetWrapper.from_body(v) for mq, v in table.items()},
-                   consume_tps=float(tps) if isinstance(tps, (int, float)) else 0.0)
+        table, tps = _offset_table(d, "ConsumeStats", "consumeTps")
+        return cls({mq: OffsetWrapper.from_body(v) for mq, v in table.items()}, tps)
 
 
 @dataclass(frozen=True, slots=True)
@@ -395,14 +400,8 @@ class TopicStats:
 
     @classmethod
     def from_body(cls, d: Any) -> TopicStats:
-        from mqctl.remoting.fastjson import mq_map
-
-        if not isinstance(d, dict):
-            raise BodyError("TopicStatsTable: expected an object")
-        table = mq_map(d.get("offsetTable"))
-        tps = d.get("topicPutTps") or 0.0
-        return cls(offsets={mq: TopicOffset.from_body(v) for mq, v in table.items()},
-                   put_tps=float(tps) if isinstance(tps, (int, float)) else 0.0)
+        table, tps = _offset_table(d, "TopicStatsTable", "topicPutTps")
+        return cls({mq: TopicOffset.from_body(v) for mq, v in table.items()}, tps)
 
 
 @dataclass(frozen=True, slots=True)
