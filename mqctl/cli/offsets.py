@@ -16,6 +16,9 @@ app = typer.Typer(help="Show, reset and roll back consumer offsets.", no_args_is
 
 GroupOpt = Annotated[str, typer.Option("--group", "-g", help="Consumer group.")]
 TopicReq = Annotated[str, typer.Option("--topic", "-t", help="Topic.")]
+VERIFY_HELP = ("Seconds to wait before verifying (default: 15 on the legacy path with online "
+               "consumers, 10 after a forced write of an online group, 1 server-side with "
+               "online consumers, else 0).")
 
 
 @app.command("show")
@@ -70,7 +73,8 @@ def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
                      c("min", "MIN", "right"), c("max", "MAX", "right"),
                      c("current", "CURRENT", "right"), c("target", "TARGET", "right"),
                      c("change", "CHANGE", "right"), c("replay", "REPLAY", "right"),
-                     c("skip", "SKIP", "right"), c("note", "NOTE")], rows,
+                     c("skip", "SKIP", "right"), c("target_time", "TARGET TIME"),
+                     c("note", "NOTE")], rows,
                     title=f"reset plan: {plan.group} / {plan.topic} {plan.target.describe()}",
                     name="plan")]
     data = plan.to_dict()
@@ -80,7 +84,9 @@ def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
     notes += [f"broker {b.name}: {b.path.value if b.path else 'n/a'} ({b.path_source})"
               for b in plan.brokers.values()]
     notes.append(f"consumers: {plan.consumers.describe()}")
+    notes += plan.notes
     notes += [f"warning: {w}" for w in plan.warnings]
+    notes += [f"REFUSED: {r}" for r in plan.refusals]
     replay = sum(q.replay for q in plan.queues)
     skip = sum(q.skip for q in plan.queues)
     notes.append(f"{len(plan.queues)} queue(s): {replay} message(s) will be consumed again, "
@@ -95,29 +101,35 @@ def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
         data["summary"] = summarize(results)
         notes.append("result: " + ", ".join(f"{v} {k}" for k, v in
                                               sorted(summarize(results).items())))
-        if rollback:
-            notes.append(f"rollback file: {rollback} (mqctl offsets rollback {rollback} "
-                         "--execute)")
     elif not execute:
         notes.append("WARN: No action will be performed as the --execute option is missing. "
                      "Review the plan, then re-run with --execute.")
+    elif plan.refusals:
+        notes.append("nothing was changed (refused)")
+    if rollback:
+        notes.append(f"rollback file: {rollback} (written before the first change; restore "
+                     f"with: mqctl offsets rollback {rollback} --execute)")
     return Result(tables, data=data, notes=notes)
 
 
 def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute: bool,
          force: bool, scope: Any, export: str | None, rollback_file: str | None,
          verify_wait: float | None, output: Any, namesrv: str | None,
-         concurrency: int | None, notes: list[str] | None = None) -> None:
+         concurrency: int | None, notes: list[str] | None = None,
+         rerun_scope: bool = True) -> None:
     import asyncio
+    from pathlib import Path
 
     from mqctl.admin import Admin
     from mqctl.errors import PartialFailure, RefusedError
     from mqctl.remoting.client import RemotingClient
     from mqctl.reset import (
-        Status,
+        BAD,
         apply_plan,
         default_wait,
         export_plan,
+        format_queue_scope,
+        free_path,
         make_plan,
         rollback_path,
         verify,
@@ -128,6 +140,7 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
     settings = st.settings(namesrv=namesrv)
     conc = concurrency or settings.concurrency
     fmt = st.output(output)
+    extra = list(notes or [])
 
     async def go() -> tuple[Any, Any, str | None]:
         async with RemotingClient(settings.client_options()) as client:
@@ -135,39 +148,46 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
             plan = await make_plan(admin, group, topic, target_fn(), scope=scope, force=force)
             if export:
                 export_plan(plan, export)
+                extra.append(f"plan written to {export}")
             if not execute or plan.refusals:
                 return plan, None, None
-            path = rollback_path(group, topic, plan.created_ms, None) if not rollback_file \
-                else None
-            rb = rollback_file or str(path)
-            write_rollback(plan, __import__("pathlib").Path(rb))
+            wanted = Path(rollback_file) if rollback_file else rollback_path(
+                group, topic, plan.created_ms)
+            rb = free_path(wanted)
+            if rb != wanted:
+                extra.append(f"{wanted} exists (kept: it may hold the offsets from before an "
+                             f"earlier run); this run's rollback file is {rb}")
+            write_rollback(plan, rb)  # before the first change
             brokers = {q.mq.broker_name for q in plan.queues}
             with progress(st, "reset", len(brokers)) as advance:
                 results = await apply_plan(admin, plan, concurrency=conc,
                                            on_broker_done=lambda _n: advance(1))
             wait = default_wait(plan) if verify_wait is None else verify_wait
             results = await verify(admin, plan, results, wait_s=wait)
-            return plan, results, rb
+            return plan, results, str(rb)
 
     plan, results, rb = asyncio.run(go())
-    extra = list(notes or [])
-    if export:
-        extra.append(f"plan written to {export}")
     emit(plan_result(plan, results, execute=execute, rollback=rb, extra_notes=extra), fmt)
     if plan.refusals:
-        raise RefusedError("; ".join(plan.refusals[:3]),
-                           hint="nothing was changed" + (
-                               "" if force else "; --force overrides where it can"))
+        more = f" (and {len(plan.refusals) - 1} more reason(s) in the output)" \
+            if len(plan.refusals) > 1 else ""
+        raise RefusedError(plan.refusals[0] + more,
+                           hint=("nothing was changed" if execute else "the plan cannot be "
+                                 "executed as it is") + ("" if force else
+                                                         "; --force overrides where it can"))
     if results is not None:
-        bad = [r for r in results if r.status in (Status.NOT_TAKEN, Status.FAILED)]
+        bad = [r for r in results if r.status in BAD]
         if bad:
+            again = format_queue_scope([r.plan.mq for r in bad])
             raise PartialFailure(
                 f"{len(bad)} of {len(results)} queue(s) did not take: "
                 + "; ".join(f"{r.plan.mq.short} {r.status.value} ({r.detail})"
                             for r in bad[:4]),
                 [(r.plan.mq.short, r.detail) for r in bad],
-                hint=f"the rollback file {rb} still holds the previous offsets; re-running the "
-                     "same command completes the rest")
+                hint=f"the rollback file {rb} holds the offsets from before this run; "
+                     "re-running the same command completes the rest (queues already at their "
+                     "target are skipped)" + (f", or add --queues {again} for only these"
+                                               if rerun_scope else ""))
 
 
 @app.command("reset")
@@ -193,8 +213,9 @@ def reset(
     from_file: Annotated[str | None, typer.Option("--from-file", help="Apply an edited plan "
                                                   "(CSV or JSON from --export).",
                                                   show_default=False)] = None,
-    queues: Annotated[list[str] | None, typer.Option("--queues", help="Scope: broker:qid[,qid]"
-                                                     "..., e.g. broker-a:0,1,broker-b:3.",
+    queues: Annotated[list[str] | None, typer.Option("--queues", help="Scope (repeatable): "
+                                                     "broker:qid[,qid]..., e.g. broker-a:0,1,"
+                                                     "broker-b:3 or broker-a:0-3.",
                                                      show_default=False)] = None,
     execute: Annotated[bool, typer.Option("--execute", help="Apply the plan (default: only "
                                           "show it).")] = False,
@@ -206,9 +227,7 @@ def reset(
                                                       "the previous offsets (default under "
                                                       "~/.local/state/mqctl/rollback).",
                                                       show_default=False)] = None,
-    verify_wait: Annotated[float | None, typer.Option("--verify-wait", help="Seconds to wait "
-                                                      "before verifying (default: 15 on the "
-                                                      "legacy path, else 0).",
+    verify_wait: Annotated[float | None, typer.Option("--verify-wait", help=VERIFY_HELP,
                                                       show_default=False, min=0)] = None,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
@@ -220,9 +239,11 @@ def reset(
 
     Example: mqctl offsets reset -g GID_REPLAY -t TopicPay --by-duration -2h --execute
     """
-    from mqctl.reset import parse_queue_scope, target_from_options
+    from mqctl.reset import export_format, parse_queue_scope, target_from_options
 
     scope = parse_queue_scope(queues or [])
+    if export:
+        export_format(export)
     # parse the target before any network I/O: bad input fails fast
     target = target_from_options(to_time=to_time, by_duration=by_duration,
                                  to_earliest=to_earliest, to_latest=to_latest,
@@ -241,9 +262,8 @@ def rollback(
     execute: Annotated[bool, typer.Option("--execute", help="Restore the offsets (default: "
                                           "only show the plan).")] = False,
     force: Annotated[bool, typer.Option("--force", help="Override refusals.")] = False,
-    verify_wait: Annotated[float | None, typer.Option("--verify-wait", help="Seconds to wait "
-                                                      "before verifying.", show_default=False,
-                                                      min=0)] = None,
+    verify_wait: Annotated[float | None, typer.Option("--verify-wait", help=VERIFY_HELP,
+                                                      show_default=False, min=0)] = None,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
     concurrency: ConcurrencyOpt = None,
@@ -255,7 +275,8 @@ def rollback(
     """
     from mqctl.reset import read_rollback
 
-    group, topic, target, notes = read_rollback(file)
+    ns = ";".join(state(ctx).settings(namesrv=namesrv).namesrv)
+    group, topic, target, notes = read_rollback(file, namesrv=ns)
     _run(ctx, group=group, topic=topic, target_fn=lambda: target, execute=execute, force=force,
          scope=None, export=None, rollback_file=None, verify_wait=verify_wait, output=output,
-         namesrv=namesrv, concurrency=concurrency, notes=notes)
+         namesrv=namesrv, concurrency=concurrency, notes=notes, rerun_scope=False)

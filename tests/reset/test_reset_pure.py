@@ -16,12 +16,18 @@ from mqctl.reset import (
     QueuePlan,
     Target,
     compute_target,
+    default_wait,
+    export_format,
+    format_queue_scope,
+    free_path,
     parse_queue_scope,
     preflight,
     read_plan_file,
     read_rollback,
     target_from_options,
+    target_time,
     took,
+    write_rollback,
 )
 
 MQ = MessageQueue("T", "broker-a", 0)
@@ -83,10 +89,32 @@ def test_exactly_one_target_and_zero_counts():
 def test_queue_scope():
     assert parse_queue_scope(["broker-a:0,1,broker-b:3", "hz@broker-c:2"]) == {
         ("broker-a", 0), ("broker-a", 1), ("broker-b", 3), ("hz@broker-c", 2)}
+    assert parse_queue_scope(["broker-a:0-2,5", "broker-b:0"]) == {
+        ("broker-a", 0), ("broker-a", 1), ("broker-a", 2), ("broker-a", 5), ("broker-b", 0)}
     assert parse_queue_scope([]) is None
-    for bad in ("0,1", "broker-a:x", "broker-a:"):
+    for bad in ("0,1", "broker-a:x", "broker-a:", "broker-a:3-1", "broker-a:-1", ":0"):
         with pytest.raises(UsageError, match="bad queue"):
             parse_queue_scope([bad])
+    mqs = [MessageQueue("T", "broker-b", 3), MessageQueue("T", "broker-a", 1), MQ]
+    assert format_queue_scope(mqs) == "broker-a:0,1,broker-b:3"
+    # what the failure hint prints selects exactly the same queues again
+    assert parse_queue_scope([format_queue_scope(mqs)]) == {
+        (m.broker_name, m.queue_id) for m in mqs}
+
+
+@pytest.mark.parametrize("lo, hi, tgt, kind, exact, text", [
+    (100, 1000, 100, "earliest", 5_000, "2024-06-01T00:00:05.000Z"),
+    (100, 1000, 1000, "latest", None, "after 2024-06-01T01:00:00.000Z"),
+    (100, 1000, 400, "time", None, ">= 2024-06-01T00:30:00.000Z"),
+    (100, 1000, 400, "offset", None, ""),
+    (100, 100, 100, "earliest", None, "(empty queue)"),
+])
+def test_target_time(lo, hi, tgt, kind, exact, text):
+    base = 1_717_200_000_000
+    q = QueuePlan(MQ, lo, hi, 500, tgt)
+    t = Target(kind, base + 1_800_000 if kind == "time" else tgt)
+    ts, txt = target_time(q, t, base + 5_000, base + 3_600_000)
+    assert ts == (None if exact is None else base + exact) and txt == text
 
 
 def test_plan_files(tmp_path):
@@ -130,12 +158,16 @@ def test_rollback_file_validation(tmp_path):
     assert target.plan == {MessageQueue("T", "b", 0): 3} and "had no committed offset" in notes[0]
 
 
-def plan(path: Path_, online: bool, target: Target, reachable: bool = True, pop=False) -> Plan:
+def plan(path: Path_, online: bool, target: Target, reachable: bool = True, pop=False,
+         *, current: int | None = 5, known: bool = True, model: str = "CLUSTERING",
+         consume_type: str = "CONSUME_PASSIVELY", group_known: bool | None = None,
+         orderly: bool = False) -> Plan:
     b = BrokerPlan("broker-a", "x:1", path, "test", reachable=reachable,
-                   error=None if reachable else "refused")
-    st = ConsumerState(online, ["c@1"] if online else [], False, pop, "CONSUME_PASSIVELY",
-                       "CLUSTERING")
-    return Plan("G", "T", target, 0, "ns", [QueuePlan(MQ, 0, 10, 5, 3)], {"broker-a": b}, st)
+                   error=None if reachable else "refused", group_known=group_known)
+    st = ConsumerState(online, ["c@1"] if online else [], orderly, pop, consume_type, model,
+                       known=known, error=None if known else "timeout")
+    return Plan("G", "T", target, 0, "ns", [QueuePlan(MQ, 0, 10, current, 3)],
+                {"broker-a": b}, st)
 
 
 def test_preflight_paths_and_refusals():
@@ -180,3 +212,128 @@ def test_preflight_paths_and_refusals():
 ])
 def test_took(current, target, now, ok):
     assert took(QueuePlan(MQ, 0, 1000, current, target), now) is ok
+
+
+def test_preflight_more_refusals():
+    # membership unknown: the path cannot be chosen safely, whatever --force says
+    p = plan(Path_.LEGACY_PUSH, False, Target("offset", 3), known=False)
+    preflight(p, force=True, scoped=False)
+    assert any("cannot tell whether group G is online" in r for r in p.refusals)
+    assert p.brokers["broker-a"].path == Path_.LEGACY_PUSH  # never the offline fallback
+    # broadcasting: offsets live on the clients
+    p = plan(Path_.SERVER_SIDE, True, Target("time", 1), model="BROADCASTING")
+    preflight(p, force=False, scoped=False)
+    assert any("BROADCASTING" in r for r in p.refusals)
+    p = plan(Path_.SERVER_SIDE, True, Target("time", 1), model="BROADCASTING")
+    preflight(p, force=True, scoped=False)
+    assert not p.refusals and any("BROADCASTING" in w for w in p.warnings)
+    # legacy push needs a committed offset on every queue (Broker2Client.resetOffset)
+    p = plan(Path_.LEGACY_PUSH, True, Target("time", 1), current=None)
+    preflight(p, force=False, scoped=False)
+    assert any("THe consumer group <G> not exist" in r for r in p.refusals)
+    # pull consumers ignore a pushed reset
+    p = plan(Path_.LEGACY_PUSH, True, Target("time", 1), consume_type="CONSUME_ACTIVELY")
+    preflight(p, force=False, scoped=False)
+    assert any("pull/lite-pull" in r for r in p.refusals)
+    # the broker does not know the group: refused even with --force (it would answer 26)
+    p = plan(Path_.SERVER_SIDE, False, Target("offset", 3), current=None, group_known=False)
+    preflight(p, force=True, scoped=False)
+    assert any("SUBSCRIPTION_GROUP_NOT_EXIST" in r for r in p.refusals)
+    # known group, never consumed: allowed, with a warning
+    p = plan(Path_.SERVER_SIDE, False, Target("offset", 3), current=None, group_known=True)
+    preflight(p, force=False, scoped=False)
+    assert not p.refusals and any("creates them" in w for w in p.warnings)
+    # could not check: refused unless --force
+    p = plan(Path_.SERVER_SIDE, False, Target("offset", 3), current=None, group_known=None)
+    preflight(p, force=False, scoped=False)
+    assert any("could not be checked" in r for r in p.refusals)
+    p = plan(Path_.SERVER_SIDE, False, Target("offset", 3), current=None, group_known=None)
+    preflight(p, force=True, scoped=False)
+    assert not p.refusals
+    # server-side: the pending offset is announced; orderly consumers are warned about
+    p = plan(Path_.SERVER_SIDE, True, Target("offset", 3), orderly=True)
+    preflight(p, force=False, scoped=False)
+    assert any("pending offset" in n for n in p.notes)
+    assert any("orderly" in w for w in p.warnings)
+
+
+def test_default_wait_by_path():
+    cases = [
+        (Path_.LEGACY_PUSH, True, Target("time", 1), False, 15.0),
+        (Path_.LEGACY_PUSH, True, Target("offset", 3), True, 10.0),  # forced write, online
+        (Path_.LEGACY_PUSH, False, Target("offset", 3), False, 0.0),  # offline: update
+        (Path_.SERVER_SIDE, True, Target("offset", 3), False, 1.0),
+        (Path_.SERVER_SIDE, False, Target("offset", 3), False, 0.0),
+    ]
+    for path, online, target, force, wait in cases:
+        p = plan(path, online, target)
+        preflight(p, force=force, scoped=False)
+        assert default_wait(p) == wait, (path, online, target, force)
+
+
+def test_export_format_and_free_path(tmp_path):
+    assert export_format("p.CSV") == "csv" and export_format("dir/p.json") == "json"
+    for bad in ("p.txt", "plan", "p.csv.bak"):
+        with pytest.raises(UsageError, match=r"must end in \.csv or \.json"):
+            export_format(bad)
+    first = tmp_path / "rb.json"
+    assert free_path(first) == first
+    first.write_text("{}")
+    assert free_path(first) == tmp_path / "rb.2.json"
+    (tmp_path / "rb.2.json").write_text("{}")
+    assert free_path(first) == tmp_path / "rb.3.json"
+
+
+def test_rollback_round_trip_and_other_namesrv(tmp_path):
+    p = plan(Path_.SERVER_SIDE, False, Target("offset", 3))
+    p.queues.append(QueuePlan(MessageQueue("T", "broker-b", 0), 0, 10, None, 0))
+    path = tmp_path / "sub" / "rb.json"
+    write_rollback(p, path)
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    assert [f.name for f in path.parent.iterdir()] == ["rb.json"]  # no temp file left
+    group, topic, target, notes = read_rollback(str(path), namesrv="ns")
+    assert (group, topic, target.plan) == ("G", "T", {MQ: 5})
+    assert any("broker-b:0 had no committed offset" in n for n in notes)
+    assert not any("name server" in n for n in notes)
+    _, _, _, notes = read_rollback(str(path), namesrv="10.0.0.9:9876")
+    assert any("written against name server ns" in n for n in notes)
+    doc = json.loads(path.read_text())
+    doc["queues"][0]["offset"] = -4
+    path.write_text(json.dumps(doc))
+    with pytest.raises(UsageError, match="entry 1 is malformed"):
+        read_rollback(str(path))
+
+
+def test_rollback_write_error_is_a_usage_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(UsageError, match="cannot write rollback file"):
+        write_rollback(plan(Path_.SERVER_SIDE, False, Target("offset", 3)),
+                       blocker / "rb.json")
+
+
+def test_plan_file_more_validation(tmp_path):
+    js = tmp_path / "p.json"
+    js.write_text(json.dumps({"group": "G", "topic": "T", "queues": [
+        {"broker": "broker-a", "queue_id": 1, "target": 4.5}]}))
+    with pytest.raises(UsageError, match="must be integers"):
+        read_plan_file(str(js), "G", "T")
+    js.write_text(json.dumps({"group": "G", "topic": "T", "queues": []}))
+    with pytest.raises(UsageError, match="has no rows"):
+        read_plan_file(str(js), "G", "T")
+    js.write_text(json.dumps({"group": "H", "topic": "T", "queues": [
+        {"broker": "broker-a", "queue_id": 1, "target": 4}]}))
+    with pytest.raises(UsageError, match="is for group 'H'"):
+        read_plan_file(str(js), "G", "T")
+    csv_ = tmp_path / "p.csv"
+    # a spreadsheet's BOM and padded cells are accepted
+    csv_.write_text("\ufeffbroker, queue_id ,target\nbroker-a, 0 , 7 \n", encoding="utf-8")
+    assert read_plan_file(str(csv_), "G", "T").plan == {MQ: 7}
+    csv_.write_text("broker,queue_id,target\n")
+    with pytest.raises(UsageError, match="has no rows"):
+        read_plan_file(str(csv_), "G", "T")
+
+
+def test_took_against_what_the_broker_computed():
+    q = QueuePlan(MQ, 0, 1000, 500, 300)
+    assert took(q, 320, goal=320) and not took(q, 310, goal=320)

@@ -1,0 +1,295 @@
+"""Applying a plan (the only state-changing part) and verifying it.
+
+Every state-changing request is sent once (``idempotent=False``: never re-sent blindly). A
+broker's queues go one at a time; the first failure stops that broker (the remaining queues are
+reported ``not-sent``), other brokers carry on. Verify re-reads every queue a request was sent
+for -- also those whose request failed, since a lost answer does not mean nothing changed -- so
+the output says exactly which queues changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from mqctl.admin import Admin
+from mqctl.errors import ConnectError, MqctlError, RequestTimeout
+from mqctl.models import MessageQueue
+from mqctl.remoting import fastjson
+from mqctl.remoting.client import fan_out
+from mqctl.remoting.codes import RequestCode
+from mqctl.reset.plan import Path_, Plan, QueuePlan
+from mqctl.timeparse import now_ms
+
+PREVIOUSLY_RESET = "Offset has been previously reset"
+
+
+class Status(StrEnum):
+    ALREADY = "already"  # at the target before apply: nothing sent
+    APPLIED = "applied"  # the broker accepted it (before verify)
+    VERIFIED = "verified"  # re-read: it took
+    NOT_TAKEN = "not-taken"  # re-read: it did not take (e.g. live consumers overwrote it)
+    UNVERIFIED = "unverified"  # the broker accepted it, but the re-read failed
+    FAILED = "failed"  # the request failed (verify re-reads whether anything changed)
+    NOT_SENT = "not-sent"  # an earlier request to the same broker failed: not attempted
+
+
+BAD = frozenset({Status.NOT_TAKEN, Status.UNVERIFIED, Status.FAILED, Status.NOT_SENT})
+
+
+@dataclass(slots=True)
+class QueueResult:
+    plan: QueuePlan
+    status: Status
+    detail: str = ""
+    now: int | None = None
+    expected: int | None = None  # what the broker said it set, when it differs from the plan
+
+    @property
+    def goal(self) -> int:
+        return self.plan.target if self.expected is None else self.expected
+
+    def row(self) -> dict[str, Any]:
+        return {"broker": self.plan.mq.broker_name, "queue_id": self.plan.mq.queue_id,
+                "previous": self.plan.current, "target": self.plan.target,
+                "expected": self.goal, "now": self.now, "status": self.status.value,
+                "detail": self.detail}
+
+
+def _table(body: bytes) -> dict[MessageQueue, Any]:
+    """ResetOffsetBody ``offsetTable`` (any of the map forms); empty when absent."""
+    if not body:
+        return {}
+    doc = fastjson.loads(body)
+    return fastjson.mq_map(doc.get("offsetTable")) if isinstance(doc, dict) else {}
+
+
+def _failure_detail(exc: MqctlError) -> str:
+    if isinstance(exc, ConnectError | RequestTimeout):
+        return (f"no answer ({exc.message}): it may or may not have changed; verify re-reads "
+                "it")
+    return exc.message
+
+
+async def apply_plan(admin: Admin, plan: Plan, *, concurrency: int = 16,
+                     on_broker_done: Callable[[str], None] | None = None
+                     ) -> list[QueueResult]:
+    """Send the changes, broker by broker (concurrently, bounded). Never re-sends."""
+    client = admin.client
+    by_broker: dict[str, list[QueuePlan]] = {}
+    results: dict[MessageQueue, QueueResult] = {}
+    for q in plan.queues:
+        if q.current is not None and q.current == q.target:
+            results[q.mq] = QueueResult(q, Status.ALREADY, "already at target: nothing sent",
+                                        now=q.current)
+        else:
+            by_broker.setdefault(q.mq.broker_name, []).append(q)
+
+    async def server_side(addr: str, q: QueuePlan) -> QueueResult:
+        # AdminBrokerProcessor.resetOffsetInner: queueId >= 0 and an explicit offset (checked
+        # against [min, max+1]); isForce is ignored on this path
+        resp = await client.invoke(addr, RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, {
+            "topic": plan.topic, "group": plan.group, "queueId": q.mq.queue_id,
+            "offset": q.target, "timestamp": -1, "isForce": True})
+        got = _table(resp.body).get(q.mq)
+        if got is None or got == q.target:
+            return QueueResult(q, Status.APPLIED, "server-side reset")
+        return QueueResult(q, Status.APPLIED, f"the broker set {got}, not {q.target}",
+                           expected=int(got))
+
+    async def update(addr: str, q: QueuePlan) -> QueueResult:
+        resp = await client.invoke(addr, RequestCode.UPDATE_CONSUMER_OFFSET, {
+            "consumerGroup": plan.group, "topic": plan.topic, "queueId": q.mq.queue_id,
+            "commitOffset": q.target})
+        if (resp.remark or "").strip() == PREVIOUSLY_RESET:
+            return QueueResult(q, Status.FAILED, "the broker ignored the write: a server-side "
+                               f"reset of this queue is pending ('{PREVIOUSLY_RESET}')")
+        return QueueResult(q, Status.APPLIED, "offset written (UPDATE_CONSUMER_OFFSET)")
+
+    async def one_broker(name: str) -> None:
+        bp = plan.brokers[name]
+        addr = bp.addr or ""
+        qs = by_broker[name]
+        try:
+            if bp.path == Path_.LEGACY_PUSH:
+                # Broker2Client.resetOffset: the whole topic by time; the broker computes each
+                # queue's offset and pushes it to the online push consumers
+                resp = await client.invoke(addr, RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, {
+                    "topic": plan.topic, "group": plan.group,
+                    "timestamp": plan.target.timestamp, "isForce": True})
+                table = _table(resp.body)
+                for q in qs:
+                    got = table.get(q.mq)
+                    if got is None:
+                        results[q.mq] = QueueResult(q, Status.APPLIED, "pushed to the clients; "
+                                                    "the broker did not list this queue")
+                    elif int(got) == q.target:
+                        results[q.mq] = QueueResult(q, Status.APPLIED, "pushed to the clients")
+                    else:
+                        results[q.mq] = QueueResult(
+                            q, Status.APPLIED, f"pushed to the clients; the broker computed "
+                            f"{got} (plan: {q.target})", expected=int(got))
+                return
+            send = server_side if bp.path == Path_.SERVER_SIDE else update
+            for q in qs:
+                try:
+                    r = await send(addr, q)
+                except MqctlError as exc:
+                    results[q.mq] = QueueResult(q, Status.FAILED, _failure_detail(exc))
+                    raise
+                results[q.mq] = r
+                if r.status == Status.FAILED:
+                    break
+        except MqctlError as exc:
+            for q in qs:
+                results.setdefault(q.mq, QueueResult(
+                    q, Status.FAILED if bp.path == Path_.LEGACY_PUSH else Status.NOT_SENT,
+                    _failure_detail(exc) if bp.path == Path_.LEGACY_PUSH else
+                    f"not sent: an earlier request to {name} failed"))
+        finally:
+            for q in qs:
+                results.setdefault(q.mq, QueueResult(
+                    q, Status.NOT_SENT, f"not sent: an earlier request to {name} failed"))
+            if on_broker_done is not None:
+                on_broker_done(name)
+
+    sem = asyncio.Semaphore(max(1, concurrency))
+
+    async def bounded(name: str) -> None:
+        async with sem:
+            await one_broker(name)
+
+    await asyncio.gather(*(bounded(n) for n in sorted(by_broker)))
+    return [results[q.mq] for q in plan.queues]
+
+
+# ------------------------------------------------------------------------------ verify
+
+def took(q: QueuePlan, now: int | None, goal: int | None = None) -> bool:
+    """Did the reset take? Exact, or moved on from the target the way consumers do."""
+    target = q.target if goal is None else goal
+    if now is None:
+        return False
+    if now == target:
+        return True
+    if q.current is None:
+        return now >= target
+    if target < q.current:  # rewind: consumers re-consume from the target
+        return target <= now < q.current
+    return now >= target  # forward: nothing before the target can have been consumed
+
+
+async def clock_sleep(seconds: float, *, tick: float = 0.02) -> None:
+    """Wait ``seconds`` on the mqctl clock (:func:`mqctl.timeparse.now_ms`), and never longer
+    than ``seconds`` of real time: with the real clock this is a plain sleep; with the simulated
+    cluster's accelerated clock (or a manual clock another thread advances) it ends as soon as
+    the simulated time has passed."""
+    if seconds <= 0:
+        return
+    loop = asyncio.get_running_loop()
+    deadline = now_ms() + seconds * 1000
+    real_end = loop.time() + seconds
+    while True:
+        left_real = real_end - loop.time()
+        left_clock = (deadline - now_ms()) / 1000
+        if left_real <= 0 or left_clock <= 0:
+            return
+        await asyncio.sleep(min(left_real, left_clock, tick))
+
+
+Waiter = Callable[[float], Awaitable[None]]
+
+
+async def _read_offsets(admin: Admin, plan: Plan, names: Iterable[str]
+                        ) -> tuple[dict[MessageQueue, int], dict[str, str]]:
+    async def read(name: str) -> dict[MessageQueue, Any]:
+        return (await admin.consume_stats(plan.group, plan.brokers[name].addr or "",
+                                          plan.topic)).offsets
+
+    now: dict[MessageQueue, int] = {}
+    failed: dict[str, str] = {}
+    for o in await fan_out(sorted(set(names)), read, concurrency=admin.concurrency):
+        if o.ok and o.value is not None:
+            now.update({mq: w.consumer_offset for mq, w in o.value.items()})
+        else:
+            failed[o.item] = o.error.message if o.error else "failed"
+    return now, failed
+
+
+async def verify(admin: Admin, plan: Plan, results: list[QueueResult], *,
+                 wait_s: float = 0.0, waiter: Waiter | None = None,
+                 poll_s: float = 1.0) -> list[QueueResult]:
+    """Re-read the offsets after ``wait_s`` (on the mqctl clock; ``waiter`` replaces the wait in
+    tests) and mark each queue a request was sent for: verified, not-taken, unverified.
+
+    On the legacy push path the clients apply the reset after their 10 s pause: the offsets
+    are polled every ``poll_s`` and verify ends as soon as every queue took. A forced
+    UPDATE_CONSUMER_OFFSET of an online group is judged only after the whole wait, since live
+    consumers overwrite it at their next commit."""
+    sent = [r for r in results if r.status in (Status.APPLIED, Status.FAILED)]
+    if not sent:
+        return results
+    wait = waiter or clock_sleep
+    names = sorted({r.plan.mq.broker_name for r in sent})
+    pending = [r for r in sent if r.status == Status.APPLIED]
+    early = bool(pending) and all(plan.brokers[r.plan.mq.broker_name].path == Path_.LEGACY_PUSH
+                                  for r in pending)
+    now: dict[MessageQueue, int] = {}
+    failed: dict[str, str] = {}
+    read = False
+    if early and wait_s > 0:
+        deadline = now_ms() + wait_s * 1000
+        loop = asyncio.get_running_loop()
+        real_end = loop.time() + wait_s
+        while True:
+            left = min((deadline - now_ms()) / 1000, real_end - loop.time())
+            if left <= 0:
+                break
+            await wait(min(poll_s, left))
+            now, failed = await _read_offsets(admin, plan, names)
+            read = True
+            if not failed and all(took(r.plan, now.get(r.plan.mq), r.goal) for r in pending):
+                break
+    elif wait_s > 0:
+        await wait(wait_s)
+    if not read:
+        now, failed = await _read_offsets(admin, plan, names)
+
+    for r in sent:
+        broker = r.plan.mq.broker_name
+        if broker in failed:
+            if r.status == Status.APPLIED:
+                r.status = Status.UNVERIFIED
+                r.detail = (f"{r.detail}; accepted by the broker, but the re-read failed: "
+                            f"{failed[broker]}")
+            else:
+                r.detail = f"{r.detail}; re-read failed too ({failed[broker]}): unknown"
+            continue
+        r.now = now.get(r.plan.mq)
+        ok = took(r.plan, r.now, r.goal)
+        if r.status == Status.APPLIED:
+            if ok:
+                r.status = Status.VERIFIED
+            else:
+                r.status = Status.NOT_TAKEN
+                r.detail = (f"offset is {r.now}, expected {r.goal}"
+                            + ("; live consumers may have overwritten it"
+                               if plan.consumers.online else ""))
+        elif ok:  # the request failed, yet the offset is there (e.g. a lost answer)
+            r.status = Status.VERIFIED
+            r.detail = f"the offset took, although the request failed ({r.detail})"
+        elif r.now == r.plan.current:
+            r.detail = f"{r.detail}; unchanged ({r.now})"
+        else:
+            r.detail = f"{r.detail}; offset is now {r.now}"
+    return results
+
+
+def summarize(results: Iterable[QueueResult]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in results:
+        out[r.status.value] = out.get(r.status.value, 0) + 1
+    return out

@@ -1,0 +1,233 @@
+"""Plan files (``--export`` / ``--from-file``) and rollback files (written before the first
+change, read by ``mqctl offsets rollback``). Every write is atomic."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from mqctl.errors import UsageError
+from mqctl.fsutil import atomic_write_text
+from mqctl.models import MessageQueue
+from mqctl.reset.plan import PLAN_SCHEMA, Plan, Target
+from mqctl.timeparse import format_ms
+
+ROLLBACK_SCHEMA = "mqctl.rollback/1"
+PLAN_COLUMNS = ["group", "topic", "broker", "queue_id", "current", "target", "min", "max",
+                "target_time"]
+PLAN_HINT = ("a plan file is what --export writes: CSV columns group,topic,broker,queue_id,"
+             "target (others ignored), or its JSON form")
+ROLLBACK_HINT = "pass a file written by `mqctl offsets reset --execute` (see --rollback-file)"
+
+
+def _write(path: str | Path, text: str, what: str, mode: int | None = None) -> None:
+    try:
+        atomic_write_text(path, text, mode=mode)
+    except OSError as exc:
+        raise UsageError(f"cannot write {what} {path}: {exc.strerror or exc}",
+                         hint="choose a writable location") from None
+
+
+# ------------------------------------------------------------------------------ plan files
+
+def export_format(path: str) -> str:
+    """``csv`` or ``json`` from the file name; anything else is a usage error (checked before
+    any network I/O)."""
+    ext = Path(path).suffix.lower()
+    if ext in (".csv", ".json"):
+        return ext[1:]
+    raise UsageError(f"--export {path}: the file name must end in .csv or .json",
+                     hint="e.g. --export plan.csv (edit it, then --from-file plan.csv)")
+
+
+def export_plan(plan: Plan, path: str) -> str:
+    """Write the plan as CSV or JSON (by extension); returns the format written."""
+    fmt = export_format(path)
+    rows = [{"group": plan.group, "topic": plan.topic, "broker": q.mq.broker_name,
+             "queue_id": q.mq.queue_id, "current": q.current, "target": q.target,
+             "min": q.min_offset, "max": q.max_offset, "target_time": q.target_time}
+            for q in plan.queues]
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=PLAN_COLUMNS, lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: "" if v is None else v for k, v in r.items()})
+        _write(path, buf.getvalue(), "plan file")
+    else:
+        _write(path, json.dumps({"schema": PLAN_SCHEMA, "group": plan.group,
+                                 "topic": plan.topic, "target": plan.target.describe(),
+                                 "created": format_ms(plan.created_ms),
+                                 "queues": rows}, indent=2) + "\n", "plan file")
+    return fmt
+
+
+def read_plan_file(path: str, group: str, topic: str) -> Target:
+    """Read an edited plan (CSV or JSON) into a per-queue target; validates everything."""
+    try:
+        return _read_plan_file(path, group, topic)
+    except UsageError as exc:
+        exc.hint = exc.hint or PLAN_HINT
+        raise
+
+
+def _read_plan_file(path: str, group: str, topic: str) -> Target:
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise UsageError(f"plan file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read plan file {path}: {exc}") from None
+    rows: list[Any]
+    if text.lstrip().startswith(("{", "[")):
+        try:
+            doc = json.loads(text)
+        except ValueError as exc:
+            raise UsageError(f"plan file {path} is not valid JSON: {exc}") from None
+        if not isinstance(doc, dict) or not isinstance(doc.get("queues"), list):
+            raise UsageError(f"plan file {path} has no 'queues' list")
+        rows = [dict(r, group=r.get("group", doc.get("group")),
+                     topic=r.get("topic", doc.get("topic"))) if isinstance(r, dict) else r
+                for r in doc["queues"]]
+    else:
+        reader = csv.DictReader(io.StringIO(text))
+        rows = list(reader)
+        have = {(c or "").strip() for c in (reader.fieldnames or [])}
+        need = {"broker", "target"}
+        if not need <= have or not ({"queue_id", "queue"} & have):
+            missing = (need | ({"queue_id"} if not {"queue_id", "queue"} & have else set())) \
+                - have
+            raise UsageError(f"plan file {path}: missing column(s) "
+                             f"{', '.join(sorted(missing))}",
+                             hint="columns: group,topic,broker,queue_id,target (others ignored)")
+        if not rows:
+            raise UsageError(f"plan file {path} has no rows")
+        rows = [{(k or "").strip(): (v.strip() if isinstance(v, str) else v)
+                 for k, v in r.items()} for r in rows]
+    if not rows:
+        raise UsageError(f"plan file {path} has no rows")
+    plan: dict[MessageQueue, int] = {}
+    for i, r in enumerate(rows, 1):
+        if not isinstance(r, dict):
+            raise UsageError(f"plan file {path}: row {i} is not an object")
+        if r.get("group") not in (None, "", group):
+            raise UsageError(f"plan file {path}: row {i} is for group {r.get('group')!r}, "
+                             f"not {group!r}")
+        if r.get("topic") not in (None, "", topic):
+            raise UsageError(f"plan file {path}: row {i} is for topic {r.get('topic')!r}, "
+                             f"not {topic!r}")
+        broker = str(r.get("broker") or "")
+        q = r.get("queue_id", r.get("queue"))
+        t = r.get("target")
+        try:
+            if isinstance(q, bool) or isinstance(t, bool) or isinstance(q, float) \
+                    or isinstance(t, float):
+                raise ValueError
+            qid = int(str(q))
+            tgt = int(str(t))
+        except (TypeError, ValueError):
+            raise UsageError(f"plan file {path}: row {i}: queue_id and target must be "
+                             f"integers (got {q!r}, {t!r})") from None
+        if not broker or qid < 0 or tgt < 0:
+            raise UsageError(f"plan file {path}: row {i}: needs a broker, a queue_id >= 0 and a "
+                             "target >= 0")
+        mq = MessageQueue(topic, broker, qid)
+        if mq in plan:
+            raise UsageError(f"plan file {path}: {mq.short} appears twice")
+        plan[mq] = tgt
+    return Target("plan", text=path, plan=plan)
+
+
+# ------------------------------------------------------------------------------ rollback
+
+def rollback_path(group: str, topic: str, ts: int, base: str | None = None) -> Path:
+    """``~/.local/state/mqctl/rollback/<group>-<topic>-<UTC time>.json`` (XDG_STATE_HOME)."""
+    root = Path(base) if base else Path(
+        os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "mqctl" / \
+        "rollback"
+    stamp = format_ms(ts).replace(":", "").replace("-", "")
+    safe = "".join(c if c.isalnum() or c in "-_%" else "_" for c in f"{group}-{topic}")
+    return root / f"{safe}-{stamp}.json"
+
+
+def free_path(path: Path) -> Path:
+    """``path`` if it does not exist, else ``name.2.json``, ``name.3.json``, ...: a rollback
+    file from an earlier run (which may hold the only record of the original offsets) is never
+    overwritten."""
+    if not path.exists():
+        return path
+    n = 2
+    while True:
+        cand = path.with_name(f"{path.stem}.{n}{path.suffix}")
+        if not cand.exists():
+            return cand
+        n += 1
+
+
+def write_rollback(plan: Plan, path: Path) -> None:
+    """Every planned queue's offset before the change (mode 0600, atomic)."""
+    doc = {"schema": ROLLBACK_SCHEMA, "group": plan.group, "topic": plan.topic,
+           "namesrv": plan.namesrv, "created_ts": plan.created_ms,
+           "created": format_ms(plan.created_ms), "reason": plan.target.describe(),
+           "queues": [{"broker": q.mq.broker_name, "queue_id": q.mq.queue_id,
+                       "offset": q.current, "reset_to": q.target} for q in plan.queues]}
+    _write(path, json.dumps(doc, indent=2) + "\n", "rollback file", mode=0o600)
+
+
+def read_rollback(path: str, namesrv: str | None = None
+                  ) -> tuple[str, str, Target, list[str]]:
+    """(group, topic, per-queue target, notes) from a rollback file; a note when it was
+    written against another name server."""
+    try:
+        return _read_rollback(path, namesrv)
+    except UsageError as exc:
+        exc.hint = exc.hint or ROLLBACK_HINT
+        raise
+
+
+def _read_rollback(path: str, namesrv: str | None) -> tuple[str, str, Target, list[str]]:
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"rollback file not found: {path}") from None
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise UsageError(f"rollback file {path} cannot be read: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("schema") != ROLLBACK_SCHEMA:
+        raise UsageError(f"{path} is not an mqctl rollback file (schema {ROLLBACK_SCHEMA})")
+    group, topic = doc.get("group"), doc.get("topic")
+    if not isinstance(group, str) or not isinstance(topic, str) or not group or not topic:
+        raise UsageError(f"rollback file {path} has no group/topic")
+    entries = doc.get("queues")
+    if not isinstance(entries, list):
+        raise UsageError(f"rollback file {path} has no 'queues' list")
+    plan: dict[MessageQueue, int] = {}
+    notes: list[str] = []
+    for i, q in enumerate(entries, 1):
+        try:
+            mq = MessageQueue(topic, str(q["broker"]), int(q["queue_id"]))
+            off = q.get("offset")
+            if off is not None and (isinstance(off, bool) or int(off) != off or off < 0):
+                raise ValueError
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise UsageError(f"rollback file {path}: entry {i} is malformed") from None
+        if mq in plan:
+            raise UsageError(f"rollback file {path}: {mq.short} appears twice")
+        if off is None:
+            notes.append(f"{mq.short} had no committed offset before: left as is")
+            continue
+        plan[mq] = int(off)
+    if not plan:
+        raise UsageError(f"rollback file {path} has no offsets to restore")
+    saved_ns = doc.get("namesrv")
+    if namesrv and isinstance(saved_ns, str) and saved_ns and saved_ns != namesrv:
+        notes.append(f"warning: {path} was written against name server {saved_ns}; this run "
+                     f"uses {namesrv}")
+    created = doc.get("created")
+    if isinstance(created, str) and created:
+        notes.append(f"restoring the offsets saved at {created} "
+                     f"({doc.get('reason') or 'reset'})")
+    return group, topic, Target("plan", text=path, plan=plan), notes

@@ -1,0 +1,596 @@
+"""Planning a reset (read-only): targets, clamping, target times, consumer state, broker paths,
+preflight refusals.
+
+Facts from apache/rocketmq (rocketmq-protocol.md section 6): ``AdminBrokerProcessor.resetOffset``
+/ ``resetOffsetInner`` (server-side path, explicit offsets checked against ``[min, max+1]``),
+``Broker2Client.resetOffset`` (legacy path: needs online consumers, fails when a queue has no
+committed offset), ``MQClientInstance.resetOffset`` (the client's 10 s pause),
+``ConsumerOffsetManager.queryThenEraseResetOffset`` (a pending server-side reset is taken by the
+first pull of the queue), ``ConsumerManageProcessor.updateConsumerOffset``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+from mqctl.admin import Admin
+from mqctl.errors import ConnectError, MqctlError, UsageError
+from mqctl.models import BrokerData, MessageQueue, TopicRoute
+from mqctl.remoting.client import fan_out
+from mqctl.timeparse import format_ms, now_ms
+
+PLAN_SCHEMA = "mqctl.reset-plan/1"
+# MQClientInstance.resetOffset sleeps 10 s before it writes the offsets; they reach the broker
+# with the next 5 s commit (persistConsumerOffsetInterval)
+LEGACY_CLIENT_PAUSE_S = 15.0
+# live consumers commit their in-memory offsets every 5 s: wait two rounds before judging
+# whether an UPDATE_CONSUMER_OFFSET write of an online group survived
+LEGACY_COMMIT_WAIT_S = 10.0
+# server-side: the pending offset is visible at once; a short wait lets live consumers pull
+# and move on from it, which verify accepts
+SERVER_SIDE_WAIT_S = 1.0
+
+
+class Path_(StrEnum):
+    SERVER_SIDE = "server-side"  # INVOKE_BROKER_TO_RESET_OFFSET, explicit per-queue offsets
+    LEGACY_PUSH = "legacy-push"  # INVOKE_BROKER_TO_RESET_OFFSET by time; the clients apply it
+    LEGACY_UPDATE = "legacy-update"  # UPDATE_CONSUMER_OFFSET per queue
+
+
+# ------------------------------------------------------------------------------ targets
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    kind: str  # time | earliest | latest | offset | shift | plan
+    value: int = 0  # epoch ms, offset or shift
+    text: str = ""
+    plan: dict[MessageQueue, int] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        if self.kind == "time":
+            return (f"to time {format_ms(self.value)} ({self.text})" if self.text
+                    else f"to time {format_ms(self.value)}")
+        if self.kind in ("earliest", "latest"):
+            return f"to {self.kind}"
+        if self.kind == "offset":
+            return f"to offset {self.value}"
+        if self.kind == "shift":
+            return f"shift by {self.value:+d}"
+        return f"from plan {self.text}"
+
+    @property
+    def by_time(self) -> bool:
+        """Targets a legacy broker can compute itself (it only takes a timestamp)."""
+        return self.kind in ("time", "earliest", "latest")
+
+    @property
+    def timestamp(self) -> int:
+        """The ``timestamp`` header of a legacy INVOKE_BROKER_TO_RESET_OFFSET (-1 = max)."""
+        return {"time": self.value, "earliest": 0, "latest": -1}.get(self.kind, -1)
+
+
+_QUEUE = re.compile(r"^(\d+)(?:-(\d+))?$")
+
+
+def parse_queue_scope(specs: Sequence[str]) -> set[tuple[str, int]] | None:
+    """``--queues broker-a:0,1,broker-b:3`` or ``broker-a:0-3`` (repeatable) ->
+    {(broker, queue id)}. A bare id belongs to the broker named last."""
+    if not specs:
+        return None
+    out: set[tuple[str, int]] = set()
+    for spec in specs:
+        broker: str | None = None
+        for item in (p.strip() for p in spec.split(",")):
+            if not item:
+                continue
+            if ":" in item:
+                broker, _, q = item.rpartition(":")
+                broker = broker.strip()
+            else:
+                q = item
+            m = _QUEUE.match(q.strip())
+            if not broker or m is None or (m.group(2) and int(m.group(2)) < int(m.group(1))):
+                raise UsageError(f"bad queue {item!r} in --queues {spec!r}",
+                                 hint="use broker:queueId, e.g. --queues broker-a:0,1,broker-b:3 "
+                                      "or broker-a:0-3")
+            lo = int(m.group(1))
+            hi = int(m.group(2)) if m.group(2) else lo
+            out.update((broker, q_) for q_ in range(lo, hi + 1))
+    return out
+
+
+def format_queue_scope(mqs: Sequence[MessageQueue]) -> str:
+    """The ``--queues`` argument that selects exactly these queues."""
+    by_broker: dict[str, list[int]] = {}
+    for mq in sorted(mqs):
+        by_broker.setdefault(mq.broker_name, []).append(mq.queue_id)
+    return ",".join(f"{b}:{','.join(str(q) for q in qs)}" for b, qs in by_broker.items())
+
+
+# ------------------------------------------------------------------------------ plans
+
+@dataclass(frozen=True, slots=True)
+class QueuePlan:
+    mq: MessageQueue
+    min_offset: int
+    max_offset: int
+    current: int | None
+    target: int
+    requested: int | None = None
+    clamped: bool = False
+    note: str = ""
+    target_ts: int | None = None  # store time of the message at the target, when exact
+    target_time: str = ""  # what is known about the target's time, for people
+
+    @property
+    def change(self) -> int | None:
+        return None if self.current is None else self.target - self.current
+
+    @property
+    def replay(self) -> int:
+        """Messages consumed again (a rewind)."""
+        return max(0, self.current - self.target) if self.current is not None else 0
+
+    @property
+    def skip(self) -> int:
+        """Messages never consumed (a forward move)."""
+        return max(0, self.target - self.current) if self.current is not None else 0
+
+    def row(self) -> dict[str, Any]:
+        return {"broker": self.mq.broker_name, "queue_id": self.mq.queue_id,
+                "min": self.min_offset, "max": self.max_offset, "current": self.current,
+                "target": self.target, "change": self.change, "replay": self.replay,
+                "skip": self.skip, "target_time": self.target_time,
+                "target_ts": self.target_ts, "clamped": self.clamped, "note": self.note}
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerState:
+    online: bool
+    members: list[str]
+    orderly: bool | None
+    pop: bool
+    consume_type: str | None
+    message_model: str | None
+    known: bool = True  # False: no broker answered the member query
+    error: str | None = None
+
+    def describe(self) -> str:
+        if not self.known:
+            return f"unknown (no broker answered the member query: {self.error})"
+        if not self.online:
+            return "group is offline (no member on any broker)"
+        kind = "pop/gRPC" if self.pop else (self.consume_type or "?")
+        order = "orderly" if self.orderly else "concurrent" if self.orderly is False else ""
+        model = f", {self.message_model}" if self.message_model == "BROADCASTING" else ""
+        return (f"{len(self.members)} member(s) online ({kind}"
+                f"{', ' + order if order else ''}{model})")
+
+
+@dataclass(slots=True)
+class BrokerPlan:
+    name: str
+    addr: str | None
+    path: Path_ | None
+    path_source: str
+    reachable: bool = True
+    error: str | None = None
+    group_known: bool | None = None  # from the broker's subscription groups, when asked
+
+
+@dataclass(slots=True)
+class Plan:
+    group: str
+    topic: str
+    target: Target
+    created_ms: int
+    namesrv: str
+    queues: list[QueuePlan]
+    brokers: dict[str, BrokerPlan]
+    consumers: ConsumerState
+    warnings: list[str] = field(default_factory=list)
+    refusals: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": PLAN_SCHEMA, "group": self.group, "topic": self.topic,
+                "target": self.target.describe(), "created_ts": self.created_ms,
+                "created": format_ms(self.created_ms), "namesrv": self.namesrv,
+                "queues": [q.row() for q in self.queues],
+                "brokers": [{"broker": b.name, "addr": b.addr,
+                             "path": b.path.value if b.path else None,
+                             "path_source": b.path_source, "reachable": b.reachable,
+                             "error": b.error} for b in self.brokers.values()],
+                "consumers": {"online": self.consumers.online, "known": self.consumers.known,
+                              "members": self.consumers.members,
+                              "orderly": self.consumers.orderly, "pop": self.consumers.pop,
+                              "consume_type": self.consumers.consume_type,
+                              "message_model": self.consumers.message_model},
+                "warnings": self.warnings, "refusals": self.refusals, "notes": self.notes}
+
+
+def compute_target(q: QueuePlan, target: Target, searched: int | None) -> QueuePlan:
+    """Pure: the (clamped) target of one queue."""
+    if target.kind == "time":
+        requested = searched if searched is not None else q.max_offset
+    elif target.kind == "earliest":
+        requested = q.min_offset
+    elif target.kind == "latest":
+        requested = q.max_offset
+    elif target.kind == "offset":
+        requested = target.value
+    elif target.kind == "shift":
+        if q.current is None:
+            return replace(q, target=q.min_offset, requested=None, clamped=False,
+                           note="no committed offset to shift: kept at min")
+        requested = q.current + target.value
+    else:
+        requested = target.plan[q.mq]
+    clamped = min(max(requested, q.min_offset), q.max_offset)
+    return replace(q, target=clamped, requested=requested, clamped=clamped != requested,
+                   note=(f"clamped from {requested} to [{q.min_offset}, {q.max_offset}]"
+                         if clamped != requested else q.note))
+
+
+def target_time(q: QueuePlan, target: Target, min_ts: int | None,
+                last_ts: int | None) -> tuple[int | None, str]:
+    """Pure: (exact store time of the message at the target or None, text for people).
+
+    ``min_ts``: store time of the earliest message (QUERY_CONSUME_TIME_SPAN minTimeStamp);
+    ``last_ts``: store time of message max-1 (maxTimeStamp / lastUpdateTimestamp). The store
+    time of an arbitrary offset is not known without pulling the message, which mqctl does not
+    do (a pull would take a pending server-side reset)."""
+    if q.max_offset <= q.min_offset:
+        return None, "(empty queue)"
+    if q.target >= q.max_offset:
+        return None, f"after {format_ms(last_ts)}" if last_ts else "new messages only"
+    if q.target == q.min_offset and min_ts:
+        return min_ts, format_ms(min_ts)
+    if target.kind == "time":
+        return None, f">= {format_ms(target.value)}"
+    return None, ""
+
+
+# ------------------------------------------------------------------------------ reading
+
+async def consumer_state(admin: Admin, group: str) -> ConsumerState:
+    """Members, consume type, message model and orderliness (via running info)."""
+    from mqctl.inspect import capture_members
+
+    try:
+        m = await capture_members(admin, group, every_broker=False)
+    except MqctlError as exc:
+        return ConsumerState(False, [], None, False, None, None, known=False, error=exc.message)
+    if not m.members:  # nobody answered: we cannot tell online from offline
+        err = "; ".join(f.message for f in m.failures[:2]) or "no broker of the group"
+        return ConsumerState(False, [], None, False, None, None, known=False, error=err)
+    conn = m.connection
+    orderly_flags = [cv.running.orderly for cv in m.clients.values() if cv.running]
+    pop = bool(conn and conn.consume_type == "CONSUME_POP") or any(
+        cv.running is not None and (cv.running.consume_type == "CONSUME_POP"
+                                    or bool(cv.running.mq_pop_table))
+        for cv in m.clients.values())
+    return ConsumerState(m.online, sorted(m.clients),
+                         any(orderly_flags) if orderly_flags else None, pop,
+                         conn.consume_type if conn else None,
+                         conn.message_model if conn else None)
+
+
+async def broker_path(admin: Admin, b: BrokerData) -> BrokerPlan:
+    """The broker's reset path from GET_BROKER_CONFIG ``useServerSideResetOffset``."""
+    addr = b.master_addr
+    if addr is None:
+        return BrokerPlan(b.broker_name, None, None, "no master", reachable=False,
+                          error="no master (brokerId 0) in the route, only slaves: resets need "
+                                "the master")
+    try:
+        cfg = await admin.broker_config(addr)
+    except ConnectError as exc:
+        return BrokerPlan(b.broker_name, addr, None, "unreachable", reachable=False,
+                          error=exc.message)
+    except MqctlError as exc:
+        # a 5.2+ broker resets server-side by default; if we are wrong, verify will tell
+        return BrokerPlan(b.broker_name, addr, Path_.SERVER_SIDE,
+                          f"assumed server-side, the 5.2+ default (GET_BROKER_CONFIG failed: "
+                          f"{exc.message})")
+    v = cfg.get("useServerSideResetOffset")
+    if v is None:
+        return BrokerPlan(b.broker_name, addr, Path_.LEGACY_PUSH,
+                          "assumed legacy (no useServerSideResetOffset in the config: a broker "
+                          "older than 5.x)")
+    server = v.strip().lower() == "true"
+    return BrokerPlan(b.broker_name, addr, Path_.SERVER_SIDE if server else Path_.LEGACY_PUSH,
+                      f"useServerSideResetOffset={v.strip()}")
+
+
+def _scope_queues(route: TopicRoute, topic: str, target: Target,
+                  scope: set[tuple[str, int]] | None) -> list[MessageQueue]:
+    mqs = route.subscribe_queues()
+    if target.kind == "plan":
+        have = set(mqs)
+        unknown = [mq for mq in target.plan if mq not in have]
+        if unknown:
+            raise UsageError(f"plan file names queues the route of {topic} does not have: "
+                             + ", ".join(m.short for m in sorted(unknown)[:5]),
+                             hint=f"see `mqctl route {topic}` for its brokers and queues")
+        mqs = sorted(target.plan)
+    if scope is not None:
+        missing = sorted(scope - {(m.broker_name, m.queue_id) for m in mqs})
+        if missing:
+            raise UsageError("--queues names queues the "
+                             + ("plan file" if target.kind == "plan" else "topic")
+                             + " does not have: " + ", ".join(f"{b}:{q}" for b, q in missing[:5]),
+                             hint=f"see `mqctl route {topic}` for its brokers and queues")
+        mqs = [m for m in mqs if (m.broker_name, m.queue_id) in scope]
+    if not mqs:
+        raise UsageError(f"topic {topic} has no readable queue to reset",
+                         hint="its route has no queue with read permission")
+    return mqs
+
+
+async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
+                    scope: set[tuple[str, int]] | None = None,
+                    force: bool = False) -> Plan:
+    """Everything read-only: queues, offsets, targets, broker paths, consumer state."""
+    route = await admin.topic_route(topic)
+    brokers = {b.broker_name: b for b in route.brokers}
+    mqs = _scope_queues(route, topic, target, scope)
+    involved = sorted({m.broker_name for m in mqs})
+    bplans = {p.name: p for p in await asyncio.gather(
+        *(broker_path(admin, brokers[n]) for n in involved))}
+    state = await consumer_state(admin, group)
+
+    def fail(name: str, what: str, exc: MqctlError | None) -> None:
+        bp = bplans[name]
+        if bp.reachable:
+            bp.reachable = False
+            bp.error = f"{what}: {exc.message if exc else 'failed'}"
+
+    def up(name: str) -> bool:
+        return bplans[name].reachable
+
+    async def read_bounds(name: str) -> dict[MessageQueue, Any]:
+        return (await admin.topic_stats(topic, bplans[name].addr or "")).offsets
+
+    bounds: dict[MessageQueue, Any] = {}
+    for o in await fan_out([n for n in involved if up(n)], read_bounds,
+                           concurrency=admin.concurrency):
+        if o.ok and o.value is not None:
+            bounds.update(o.value)
+        else:
+            fail(o.item, "GET_TOPIC_STATS_INFO", o.error)
+
+    # QUERY_CONSUMER_OFFSET per queue (setZeroIfNotFound=false): GET_CONSUME_STATS would show a
+    # missing offset as 0, which hides "this group never consumed here"
+    async def current(mq: MessageQueue) -> int | None:
+        return await admin.query_offset(group, mq, bplans[mq.broker_name].addr or "")
+
+    committed: dict[MessageQueue, int | None] = {}
+    for co in await fan_out([m for m in mqs if up(m.broker_name)], current,
+                            concurrency=admin.concurrency):
+        if co.ok:
+            committed[co.item] = co.value
+        else:
+            fail(co.item.broker_name, "QUERY_CONSUMER_OFFSET", co.error)
+
+    searched: dict[MessageQueue, int] = {}
+    if target.kind == "time":
+        async def search(mq: MessageQueue) -> int:
+            return await admin.search_offset(mq, target.value, bplans[mq.broker_name].addr or "")
+
+        for so in await fan_out([m for m in mqs if up(m.broker_name)], search,
+                                concurrency=admin.concurrency):
+            if so.ok and so.value is not None:
+                searched[so.item] = so.value
+            else:  # never guess a time target: a missing search must not become "max"
+                fail(so.item.broker_name, "SEARCH_OFFSET_BY_TIMESTAMP", so.error)
+
+    # store times of the first and last message (best effort: only for the TARGET TIME column)
+    async def spans(name: str) -> list[Any]:
+        return await admin.time_spans(topic, group, bplans[name].addr or "")
+
+    times: dict[MessageQueue, tuple[int, int]] = {}
+    for sp in await fan_out([n for n in involved if up(n)], spans,
+                            concurrency=admin.concurrency):
+        for s in (sp.value or []) if sp.ok else []:
+            times[s.mq] = (s.min_timestamp, s.max_timestamp)
+
+    queues: list[QueuePlan] = []
+    warnings: list[str] = []
+    for mq in mqs:
+        if not up(mq.broker_name) or mq not in bounds:
+            continue
+        b = bounds[mq]
+        qp = compute_target(QueuePlan(mq, b.min_offset, b.max_offset, committed.get(mq), 0),
+                            target, searched.get(mq))
+        min_ts, last_ts = times.get(mq, (0, b.last_update_timestamp))
+        ts, text = target_time(qp, target, min_ts or None, last_ts or b.last_update_timestamp
+                               or None)
+        qp = replace(qp, target_ts=ts, target_time=text)
+        if qp.clamped:
+            warnings.append(f"{mq.short}: target {qp.requested} is outside [{qp.min_offset}, "
+                            f"{qp.max_offset}]: clamped to {qp.target}")
+        queues.append(qp)
+    if target.kind == "time":
+        now = now_ms()
+        if target.value > now:
+            warnings.append(f"{format_ms(target.value)} is in the future: every queue goes to "
+                            "its max offset (only new messages are consumed)")
+        old = [q for q in queues if q.target == q.min_offset and q.max_offset > q.min_offset
+               and times.get(q.mq, (0, 0))[0] > target.value]
+        if old:
+            warnings.append(f"{len(old)} queue(s) keep no message as old as "
+                            f"{format_ms(target.value)} (retention): they go to their earliest "
+                            "message")
+
+    # a group with no committed offset anywhere and no member: does the broker know it?
+    if state.known and not state.online:
+        for name, bp in bplans.items():
+            mine = [q for q in queues if q.mq.broker_name == name]
+            if bp.reachable and mine and all(q.current is None for q in mine):
+                try:
+                    bp.group_known = group in await admin.subscription_groups(bp.addr or "")
+                except MqctlError:
+                    bp.group_known = None
+
+    plan = Plan(group, topic, target, now_ms(), ";".join(admin.namesrv), queues, bplans, state,
+                warnings)
+    preflight(plan, force=force, scoped=scope is not None)
+    return plan
+
+
+# ------------------------------------------------------------------------------ preflight
+
+def preflight(plan: Plan, *, force: bool, scoped: bool) -> None:
+    """Decide each broker's path and collect refusals and warnings (pure)."""
+    st = plan.consumers
+    if not st.known:
+        plan.refusals.append(f"cannot tell whether group {plan.group} is online ({st.error}): "
+                             "the reset path depends on it; retry when the brokers answer")
+    broadcasting = st.online and st.message_model == "BROADCASTING"
+    if broadcasting and not force:
+        plan.refusals.append(
+            f"group {plan.group} is BROADCASTING: each client keeps its own offsets in a local "
+            "file (LocalFileOffsetStore) and commits none to the broker, so a broker reset "
+            "reaches at most one client per queue (server-side) and cannot be verified; stop "
+            "the clients and edit their offsets.json, or --force")
+    for b in plan.brokers.values():
+        mine = [q for q in plan.queues if q.mq.broker_name == b.name]
+        if not b.reachable:
+            plan.refusals.append(f"broker {b.name} ({b.addr or 'no master'}) is not reachable or "
+                                 "did not answer: "
+                                 f"{b.error}; fix it or leave its queues out with --queues")
+            continue
+        if b.group_known is False:
+            plan.refusals.append(
+                f"group {plan.group} does not exist on broker {b.name} (not in its "
+                "subscription groups, no committed offset): the broker would answer "
+                "SUBSCRIPTION_GROUP_NOT_EXIST; check the group name or create it first "
+                "(mqadmin updateSubGroup)")
+            continue
+        if b.path == Path_.SERVER_SIDE:
+            continue
+        # legacy broker: what can take effect?
+        if st.known and not st.online:
+            b.path = Path_.LEGACY_UPDATE
+            b.path_source += ("; group offline: UPDATE_CONSUMER_OFFSET per queue (the legacy "
+                              "INVOKE_BROKER_TO_RESET_OFFSET needs online consumers)")
+            continue
+        if not st.online:
+            continue  # unknown state: already refused
+        if not plan.target.by_time or scoped:
+            why = ("explicit per-queue offsets" if not plan.target.by_time
+                   else "a subset of the topic's queues (--queues)")
+            if force:
+                b.path = Path_.LEGACY_UPDATE
+                b.path_source += "; group online: UPDATE_CONSUMER_OFFSET per queue (--force)"
+                plan.warnings.append(
+                    f"broker {b.name}: writing offsets of an online group with "
+                    "UPDATE_CONSUMER_OFFSET (--force): live consumers overwrite them within "
+                    "seconds unless they are stopped (verify waits and checks)")
+            else:
+                plan.refusals.append(
+                    f"broker {b.name} uses the legacy reset path and the group is online: "
+                    f"{why} would be written with UPDATE_CONSUMER_OFFSET, which live consumers "
+                    "overwrite within seconds; stop the consumers, reset the whole topic by "
+                    "time, or --force")
+            continue
+        # the legacy broker resets the whole topic by time through the clients
+        if st.pop and not force:
+            plan.refusals.append(f"broker {b.name} resets through the clients (legacy path), "
+                                 "and pop/gRPC consumers ignore a pushed reset "
+                                 "(apache/rocketmq#5613); stop them, or --force")
+        if st.consume_type == "CONSUME_ACTIVELY" and not force:
+            plan.refusals.append(f"broker {b.name} resets through the clients (legacy path), "
+                                 "and pull/lite-pull consumers ignore a pushed reset "
+                                 "(MQClientInstance.resetOffset handles push consumers "
+                                 "only); stop them, or --force")
+        unborn = [q.mq.short for q in mine if q.current is None]
+        if unborn:
+            plan.refusals.append(
+                f"broker {b.name} (legacy path) refuses a reset while a queue has no committed "
+                f"offset ({', '.join(unborn[:4])}): it answers 'THe consumer group <"
+                f"{plan.group}> not exist'; let the consumers commit first or stop them")
+        plan.warnings.append(
+            f"broker {b.name}: legacy path: the broker computes the offsets from the time and "
+            "pushes them to the online consumers, which apply them after a 10 s pause; queues "
+            "no online consumer owns are not reset (verify reports them)")
+    if any(b.path == Path_.SERVER_SIDE and b.reachable for b in plan.brokers.values()):
+        plan.notes.append("server-side reset: until a consumer pulls the queue, "
+                          "QUERY_CONSUMER_OFFSET and GET_CONSUME_STATS show the pending offset "
+                          "(and live consumers' commits are ignored); consumers jump on their "
+                          "next pull")
+    if st.pop:
+        plan.warnings.append("pop/gRPC consumers: a server-side reset does not reach FIFO pop "
+                             "consumers (apache/rocketmq#10229); verify the result")
+    if st.online and st.orderly:
+        plan.warnings.append("orderly consumers: queues are dropped and re-locked after the "
+                             "reset; expect a short pause in consumption")
+    if broadcasting and force:
+        plan.warnings.append("BROADCASTING group (--force): verify reads the broker's offsets, "
+                             "not the clients' local ones")
+    if st.known and not st.online and plan.queues and all(q.current is None
+                                                          for q in plan.queues):
+        known = [b.group_known for b in plan.brokers.values() if b.reachable]
+        if known and all(k is True for k in known):
+            plan.warnings.append(f"group {plan.group} has no committed offset for "
+                                 f"{plan.topic} yet: the reset creates them (the brokers know "
+                                 "the group)")
+        elif not force and not any(k is False for k in known):
+            plan.refusals.append(f"group {plan.group} has no committed offset for {plan.topic} "
+                                 "and no member, and its subscription group could not be "
+                                 "checked: check the group name (or --force to create offsets)")
+
+
+def default_wait(plan: Plan) -> float:
+    """Seconds to wait before verifying, by the slowest path in the plan."""
+    paths = {b.path for b in plan.brokers.values()
+             if any(q.mq.broker_name == b.name for q in plan.queues)}
+    if Path_.LEGACY_PUSH in paths:
+        return LEGACY_CLIENT_PAUSE_S
+    if Path_.LEGACY_UPDATE in paths and plan.consumers.online:
+        return LEGACY_COMMIT_WAIT_S
+    if Path_.SERVER_SIDE in paths and plan.consumers.online:
+        return SERVER_SIDE_WAIT_S
+    return 0.0
+
+
+def target_from_options(*, to_time: str | None, by_duration: str | None, to_earliest: bool,
+                        to_latest: bool, to_offset: int | None, shift_by: int | None,
+                        from_file: str | None, group: str, topic: str) -> Target:
+    from mqctl.reset.files import read_plan_file
+    from mqctl.timeparse import parse_duration_ms, parse_time
+
+    chosen = [n for n, v in (("--to-time", to_time), ("--by-duration", by_duration),
+                             ("--to-earliest", to_earliest), ("--to-latest", to_latest),
+                             ("--to-offset", to_offset), ("--shift-by", shift_by),
+                             ("--from-file", from_file))
+              if v is not None and v is not False]  # 0 is a real offset/shift
+    if len(chosen) != 1:
+        raise UsageError("give exactly one target" + (f" (got {', '.join(chosen)})"
+                                                      if chosen else ""),
+                         hint="--to-time, --by-duration, --to-earliest, --to-latest, "
+                              "--to-offset, --shift-by or --from-file")
+    if to_time is not None:
+        return Target("time", parse_time(to_time), text=to_time)
+    if by_duration is not None:
+        d = parse_duration_ms(by_duration, default_sign=-1)
+        return Target("time", now_ms() + d, text=by_duration)
+    if to_earliest:
+        return Target("earliest")
+    if to_latest:
+        return Target("latest")
+    if to_offset is not None:
+        if to_offset < 0:
+            raise UsageError("--to-offset must be >= 0", hint="offsets start at 0; use "
+                             "--shift-by for relative moves")
+        return Target("offset", to_offset)
+    if shift_by is not None:
+        return Target("shift", shift_by)
+    assert from_file is not None
+    return read_plan_file(from_file, group, topic)
