@@ -22,11 +22,14 @@ from mqctl.remoting.frame import RemotingCommand
 from mqctl.sim.logs import LockLog, mq_text
 from mqctl.sim.server import ServerConn
 from mqctl.sim.store import QueueLog
+from mqctl.versions import version_name
 
 if TYPE_CHECKING:
     from mqctl.sim.cluster import SimCluster
     from mqctl.sim.consumer import SimConsumer
 
+V3_0_7_SNAPSHOT = 28  # MQVersion ordinals: reset push / running info need at least these
+V3_1_8_SNAPSHOT = 62
 LOCK_LEASE_MS = 60_000  # RebalanceLockManager.REBALANCE_LOCK_MAX_LIVE_TIME
 CHANNEL_EXPIRED_MS = 120_000  # ConsumerManager.CHANNEL_EXPIRED_TIMEOUT, scanned every 10 s
 
@@ -54,6 +57,31 @@ class Channel:
     last_update: int
     consumer: SimConsumer | None = None  # a simulated client
     conn: ServerConn | None = None  # an external client connected over TCP
+
+
+@dataclass
+class GroupInfo:
+    """``ConsumerGroupInfo``'s group-level state (the channels live in ``SimBroker.channels``).
+    """
+
+    consume_type: str
+    message_model: str
+    consume_from_where: str
+    subs: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def update_subscription(self, new: dict[str, dict[str, Any]]) -> bool:
+        changed = False
+        for topic, sub in new.items():
+            old = self.subs.get(topic)
+            if old is None:
+                self.subs[topic] = sub
+                changed = True
+            elif int(sub.get("subVersion") or 0) > int(old.get("subVersion") or 0):
+                self.subs[topic] = sub  # replaced, but not reported as a change
+        for topic in [t for t in self.subs if t not in new]:
+            del self.subs[topic]  # "subscription changed, group: {} remove topic {} {}"
+            changed = True
+        return changed
 
 
 @dataclass
@@ -92,6 +120,7 @@ class SimBroker:
     pulls: dict[tuple[str, str, int], int] = field(default_factory=dict)
     locks: dict[str, dict[MessageQueue, LockEntry]] = field(default_factory=dict)
     channels: dict[str, dict[int, Channel]] = field(default_factory=dict)  # group -> key -> ch
+    group_info: dict[str, GroupInfo] = field(default_factory=dict)
     lock_log: LockLog | None = None
     data_version: int = 1
 
@@ -127,6 +156,11 @@ class SimBroker:
             return 0
         return lg.store_ts(offset)
 
+    def msg_store_ts(self, topic: str, qid: int, offset: int) -> int:
+        """``DefaultMessageStore.getMessageStoreTimeStamp``: -1 for an offset not held."""
+        lg = self.qlog(topic, qid)
+        return lg.store_ts_or_missing(offset, self.now()) if lg else -1
+
     def search(self, topic: str, qid: int, ts: int, boundary: str = "LOWER") -> int:
         lg = self.qlog(topic, qid)
         return lg.search(ts, self.now(), boundary) if lg else 0
@@ -142,6 +176,16 @@ class SimBroker:
         if pending is not None:
             return pending
         return self.offsets.get((topic, group), {}).get(qid)
+
+    def query_offset(self, group: str, topic: str, qid: int) -> int:
+        """What a Java client's QUERY_CONSUMER_OFFSET (no setZeroIfNotFound) reads: the
+        committed offset, 0 for a young queue whose message 0 is still in memory, else -1."""
+        off = self.committed(group, topic, qid)
+        if off is not None and off >= 0:
+            return off
+        if self.min_offset(topic, qid) <= 0 and self.max_offset(topic, qid) > 0:
+            return 0
+        return -1
 
     def commit(self, group: str, topic: str, qid: int, offset: int) -> bool:
         """Store a commit; ignored (False) while a server-side reset is pending."""
@@ -171,36 +215,42 @@ class SimBroker:
 
     def try_lock_batch(self, group: str, mqs: Iterable[MessageQueue], client_id: str
                        ) -> set[MessageQueue]:
+        """``RebalanceLockManager.tryLockBatch``: a queue locked by ``client_id`` and not
+        expired is renewed (silently); a free queue is granted; an expired entry (whoever held
+        it, the caller included) is taken over; a live lock of another client is refused.
+        Expired = no renewal for more than 60 s."""
         now = self.now()
         table = self.locks.setdefault(group, {})
         ok: set[MessageQueue] = set()
         for mq in mqs:
             e = table.get(mq)
+            if e is not None and e.client_id == client_id and now - e.last_update <= LOCK_LEASE_MS:
+                e.last_update = now  # isLocked(): renewal, logs nothing
+                ok.add(mq)
+                continue
+            text = mq_text(mq.topic, mq.broker_name, mq.queue_id)
             if e is None:
                 table[mq] = LockEntry(client_id, now)
                 ok.add(mq)
                 self._lock_log("INFO", "RebalanceLockManager#tryLockBatch: lock a message which "
                                f"has not been locked yet, group={group}, clientId={client_id}, "
-                               f"mq={mq_text(mq.topic, mq.broker_name, mq.queue_id)}")
-            elif e.client_id == client_id:
-                e.last_update = now  # renewal: logs nothing
-                ok.add(mq)
+                               f"mq={text}")
             elif now - e.last_update > LOCK_LEASE_MS:
                 old = e.client_id
                 e.client_id, e.last_update = client_id, now
                 ok.add(mq)
                 self._lock_log("WARN", "RebalanceLockManager#tryLockBatch: try to lock a expired "
-                               f"message queue, group={group}, mq="
-                               f"{mq_text(mq.topic, mq.broker_name, mq.queue_id)}, old client "
-                               f"id={old}, new client id={client_id}")
+                               f"message queue, group={group}, mq={text}, old client id={old}, "
+                               f"new client id={client_id}")
             else:
                 self._lock_log("WARN", "RebalanceLockManager#tryLockBatch: message queue has "
-                               f"been locked by other client, group={group}, mq="
-                               f"{mq_text(mq.topic, mq.broker_name, mq.queue_id)}, locked "
+                               f"been locked by other client, group={group}, mq={text}, locked "
                                f"client id={e.client_id}, current client id={client_id}")
         return ok
 
     def unlock_batch(self, group: str, mqs: Iterable[MessageQueue], client_id: str) -> None:
+        """``RebalanceLockManager.unlockBatch``: removes an entry only for its holder (expired
+        or not); anything else is only logged."""
         table = self.locks.get(group)
         mqs = list(mqs)
         if table is None:
@@ -216,11 +266,11 @@ class SimBroker:
             elif e.client_id == client_id:
                 del table[mq]
                 self._lock_log("INFO", f"RebalanceLockManager#unlockBatch: unlock mq, "
-                               f"group={group}, clientId={client_id}, mqs=[{text}]")
+                               f"group={group}, clientId={client_id}, mqs={text}")
             else:
                 self._lock_log("WARN", f"RebalanceLockManager#unlockBatch: mq locked by other "
                                f"client, group={group}, locked clientId={e.client_id}, current "
-                               f"clientId={client_id}, mqs=[{text}]")
+                               f"clientId={client_id}, mqs={text}")
 
     def lock_holder(self, group: str, mq: MessageQueue) -> LockEntry | None:
         """Test/inspection helper (not reachable over the protocol, as in RocketMQ)."""
@@ -236,26 +286,45 @@ class SimBroker:
     # ------------------------------------------------------------------ membership
 
     def register(self, group: str, ch: Channel) -> bool:
-        """A heartbeat. Returns True when the member list changed (new channel)."""
+        """A heartbeat (``ConsumerManager.registerConsumer``). The group's consume type, model
+        and consume-from-where become the heartbeat's; its subscription table is updated as
+        ``ConsumerGroupInfo.updateSubscription`` does (a newer subVersion replaces a topic's
+        entry, topics missing from this heartbeat are removed). A new channel or a changed
+        subscription table notifies every member (not for BROADCASTING groups). Returns True
+        when the member list or the subscriptions changed."""
         chans = self.channels.setdefault(group, {})
         if group not in self.groups and self.auto_create_group:
             self.groups[group] = GroupConf(group)
+        info = self.group_info.get(group)
+        if info is None:
+            info = self.group_info[group] = GroupInfo(ch.consume_type, ch.message_model,
+                                                      ch.consume_from_where)
+        info.consume_type, info.message_model = ch.consume_type, ch.message_model
+        info.consume_from_where = ch.consume_from_where
+        new_channel = True
         for key, existing in chans.items():
             same = (existing.consumer is not None and existing.consumer is ch.consumer) or (
                 existing.conn is not None and existing.conn is ch.conn)
             if same:
                 ch.key = key
                 chans[key] = ch
-                return False
-        ch.key = next(self._keys)
-        chans[ch.key] = ch
-        if ch.message_model == "CLUSTERING":
-            self.cluster.ensure_retry_topic(group)
-        self.notify_changed(group)
-        return True
+                new_channel = False
+                break
+        if new_channel:
+            ch.key = next(self._keys)
+            chans[ch.key] = ch
+            if ch.message_model == "CLUSTERING":
+                self.cluster.ensure_retry_topic(group)
+        subs_changed = info.update_subscription(ch.subscriptions)
+        if new_channel or subs_changed:
+            self.notify_changed(group)
+        return new_channel or subs_changed
 
     def unregister(self, group: str, *, consumer: SimConsumer | None = None,
-                   conn: ServerConn | None = None, client_id: str | None = None) -> bool:
+                   conn: ServerConn | None = None, client_id: str | None = None,
+                   notify: bool = True) -> bool:
+        """UNREGISTER_CLIENT or a closed connection (``doChannelCloseEvent``): the channel
+        leaves, the remaining members are notified."""
         chans = self.channels.get(group, {})
         drop = [k for k, c in chans.items()
                 if (consumer is not None and c.consumer is consumer)
@@ -265,9 +334,11 @@ class SimBroker:
         for k in drop:
             del chans[k]
         if drop:
-            if not chans:
+            if not chans:  # "unregister consumer ok, no any connection, and remove ..."
                 self.channels.pop(group, None)
-            self.notify_changed(group)
+                self.group_info.pop(group, None)
+            elif notify:
+                self.notify_changed(group)
         return bool(drop)
 
     def members(self, group: str) -> list[Channel]:
@@ -277,8 +348,18 @@ class SimBroker:
         # ConsumerGroupInfo.getAllClientId: one entry per channel, not de-duplicated
         return [c.client_id for c in self.members(group)]
 
+    def subscription(self, group: str, topic: str) -> dict[str, Any] | None:
+        """``ConsumerManager.findSubscriptionData``: the group-level entry for a topic."""
+        info = self.group_info.get(group)
+        return None if info is None else info.subs.get(topic)
+
     def notify_changed(self, group: str) -> None:
+        """``DefaultConsumerIdsChangeListener`` CHANGE: NOTIFY_CONSUMER_IDS_CHANGED (oneway) to
+        every channel of the group, unless disabled or the group is BROADCASTING."""
         if not self.notify_ids_changed:
+            return
+        info = self.group_info.get(group)
+        if info is not None and info.message_model == "BROADCASTING":
             return
         for ch in self.members(group):
             if ch.consumer is not None:
@@ -288,13 +369,18 @@ class SimBroker:
                     C.NOTIFY_CONSUMER_IDS_CHANGED, {"consumerGroup": group}, language="JAVA"))
 
     def scan_expired(self) -> None:
-        """ConsumerManager.scanNotActiveChannel: drop channels silent for 120 s."""
+        """``ConsumerManager.scanNotActiveChannel`` (every 10 s): a channel silent for 120 s is
+        closed and removed. No CHANGE event is raised on this path, so the other members
+        notice at their next periodic rebalance."""
         now = self.now()
         for group in list(self.channels):
             for ch in list(self.channels.get(group, {}).values()):
                 if now - ch.last_update > CHANNEL_EXPIRED_MS:
                     self.unregister(group, consumer=ch.consumer, conn=ch.conn,
-                                    client_id=None if (ch.consumer or ch.conn) else ch.client_id)
+                                    client_id=None if (ch.consumer or ch.conn) else ch.client_id,
+                                    notify=False)
+                    if ch.conn is not None:
+                        ch.conn.close()
 
     def drop_conn(self, conn: ServerConn) -> None:
         """NETTY EVENT: an external client's connection closed -> remove its channels."""
@@ -303,13 +389,14 @@ class SimBroker:
 
     # ------------------------------------------------------------------ handlers
 
-    async def handle(self, cmd: RemotingCommand, conn: ServerConn, *, slave: bool = False
-                     ) -> RemotingCommand | None:
+    def handle(self, cmd: RemotingCommand, conn: ServerConn, *, slave: bool = False) -> Any:
+        """Answer a request: a RemotingCommand (or None) at once, or an awaitable for the
+        requests the broker forwards to a client (GET_CONSUMER_RUNNING_INFO)."""
         h = HANDLERS.get(cmd.code)
         if h is None:
             return cmd.response(R.REQUEST_CODE_NOT_SUPPORTED,
                                 f" request type {cmd.code} not supported")
-        return await h(self, cmd, conn, slave)
+        return h(self, cmd, conn, slave)
 
 
 # ---------------------------------------------------------------------- request handlers
@@ -324,6 +411,16 @@ def _int(cmd: RemotingCommand, key: str, default: int = 0) -> int:
         return int(v) if v is not None else default
     except ValueError:
         return default
+
+
+def _opt_int(cmd: RemotingCommand, key: str) -> int | None:
+    """A header field decoded like ``decodeCommandCustomHeader``: absent or unparsable -> null.
+    """
+    v = _ext(cmd, key)
+    try:
+        return int(v) if v is not None else None
+    except ValueError:
+        return None
 
 
 def _bool(cmd: RemotingCommand, key: str, default: bool = False) -> bool:
@@ -351,20 +448,20 @@ def _wrapper(b: SimBroker, group: str, topic: str, qid: int) -> dict[str, Any]:
             "pullOffset": pull}
 
 
-async def h_consume_stats(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
+def h_consume_stats(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
                           slave: bool) -> RemotingCommand:
     group = _ext(cmd, "consumerGroup") or ""
     topic_list = _ext(cmd, "topicList")
+    # AdminBrokerProcessor.getTopicsForCollectingConsumeStats: a topicList is taken as is;
+    # otherwise the topic (or every topic with offsets) is kept only if the online group
+    # subscribes to it (no check while the group has no subscriptions: offline)
     if topic_list:
-        topics = [t for t in topic_list.split(";") if t]
-    elif _ext(cmd, "topic"):
-        topics = [_ext(cmd, "topic") or ""]
+        topics = sorted({t for t in topic_list.split(";") if t})
     else:
-        topics = b.group_topics(group)
-        members = b.members(group)
-        if members:  # online: drop topics the group does not subscribe to
-            subscribed = set().union(*(set(m.subscriptions) for m in members))
-            topics = [t for t in topics if t in subscribed]
+        topics = [_ext(cmd, "topic") or ""] if _ext(cmd, "topic") else b.group_topics(group)
+        info = b.group_info.get(group)
+        if info is not None and info.subs:
+            topics = [t for t in topics if t in info.subs]
     table: dict[MessageQueue, Any] = {}
     for t in topics:
         conf = b.topics.get(t)
@@ -376,7 +473,7 @@ async def h_consume_stats(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
     return _ok(cmd, {"consumeTps": float(tps), "offsetTable": table})
 
 
-async def h_topic_stats(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
+def h_topic_stats(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
                         slave: bool) -> RemotingCommand:
     topic = _ext(cmd, "topic") or ""
     conf = b.topics.get(topic)
@@ -385,14 +482,17 @@ async def h_topic_stats(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
     table = {}
     for q in range(max(conf.read, conf.write)):
         mx = b.max_offset(topic, q)
-        table[b.mq(topic, q)] = {"lastUpdateTimestamp": b.store_ts(topic, q, mx - 1),
-                                 "maxOffset": mx, "minOffset": b.min_offset(topic, q)}
+        last = b.msg_store_ts(topic, q, mx - 1) if mx > 0 else 0
+        table[b.mq(topic, q)] = {"lastUpdateTimestamp": last, "maxOffset": mx,
+                                 "minOffset": b.min_offset(topic, q)}
     return _ok(cmd, {"offsetTable": table, "topicPutTps": float(
         sum(lg.segments[-1].rate for (t, _), lg in b.logs.items() if t == topic))})
 
 
-async def h_time_span(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
-                      slave: bool) -> RemotingCommand:
+def h_time_span(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
+                slave: bool) -> RemotingCommand:
+    """AdminBrokerProcessor.queryConsumeTimeSpan, with the store's -1 for offsets it does not
+    hold (so a queue without a committed offset gets delayTime = now + 1, as in RocketMQ)."""
     topic, group = _ext(cmd, "topic") or "", _ext(cmd, "group") or ""
     conf = b.topics.get(topic)
     if conf is None:
@@ -400,19 +500,22 @@ async def h_time_span(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
     now = b.now()
     spans = []
     for q in range(conf.write):
-        mn, mx = b.min_offset(topic, q), b.max_offset(topic, q)
-        co = b.committed(group, topic, q) or 0
-        min_ts = b.store_ts(topic, q, mn) if mx > mn else 0
-        max_ts = b.store_ts(topic, q, mx - 1) if mx > mn else 0
-        consume_ts = b.store_ts(topic, q, co - 1) if co > mn else min_ts
-        delay = now - b.store_ts(topic, q, max(co, mn)) if co < mx else 0
-        spans.append({"consumeTimeStamp": consume_ts, "delayTime": max(0, delay),
-                      "maxTimeStamp": max_ts, "messageQueue": b.mq(topic, q),
-                      "minTimeStamp": min_ts})
+        lg = b.qlog(topic, q)
+        min_ts = lg.earliest_ts(now) if lg else -1
+        mx = b.max_offset(topic, q)
+        co = b.committed(group, topic, q)
+        co = -1 if co is None else co
+        consume_ts = b.msg_store_ts(topic, q, co - 1) if co > 0 else min_ts
+        span = {"consumeTimeStamp": consume_ts, "delayTime": 0,
+                "maxTimeStamp": b.msg_store_ts(topic, q, mx - 1), "messageQueue": b.mq(topic, q),
+                "minTimeStamp": min_ts}
+        if co < mx:
+            span["delayTime"] = now - b.msg_store_ts(topic, q, co)
+        spans.append(span)
     return _ok(cmd, {"consumeTimeSpanSet": spans})
 
 
-async def h_query_offset(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
+def h_query_offset(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
                          slave: bool) -> RemotingCommand:
     group, topic, qid = _ext(cmd, "consumerGroup") or "", _ext(cmd, "topic") or "", _int(
         cmd, "queueId")
@@ -421,7 +524,8 @@ async def h_query_offset(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
         return _ok(cmd, ext={"offset": off})
     zero = _ext(cmd, "setZeroIfNotFound")
     if zero is None or zero.lower() != "false":
-        if b.min_offset(topic, qid) <= 0:  # young queue, message 0 still in memory
+        if b.min_offset(topic, qid) <= 0 and b.max_offset(topic, qid) > 0:
+            # checkInMemByConsumeOffset(topic, queueId, 0, 1): message 0 still in memory
             return _ok(cmd, ext={"offset": 0})
         return _fail(cmd, R.QUERY_NOT_FOUND,
                      "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first")
@@ -429,39 +533,41 @@ async def h_query_offset(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
                  "first")
 
 
-async def h_update_offset(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
+def h_update_offset(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
                           slave: bool) -> RemotingCommand:
     group, topic = _ext(cmd, "consumerGroup") or "", _ext(cmd, "topic") or ""
     if group not in b.groups:
         return _fail(cmd, R.SUBSCRIPTION_GROUP_NOT_EXIST, f"Group {group} not exist!")
     if topic not in b.topics:
         return _fail(cmd, R.TOPIC_NOT_EXIST, f"Topic {topic} not exist!")
-    qid, off = _int(cmd, "queueId", -1), _int(cmd, "commitOffset", -1)
-    if qid < 0 or off < 0:
-        return _fail(cmd, R.INVALID_PARAMETER, "invalid queueId or commitOffset")
+    qid, off = _opt_int(cmd, "queueId"), _opt_int(cmd, "commitOffset")
+    if qid is None:
+        return _fail(cmd, R.INVALID_PARAMETER, f"QueueId is null, topic is {topic}")
+    if off is None:
+        return _fail(cmd, R.INVALID_PARAMETER, f"Offset is null, topic is {topic}")
     if not b.commit(group, topic, qid, off):
         return _ok(cmd, remark="Offset has been previously reset")
     return _ok(cmd)
 
 
-async def h_max(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+def h_max(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
                 ) -> RemotingCommand:
     return _ok(cmd, ext={"offset": b.max_offset(_ext(cmd, "topic") or "", _int(cmd, "queueId"))})
 
 
-async def h_min(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+def h_min(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
                 ) -> RemotingCommand:
     return _ok(cmd, ext={"offset": b.min_offset(_ext(cmd, "topic") or "", _int(cmd, "queueId"))})
 
 
-async def h_earliest(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+def h_earliest(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
                      ) -> RemotingCommand:
     topic, qid = _ext(cmd, "topic") or "", _int(cmd, "queueId")
-    lg = b.qlog(topic, qid)
-    return _ok(cmd, ext={"timestamp": lg.earliest_ts(b.now()) if lg else 0})
+    lg = b.qlog(topic, qid)  # getEarliestMessageTime: -1 when the queue holds nothing
+    return _ok(cmd, ext={"timestamp": lg.earliest_ts(b.now()) if lg else -1})
 
 
-async def h_search(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+def h_search(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
                    ) -> RemotingCommand:
     boundary = (_ext(cmd, "boundaryType") or "LOWER").upper()
     off = b.search(_ext(cmd, "topic") or "", _int(cmd, "queueId"), _int(cmd, "timestamp"),
@@ -469,7 +575,7 @@ async def h_search(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: 
     return _ok(cmd, ext={"offset": off})
 
 
-async def h_consumer_list(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+def h_consumer_list(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
                           ) -> RemotingCommand:
     group = _ext(cmd, "consumerGroup") or ""
     ids = b.consumer_ids(group)
@@ -478,61 +584,76 @@ async def h_consumer_list(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, 
     return _ok(cmd, {"consumerIdList": ids})
 
 
-async def h_connection_list(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+def h_connection_list(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
                             ) -> RemotingCommand:
     group = _ext(cmd, "consumerGroup") or ""
     members = b.members(group)
     if not members:
         return _fail(cmd, R.CONSUMER_NOT_ONLINE, f"the consumer group[{group}] not online")
-    last = max(members, key=lambda c: c.last_update)
-    subs: dict[str, Any] = {}
-    for m in sorted(members, key=lambda c: c.last_update):  # latest heartbeat wins per topic
-        subs.update(m.subscriptions)
+    info = b.group_info[group]  # ConsumerGroupInfo: the last heartbeat's group-level values
     return _ok(cmd, {
         "connectionSet": [{"clientAddr": m.addr, "clientId": m.client_id,
                            "language": m.language, "version": m.version} for m in members],
-        "consumeFromWhere": last.consume_from_where, "consumeType": last.consume_type,
-        "messageModel": last.message_model, "subscriptionTable": subs})
+        "consumeFromWhere": info.consume_from_where, "consumeType": info.consume_type,
+        "messageModel": info.message_model, "subscriptionTable": dict(info.subs)})
 
 
-async def h_consume_by_who(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+def h_consume_by_who(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
                            ) -> RemotingCommand:
     topic = _ext(cmd, "topic") or ""
-    groups = {g for g, chans in b.channels.items()
-              if any(topic in c.subscriptions for c in chans.values())}
+    # ConsumerManager.queryTopicConsumeByWho + ConsumerOffsetManager.whichGroupByTopic
+    groups = {g for g, info in b.group_info.items() if topic in info.subs}
     groups |= {g for (t, g) in b.offsets if t == topic}
     return _ok(cmd, {"groupList": sorted(groups)})
 
 
-async def h_running_info(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
-                         ) -> RemotingCommand:
+def h_running_info(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool) -> Any:
+    """AdminBrokerProcessor.callConsumer: find the client's channel in the group, check its
+    version, forward the request (same extFields and body) and return the client's answer
+    verbatim. A simulated client answers from its real state; a hung one never answers, so the
+    forward times out (``RemotingTimeoutException``) after the scenario's
+    ``running_info_timeout`` (RocketMQ: 10 s)."""
     group, cid = _ext(cmd, "consumerGroup") or "", _ext(cmd, "clientId") or ""
     ch = next((c for c in b.members(group) if c.client_id == cid), None)
     if ch is None:
         return _fail(cmd, R.SYSTEM_ERROR, f"The Consumer <{group}> <{cid}> not online")
+    if ch.version < V3_1_8_SNAPSHOT:
+        return _fail(cmd, R.SYSTEM_ERROR, f"The Consumer <{cid}> Version "
+                     f"<{version_name(ch.version)}> too low to finish, please upgrade it to "
+                     "V3_1_8_SNAPSHOT")
     timeout = b.cluster.scenario.running_info_timeout_s
-    if ch.consumer is not None:
+    if ch.consumer is not None and not ch.consumer.hung:
         sim = ch.consumer
-        if sim.hung:
-            await asyncio.sleep(timeout)
-            return _fail(cmd, R.CONSUME_MSG_TIMEOUT, f"consumer <{group}> <{cid}> Timeout: "
-                         f"invoke {ch.addr} timeout after {int(timeout * 1000)}ms")
         return cmd.response(R.SUCCESS, None, None,
                             fastjson.dumps_fastjson(sim.running_info()).encode("utf-8"),
-                            language=sim.spec.language)
-    assert ch.conn is not None
+                            language=sim.spec.language, version=sim.spec.version)
+    return _forward_running_info(cmd, ch, group, cid, timeout)
+
+
+async def _forward_running_info(cmd: RemotingCommand, ch: Channel, group: str, cid: str,
+                                timeout: float) -> RemotingCommand:
+    timed_out = (f"consumer <{group}> <{cid}> Timeout: org.apache.rocketmq.remoting.exception."
+                 f"RemotingTimeoutException: wait response on the channel <{ch.addr}> timeout, "
+                 f"{int(timeout * 1000)}(ms), org.apache.rocketmq.remoting.netty."
+                 "NettyRemotingAbstract.invokeSyncImpl(NettyRemotingAbstract.java:567)")
+    if ch.conn is None:  # a hung simulated client: the request is sent, nothing comes back
+        await asyncio.sleep(timeout)
+        return _fail(cmd, R.CONSUME_MSG_TIMEOUT, timed_out)
     fwd = RemotingCommand.request(C.GET_CONSUMER_RUNNING_INFO, dict(cmd.ext_fields or {}),
-                                  language="JAVA")
+                                  cmd.body, language="JAVA")
     try:
         resp = await ch.conn.request(fwd, timeout)
-    except (TimeoutError, ConnectionError):
-        return _fail(cmd, R.CONSUME_MSG_TIMEOUT, f"consumer <{group}> <{cid}> Timeout: "
-                     f"invoke {ch.addr} timeout after {int(timeout * 1000)}ms")
+    except TimeoutError:
+        return _fail(cmd, R.CONSUME_MSG_TIMEOUT, timed_out)
+    except ConnectionError:
+        return _fail(cmd, R.SYSTEM_ERROR, f"invoke consumer <{group}> <{cid}> Exception: "
+                     "org.apache.rocketmq.remoting.exception.RemotingSendRequestException: "
+                     f"send request to <{ch.addr}> failed")
     return cmd.response(resp.code, resp.remark, resp.ext_fields, resp.body,
-                        language=resp.language)
+                        language=resp.language, version=resp.version)
 
 
-async def h_all_offsets(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+def h_all_offsets(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
                         ) -> RemotingCommand:
     table = {f"{t}@{g}": dict(sorted(v.items())) for (t, g), v in sorted(b.offsets.items())}
     gtm: dict[str, list[str]] = {}
@@ -547,7 +668,7 @@ def _dv(b: SimBroker) -> dict[str, Any]:
     return {"counter": b.data_version, "stateVersion": 0, "timestamp": b.now()}
 
 
-async def h_all_groups(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+def h_all_groups(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
                        ) -> RemotingCommand:
     table = {}
     for g in sorted(b.groups.values(), key=lambda x: x.name):
@@ -562,13 +683,13 @@ async def h_all_groups(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, sla
                      "subscriptionGroupTable": table})
 
 
-async def h_all_topics(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+def h_all_topics(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
                        ) -> RemotingCommand:
     return _ok(cmd, {"dataVersion": _dv(b),
                      "topicConfigTable": {t: c.to_body() for t, c in sorted(b.topics.items())}})
 
 
-async def h_runtime(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+def h_runtime(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
                     ) -> RemotingCommand:
     return _ok(cmd, {"table": {"brokerVersionDesc": "V5_3_3", "brokerVersion": "479",
                                "brokerActive": "true", "bootTimestamp":
@@ -576,7 +697,7 @@ async def h_runtime(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave:
                                "msgPutTotalTodayNow": "0"}})
 
 
-async def h_broker_config(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+def h_broker_config(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
                           ) -> RemotingCommand:
     props = {"brokerClusterName": b.cluster.scenario.cluster, "brokerName": b.name,
              "brokerId": "1" if slave else "0",
@@ -591,7 +712,7 @@ def _mq_set(body: Any) -> list[MessageQueue]:
     return [MessageQueue.from_dict(m) for m in (body.get("mqSet") or [])]
 
 
-async def h_lock(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+def h_lock(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
                  ) -> RemotingCommand:
     body = fastjson.loads(cmd.body)
     ok = b.try_lock_batch(str(body.get("consumerGroup")), _mq_set(body),
@@ -599,14 +720,14 @@ async def h_lock(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bo
     return _ok(cmd, {"lockOKMQSet": sorted(ok)})
 
 
-async def h_unlock(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+def h_unlock(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
                    ) -> RemotingCommand:
     body = fastjson.loads(cmd.body)
     b.unlock_batch(str(body.get("consumerGroup")), _mq_set(body), str(body.get("clientId")))
     return _ok(cmd)
 
 
-async def h_heartbeat(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+def h_heartbeat(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
                       ) -> RemotingCommand:
     body = fastjson.loads(cmd.body) if cmd.body else {}
     cid = str(body.get("clientID") or "")
@@ -625,7 +746,7 @@ async def h_heartbeat(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slav
     return _ok(cmd, ext={"IS_SUPPORT_HEART_BEAT_V2": "true", "IS_SUB_CHANGE": "true"})
 
 
-async def h_unregister(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+def h_unregister(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
                        ) -> RemotingCommand:
     group = _ext(cmd, "consumerGroup")
     if group:
@@ -633,14 +754,15 @@ async def h_unregister(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, sla
     return _ok(cmd)
 
 
-async def h_reset(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
-                  ) -> RemotingCommand:
-    """INVOKE_BROKER_TO_RESET_OFFSET: AdminBrokerProcessor.resetOffset (5.x)."""
+def h_reset(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+            ) -> RemotingCommand:
+    """INVOKE_BROKER_TO_RESET_OFFSET: AdminBrokerProcessor.resetOffset (5.x): the server-side
+    path (``resetOffsetInner``) when ``useServerSideResetOffset``, else Broker2Client's."""
     topic, group = _ext(cmd, "topic") or "", _ext(cmd, "group") or ""
     ts = _int(cmd, "timestamp", -1)
-    if slave:
-        return _fail(cmd, R.SYSTEM_ERROR, "Can not reset offset in slave broker")
     if b.server_side_reset:
+        if slave:
+            return _fail(cmd, R.SYSTEM_ERROR, "Can not reset offset in slave broker")
         return _reset_server_side(b, cmd, topic, group, ts)
     return _reset_legacy(b, cmd, topic, group, ts, _bool(cmd, "isForce"),
                          cmd.language == "CPP")
@@ -678,26 +800,31 @@ def _reset_server_side(b: SimBroker, cmd: RemotingCommand, topic: str, group: st
 
 def _reset_legacy(b: SimBroker, cmd: RemotingCommand, topic: str, group: str, ts: int,
                   force: bool, for_c: bool) -> RemotingCommand:
-    """Broker2Client.resetOffset: computes per queue, pushes to online clients, writes nothing
-    itself (the clients persist after their 10 s pause)."""
+    """Broker2Client.resetOffset: computes the target per queue (``isForce || target <
+    current``), pushes RESET_CONSUMER_CLIENT_OFFSET to every member and writes nothing itself
+    (the clients commit after their 10 s pause). Needs online members."""
     conf = b.topics.get(topic)
     if conf is None:
-        return _fail(cmd, R.TOPIC_NOT_EXIST, f"Topic {topic} does not exist")
+        return _fail(cmd, R.SYSTEM_ERROR, "[reset-offset] reset offset failed, no topic in this "
+                     f"broker. topic={topic}")
     table: dict[MessageQueue, int] = {}
     for q in range(conf.write):
         current = b.committed(group, topic, q)
-        if current is None or current < 0:
+        if current is None or current == -1:
             return _fail(cmd, R.SYSTEM_ERROR, f"THe consumer group <{group}> not exist")
         target = b.max_offset(topic, q) if ts == -1 else b.search(topic, q, ts)
-        target = max(0, target)
+        target = max(0, target)  # "reset offset is invalid" -> 0
         table[b.mq(topic, q)] = target if (force or target < current) else current
-    members = [m for m in b.members(group) if m.version >= 28]  # >= V3_0_7_SNAPSHOT
+    members = b.members(group)
     if not members:
         return _fail(cmd, R.CONSUMER_NOT_ONLINE, f"Consumer not online, so can not reset offset, "
                      f"Group: {group} Topic: {topic} Timestamp: {ts}")
     body = ({"offsetTable": [{**mq.to_dict(), "offset": off} for mq, off in table.items()]}
             if for_c else {"offsetTable": table})
     for m in members:
+        if m.version < V3_0_7_SNAPSHOT:
+            return _fail(cmd, R.SYSTEM_ERROR, "the client does not support this feature. "
+                         f"version={version_name(m.version)}")
         if m.consumer is not None:
             m.consumer.reset_offset(b.cluster.servers[b.name].addr, topic, ts, dict(table))
         elif m.conn is not None:
@@ -706,11 +833,6 @@ def _reset_legacy(b: SimBroker, cmd: RemotingCommand, topic: str, group: str, ts
                                                  "timestamp": ts},
                 fastjson.dumps_fastjson(body).encode("utf-8"), language="JAVA"))
     return _ok(cmd, {"offsetTable": table})
-
-
-async def h_slave_write(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
-                        ) -> RemotingCommand:
-    return _fail(cmd, R.SLAVE_NOT_AVAILABLE, "the broker is a slave; write to the master")
 
 
 HANDLERS: dict[int, Any] = {

@@ -28,7 +28,7 @@ from mqctl.sim.broker import GroupConf, SimBroker, TopicConf
 from mqctl.sim.clock import Scheduler, SimClock
 from mqctl.sim.consumer import SimConsumer
 from mqctl.sim.logs import LockLog
-from mqctl.sim.scenario import Scenario, load_scenario
+from mqctl.sim.scenario import Scenario, TopicSpec, load_scenario
 from mqctl.sim.server import ErrorRule, RequestRecord, ServerConn, SimServer
 from mqctl.sim.store import QueueLog
 
@@ -79,6 +79,7 @@ class FaultController:
             # a restarted broker keeps flushed offsets; locks, members and resets are memory
             b.locks.clear()
             b.channels.clear()
+            b.group_info.clear()
             b.resets.clear()
             b.pulls.clear()
         self.cluster.loop_task(self._server(broker).start())
@@ -96,7 +97,8 @@ class SimCluster:
                  log_dir: str | None = None, consecutive_ports: bool | None = None):
         self.scenario: Scenario = load_scenario(scenario)
         mode = clock or self.scenario.clock
-        self.clock = SimClock(mode, speed if speed is not None else self.scenario.speed)
+        self.clock = SimClock(mode, speed if speed is not None else self.scenario.speed,
+                              start_ms=self.scenario.start_ms)
         self.scheduler = Scheduler(self.clock)
         self.host = host
         self.namesrv_port = namesrv_port
@@ -185,11 +187,9 @@ class SimCluster:
         for t in sc.topics:
             self.topic_hosts[t.name] = list(t.brokers)
             for bn in t.brokers:
-                def factory(q: int, t: Any = t) -> QueueLog:
-                    return QueueLog.from_rate(t.min_offset, start, int(t.history_s * 1000),
-                                              t.rate, t.initial_max)
                 self.brokers[bn].add_topic(TopicConf(t.name, t.read_queues, t.write_queues,
-                                                     t.perm, t.order), factory)
+                                                     t.perm, t.order),
+                                           partial(_queue_log, t, bn, start))
             for rc in t.rate_changes:
                 self.scheduler.call_at(start + int(rc.at_s * 1000),
                                        partial(self._set_rate, t.name, rc.rate))
@@ -311,8 +311,8 @@ class SimCluster:
         self.started = True
 
     def _broker_handler(self, b: SimBroker, slave: bool) -> Any:
-        async def handle(cmd: RemotingCommand, conn: ServerConn) -> RemotingCommand | None:
-            return await b.handle(cmd, conn, slave=slave)
+        def handle(cmd: RemotingCommand, conn: ServerConn) -> Any:
+            return b.handle(cmd, conn, slave=slave)
         return handle
 
     async def _drive(self) -> None:
@@ -390,8 +390,7 @@ class SimCluster:
     def topic_list(self) -> list[str]:
         return sorted(set(self.topic_hosts) | {self.scenario.cluster} | set(self.brokers))
 
-    async def _namesrv_handle(self, cmd: RemotingCommand, conn: ServerConn
-                              ) -> RemotingCommand | None:
+    def _namesrv_handle(self, cmd: RemotingCommand, conn: ServerConn) -> RemotingCommand | None:
         if cmd.code == C.GET_ROUTEINFO_BY_TOPIC:
             topic = (cmd.ext_fields or {}).get("topic", "")
             body = self.route_body(topic)
@@ -419,6 +418,28 @@ class SimCluster:
                 {"topicList": sorted(self.topic_hosts)}).encode("utf-8"))
         return cmd.response(R.REQUEST_CODE_NOT_SUPPORTED,
                             f" request type {cmd.code} not supported")
+
+
+def _queue_log(t: TopicSpec, broker: str, start: int, q: int) -> QueueLog:
+    """A queue's production: the topic's, unless ``per_queue`` says otherwise."""
+    qs = t.queue_spec(broker, q)
+    rate, start_s, history_s = t.rate, t.start_s, t.history_s
+    min_offset, initial_max, times = t.min_offset, t.initial_max, None
+    if qs is not None:
+        rate = qs.rate if qs.rate is not None else rate
+        start_s = qs.start_s if qs.start_s is not None else start_s
+        history_s = qs.history_s if qs.history_s is not None else history_s
+        min_offset = qs.min_offset if qs.min_offset is not None else min_offset
+        if qs.initial_max is not None or qs.min_offset is not None:
+            initial_max = qs.initial_max
+        if qs.store_times_ms is not None:
+            times = [start + x for x in qs.store_times_ms]
+    if initial_max is not None:
+        initial_max = max(initial_max, min_offset)
+    return QueueLog.from_rate(min_offset, start, int(history_s * 1000), rate, initial_max,
+                              rate_start_ms=None if start_s is None else start + int(
+                                  start_s * 1000),
+                              store_times=times or ())
 
 
 def _standard_json(body: dict[str, Any]) -> str:

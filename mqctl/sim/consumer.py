@@ -36,6 +36,7 @@ LOCK_MS = 20_000
 LOCK_TRUST_MS = 30_000
 COMMIT_MS = 5_000
 CONSUME_TICK_MS = 1_000
+V5_0_0 = 413  # MQVersion ordinal: 5.x clients log in the logback format
 RESET_PAUSE_MS = 10_000
 PERSIST_LOG_MS = 30_000
 V3_0_7_SNAPSHOT = 28
@@ -83,6 +84,7 @@ class SimConsumer:
         self.strategy = spec.strategy or group.strategy
         self._tps_window: list[tuple[int, int]] = []
         self._wakeup_pending = False
+        self.sub_versions: dict[str, int] = {}  # topic -> SubscriptionData.subVersion
 
     # --------------------------------------------------------------- lifecycle
 
@@ -105,6 +107,18 @@ class SimConsumer:
     def now(self) -> int:
         return self.cluster.clock.now_ms()
 
+    @property
+    def behaviour(self) -> str:
+        """The consumption behaviour in effect now: ``slow``/``stuck`` start at their ``at``
+        time (healthy before); ``crash``/``hang`` are events, healthy until they happen."""
+        b = self.spec.behaviour
+        if b in ("crash", "hang"):
+            return "healthy"
+        if self.spec.behaviour_at_s and self.now() < (self.cluster.clock.start_ms
+                                                       + int(self.spec.behaviour_at_s * 1000)):
+            return "healthy"
+        return b
+
     def _log(self, kind: str, msg: str, level: str = "INFO") -> None:
         if self.log is not None:
             self.log.write(self.now(), kind, msg, level)
@@ -114,9 +128,11 @@ class SimConsumer:
             return
         self.state = "running"
         self.start_ts = self.start_ts or self.now()
+        for t in self.topics():
+            self.sub_versions.setdefault(t, self.start_ts)
         if self.cluster.log_dir and self.log is None:
             self.log = ClientLog(self.cluster.log_dir, self.client_id,
-                                 v5=self.spec.version >= 413, pid=4000 + hash(self.client_id)
+                                 v5=self.spec.version >= V5_0_0, pid=4000 + hash(self.client_id)
                                  % 1000)
         sched = self.cluster.scheduler
         self.heartbeat()
@@ -191,8 +207,8 @@ class SimConsumer:
             expr = self.spec.subscriptions.get(t, "*")
             tags = [] if expr.strip() == "*" else sorted(x.strip() for x in expr.split("||"))
             out[t] = {"classFilterMode": False, "codeSet": [], "expressionType": "TAG",
-                      "subString": expr, "subVersion": self.start_ts, "tagsSet": tags,
-                      "topic": t}
+                      "subString": expr, "subVersion": self.sub_versions.get(t, self.start_ts),
+                      "tagsSet": tags, "topic": t}
         return out
 
     def heartbeat_brokers(self) -> list[SimBroker]:
@@ -275,13 +291,31 @@ class SimConsumer:
                               f"{self.strategy}, ex: {exc}", "ERROR")
                     return
         if self._update(topic, result):
-            self._log("changed", "client rebalanced result changed. "
+            self._log("changed", ("client " if self.spec.version >= V5_0_0 else "")
+                      + "rebalanced result changed. "
                       f"allocateMessageQueueStrategyName={self.strategy.upper()}, "
                       f"group={self.group.name}, topic={topic}, clientId={self.client_id}, "
                       f"mqAllSize={len(mq_all)}, cidAllSize={len(cid_all)}, "
                       f"rebalanceResultSize={len(result)}, rebalanceResultSet=["
                       + ", ".join(mq_text(m.topic, m.broker_name, m.queue_id)
                                   for m in sorted(result)) + "]")
+            if self.group.model == "BROADCASTING":
+                self._log("changed", f"messageQueueChanged {self.group.name} {topic} ["
+                          + ", ".join(mq_text(m.topic, m.broker_name, m.queue_id)
+                                      for m in mq_all) + "] [" + ", ".join(
+                              mq_text(m.topic, m.broker_name, m.queue_id)
+                              for m in sorted(result)) + "]")
+            elif self.group.consume_type == "CONSUME_PASSIVELY":
+                self._message_queue_changed(topic)
+
+    def _message_queue_changed(self, topic: str) -> None:
+        """RebalancePushImpl.messageQueueChanged: a new subVersion for the topic, then a
+        heartbeat to every broker (``sendHeartbeatToAllBrokerWithLock``)."""
+        old = self.sub_versions.get(topic, self.start_ts)
+        new = max(self.now(), old + 1)
+        self.sub_versions[topic] = new
+        self._log("mqchanged", f"{topic} Rebalance changed, also update version: {old}, {new}")
+        self.heartbeat()
 
     def _update(self, topic: str, result: set[MessageQueue]) -> bool:
         changed = False
@@ -322,17 +356,21 @@ class SimConsumer:
         return changed
 
     def _compute_pull_from_where(self, b: SimBroker, mq: MessageQueue) -> int:
-        last = (b.committed(self.group.name, mq.topic, mq.queue_id)
-                if self.group.model == "CLUSTERING" else None)
-        if last is not None and last >= 0:
+        """RebalancePushImpl.computePullFromWhereWithException: the broker's offset
+        (QUERY_CONSUMER_OFFSET without setZeroIfNotFound, so a young queue answers 0), else
+        by consumeFromWhere (BROADCASTING: a fresh local offset file)."""
+        last = (b.query_offset(self.group.name, mq.topic, mq.queue_id)
+                if self.group.model == "CLUSTERING" else -1)
+        if last >= 0:
             return last
-        if mq.topic.startswith(RETRY_PREFIX):
-            return 0
+        retry = mq.topic.startswith(RETRY_PREFIX)
         cfw = self.group.consume_from
         if cfw == "CONSUME_FROM_FIRST_OFFSET":
             return 0
-        if cfw == "CONSUME_FROM_TIMESTAMP":
+        if cfw == "CONSUME_FROM_TIMESTAMP" and not retry:
             return b.search(mq.topic, mq.queue_id, self.start_ts - 30 * 60_000)
+        if retry and cfw == "CONSUME_FROM_LAST_OFFSET":
+            return 0
         return b.max_offset(mq.topic, mq.queue_id)
 
     # --------------------------------------------------------------- locks
@@ -372,7 +410,8 @@ class SimConsumer:
         if not pqs:
             return
         per_queue = None  # None: consumes whatever is there (a healthy, fast consumer)
-        if self.spec.rate is not None or self.spec.behaviour == "slow":
+        behaviour = self.behaviour
+        if self.spec.rate is not None or behaviour == "slow":
             per_queue = (self.spec.rate or 1.0) * CONSUME_TICK_MS / 1000 / len(pqs)
         consumed = 0
         for mq, pq in pqs:
@@ -388,7 +427,7 @@ class SimConsumer:
             pq.last_pull_ts = now
             if jumped != pq.position:
                 pq.position = jumped  # server-side reset took effect on this pull
-            if self.spec.behaviour == "stuck":
+            if behaviour == "stuck":
                 continue
             mx = b.max_offset(mq.topic, mq.queue_id)
             if per_queue is None:

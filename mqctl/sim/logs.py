@@ -29,6 +29,8 @@ LOGGERS = {
                 "persistAll", 132),
     "reset": ("NettyClientPublicExecutor_1", "o.a.r.c.i.ClientRemotingProcessor", "resetOffset",
               212),
+    "mqchanged": ("RebalanceService", "o.a.r.c.i.c.RebalancePushImpl", "messageQueueChanged",
+                  68),
 }
 
 

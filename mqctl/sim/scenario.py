@@ -3,7 +3,8 @@
 A scenario describes brokers, topics with their production, consumer groups with their
 consumers and behaviours, the clock, faults, ACL and TLS. Loading validates everything and
 reports the first problem with the YAML path of the bad key, e.g.
-``groups[1].consumers[0].behaviour: unknown value 'sleepy' (healthy, slow, stuck)``.
+``groups[1].consumers[0].behaviour: unknown value 'sleepy' (healthy, slow, stuck, crash,
+hang)``.
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ from mqctl.versions import version_ordinal
 
 CONSUME_FROM = ("CONSUME_FROM_LAST_OFFSET", "CONSUME_FROM_FIRST_OFFSET",
                 "CONSUME_FROM_TIMESTAMP")
-BEHAVIOURS = ("healthy", "slow", "stuck")
+BEHAVIOURS = ("healthy", "slow", "stuck", "crash", "hang")
 CLOCKS = ("real", "accelerated", "manual")
 MODELS = ("CLUSTERING", "BROADCASTING")
 FAULT_ACTIONS = ("down", "latency", "drop", "error")
 _DUR = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$")
+_POINT = re.compile(r"^([+-]?)(\d+(?:\.\d+)?)(ms|s|m|h|d)?$")
 _UNIT = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
 
 
@@ -54,6 +56,20 @@ class RateChange:
 
 
 @dataclass(frozen=True)
+class QueueSpec:
+    """Production of one queue that differs from its topic's (``topics[i].per_queue``)."""
+
+    queue: int
+    broker: str | None = None  # None: this queue id on every broker of the topic
+    rate: float | None = None
+    start_s: float | None = None  # production starts this long after the cluster start
+    history_s: float | None = None
+    min_offset: int | None = None
+    initial_max: int | None = None
+    store_times_ms: tuple[int, ...] | None = None  # relative to the clock start (ms)
+
+
+@dataclass(frozen=True)
 class TopicSpec:
     name: str
     read_queues: int
@@ -66,6 +82,18 @@ class TopicSpec:
     initial_max: int | None = None  # explicit max offset at start (overrides rate*history)
     rate_changes: tuple[RateChange, ...] = ()
     order: bool = False
+    start_s: float | None = None  # production (rate) starts this long after the cluster start
+    per_queue: tuple[QueueSpec, ...] = ()
+
+    def queue_spec(self, broker: str, queue: int) -> QueueSpec | None:
+        """The per-queue override for this queue (a broker-specific one wins)."""
+        found = None
+        for q in self.per_queue:
+            if q.queue == queue and q.broker == broker:
+                return q
+            if q.queue == queue and q.broker is None:
+                found = q
+        return found
 
 
 @dataclass(frozen=True)
@@ -75,6 +103,7 @@ class ConsumerSpec:
     language: str = "JAVA"
     version: int = 479
     behaviour: str = "healthy"
+    behaviour_at_s: float = 0.0  # healthy until then (slow, stuck)
     rate: float | None = None  # slow: messages per second this consumer processes
     crash_at_s: float | None = None
     hang_at_s: float | None = None
@@ -135,6 +164,7 @@ class Scenario:
     groups: tuple[GroupSpec, ...]
     clock: str = "real"
     speed: float = 1.0
+    start_ms: int | None = None  # the simulated clock's start (epoch ms); None: now
     faults: tuple[FaultSpec, ...] = ()
     acl: AclSpec = AclSpec()
     tls: TlsSpec = TlsSpec()
@@ -147,6 +177,18 @@ class Scenario:
             if t.name == name:
                 return t
         raise KeyError(name)
+
+
+def parse_offset_s(v: Any, path: str) -> float:
+    """A signed duration relative to the cluster start: ``-10m``, ``90s``, ``+2h``, -600."""
+    if isinstance(v, bool):
+        raise ScenarioError(path, f"{v!r} is not a duration")
+    if isinstance(v, (int, float)):
+        return float(v)
+    m = _POINT.match(str(v).strip())
+    if not m:
+        raise ScenarioError(path, f"{v!r} is not a duration (e.g. -10m, 90s, 2h)")
+    return (-1 if m.group(1) == "-" else 1) * float(m.group(2)) * _UNIT[m.group(3)]
 
 
 def parse_duration_s(v: Any, path: str) -> float:
@@ -222,10 +264,11 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
     top = r.mapping(doc, "", {"name", "description", "cluster", "clock", "brokers", "topics",
                               "groups", "faults", "acl", "tls", "log_dir", "seed",
                               "running_info_timeout"})
-    clock = r.mapping(top.get("clock"), "clock", {"mode", "speed"})
+    clock = r.mapping(top.get("clock"), "clock", {"mode", "speed", "start"})
     mode = r.choice(clock.get("mode", "real"), "clock.mode", CLOCKS)
     speed = r.number(clock.get("speed", 60.0 if mode == "accelerated" else 1.0), "clock.speed",
                      0.001)
+    start_ms = _clock_start(r, clock.get("start"))
     brokers = []
     for i, b in enumerate(r.seq(top.get("brokers"), "brokers")):
         p = f"brokers[{i}]"
@@ -248,7 +291,7 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
         p = f"topics[{i}]"
         t = r.mapping(t, p, {"name", "queues", "read_queues", "write_queues", "perm", "brokers",
                              "rate", "history", "min_offset", "max_offset", "rate_changes",
-                             "order"})
+                             "order", "start", "per_queue"})
         name = r.string(t.get("name"), f"{p}.name", pattern=NAME)
         q = r.integer(t.get("queues", 4), f"{p}.queues", 1)
         tb = tuple(str(x) for x in r.seq(t.get("brokers"), f"{p}.brokers")) or tuple(bnames)
@@ -262,16 +305,24 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
             changes.append(RateChange(parse_duration_s(c.get("at", 0), f"{p}.rate_changes[{j}].at"),
                                       r.number(c.get("rate", 0), f"{p}.rate_changes[{j}].rate")))
         mx = t.get("max_offset")
+        read_q = r.integer(t.get("read_queues", q), f"{p}.read_queues")
+        write_q = r.integer(t.get("write_queues", q), f"{p}.write_queues")
+        per_queue = tuple(_queue_spec(r, x, f"{p}.per_queue[{j}]", tb, max(read_q, write_q))
+                          for j, x in enumerate(r.seq(t.get("per_queue"), f"{p}.per_queue")))
+        mn = r.integer(t.get("min_offset", 0), f"{p}.min_offset")
+        if mx is not None and r.integer(mx, f"{p}.max_offset") < mn:
+            raise r.err(f"{p}.max_offset", f"{mx} is below min_offset {mn}")
         topics.append(TopicSpec(
-            name=name, read_queues=r.integer(t.get("read_queues", q), f"{p}.read_queues"),
-            write_queues=r.integer(t.get("write_queues", q), f"{p}.write_queues"),
+            name=name, read_queues=read_q, write_queues=write_q,
             perm=r.integer(t.get("perm", 6), f"{p}.perm"), brokers=tb,
             rate=r.number(t.get("rate", 1.0), f"{p}.rate"),
             history_s=parse_duration_s(t.get("history", "1h"), f"{p}.history"),
-            min_offset=r.integer(t.get("min_offset", 0), f"{p}.min_offset"),
-            initial_max=None if mx is None else r.integer(mx, f"{p}.max_offset"),
+            min_offset=mn, initial_max=None if mx is None else int(mx),
             rate_changes=tuple(sorted(changes, key=lambda c: c.at_s)),
-            order=bool(t.get("order", False))))
+            order=bool(t.get("order", False)),
+            start_s=None if t.get("start") is None else parse_offset_s(t["start"],
+                                                                          f"{p}.start"),
+            per_queue=per_queue))
     tnames = {t.name for t in topics}
 
     groups = []
@@ -288,7 +339,7 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
         for j, c in enumerate(r.seq(g.get("consumers"), f"{p}.consumers")):
             cp = f"{p}.consumers[{j}]"
             c = r.mapping(c, cp, {"id", "subscriptions", "language", "version", "behaviour",
-                                  "rate", "crash_at", "hang_at", "resume_at", "join_at",
+                                  "at", "rate", "crash_at", "hang_at", "resume_at", "join_at",
                                   "leave_at", "heartbeat_brokers", "addr", "strategy"})
             subs_raw = c.get("subscriptions")
             if subs_raw is None:
@@ -316,13 +367,25 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
             def when(key: str, cp: str = cp, c: dict[str, Any] = c) -> float | None:
                 return None if c.get(key) is None else parse_duration_s(c[key], f"{cp}.{key}")
 
+            behaviour = r.choice(c.get("behaviour", "healthy"), f"{cp}.behaviour", BEHAVIOURS)
+            at = when("at")
+            crash_at, hang_at = when("crash_at"), when("hang_at")
+            if behaviour in ("crash", "hang"):
+                if at is None and (crash_at if behaviour == "crash" else hang_at) is None:
+                    raise r.err(f"{cp}.at", f"behaviour {behaviour} needs the time it happens "
+                                "(e.g. at: 5m)")
+                if behaviour == "crash":
+                    crash_at = at if at is not None else crash_at
+                else:
+                    hang_at = at if at is not None else hang_at
             consumers.append(ConsumerSpec(
                 client_id=r.string(c.get("id"), f"{cp}.id"), subscriptions=subs,
                 language=r.string(c.get("language", "JAVA"), f"{cp}.language"),
                 version=r.integer(ver, f"{cp}.version"),
-                behaviour=r.choice(c.get("behaviour", "healthy"), f"{cp}.behaviour", BEHAVIOURS),
+                behaviour=behaviour,
+                behaviour_at_s=at if at is not None and behaviour in ("slow", "stuck") else 0.0,
                 rate=None if c.get("rate") is None else r.number(c["rate"], f"{cp}.rate"),
-                crash_at_s=when("crash_at"), hang_at_s=when("hang_at"),
+                crash_at_s=crash_at, hang_at_s=hang_at,
                 resume_at_s=when("resume_at"), join_at_s=when("join_at"),
                 leave_at_s=when("leave_at"), heartbeat_brokers=hbs,
                 addr=None if c.get("addr") is None else str(c["addr"]),
@@ -371,13 +434,76 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
         name=str(top.get("name", "scenario")), description=str(top.get("description", "")),
         cluster=r.string(top.get("cluster", "DefaultCluster"), "cluster", pattern=NAME),
         brokers=tuple(brokers), topics=tuple(topics), groups=tuple(groups), clock=mode,
-        speed=speed, faults=tuple(faults),
+        speed=speed, start_ms=start_ms, faults=tuple(faults),
         acl=AclSpec(bool(acl.get("enabled", bool(accounts))), accounts),
         tls=TlsSpec(bool(tls.get("enabled", False)), tls.get("cert_file"), tls.get("key_file")),
         log_dir=None if top.get("log_dir") is None else str(top["log_dir"]),
         running_info_timeout_s=parse_duration_s(top.get("running_info_timeout", 10),
                                                 "running_info_timeout"),
         seed=r.integer(top.get("seed", 7), "seed"))
+
+
+def _clock_start(r: _Reader, v: Any) -> int | None:
+    """``clock.start``: epoch ms or an ISO-8601 time (a reproducible simulated history)."""
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        raise r.err("clock.start", f"{v!r} is not a time")
+    if isinstance(v, int):
+        if v < 10**11:
+            raise r.err("clock.start", f"{v} is not epoch milliseconds")
+        return v
+    from datetime import date, datetime
+
+    from mqctl.errors import TimeParseError
+    from mqctl.timeparse import parse_time
+
+    if isinstance(v, (date, datetime)):  # YAML turns unquoted timestamps into datetimes
+        v = v.isoformat()
+    try:
+        return parse_time(str(v), now=0)
+    except TimeParseError as exc:
+        raise r.err("clock.start", exc.message) from None
+
+
+def _queue_spec(r: _Reader, v: Any, path: str, brokers: tuple[str, ...], nqueues: int
+                ) -> QueueSpec:
+    q = r.mapping(v, path, {"queue", "broker", "rate", "start", "history", "min_offset",
+                            "max_offset", "store_times"})
+    if "queue" not in q:
+        raise r.err(f"{path}.queue", "required (the queue id)")
+    qid = r.integer(q.get("queue"), f"{path}.queue")
+    if qid >= nqueues:
+        raise r.err(f"{path}.queue", f"queue {qid} does not exist (the topic has {nqueues})")
+    broker = None if q.get("broker") is None else str(q["broker"])
+    if broker is not None and broker not in brokers:
+        raise r.err(f"{path}.broker", f"{broker!r} does not host this topic (hosts: "
+                    f"{', '.join(brokers)})")
+    times = None
+    if q.get("store_times") is not None:
+        raw = r.seq(q["store_times"], f"{path}.store_times")
+        times = tuple(int(round(parse_offset_s(x, f"{path}.store_times[{k}]") * 1000))
+                      for k, x in enumerate(raw))
+        for k in range(1, len(times)):
+            if times[k] < times[k - 1]:
+                raise r.err(f"{path}.store_times[{k}]", "store times must not decrease "
+                            "(a queue's messages are stored in time order)")
+        if q.get("max_offset") is not None or q.get("history") is not None:
+            raise r.err(f"{path}.store_times", "give either store_times or "
+                        "max_offset/history, not both")
+    mn = None if q.get("min_offset") is None else r.integer(q["min_offset"],
+                                                              f"{path}.min_offset")
+    mx = None if q.get("max_offset") is None else r.integer(q["max_offset"],
+                                                              f"{path}.max_offset")
+    if mn is not None and mx is not None and mx < mn:
+        raise r.err(f"{path}.max_offset", f"{mx} is below min_offset {mn}")
+    return QueueSpec(
+        queue=qid, broker=broker,
+        rate=None if q.get("rate") is None else r.number(q["rate"], f"{path}.rate"),
+        start_s=None if q.get("start") is None else parse_offset_s(q["start"], f"{path}.start"),
+        history_s=None if q.get("history") is None else parse_duration_s(q["history"],
+                                                                          f"{path}.history"),
+        min_offset=mn, initial_max=mx, store_times_ms=times)
 
 
 def _code(r: _Reader, v: Any, path: str) -> int | None:
@@ -405,8 +531,10 @@ def _response_code(r: _Reader, v: Any, path: str) -> int:
 
 
 def bundled() -> dict[str, str]:
-    """Bundled scenario name -> its first description line."""
-    out = {}
+    """Bundled scenario name -> its first description line (YAML files and generated ones)."""
+    from mqctl.sim.generate import GENERATED
+
+    out = {name: str(fn().get("description", "")) for name, fn in GENERATED.items()}
     base = resources.files("mqctl.sim") / "scenarios"
     for entry in sorted(base.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".yaml"):
@@ -415,7 +543,7 @@ def bundled() -> dict[str, str]:
             doc = yaml.safe_load(entry.read_text(encoding="utf-8")) or {}
             out[entry.name[:-5]] = str(doc.get("description", "")).strip().splitlines()[0] \
                 if doc.get("description") else ""
-    return out
+    return dict(sorted(out.items()))
 
 
 def load_scenario(spec: str | Path | dict[str, Any] | Scenario, **overrides: Any) -> Scenario:
@@ -443,6 +571,11 @@ def load_scenario(spec: str | Path | dict[str, Any] | Scenario, **overrides: Any
                 raise UsageError(f"cannot read scenario {source}: {exc.strerror or exc}"
                                  ) from None
         else:
+            from mqctl.sim.generate import GENERATED
+
+            if source in GENERATED:
+                sc = parse(GENERATED[source](), source)
+                return dataclasses.replace(sc, **overrides) if overrides else sc
             base = resources.files("mqctl.sim") / "scenarios" / f"{source}.yaml"
             if not base.is_file():
                 raise UsageError(f"no bundled scenario named {source!r}",

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import itertools
 import logging
 import ssl
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,7 +109,9 @@ class ServerConn:
                 cb(self)
 
 
-Handler = Callable[[RemotingCommand, ServerConn], Awaitable[RemotingCommand | None]]
+# a handler answers at once (a command, or None for no answer) or returns an awaitable
+Handler = Callable[[RemotingCommand, ServerConn],
+                   "RemotingCommand | Awaitable[RemotingCommand | None] | None"]
 
 
 class SimServer:
@@ -181,14 +184,18 @@ class SimServer:
                         if fut is not None and not fut.done():
                             fut.set_result(cmd)
                         continue
-                    task = asyncio.get_running_loop().create_task(self._dispatch(cmd, conn))
-                    self._tasks.add(task)
-                    task.add_done_callback(self._tasks.discard)
+                    self._dispatch(cmd, conn)
+                    if conn.closed:
+                        break
         finally:
             conn.close()
             self.conns.discard(conn)
 
-    async def _dispatch(self, cmd: RemotingCommand, conn: ServerConn) -> None:
+    def _dispatch(self, cmd: RemotingCommand, conn: ServerConn) -> None:
+        """Record, apply faults, check ACL and run the handler. Handlers that answer at once
+        (almost all) are run inline; a handler that has to wait (a forward to a client) or a
+        latency fault continues in a task, so one connection can have many requests in
+        flight, as Netty's processor executors allow."""
         self.request_log.append(RequestRecord(
             self.now(), self.name, self.addr, cmd.code, dict(cmd.ext_fields or {}) or None,
             cmd.body, conn.remote, cmd.language, cmd.version))
@@ -198,13 +205,27 @@ class SimServer:
             conn.close()
             return
         if f.latency_ms > 0:
-            await asyncio.sleep(f.latency_ms / 1000)
-        for rule in f.errors:
+            self._spawn(self._delayed(cmd, conn, f.latency_ms / 1000))
+            return
+        self._process(cmd, conn)
+
+    async def _delayed(self, cmd: RemotingCommand, conn: ServerConn, delay_s: float) -> None:
+        await asyncio.sleep(delay_s)
+        if not conn.closed:
+            self._process(cmd, conn)
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _process(self, cmd: RemotingCommand, conn: ServerConn) -> None:
+        for rule in self.faults.errors:
             if rule.request is None or rule.request == cmd.code:
                 if rule.times is not None:
                     rule.times -= 1
                     if rule.times <= 0:
-                        f.errors.remove(rule)
+                        self.faults.errors.remove(rule)
                 self._reply(conn, cmd, cmd.response(rule.response, rule.remark or
                                                     f"simulated fault on {self.name}"))
                 return
@@ -213,32 +234,52 @@ class SimServer:
             self._reply(conn, cmd, cmd.response(ResponseCode.NO_PERMISSION, denied))
             return
         try:
-            resp = await self.handler(cmd, conn)
+            resp = self.handler(cmd, conn)
+        except Exception as exc:
+            resp = self._processor_error(cmd, exc)
+        if inspect.isawaitable(resp):
+            self._spawn(self._finish(cmd, conn, resp))
+        elif resp is not None:
+            self._reply(conn, cmd, resp)
+
+    async def _finish(self, cmd: RemotingCommand, conn: ServerConn,
+                      pending: Awaitable[RemotingCommand | None]) -> None:
+        try:
+            resp = await pending
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # a processor exception: SYSTEM_ERROR with the exception text
-            log.exception("handler failed on %s", self.name)
-            resp = cmd.response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
+        except Exception as exc:
+            resp = self._processor_error(cmd, exc)
         if resp is not None:
             self._reply(conn, cmd, resp)
+
+    def _processor_error(self, cmd: RemotingCommand, exc: Exception) -> RemotingCommand:
+        """A processor exception: SYSTEM_ERROR with ``UtilAll.exceptionSimpleDesc``-like text."""
+        log.exception("handler failed on %s", self.name)
+        return cmd.response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
 
     def _reply(self, conn: ServerConn, req: RemotingCommand, resp: RemotingCommand) -> None:
         if req.is_oneway:
             return
         # 4.9.4+ brokers answer in the request's serialize type
-        conn.send(resp.with_(opaque=req.opaque, serialize_type=req.serialize_type))
+        if resp.opaque != req.opaque or resp.serialize_type != req.serialize_type:
+            resp = resp.with_(opaque=req.opaque, serialize_type=req.serialize_type)
+        conn.send(resp)
 
     def _check_acl(self, cmd: RemotingCommand) -> str | None:
-        """ACL 2.0 authentication (DefaultAuthenticationHandler): NO_PERMISSION remarks."""
+        """ACL 2.0 authentication as ``DefaultAuthenticationContextBuilder`` and
+        ``DefaultAuthenticationHandler`` (auth module, 5.3) do it; the broker's
+        ``AuthenticationPipeline`` answers NO_PERMISSION with the exception message. The
+        secret never appears in a remark."""
         if self.acl_accounts is None:
             return None
         ext = cmd.ext_fields or {}
         ak = ext.get(ACCESS_KEY)
-        if not ak or SIGNATURE not in ext:
-            return "No accessKey is configured"
+        if not ak:  # no AccessKey field: the context has no username
+            return "username cannot be null."
         secret = self.acl_accounts.get(ak)
         if secret is None:
             return f"User:{ak} is not found."
-        if not verify(ext, cmd.body, secret):
+        if SIGNATURE not in ext or not verify(ext, cmd.body, secret):
             return "check signature failed."
         return None

@@ -303,8 +303,8 @@ def test_acl_enforced(sim_factory):
     assert asyncio.run(invoke(Credentials("ops", "s3cret-ops-key"))).code == 0
     wrong = asyncio.run(invoke(Credentials("ops", "wrong")))
     assert (wrong.code, wrong.remark) == (R.NO_PERMISSION, "check signature failed.")
-    missing = asyncio.run(invoke(None))
-    assert (missing.code, missing.remark) == (R.NO_PERMISSION, "No accessKey is configured")
+    missing = asyncio.run(invoke(None))  # ACL 2.0: no AccessKey -> no username
+    assert (missing.code, missing.remark) == (R.NO_PERMISSION, "username cannot be null.")
     who = asyncio.run(invoke(Credentials("nobody", "x")))
     assert (who.code, who.remark) == (R.NO_PERMISSION, "User:nobody is not found.")
     tampered = asyncio.run(invoke(Credentials("ops", "s3cret-ops-key"), b'{"a":1}', tamper=True))
@@ -353,7 +353,19 @@ def test_logs_in_rocketmq_formats(sim_factory, tmp_path):
      "topics[0].brokers[0]: unknown broker 'zz'"),
     ({"brokers": ["a"], "topics": [{"name": "T"}], "groups": [{"name": "G", "consumers": [
         {"id": "c", "behaviour": "sleepy"}]}]},
-     "groups[0].consumers[0].behaviour: unknown value 'sleepy' (healthy, slow, stuck)"),
+     "groups[0].consumers[0].behaviour: unknown value 'sleepy' (healthy, slow, stuck, crash, "
+     "hang)"),
+    ({"brokers": ["a"], "topics": [{"name": "T"}], "groups": [{"name": "G", "consumers": [
+        {"id": "c", "behaviour": "crash"}]}]},
+     "groups[0].consumers[0].at: behaviour crash needs the time it happens"),
+    ({"brokers": ["a"], "topics": [{"name": "T", "per_queue": [{"queue": 4}]}]},
+     "topics[0].per_queue[0].queue: queue 4 does not exist (the topic has 4)"),
+    ({"brokers": ["a"], "topics": [{"name": "T", "per_queue": [
+        {"queue": 0, "store_times": ["-1m", "-2m"]}]}]},
+     "topics[0].per_queue[0].store_times[1]: store times must not decrease"),
+    ({"brokers": ["a"], "topics": [{"name": "T", "per_queue": [{"queue": 0, "broker": "b"}]}]},
+     "topics[0].per_queue[0].broker: 'b' does not host this topic"),
+    ({"brokers": ["a"], "clock": {"start": "yesterday-ish"}}, "clock.start: cannot parse time"),
     ({"brokers": ["a"], "colour": 1}, "colour: unknown key"),
     ({"brokers": ["a"], "topics": [{"name": "T", "queues": "four"}]},
      "topics[0].queues: expected an integer"),
