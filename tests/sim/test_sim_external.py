@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from mqctl.allocate import allocate_group
 from mqctl.remoting import fastjson
 from mqctl.remoting.client import RemotingClient
@@ -90,7 +92,8 @@ def test_external_member_joins_gets_notified_and_answers_running_info(sim):
     asyncio.run(asyncio.wait_for(go(), 30))
 
 
-def test_sim_up_runs_until_sigterm():
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_sim_up_runs_until_sigterm(sig):
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     p = subprocess.Popen([sys.executable, "-m", "mqctl", "sim", "up", "--port", "0"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -108,7 +111,7 @@ def test_sim_up_runs_until_sigterm():
         assert out.returncode == 0, out.stderr
         assert {r["broker"] for r in __import__("json").loads(out.stdout)} == {"broker-a",
                                                                               "broker-b"}
-        p.send_signal(signal.SIGTERM)
+        p.send_signal(sig)  # SIGTERM, or Ctrl-C
         assert p.wait(timeout=20) == 0
         assert "stopped" in p.stderr.read()
     finally:
@@ -125,4 +128,4 @@ def test_sim_up_bad_scenario_is_a_usage_error(cli, tmp_path):
     r = cli(["sim", "up", "--scenario", "nope", "--port", "0"])
     assert r.exit_code == 2 and "no bundled scenario named 'nope'" in r.stderr
     r = cli(["sim", "scenarios", "-o", "json"])
-    assert {"demo", "rooms"} <= {x["scenario"] for x in r.json}
+    assert {"demo", "rooms", "large"} <= {x["scenario"] for x in r.json}
