@@ -365,14 +365,25 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
         else:
             fail(o.item, "GET_TOPIC_STATS_INFO", o.error)
 
-    # QUERY_CONSUMER_OFFSET per queue (setZeroIfNotFound=false): GET_CONSUME_STATS would show a
-    # missing offset as 0, which hides "this group never consumed here"
+    # committed offsets: GET_CONSUME_STATS per broker, then QUERY_CONSUMER_OFFSET
+    # (setZeroIfNotFound=false) for the queues it shows as 0 or not at all -- the broker
+    # reports a missing offset as 0 (AdminBrokerProcessor.getConsumeStats), which would hide
+    # "this group never consumed here"
+    async def read_stats(name: str) -> dict[MessageQueue, Any]:
+        return (await admin.consume_stats(group, bplans[name].addr or "", topic)).offsets
+
+    committed: dict[MessageQueue, int | None] = {}
+    for cs in await fan_out([n for n in involved if up(n)], read_stats,
+                            concurrency=admin.concurrency):
+        if cs.ok and cs.value is not None:
+            committed.update({mq: w.consumer_offset for mq, w in cs.value.items()
+                              if w.consumer_offset > 0})
+
     async def current(mq: MessageQueue) -> int | None:
         return await admin.query_offset(group, mq, bplans[mq.broker_name].addr or "")
 
-    committed: dict[MessageQueue, int | None] = {}
-    for co in await fan_out([m for m in mqs if up(m.broker_name)], current,
-                            concurrency=admin.concurrency):
+    for co in await fan_out([m for m in mqs if up(m.broker_name) and m not in committed],
+                            current, concurrency=admin.concurrency):
         if co.ok:
             committed[co.item] = co.value
         else:

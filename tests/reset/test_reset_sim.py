@@ -154,6 +154,12 @@ def test_queue_zero_to_offset_zero_and_clamping(cli, sim):
         == 0
     (x,) = writes(sim)
     assert (x.ext_fields["queueId"], x.ext_fields["offset"]) == ("0", "0")
+    # a committed 0 is an offset, not "none": the same command again has nothing to do
+    sim.clear_request_log()
+    r = run(cli, sim, "offsets", "reset", "-g", "GID_REPLAY", "-t", "TopicPay", "--to-offset",
+            "0", "--queues", "broker-a:0", "--execute", "-o", "json")
+    assert r.exit_code == 0 and r.json["queues"][0]["current"] == 0
+    assert r.json["summary"] == {"already": 1} and writes(sim) == []
     r = run(cli, sim, "offsets", "reset", "-g", "GID_REPLAY", "-t", "TopicPay", "--to-offset",
             "999999999", "--queues", "broker-b:1-2", "-o", "json")
     d = r.json
