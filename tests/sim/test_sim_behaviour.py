@@ -404,8 +404,30 @@ def test_documented_example_scenario_loads():
     assert [b.name for b in sc.brokers] == ["broker-a", "hz@broker-b"]
     assert not sc.brokers[1].server_side_reset and sc.brokers[0].slave
     pay = sc.groups[0]
-    assert [c.behaviour for c in pay.consumers] == ["healthy", "slow", "healthy", "healthy"]
+    assert [c.behaviour for c in pay.consumers] == ["healthy", "slow", "hang", "healthy"]
     assert pay.consumers[1].crash_at_s == 600 and pay.consumers[3].join_at_s == 1800
+    assert pay.consumers[1].behaviour_at_s == 60 and pay.consumers[2].hang_at_s == 300
+    topic = sc.topic("TopicPay")
+    assert topic.queue_spec("broker-a", 0).rate == 0.5  # type: ignore[union-attr]
+    assert topic.queue_spec("hz@broker-b", 0) is None
+    assert topic.queue_spec("hz@broker-b", 1).min_offset == 5000  # type: ignore[union-attr]
+    assert topic.queue_spec("hz@broker-b", 2).store_times_ms == (  # type: ignore[union-attr]
+        -600_000, -600_000, -600_000, -300_000, 0, 30_000)
+    assert sc.start_ms == 1_717_200_000_000
+    # ... and it runs (manual clock, no log files in the working directory)
+    from mqctl.sim import SimThread
+
+    with SimThread(load_scenario(sc, log_dir=None), clock="manual") as sim:
+        b = sim.cluster.brokers["hz@broker-b"]
+        assert sim.clock.now_ms() == sc.start_ms and b.max_offset("TopicPay", 2) == 5
+        sim.advance(30)
+        assert b.max_offset("TopicPay", 2) == 6 and b.min_offset("TopicPay", 1) == 5000
+        sim.advance(1)  # then the topic's rate (5/s) goes on after the last explicit message
+        assert b.max_offset("TopicPay", 2) == 11
+        a = sim.cluster.brokers["broker-a"]
+        assert a.max_offset("TopicPay", 0) == 3600  # 0.5/s x 2 h of history, quiet until 2m
+        sim.advance(60 + 29 + 10)
+        assert a.max_offset("TopicPay", 0) == 3605
     assert pay.consumers[3].version == 409 and pay.consumers[3].heartbeat_brokers == (
         "broker-a",)
     assert sc.topic("TopicPay").rate_changes[0].at_s == 4800

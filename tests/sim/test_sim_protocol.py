@@ -260,3 +260,50 @@ def test_broker_error_surfaces_in_client(sim):
                            {"topic": "Nope"})
     with pytest.raises(BrokerError, match="TOPIC_NOT_EXIST"):
         asyncio.run(go())
+
+
+def test_binary_header_request_gets_a_binary_header_answer(sim):
+    """4.9.4+ brokers answer in the request's serialize type (ROCKETMQ binary here)."""
+    from mqctl.remoting.frame import SerializeType, decode, encode
+
+    host, port = sim.cluster.broker_addr("broker-a").split(":")
+    req = RemotingCommand.request(C.GET_MAX_OFFSET, {"topic": "TopicPay", "queueId": "1"}
+                                  ).with_(opaque=77, serialize_type=SerializeType.ROCKETMQ)
+
+    async def go() -> bytes:
+        r, w = await asyncio.open_connection(host, int(port))
+        w.write(encode(req))
+        await w.drain()
+        head = await asyncio.wait_for(r.readexactly(8), 5)
+        rest = await asyncio.wait_for(r.readexactly(int.from_bytes(head[:4], "big") - 4), 5)
+        w.close()
+        return head + rest
+    raw = asyncio.run(go())
+    assert raw[4] == 1  # serialize type byte of headerInfo
+    resp = decode(raw)
+    assert (resp.opaque, resp.code, resp.serialize_type) == (77, 0, SerializeType.ROCKETMQ)
+    assert int(resp.ext("offset")) == sim.call(
+        lambda c: c.max_offset(MQ("TopicPay", "broker-a", 1)))
+
+
+@pytest.mark.parametrize("frame", [
+    b"\x00\x00\x00\x08\x00\x00\x00\x04{]}x",                     # broken JSON header
+    b"\x00\x00\x00\x08\x09\x00\x00\x04abcd",                     # unknown serialize type 9
+    b"\x00\x00\x00\x08\x00\x00\x00\x09abcd",                     # header longer than the frame
+    b"\x00\x00\x00\x08\x01\x00\x00\x04\x00\x01\x00\x00",         # truncated binary header
+    b"\x7f\xff\xff\xff" + b"\x00" * 8,                          # over the 16 MiB frame limit
+    b"\x00\x00\x00\x02\x00\x00",                                 # length below 4
+])
+def test_bad_frames_close_the_connection_and_the_server_survives(sim, frame):
+    host, port = sim.cluster.broker_addr("broker-b").split(":")
+
+    async def go() -> bytes:
+        r, w = await asyncio.open_connection(host, int(port))
+        w.write(frame)
+        await w.drain()
+        data = await asyncio.wait_for(r.read(100), 5)
+        w.close()
+        return data
+    assert asyncio.run(go()) == b""  # closed without an answer, as NettyDecoder does
+    ok = call(sim, "broker-b", C.GET_MAX_OFFSET, {"topic": "TopicPay", "queueId": 0})
+    assert ok.code == 0
