@@ -228,6 +228,6 @@ def _read_rollback(path: str, namesrv: str | None) -> tuple[str, str, Target, li
                      f"uses {namesrv}")
     created = doc.get("created")
     if isinstance(created, str) and created:
-        notes.append(f"restoring the offsets saved at {created} "
-                     f"({doc.get('reason') or 'reset'})")
-    return group, topic, Target("plan", text=path, plan=plan), notes
+        notes.append(f"restores the offsets saved at {created}, before the reset "
+                     f"'{doc.get('reason') or '?'}'")
+    return group, topic, Target("rollback", text=path, plan=plan), notes

@@ -46,7 +46,7 @@ class Path_(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    kind: str  # time | earliest | latest | offset | shift | plan
+    kind: str  # time | earliest | latest | offset | shift | plan | rollback
     value: int = 0  # epoch ms, offset or shift
     text: str = ""
     plan: dict[MessageQueue, int] = field(default_factory=dict)
@@ -61,7 +61,14 @@ class Target:
             return f"to offset {self.value}"
         if self.kind == "shift":
             return f"shift by {self.value:+d}"
+        if self.kind == "rollback":
+            return f"from rollback file {self.text}"
         return f"from plan {self.text}"
+
+    @property
+    def per_queue(self) -> bool:
+        """An explicit offset per queue (an edited plan or a rollback file)."""
+        return self.kind in ("plan", "rollback")
 
     @property
     def by_time(self) -> bool:
@@ -311,11 +318,12 @@ async def broker_path(admin: Admin, b: BrokerData) -> BrokerPlan:
 def _scope_queues(route: TopicRoute, topic: str, target: Target,
                   scope: set[tuple[str, int]] | None) -> list[MessageQueue]:
     mqs = route.subscribe_queues()
-    if target.kind == "plan":
+    if target.per_queue:
         have = set(mqs)
         unknown = [mq for mq in target.plan if mq not in have]
         if unknown:
-            raise UsageError(f"plan file names queues the route of {topic} does not have: "
+            raise UsageError(f"{'plan' if target.kind == 'plan' else 'rollback'} file names "
+                             f"queues the route of {topic} does not have: "
                              + ", ".join(m.short for m in sorted(unknown)[:5]),
                              hint=f"see `mqctl route {topic}` for its brokers and queues")
         mqs = sorted(target.plan)
@@ -323,7 +331,7 @@ def _scope_queues(route: TopicRoute, topic: str, target: Target,
         missing = sorted(scope - {(m.broker_name, m.queue_id) for m in mqs})
         if missing:
             raise UsageError("--queues names queues the "
-                             + ("plan file" if target.kind == "plan" else "topic")
+                             + ("plan file" if target.per_queue else "topic")
                              + " does not have: " + ", ".join(f"{b}:{q}" for b, q in missing[:5]),
                              hint=f"see `mqctl route {topic}` for its brokers and queues")
         mqs = [m for m in mqs if (m.broker_name, m.queue_id) in scope]
@@ -489,8 +497,8 @@ def preflight(plan: Plan, *, force: bool, scoped: bool) -> None:
         # legacy broker: what can take effect?
         if st.known and not st.online:
             b.path = Path_.LEGACY_UPDATE
-            b.path_source += ("; group offline: UPDATE_CONSUMER_OFFSET per queue (the legacy "
-                              "INVOKE_BROKER_TO_RESET_OFFSET needs online consumers)")
+            b.path_source += ("; group offline: UPDATE_CONSUMER_OFFSET per queue, since the "
+                              "legacy INVOKE_BROKER_TO_RESET_OFFSET needs online consumers")
             continue
         if not st.online:
             continue  # unknown state: already refused
