@@ -36,6 +36,7 @@ T = TypeVar("T")
 C = RequestCode
 R = ResponseCode
 FAQ = "\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details."
+NAMESRV_BROKER_EXPIRED_MS = 120_000
 
 
 class FaultController:
@@ -67,6 +68,8 @@ class FaultController:
 
     def broker_down(self, broker: str) -> None:
         self.cluster.down.add(broker)
+        if "#" not in broker:
+            self.cluster.down_since.setdefault(broker, self.cluster.clock.now_ms())
         srv = self._server(broker)
         self.cluster.loop_task(srv.stop())
 
@@ -74,6 +77,7 @@ class FaultController:
         if broker not in self.cluster.down:
             return
         self.cluster.down.discard(broker)
+        self.cluster.down_since.pop(broker, None)  # registers with the name server at start
         b = self.cluster.brokers.get(broker.split("#")[0])
         if b is not None and "#" not in broker:
             # a restarted broker keeps flushed offsets; locks, members and resets are memory
@@ -109,6 +113,7 @@ class SimCluster:
         self.servers: dict[str, SimServer] = {}
         self.consumers_list: list[SimConsumer] = []
         self.down: set[str] = set()
+        self.down_since: dict[str, int] = {}  # master broker name -> when it went down
         self.faults = FaultController(self)
         self.topic_hosts: dict[str, list[str]] = {}
         self._mq_cache: dict[str, tuple[MessageQueue, ...]] = {}
@@ -130,11 +135,28 @@ class SimCluster:
     def broker_up(self, name: str) -> bool:
         return name not in self.down
 
+    def expired_brokers(self) -> set[str]:
+        """Masters the name server has dropped: down for more than 120 s
+        (``RouteInfoManager.scanNotActiveBroker``, brokerChannelExpiredTime). Until then a
+        down broker stays in the routes (unreachable), as after a crash or partition."""
+        if not self.down_since:
+            return set()
+        now = self.clock.now_ms()
+        return {b for b, t in self.down_since.items() if now - t > NAMESRV_BROKER_EXPIRED_MS}
+
     def topic_brokers(self, topic: str) -> list[str]:
-        return list(self.topic_hosts.get(topic, []))
+        hosts = self.topic_hosts.get(topic, [])
+        gone = self.expired_brokers()
+        return [b for b in hosts if b not in gone] if gone else list(hosts)
 
     def subscribe_queues(self, topic: str) -> list[MessageQueue]:
         """Readable queues of the topic's route, sorted (what a client's mqAll is)."""
+        gone = self.expired_brokers()
+        if gone:
+            return [mq for mq in self.subscribe_queues_all(topic) if mq.broker_name not in gone]
+        return self.subscribe_queues_all(topic)
+
+    def subscribe_queues_all(self, topic: str) -> list[MessageQueue]:
         cached = self._mq_cache.get(topic)
         if cached is not None:
             return list(cached)
@@ -360,13 +382,18 @@ class SimCluster:
 
     # ------------------------------------------------------------------ name server
 
+    def live_brokers(self) -> list[str]:
+        """Brokers registered with the name server (not expired)."""
+        gone = self.expired_brokers()
+        return sorted(b for b in self.brokers if b not in gone)
+
     def route_body(self, topic: str) -> dict[str, Any] | None:
-        names = self.topic_hosts.get(topic)
+        names = self.topic_brokers(topic) if topic in self.topic_hosts else None
         queue_datas = []
-        if names is None:
+        if not names:
             if topic == self.scenario.cluster:  # cluster and broker names are routes too
-                names = sorted(self.brokers)
-            elif topic in self.brokers:
+                names = self.live_brokers()
+            elif topic in self.live_brokers():
                 names = [topic]
             else:
                 return None
@@ -406,8 +433,9 @@ class SimCluster:
                 text = fastjson.dumps_fastjson(body)
             return cmd.response(R.SUCCESS, None, None, text.encode("utf-8"))
         if cmd.code == C.GET_BROKER_CLUSTER_INFO:
-            body = {"brokerAddrTable": {n: self._broker_data(n) for n in sorted(self.brokers)},
-                    "clusterAddrTable": {self.scenario.cluster: sorted(self.brokers)}}
+            live = self.live_brokers()
+            body = {"brokerAddrTable": {n: self._broker_data(n) for n in live},
+                    "clusterAddrTable": {self.scenario.cluster: live}}
             return cmd.response(R.SUCCESS, None, None,
                                 fastjson.dumps_fastjson(body).encode("utf-8"))
         if cmd.code == C.GET_ALL_TOPIC_LIST_FROM_NAMESERVER:

@@ -135,7 +135,7 @@ class SimServer:
 
     @property
     def addr(self) -> str:
-        return f"{self.host}:{self.port}"
+        return f"{self.host}:{self.port}"  # the port is known once started
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._serve, self.host, self.port,
@@ -197,7 +197,7 @@ class SimServer:
         latency fault continues in a task, so one connection can have many requests in
         flight, as Netty's processor executors allow."""
         self.request_log.append(RequestRecord(
-            self.now(), self.name, self.addr, cmd.code, dict(cmd.ext_fields or {}) or None,
+            self.now(), self.name, self.addr, cmd.code, cmd.ext_fields or None,
             cmd.body, conn.remote, cmd.language, cmd.version))
         f = self.faults
         if f.drop_next > 0:
@@ -237,10 +237,10 @@ class SimServer:
             resp = self.handler(cmd, conn)
         except Exception as exc:
             resp = self._processor_error(cmd, exc)
-        if inspect.isawaitable(resp):
-            self._spawn(self._finish(cmd, conn, resp))
-        elif resp is not None:
+        if type(resp) is RemotingCommand:
             self._reply(conn, cmd, resp)
+        elif inspect.isawaitable(resp):
+            self._spawn(self._finish(cmd, conn, resp))
 
     async def _finish(self, cmd: RemotingCommand, conn: ServerConn,
                       pending: Awaitable[RemotingCommand | None]) -> None:

@@ -335,3 +335,28 @@ def test_scheduled_behaviours_and_faults(sim_factory):
     assert s.call(lambda c: c.broker_up("broker-b")) is True
     assert mq in s.call(lambda c: set(c.consumer("10.2.0.2@2").pqs) |
                         set(c.consumer("10.2.0.3@3").pqs))
+
+
+def test_name_server_drops_a_broker_down_for_two_minutes(sim):
+    queues = sim.call(lambda c: c.subscribe_queues("TopicPay"))
+    sim.call(lambda c: c.faults.broker_down("broker-b"))
+    sim.advance(100)  # still registered (unreachable): routes keep it
+    route = body(call(sim, "namesrv", C.GET_ROUTEINFO_BY_TOPIC, {"topic": "TopicPay"}))
+    assert [b["brokerName"] for b in route["brokerDatas"]] == ["broker-a", "broker-b"]
+    sim.advance(25)  # > 120 s: scanNotActiveBroker removed it
+    route = body(call(sim, "namesrv", C.GET_ROUTEINFO_BY_TOPIC, {"topic": "TopicPay"}))
+    assert [b["brokerName"] for b in route["brokerDatas"]] == ["broker-a"]
+    info = body(call(sim, "namesrv", C.GET_BROKER_CLUSTER_INFO))
+    assert info["clusterAddrTable"] == {"DefaultCluster": ["broker-a"]}
+    sim.advance(21)  # the clients' next rebalance: only broker-a's queues, split over 3
+    owned = sim.call(lambda c: {cid: {m for m in c.consumer(cid).pqs if m.topic == "TopicPay"}
+                                for cid in ("10.0.1.11@4101#demo01", "10.0.1.12@4102#demo02",
+                                            "10.0.1.13@4103#demo03")})
+    a_queues = [q for q in queues if q.broker_name == "broker-a"]
+    assert set().union(*owned.values()) == set(a_queues)
+    assert sorted(len(v) for v in owned.values()) == [1, 1, 2]
+    sim.call(lambda c: c.faults.broker_up("broker-b"))
+    import time
+    time.sleep(0.2)
+    route = body(call(sim, "namesrv", C.GET_ROUTEINFO_BY_TOPIC, {"topic": "TopicPay"}))
+    assert len(route["brokerDatas"]) == 2
