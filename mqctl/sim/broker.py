@@ -361,9 +361,10 @@ class SimBroker:
         info = self.group_info.get(group)
         if info is not None and info.message_model == "BROADCASTING":
             return
+        addr = self.cluster.servers[self.name].addr if self.name in self.cluster.servers else ""
         for ch in self.members(group):
             if ch.consumer is not None:
-                ch.consumer.notify_ids_changed()
+                ch.consumer.notify_ids_changed(addr)
             elif ch.conn is not None:
                 ch.conn.oneway(RemotingCommand.request(
                     C.NOTIFY_CONSUMER_IDS_CHANGED, {"consumerGroup": group}, language="JAVA"))

@@ -84,6 +84,7 @@ class SimConsumer:
         self.strategy = spec.strategy or group.strategy
         self._tps_window: list[tuple[int, int]] = []
         self._wakeup_pending = False
+        self._notified_by = ""
         self.sub_versions: dict[str, int] = {}  # topic -> SubscriptionData.subVersion
 
     # --------------------------------------------------------------- lifecycle
@@ -121,7 +122,7 @@ class SimConsumer:
 
     def _log(self, kind: str, msg: str, level: str = "INFO") -> None:
         if self.log is not None:
-            self.log.write(self.now(), kind, msg, level)
+            self.log.write(self.now(), kind, msg, level, self.group.name)
 
     def start(self) -> None:
         if self.state == "running":
@@ -230,18 +231,19 @@ class SimConsumer:
                 self.group.consume_type, self.group.model, self.group.consume_from, subs,
                 self.now(), consumer=self))
 
-    def notify_ids_changed(self) -> None:
+    def notify_ids_changed(self, broker_addr: str = "") -> None:
         """The broker's NOTIFY_CONSUMER_IDS_CHANGED: one immediate rebalance, however many
         brokers notify at the same instant (RebalanceService.wakeup coalesces them too)."""
         if self._wakeup_pending:
             return
         self._wakeup_pending = True
+        self._notified_by = broker_addr
         self.cluster.scheduler.call_later(0, self.on_ids_changed)
 
     def on_ids_changed(self) -> None:
         self._wakeup_pending = False
         if self.alive:
-            self._log("notify", f"receive broker's notification[{self.cluster.namesrv_addr}], "
+            self._log("notify", f"receive broker's notification[{self._notified_by}], "
                       f"the consumer group: {self.group.name} changed, rebalance immediately")
             self.rebalance()
 
@@ -261,8 +263,8 @@ class SimConsumer:
         mq_all = self.cluster.subscribe_queues(topic)
         if not mq_all:
             if not topic.startswith(RETRY_PREFIX):
-                self._log("rebalance", f"doRebalance, {self.group.name}, but the topic[{topic}] "
-                          "not exist.", "WARN")
+                self._log("topic_missing", f"doRebalance, {self.group.name}, but the "
+                          f"topic[{topic}] not exist.", "WARN")
             return
         if self.group.model == "BROADCASTING" or self.pop:
             # broadcasting: every queue; pop (5.x): the broker hands out messages of every
@@ -275,11 +277,11 @@ class SimConsumer:
             b = self.cluster.brokers[self.rng.choice(sorted(route_brokers))]
             cid_all = sorted(b.consumer_ids(self.group.name), key=java_string_key)
             if not cid_all:
-                self._log("rebalance", f"doRebalance, {self.group.name} {topic}, get consumer "
+                self._log("no_cids", f"doRebalance, {self.group.name} {topic}, get consumer "
                           "id list failed", "WARN")
                 return
             if self.client_id not in cid_all:
-                self._log("rebalance", f"[BUG] ConsumerGroup: {self.group.name} The consumerId: "
+                self._log("not_in_cids", f"[BUG] ConsumerGroup: {self.group.name} The consumerId: "
                           f"{self.client_id} not in cidAll: {cid_all}", "INFO")
                 result = set()
             else:
@@ -287,7 +289,7 @@ class SimConsumer:
                     result = set(allocate_group(self.strategy, mq_all, cid_all).get(
                         self.client_id, []))
                 except Exception as exc:  # the Java client logs and keeps its assignment
-                    self._log("rebalance", f"allocate message queue exception. strategy name: "
+                    self._log("alloc_error", f"allocate message queue exception. strategy name: "
                               f"{self.strategy}, ex: {exc}", "ERROR")
                     return
         if self._update(topic, result):
@@ -300,7 +302,7 @@ class SimConsumer:
                       + ", ".join(mq_text(m.topic, m.broker_name, m.queue_id)
                                   for m in sorted(result)) + "]")
             if self.group.model == "BROADCASTING":
-                self._log("changed", f"messageQueueChanged {self.group.name} {topic} ["
+                self._log("broadcast", f"messageQueueChanged {self.group.name} {topic} ["
                           + ", ".join(mq_text(m.topic, m.broker_name, m.queue_id)
                                       for m in mq_all) + "] [" + ", ".join(
                               mq_text(m.topic, m.broker_name, m.queue_id)
@@ -327,11 +329,14 @@ class SimConsumer:
             if b is not None and self.cluster.broker_up(mq.broker_name):
                 if self.group.model == "CLUSTERING":
                     b.commit(g, mq.topic, mq.queue_id, pq.position)
-                if self.orderly:
+                if self.orderly:  # removeUnnecessaryMessageQueue -> unlock(mq, oneway=true)
+                    text = mq_text(mq.topic, mq.broker_name, mq.queue_id)
+                    self._log("unlock", f"unlock messageQueue. group:{g}, clientId:"
+                              f"{self.client_id}, mq:{text}", "WARN")
                     b.unlock_batch(g, [mq], self.client_id)
             del self.pqs[mq]
             changed = True
-            self._log("rebalance", f"doRebalance, {g}, remove unnecessary mq, "
+            self._log("remove", f"doRebalance, {g}, remove unnecessary mq, "
                       f"{mq_text(mq.topic, mq.broker_name, mq.queue_id)}")
         for mq in sorted(result):
             if mq in self.pqs:
@@ -344,7 +349,7 @@ class SimConsumer:
                 ok = mq in b.try_lock_batch(g, [mq], self.client_id)
                 self._log("lock", f"message queue lock {'OK' if ok else 'Failed'}, {g} {text}")
                 if not ok:
-                    self._log("rebalance", f"doRebalance, {g}, add a new mq failed, {text}, "
+                    self._log("add_failed", f"doRebalance, {g}, add a new mq failed, {text}, "
                               "because lock failed", "WARN")
                     continue
             offset = self._compute_pull_from_where(b, mq)
@@ -352,7 +357,7 @@ class SimConsumer:
             self.pqs[mq] = PQ(position=offset, locked=self.orderly,
                               last_lock_ts=now if self.orderly else 0, last_pull_ts=now)
             changed = True
-            self._log("rebalance", f"doRebalance, {g}, add a new mq, {text}")
+            self._log("add", f"doRebalance, {g}, add a new mq, {text}")
         return changed
 
     def _compute_pull_from_where(self, b: SimBroker, mq: MessageQueue) -> int:
@@ -391,12 +396,12 @@ class SimConsumer:
                 text = mq_text(mq.topic, mq.broker_name, mq.queue_id)
                 if mq in ok:
                     if not pq.locked:
-                        self._log("lock", f"the message queue locked OK, Group: "
+                        self._log("lockall_ok", f"the message queue locked OK, Group: "
                                   f"{self.group.name} {text}")
                     pq.locked, pq.last_lock_ts = True, now
                 else:
                     pq.locked = False
-                    self._log("lock", f"the message queue locked Failed, Group: "
+                    self._log("lockall_failed", f"the message queue locked Failed, Group: "
                               f"{self.group.name} {text}", "WARN")
 
     # --------------------------------------------------------------- consumption

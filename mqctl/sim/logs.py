@@ -18,19 +18,34 @@ from typing import IO
 
 GMT8 = timezone(timedelta(hours=8))
 
-LOGGERS = {
-    "rebalance": ("RebalanceService", "o.a.r.c.i.c.RebalanceImpl",
-                  "updateProcessQueueTableInRebalance", 485),
-    "changed": ("RebalanceService", "o.a.r.c.i.c.RebalanceImpl", "rebalanceByTopic", 330),
-    "lock": ("MQClientFactoryScheduledThread", "o.a.r.c.i.c.RebalanceImpl", "lockAll", 217),
-    "notify": ("NettyClientPublicExecutor_1", "o.a.r.c.i.ClientRemotingProcessor",
-               "notifyConsumerIdsChanged", 156),
-    "persist": ("MQClientFactoryScheduledThread", "o.a.r.c.c.s.RemoteBrokerOffsetStore",
-                "persistAll", 132),
-    "reset": ("NettyClientPublicExecutor_1", "o.a.r.c.i.ClientRemotingProcessor", "resetOffset",
-              212),
+# where each simulated line comes from in a 5.3 Java client: (thread, logger as %logger{12}
+# abbreviates it, method, line) -- line numbers of apache/rocketmq develop (5.3.4-SNAPSHOT):
+# RebalanceImpl, RebalancePushImpl, ClientRemotingProcessor, RemoteBrokerOffsetStore,
+# AbstractAllocateMessageQueueStrategy. "{group}" in a thread name is the consumer group.
+_RI = "o.a.r.c.i.c.RebalanceImpl"
+LOGGERS: dict[str, tuple[str, str, str, int]] = {
+    "topic_missing": ("RebalanceService", _RI, "rebalanceByTopic", 293),
+    "no_cids": ("RebalanceService", _RI, "rebalanceByTopic", 298),
+    "alloc_error": ("RebalanceService", _RI, "rebalanceByTopic", 318),
+    "changed": ("RebalanceService", _RI, "rebalanceByTopic", 330),
+    "broadcast": ("RebalanceService", _RI, "rebalanceByTopic", 277),
+    "remove": ("RebalanceService", _RI, "updateProcessQueueTableInRebalance", 461),
+    "add_failed": ("RebalanceService", _RI, "updateProcessQueueTableInRebalance", 471),
+    "add": ("RebalanceService", _RI, "updateProcessQueueTableInRebalance", 485),
+    "lock": ("RebalanceService", _RI, "lock", 172),
+    "unlock": ("RebalanceService", _RI, "unlock", 83),
+    "lockall_ok": ("ConsumeMessageScheduledThread_{group}_1", _RI, "lockAll", 211),
+    "lockall_failed": ("ConsumeMessageScheduledThread_{group}_1", _RI, "lockAll", 217),
+    "not_in_cids": ("RebalanceService", "o.a.r.c.c.r.AbstractAllocateMessageQueueStrategy",
+                    "check", 45),
     "mqchanged": ("RebalanceService", "o.a.r.c.i.c.RebalancePushImpl", "messageQueueChanged",
-                  68),
+                  62),
+    "notify": ("NettyClientPublicExecutor_1", "o.a.r.c.i.ClientRemotingProcessor",
+               "notifyConsumerIdsChanged", 139),
+    "reset": ("NettyClientPublicExecutor_1", "o.a.r.c.i.ClientRemotingProcessor", "resetOffset",
+              153),
+    "persist": ("MQClientFactoryScheduledThread", "o.a.r.c.c.s.RemoteBrokerOffsetStore",
+                "persistAll", 135),
 }
 
 
@@ -48,12 +63,14 @@ class ClientLog:
         self.pid = pid
         self._fh: IO[str] | None = open(self.path, "a", encoding="utf-8", newline="")  # noqa: SIM115
 
-    def write(self, ts_ms: int, kind: str, message: str, level: str = "INFO") -> None:
+    def write(self, ts_ms: int, kind: str, message: str, level: str = "INFO",
+              group: str = "") -> None:
         if self._fh is None:
             return
         if self.v5:
             dt = datetime.fromtimestamp(ts_ms / 1000, GMT8)
             thread, logger, method, line = LOGGERS[kind]
+            thread = thread.replace("{group}", group)
             stamp = dt.strftime("%Y-%m-%d %H:%M:%S.") + f"{ts_ms % 1000:03d}"
             self._fh.write(f"{stamp} {level:<5} [{self.pid}] [{thread}] [{logger}#{method}:{line}]"
                            f" - {message}\n")
