@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from mqctl import timeparse
 from mqctl.sim import SimThread
 from mqctl.timeparse import set_clock
 
@@ -36,18 +37,26 @@ def start_sim(scenario: Any = "demo", **kw: Any) -> SimThread:
     return s
 
 
+def _current_clock() -> Callable[[], int] | None:
+    """The clock mqctl reads now (to put it back afterwards); None = the wall clock."""
+    fn = getattr(timeparse, "_clock", None)
+    return None if fn is getattr(timeparse, "_wall_clock_ms", None) else fn
+
+
 @pytest.fixture
 def sim() -> Iterator[SimThread]:
+    before = _current_clock()
     s = start_sim("demo")
     try:
         yield s
     finally:
-        set_clock(None)
+        set_clock(before)
         s.__exit__(None, None, None)
 
 
 @pytest.fixture
 def sim_factory() -> Iterator[Callable[..., SimThread]]:
+    before = _current_clock()
     started: list[SimThread] = []
 
     def make(scenario: Any = "demo", **kw: Any) -> SimThread:
@@ -58,6 +67,6 @@ def sim_factory() -> Iterator[Callable[..., SimThread]]:
     try:
         yield make
     finally:
-        set_clock(None)
+        set_clock(before)
         for s in started:
             s.__exit__(None, None, None)

@@ -171,8 +171,19 @@ class SimConsumer:
         self._stop_timers()
 
     def resume(self) -> None:
+        """A hung process wakes up: heartbeats (re-registering if the broker expired it),
+        rebalances and renews its locks again."""
         if self.state == "hung":
             self.state = "pending"
+            self.start()
+
+    def join(self) -> None:
+        """Start the consumer now (a new process after a crash or a leave: empty process-queue
+        table, offsets read from the broker)."""
+        if self.state in ("crashed", "stopped"):
+            self.pqs.clear()
+            self.state = "pending"
+        if self.state == "pending":
             self.start()
 
     def leave(self) -> None:

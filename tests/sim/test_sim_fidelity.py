@@ -360,3 +360,27 @@ def test_name_server_drops_a_broker_down_for_two_minutes(sim):
     time.sleep(0.2)
     route = body(call(sim, "namesrv", C.GET_ROUTEINFO_BY_TOPIC, {"topic": "TopicPay"}))
     assert len(route["brokerDatas"]) == 2
+
+
+def test_fixture_installs_the_simulated_clock(sim):
+    from mqctl.timeparse import now_ms
+
+    assert now_ms() == sim.clock.now_ms()
+    sim.advance(90)
+    assert now_ms() == sim.clock.start_ms + 90_000
+
+
+def test_crashed_consumer_joins_again_and_gets_its_share(sim):
+    cid = "10.0.1.12@4102#demo02"
+    sim.advance(5)
+    sim.call(lambda c: c.consumer(cid).crash())
+    assert cid not in sim.call(lambda c: c.brokers["broker-a"].consumer_ids("GID_PAY"))
+    sim.call(lambda c: c.consumer(cid).join())
+    sim.advance(1)
+    ids = sorted(sim.call(lambda c: c.brokers["broker-a"].consumer_ids("GID_PAY")))
+    assert cid in ids
+    from mqctl.allocate import allocate_group
+
+    queues = sim.call(lambda c: c.subscribe_queues("TopicPay"))
+    want = set(allocate_group("AVG", queues, ids)[cid])
+    assert sim.call(lambda c: {m for m in c.consumer(cid).pqs if m.topic == "TopicPay"}) == want
