@@ -55,30 +55,61 @@ class ServerFaults:
     errors: list[ErrorRule] = field(default_factory=list)
 
 
-class ServerConn:
-    """One accepted connection; can also send requests to the peer (server -> client)."""
+class ServerConn(asyncio.Protocol):
+    """One accepted connection (an asyncio protocol: bytes in, frames out, no per-read task);
+    it can also send requests to the peer (server -> client)."""
 
     _ids = itertools.count(1)
 
-    def __init__(self, server: SimServer, reader: asyncio.StreamReader,
-                 writer: asyncio.StreamWriter):
+    def __init__(self, server: SimServer):
         self.id = next(self._ids)
         self.server = server
-        self.reader = reader
-        self.writer = writer
-        peer = writer.get_extra_info("peername") or ("?", 0)
-        self.remote = f"{peer[0]}:{peer[1]}"
+        self.transport: asyncio.Transport | None = None
+        self.remote = "?:0"
+        self.frames = FrameReader()
         self.pending: dict[int, asyncio.Future[RemotingCommand]] = {}
         self.opaque = itertools.count(1_000_000)
         self.closed = False
         self.on_close: list[Callable[[ServerConn], None]] = []
         self.watched_by: set[str] = set()
 
-    def send(self, cmd: RemotingCommand) -> None:
+    # ------------------------------------------------------------ asyncio.Protocol
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        peer = transport.get_extra_info("peername") or ("?", 0)
+        self.remote = f"{peer[0]}:{peer[1]}"
+        self.server.conns.add(self)
+
+    def data_received(self, data: bytes) -> None:
         if self.closed:
             return
         try:
-            self.writer.write(encode(cmd))
+            cmds = self.frames.feed(data)
+        except ProtocolError:
+            self.close()  # NettyDecoder: an undecodable frame closes the channel, no answer
+            return
+        for cmd in cmds:
+            if cmd.is_response:
+                fut = self.pending.get(cmd.opaque)
+                if fut is not None and not fut.done():
+                    fut.set_result(cmd)
+                continue
+            self.server._dispatch(cmd, self)
+            if self.closed:
+                return
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ sending
+
+    def send(self, cmd: RemotingCommand) -> None:
+        if self.closed or self.transport is None:
+            return
+        try:
+            self.transport.write(encode(cmd))
         except (ConnectionError, RuntimeError, ProtocolError):
             self.close()
 
@@ -99,11 +130,13 @@ class ServerConn:
         if self.closed:
             return
         self.closed = True
+        self.server.conns.discard(self)
         for fut in self.pending.values():
             if not fut.done():
                 fut.set_exception(ConnectionError("closed"))
-        with contextlib.suppress(Exception):
-            self.writer.close()
+        if self.transport is not None:
+            with contextlib.suppress(Exception):
+                self.transport.close()
         for cb in self.on_close:
             with contextlib.suppress(Exception):
                 cb(self)
@@ -129,7 +162,7 @@ class SimServer:
         self.acl_accounts = acl_accounts
         self.faults = ServerFaults()
         self.conns: set[ServerConn] = set()
-        self._server: asyncio.base_events.Server | None = None
+        self._server: asyncio.AbstractServer | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self.down = False
 
@@ -138,8 +171,9 @@ class SimServer:
         return f"{self.host}:{self.port}"  # the port is known once started
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._serve, self.host, self.port,
-                                                  ssl=self.ssl_ctx, limit=1 << 20)
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(lambda: ServerConn(self), self.host, self.port,
+                                                ssl=self.ssl_ctx)
         self.port = self._server.sockets[0].getsockname()[1]
         self.down = False
 
@@ -161,35 +195,6 @@ class SimServer:
         for c in list(self.conns):
             c.close()
         return n
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        conn = ServerConn(self, reader, writer)
-        self.conns.add(conn)
-        frames = FrameReader()
-        try:
-            while not conn.closed:
-                try:
-                    data = await reader.read(65536)
-                except (ConnectionError, OSError, ssl.SSLError):
-                    break
-                if not data:
-                    break
-                try:
-                    cmds = frames.feed(data)
-                except ProtocolError:
-                    break  # NettyDecoder: undecodable frame -> close the channel
-                for cmd in cmds:
-                    if cmd.is_response:
-                        fut = conn.pending.get(cmd.opaque)
-                        if fut is not None and not fut.done():
-                            fut.set_result(cmd)
-                        continue
-                    self._dispatch(cmd, conn)
-                    if conn.closed:
-                        break
-        finally:
-            conn.close()
-            self.conns.discard(conn)
 
     def _dispatch(self, cmd: RemotingCommand, conn: ServerConn) -> None:
         """Record, apply faults, check ACL and run the handler. Handlers that answer at once
