@@ -21,6 +21,8 @@ Timing facts (apache/rocketmq):
 
 The client's ``lastLockTimestamp`` is therefore the best evidence of the broker's last renewal:
 the broker lease ends 60 s after it (client clock; the broker's own timestamp is invisible).
+A client that has left the group since it was last seen may have renewed every 20 s until it
+left, so its lease can end 60 s after any of those renewals (``Claim.lease_ends``).
 
 States of a queue and their precedence (the first rule that applies wins):
 
@@ -121,6 +123,7 @@ class Claim:
     observed_ts: int = 0       # when the client reported it
     member: bool = True        # the client is a member of the group now
     orderly: bool | None = True
+    gone_ts: int = 0           # remembered, not a member: when mqctl first found it gone
 
     def age(self, now: int) -> int | None:
         """Time since the last renewal the client reported (clamped at 0)."""
@@ -135,9 +138,29 @@ class Claim:
             return None
         return self.last_lock_ts + BROKER_LEASE_MS
 
-    def lease_runs(self, now: int) -> bool:
+    def lease_ends(self) -> tuple[int, ...]:
+        """Every moment the broker lease can end, given what is known.
+
+        60 s after the last renewal the client reported; for a client that has left the group
+        since (crashed or stopped) and was renewing on time when last seen, also 60 s after
+        each later renewal it may have made (``lockAll`` every 20 s) before mqctl found it gone
+        (it cannot renew after it left).
+        """
         end = self.lease_end
-        return end is not None and now <= end
+        if end is None:
+            return ()
+        if (self.live or self.member or self.gone_ts <= self.last_lock_ts
+                or self.observed_ts - self.last_lock_ts > RENEW_INTERVAL_MS + RENEW_SLACK_MS):
+            return (end,)
+        later = (self.gone_ts - self.last_lock_ts) // RENEW_INTERVAL_MS
+        return tuple(end + k * RENEW_INTERVAL_MS for k in range(later + 1))
+
+    def frees_at(self, now: int) -> int | None:
+        """The earliest lease end not yet past (None: the lease has lapsed)."""
+        return next((e for e in self.lease_ends() if now <= e), None)
+
+    def lease_runs(self, now: int) -> bool:
+        return self.frees_at(now) is not None
 
     def trusted(self, now: int) -> bool:
         """``locked && !isLockExpired()``: the client still consumes under this lock."""
@@ -163,16 +186,21 @@ class Claim:
 
     def to_dict(self, now: int) -> dict[str, Any]:
         end = self.lease_end
+        ends = self.lease_ends()
+        latest = ends[-1] if ends else None
         return {"client_id": self.client_id, "source": "live" if self.live else "unknown",
                 "member": self.member, "locked": self.locked,
                 "last_lock_ts": self.last_lock_ts or None,
                 "last_lock_time": format_ms(self.last_lock_ts) or None,
                 "lock_age_ms": self.age(now), "trusted": self.trusted(now),
                 "lease_end_ts": end, "lease_end_time": format_ms(end) or None,
+                "lease_end_latest_ts": latest,
+                "lease_end_latest_time": format_ms(latest) or None,
                 "lease_runs": self.lease_runs(now), "try_unlock_times": self.try_unlock_times,
                 "dropped": self.dropped, "orderly": self.orderly,
                 "observed_ts": self.observed_ts or None,
-                "observed_time": format_ms(self.observed_ts) or None}
+                "observed_time": format_ms(self.observed_ts) or None,
+                "gone_ts": self.gone_ts or None, "gone_time": format_ms(self.gone_ts) or None}
 
     @classmethod
     def of(cls, client_id: str, mq: MessageQueue, pq: ProcessQueueInfo, *, live: bool = True,
@@ -223,6 +251,8 @@ class QueueLock:
 
     @property
     def lease_end(self) -> int | None:
+        if self.frees_at is not None:
+            return self.frees_at
         c = self.subject
         return c.lease_end if c is not None else None
 
@@ -387,20 +417,29 @@ def classify_queue(mq: MessageQueue, claims: Sequence[Claim], predicted: Sequenc
     # 2. stale
     if blocking:
         c = _latest(blocking)
-        assert c.lease_end is not None
+        frees = c.frees_at(now)
+        assert frees is not None
+        ends = c.lease_ends()
         why = ("no longer a member: crashed or left" if not c.member
                else "does not answer: hung or overloaded")
         others = [p for p in predicted if p != c.client_id and p in answered]
         then = f"; then {', '.join(others)} can lock it" if others else ""
         cmd = (f"mqctl locks release --group {group or '<group>'} --queue {q} "
                f"--topic {mq.topic} --execute")
+        basis = f"its last reported renewal {format_ms(c.last_lock_ts)}"
+        if frees != ends[0]:
+            basis += (f", seen at {format_ms(c.observed_ts)}, and the renewals every "
+                      f"{RENEW_INTERVAL_MS // 1000} s it may have made before it left")
+        latest = ""
+        if frees != ends[-1]:
+            latest = (f"; {format_ms(ends[-1])} at the latest if it renewed again before it "
+                      f"left (gone at {format_ms(c.gone_ts)})")
         return make(LockState.STALE, c.client_id,
                     f"{c.client_id} {why}; its broker lease runs until "
-                    f"{format_ms(c.lease_end)} (estimated from its last reported renewal "
-                    f"{format_ms(c.last_lock_ts)})",
-                    f"{q} is blocked until {clock_text(c.lease_end)} because {c.client_id} "
+                    f"{format_ms(frees)} (estimated from {basis}){latest}",
+                    f"{q} is blocked until {clock_text(frees)} because {c.client_id} "
                     f"stopped renewing ({why}){then}; `{cmd}` frees it now",
-                    frees_at=c.lease_end)
+                    frees_at=frees)
     # 3-5. one claimer
     if active:
         c = active[0]
@@ -536,19 +575,24 @@ class StoredClient:
     observed_ts: int
     claims: tuple[Claim, ...]
     orderly: bool | None = True
+    gone_ts: int = 0           # when mqctl first found it no longer a member (0: a member)
 
     def to_json(self) -> dict[str, Any]:
-        return {"observedTs": self.observed_ts, "orderly": self.orderly,
-                "mqTable": [{**c.mq.to_dict(), "locked": c.locked,
-                             "lastLockTimestamp": c.last_lock_ts,
-                             "tryUnlockTimes": c.try_unlock_times, "droped": c.dropped}
-                            for c in self.claims]}
+        doc: dict[str, Any] = {"observedTs": self.observed_ts, "orderly": self.orderly}
+        if self.gone_ts:
+            doc["goneTs"] = self.gone_ts
+        doc["mqTable"] = [{**c.mq.to_dict(), "locked": c.locked,
+                           "lastLockTimestamp": c.last_lock_ts,
+                           "tryUnlockTimes": c.try_unlock_times, "droped": c.dropped}
+                          for c in self.claims]
+        return doc
 
     @classmethod
     def from_json(cls, cid: str, d: Any) -> StoredClient:
         if not isinstance(d, dict):
             raise ValueError(f"client {cid}: not an object")
         ts = int(d.get("observedTs") or 0)
+        gone = int(d.get("goneTs") or 0)
         orderly = d.get("orderly")
         claims = []
         for e in d.get("mqTable") or []:
@@ -558,14 +602,23 @@ class StoredClient:
                                 int(e.get("tryUnlockTimes") or 0), bool(e.get("droped")),
                                 live=False, observed_ts=ts,
                                 orderly=orderly if isinstance(orderly, bool) else None))
-        return cls(cid, ts, tuple(claims), orderly if isinstance(orderly, bool) else None)
+        return cls(cid, ts, tuple(claims), orderly if isinstance(orderly, bool) else None,
+                   gone)
 
     def remembered(self, *, member: bool) -> list[Claim]:
         return [replace(c, live=False, member=member, observed_ts=self.observed_ts,
-                        orderly=self.orderly) for c in self.claims]
+                        orderly=self.orderly, gone_ts=0 if member else self.gone_ts)
+                for c in self.claims]
+
+    def departed(self, *, member: bool, now: int) -> StoredClient:
+        """This record as of ``now``: a client that left keeps the moment it was first found
+        gone (it cannot have renewed a lock after that); one that is a member again has none."""
+        if member:
+            return replace(self, gone_ts=0) if self.gone_ts else self
+        return self if self.gone_ts else replace(self, gone_ts=now)
 
     def lease_may_run(self, now: int) -> bool:
-        return any(c.lease_runs(now) for c in self.claims)
+        return any(c.lease_runs(now) for c in self.remembered(member=not self.gone_ts))
 
 
 def merge_state(previous: Mapping[str, StoredClient], observed: Mapping[str, StoredClient],
@@ -580,6 +633,7 @@ def merge_state(previous: Mapping[str, StoredClient], observed: Mapping[str, Sto
             continue
         if now - st.observed_ts > STATE_RETENTION_MS:
             continue
+        st = st.departed(member=cid in members, now=now)
         if cid in members or st.lease_may_run(now):
             out[cid] = st
     return dict(sorted(out.items(), key=lambda kv: java_string_key(kv[0])))
@@ -745,6 +799,8 @@ def build_view(members: GroupMembers, *, now: int,
             if c.mq in wanted:
                 by_mq[c.mq].append(c)
     remembered_clients: dict[str, StoredClient] = {}
+    previous = {cid: st.departed(member=cid in member_set, now=now)
+                for cid, st in previous.items()}
     for cid, st in previous.items():
         if cid in answered:
             continue

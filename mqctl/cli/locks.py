@@ -126,8 +126,7 @@ def view_result(view: LockView) -> Result:
              Column("error", "ERROR")]
     notes = [f"group {view.group} ({view.kind}): {len(view.queues)} queue(s) of "
              f"{len(view.topics)} topic(s) at {format_local(view.now)}"]
-    notes += [f"{s}: {n} queue(s)" + (f" - {STATE_MEANING[s]}" if n else "")
-              for s, n in summary.items()]
+    notes += [f"{s}: {n} queue(s) - {STATE_MEANING[s]}" for s, n in summary.items() if n]
     notes += view.hints()
     notes += list(view.notes)
     return Result([Table(qcols, rows, title=f"locks of {view.group}", name="queues"),

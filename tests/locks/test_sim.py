@@ -110,6 +110,35 @@ def test_demo_crash_stale_with_free_up_time_then_new_owner(cli, sim, tmp_path):
     assert d["unanswered"] == []
 
 
+def test_crash_long_after_the_last_look_is_stale_until_the_real_lease_end(cli, sim, tmp_path):
+    """The last run saw demo09 35 s before it crashed; it renewed since. The next run comes
+    more than 60 s after that observation, yet the broker still holds demo09's locks: mqctl
+    must not forget it (it may have renewed every 20 s until it left) and must name it."""
+    sim.advance(85)
+    show(cli, sim, tmp_path)
+    seen = pqs(sim, D9)
+    lost = sorted(seen)
+    sim.advance(65)                                    # crashed at 120 s; now 150 s
+    now = sim.clock.now_ms()
+    d = show(cli, sim, tmp_path).json
+    for mq in lost:
+        row = rows(d)[mq.short]
+        entry = holder(sim, mq)
+        assert entry is not None and entry[0] == D9    # the broker still blocks the queue
+        assert seen[mq][1] + LEASE < now                # the naive estimate has lapsed
+        assert (row["state"], row["owner"]) == ("stale", D9)
+        # the earliest lease end consistent with renewals every 20 s, and the real one
+        assert row["frees_at_ts"] == entry[1] + LEASE
+        assert row["frees_at_ts"] >= now
+    assert any(f"because {D9} stopped renewing" in h for h in d["hints"])
+    # so `locks release` finds the holder by itself
+    q = rows(d)[lost[0].short]
+    r = cli(["locks", "release", "-n", sim.namesrv_addr, "-g", G, "--queue", q["queue"],
+             "--state-dir", str(tmp_path), "-o", "json"])
+    assert r.exit_code == 0, r.stderr
+    assert r.json["plan"]["holder"] == D9
+
+
 def test_release_frees_the_stale_lock_and_the_new_owner_takes_it(cli, sim, tmp_path):
     sim.advance(110)
     show(cli, sim, tmp_path)

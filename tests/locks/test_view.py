@@ -12,6 +12,7 @@ from mqctl.allocate import allocate_group
 from mqctl.errors import RefusedError
 from mqctl.locks import (
     BROKER_LEASE_MS,
+    RENEW_INTERVAL_MS,
     LockState,
     LockStore,
     StoredClient,
@@ -126,10 +127,19 @@ def test_crashed_client_that_left_the_group_makes_its_queues_stale_then_is_prune
         assert by[q].predicted == ("a@1",)
     gone = next(c for c in v2.clients if c.client_id == "b@2")
     assert (gone.member, gone.answered) == (False, False)
-    assert "b@2" in s2
-    # after the lease: b@2 is forgotten; a@1 is assigned but has not locked yet
+    assert "b@2" in s2 and s2["b@2"].gone_ts == now2
+    # 60 s after its last reported renewal: b@2 was alive at NOW and first found gone at
+    # now2, so it may have renewed once more (every 20 s: at NOW + 15 s) before it left
+    later = NOW - 5000 + RENEW_INTERVAL_MS + BROKER_LEASE_MS
     now3 = NOW - 5000 + BROKER_LEASE_MS + 1
     v3, s3 = view_of({"a@1": running(ta)}, now=now3, previous=s2)
+    for q in t["b@2"]:
+        x = {x.mq: x for x in v3.queues}[q]
+        assert (x.state, x.frees_at, x.lease_end) == (LockState.STALE, later, later)
+    assert s3["b@2"].gone_ts == now2          # the first time it was found gone is kept
+    # after the latest possible lease end: b@2 is forgotten; a@1 has not locked yet
+    now3 = later + 1
+    v3, s3 = view_of({"a@1": running(ta)}, now=now3, previous=s3)
     assert "b@2" not in s3
     for q in t["b@2"]:
         assert {x.mq: x for x in v3.queues}[q].state is LockState.LOCK_FAILED
