@@ -15,9 +15,9 @@ Method notes (``docs/exports.md`` sections 3-5 have the full rules):
 
 * time lag, exact when the capture carries it (snapshot ``delay_ms`` from
   QUERY_CONSUME_TIME_SPAN) and 0 when caught up; otherwise interpolated like
-  kafka-lag-exporter (``LookupTable.scala``) but anchored on captured points: the time at which
-  the queue's max offset reached the consumer offset, linear between the two captures that
-  bracket it; a lower bound when the consumer offset predates the first capture;
+  kafka-lag-exporter (``LookupTable.scala``) but anchored on captured points: the expected
+  store time of the first unconsumed message, between the two captures whose max offsets
+  bracket it (:func:`estimate_time_lag`); a lower bound when it predates the first capture;
 * status per queue over the last ``window`` captures follows Burrow
   (``core/internal/evaluator/caching.go``), adapted to RocketMQ, which has no commit
   timestamps (:func:`queue_status`).
@@ -263,10 +263,16 @@ def estimate_time_lag(obs: DataFrame, history: DataFrame) -> DataFrame:
 
     * lag 0 -> 0 (exact); snapshot ``delay_ms`` -> exact;
     * otherwise, in the queue's history (split where the max offset went backwards: a new
-      segment after a broker was replaced or its store wiped), find the last point with
-      ``B < C`` and the first with ``B >= C`` and interpolate the moment ``B`` reached ``C``
-      (``interpolated``); lag seconds = observed time - that moment;
-    * when no captured point is below ``C`` the offset predates the first capture of the
+      segment after a broker was replaced or its store wiped), estimate when the first
+      unconsumed message (offset ``C``) was stored. The max offset ``B`` counts the messages
+      stored, so message ``C`` exists once ``B > C``: between the last point with ``B0 <= C``
+      (at ``t0``) and the first with ``B1 > C`` (at ``t1``) it is the ``(C - B0 + 1)``-th of
+      the ``B1 - B0`` messages stored, expected (uniform arrivals) at
+      ``t0 + (C - B0 + 1) / (B1 - B0 + 1) * (t1 - t0)`` (``interpolated``); lag seconds =
+      observed time - that moment. For a busy queue that is the linear interpolation of
+      kafka-lag-exporter; for a queue with a message every few minutes it is not off by a
+      whole idle period;
+    * when no captured point has ``B <= C`` the message predates the first capture of the
       segment: lag seconds >= observed time - first capture (``lower_bound``); ``unknown`` when
       that is 0 or there is no history;
     * ``lag_seconds_upper`` = observed time - ``last_timestamp`` (store time of the last
@@ -296,13 +302,14 @@ def estimate_time_lag(obs: DataFrame, history: DataFrame) -> DataFrame:
     ev_seg = u.filter(F.col("_r") == 1).select(
         *QUEUE, "group", "capture_ts", "t", "C",
         F.coalesce(F.col("_segb"), F.lit(0)).alias("seg"))
-    # 3. inside a segment, order by offset: the bracketing points are the nearest history
-    #    rows before (B < C) and after (B >= C) each observation
+    # 3. inside a segment, order by offset (B never decreases in a segment, so that is time
+    #    order too): the bracketing points are the nearest history rows before (B <= C: the
+    #    observation sorts after history rows of the same offset) and after (B > C)
     v = (hist.select(*QUEUE, "seg", F.col("B").alias("k"), F.lit(1).alias("_r"), "t",
                      F.struct(F.col("B").alias("B"), F.col("t").alias("t")).alias("pt"),
                      *[F.lit(None).cast(dt).alias(c) for c, dt in
                        (("group", "string"), ("capture_ts", "long"))])
-         .unionByName(ev_seg.select(*QUEUE, "seg", F.col("C").alias("k"), F.lit(0).alias("_r"),
+         .unionByName(ev_seg.select(*QUEUE, "seg", F.col("C").alias("k"), F.lit(2).alias("_r"),
                                     "t", F.lit(None).cast("struct<B:long,t:long>").alias("pt"),
                                     "group", "capture_ts")))
     wk = Window.partitionBy(*QUEUE, "seg").orderBy("k", "_r", "t")
@@ -315,9 +322,10 @@ def estimate_time_lag(obs: DataFrame, history: DataFrame) -> DataFrame:
              wk_rev.rowsBetween(Window.unboundedPreceding, -1)))
          .withColumn("first_t", F.min(F.when(F.col("_r") == 1, F.col("t"))).over(
              Window.partitionBy(*QUEUE, "seg"))))
-    est = v.filter(F.col("_r") == 0)
+    est = v.filter(F.col("_r") == 2)
     pa, pb = F.col("prev"), F.col("next")
-    t_star = pa["t"] + (F.col("k") - pa["B"]) * (pb["t"] - pa["t"]) / (pb["B"] - pa["B"])
+    t_star = pa["t"] + ((F.col("k") - pa["B"] + 1) * (pb["t"] - pa["t"])
+                        / (pb["B"] - pa["B"] + 1))
     interp = pa.isNotNull() & pb.isNotNull() & (pb["B"] > pa["B"])
     lower = F.col("t") - F.col("first_t")
     est = est.select(

@@ -14,6 +14,8 @@ pytest.importorskip("pyspark")
 from .builders import MIN, T0, build_scenario
 from .test_thresholds_writers import validate_exposition
 
+approx = pytest.approx
+
 FAIL_ON = ["group=G_STALL:status>=STALL", "lag_seconds>100000", "quarantined>0"]
 
 
@@ -61,14 +63,17 @@ def test_latest_status_per_group(report):
         # delay_ms 3000; lag 50 never fell (Burrow: WARN), but 3 s is within the default
         # --allowed-lag-seconds 10 (two commit intervals): caught up
         ("G_EXACT", "T"): ("OK", 50, 3.0, "exact"),
-        ("G_INTERP", "T"): ("OK", 50, 30.0, "interpolated"),  # 1350 reached at 10:03:30
+        # 1350: the 51st of the 100 messages stored between 10:03 and 10:04
+        ("G_INTERP", "T"): ("OK", 50, approx(60 * 50 / 101), "interpolated"),
         ("G_STALL", "T"): ("STALL", 500, 240.0, "lower_bound"),  # 900 < first capture's 1000
         ("G_STOP", "T"): ("STOP", 450, 240.0, "lower_bound"),  # no members
-        ("G_REWIND", "T"): ("REWIND", 300, 180.0, "interpolated"),  # 1100 reached at 10:01
+        # 1100: the first message after 10:01 (B=1100 then), of 100 by 10:02
+        ("G_REWIND", "T"): ("REWIND", 300, approx(180 - 60 / 101), "interpolated"),
         ("G_MOVE", "T2"): ("OK", 0, 0.0, "exact"),
-        # store files + topicStatus: 130 between 100@10:00 and 160@10:02 -> 10:01 -> 180 s;
+        # store files + topicStatus: 130 is the 31st of the 60 messages stored between
+        # 100@10:00 and 160@10:02 -> 10:00 + 31/61 * 120 s;
         # consumerProgress' group list says G_STORE had no members at 10:04 -> STOP
-        ("G_STORE", "TS"): ("STOP", 70, 180.0, "interpolated"),
+        ("G_STORE", "TS"): ("STOP", 70, approx(240 - 120 * 31 / 61), "interpolated"),
         ("go_client_dev", "TestTopic-6"): ("OK", 2, 0.0, "exact"),
         ("go_client_dev", "%RETRY%go_client_dev"): ("OK", 0, 0.0, "exact"),
         ("G_CP", "TP"): ("OK", 20, None, "unknown"),
@@ -125,14 +130,16 @@ def test_lag_dataset_rows(report, spark):
             for r in lag]
     assert len(set(keys)) == len(keys)  # no duplicates after the merge
     k = {(r["group"], r["capture_ts"]): r for r in lag if r["queue_id"] == 0}
-    a = k[("G_INTERP", T0 + MIN)]  # C=1050 between 1000@10:00 and 1100@10:01 -> 30 s
+    a = k[("G_INTERP", T0 + MIN)]  # C=1050: the 51st of 100 between 1000@10:00, 1100@10:01
     assert (a["lag"], a["lag_seconds"], a["lag_seconds_source"], a["status"], str(a["date"]),
-            a["capture_time"]) == (50, 30.0, "interpolated", "OK", "2024-06-01",
+            a["capture_time"]) == (50, approx(60 * 50 / 101), "interpolated", "OK", "2024-06-01",
                                    "2024-06-01T10:01:00.000Z")
-    s2 = k[("G_STORE", T0 + 2 * MIN)]  # 100 was already the max offset at 10:00 -> >= 120 s
+    # C=100 at 10:02: the max offset was 100 at 10:00 (offsets 0..99), so message 100 is the
+    # first of the 60 stored by 10:02 -> 10:00 + 120/61 s
+    s2 = k[("G_STORE", T0 + 2 * MIN)]
     assert (s2["broker_offset"], s2["lag"], s2["lag_seconds"], s2["lag_seconds_source"],
-            s2["lower_bound"], s2["source_kind"]) == (160, 60, 120.0, "lower_bound", True,
-                                                       "consumer-offset")
+            s2["lower_bound"], s2["source_kind"]) == (160, 60, approx(120 - 120 / 61),
+                                                       "interpolated", False, "consumer-offset")
     s0 = k[("G_STORE", T0)]
     assert (s0["orderly"], s0["consume_enable"], s0["lag"]) == (True, True, 0)
     assert k[("G_STORE", T0 + 4 * MIN)]["online"] is False

@@ -107,26 +107,39 @@ def test_time_lag_exact_interpolated_lower_bound_unknown(spark):
     pts = [(0, 1000), (60 * S, 1100), (120 * S, 1200), (180 * S, 1300), (240 * S, 1400)]
     # queue 1: the broker's store was wiped between 60 s and 120 s (max offset went back)
     pts1 = [(0, 5000), (60 * S, 5100), (120 * S, 50), (180 * S, 150)]
-    h = history(spark, pts).unionByName(history(spark, pts1, queue_id=1))
+    # queue 2: a quiet queue, max offset 5 from 0 to 240 s, one message by 300 s
+    pts2 = [(0, 5), (60 * S, 5), (120 * S, 5), (180 * S, 5), (240 * S, 5), (300 * S, 6)]
+    h = (history(spark, pts).unionByName(history(spark, pts1, queue_id=1))
+         .unionByName(history(spark, pts2, queue_id=2)))
     rows = [
-        # a: C=1350 at 240 s: 1300@180 < C <= 1400@240 -> reached at 180+0.5*60=210 -> 30 s
+        # a: C=1350 at 240 s: 1300@180 <= C < 1400@240: message 1350 is the 51st of the 100
+        #    stored in between, expected at 180 + 51/101 * 60 s -> 60 * 50/101 s
         {"group": "a", "capture_ts": 240 * S, "broker_offset": 1400, "consumer_offset": 1350,
          "last_timestamp": 200 * S},
-        # b: C=1000: no captured point below it -> at least 240 - 0 = 240 s
-        {"group": "b", "capture_ts": 240 * S, "broker_offset": 1400, "consumer_offset": 1000},
+        # b: C=990: every captured max offset is above it -> at least 240 - 0 = 240 s
+        {"group": "b", "capture_ts": 240 * S, "broker_offset": 1400, "consumer_offset": 990},
+        # b1: C=1000: B=1000 at 0 s means offsets 0..999 only: message 1000 is the first one
+        #     after 0 s, expected at 1/101 * 60 s -> 240 - 60/101 s
+        {"group": "b1", "capture_ts": 240 * S, "broker_offset": 1400, "consumer_offset": 1000},
+        # b2: C=1300 at 240 s: 1300@180 <= C: the 1st of 100 after 180 s -> 60 - 60/101 s
+        {"group": "b2", "capture_ts": 240 * S, "broker_offset": 1400, "consumer_offset": 1300},
         # c: caught up -> exactly 0
         {"group": "c", "capture_ts": 240 * S, "broker_offset": 1400, "consumer_offset": 1400},
         # d: the snapshot's delay_ms wins
         {"group": "d", "capture_ts": 240 * S, "broker_offset": 1400, "consumer_offset": 1200,
          "delay_ms": 99_000},
-        # e: C=1150 at 120 s: 1100@60 < C <= 1200@120 -> 90 s -> 30 s
+        # e: C=1150 at 120 s: 1100@60 <= C < 1200@120 -> 60 + 51/101 * 60 s -> 60 * 50/101 s
         {"group": "e", "capture_ts": 120 * S, "broker_offset": 1200, "consumer_offset": 1150},
         # f: queue 1, C=40 at 180 s: the segment after the wipe starts at 120 s -> >= 60 s
         {"group": "f", "queue_id": 1, "capture_ts": 180 * S, "broker_offset": 150,
          "consumer_offset": 40},
-        # g: C=100 at 180 s in the new segment: 50@120 < C <= 150@180 -> 150 s -> 30 s
+        # g: C=100 at 180 s in the new segment: 50@120 <= C < 150@180 -> 60 * 50/101 s
         {"group": "g", "queue_id": 1, "capture_ts": 180 * S, "broker_offset": 150,
          "consumer_offset": 100},
+        # j: queue 2, C=5 at 300 s: message 5 arrived after the last B=5 point (240 s), by
+        #    300 s: expected at 270 s -> 30 s (not 300 s: B had been 5 since 0 s)
+        {"group": "j", "queue_id": 2, "capture_ts": 300 * S, "broker_offset": 6,
+         "consumer_offset": 5},
         # h: first capture, lag > 0, nothing earlier: unknown
         {"group": "h", "capture_ts": 0, "broker_offset": 1000, "consumer_offset": 990},
         # i: no max offset at all
@@ -134,9 +147,13 @@ def test_time_lag_exact_interpolated_lower_bound_unknown(spark):
     ]
     got = by([r.asDict() for r in X.estimate_time_lag(X.with_lag(obs_df(spark, rows)), h)
               .collect()], "group")
-    want = {"a": (30.0, "interpolated"), "b": (240.0, "lower_bound"), "c": (0.0, "exact"),
-            "d": (99.0, "exact"), "e": (30.0, "interpolated"), "f": (60.0, "lower_bound"),
-            "g": (30.0, "interpolated"), "h": (None, "unknown"), "i": (None, "unknown")}
+    half = pytest.approx(60 * 50 / 101)
+    want = {"a": (half, "interpolated"), "b": (240.0, "lower_bound"),
+            "b1": (pytest.approx(240 - 60 / 101), "interpolated"),
+            "b2": (pytest.approx(60 - 60 / 101), "interpolated"), "c": (0.0, "exact"),
+            "d": (99.0, "exact"), "e": (half, "interpolated"), "f": (60.0, "lower_bound"),
+            "g": (half, "interpolated"), "j": (30.0, "interpolated"), "h": (None, "unknown"),
+            "i": (None, "unknown")}
     assert {g: (r["lag_seconds"], r["lag_seconds_source"]) for g, r in got.items()} == want
     assert got["a"]["lag_seconds_upper"] == 40.0  # 240 s - last consumed message at 200 s
     assert got["b"]["lower_bound"] and got["b"]["estimated"]
