@@ -105,6 +105,17 @@ def test_time_command(cli):
     assert "accepted forms" in r.stderr
 
 
+def test_time_command_reads_negative_durations_without_a_double_dash(cli):
+    # Click would read -2h as the options -2 and -h (help)
+    r = cli(["time", "-2h", "1717200000123", "-o", "json", "-PT30M"])
+    assert r.exit_code == 0, r.stderr
+    got = [(row["input"], row["offset_from_now_s"]) for row in r.json]
+    assert [g[0] for g in got] == ["-2h", "1717200000123", "-PT30M"]
+    assert got[0][1] == -7200 and got[2][1] == -1800
+    r = cli(["time", "now", "--bogus"])
+    assert_clean_error(r, 2, "No such option: --bogus")
+
+
 def test_config_show_redacts_and_reports_sources(cli, tmp_path):
     creds = tmp_path / "c.yaml"
     creds.write_text("access_key: ak1\nsecret_key: VERY-SECRET-42\n")

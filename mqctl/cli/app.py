@@ -91,7 +91,7 @@ def root(
 
 app.add_typer(config_cmd.app, name="config")
 app.add_typer(wire.app, name="wire")
-app.command("time")(timecmd.time_cmd)
+app.command("time", cls=timecmd.TimeCommand)(timecmd.time_cmd)
 inspect.register(app)
 app.command("snapshot")(snapshot.snapshot)
 allocate.register(app)

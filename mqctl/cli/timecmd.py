@@ -2,11 +2,43 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import re
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from mqctl.cli.common import OutputOpt, emit, state
+
+_NEGATIVE = re.compile(r"-(\d|P)", re.IGNORECASE)
+
+
+def _protect_relative(args: list[str]) -> list[str]:
+    """``mqctl time -2h`` must read ``-2h`` as a time, not as options ``-2`` and ``-h``: move
+    the options first and put every time string after ``--``, keeping their order."""
+    opts: list[str] = []
+    texts: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            texts.extend(args[i + 1:])
+            break
+        if a in ("-o", "--output") and i + 1 < len(args):
+            opts += [a, args[i + 1]]
+            i += 2
+            continue
+        if (a.startswith("-") and not _NEGATIVE.match(a)) or a.startswith("--output="):
+            opts.append(a)
+        else:
+            texts.append(a)
+        i += 1
+    return [*opts, "--", *texts] if texts else opts
+
+
+class TimeCommand(TyperCommand):
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, _protect_relative(list(args)))
 
 
 def time_cmd(
@@ -17,7 +49,7 @@ def time_cmd(
 ) -> None:
     """Parse time strings the way every mqctl command does and show the result.
 
-    Example: mqctl time -- -2h "2024-06-01 10:00" 2024-06-01#10:00:00:000
+    Example: mqctl time -2h "2024-06-01 10:00" 2024-06-01#10:00:00:000
     """
     from mqctl.render import Column, Result, Table
     from mqctl.timeparse import format_local, format_ms, now_ms, parse_time
