@@ -30,7 +30,10 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-# Burrow's statuses, by severity (group status = the worst; thresholds compare these)
+# Burrow's partition statuses, in mqctl's severity order (group status = the worst; thresholds
+# compare these). Burrow ranks OK < WARN < STOP < STALL < REWIND and caps a group at ERR; mqctl
+# ranks STOP worst (nobody is consuming: every message waits) and REWIND below STALL (the
+# consumer is moving, re-reading messages) and keeps the queue status as the group's.
 STATUSES = ("OK", "WARN", "REWIND", "STALL", "STOP")
 SEVERITY = {s: i for i, s in enumerate(STATUSES)}
 
@@ -399,17 +402,21 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0,
     since the previous capture; negative moves count as 0).
 
     Burrow's ``calculatePartitionStatus`` (linkedin/Burrow ``core/internal/evaluator/
-    caching.go``), in its order, only while the current lag > ``allowed_lag``:
+    caching.go``, 1.9), in its order, only while the current sample is not caught up:
 
-    1. STOP. Burrow's test ("no commit for longer than the window spans", with a grace when
-       recent broker offsets show the consumer caught up) needs commit timestamps, which
-       RocketMQ does not keep (clients commit every 5 s whether or not they moved). Adapted:
-       the group is offline at this capture (no members in the snapshot or in consumerProgress'
-       group list, or ``consumeEnable=false`` in subscriptionGroup.json): membership is known,
-       so Burrow's grace does not apply; or, when membership is unknown (store files, mqadmin
-       captures), the offset did not move over a full window while the lag grew;
-    2. OK if the lag was <= allowed at any sample of the window;
-    3. REWIND: the offset decreased between two samples of the window;
+    1. STOP. Burrow's test ("no commit for longer than the window spans", unless a broker
+       offset of the window is <= the current consumer offset: ``checkIfRecentLagZero``) needs
+       commit timestamps, which RocketMQ does not keep (clients commit every 5 s whether or not
+       they moved). Adapted: the group is offline at this capture (no members in the snapshot
+       or in consumerProgress' group list, or ``consumeEnable=false`` in
+       subscriptionGroup.json): membership is known, so Burrow's grace does not apply; or, when
+       membership is unknown (store files, mqadmin captures), the offset did not move over a
+       full window while the lag grew, with Burrow's grace;
+    2. REWIND: the offset decreased between two samples of the window and never got back to
+       where it was before the (first) decrease (``checkIfOffsetsRewind`` and
+       ``checkIfRewindRecovered``); checked before rule 3, as in Burrow, so a rewind to
+       earliest after a caught-up sample is not hidden by it;
+    3. OK if the sample was caught up at any point of the window;
     4. STALL: the offset never moved in the window;
     5. WARN: the lag never decreased between consecutive samples;
     6. else OK.
@@ -419,7 +426,7 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0,
     a healthy group's committed offset always trails the head by a few seconds of messages;
     with Burrow's literal rule such a group would be WARN forever.
 
-    Rules 3-5 need two samples: a single capture can only be OK or STOP.
+    Rules 2, 4 and 5 need two samples: a single capture can only be OK or STOP.
     """
     n_win = max(1, int(window))
     key = GQUEUE
@@ -439,6 +446,7 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0,
          .withColumn("_offs", F.collect_list("consumer_offset").over(frame))
          .withColumn("_lags", F.collect_list("lag").over(frame))
          .withColumn("_oks", F.collect_list("_ok").over(frame))
+         .withColumn("_bros", F.collect_list("broker_offset").over(frame))
          .withColumn("_prev_c", F.lag("consumer_offset").over(w))
          .withColumn("_prev_b", F.lag("broker_offset").over(w))
          .withColumn("_prev_t", F.lag("observed_ts").over(w))
@@ -448,16 +456,23 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0,
     first_lag = F.element_at("_lags", 1)
     all_same = F.array_min("_offs") == F.array_max("_offs")
     two = F.expr("sequence(2, greatest(size(_offs), 2))")
-    rewind = (n >= 2) & F.exists(two, lambda i: F.element_at("_offs", i)
-                                 < F.element_at("_offs", i - 1))
+    # the first decrease (index i, 1-based), and whether a later sample got back to offs[i-1]
+    first_dec = F.when(n >= 2, F.array_min(F.filter(two, lambda i: F.element_at("_offs", i)
+                                                    < F.element_at("_offs", i - 1))))
+    s = s.withColumn("_dec", first_dec)
+    rewind = (n >= 2) & F.col("_dec").isNotNull() & ~F.exists(
+        F.slice("_offs", F.col("_dec"), n),
+        lambda o: o >= F.element_at("_offs", F.col("_dec") - 1))
     any_ok = F.exists("_oks", lambda x: x)
     never_dec = (n >= 2) & F.forall(two, lambda i: F.element_at("_lags", i)
                                     >= F.element_at("_lags", i - 1))
+    # Burrow's checkIfRecentLagZero: a max offset of the window at or below the current offset
+    recent_zero = F.exists("_bros", lambda b: b <= F.col("consumer_offset"))
     stopped = ((F.col("_online") == F.lit(False))
                | (F.col("_online").isNull() & (n == n_win) & (n >= 2) & all_same
-                  & (cur > first_lag)))
-    status = (F.when(F.col("_ok"), "OK").when(stopped, "STOP")
-              .when(any_ok, "OK").when(rewind, "REWIND").when((n >= 2) & all_same, "STALL")
+                  & (cur > first_lag) & ~recent_zero))
+    status = (F.when(F.col("_ok"), "OK").when(stopped, "STOP").when(rewind, "REWIND")
+              .when(any_ok, "OK").when((n >= 2) & all_same, "STALL")
               .when(never_dec, "WARN").otherwise("OK"))
     dt = (F.col("observed_ts") - F.col("_prev_t")) / 1000.0
     s = (s.withColumn("status", status)
@@ -467,7 +482,8 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0,
              F.col("consumer_offset") - F.col("_prev_c"), F.lit(0)) / dt))
          .withColumn("produce_rate", F.when(dt > 0, F.greatest(
              F.col("broker_offset") - F.col("_prev_b"), F.lit(0)) / dt))
-         .drop("_ok", "_oks", "_offs", "_lags", "_prev_c", "_prev_b", "_prev_t", "_online"))
+         .drop("_ok", "_oks", "_offs", "_lags", "_bros", "_dec", "_prev_c", "_prev_b",
+               "_prev_t", "_online"))
     u = (unknown.withColumn("status", F.lit(None).cast("string"))
          .withColumn("complete", F.lit(None).cast("double"))
          .withColumn("window_samples", F.lit(None).cast("int"))
@@ -492,7 +508,8 @@ def group_topic_status(queues: DataFrame) -> DataFrame:
         F.sum("consume_rate").alias("consume_rate"),
         F.sum("produce_rate").alias("produce_rate"),
         F.max("_sev").alias("status_code"),
-        F.avg("complete").alias("complete"),
+        # Burrow's group complete: the fraction of queues whose window is full
+        F.avg((F.col("complete") >= F.lit(1.0)).cast("double")).alias("complete"),
         F.max(F.col("online").cast("int")).alias("_online"),
         F.max("members").alias("members"),
         F.sum(F.when(F.col("owner").isNull() & F.col("lag").isNotNull(), 1).otherwise(0))
@@ -534,7 +551,10 @@ def latest_groups(group_topic: DataFrame, rebalances: DataFrame | None = None) -
         F.count(F.lit(1)).alias("topics"), F.sum("total_lag").alias("total_lag"),
         F.max("lag_seconds").alias("lag_seconds"),
         F.max("group_status_code").alias("group_status_code"),
-        F.avg("complete").alias("complete"), F.max("members").alias("members"),
+        # the fraction of the group's queues (over its topics) whose window is full
+        (F.sum(F.col("complete") * F.col("queues_known"))
+         / F.sum(F.when(F.col("complete").isNotNull(), F.col("queues_known")))).alias("complete"),
+        F.max("members").alias("members"),
         F.max(F.col("online").cast("int")).alias("_online"))
     out = (out.withColumn("group_status", status_name(F.col("group_status_code")))
            .withColumn("online", F.when(F.col("_online").isNull(),

@@ -153,7 +153,8 @@ TOPIC_METRICS = [
      "Messages produced per second between the last two captures."),
     ("mqctl_topic_status", "status_code",
      "Burrow-style status of the group on the topic: 0 OK, 1 WARN, 2 REWIND, 3 STALL, 4 STOP."),
-    ("mqctl_window_complete", "complete", "Fraction of the status window filled (0..1)."),
+    ("mqctl_window_complete", "complete",
+     "Fraction of the queues whose status window is full (0..1)."),
     ("mqctl_lag_capture_timestamp_seconds", "capture_ts_s",
      "When the latest capture of the group on the topic was taken (unix seconds)."),
 ]

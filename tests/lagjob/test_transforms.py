@@ -189,12 +189,21 @@ def test_each_burrow_status(spark):
         + series("rewind", [30, 20, 25], [5, 15, 12], online=True)
         + series("disabled", [10, 20, 30], [5, 6, 7], consume_enable=False)
         + series("caught", [0, 0, 0], [0, 0, 0], online=False)        # offline, no lag: OK
+        # Burrow 1.9's rewind recovery: back at (or past) the offset before the decrease
+        + series("rw_back", [30, 20, 35], [5, 15, 6], online=True)    # recovered, lag fell: OK
+        + series("rw_back2", [100, 98, 110], [5, 9, 8], online=True)  # recovered: OK
+        # a rewind to earliest after a caught-up sample is not hidden by the caught-up rule
+        + series("rw_zero", [30, 0, 10], [0, 30, 25], online=True)
+        # unknown membership, offset still, but a max offset of the window (10) <= the current
+        # offset: Burrow's recent-lag-zero grace, then caught up in the window: OK
+        + series("stop_grace", [10, 10, 10], [0, 5, 8])
     )
     st = statuses(spark, rows)
     last = {g: st[(g, 120 * S)].status for g, _ in st}
     assert last == {"ok_zero": "OK", "warn": "WARN", "ok_dec": "OK", "stall": "STALL",
                     "stop_off": "STOP", "stop_unk": "STOP", "stall_unk": "STALL",
-                    "rewind": "REWIND", "disabled": "STOP", "caught": "OK"}
+                    "rewind": "REWIND", "disabled": "STOP", "caught": "OK", "rw_back": "OK",
+                    "rw_back2": "OK", "rw_zero": "REWIND", "stop_grace": "OK"}
     # a single capture can only be OK or STOP; windows fill up
     assert st[("stall", 0)].status == "OK" and st[("stop_off", 60 * S)].status == "WARN"
     assert st[("warn", 0)].complete == pytest.approx(1 / 3)
@@ -224,7 +233,11 @@ def test_group_topic_status_is_the_worst(spark):
     rows = (series("G", [10, 10, 10], [5, 6, 7], online=True, queue_id=0)        # STALL
             + series("G", [10, 20, 30], [0, 0, 0], online=True, queue_id=1))     # OK
     rows2 = [dict(r, topic="T2") for r in series("G", [10, 20, 30], [5, 5, 6], online=True)]
-    df = X.queue_status(X.with_lag(obs_df(spark, rows + rows2)), 3)
+    # T3: queue 0 has a full window at 120 s, queue 1 only its first capture
+    rows3 = [dict(r, topic="T3") for r in (series("G", [1, 2, 3], [0, 0, 0], online=True)
+                                           + [series("G", [5], [0], online=True,
+                                                     queue_id=1)[0] | {"capture_ts": 120 * S}])]
+    df = X.queue_status(X.with_lag(obs_df(spark, rows + rows2 + rows3)), 3)
     df = df.withColumn("lag_seconds", F.lit(None).cast("double")).withColumn(
         "lag_seconds_source", F.lit("unknown")).withColumn("estimated", F.lit(False))
     gt = {(r.topic, r.capture_ts): r for r in X.group_topic_status(df).collect()}
@@ -233,6 +246,11 @@ def test_group_topic_status_is_the_worst(spark):
     assert last_t2.status == "WARN"
     assert last_t.group_status == last_t2.group_status == "STALL"
     assert last_t.consume_rate == pytest.approx(10 / 60)  # queue 1 moved 10 in 60 s
+    # complete, as Burrow's: the fraction of queues whose window is full
+    assert (gt[("T", 60 * S)].complete, last_t.complete, gt[("T3", 120 * S)].complete) == (
+        0.0, 1.0, 0.5)
+    groups = {r.group: r for r in X.latest_groups(X.group_topic_status(df)).collect()}
+    assert groups["G"].complete == pytest.approx(4 / 5)  # 2 + 1 + 1 of 2 + 1 + 2 queues
 
 
 # ---- rebalance history ------------------------------------------------------------------------
