@@ -152,6 +152,21 @@ def test_group_progress_options(cli, sim):
     assert w.exit_code == 0 and w.stdout.count("# progress of GID_PAY") == 2
 
 
+def test_group_progress_of_an_unknown_group_is_an_error(cli, sim):
+    from mqctl.sim.broker import GroupConf
+
+    r = run(cli, sim, "group", "progress", "GID_TYPO")
+    assert r.exit_code == 2 and "Traceback" not in r.stderr
+    assert "group GID_TYPO does not exist: no member, no committed offset, and none of the 2 " \
+        "broker(s) has its subscription group" in r.stderr and "hint: check the name" in r.stderr
+    # a group the broker knows (created, never consumed) is shown empty, not an error
+    sim.cluster.brokers["broker-b"].groups["GID_NEW"] = GroupConf("GID_NEW")
+    r = run(cli, sim, "group", "progress", "GID_NEW", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert r.json["queues"] == [] and r.json["total"]["lag"] == 0
+    assert_read_only(sim)
+
+
 def test_broker_down_is_a_partial_failure(cli, sim):
     sim.call(lambda c: c.faults.broker_down("broker-b"))
     sim.advance(0.1)

@@ -76,8 +76,8 @@ def route(
             Column("read_queues", "READ Q", "right"), Column("write_queues", "WRITE Q", "right"),
             Column("perm", "PERM", "right"), Column("perm_flags", "FLAGS")]
     emit(Result([Table(cols, rows, title=f"route of {topic}")], data=data,
-                notes=[f"{len(r.brokers)} broker(s); {readable} readable queue(s) consumers "
-                       "allocate"]), st.output(output))
+                notes=[f"{len(r.brokers)} broker(s); {readable} readable queue(s) for the "
+                       "consumers to share"]), st.output(output))
 
 
 class TopicKind(StrEnum):
@@ -306,6 +306,25 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
                   notes=notes)
 
 
+async def _require_group_known(admin: Admin, group: str) -> None:
+    """A group with no member and no offset: an error unless some master keeps its
+    subscription group (GET_ALL_SUBSCRIPTIONGROUP_CONFIG, read-only). Brokers create it when a
+    consumer first registers (autoCreateSubscriptionGroup), so a name no broker knows is a
+    typo, as mqadmin's consumerProgress reports ("offset table is empty")."""
+    from mqctl.errors import UsageError
+    from mqctl.remoting.client import fan_out
+
+    masters = [b.master_addr for b in (await admin.cluster_info()).brokers.values()
+               if b.master_addr]
+    outs = await fan_out(masters, admin.subscription_groups, concurrency=admin.concurrency)
+    if any(not o.ok for o in outs) or any(group in (o.value or []) for o in outs):
+        return  # known, or cannot tell: show the empty progress
+    raise UsageError(f"group {group} does not exist: no member, no committed offset, and none "
+                     f"of the {len(masters)} broker(s) has its subscription group",
+                     hint="check the name (it is case-sensitive); `mqctl consumers GROUP` "
+                     "shows a group's members")
+
+
 @group_app.command("progress")
 def progress(
     ctx: typer.Context,
@@ -338,7 +357,11 @@ def progress(
     fmt = st.output(output)
 
     async def once(client: RemotingClient) -> GroupProgress:
-        return await capture_progress(_admin(client, settings, concurrency), group, topic)
+        admin = _admin(client, settings, concurrency)
+        p = await capture_progress(admin, group, topic)
+        if not p.queues and not p.failures and not (p.members and p.members.online):
+            await _require_group_known(admin, group)
+        return p
 
     if watch is None:
         p = with_client(st, settings, once)
