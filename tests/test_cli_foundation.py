@@ -116,6 +116,17 @@ def test_time_command_reads_negative_durations_without_a_double_dash(cli):
     assert_clean_error(r, 2, "No such option: --bogus")
 
 
+def test_a_global_option_after_the_command_gets_a_hint_to_move_it(cli):
+    r = cli(["snapshot", "--out", "x", "--all-groups", "-q"])
+    assert_clean_error(r, 2, "No such option: -q")
+    assert "hint: -q is a global option: give it before the command ('mqctl -q snapshot ...')" \
+        in r.stderr
+    r = cli(["group", "progress", "G", "--tls-insecure"])
+    assert "('mqctl --tls-insecure group progress ...')" in r.stderr
+    r = cli(["group", "progress", "G", "--quite"])  # not a global option: the usual hint
+    assert "hint: see 'mqctl group progress --help'" in r.stderr
+
+
 def test_config_show_redacts_and_reports_sources(cli, tmp_path):
     creds = tmp_path / "c.yaml"
     creds.write_text("access_key: ak1\nsecret_key: VERY-SECRET-42\n")

@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
                           standalone_mode=False)
         return rv if isinstance(rv, int) else 0
     except ClickException as exc:
-        _print_error(exc.format_message(), _usage_hint(exc))
+        _print_error(exc.format_message(), _usage_hint(exc, command))
         return int(getattr(exc, "exit_code", ExitCode.USAGE) or ExitCode.USAGE)
     except typer.Exit as exc:
         return int(exc.exit_code)
@@ -65,9 +65,17 @@ def main(argv: list[str] | None = None) -> int:
         return int(ExitCode.INTERNAL)
 
 
-def _usage_hint(exc: BaseException) -> str:
+def _usage_hint(exc: BaseException, root: object = None) -> str:
     ctx = getattr(exc, "ctx", None)
     path = ctx.command_path if ctx is not None else "mqctl"
+    name = getattr(exc, "option_name", None)
+    if name and ctx is not None and ctx.parent is not None and root is not None:
+        # an option of the root command given after a subcommand (`mqctl snapshot ... -q`)
+        for param in getattr(root, "params", ()):
+            if name in getattr(param, "opts", ()) or name in getattr(param, "secondary_opts", ()):
+                sub = path.split(" ", 1)[1] if " " in path else ""
+                return (f"{name} is a global option: give it before the command "
+                        f"('mqctl {name} {sub} ...')")
     return f"see '{path} --help'"
 
 
