@@ -431,7 +431,8 @@ class _Run:
         dupes = counts["duplicates"]
         if dupes:
             self.notes.append(f"{dupes} duplicate observation(s) of the same queue and capture "
-                              "were merged (the same capture given twice, or two sources)")
+                              "were merged (the same capture given twice, two sources, or "
+                              f"captures less than --align {o.align_ms / 1000:g}s apart)")
         ignored = self.listing.ignored()
         if ignored:
             self.notes.append(f"{len(ignored)} file(s) ignored: "
