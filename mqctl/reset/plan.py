@@ -301,10 +301,11 @@ async def broker_path(admin: Admin, b: BrokerData) -> BrokerPlan:
         return BrokerPlan(b.broker_name, addr, None, "unreachable", reachable=False,
                           error=exc.message)
     except MqctlError as exc:
-        # a 5.2+ broker resets server-side by default; if we are wrong, verify will tell
-        return BrokerPlan(b.broker_name, addr, Path_.SERVER_SIDE,
-                          f"assumed server-side, the 5.2+ default (GET_BROKER_CONFIG failed: "
-                          f"{exc.message})")
+        # never guessed: AdminBrokerProcessor.resetOffset reads a per-queue request (queueId,
+        # offset, timestamp -1) as "the whole topic to its max offset" when the broker does not
+        # reset server-side (4.x, or useServerSideResetOffset=false): every message skipped
+        return BrokerPlan(b.broker_name, addr, None, "unknown (GET_BROKER_CONFIG failed)",
+                          error=exc.message)
     v = cfg.get("useServerSideResetOffset")
     if v is None:
         return BrokerPlan(b.broker_name, addr, Path_.LEGACY_PUSH,
@@ -491,6 +492,13 @@ def preflight(plan: Plan, *, force: bool, scoped: bool) -> None:
                 "subscription groups, no committed offset): the broker would answer "
                 "SUBSCRIPTION_GROUP_NOT_EXIST; check the group name or create it first "
                 "(mqadmin updateSubGroup)")
+            continue
+        if b.path is None:
+            plan.refusals.append(
+                f"cannot tell broker {b.name}'s reset path: GET_BROKER_CONFIG failed ({b.error}); "
+                "a broker that does not reset server-side reads a per-queue request as 'every "
+                "queue of the topic to its max offset', so mqctl does not guess; let the "
+                "credentials read the broker config, or leave its queues out with --queues")
             continue
         if b.path == Path_.SERVER_SIDE:
             continue

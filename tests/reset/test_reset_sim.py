@@ -376,6 +376,24 @@ def test_unreachable_broker_is_refused_before_any_change(cli, sim):
     assert r.exit_code == 0, r.stderr
 
 
+def test_unreadable_broker_config_is_never_guessed(cli, sim):
+    # a per-queue server-side request to a broker that resets the legacy way would move every
+    # queue of the topic to its max offset: without the config mqctl refuses, even with --force
+    sim.call(lambda c: c.faults.error("broker-b", RequestCode.GET_BROKER_CONFIG,
+                                      ResponseCode.NO_PERMISSION, "no permission"))
+    for extra in ([], ["--force"]):
+        r = run(cli, sim, "offsets", "reset", "-g", "GID_REPLAY", "-t", "TopicPay",
+                "--to-offset", "0", "--execute", *extra)
+        assert r.exit_code == 6 and "Traceback" not in r.stderr
+        assert "cannot tell broker broker-b's reset path: GET_BROKER_CONFIG failed" in r.stderr
+        assert "no permission" in r.stderr
+    assert writes(sim) == []
+    r = run(cli, sim, "offsets", "reset", "-g", "GID_REPLAY", "-t", "TopicPay", "--to-offset",
+            "0", "--queues", "broker-a:0,1,2,3", "--execute", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert r.json["summary"] == {"verified": 4}
+
+
 def test_search_failure_is_never_guessed(cli, sim):
     sim.call(lambda c: c.faults.error("broker-a", RequestCode.SEARCH_OFFSET_BY_TIMESTAMP,
                                       ResponseCode.SYSTEM_ERROR, "store busy"))
