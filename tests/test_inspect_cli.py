@@ -157,8 +157,8 @@ def test_group_progress_of_an_unknown_group_is_an_error(cli, sim):
 
     r = run(cli, sim, "group", "progress", "GID_TYPO")
     assert r.exit_code == 2 and "Traceback" not in r.stderr
-    assert "group GID_TYPO does not exist: no member, no committed offset, and none of the 2 " \
-        "broker(s) has its subscription group" in r.stderr and "hint: check the name" in r.stderr
+    assert "group GID_TYPO does not exist: no member, no committed offset, and no broker " \
+        "has its subscription group" in r.stderr and "hint: check the name" in r.stderr
     # a group the broker knows (created, never consumed) is shown empty, not an error
     sim.cluster.brokers["broker-b"].groups["GID_NEW"] = GroupConf("GID_NEW")
     r = run(cli, sim, "group", "progress", "GID_NEW", "-o", "json")
@@ -226,6 +226,20 @@ def test_snapshot_needs_groups_and_refuses_overlap(cli, sim, tmp_path):
     r = run(cli, sim, "snapshot", "--out", str(tmp_path), "-g", "GID_PAY", "-g", "GID_AUDIT")
     assert r.exit_code == 0
     assert len(list(tmp_path.rglob("*.jsonl"))) == 1
+
+
+def test_snapshot_of_a_misspelt_group_is_a_partial_failure(cli, sim, tmp_path):
+    from mqctl.sim.broker import GroupConf
+
+    sim.cluster.brokers["broker-a"].groups["GID_NEW"] = GroupConf("GID_NEW")  # never consumed
+    r = run(cli, sim, "snapshot", "--out", str(tmp_path), "-g", "GID_PAY", "-g", "GID_PAYY",
+            "-g", "GID_NEW", "-o", "json")
+    assert r.exit_code == 8 and "GID_PAYY: no broker knows this group" in r.stderr
+    status = {g["group"]: (g["rows"], g["status"]) for g in r.json["groups"]}
+    assert status["GID_PAYY"] == (0, "not found") and status["GID_NEW"] == (0, "ok")
+    assert status["GID_PAY"][0] > 0 and status["GID_PAY"][1] == "ok"
+    assert read_rows(next(tmp_path.rglob("*.jsonl")))  # the rest is written
+    assert_read_only(sim)
 
 
 def test_snapshot_with_a_broker_down_keeps_the_rest(cli, sim, tmp_path):

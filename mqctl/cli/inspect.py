@@ -307,22 +307,17 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
 
 
 async def _require_group_known(admin: Admin, group: str) -> None:
-    """A group with no member and no offset: an error unless some master keeps its
-    subscription group (GET_ALL_SUBSCRIPTIONGROUP_CONFIG, read-only). Brokers create it when a
-    consumer first registers (autoCreateSubscriptionGroup), so a name no broker knows is a
-    typo, as mqadmin's consumerProgress reports ("offset table is empty")."""
+    """A group with no member and no offset is an error when no broker knows it, as mqadmin's
+    consumerProgress reports ("offset table is empty"); a known group that never consumed
+    is shown empty."""
     from mqctl.errors import UsageError
-    from mqctl.remoting.client import fan_out
+    from mqctl.snapshot import unknown_groups
 
-    masters = [b.master_addr for b in (await admin.cluster_info()).brokers.values()
-               if b.master_addr]
-    outs = await fan_out(masters, admin.subscription_groups, concurrency=admin.concurrency)
-    if any(not o.ok for o in outs) or any(group in (o.value or []) for o in outs):
-        return  # known, or cannot tell: show the empty progress
-    raise UsageError(f"group {group} does not exist: no member, no committed offset, and none "
-                     f"of the {len(masters)} broker(s) has its subscription group",
-                     hint="check the name (it is case-sensitive); `mqctl consumers GROUP` "
-                     "shows a group's members")
+    if await unknown_groups(admin, [group]):
+        raise UsageError(f"group {group} does not exist: no member, no committed offset, and no "
+                         "broker has its subscription group",
+                         hint="check the name (it is case-sensitive); `mqctl consumers GROUP` "
+                         "shows a group's members")
 
 
 @group_app.command("progress")

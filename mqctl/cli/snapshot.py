@@ -35,7 +35,7 @@ def snapshot(
     from mqctl.errors import PartialFailure, UsageError
     from mqctl.remoting.client import RemotingClient
     from mqctl.render import Result, Table, cols
-    from mqctl.snapshot import capture, discover_groups, run_lock, write
+    from mqctl.snapshot import capture, discover_groups, run_lock, unknown_groups, write
 
     st = state(ctx)
     if not group and not all_groups:
@@ -54,19 +54,26 @@ def snapshot(
                 groups = sorted(set(groups) | set(await discover_groups(
                     admin, include_system=include_system)))
             with progress(st, "snapshot", len(groups)) as advance:
-                return await capture(admin, groups, namesrv=ns,
+                snap = await capture(admin, groups, namesrv=ns,
                                      on_group_done=lambda _o: advance(1))
+            # a --group that gave no row: a typo would otherwise capture nothing every minute
+            empty = [g for g in sorted(set(group or []))
+                     if g not in snap.group_errors and not any(r["group"] == g
+                                                               for r in snap.rows)]
+            missing = await unknown_groups(admin, empty) if empty else []
+            return snap, missing
 
     import asyncio
 
     with run_lock(out):
-        snap = asyncio.run(go())
+        snap, missing = asyncio.run(go())
         path = write(snap, out)
     per_group: dict[str, int] = {}
     for r in snap.rows:
         per_group[r["group"]] = per_group.get(r["group"], 0) + 1
     rows = [{"group": g, "rows": per_group.get(g, 0),
              "status": "failed: " + snap.group_errors[g] if g in snap.group_errors else (
+                 "not found" if g in missing else
                  "partial" if any(f[0] == g for f in snap.failures) else "ok")}
             for g in snap.groups]
     data = {"file": str(path), "capture_ts": snap.capture_ts, "cluster": snap.cluster,
@@ -77,6 +84,7 @@ def snapshot(
                 notes=[f"wrote {len(snap.rows)} row(s) for {len(snap.groups)} group(s) to "
                        f"{path}"]), st.output(output))
     problems = [(g, e) for g, e in snap.group_errors.items()] + [
+        (g, "no broker knows this group (check the name)") for g in missing] + [
         (f"{g}@{f.broker}", f.message) for g, f in snap.failures]
     if problems:
         raise PartialFailure(f"{len(problems)} part(s) of the capture failed: "
