@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mqctl.admin import Admin, BrokerFailure
-from mqctl.errors import RefusedError, UsageError
+from mqctl.errors import MqctlError, RefusedError, UsageError
 from mqctl.fsutil import atomic_writer
 from mqctl.inspect import CaptureCache, GroupProgress, capture_progress
 from mqctl.models import RETRY_PREFIX
@@ -104,8 +104,12 @@ async def discover_groups(admin: Admin, *, include_system: bool = False) -> list
 
 async def unknown_groups(admin: Admin, groups: Sequence[str]) -> list[str]:
     """The names no broker knows (a typo: brokers create a group when a consumer first
-    registers, autoCreateSubscriptionGroup); none when some master did not answer."""
-    known, complete = await _known_groups(admin)
+    registers, autoCreateSubscriptionGroup); none when it cannot tell (the name server or a
+    master did not answer): this check never fails a command by itself."""
+    try:
+        known, complete = await _known_groups(admin)
+    except MqctlError:
+        return []
     return [g for g in groups if g not in known] if complete else []
 
 
