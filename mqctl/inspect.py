@@ -458,3 +458,31 @@ def route_rows(route: TopicRoute) -> list[dict[str, Any]]:
 __all__ = ["CaptureCache", "ClientView", "Finding", "GroupMembers", "GroupProgress",
            "QueueProgress", "capture_members", "capture_progress", "check_members",
            "is_system_topic", "route_rows", "MqctlError"]
+
+
+async def group_exists(admin: Admin, group: str) -> bool | None:
+    """Whether the cluster knows ``group``: its ``%RETRY%`` topic has a route, or a master
+    keeps its subscription group (brokers create both when the group's first consumer
+    registers, autoCreateSubscriptionGroup). ``None`` when it cannot tell (the name server
+    or a master did not answer). Read-only."""
+    try:
+        if await admin.group_route(group) is not None:
+            return True
+        info = await admin.cluster_info()
+    except MqctlError:
+        return None
+    masters = [b.master_addr for b in info.brokers.values() if b.master_addr]
+    outs = await fan_out(masters, admin.subscription_groups, concurrency=admin.concurrency)
+    if any(o.ok and group in (o.value or []) for o in outs):
+        return True
+    return None if any(not o.ok for o in outs) or not masters else False
+
+
+async def require_group(admin: Admin, group: str) -> None:
+    """For a command that found nothing: a usage error (exit 2) when no broker knows the
+    group; nothing when it is known or when that cannot be told."""
+    if await group_exists(admin, group) is False:
+        raise NotFoundError(f"group {group!r} is not known to any broker (no member, no "
+                            "committed offset, no subscription group)",
+                            hint="check the name (it is case-sensitive); brokers create a "
+                            "group when its first consumer starts")

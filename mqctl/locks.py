@@ -874,23 +874,6 @@ def ensure_lockable(view: LockView) -> None:
 # ------------------------------------------------------------------------------ capture
 
 
-async def _group_known(admin: Admin, group: str) -> bool:
-    from mqctl.remoting.client import fan_out
-
-    if await admin.group_route(group) is not None:
-        return True
-    info = await admin.cluster_info()
-    addrs = [a for a in (b.master_addr or b.select_addr() for b in info.brokers.values()) if a]
-
-    async def one(addr: str) -> list[str]:
-        return await admin.subscription_groups(addr)
-
-    for o in await fan_out(addrs, one, concurrency=admin.concurrency):
-        if o.ok and group in (o.value or []):
-            return True
-    return False
-
-
 async def _offset_topics(admin: Admin, group: str, brokers: Sequence[Any]) -> set[str]:
     """Topics an offline group has committed offsets for (GET_CONSUME_STATS, read-only)."""
     from mqctl.remoting.client import fan_out
@@ -920,15 +903,13 @@ async def capture_locks(admin: Admin, group: str, *, topic: str | None = None,
     Never LOCK_BATCH_MQ, UNLOCK_BATCH_MQ or HEART_BEAT.
     """
     from mqctl.admin import NotFoundError
-    from mqctl.inspect import capture_members
+    from mqctl.inspect import capture_members, require_group
 
     m = await capture_members(admin, group)
     now = now_ms()
     previous = store.load(group) if store is not None else {}
-    if not m.online and not previous and not await _group_known(admin, group):
-        raise NotFoundError(f"group {group!r} is not known to any broker",
-                            hint="check the name with `mqctl consumers` or the broker's "
-                                 "subscription groups")
+    if not m.online and not previous:
+        await require_group(admin, group)
     topics: set[str] = set()
     if m.connection is not None:
         topics |= set(m.connection.subscriptions)

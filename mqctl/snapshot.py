@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mqctl.admin import Admin, BrokerFailure
-from mqctl.errors import MqctlError, RefusedError, UsageError
+from mqctl.errors import RefusedError, UsageError
 from mqctl.fsutil import atomic_writer
 from mqctl.inspect import CaptureCache, GroupProgress, capture_progress
 from mqctl.models import RETRY_PREFIX
@@ -80,37 +80,16 @@ def rows_of(p: GroupProgress, *, capture_ts: int, cluster: str, namesrv: str
     return out
 
 
-async def _known_groups(admin: Admin) -> tuple[set[str], bool]:
-    """Every group the cluster knows: ``%RETRY%<group>`` topics on the name server (as
-    mqadmin's consumerProgress finds them) plus each master's subscription group table; and
-    whether every master answered."""
+async def discover_groups(admin: Admin, *, include_system: bool = False) -> list[str]:
+    """Every group: ``%RETRY%<group>`` topics on the name server (as mqadmin's
+    consumerProgress does) plus each master's subscription group table."""
     groups = {t[len(RETRY_PREFIX):] for t in await admin.topic_list() if t.startswith(RETRY_PREFIX)}
     info = await admin.cluster_info()
     masters = [b.master_addr for b in info.brokers.values() if b.master_addr]
-    complete = True
     for o in await fan_out(masters, admin.subscription_groups, concurrency=admin.concurrency):
         if o.ok:
             groups.update(o.value or [])
-        else:
-            complete = False
-    return groups, complete
-
-
-async def discover_groups(admin: Admin, *, include_system: bool = False) -> list[str]:
-    """Every group the cluster knows (system groups only with ``include_system``)."""
-    groups, _ = await _known_groups(admin)
     return sorted(g for g in groups if include_system or not is_system_group(g))
-
-
-async def unknown_groups(admin: Admin, groups: Sequence[str]) -> list[str]:
-    """The names no broker knows (a typo: brokers create a group when a consumer first
-    registers, autoCreateSubscriptionGroup); none when it cannot tell (the name server or a
-    master did not answer): this check never fails a command by itself."""
-    try:
-        known, complete = await _known_groups(admin)
-    except MqctlError:
-        return []
-    return [g for g in groups if g not in known] if complete else []
 
 
 async def capture(admin: Admin, groups: Sequence[str], *, namesrv: str,

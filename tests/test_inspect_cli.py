@@ -157,8 +157,13 @@ def test_group_progress_of_an_unknown_group_is_an_error(cli, sim):
 
     r = run(cli, sim, "group", "progress", "GID_TYPO")
     assert r.exit_code == 2 and "Traceback" not in r.stderr
-    assert "group GID_TYPO does not exist: no member, no committed offset, and no broker " \
-        "has its subscription group" in r.stderr and "hint: check the name" in r.stderr
+    assert "group 'GID_TYPO' is not known to any broker (no member, no committed offset, no " \
+        "subscription group)" in r.stderr and "hint: check the name" in r.stderr
+    # the same check where other read-only commands find nothing
+    for args in (["consumers", "GID_TYPO"], ["offsets", "show", "-g", "GID_TYPO"]):
+        r = run(cli, sim, *args)
+        assert r.exit_code == 2 and "'GID_TYPO' is not known to any broker" in r.stderr
+    assert run(cli, sim, "consumers", "GID_REPLAY").exit_code == 0  # known, offline
     # a group the broker knows (created, never consumed) is shown empty, not an error
     sim.cluster.brokers["broker-b"].groups["GID_NEW"] = GroupConf("GID_NEW")
     r = run(cli, sim, "group", "progress", "GID_NEW", "-o", "json")

@@ -169,7 +169,7 @@ def consumers(
     subscriptions or allocation strategies differ, idle consumers (more consumers than
     queues) and pop/gRPC consumers. Example: mqctl consumers GID_ORDER
     """
-    from mqctl.inspect import capture_members, check_members
+    from mqctl.inspect import capture_members, check_members, require_group
     from mqctl.render import Column, Result, Table
     from mqctl.versions import version_name
 
@@ -177,7 +177,11 @@ def consumers(
     settings = st.settings(namesrv=namesrv)
 
     async def go(client: Any) -> Any:
-        return await capture_members(_admin(client, settings, concurrency), group)
+        admin = _admin(client, settings, concurrency)
+        m = await capture_members(admin, group)
+        if not m.online and not m.failures:
+            await require_group(admin, group)
+        return m
 
     m = with_client(st, settings, go)
     findings = check_members(m)
@@ -306,20 +310,6 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
                   notes=notes)
 
 
-async def _require_group_known(admin: Admin, group: str) -> None:
-    """A group with no member and no offset is an error when no broker knows it, as mqadmin's
-    consumerProgress reports ("offset table is empty"); a known group that never consumed
-    is shown empty."""
-    from mqctl.errors import UsageError
-    from mqctl.snapshot import unknown_groups
-
-    if await unknown_groups(admin, [group]):
-        raise UsageError(f"group {group} does not exist: no member, no committed offset, and no "
-                         "broker has its subscription group",
-                         hint="check the name (it is case-sensitive); `mqctl consumers GROUP` "
-                         "shows a group's members")
-
-
 @group_app.command("progress")
 def progress(
     ctx: typer.Context,
@@ -344,7 +334,7 @@ def progress(
 
     Example: mqctl group progress GID_ORDER --only-lagging --sort lag
     """
-    from mqctl.inspect import capture_progress
+    from mqctl.inspect import capture_progress, require_group
     from mqctl.remoting.client import RemotingClient
 
     st = state(ctx)
@@ -355,7 +345,7 @@ def progress(
         admin = _admin(client, settings, concurrency)
         p = await capture_progress(admin, group, topic)
         if not p.queues and not p.failures and not (p.members and p.members.online):
-            await _require_group_known(admin, group)
+            await require_group(admin, group)
         return p
 
     if watch is None:

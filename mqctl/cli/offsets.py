@@ -38,7 +38,7 @@ def show(
     from mqctl.admin import Admin
     from mqctl.cli.common import with_client
     from mqctl.cli.inspect import _raise_partial
-    from mqctl.inspect import capture_progress
+    from mqctl.inspect import capture_progress, require_group
     from mqctl.render import Column, Result, Table
 
     st = state(ctx)
@@ -46,7 +46,10 @@ def show(
 
     async def go(client: Any) -> Any:
         admin = Admin(client, settings.namesrv, concurrency=concurrency or settings.concurrency)
-        return await capture_progress(admin, group, topic, running=False)
+        p = await capture_progress(admin, group, topic, running=False)
+        if not p.queues and not p.failures:
+            await require_group(admin, group)
+        return p
 
     p = with_client(st, settings, go)
     rows = [{"topic": q.mq.topic, "broker": q.mq.broker_name, "queue_id": q.mq.queue_id,

@@ -33,9 +33,10 @@ def snapshot(
 
     from mqctl.admin import Admin
     from mqctl.errors import PartialFailure, UsageError
+    from mqctl.inspect import group_exists
     from mqctl.remoting.client import RemotingClient
     from mqctl.render import Result, Table, cols
-    from mqctl.snapshot import capture, discover_groups, run_lock, unknown_groups, write
+    from mqctl.snapshot import capture, discover_groups, run_lock, write
 
     st = state(ctx)
     if not group and not all_groups:
@@ -60,7 +61,7 @@ def snapshot(
             empty = [g for g in sorted(set(group or []))
                      if g not in snap.group_errors and not any(r["group"] == g
                                                                for r in snap.rows)]
-            missing = await unknown_groups(admin, empty) if empty else []
+            missing = [g for g in empty if await group_exists(admin, g) is False]
             return snap, missing
 
     import asyncio
