@@ -20,7 +20,7 @@ from typing import Any
 
 from mqctl.admin import Admin
 from mqctl.errors import ConnectError, MqctlError, UsageError
-from mqctl.models import BrokerData, MessageQueue, TopicRoute
+from mqctl.models import RETRY_PREFIX, BrokerData, MessageQueue, TopicRoute
 from mqctl.remoting.client import fan_out
 from mqctl.timeparse import format_ms, now_ms
 
@@ -166,6 +166,7 @@ class ConsumerState:
     message_model: str | None
     known: bool = True  # False: no broker answered the member query
     error: str | None = None
+    topics: tuple[str, ...] = ()  # subscribed topics (GET_CONSUMER_CONNECTION_LIST), online
 
     def describe(self) -> str:
         if not self.known:
@@ -285,7 +286,8 @@ async def consumer_state(admin: Admin, group: str) -> ConsumerState:
     return ConsumerState(m.online, sorted(m.clients),
                          any(orderly_flags) if orderly_flags else None, pop,
                          conn.consume_type if conn else None,
-                         conn.message_model if conn else None)
+                         conn.message_model if conn else None,
+                         topics=tuple(sorted(conn.subscriptions)) if conn else ())
 
 
 async def broker_path(admin: Admin, b: BrokerData) -> BrokerPlan:
@@ -552,6 +554,11 @@ def preflight(plan: Plan, *, force: bool, scoped: bool) -> None:
                           "QUERY_CONSUMER_OFFSET and GET_CONSUME_STATS show the pending offset "
                           "(and live consumers' commits are ignored); consumers jump on their "
                           "next pull")
+    user_topics = [t for t in st.topics if not t.startswith(RETRY_PREFIX)]
+    if st.online and user_topics and plan.topic not in st.topics:
+        plan.warnings.append(f"the online consumers of {plan.group} do not subscribe to "
+                             f"{plan.topic} (they subscribe to {', '.join(user_topics)}): the "
+                             "reset writes offsets no consumer reads; check --topic")
     if st.pop:
         plan.warnings.append("pop/gRPC consumers: a server-side reset does not reach FIFO pop "
                              "consumers (apache/rocketmq#10229); verify the result")

@@ -213,6 +213,18 @@ def test_online_orderly_group_server_side(cli, sim):
         assert now[MQ("TopicOrder", q["broker"], q["queue_id"])] >= q["target"]
 
 
+def test_topic_the_online_consumers_do_not_subscribe_is_warned(cli, sim):
+    r = run(cli, sim, "offsets", "reset", "-g", "GID_PAY", "-t", "TopicAudit", "--to-latest",
+            "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert "the online consumers of GID_PAY do not subscribe to TopicAudit (they subscribe to " \
+        "TopicPay)" in " ".join(r.json["warnings"])
+    r = run(cli, sim, "offsets", "reset", "-g", "GID_PAY", "-t", "TopicPay", "--to-latest",
+            "-o", "json")
+    assert not any("do not subscribe" in w for w in r.json["warnings"])
+    assert writes(sim) == []
+
+
 def test_pop_group_server_side_is_warned(cli, sim):
     r = run(cli, sim, "offsets", "reset", "-g", "GID_POP", "-t", "TopicNews", "--to-earliest",
             "--execute", "-o", "json")
