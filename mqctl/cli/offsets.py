@@ -16,9 +16,10 @@ app = typer.Typer(help="Show, reset and roll back consumer offsets.", no_args_is
 
 GroupOpt = Annotated[str, typer.Option("--group", "-g", help="Consumer group.")]
 TopicReq = Annotated[str, typer.Option("--topic", "-t", help="Topic.")]
-VERIFY_HELP = ("Seconds to wait before verifying (default: 15 on the legacy path with online "
-               "consumers, 10 after a forced write of an online group, 1 server-side with "
-               "online consumers, else 0).")
+VERIFY_HELP = ("Seconds to wait, polling, before judging the result (default: 10 per broker "
+               "+ 5 on the legacy path with online consumers, 10 after a forced write of an "
+               "online group, server-side with online consumers 1, or 15 when a client is "
+               "older than 5.2.0, else 0).")
 
 
 @app.command("show")
@@ -131,7 +132,6 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
         apply_plan,
         default_wait,
         export_plan,
-        format_queue_scope,
         free_path,
         make_plan,
         rollback_path,
@@ -181,16 +181,42 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
     if results is not None:
         bad = [r for r in results if r.status in BAD]
         if bad:
-            again = format_queue_scope([r.plan.mq for r in bad])
             raise PartialFailure(
                 f"{len(bad)} of {len(results)} queue(s) did not take: "
                 + "; ".join(f"{r.plan.mq.short} {r.status.value} ({r.detail})"
                             for r in bad[:4]),
                 [(r.plan.mq.short, r.detail) for r in bad],
-                hint=f"the rollback file {rb} holds the offsets from before this run; "
-                     "re-running the same command completes the rest (queues already at their "
-                     "target are skipped)" + (f", or add --queues {again} for only these"
-                                               if rerun_scope else ""))
+                hint=rerun_hint(plan, bad, rb, rerun_scope))
+
+
+def rerun_hint(plan: Plan, bad: list[QueueResult], rb: str | None, scoped: bool) -> str:
+    """What to do about queues that did not take, without resetting the others twice."""
+    from mqctl.reset import format_queue_scope
+    from mqctl.timeparse import format_ms
+
+    again = format_queue_scope([r.plan.mq for r in bad])
+    parts = [f"the rollback file {rb} holds the offsets from before this run"]
+    if plan.consumers.online and any(r.plan.current is not None and r.goal is not None
+                                     and r.goal < r.plan.current for r in bad):
+        parts.append("check `mqctl offsets show` first: live consumers can consume past a "
+                     "small rewind before it is read back, and a re-run replays again")
+    if not scoped:
+        parts.append("re-running the same command completes the rest (queues already at "
+                     "their target are skipped)")
+    elif plan.target.kind == "shift":
+        parts.append("do not re-run --shift-by: it shifts again from the new offsets; give "
+                     f"{again} their targets with --to-offset (per queue) or --from-file")
+    elif plan.target.kind == "time":
+        parts.append(f"re-run for only these queues with --to-time {format_ms(plan.target.value)}"
+                     f" --queues {again} (a relative time would move, and live consumers "
+                     "would replay the queues that took)")
+    elif plan.consumers.online:
+        parts.append(f"re-run for only these queues: add --queues {again} (live consumers "
+                     "have moved on in the queues that took)")
+    else:
+        parts.append("re-running the same command completes the rest (queues already at "
+                     f"their target are skipped), or add --queues {again} for only these")
+    return "; ".join(parts)
 
 
 @app.command("reset")

@@ -225,7 +225,8 @@ async def verify(admin: Admin, plan: Plan, results: list[QueueResult], *,
     """Re-read the offsets after ``wait_s`` (on the mqctl clock; ``waiter`` replaces the wait in
     tests) and mark each queue a request was sent for: verified, not-taken, unverified.
 
-    On the legacy push path the clients apply the reset after their 10 s pause: the offsets
+    On the legacy push path the clients apply the reset after their 10 s pause (per broker);
+    on the server-side path older clients apply it 10 s after their next pull: the offsets
     are polled every ``poll_s`` and verify ends as soon as every queue took. A forced
     UPDATE_CONSUMER_OFFSET of an online group is judged only after the whole wait, since live
     consumers overwrite it at their next commit."""
@@ -235,8 +236,10 @@ async def verify(admin: Admin, plan: Plan, results: list[QueueResult], *,
     wait = waiter or clock_sleep
     names = sorted({r.plan.mq.broker_name for r in sent})
     pending = [r for r in sent if r.status == Status.APPLIED]
-    early = bool(pending) and all(plan.brokers[r.plan.mq.broker_name].path == Path_.LEGACY_PUSH
-                                  for r in pending)
+    # poll where the change arrives by itself (clients after their pause, consumers taking a
+    # pending server-side offset); a forced UPDATE_CONSUMER_OFFSET is judged at the end only
+    early = bool(pending) and all(plan.brokers[r.plan.mq.broker_name].path
+                                  in (Path_.LEGACY_PUSH, Path_.SERVER_SIDE) for r in pending)
     now: dict[MessageQueue, int] = {}
     failed: dict[str, str] = {}
     read = False

@@ -23,17 +23,26 @@ from mqctl.errors import ConnectError, MqctlError, UsageError
 from mqctl.models import RETRY_PREFIX, BrokerData, MessageQueue, TopicRoute
 from mqctl.remoting.client import fan_out
 from mqctl.timeparse import format_ms, now_ms
+from mqctl.versions import version_ordinal
 
 PLAN_SCHEMA = "mqctl.reset-plan/1"
-# MQClientInstance.resetOffset sleeps 10 s before it writes the offsets; they reach the broker
-# with the next 5 s commit (persistConsumerOffsetInterval)
-LEGACY_CLIENT_PAUSE_S = 15.0
+# MQClientInstance.resetOffset is synchronized and sleeps 10 s, then writes the offsets
+# (RebalancePushImpl.removeUnnecessaryMessageQueue persists them); the brokers' pushes reach a
+# client one after another, so with N brokers the last one applies after about N x 10 s
+LEGACY_CLIENT_PAUSE_S = 10.0
+LEGACY_MARGIN_S = 5.0
 # live consumers commit their in-memory offsets every 5 s: wait two rounds before judging
 # whether an UPDATE_CONSUMER_OFFSET write of an online group survived
 LEGACY_COMMIT_WAIT_S = 10.0
 # server-side: the pending offset is visible at once; a short wait lets live consumers pull
 # and move on from it, which verify accepts
 SERVER_SIDE_WAIT_S = 1.0
+# ... but the pull that takes the pending offset also commits the client's old one
+# (PullMessageProcessor: queryThenEraseResetOffset, then tryCommitOffset), and Java clients
+# before 5.2.0 (apache/rocketmq#7635) apply the OFFSET_ILLEGAL answer after a 10 s delay
+# (executeTaskLater): until then the broker shows the old offset
+SERVER_SIDE_OLD_CLIENT_WAIT_S = 15.0
+V5_2_0 = version_ordinal("V5_2_0")
 
 
 class Path_(StrEnum):
@@ -167,6 +176,7 @@ class ConsumerState:
     known: bool = True  # False: no broker answered the member query
     error: str | None = None
     topics: tuple[str, ...] = ()  # subscribed topics (GET_CONSUMER_CONNECTION_LIST), online
+    min_version: int | None = None  # the oldest online client's MQVersion ordinal
 
     def describe(self) -> str:
         if not self.known:
@@ -287,7 +297,9 @@ async def consumer_state(admin: Admin, group: str) -> ConsumerState:
                          any(orderly_flags) if orderly_flags else None, pop,
                          conn.consume_type if conn else None,
                          conn.message_model if conn else None,
-                         topics=tuple(sorted(conn.subscriptions)) if conn else ())
+                         topics=tuple(sorted(conn.subscriptions)) if conn else (),
+                         min_version=min((c.version for c in conn.connections), default=None)
+                         if conn else None)
 
 
 async def broker_path(admin: Admin, b: BrokerData) -> BrokerPlan:
@@ -552,8 +564,8 @@ def preflight(plan: Plan, *, force: bool, scoped: bool) -> None:
     if any(b.path == Path_.SERVER_SIDE and b.reachable for b in plan.brokers.values()):
         plan.notes.append("server-side reset: until a consumer pulls the queue, "
                           "QUERY_CONSUMER_OFFSET and GET_CONSUME_STATS show the pending offset "
-                          "(and live consumers' commits are ignored); consumers jump on their "
-                          "next pull")
+                          "(and UPDATE_CONSUMER_OFFSET commits are ignored); consumers take it "
+                          "on their next pull (Java clients before 5.2.0 apply it 10 s later)")
     user_topics = [t for t in st.topics if not t.startswith(RETRY_PREFIX)]
     if st.online and user_topics and plan.topic not in st.topics:
         plan.warnings.append(f"the online consumers of {plan.group} do not subscribe to "
@@ -583,14 +595,17 @@ def preflight(plan: Plan, *, force: bool, scoped: bool) -> None:
 
 def default_wait(plan: Plan) -> float:
     """Seconds to wait before verifying, by the slowest path in the plan."""
-    paths = {b.path for b in plan.brokers.values()
-             if any(q.mq.broker_name == b.name for q in plan.queues)}
+    used = [b.path for b in plan.brokers.values()
+            if any(q.mq.broker_name == b.name for q in plan.queues)]
+    paths = set(used)
     if Path_.LEGACY_PUSH in paths:
-        return LEGACY_CLIENT_PAUSE_S
+        # each client applies the brokers' pushes one at a time, 10 s each
+        return LEGACY_CLIENT_PAUSE_S * used.count(Path_.LEGACY_PUSH) + LEGACY_MARGIN_S
     if Path_.LEGACY_UPDATE in paths and plan.consumers.online:
         return LEGACY_COMMIT_WAIT_S
     if Path_.SERVER_SIDE in paths and plan.consumers.online:
-        return SERVER_SIDE_WAIT_S
+        v = plan.consumers.min_version
+        return SERVER_SIDE_OLD_CLIENT_WAIT_S if v is None or v < V5_2_0 else SERVER_SIDE_WAIT_S
     return 0.0
 
 

@@ -79,6 +79,7 @@ class SimConsumer:
         self.addr = spec.addr or f"{spec.client_id.split('@', 1)[0]}:{50000 + index}"
         self.start_ts = 0
         self.suspended = False
+        self._reset_busy_until = 0  # ms: resets are applied one at a time
         self.consumed_total = 0
         self.log: ClientLog | None = None
         self.strategy = spec.strategy or group.strategy
@@ -510,7 +511,11 @@ class SimConsumer:
             self.suspended = False
             self.rebalance()
 
-        self.cluster.scheduler.call_later(RESET_PAUSE_MS, apply)
+        # MQClientInstance.resetOffset is synchronized: pushes from several brokers are
+        # applied one after another, each after its own 10 s pause
+        start = max(self.now(), self._reset_busy_until)
+        self._reset_busy_until = start + RESET_PAUSE_MS
+        self.cluster.scheduler.call_later(self._reset_busy_until - self.now(), apply)
 
     # --------------------------------------------------------------- running info
 

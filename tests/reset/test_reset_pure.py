@@ -161,11 +161,12 @@ def test_rollback_file_validation(tmp_path):
 def plan(path: Path_, online: bool, target: Target, reachable: bool = True, pop=False,
          *, current: int | None = 5, known: bool = True, model: str = "CLUSTERING",
          consume_type: str = "CONSUME_PASSIVELY", group_known: bool | None = None,
-         orderly: bool = False) -> Plan:
+         orderly: bool = False, min_version: int | None = 479) -> Plan:
     b = BrokerPlan("broker-a", "x:1", path, "test", reachable=reachable,
                    error=None if reachable else "refused", group_known=group_known)
     st = ConsumerState(online, ["c@1"] if online else [], orderly, pop, consume_type, model,
-                       known=known, error=None if known else "timeout")
+                       known=known, error=None if known else "timeout",
+                       min_version=min_version if online else None)
     return Plan("G", "T", target, 0, "ns", [QueuePlan(MQ, 0, 10, current, 3)],
                 {"broker-a": b}, st)
 
@@ -269,6 +270,18 @@ def test_default_wait_by_path():
         p = plan(path, online, target)
         preflight(p, force=force, scoped=False)
         assert default_wait(p) == wait, (path, online, target, force)
+    # server-side, a client before 5.2.0 (V4_9_8 = 409) or of unknown version: it applies the
+    # reset 10 s after its next pull, which first re-commits its old offset
+    for v in (409, None):
+        p = plan(Path_.SERVER_SIDE, True, Target("offset", 3), min_version=v)
+        preflight(p, force=False, scoped=False)
+        assert default_wait(p) == 15.0
+    # legacy push over two brokers: a client applies one broker's push after the other
+    p = plan(Path_.LEGACY_PUSH, True, Target("time", 1))
+    p.brokers["broker-b"] = BrokerPlan("broker-b", "x:2", Path_.LEGACY_PUSH, "test")
+    p.queues.append(QueuePlan(MessageQueue("T", "broker-b", 0), 0, 10, 5, 3))
+    preflight(p, force=False, scoped=False)
+    assert default_wait(p) == 25.0
 
 
 def test_export_format_and_free_path(tmp_path):
@@ -337,3 +350,23 @@ def test_plan_file_more_validation(tmp_path):
 def test_took_against_what_the_broker_computed():
     q = QueuePlan(MQ, 0, 1000, 500, 300)
     assert took(q, 320, goal=320) and not took(q, 310, goal=320)
+
+
+def test_rerun_hint_never_resets_the_queues_that_took_twice():
+    from mqctl.cli.offsets import rerun_hint
+    from mqctl.reset import QueueResult, Status
+
+    def hint(target, online, current=5, scoped=True):
+        p = plan(Path_.SERVER_SIDE, online, target, current=current)
+        bad = [QueueResult(p.queues[0], Status.NOT_TAKEN, "x")]
+        return rerun_hint(p, bad, "rb.json", scoped)
+
+    h = hint(Target("shift", -2), True)
+    assert "do not re-run --shift-by" in h and "check `mqctl offsets show` first" in h
+    h = hint(Target("time", 1717200000000, "-30m"), False)
+    assert "--to-time 2024-06-01T00:00:00.000Z --queues broker-a:0" in h
+    h = hint(Target("earliest"), True, current=2)  # target 3 > current 2: not a rewind
+    assert "add --queues broker-a:0 (live consumers" in h and "offsets show" not in h
+    h = hint(Target("earliest"), False)
+    assert "re-running the same command completes the rest" in h
+    assert "rollback file rb.json" in hint(Target("rollback"), True, scoped=False)

@@ -226,7 +226,11 @@ def test_legacy_reset_needs_online_consumers_and_applies_after_pause(sim_factory
     assert target == s.cluster.brokers["broker-a"].search("T", 0, ts) and target < before
     s.advance(5)
     assert s.call(lambda c: c.committed_offset("G_ON", mq)) == before  # still paused
+    # MQClientInstance.resetOffset is synchronized: the first (unforced) push is applied at
+    # 10 s, with the offsets it carried; the forced one gets its own 10 s pause after that
     s.advance(6)
+    assert s.call(lambda c: c.committed_offset("G_ON", mq)) == before
+    s.advance(10)
     assert s.call(lambda c: c.committed_offset("G_ON", mq)) == target
 
 
