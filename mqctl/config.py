@@ -177,6 +177,12 @@ def load_settings(*, config_file: str | None = None, profile: str | None = None,
             raise ConfigError(f"config file {path} must be a mapping with 'profiles'",
                           hint="see the README section on profiles")
     doc = doc or {}
+    top = set(doc) - {"profiles", "current_profile"}
+    if top:
+        raise ConfigError(f"config file {path}: unknown top-level key(s) "
+                          f"{', '.join(sorted(map(str, top)))}",
+                          hint="the file has 'current_profile' and 'profiles' (settings go "
+                               "inside a profile)")
     profiles = doc.get("profiles") or {}
     if not isinstance(profiles, dict):
         raise ConfigError(f"config file {path}: 'profiles' must be a mapping of name -> settings",

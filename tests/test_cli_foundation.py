@@ -123,6 +123,8 @@ def test_a_global_option_after_the_command_gets_a_hint_to_move_it(cli):
         in r.stderr
     r = cli(["group", "progress", "G", "--tls-insecure"])
     assert "('mqctl --tls-insecure group progress ...')" in r.stderr
+    r = cli(["allocate", "--queues", "b:2", "--consumers", "1", "--config", "x.yaml"])
+    assert "('mqctl --config VALUE allocate ...')" in r.stderr
     r = cli(["group", "progress", "G", "--quite"])  # not a global option: the usual hint
     assert "hint: see 'mqctl group progress --help'" in r.stderr
 

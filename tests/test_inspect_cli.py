@@ -152,6 +152,13 @@ def test_group_progress_options(cli, sim):
     assert w.exit_code == 0 and w.stdout.count("# progress of GID_PAY") == 2
 
 
+def test_group_progress_of_a_broadcasting_group_says_why_it_is_empty(cli, sim):
+    r = run(cli, sim, "group", "progress", "GID_NEWS")
+    assert r.exit_code == 0, r.stderr
+    assert "group GID_NEWS is BROADCASTING: each client keeps its own offsets in a local file" \
+        in r.stderr + r.stdout
+
+
 def test_group_progress_of_an_unknown_group_is_an_error(cli, sim):
     from mqctl.sim.broker import GroupConf
 

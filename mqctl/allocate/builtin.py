@@ -166,7 +166,7 @@ class ByConfig(AllocationStrategy):
         cfg = params.get("config")
         if cfg is None:
             raise UsageError("strategy 'config' needs the per-consumer queue lists",
-                             hint="pass --config FILE (YAML/JSON: {clientId: [queues]})")
+                             hint="pass --queue-config FILE (YAML/JSON: {clientId: [queues]})")
         if not isinstance(cfg, Mapping):
             raise UsageError("config: expected a mapping of client id to queue list",
                              hint="pass --queue-config FILE (YAML/JSON: {clientId: [queues]})")

@@ -177,8 +177,12 @@ class Registry:
         Java class names reported in running info.
         """
         raw = name.strip()
-        if raw.split("@", 1)[0] in STRATEGY_CLASS_NAMES:
-            raw = STRATEGY_CLASS_NAMES[raw.split("@", 1)[0]]
+        cls = raw.split("@", 1)[0]
+        simple = {k.rsplit(".", 1)[-1]: v for k, v in STRATEGY_CLASS_NAMES.items()}
+        if cls in STRATEGY_CLASS_NAMES:
+            raw = STRATEGY_CLASS_NAMES[cls]
+        elif cls in simple:  # the simple class name, as docs and logs write it
+            raw = simple[cls]
         key = normalise(raw)
         nearby = "machine-room-nearby"
         if key.startswith(nearby + "-") and key not in self._entries:

@@ -74,8 +74,9 @@ def _usage_hint(exc: BaseException, root: object = None) -> str:
         for param in getattr(root, "params", ()):
             if name in getattr(param, "opts", ()) or name in getattr(param, "secondary_opts", ()):
                 sub = path.split(" ", 1)[1] if " " in path else ""
+                value = "" if getattr(param, "is_flag", False) else " VALUE"
                 return (f"{name} is a global option: give it before the command "
-                        f"('mqctl {name} {sub} ...')")
+                        f"('mqctl {name}{value} {sub} ...')")
     return f"see '{path} --help'"
 
 

@@ -302,7 +302,12 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
              Column("unowned", "UNOWNED", "right")]
     notes = [f"group {p.group}: total lag {total_lag} message(s), max time lag "
              f"{format_duration(max_tl * 1000) or '0'}, consume TPS {p.consume_tps:.2f}"]
-    if not p.queues:
+    conn = p.members.connection if p.members else None
+    if conn is not None and conn.message_model == "BROADCASTING":
+        notes.append(f"group {p.group} is BROADCASTING: each client keeps its own offsets in a "
+                     "local file (LocalFileOffsetStore) and commits none to the brokers, so "
+                     "brokers show no offsets or lag for it")
+    elif not p.queues:
         notes.append(f"no offsets found for group {p.group}"
                      + ("" if p.members and p.members.online else " (group is offline)"))
     return Result([Table(qcols, rows, title=f"progress of {p.group}", name="queues"),

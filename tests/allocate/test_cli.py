@@ -91,7 +91,10 @@ def test_csv_and_yaml(cli):
 
 
 @pytest.mark.parametrize("name", ["avg", "AVG", "avg-by-circle", "AVG_BY_CIRCLE",
-                                  "consistent-hash", "CONSISTENT_HASH"])
+                                  "consistent-hash", "CONSISTENT_HASH",
+                                  "AllocateMessageQueueAveragelyByCircle",
+                                  "org.apache.rocketmq.client.consumer.rebalance."
+                                  "AllocateMessageQueueConsistentHash"])
 def test_each_simple_strategy_matches_library(cli, name):
     r = cli([*SHORT, "-s", name, "-o", "json"])
     q = parse_queue_spec("broker-a:8,broker-b:8")
