@@ -113,6 +113,11 @@ def allocate(
         return
 
     live_mode = topology is None and queues is None and consumers is None
+    if live_mode and bool(group) != bool(topic):
+        raise UsageError(f"the live cluster needs both --group and --topic (got only "
+                         f"{'--group' if group else '--topic'})",
+                         hint="e.g. mqctl allocate -g GID_PAY -t TopicPay; `mqctl consumers "
+                              "GROUP` lists the topics a group subscribes to")
     if live_mode and not (group and topic):
         raise UsageError("nothing to allocate",
                          hint="give --topology FILE, or --queues and --consumers, or --group "

@@ -339,7 +339,8 @@ def test_error_missing_topology_and_unreadable_config(cli, tmp_path):
 
 def test_error_input_combinations(cli, tmp_path):
     assert_usage_error(cli(["allocate"]), "nothing to allocate")
-    assert_usage_error(cli(["allocate", "--group", "G"]), "nothing to allocate")
+    assert_usage_error(cli(["allocate", "--group", "G"]),
+                       "needs both --group and --topic (got only --group)")
     assert_usage_error(cli(["allocate", "--queues", "a:1"]), "--queues and --consumers go together")
     t = tmp_path / "t.yaml"
     t.write_text("queues: [a:1]\nconsumers: [x]\n")
