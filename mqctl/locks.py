@@ -1026,6 +1026,13 @@ def plan_release(view: LockView, mq: MessageQueue, broker_addr: str, *,
     warnings: list[str] = []
     if client is not None:
         holder = client
+        other = [c for c in q.claims if c.client_id != client and c.live and c.locked
+                 and not c.overdue(now, slack_ms) and c.lease_runs(now)]
+        if other and not force:
+            raise RefusedError(f"{other[0].client_id} holds and renews the lock of {mq.short}, "
+                               f"not {client}: the broker releases a lock only for its holder "
+                               "and would ignore this request",
+                               hint="drop --client to act on the recorded holder, or --force")
         if not any(c.client_id == client for c in q.claims):
             warnings.append(f"{client} is not recorded as a claimer of {mq.short}: if it does "
                             "not hold the broker lock the broker ignores the request")

@@ -69,6 +69,14 @@ def test_plan_release_refuses_a_live_renewing_holder_unless_forced():
     assert any("takes the lock back" in w for w in plan.warnings)
 
 
+def test_plan_release_for_a_named_client_refuses_when_another_holds_and_renews():
+    v = view({"a@1": running({Q3: pq(True, 3000)}), "b@2": running({})})
+    with pytest.raises(RefusedError) as ei:
+        plan_release(v, Q3, "127.0.0.1:10911", client="b@2")
+    assert ei.value.message.startswith("a@1 holds and renews the lock of broker-a:3, not b@2")
+    assert plan_release(v, Q3, "127.0.0.1:10911", client="b@2", force=True).holder == "b@2"
+
+
 def test_plan_release_allows_a_live_holder_that_stopped_renewing():
     v = view({"a@1": running({Q3: pq(True, 45_000)})})
     plan = plan_release(v, Q3, "127.0.0.1:10911")
