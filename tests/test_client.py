@@ -184,6 +184,20 @@ def test_oversize_frame_is_refused():
     run(go())
 
 
+def test_a_peer_that_is_not_rocketmq_is_named_as_such():
+    async def http(cmd, writer):
+        writer.write(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+        await writer.drain()
+
+    async def go():
+        async with ScriptedServer(http) as srv, RemotingClient() as c:
+            with pytest.raises(ConnectError) as ei:
+                await c.invoke(srv.addr, 30)
+        assert "the peer does not speak RocketMQ remoting: it sent 'HTTP'" in ei.value.message
+        assert ei.value.hint and "name server or broker" in ei.value.hint
+    run(go())
+
+
 def test_server_to_client_request_gets_not_supported():
     seen: list[RemotingCommand] = []
 

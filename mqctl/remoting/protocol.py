@@ -34,6 +34,10 @@ class FrameReader:
             if total < 4:
                 raise FrameError(f"frame length {total} is smaller than 4")
             if total + 4 > self.max_frame:
+                head = bytes(buf[pos:pos + 4])
+                if all(32 <= c < 127 for c in head):  # e.g. b"HTTP": not a remoting peer
+                    raise FrameError(f"the peer does not speak RocketMQ remoting: it sent "
+                                     f"{head.decode('ascii')!r}... (an HTTP server or proxy?)")
                 raise FrameError(f"frame of {total + 4} bytes exceeds the "
                                  f"{self.max_frame}-byte limit")
             if n - pos - 4 < total:

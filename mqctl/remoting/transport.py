@@ -129,7 +129,10 @@ class Connection:
             if not fut.done():
                 fut.set_exception(ConnectError(
                     f"connection to {self.addr} {self._close_reason} while waiting for a response",
-                    addr=self.addr))
+                    addr=self.addr,
+                    hint="check that the address is a RocketMQ name server or broker (and "
+                         "whether it needs --tls)"
+                    if self._close_reason.startswith("protocol error") else None))
         self._pending.clear()
         with contextlib.suppress(Exception):
             self._writer.close()
