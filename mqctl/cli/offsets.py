@@ -154,6 +154,10 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
                 extra.append(f"plan written to {export}")
             if not execute or plan.refusals:
                 return plan, None, None
+            if all(q.current is not None and q.current == q.target for q in plan.queues):
+                extra.append("every queue is already at its target: nothing sent, no rollback "
+                             "file written")
+                return plan, await apply_plan(admin, plan, concurrency=conc), None
             wanted = Path(rollback_file) if rollback_file else rollback_path(
                 group, topic, plan.created_ms)
             rb = free_path(wanted)

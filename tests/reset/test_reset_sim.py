@@ -322,8 +322,11 @@ def test_broker_failing_mid_apply_then_rerun_completes(cli, sim, tmp_path):
     assert offsets(sim, "GID_REPLAY") == before
     # and a third run finds nothing to do: nothing is sent
     sim.clear_request_log()
+    files = sorted(p.name for p in tmp_path.iterdir())
     r = run(cli, sim, "offsets", "rollback", str(rb), "--execute", "-o", "json")
     assert r.exit_code == 0 and r.json["summary"] == {"already": 8} and writes(sim) == []
+    # ... and writes no rollback file for a run that changes nothing
+    assert r.json["rollback_file"] is None and sorted(p.name for p in tmp_path.iterdir()) == files
 
 
 def test_broker_killed_mid_apply_then_rerun_completes(cli, sim, tmp_path):
