@@ -3,20 +3,49 @@ simulated cluster while faults fire at random, then the invariants."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 
+import pytest
 from conftest import ROOT
 
 
-def test_chaos_short_run():
+@pytest.fixture(scope="module")
+def chaos():
     sys.path.insert(0, str(ROOT / "bench"))
     try:
-        from chaos import run_chaos
+        import chaos as mod
     finally:
         sys.path.pop(0)
-    report = run_chaos(duration=40, seed=11)
+    return mod
+
+
+def test_chaos_short_run(chaos):
+    report = chaos.run_chaos(duration=40, seed=11)
     assert report.violations == [], report.violations
     assert report.commands >= 20 and report.resets >= 4
     assert sum(v for k, v in report.faults.items() if k in ("down", "drop", "latency", "error",
                                                            "crash")) >= 15
     assert report.snapshot_files >= 3 and report.queues_checked > 0
+
+
+@pytest.mark.parametrize("current,expect", [(100, []), (90, ["wrote no rollback file"])])
+def test_check_reset_no_rollback_file_only_when_nothing_changes(chaos, monkeypatch, tmp_path,
+                                                                current, expect):
+    """A reset whose queues all sit at their targets sends nothing and writes no rollback
+    file (mqctl/cli/offsets.py); the checker accepts that and nothing else."""
+    from mqctl.models import MessageQueue
+
+    mq = MessageQueue(chaos.TOPIC, "broker-a", 0)
+    before = {mq: current}
+    monkeypatch.setattr(chaos, "offsets", lambda sim: dict(before))
+    out = {"queues": [{"broker": "broker-a", "queue_id": 0, "current": current, "target": 100}],
+           "results": [{"broker": "broker-a", "queue_id": 0, "status": "already",
+                        "target": 100}]}
+    r = subprocess.CompletedProcess([], 0, json.dumps(out), "")
+    report = chaos.Report()
+    chaos.check_reset(None, r, before, tmp_path / "absent.json", report)
+    got = [v for v in report.violations if "rollback" in v]
+    assert [e for e in expect if not any(e in v for v in got)] == []
+    assert len(got) == len(expect)
