@@ -150,6 +150,10 @@ def test_group_progress_options(cli, sim):
     w = run(cli, sim, "group", "progress", "GID_PAY", "--watch", "0.1", "--count", "2", "-o",
             "plain")
     assert w.exit_code == 0 and w.stdout.count("# progress of GID_PAY") == 2
+    # the value is optional, as for locks show: the default interval, the group after it
+    w = run(cli, sim, "group", "progress", "--watch", "GID_PAY", "--count", "1", "-o", "plain")
+    assert w.exit_code == 0, w.stderr
+    assert w.stdout.count("# progress of GID_PAY") == 1
 
 
 def test_group_progress_of_a_broadcasting_group_says_why_it_is_empty(cli, sim):

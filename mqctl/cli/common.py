@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
+from typer.core import TyperCommand
 
 if TYPE_CHECKING:
     from mqctl.config import Settings
@@ -29,6 +30,35 @@ class OutputFormat(StrEnum):
     json = "json"
     yaml = "yaml"
     csv = "csv"
+
+
+DEFAULT_WATCH = 2.0
+
+
+def watch_default(args: list[str]) -> list[str]:
+    """``--watch`` takes an optional value: insert the default when none follows."""
+    out: list[str] = []
+    for i, a in enumerate(args):
+        if a == "--":
+            out.extend(args[i:])
+            break
+        out.append(a)
+        if a in ("--watch", "-w"):
+            nxt = args[i + 1] if i + 1 < len(args) else None
+            try:
+                ok = nxt is not None and float(nxt) >= 0
+            except ValueError:
+                ok = False
+            if not ok:
+                out.append(str(DEFAULT_WATCH))
+    return out
+
+
+class OptionalWatchCommand(TyperCommand):
+    """A command whose ``--watch``/``-w`` value is optional (default DEFAULT_WATCH)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, watch_default(list(args)))
 
 
 # Options that mean the same thing on every command.

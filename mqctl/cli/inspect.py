@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from mqctl.cli.common import (
+    DEFAULT_WATCH,
     ConcurrencyOpt,
     NamesrvOpt,
+    OptionalWatchCommand,
     OutputOpt,
     emit,
     state,
@@ -315,7 +317,7 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
                   notes=notes)
 
 
-@group_app.command("progress")
+@group_app.command("progress", cls=OptionalWatchCommand)
 def progress(
     ctx: typer.Context,
     group: Annotated[str, typer.Argument(help="Consumer group.")],
@@ -326,8 +328,9 @@ def progress(
                                                "> 0.")] = False,
     sort: Annotated[SortKey, typer.Option("--sort", help="Row order.")] = SortKey.queue,
     watch: Annotated[float | None, typer.Option(
-        "--watch", "-w", help="Refresh every N seconds until Ctrl-C.", show_default=False,
-        min=0.1)] = None,
+        "--watch", "-w", metavar="[SECONDS]", min=0.1,
+        help=f"Refresh every SECONDS (default {DEFAULT_WATCH:g}) until Ctrl-C.",
+        show_default=False)] = None,
     count: Annotated[int | None, typer.Option("--count", help="With --watch: stop after N "
                                               "refreshes.", show_default=False, min=1)] = None,
     output: OutputOpt = None,

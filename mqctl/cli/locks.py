@@ -6,12 +6,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer.core import TyperCommand
 
 from mqctl.cli.common import (
+    DEFAULT_WATCH,
     ConcurrencyOpt,
     GroupOpt,
     NamesrvOpt,
+    OptionalWatchCommand,
     OutputOpt,
     emit,
     state,
@@ -26,33 +27,6 @@ if TYPE_CHECKING:
 app = typer.Typer(help="Queue locks of orderly consumer groups: who holds which queue, "
                        "which are stuck and why, and releasing a stale lock.",
                   no_args_is_help=True)
-
-DEFAULT_WATCH = 2.0
-
-
-def _watch_default(args: list[str]) -> list[str]:
-    """``--watch`` takes an optional value: insert the default when none follows."""
-    out: list[str] = []
-    for i, a in enumerate(args):
-        if a == "--":
-            out.extend(args[i:])
-            break
-        out.append(a)
-        if a in ("--watch", "-w"):
-            nxt = args[i + 1] if i + 1 < len(args) else None
-            try:
-                ok = nxt is not None and float(nxt) >= 0
-            except ValueError:
-                ok = False
-            if not ok:
-                out.append(str(DEFAULT_WATCH))
-    return out
-
-
-class _OptionalWatchCommand(TyperCommand):
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, _watch_default(list(args)))
-
 
 StateDirOpt = Annotated[Path | None, typer.Option(
     "--state-dir", help="Where the previous observation is kept (default "
@@ -148,7 +122,7 @@ def _raise_partial(view: LockView) -> None:
                              hint="the output above covers the brokers that answered")
 
 
-@app.command("show", cls=_OptionalWatchCommand)
+@app.command("show", cls=OptionalWatchCommand)
 def show(
     ctx: typer.Context,
     group: GroupOpt,

@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from locks.helpers import NOW, capture, mq, pq, queues, running
-from mqctl.cli.locks import _watch_default, view_result
+from mqctl.cli.common import watch_default as _watch_default
+from mqctl.cli.locks import view_result
 from mqctl.locks import Claim, StoredClient, build_view
 from mqctl.render import emit
 
