@@ -25,6 +25,9 @@ class Column:
     key: str
     header: str
     align: str = "left"  # left | right
+    # The key CSV writes instead of ``key`` when the table cell is formatted for people (a
+    # local clock time, "1m 5s"): CSV is for machines, so it gets ISO UTC times and seconds.
+    raw: str | None = None
 
 
 def cols(*spec: str | tuple[str, str] | Column) -> list[Column]:
@@ -132,9 +135,10 @@ def render_csv(tables: list[Table]) -> str:
     for i, t in enumerate(tables):
         if i:
             buf.write("\n")
-        w.writerow([c.key for c in t.columns])
+        keys = [c.raw or c.key for c in t.columns]
+        w.writerow(keys)
         for r in t.rows:
-            w.writerow([cell(r.get(c.key)) for c in t.columns])
+            w.writerow([cell(r.get(k)) for k in keys])
     return buf.getvalue()
 
 

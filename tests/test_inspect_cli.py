@@ -156,6 +156,24 @@ def test_group_progress_options(cli, sim):
     assert w.stdout.count("# progress of GID_PAY") == 1
 
 
+
+def test_group_progress_csv_has_seconds_and_utc_times(cli, sim):
+    sim.advance(10)
+    r = run(cli, sim, "group", "progress", "GID_REPLAY", "-o", "csv")
+    assert r.exit_code == 0, r.stderr
+    rows = list(csv.DictReader(io.StringIO(r.stdout.split("\n\n")[0])))
+    assert rows and "time_lag" not in rows[0] and "last_consume" not in rows[0]
+    j = {(q["broker"], q["queue_id"]): q
+         for q in run(cli, sim, "group", "progress", "GID_REPLAY", "-o", "json").json["queues"]}
+    lagging = [x for x in rows if int(x["lag"]) > 0]
+    assert lagging
+    for x in lagging:
+        assert float(x["time_lag_s"]) > 0
+        q = j[(x["broker"], int(x["queue_id"]))]
+        assert x["last_consume_time"] == (q["last_consume_time"] or "")
+        assert x["last_consume_time"] == "" or x["last_consume_time"].endswith("Z")
+
+
 def test_group_progress_of_a_broadcasting_group_says_why_it_is_empty(cli, sim):
     r = run(cli, sim, "group", "progress", "GID_NEWS")
     assert r.exit_code == 0, r.stderr

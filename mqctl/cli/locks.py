@@ -83,7 +83,8 @@ def view_result(view: LockView) -> Result:
     qcols = [Column("topic", "TOPIC"), Column("queue", "QUEUE"), Column("state", "STATE"),
              Column("owner", "OWNER"), Column("locked", "LOCKED"),
              Column("lock_age_s", "LOCK AGE (S)", "right"), Column("trusted", "TRUSTED"),
-             Column("lease_left_s", "LEASE LEFT (S)", "right"), Column("frees_at", "FREES AT"),
+             Column("lease_left_s", "LEASE LEFT (S)", "right"),
+             Column("frees_at", "FREES AT", raw="frees_at_time"),
              Column("try_unlock_times", "UNLOCK TRIES", "right"),
              Column("dropped", "DROPPED"), Column("predicted", "PREDICTED")]
     summary = view.summary()
@@ -96,7 +97,8 @@ def view_result(view: LockView) -> Result:
     ccols = [Column("client_id", "CLIENT ID"), Column("member", "MEMBER"),
              Column("answered", "ANSWERED"), Column("orderly", "ORDERLY"),
              Column("strategy", "STRATEGY"), Column("claimed", "CLAIMED", "right"),
-             Column("locked", "LOCKED", "right"), Column("last_seen", "LAST SEEN"),
+             Column("locked", "LOCKED", "right"),
+             Column("last_seen", "LAST SEEN", raw="last_seen_time"),
              Column("error", "ERROR")]
     notes = [f"group {view.group} ({view.kind}): {len(view.queues)} queue(s) of "
              f"{len(view.topics)} topic(s) at {format_local(view.now)}"]

@@ -78,6 +78,11 @@ def test_csv_has_queue_summary_and_client_tables():
     assert [r["state"] for r in rows] == ["contested", "expiring", "lock-failed", "stale"]
     stale = rows[3]
     assert stale["owner"] == "dead@7" and stale["lease_left_s"] == "54"
+    # CSV is for machines: the FREES AT column is the ISO UTC time, not the local clock text
+    assert "frees_at" not in rows[0] and stale["frees_at_time"].endswith("Z")
+    assert "T" in stale["frees_at_time"]
+    clients = list(csv.DictReader(io.StringIO(blocks[2])))
+    assert "last_seen" not in clients[0] and "last_seen_time" in clients[0]
     summary = list(csv.DictReader(io.StringIO(blocks[1])))
     assert {r["state"]: r["queues"] for r in summary}["stale"] == "1"
 
