@@ -278,9 +278,7 @@ async def verify(admin: Admin, plan: Plan, results: list[QueueResult], *,
                 r.status = Status.VERIFIED
             else:
                 r.status = Status.NOT_TAKEN
-                r.detail = (f"offset is {r.now}, expected {r.goal}"
-                            + ("; live consumers may have overwritten it"
-                               if plan.consumers.online else ""))
+                r.detail = f"offset is {r.now}, expected {r.goal}" + _not_taken_why(plan, r)
         elif ok:  # the request failed, yet the offset is there (e.g. a lost answer)
             r.status = Status.VERIFIED
             r.detail = f"the offset took, although the request failed ({r.detail})"
@@ -289,6 +287,15 @@ async def verify(admin: Admin, plan: Plan, results: list[QueueResult], *,
         else:
             r.detail = f"{r.detail}; offset is now {r.now}"
     return results
+
+
+def _not_taken_why(plan: Plan, r: QueueResult) -> str:
+    b = plan.brokers.get(r.plan.mq.broker_name)
+    if (b is not None and b.path == Path_.LEGACY_PUSH and b.write_queues is not None
+            and r.plan.mq.queue_id >= b.write_queues):
+        return (f"; beyond the {b.write_queues} write queue(s): the legacy reset does not "
+                "cover it")
+    return "; live consumers may have overwritten it" if plan.consumers.online else ""
 
 
 def summarize(results: Iterable[QueueResult]) -> dict[str, int]:

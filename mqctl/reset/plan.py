@@ -199,6 +199,9 @@ class BrokerPlan:
     reachable: bool = True
     error: str | None = None
     group_known: bool | None = None  # from the broker's subscription groups, when asked
+    # the topic's writeQueueNums on this broker (from the route): the legacy reset covers
+    # queues 0..write_queues-1 only (Broker2Client.resetOffset iterates writeQueueNums)
+    write_queues: int | None = None
 
 
 @dataclass(slots=True)
@@ -366,6 +369,9 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
     involved = sorted({m.broker_name for m in mqs})
     bplans = {p.name: p for p in await asyncio.gather(
         *(broker_path(admin, brokers[n]) for n in involved))}
+    for qd in route.queues:
+        if qd.broker_name in bplans:
+            bplans[qd.broker_name].write_queues = qd.write_queue_nums
     state = await consumer_state(admin, group)
 
     def fail(name: str, what: str, exc: MqctlError | None) -> None:
@@ -557,6 +563,16 @@ def preflight(plan: Plan, *, force: bool, scoped: bool) -> None:
                 f"broker {b.name} (legacy path) refuses a reset while a queue has no committed "
                 f"offset ({', '.join(unborn[:4])}): it answers 'THe consumer group <"
                 f"{plan.group}> not exist'; let the consumers commit first or stop them")
+        wq = b.write_queues
+        beyond = [q.mq.short for q in mine if wq is not None and q.mq.queue_id >= wq]
+        if beyond and wq is not None:
+            plan.warnings.append(
+                f"broker {b.name}: {plan.topic} has more read than write queues there "
+                f"({wq} write): the legacy reset covers queues 0..{wq - 1} "
+                f"only (Broker2Client.resetOffset iterates writeQueueNums), so "
+                f"{', '.join(beyond[:4])}{' ...' if len(beyond) > 4 else ''} ({len(beyond)} "
+                "queue(s)) keep their offsets and verify reports them not taken; stop the "
+                "consumers and reset those with --queues")
         plan.warnings.append(
             f"broker {b.name}: legacy path: the broker computes the offsets from the time and "
             "pushes them to the online consumers, which apply them after a 10 s pause; queues "

@@ -370,3 +370,28 @@ def test_rerun_hint_never_resets_the_queues_that_took_twice():
     h = hint(Target("earliest"), False)
     assert "re-running the same command completes the rest" in h
     assert "rollback file rb.json" in hint(Target("rollback"), True, scoped=False)
+
+
+def test_legacy_push_warns_about_read_queues_beyond_the_write_queues():
+    """A topic shrunk to fewer write than read queues: Broker2Client.resetOffset resets
+    queues 0..writeQueueNums-1 only, so the readable queues above are named in a warning."""
+    def legacy(write: int | None) -> Plan:
+        p = plan(Path_.LEGACY_PUSH, True, Target("time", 1))
+        p.queues = [QueuePlan(MessageQueue("T", "broker-a", i), 0, 10, 5, 3) for i in range(8)]
+        p.brokers["broker-a"].write_queues = write
+        preflight(p, force=False, scoped=False)
+        return p
+
+    p = legacy(6)
+    assert not p.refusals
+    got = [w for w in p.warnings if "more read than write queues" in w]
+    assert len(got) == 1 and "queues 0..5 only" in got[0]
+    assert "broker-a:6, broker-a:7 (2 queue(s))" in got[0]
+    for write in (8, 16, None):
+        assert not any("more read than write" in w for w in legacy(write).warnings)
+    # server-side resets take any queue id: no warning
+    p = plan(Path_.SERVER_SIDE, True, Target("time", 1))
+    p.queues = [QueuePlan(MessageQueue("T", "broker-a", i), 0, 10, 5, 3) for i in range(8)]
+    p.brokers["broker-a"].write_queues = 2
+    preflight(p, force=False, scoped=False)
+    assert not any("more read than write" in w for w in p.warnings)

@@ -473,6 +473,30 @@ def test_legacy_online_by_time_goes_through_the_clients(cli, sim_factory):
     assert x.ext_fields["isForce"] == "true"
 
 
+def test_legacy_push_leaves_the_read_queues_beyond_the_write_queues(cli, sim_factory):
+    """A topic shrunk to 2 write queues but still read on 4: Broker2Client.resetOffset iterates
+    writeQueueNums, so queues 2 and 3 keep their offsets; the plan says so, verify reports them
+    not taken and the exit is 8, never a silent success."""
+    import copy
+
+    sc = copy.deepcopy(LEGACY)
+    sc["topics"][0].update({"queues": 4, "read_queues": 4, "write_queues": 2})
+    s = sim_factory(sc, clock="accelerated", speed=200)
+    before = offsets(s, "G_ON", "T")
+    r = run(cli, s, "offsets", "reset", "-g", "G_ON", "-t", "T", "--to-earliest", "--execute",
+            "-o", "json")
+    assert r.exit_code == 8, r.stderr
+    assert "the legacy reset covers queues 0..1 only" in r.stderr + r.stdout
+    status = {x["queue_id"]: x["status"] for x in r.json["results"]}
+    assert status == {0: "verified", 1: "verified", 2: "not-taken", 3: "not-taken"}
+    assert all("beyond the 2 write queue(s)" in x["detail"] for x in r.json["results"]
+               if x["queue_id"] >= 2)
+    now = offsets(s, "G_ON", "T")
+    assert [now[q] for q in sorted(now)][:2] == [0, 0]
+    assert {q: v for q, v in now.items() if q.queue_id >= 2} == {
+        q: v for q, v in before.items() if q.queue_id >= 2}
+
+
 def test_legacy_push_waits_out_the_client_pause_on_the_manual_clock(sim_factory):
     """The verify wait is injectable: here it advances the simulated clock, so the 10 s client
     pause passes without sleeping, and verify stops polling as soon as the queues took."""
