@@ -202,6 +202,11 @@ class BrokerPlan:
     # the topic's writeQueueNums on this broker (from the route): the legacy reset covers
     # queues 0..write_queues-1 only (Broker2Client.resetOffset iterates writeQueueNums)
     write_queues: int | None = None
+    # a broker older than 5.x (no useServerSideResetOffset): its SEARCH_OFFSET_BY_TIMESTAMP
+    # knows no boundaryType and returns the message *nearest* the time, which may be the one
+    # stored just before it (4.x ConsumeQueue.getOffsetInQueueByTime: between the two
+    # neighbours it picks the one with the smaller |storeTime - T|)
+    nearest_search: bool = False
 
 
 @dataclass(slots=True)
@@ -259,7 +264,7 @@ def compute_target(q: QueuePlan, target: Target, searched: int | None) -> QueueP
 
 
 def target_time(q: QueuePlan, target: Target, min_ts: int | None,
-                last_ts: int | None) -> tuple[int | None, str]:
+                last_ts: int | None, *, nearest: bool = False) -> tuple[int | None, str]:
     """Pure: (exact store time of the message at the target or None, text for people).
 
     ``min_ts``: store time of the earliest message (QUERY_CONSUME_TIME_SPAN minTimeStamp);
@@ -273,7 +278,7 @@ def target_time(q: QueuePlan, target: Target, min_ts: int | None,
     if q.target == q.min_offset and min_ts:
         return min_ts, format_ms(min_ts)
     if target.kind == "time":
-        return None, f">= {format_ms(target.value)}"
+        return None, f"{'~' if nearest else '>='} {format_ms(target.value)}"
     return None, ""
 
 
@@ -327,7 +332,7 @@ async def broker_path(admin: Admin, b: BrokerData) -> BrokerPlan:
     if v is None:
         return BrokerPlan(b.broker_name, addr, Path_.LEGACY_PUSH,
                           "assumed legacy (no useServerSideResetOffset in the config: a broker "
-                          "older than 5.x)")
+                          "older than 5.x)", nearest_search=True)
     server = v.strip().lower() == "true"
     return BrokerPlan(b.broker_name, addr, Path_.SERVER_SIDE if server else Path_.LEGACY_PUSH,
                       f"useServerSideResetOffset={v.strip()}")
@@ -450,7 +455,7 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
                             target, searched.get(mq))
         min_ts, last_ts = times.get(mq, (0, b.last_update_timestamp))
         ts, text = target_time(qp, target, min_ts or None, last_ts or b.last_update_timestamp
-                               or None)
+                               or None, nearest=bplans[mq.broker_name].nearest_search)
         qp = replace(qp, target_ts=ts, target_time=text)
         if qp.clamped:
             warnings.append(f"{mq.short}: target {qp.requested} is outside [{qp.min_offset}, "
@@ -577,6 +582,13 @@ def preflight(plan: Plan, *, force: bool, scoped: bool) -> None:
             f"broker {b.name}: legacy path: the broker computes the offsets from the time and "
             "pushes them to the online consumers, which apply them after a 10 s pause; queues "
             "no online consumer owns are not reset (verify reports them)")
+    nearest = sorted(b.name for b in plan.brokers.values() if b.nearest_search and b.reachable)
+    if plan.target.kind == "time" and nearest:
+        plan.warnings.append(
+            f"broker(s) {', '.join(nearest)} older than 5.x: the search by time returns the "
+            "message nearest the time (TARGET TIME '~'), which may be the one stored just "
+            f"before it, so a queue may replay one message older than "
+            f"{format_ms(plan.target.value)}")
     if any(b.path == Path_.SERVER_SIDE and b.reachable for b in plan.brokers.values()):
         plan.notes.append("server-side reset: until a consumer pulls the queue, "
                           "QUERY_CONSUMER_OFFSET and GET_CONSUME_STATS show the pending offset "

@@ -115,6 +115,9 @@ def test_target_time(lo, hi, tgt, kind, exact, text):
     t = Target(kind, base + 1_800_000 if kind == "time" else tgt)
     ts, txt = target_time(q, t, base + 5_000, base + 3_600_000)
     assert ts == (None if exact is None else base + exact) and txt == text
+    # a broker older than 5.x searches for the nearest message, which the column says
+    _, near = target_time(q, t, base + 5_000, base + 3_600_000, nearest=True)
+    assert near == (text.replace(">=", "~") if text.startswith(">=") else text)
 
 
 def test_plan_files(tmp_path):
@@ -395,3 +398,34 @@ def test_legacy_push_warns_about_read_queues_beyond_the_write_queues():
     p.brokers["broker-a"].write_queues = 2
     preflight(p, force=False, scoped=False)
     assert not any("more read than write" in w for w in p.warnings)
+
+
+@pytest.mark.parametrize("config, path, nearest", [
+    ({}, Path_.LEGACY_PUSH, True),  # no useServerSideResetOffset: a 4.x broker
+    ({"useServerSideResetOffset": "false"}, Path_.LEGACY_PUSH, False),
+    ({"useServerSideResetOffset": "true"}, Path_.SERVER_SIDE, False),
+])
+def test_a_broker_older_than_5x_is_announced_as_searching_for_the_nearest_message(
+        config, path, nearest):
+    import asyncio
+
+    from mqctl.models import BrokerData
+    from mqctl.reset.plan import broker_path
+
+    class Admin:
+        async def broker_config(self, addr):
+            return dict(config)
+
+    b = BrokerData("C", "broker-a", {0: "10.0.0.1:10911"})
+    bp = asyncio.run(broker_path(Admin(), b))
+    assert (bp.path, bp.nearest_search) == (path, nearest)
+    for target, warned in ((Target("time", 1_717_200_000_000), nearest),
+                           (Target("earliest"), False), (Target("offset", 3), False)):
+        p = plan(Path_.SERVER_SIDE, False, target)
+        p.brokers = {"broker-a": bp}
+        preflight(p, force=False, scoped=False)
+        got = [w for w in p.warnings if "nearest the time" in w]
+        assert bool(got) is warned
+        if warned:
+            assert got[0].startswith("broker(s) broker-a older than 5.x")
+            assert "2024-06-01T00:00:00.000Z" in got[0]
