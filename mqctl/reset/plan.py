@@ -202,10 +202,10 @@ class BrokerPlan:
     # the topic's writeQueueNums on this broker (from the route): the legacy reset covers
     # queues 0..write_queues-1 only (Broker2Client.resetOffset iterates writeQueueNums)
     write_queues: int | None = None
-    # a broker older than 5.x (no useServerSideResetOffset): its SEARCH_OFFSET_BY_TIMESTAMP
-    # knows no boundaryType and returns the message *nearest* the time, which may be the one
-    # stored just before it (4.x ConsumeQueue.getOffsetInQueueByTime: between the two
-    # neighbours it picks the one with the smaller |storeTime - T|)
+    # a broker without useServerSideResetOffset (4.x, or 5.0.0: RIP-48 came in 5.0.1): its
+    # SEARCH_OFFSET_BY_TIMESTAMP knows no boundaryType and returns the message *nearest* the
+    # time, which may be the one stored just before it (4.x ConsumeQueue.getOffsetInQueueByTime:
+    # between the two neighbours it picks the one with the smaller |storeTime - T|)
     nearest_search: bool = False
 
 
@@ -332,7 +332,7 @@ async def broker_path(admin: Admin, b: BrokerData) -> BrokerPlan:
     if v is None:
         return BrokerPlan(b.broker_name, addr, Path_.LEGACY_PUSH,
                           "assumed legacy (no useServerSideResetOffset in the config: a broker "
-                          "older than 5.x)", nearest_search=True)
+                          "older than 5.0.1)", nearest_search=True)
     server = v.strip().lower() == "true"
     return BrokerPlan(b.broker_name, addr, Path_.SERVER_SIDE if server else Path_.LEGACY_PUSH,
                       f"useServerSideResetOffset={v.strip()}")
@@ -585,7 +585,8 @@ def preflight(plan: Plan, *, force: bool, scoped: bool) -> None:
     nearest = sorted(b.name for b in plan.brokers.values() if b.nearest_search and b.reachable)
     if plan.target.kind == "time" and nearest:
         plan.warnings.append(
-            f"broker(s) {', '.join(nearest)} older than 5.x: the search by time returns the "
+            f"broker(s) {', '.join(nearest)} without useServerSideResetOffset (4.x or 5.0.0): "
+            "the search by time returns the "
             "message nearest the time (TARGET TIME '~'), which may be the one stored just "
             f"before it, so a queue may replay one message older than "
             f"{format_ms(plan.target.value)}")

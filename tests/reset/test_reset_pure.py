@@ -115,7 +115,7 @@ def test_target_time(lo, hi, tgt, kind, exact, text):
     t = Target(kind, base + 1_800_000 if kind == "time" else tgt)
     ts, txt = target_time(q, t, base + 5_000, base + 3_600_000)
     assert ts == (None if exact is None else base + exact) and txt == text
-    # a broker older than 5.x searches for the nearest message, which the column says
+    # a broker without useServerSideResetOffset searches for the nearest message: '~'
     _, near = target_time(q, t, base + 5_000, base + 3_600_000, nearest=True)
     assert near == (text.replace(">=", "~") if text.startswith(">=") else text)
 
@@ -427,5 +427,6 @@ def test_a_broker_older_than_5x_is_announced_as_searching_for_the_nearest_messag
         got = [w for w in p.warnings if "nearest the time" in w]
         assert bool(got) is warned
         if warned:
-            assert got[0].startswith("broker(s) broker-a older than 5.x")
+            assert got[0].startswith(
+                "broker(s) broker-a without useServerSideResetOffset (4.x or 5.0.0)")
             assert "2024-06-01T00:00:00.000Z" in got[0]
