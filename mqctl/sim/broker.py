@@ -194,16 +194,26 @@ class SimBroker:
         self.offsets.setdefault((topic, group), {})[qid] = offset
         return True
 
-    def pull(self, group: str, topic: str, qid: int, offset: int) -> int:
+    def pull(self, group: str, topic: str, qid: int, offset: int,
+             commit: int | None = None) -> int:
         """A consumer pulls from ``offset``; returns where it must continue (a pending reset
-        makes it jump, and the reset entry is consumed: PULL_OFFSET_MOVED in 5.x)."""
+        makes it jump, and the reset entry is consumed: PULL_OFFSET_MOVED in 5.x).
+
+        ``commit``: the pull's commitOffset (a push consumer's consumed offset). As in
+        PullMessageProcessor, the pending reset is erased first (queryThenEraseResetOffset)
+        and the commit is stored after it, so the pull that takes a reset writes the client's
+        OLD offset back until the client persists the new one."""
         pend = self.resets.get((topic, group))
         if pend and qid in pend:
             new = pend.pop(qid)
             if not pend:
                 self.resets.pop((topic, group), None)
+            if commit is not None:
+                self.commit(group, topic, qid, commit)
             self.pulls[(group, topic, qid)] = new
             return new
+        if commit is not None:
+            self.commit(group, topic, qid, commit)
         self.pulls[(group, topic, qid)] = max(offset, self.pulls.get((group, topic, qid), 0))
         return offset
 

@@ -10,7 +10,8 @@
   lock for 30 s, unlock a queue that moves away;
 * commit every 5 s (``persistConsumerOffsetInterval``); consume at the behaviour's rate;
 * honour a broker-pushed reset (legacy path: suspend, drop, 10 s pause, apply, resume) and a
-  server-side reset (the next pull jumps).
+  server-side reset (the next pull answers PULL_OFFSET_MOVED: a 5.2.0+ client persists the new
+  offset and re-adds the queue at once, an older one drops the queue and does so 10 s later).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ COMMIT_MS = 5_000
 CONSUME_TICK_MS = 1_000
 V5_0_0 = 413  # MQVersion ordinal: 5.x clients log in the logback format
 RESET_PAUSE_MS = 10_000
+V5_2_0 = 453  # MQVersion ordinal: from 5.2.0 an OFFSET_ILLEGAL pull is fixed at once (#7635)
 PERSIST_LOG_MS = 30_000
 V3_0_7_SNAPSHOT = 28
 
@@ -437,13 +439,13 @@ class SimConsumer:
                 continue
             if self.orderly and (not pq.locked or now - pq.last_lock_ts > LOCK_TRUST_MS):
                 continue  # "the message queue not locked, so consume later"
-            if self.group.model == "CLUSTERING":
-                # a push consumer's pull request carries its consumed offset (commitOffset)
-                b.commit(g, mq.topic, mq.queue_id, pq.position)
-            jumped = b.pull(g, mq.topic, mq.queue_id, pq.position)
+            # a push consumer's pull request carries its consumed offset (commitOffset)
+            jumped = b.pull(g, mq.topic, mq.queue_id, pq.position,
+                            pq.position if self.group.model == "CLUSTERING" else None)
             pq.last_pull_ts = now
-            if jumped != pq.position:
-                pq.position = jumped  # server-side reset took effect on this pull
+            if jumped != pq.position:  # PULL_OFFSET_MOVED: a server-side reset was pending
+                self._offset_moved(mq, pq, jumped, b)
+                continue
             if behaviour == "stuck":
                 continue
             mx = b.max_offset(mq.topic, mq.queue_id)
@@ -460,6 +462,44 @@ class SimConsumer:
         self.consumed_total += consumed
         self._tps_window.append((now, consumed))
         self._tps_window = [(t, c) for t, c in self._tps_window if now - t <= 60_000]
+
+    def _offset_moved(self, mq: MessageQueue, pq: PQ, new: int, b: SimBroker) -> None:
+        """DefaultMQPushConsumerImpl's OFFSET_ILLEGAL case: drop the process queue, then write
+        the new offset to the offset store, persist it to the broker and remove the queue
+        (RebalanceImpl.removeProcessQueue), which a rebalance adds again from the broker's
+        offset. Clients before 5.2.0 do the second half 10 s later (executeTaskLater) and wait
+        for the next periodic rebalance, so meanwhile the broker keeps the old offset the pull
+        committed; 5.2.0+ clients do it at once and rebalance immediately (#7635, #7644)."""
+        g = self.group.name
+        text = mq_text(mq.topic, mq.broker_name, mq.queue_id)
+        self._log("offset_illegal", f"the pull request offset illegal, PullRequest "
+                  f"[consumerGroup={g}, messageQueue={text}, nextOffset={pq.position}] "
+                  f"PullResult [pullStatus=OFFSET_ILLEGAL, nextBeginOffset={new}, minOffset="
+                  f"{b.min_offset(mq.topic, mq.queue_id)}, maxOffset="
+                  f"{b.max_offset(mq.topic, mq.queue_id)}, msgFoundList=0]", "WARN")
+        pq.dropped = True
+        current = self.spec.version >= V5_2_0
+
+        def fix() -> None:
+            if not self.alive or self.pqs.get(mq) is not pq:
+                return
+            broker = self.cluster.brokers.get(mq.broker_name)
+            if broker is not None and self.cluster.broker_up(mq.broker_name):
+                if self.group.model == "CLUSTERING":
+                    broker.commit(g, mq.topic, mq.queue_id, new)
+                if self.orderly:  # RebalancePushImpl.removeUnnecessaryMessageQueue
+                    self._log("unlock", f"unlock messageQueue. group:{g}, clientId:"
+                              f"{self.client_id}, mq:{text}", "WARN")
+                    broker.unlock_batch(g, [mq], self.client_id)
+            del self.pqs[mq]
+            self._log("fix_offset", f"Fix Offset, {g}, remove unnecessary mq, {text} Droped: "
+                      "true")
+            self._log("offset_fixed", f"fix the pull request offset, PullRequest [consumerGroup="
+                      f"{g}, messageQueue={text}, nextOffset={new}]", "WARN")
+            if current:
+                self.rebalance()
+
+        self.cluster.scheduler.call_later(0 if current else RESET_PAUSE_MS, fix)
 
     def consume_tps(self) -> float:
         if not self._tps_window:

@@ -46,6 +46,13 @@ LOGGERS: dict[str, tuple[str, str, str, int]] = {
               153),
     "persist": ("MQClientFactoryScheduledThread", "o.a.r.c.c.s.RemoteBrokerOffsetStore",
                 "persistAll", 135),
+    # a pull answered PULL_OFFSET_MOVED (a server-side reset): DefaultMQPushConsumerImpl's
+    # OFFSET_ILLEGAL case, then RebalanceImpl.removeProcessQueue
+    "offset_illegal": ("NettyClientPublicExecutor_1", "o.a.r.c.i.c.DefaultMQPushConsumerImpl",
+                       "onSuccess", 403),
+    "fix_offset": ("PullMessageServiceScheduledThread", _RI, "removeProcessQueue", 737),
+    "offset_fixed": ("PullMessageServiceScheduledThread",
+                     "o.a.r.c.i.c.DefaultMQPushConsumerImpl", "run", 422),
 }
 
 

@@ -534,3 +534,58 @@ def test_legacy_offline_plan_of_a_legacy_broker_is_announced(cli, sim_factory):
     assert r.exit_code == 0
     assert "legacy-update (useServerSideResetOffset=false; group offline" in r.stdout
     assert writes(s) == []
+
+
+# ------------------------------------------------------------------- server-side, old clients
+
+def _server_side(version: str) -> dict:
+    return {"name": "server-side-" + version, "clock": {"mode": "manual"},
+            "brokers": [{"name": "broker-a"}],
+            "topics": [{"name": "T", "queues": 2, "rate": 1, "history": "1h"}],
+            "groups": [{"name": "G", "topics": ["T"], "initial_lag": 0,
+                        "consumers": [{"id": "10.9.0.1@1", "version": version}]}]}
+
+
+@pytest.mark.parametrize("version, wait, took_after_s", [
+    ("V4_9_8", 15.0, (10, 12)),  # before 5.2.0: the client fixes the offset 10 s later
+    ("V5_3_3", 1.0, (0, 2)),     # 5.2.0+: at once (apache/rocketmq#7635)
+])
+def test_server_side_reset_with_online_clients_waits_for_their_fix(sim_factory, version, wait,
+                                                                   took_after_s):
+    """The pull that takes a pending server-side reset also commits the client's old offset
+    (PullMessageProcessor erases the reset, then stores commitOffset); the client writes the new
+    offset when it fixes the OFFSET_ILLEGAL pull: 10 s later before 5.2.0, at once since. The
+    default verify wait covers each, and stops as soon as the queues took."""
+    s = sim_factory(_server_side(version))
+    s.advance(3)  # the consumer is up, consuming, committing
+    seen: list[tuple[int, dict]] = []
+
+    async def go():
+        async with RemotingClient(ClientOptions(timeout=5)) as client:
+            admin = Admin(client, s.namesrv_addr)
+            plan = await make_plan(admin, "G", "T", Target("earliest"))
+            assert not plan.refusals and default_wait(plan) == wait
+            results = await apply_plan(admin, plan)
+            t0 = s.clock.now_ms()
+
+            async def advance(sec: float) -> None:
+                await asyncio.to_thread(s.advance, sec)
+                seen.append((s.clock.now_ms() - t0, offsets(s, "G", "T")))
+
+            return await verify(admin, plan, results, wait_s=default_wait(plan),
+                                waiter=advance, poll_s=1.0)
+
+    before = offsets(s, "G", "T")
+    assert min(before.values()) > 0
+    res = asyncio.run(go())
+    assert [r.status for r in res] == [Status.VERIFIED, Status.VERIFIED]
+    lo, hi = took_after_s
+    first = next(t for t, o in seen if set(o.values()) == {0})
+    assert lo * 1000 <= first <= hi * 1000, seen
+    if version == "V4_9_8":
+        # meanwhile the broker showed the client's old offsets again (the pull's commit), so
+        # a verify that ended after the 1 s that suffices for a 5.2.0+ client (seen[0] is what
+        # it would read) would find the reset not taken
+        early = [o for t, o in seen if t < 10_000]
+        assert early and all(o[mq] >= v for o in early for mq, v in before.items())
+        assert seen[0][0] == 1000 and all(v > 0 for v in seen[0][1].values())
