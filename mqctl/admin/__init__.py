@@ -365,6 +365,19 @@ class Admin:
                 props[k.strip()] = v.strip()
         return props
 
+    async def broker_version(self, addr: str) -> int | None:
+        """GET_BROKER_RUNTIME_INFO ``brokerVersion``: the broker's MQVersion ordinal, None when
+        the KVTable does not carry a number."""
+        resp = await self.client.invoke(addr, RequestCode.GET_BROKER_RUNTIME_INFO,
+                                        idempotent=True)
+        body = _body(resp, "broker runtime info")
+        table = body.get("table") if isinstance(body, dict) else None
+        v = table.get("brokerVersion") if isinstance(table, dict) else None
+        try:
+            return int(v) if v is not None else None
+        except (TypeError, ValueError):
+            return None
+
     async def subscription_groups(self, addr: str) -> list[str]:
         """GET_ALL_SUBSCRIPTIONGROUP_CONFIG without paging fields: the whole table (every
         version answers that way; sending dataVersion without groupSeq breaks 5.3 brokers)."""

@@ -43,6 +43,7 @@ SERVER_SIDE_WAIT_S = 1.0
 # (executeTaskLater): until then the broker shows the old offset
 SERVER_SIDE_OLD_CLIENT_WAIT_S = 15.0
 V5_2_0 = version_ordinal("V5_2_0")
+V5_1_1 = version_ordinal("V5_1_1")  # brokers: SEARCH_OFFSET_BY_TIMESTAMP with a boundaryType
 
 
 class Path_(StrEnum):
@@ -202,11 +203,14 @@ class BrokerPlan:
     # the topic's writeQueueNums on this broker (from the route): the legacy reset covers
     # queues 0..write_queues-1 only (Broker2Client.resetOffset iterates writeQueueNums)
     write_queues: int | None = None
-    # a broker without useServerSideResetOffset (4.x, or 5.0.0: RIP-48 came in 5.0.1): its
+    # a broker before 5.1.1 (known from GET_BROKER_RUNTIME_INFO, or from a config without
+    # useServerSideResetOffset: 4.x or 5.0.0, as RIP-48 came in 5.1.0): its
     # SEARCH_OFFSET_BY_TIMESTAMP knows no boundaryType and returns the message *nearest* the
-    # time, which may be the one stored just before it (4.x ConsumeQueue.getOffsetInQueueByTime:
-    # between the two neighbours it picks the one with the smaller |storeTime - T|)
+    # time, which may be the one stored just before it (ConsumeQueue.getOffsetInQueueByTime
+    # before apache/rocketmq#6429: between the two neighbours the one with the smaller
+    # |storeTime - T|; a time after the last message gives that message, not the max offset)
     nearest_search: bool = False
+    version: int | None = None  # the broker's MQVersion ordinal, when asked
 
 
 @dataclass(slots=True)
@@ -332,10 +336,23 @@ async def broker_path(admin: Admin, b: BrokerData) -> BrokerPlan:
     if v is None:
         return BrokerPlan(b.broker_name, addr, Path_.LEGACY_PUSH,
                           "assumed legacy (no useServerSideResetOffset in the config: a broker "
-                          "older than 5.0.1)", nearest_search=True)
+                          "older than 5.1.0)", nearest_search=True)
     server = v.strip().lower() == "true"
     return BrokerPlan(b.broker_name, addr, Path_.SERVER_SIDE if server else Path_.LEGACY_PUSH,
                       f"useServerSideResetOffset={v.strip()}")
+
+
+async def _search_kind(admin: Admin, bp: BrokerPlan) -> None:
+    """Ask the broker's version: before 5.1.1 the search by time returns the nearest message.
+    Best effort: without an answer the config's hint stands."""
+    if not bp.reachable or not bp.addr or bp.nearest_search:
+        return
+    try:
+        bp.version = await admin.broker_version(bp.addr)
+    except MqctlError:
+        return
+    if bp.version is not None and bp.version < V5_1_1:
+        bp.nearest_search = True
 
 
 def _scope_queues(route: TopicRoute, topic: str, target: Target,
@@ -377,6 +394,8 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
     for qd in route.queues:
         if qd.broker_name in bplans:
             bplans[qd.broker_name].write_queues = qd.write_queue_nums
+    if target.kind == "time":  # how will the broker search by time?
+        await asyncio.gather(*(_search_kind(admin, bp) for bp in bplans.values()))
     state = await consumer_state(admin, group)
 
     def fail(name: str, what: str, exc: MqctlError | None) -> None:
@@ -464,8 +483,12 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
     if target.kind == "time":
         now = now_ms()
         if target.value > now:
+            older = sorted(n for n, bp in bplans.items() if bp.nearest_search)
             warnings.append(f"{format_ms(target.value)} is in the future: every queue goes to "
-                            "its max offset (only new messages are consumed)")
+                            "its max offset (only new messages are consumed)"
+                            + (f"; broker(s) {', '.join(older)} (older than 5.1.1) answer with "
+                               "their last message instead, which is consumed again"
+                               if older else ""))
         old = [q for q in queues if q.target == q.min_offset and q.max_offset > q.min_offset
                and times.get(q.mq, (0, 0))[0] > target.value]
         if old:
@@ -585,7 +608,7 @@ def preflight(plan: Plan, *, force: bool, scoped: bool) -> None:
     nearest = sorted(b.name for b in plan.brokers.values() if b.nearest_search and b.reachable)
     if plan.target.kind == "time" and nearest:
         plan.warnings.append(
-            f"broker(s) {', '.join(nearest)} without useServerSideResetOffset (4.x or 5.0.0): "
+            f"broker(s) {', '.join(nearest)} older than 5.1.1: "
             "the search by time returns the "
             "message nearest the time (TARGET TIME '~'), which may be the one stored just "
             f"before it, so a queue may replay one message older than "

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 V3_0_7_SNAPSHOT = 28  # MQVersion ordinals: reset push / running info need at least these
 V3_1_8_SNAPSHOT = 62
+V5_1_0 = 433  # brokers: server-side reset (RIP-48, useServerSideResetOffset) from here
+V5_1_1 = 435  # ... and SEARCH_OFFSET_BY_TIMESTAMP with a boundaryType (apache/rocketmq#6429)
 LOCK_LEASE_MS = 60_000  # RebalanceLockManager.REBALANCE_LOCK_MAX_LIVE_TIME
 CHANNEL_EXPIRED_MS = 120_000  # ConsumerManager.CHANNEL_EXPIRED_TIMEOUT, scanned every 10 s
 
@@ -110,6 +112,7 @@ class SimBroker:
     cluster: SimCluster
     name: str
     server_side_reset: bool = True
+    version: int = 479  # MQVersion ordinal the broker reports (GET_BROKER_RUNTIME_INFO)
     notify_ids_changed: bool = True
     auto_create_group: bool = True
     topics: dict[str, TopicConf] = field(default_factory=dict)
@@ -162,8 +165,14 @@ class SimBroker:
         return lg.store_ts_or_missing(offset, self.now()) if lg else -1
 
     def search(self, topic: str, qid: int, ts: int, boundary: str = "LOWER") -> int:
+        """getOffsetInQueueByTime: with a boundary from 5.1.1 on, the nearest message before
+        (an older broker ignores ``boundaryType``)."""
         lg = self.qlog(topic, qid)
-        return lg.search(ts, self.now(), boundary) if lg else 0
+        if lg is None:
+            return 0
+        if self.version < V5_1_1:
+            return lg.search_nearest(ts, self.now())
+        return lg.search(ts, self.now(), boundary)
 
     def mq(self, topic: str, qid: int) -> MessageQueue:
         return MessageQueue(topic, self.name, qid)
@@ -702,7 +711,8 @@ def h_all_topics(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bo
 
 def h_runtime(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
                     ) -> RemotingCommand:
-    return _ok(cmd, {"table": {"brokerVersionDesc": "V5_3_3", "brokerVersion": "479",
+    return _ok(cmd, {"table": {"brokerVersionDesc": version_name(b.version),
+                               "brokerVersion": str(b.version),
                                "brokerActive": "true", "bootTimestamp":
                                str(b.cluster.clock.start_ms),
                                "msgPutTotalTodayNow": "0"}})
@@ -712,9 +722,10 @@ def h_broker_config(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave:
                           ) -> RemotingCommand:
     props = {"brokerClusterName": b.cluster.scenario.cluster, "brokerName": b.name,
              "brokerId": "1" if slave else "0",
-             "useServerSideResetOffset": str(b.server_side_reset).lower(),
              "notifyConsumerIdsChangedEnable": str(b.notify_ids_changed).lower(),
              "autoCreateSubscriptionGroup": str(b.auto_create_group).lower()}
+    if b.version >= V5_1_0:  # BrokerConfig has no such field before RIP-48
+        props["useServerSideResetOffset"] = str(b.server_side_reset).lower()
     text = "".join(f"{k}={v}\n" for k, v in sorted(props.items()))
     return cmd.response(R.SUCCESS, None, {"version": json.dumps(_dv(b))}, text.encode())
 

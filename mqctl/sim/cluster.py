@@ -199,6 +199,7 @@ class SimCluster:
         start = self.clock.now_ms()
         for bs in sc.brokers:
             b = SimBroker(self, bs.name, server_side_reset=bs.server_side_reset,
+                          version=bs.version,
                           notify_ids_changed=bool(bs.config.get(
                               "notifyConsumerIdsChangedEnable", True)),
                           auto_create_group=bool(bs.config.get("autoCreateSubscriptionGroup",

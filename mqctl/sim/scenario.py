@@ -42,10 +42,15 @@ class BrokerSpec:
     name: str
     slave: bool = False
     config: dict[str, Any] = field(default_factory=dict)
+    version: int = 479  # MQVersion ordinal (V5_3_3)
 
     @property
     def server_side_reset(self) -> bool:
-        v = self.config.get("useServerSideResetOffset", True)
+        """RIP-48 came in 5.1.0 (default false), the default turned true in 5.2.0."""
+        if self.version < version_ordinal("V5_1_0"):
+            return False
+        v = self.config.get("useServerSideResetOffset",
+                            self.version >= version_ordinal("V5_2_0"))
         return v if isinstance(v, bool) else str(v).lower() == "true"
 
 
@@ -274,12 +279,17 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
         p = f"brokers[{i}]"
         if isinstance(b, str):
             b = {"name": b}
-        b = r.mapping(b, p, {"name", "slave", "config"})
+        b = r.mapping(b, p, {"name", "slave", "config", "version"})
         cfg = r.mapping(b.get("config"), f"{p}.config",
                         {"useServerSideResetOffset", "notifyConsumerIdsChangedEnable",
                          "autoCreateSubscriptionGroup"})
+        bver = _version(r, b.get("version", 479), f"{p}.version")
+        if "useServerSideResetOffset" in cfg and bver < version_ordinal("V5_1_0"):
+            raise r.err(f"{p}.config.useServerSideResetOffset",
+                        "brokers before 5.1.0 have no server-side reset (RIP-48); leave it out "
+                        "or give a version of V5_1_0 or later")
         brokers.append(BrokerSpec(r.string(b.get("name"), f"{p}.name", pattern=NAME),
-                                  bool(b.get("slave", False)), dict(cfg)))
+                                  bool(b.get("slave", False)), dict(cfg), bver))
     if not brokers:
         raise r.err("brokers", "at least one broker is needed")
     bnames = [b.name for b in brokers]
@@ -350,12 +360,7 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
             for t in subs:
                 if t not in tnames:
                     raise r.err(f"{cp}.subscriptions.{t}", f"unknown topic {t!r}")
-            ver = c.get("version", 479)
-            if isinstance(ver, str):
-                try:
-                    ver = version_ordinal(ver)
-                except ValueError as exc:
-                    raise r.err(f"{cp}.version", str(exc)) from None
+            ver = _version(r, c.get("version", 479), f"{cp}.version")
             hb = c.get("heartbeat_brokers")
             hbs = None
             if hb is not None:
@@ -381,7 +386,7 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
             consumers.append(ConsumerSpec(
                 client_id=r.string(c.get("id"), f"{cp}.id"), subscriptions=subs,
                 language=r.string(c.get("language", "JAVA"), f"{cp}.language"),
-                version=r.integer(ver, f"{cp}.version"),
+                version=ver,
                 behaviour=behaviour,
                 behaviour_at_s=at if at is not None and behaviour in ("slow", "stuck") else 0.0,
                 rate=None if c.get("rate") is None else r.number(c["rate"], f"{cp}.rate"),
@@ -441,6 +446,16 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
         running_info_timeout_s=parse_duration_s(top.get("running_info_timeout", 10),
                                                 "running_info_timeout"),
         seed=r.integer(top.get("seed", 7), "seed"))
+
+
+def _version(r: _Reader, v: Any, path: str) -> int:
+    """A client or broker version: an MQVersion name (``V4_9_8``) or its ordinal."""
+    if isinstance(v, str):
+        try:
+            v = version_ordinal(v)
+        except ValueError as exc:
+            raise r.err(path, str(exc)) from None
+    return r.integer(v, path)
 
 
 def _clock_start(r: _Reader, v: Any) -> int | None:

@@ -115,6 +115,32 @@ class QueueLog:
         """``getEarliestMessageTime``: store time of the first message, -1 if empty."""
         return self.store_ts(self.min_offset) if self.max_offset(now) > self.min_offset else -1
 
+    def search_nearest(self, ts: int, now: int) -> int:
+        """``SEARCH_OFFSET_BY_TIMESTAMP`` before 5.1.1 (4.x/5.0/5.1.0
+        ``ConsumeQueue.getOffsetInQueueByTime``, no boundary): a binary search that stops at
+        the first probe stored exactly at ``ts``, else takes the nearer of the two last
+        neighbours (the older on a tie); all newer -> the min offset; all older -> the LAST
+        message (max - 1), not the max offset; an empty queue -> 0."""
+        lo, hi = self.min_offset, self.max_offset(now) - 1
+        if hi < lo:
+            return 0
+        left = right = -1
+        left_ts = right_ts = -1
+        while hi >= lo:
+            mid = (lo + hi) // 2
+            t = self.store_ts(mid)
+            if t == ts:
+                return mid
+            if t > ts:
+                hi, right, right_ts = mid - 1, mid, t
+            else:
+                lo, left, left_ts = mid + 1, mid, t
+        if left_ts == -1:
+            return right
+        if right_ts == -1:
+            return left
+        return right if abs(ts - left_ts) > abs(ts - right_ts) else left
+
     def search(self, ts: int, now: int, boundary: str = "LOWER") -> int:
         """``SEARCH_OFFSET_BY_TIMESTAMP``: LOWER = first offset stored at or after ``ts``
         (all older -> max offset; all newer -> min offset); UPPER = last offset stored at or

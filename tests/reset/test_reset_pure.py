@@ -427,6 +427,5 @@ def test_a_broker_older_than_5x_is_announced_as_searching_for_the_nearest_messag
         got = [w for w in p.warnings if "nearest the time" in w]
         assert bool(got) is warned
         if warned:
-            assert got[0].startswith(
-                "broker(s) broker-a without useServerSideResetOffset (4.x or 5.0.0)")
+            assert got[0].startswith("broker(s) broker-a older than 5.1.1")
             assert "2024-06-01T00:00:00.000Z" in got[0]

@@ -589,3 +589,35 @@ def test_server_side_reset_with_online_clients_waits_for_their_fix(sim_factory, 
         early = [o for t, o in seen if t < 10_000]
         assert early and all(o[mq] >= v for o in early for mq, v in before.items())
         assert seen[0][0] == 1000 and all(v > 0 for v in seen[0][1].values())
+
+
+def test_time_targets_on_brokers_before_5_1_1_are_announced_as_nearest(cli, sim_factory):
+    """broker-a is 4.9.8 (no useServerSideResetOffset: known from the config), broker-b 5.1.0
+    (has the key, so only GET_BROKER_RUNTIME_INFO tells); broker-c is 5.3.3. Both older ones
+    search for the nearest message, so the plan says '~' for them and warns."""
+    sc = {"name": "versions", "clock": {"mode": "manual"},
+          "brokers": [{"name": "broker-a", "version": "V4_9_8"},
+                      {"name": "broker-b", "version": "V5_1_0"}, "broker-c"],
+          "topics": [{"name": "T", "queues": 1, "rate": 1, "history": "1h"}],
+          "groups": [{"name": "G", "topics": ["T"], "initial_lag": 100}]}
+    s = sim_factory(sc)
+    r = run(cli, s, "offsets", "reset", "-g", "G", "-t", "T", "--by-duration", "30m", "-o",
+            "json")
+    assert r.exit_code == 0, r.stderr
+    text = {q["broker"]: q["target_time"] for q in r.json["queues"]}
+    assert text["broker-a"].startswith("~ ") and text["broker-b"].startswith("~ ")
+    assert text["broker-c"].startswith(">= ")
+    warned = [w for w in r.json["warnings"] if "nearest the time" in w]
+    assert len(warned) == 1 and warned[0].startswith("broker(s) broker-a, broker-b older than")
+    paths = {b["broker"]: b["path"] for b in r.json["brokers"]}
+    assert paths == {"broker-a": "legacy-update", "broker-b": "legacy-update",
+                     "broker-c": "server-side"}
+    # the broker's own answer is in the plan: a 4.x search past the last message gives it
+    r = run(cli, s, "offsets", "reset", "-g", "G", "-t", "T", "--to-time", "+1h", "-o", "json")
+    q = {x["broker"]: x for x in r.json["queues"]}
+    assert q["broker-a"]["target"] == q["broker-a"]["max"] - 1
+    assert q["broker-c"]["target"] == q["broker-c"]["max"]
+    assert any("answer with their last message instead" in w for w in r.json["warnings"])
+    # offsets targets do not search: no version question asked, no warning
+    r = run(cli, s, "offsets", "reset", "-g", "G", "-t", "T", "--to-offset", "5", "-o", "json")
+    assert not any("nearest" in w for w in r.json["warnings"])

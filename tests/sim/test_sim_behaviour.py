@@ -405,8 +405,9 @@ def test_documented_example_scenario_loads():
     text = (ROOT / "docs" / "scenario.md").read_text()
     block = text.split("## Scenario format", 1)[1].split("```yaml", 1)[1].split("```", 1)[0]
     sc = load_scenario(yaml.safe_load(block))
-    assert [b.name for b in sc.brokers] == ["broker-a", "hz@broker-b"]
+    assert [b.name for b in sc.brokers] == ["broker-a", "hz@broker-b", "broker-old"]
     assert not sc.brokers[1].server_side_reset and sc.brokers[0].slave
+    assert sc.brokers[2].version == 409 and not sc.brokers[2].server_side_reset
     pay = sc.groups[0]
     assert [c.behaviour for c in pay.consumers] == ["healthy", "slow", "hang", "healthy"]
     assert pay.consumers[1].crash_at_s == 600 and pay.consumers[3].join_at_s == 1800

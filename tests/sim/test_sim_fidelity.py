@@ -384,3 +384,56 @@ def test_crashed_consumer_joins_again_and_gets_its_share(sim):
     queues = sim.call(lambda c: c.subscribe_queues("TopicPay"))
     want = set(allocate_group("AVG", queues, ids)[cid])
     assert sim.call(lambda c: {m for m in c.consumer(cid).pqs if m.topic == "TopicPay"}) == want
+
+
+def test_search_before_5_1_1_returns_the_nearest_message(sim_factory):
+    """A broker before 5.1.1 ignores boundaryType: ConsumeQueue.getOffsetInQueueByTime stops at
+    the first probe stored exactly at the time, else takes the nearer neighbour (the older on a
+    tie); a time after the last message gives that message, not the max offset. It also has no
+    useServerSideResetOffset before 5.1.0, and reports its version in the runtime info."""
+    import copy
+
+    sc = copy.deepcopy(PRODUCTION)
+    sc["brokers"] = [{"name": "broker-a", "version": "V4_9_8"}, "broker-b"]
+    s = sim_factory(sc)
+
+    def search(ts: int, boundary: str | None = None) -> int:
+        ext: dict[str, Any] = {"queueId": 0, "timestamp": ts}
+        if boundary:
+            ext["boundaryType"] = boundary
+        return offset(s, "broker-a", C.SEARCH_OFFSET_BY_TIMESTAMP, **ext)
+
+    # queue 0 holds 0-2 at -10 m, 3-4 at -5 m, 5 at 0 s
+    ten, five = START - 600_000, START - 300_000
+    assert search(ten) == 2 and search(ten, "UPPER") == 2  # the probe that hit, not the first
+    assert search(five) == 4 and search(five, "LOWER") == 4
+    assert search(ten + 1) == 2  # 1 ms after the older neighbour: it is nearer (LOWER: 3)
+    assert search(START - 1) == 5  # 1 ms before message 5
+    assert search(START - 450_000) == 2  # halfway: the older one
+    assert search(START - 3_600_000) == 0  # all newer: the first message
+    assert search(START + 1) == 5  # all older: the LAST message (LOWER: the max offset, 6)
+    assert offset(s, "broker-b", C.SEARCH_OFFSET_BY_TIMESTAMP, queueId=0, timestamp=START + 1) \
+        == offset(s, "broker-b", C.GET_MAX_OFFSET, queueId=0)
+    assert b"useServerSideResetOffset" not in call(s, "broker-a", C.GET_BROKER_CONFIG).body
+    rt = body(call(s, "broker-a", C.GET_BROKER_RUNTIME_INFO))["table"]
+    assert (rt["brokerVersionDesc"], rt["brokerVersion"]) == ("V4_9_8", "409")
+
+
+def test_broker_version_and_server_side_reset_in_the_scenario():
+    from mqctl.errors import UsageError
+    from mqctl.sim.scenario import parse
+
+    def broker(**b: Any):
+        return parse({"name": "x", "brokers": [{"name": "broker-a", **b}],
+                      "topics": [{"name": "T", "queues": 1}]}).brokers[0]
+
+    assert broker().server_side_reset is True  # 5.3.3: the 5.2.0+ default
+    assert broker(version="V5_1_0").server_side_reset is False  # RIP-48, off by default
+    assert broker(version="V5_1_0", config={"useServerSideResetOffset": True}).server_side_reset
+    assert broker(version=409).server_side_reset is False
+    try:
+        broker(version="V4_9_8", config={"useServerSideResetOffset": True})
+    except UsageError as exc:
+        assert "brokers before 5.1.0 have no server-side reset" in exc.message
+    else:
+        raise AssertionError("a 4.x broker with useServerSideResetOffset was accepted")
