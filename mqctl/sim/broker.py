@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 V3_0_7_SNAPSHOT = 28  # MQVersion ordinals: reset push / running info need at least these
 V3_1_8_SNAPSHOT = 62
+V5_0_0 = 413  # brokers: QUERY_CONSUMER_OFFSET honours setZeroIfNotFound from here
 V5_1_0 = 433  # brokers: server-side reset (RIP-48, useServerSideResetOffset) from here
 V5_1_1 = 435  # ... and SEARCH_OFFSET_BY_TIMESTAMP with a boundaryType (apache/rocketmq#6429)
 LOCK_LEASE_MS = 60_000  # RebalanceLockManager.REBALANCE_LOCK_MAX_LIVE_TIME
@@ -542,7 +543,8 @@ def h_query_offset(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
     off = b.committed(group, topic, qid)
     if off is not None and off >= 0:
         return _ok(cmd, ext={"offset": off})
-    zero = _ext(cmd, "setZeroIfNotFound")
+    # setZeroIfNotFound came in 5.0.0: a 4.x broker ignores it and may answer 0
+    zero = _ext(cmd, "setZeroIfNotFound") if b.version >= V5_0_0 else None
     if zero is None or zero.lower() != "false":
         if b.min_offset(topic, qid) <= 0 and b.max_offset(topic, qid) > 0:
             # checkInMemByConsumeOffset(topic, queueId, 0, 1): message 0 still in memory

@@ -415,6 +415,10 @@ def test_search_before_5_1_1_returns_the_nearest_message(sim_factory):
     assert offset(s, "broker-b", C.SEARCH_OFFSET_BY_TIMESTAMP, queueId=0, timestamp=START + 1) \
         == offset(s, "broker-b", C.GET_MAX_OFFSET, queueId=0)
     assert b"useServerSideResetOffset" not in call(s, "broker-a", C.GET_BROKER_CONFIG).body
+    # 4.x knows no setZeroIfNotFound: a group without an offset on a young queue reads 0
+    q = {"consumerGroup": "NONE", "topic": "T", "queueId": 3, "setZeroIfNotFound": False}
+    assert call(s, "broker-a", C.QUERY_CONSUMER_OFFSET, q).ext("offset") == "0"
+    assert call(s, "broker-b", C.QUERY_CONSUMER_OFFSET, q).code == R.QUERY_NOT_FOUND
     rt = body(call(s, "broker-a", C.GET_BROKER_RUNTIME_INFO))["table"]
     assert (rt["brokerVersionDesc"], rt["brokerVersion"]) == ("V4_9_8", "409")
 
