@@ -335,8 +335,8 @@ async def broker_path(admin: Admin, b: BrokerData) -> BrokerPlan:
     v = cfg.get("useServerSideResetOffset")
     if v is None:
         return BrokerPlan(b.broker_name, addr, Path_.LEGACY_PUSH,
-                          "assumed legacy (no useServerSideResetOffset in the config: a broker "
-                          "older than 5.1.0)", nearest_search=True)
+                          "no useServerSideResetOffset in the config: a broker older than "
+                          "5.1.0", nearest_search=True)
     server = v.strip().lower() == "true"
     return BrokerPlan(b.broker_name, addr, Path_.SERVER_SIDE if server else Path_.LEGACY_PUSH,
                       f"useServerSideResetOffset={v.strip()}")
