@@ -497,29 +497,35 @@ def test_legacy_push_leaves_the_read_queues_beyond_the_write_queues(cli, sim_fac
         q: v for q, v in before.items() if q.queue_id >= 2}
 
 
-def test_legacy_push_waits_out_the_client_pause_on_the_manual_clock(sim_factory):
-    """The verify wait is injectable: here it advances the simulated clock, so the 10 s client
-    pause passes without sleeping, and verify stops polling as soon as the queues took."""
-    s = sim_factory(LEGACY)
+def reset_to_earliest_on_manual_clock(s, group: str, wait: float):
+    """Plan, apply and verify a reset of ``group``/T to earliest, with verify's waits advancing
+    the simulated clock; returns the results and what the broker held after each wait
+    ((ms since the apply, offsets))."""
     seen: list[tuple[int, dict]] = []
-    t0 = s.clock.now_ms()
 
     async def go():
         async with RemotingClient(ClientOptions(timeout=5)) as client:
             admin = Admin(client, s.namesrv_addr)
-            plan = await make_plan(admin, "G_ON", "T", Target("earliest"))
-            assert not plan.refusals and default_wait(plan) == 15.0
+            plan = await make_plan(admin, group, "T", Target("earliest"))
+            assert not plan.refusals and default_wait(plan) == wait
             results = await apply_plan(admin, plan)
+            t0 = s.clock.now_ms()
 
             async def advance(sec: float) -> None:
                 await asyncio.to_thread(s.advance, sec)
-                seen.append((s.clock.now_ms() - t0, offsets(s, "G_ON", "T")))
+                seen.append((s.clock.now_ms() - t0, offsets(s, group, "T")))
 
-            return await verify(admin, plan, results, wait_s=default_wait(plan),
-                                waiter=advance, poll_s=1.0)
+            return await verify(admin, plan, results, wait_s=wait, waiter=advance, poll_s=1.0)
 
+    return asyncio.run(go()), seen
+
+
+def test_legacy_push_waits_out_the_client_pause_on_the_manual_clock(sim_factory):
+    """The verify wait is injectable: here it advances the simulated clock, so the 10 s client
+    pause passes without sleeping, and verify stops polling as soon as the queues took."""
+    s = sim_factory(LEGACY)
     before = offsets(s, "G_ON", "T")
-    res = asyncio.run(go())
+    res, seen = reset_to_earliest_on_manual_clock(s, "G_ON", 15.0)
     assert [r.status for r in res] == [Status.VERIFIED, Status.VERIFIED]
     # the clients held the old offsets through their 10 s pause, then applied the reset ...
     assert all(o == before for t, o in seen if t < 10_000)
@@ -558,26 +564,9 @@ def test_server_side_reset_with_online_clients_waits_for_their_fix(sim_factory, 
     default verify wait covers each, and stops as soon as the queues took."""
     s = sim_factory(_server_side(version))
     s.advance(3)  # the consumer is up, consuming, committing
-    seen: list[tuple[int, dict]] = []
-
-    async def go():
-        async with RemotingClient(ClientOptions(timeout=5)) as client:
-            admin = Admin(client, s.namesrv_addr)
-            plan = await make_plan(admin, "G", "T", Target("earliest"))
-            assert not plan.refusals and default_wait(plan) == wait
-            results = await apply_plan(admin, plan)
-            t0 = s.clock.now_ms()
-
-            async def advance(sec: float) -> None:
-                await asyncio.to_thread(s.advance, sec)
-                seen.append((s.clock.now_ms() - t0, offsets(s, "G", "T")))
-
-            return await verify(admin, plan, results, wait_s=default_wait(plan),
-                                waiter=advance, poll_s=1.0)
-
     before = offsets(s, "G", "T")
     assert min(before.values()) > 0
-    res = asyncio.run(go())
+    res, seen = reset_to_earliest_on_manual_clock(s, "G", wait)
     assert [r.status for r in res] == [Status.VERIFIED, Status.VERIFIED]
     lo, hi = took_after_s
     first = next(t for t, o in seen if set(o.values()) == {0})

@@ -40,6 +40,14 @@ def offset(s, broker: str, code: int, **ext: Any) -> int:
     return int(r.ext("offset") if code != C.GET_EARLIEST_MSG_STORETIME else r.ext("timestamp"))
 
 
+def search_queue0(s, ts: int, boundary: str | None = None) -> int:
+    """SEARCH_OFFSET_BY_TIMESTAMP on broker-a, queue 0 of T."""
+    ext: dict[str, Any] = {"queueId": 0, "timestamp": ts}
+    if boundary:
+        ext["boundaryType"] = boundary
+    return offset(s, "broker-a", C.SEARCH_OFFSET_BY_TIMESTAMP, **ext)
+
+
 def test_clock_start_and_per_queue_production(sim_factory):
     s = sim_factory(PRODUCTION)
     assert s.clock.now_ms() == START
@@ -68,10 +76,7 @@ def test_search_over_equal_store_times(sim_factory):
     s = sim_factory(PRODUCTION)
 
     def search(ts: int, boundary: str | None = None) -> int:
-        ext: dict[str, Any] = {"queueId": 0, "timestamp": ts}
-        if boundary:
-            ext["boundaryType"] = boundary
-        return offset(s, "broker-a", C.SEARCH_OFFSET_BY_TIMESTAMP, **ext)
+        return search_queue0(s, ts, boundary)
 
     ten, five = START - 600_000, START - 300_000
     assert search(ten) == 0 and search(ten, "UPPER") == 2  # three messages at -10 m
@@ -398,10 +403,7 @@ def test_search_before_5_1_1_returns_the_nearest_message(sim_factory):
     s = sim_factory(sc)
 
     def search(ts: int, boundary: str | None = None) -> int:
-        ext: dict[str, Any] = {"queueId": 0, "timestamp": ts}
-        if boundary:
-            ext["boundaryType"] = boundary
-        return offset(s, "broker-a", C.SEARCH_OFFSET_BY_TIMESTAMP, **ext)
+        return search_queue0(s, ts, boundary)
 
     # queue 0 holds 0-2 at -10 m, 3-4 at -5 m, 5 at 0 s
     ten, five = START - 600_000, START - 300_000
