@@ -51,3 +51,17 @@ def version_ordinal(name: str) -> int:
         return version_names().index(name.upper())
     except ValueError:
         raise ValueError(f"unknown RocketMQ version name {name!r}") from None
+
+
+# The ordinals mqctl and the simulated cluster compare against, and what changed at each.
+V3_0_7_SNAPSHOT = version_ordinal("V3_0_7_SNAPSHOT")  # clients take broker-pushed resets
+V3_1_8_SNAPSHOT = version_ordinal("V3_1_8_SNAPSHOT")  # clients answer GET_CONSUMER_RUNNING_INFO
+# clients log in the logback format; brokers honour QUERY_CONSUMER_OFFSET setZeroIfNotFound
+V5_0_0 = version_ordinal("V5_0_0")
+V5_1_0 = version_ordinal("V5_1_0")  # brokers: server-side reset (RIP-48, useServerSideResetOffset)
+# brokers: SEARCH_OFFSET_BY_TIMESTAMP with a boundaryType (apache/rocketmq#6429); before it the
+# search returns the nearest message
+V5_1_1 = version_ordinal("V5_1_1")
+# clients fix an OFFSET_ILLEGAL pull at once (#7635); brokers default useServerSideResetOffset
+# to true
+V5_2_0 = version_ordinal("V5_2_0")

@@ -23,7 +23,7 @@ from mqctl.errors import ConnectError, MqctlError, UsageError
 from mqctl.models import RETRY_PREFIX, BrokerData, MessageQueue, TopicRoute
 from mqctl.remoting.client import fan_out
 from mqctl.timeparse import format_ms, now_ms
-from mqctl.versions import version_ordinal
+from mqctl.versions import V5_1_1, V5_2_0
 
 PLAN_SCHEMA = "mqctl.reset-plan/1"
 # MQClientInstance.resetOffset is synchronized and sleeps 10 s, then writes the offsets
@@ -42,8 +42,6 @@ SERVER_SIDE_WAIT_S = 1.0
 # before 5.2.0 (apache/rocketmq#7635) apply the OFFSET_ILLEGAL answer after a 10 s delay
 # (executeTaskLater): until then the broker shows the old offset
 SERVER_SIDE_OLD_CLIENT_WAIT_S = 15.0
-V5_2_0 = version_ordinal("V5_2_0")
-V5_1_1 = version_ordinal("V5_1_1")  # brokers: SEARCH_OFFSET_BY_TIMESTAMP with a boundaryType
 
 
 class Path_(StrEnum):
@@ -210,7 +208,6 @@ class BrokerPlan:
     # before apache/rocketmq#6429: between the two neighbours the one with the smaller
     # |storeTime - T|; a time after the last message gives that message, not the max offset)
     nearest_search: bool = False
-    version: int | None = None  # the broker's MQVersion ordinal, when asked
 
 
 @dataclass(slots=True)
@@ -348,10 +345,10 @@ async def _search_kind(admin: Admin, bp: BrokerPlan) -> None:
     if not bp.reachable or not bp.addr or bp.nearest_search:
         return
     try:
-        bp.version = await admin.broker_version(bp.addr)
+        version = await admin.broker_version(bp.addr)
     except MqctlError:
         return
-    if bp.version is not None and bp.version < V5_1_1:
+    if version is not None and version < V5_1_1:
         bp.nearest_search = True
 
 

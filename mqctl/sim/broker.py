@@ -22,17 +22,12 @@ from mqctl.remoting.frame import RemotingCommand
 from mqctl.sim.logs import LockLog, mq_text
 from mqctl.sim.server import ServerConn
 from mqctl.sim.store import QueueLog
-from mqctl.versions import version_name
+from mqctl.versions import V3_0_7_SNAPSHOT, V3_1_8_SNAPSHOT, V5_0_0, V5_1_0, V5_1_1, version_name
 
 if TYPE_CHECKING:
     from mqctl.sim.cluster import SimCluster
     from mqctl.sim.consumer import SimConsumer
 
-V3_0_7_SNAPSHOT = 28  # MQVersion ordinals: reset push / running info need at least these
-V3_1_8_SNAPSHOT = 62
-V5_0_0 = 413  # brokers: QUERY_CONSUMER_OFFSET honours setZeroIfNotFound from here
-V5_1_0 = 433  # brokers: server-side reset (RIP-48, useServerSideResetOffset) from here
-V5_1_1 = 435  # ... and SEARCH_OFFSET_BY_TIMESTAMP with a boundaryType (apache/rocketmq#6429)
 LOCK_LEASE_MS = 60_000  # RebalanceLockManager.REBALANCE_LOCK_MAX_LIVE_TIME
 CHANNEL_EXPIRED_MS = 120_000  # ConsumerManager.CHANNEL_EXPIRED_TIMEOUT, scanned every 10 s
 
@@ -214,16 +209,14 @@ class SimBroker:
         and the commit is stored after it, so the pull that takes a reset writes the client's
         OLD offset back until the client persists the new one."""
         pend = self.resets.get((topic, group))
-        if pend and qid in pend:
-            new = pend.pop(qid)
-            if not pend:
-                self.resets.pop((topic, group), None)
-            if commit is not None:
-                self.commit(group, topic, qid, commit)
-            self.pulls[(group, topic, qid)] = new
-            return new
+        new = pend.pop(qid, None) if pend else None
+        if pend is not None and not pend:
+            self.resets.pop((topic, group), None)
         if commit is not None:
             self.commit(group, topic, qid, commit)
+        if new is not None:
+            self.pulls[(group, topic, qid)] = new
+            return new
         self.pulls[(group, topic, qid)] = max(offset, self.pulls.get((group, topic, qid), 0))
         return offset
 

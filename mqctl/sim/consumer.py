@@ -24,7 +24,7 @@ from mqctl.models import RETRY_PREFIX, STRATEGY_CLASS_NAMES, MessageQueue, java_
 from mqctl.sim.broker import Channel
 from mqctl.sim.logs import ClientLog, mq_text
 from mqctl.sim.scenario import ConsumerSpec, GroupSpec
-from mqctl.versions import version_name
+from mqctl.versions import V5_0_0, V5_2_0, version_name
 
 if TYPE_CHECKING:
     from mqctl.sim.broker import SimBroker
@@ -37,11 +37,8 @@ LOCK_MS = 20_000
 LOCK_TRUST_MS = 30_000
 COMMIT_MS = 5_000
 CONSUME_TICK_MS = 1_000
-V5_0_0 = 413  # MQVersion ordinal: 5.x clients log in the logback format
 RESET_PAUSE_MS = 10_000
-V5_2_0 = 453  # MQVersion ordinal: from 5.2.0 an OFFSET_ILLEGAL pull is fixed at once (#7635)
 PERSIST_LOG_MS = 30_000
-V3_0_7_SNAPSHOT = 28
 
 _CLASS_OF = {v: k for k, v in STRATEGY_CLASS_NAMES.items()}
 

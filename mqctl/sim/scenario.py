@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mqctl.errors import UsageError
-from mqctl.versions import version_ordinal
+from mqctl.versions import V5_1_0, V5_2_0, version_ordinal
 
 CONSUME_FROM = ("CONSUME_FROM_LAST_OFFSET", "CONSUME_FROM_FIRST_OFFSET",
                 "CONSUME_FROM_TIMESTAMP")
@@ -47,10 +47,9 @@ class BrokerSpec:
     @property
     def server_side_reset(self) -> bool:
         """RIP-48 came in 5.1.0 (default false), the default turned true in 5.2.0."""
-        if self.version < version_ordinal("V5_1_0"):
+        if self.version < V5_1_0:
             return False
-        v = self.config.get("useServerSideResetOffset",
-                            self.version >= version_ordinal("V5_2_0"))
+        v = self.config.get("useServerSideResetOffset", self.version >= V5_2_0)
         return v if isinstance(v, bool) else str(v).lower() == "true"
 
 
@@ -284,7 +283,7 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
                         {"useServerSideResetOffset", "notifyConsumerIdsChangedEnable",
                          "autoCreateSubscriptionGroup"})
         bver = _version(r, b.get("version", 479), f"{p}.version")
-        if "useServerSideResetOffset" in cfg and bver < version_ordinal("V5_1_0"):
+        if "useServerSideResetOffset" in cfg and bver < V5_1_0:
             raise r.err(f"{p}.config.useServerSideResetOffset",
                         "brokers before 5.1.0 have no server-side reset (RIP-48); leave it out "
                         "or give a version of V5_1_0 or later")
