@@ -72,7 +72,9 @@ def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
     from mqctl.reset import summarize
 
     c = Column
-    rows = [q.row() for q in plan.queues]
+    # CURRENT "none": the group has no committed offset there (known, not unknown "-")
+    rows = [dict(q.row(), current="none") if q.current is None else q.row()
+            for q in plan.queues]
     tables = [Table([c("broker", "BROKER"), c("queue_id", "QID", "right"),
                      c("min", "MIN", "right"), c("max", "MAX", "right"),
                      c("current", "CURRENT", "right"), c("target", "TARGET", "right"),

@@ -17,6 +17,9 @@ from mqctl.reset.plan import PLAN_SCHEMA, Plan, Target
 from mqctl.timeparse import format_ms
 
 ROLLBACK_SCHEMA = "mqctl.rollback/1"
+# a queue the group had no committed offset for: rollback files write "offset": "none"
+# (files of earlier versions hold null, which reads the same); plan files show it as "none"
+NO_OFFSET = "none"
 PLAN_COLUMNS = ["group", "topic", "broker", "queue_id", "current", "target", "min", "max",
                 "target_time"]
 PLAN_HINT = ("a plan file is what --export writes: CSV columns group,topic,broker,queue_id,"
@@ -48,7 +51,8 @@ def export_plan(plan: Plan, path: str) -> str:
     """Write the plan as CSV or JSON (by extension); returns the format written."""
     fmt = export_format(path)
     rows = [{"group": plan.group, "topic": plan.topic, "broker": q.mq.broker_name,
-             "queue_id": q.mq.queue_id, "current": q.current, "target": q.target,
+             "queue_id": q.mq.queue_id,
+             "current": NO_OFFSET if q.current is None else q.current, "target": q.target,
              "min": q.min_offset, "max": q.max_offset, "target_time": q.target_time}
             for q in plan.queues]
     if fmt == "csv":
@@ -169,12 +173,14 @@ def free_path(path: Path) -> Path:
 
 
 def write_rollback(plan: Plan, path: Path) -> None:
-    """Every planned queue's offset before the change (mode 0600, atomic)."""
+    """Every planned queue's offset before the change (mode 0600, atomic); ``"none"`` for a
+    queue without one, which a rollback leaves alone."""
     doc = {"schema": ROLLBACK_SCHEMA, "group": plan.group, "topic": plan.topic,
            "namesrv": plan.namesrv, "created_ts": plan.created_ms,
            "created": format_ms(plan.created_ms), "reason": plan.target.describe(),
            "queues": [{"broker": q.mq.broker_name, "queue_id": q.mq.queue_id,
-                       "offset": q.current, "reset_to": q.target} for q in plan.queues]}
+                       "offset": NO_OFFSET if q.current is None else q.current,
+                       "reset_to": q.target} for q in plan.queues]}
     _write(path, json.dumps(doc, indent=2) + "\n", "rollback file", mode=0o600)
 
 
@@ -210,6 +216,8 @@ def _read_rollback(path: str, namesrv: str | None) -> tuple[str, str, Target, li
         try:
             mq = MessageQueue(topic, str(q["broker"]), int(q["queue_id"]))
             off = q.get("offset")
+            if off == NO_OFFSET:
+                off = None
             if off is not None and (isinstance(off, bool) or int(off) != off or off < 0):
                 raise ValueError
         except (KeyError, TypeError, ValueError, AttributeError):
@@ -217,7 +225,8 @@ def _read_rollback(path: str, namesrv: str | None) -> tuple[str, str, Target, li
         if mq in plan:
             raise UsageError(f"rollback file {path}: {mq.short} appears twice")
         if off is None:
-            notes.append(f"{mq.short} had no committed offset before: left as is")
+            notes.append(f"{mq.short} had no committed offset before: left as is (it keeps "
+                         "the offset the reset wrote)")
             continue
         plan[mq] = int(off)
     if not plan:

@@ -23,7 +23,7 @@ from mqctl.errors import ConnectError, MqctlError, UsageError
 from mqctl.models import RETRY_PREFIX, BrokerData, MessageQueue, TopicRoute
 from mqctl.remoting.client import fan_out
 from mqctl.timeparse import format_ms, now_ms
-from mqctl.versions import V5_1_1, V5_2_0
+from mqctl.versions import V5_0_0, V5_1_1, V5_2_0
 
 PLAN_SCHEMA = "mqctl.reset-plan/1"
 # MQClientInstance.resetOffset is synchronized and sleeps 10 s, then writes the offsets
@@ -352,6 +352,47 @@ async def _search_kind(admin: Admin, bp: BrokerPlan) -> None:
         bp.nearest_search = True
 
 
+async def _no_offset_on_old_brokers(admin: Admin, group: str, topic: str,
+                                    bplans: dict[str, BrokerPlan],
+                                    committed: dict[MessageQueue, int | None],
+                                    warnings: list[str]) -> None:
+    """Tell "committed 0" from "no offset" where the broker cannot: before 5.0.0 it ignores
+    setZeroIfNotFound and answers 0 for a queue the group never committed while message 0 is
+    in memory (ConsumerManageProcessor.queryConsumerOffset; corpus 4.9.3/never-committed/14_*).
+    Only for the brokers with a 0 in the plan that are not known to be 5.0.0+: one
+    GET_ALL_CONSUMER_OFFSET each (the broker's whole offset table, which lists committed
+    queues only; :mod:`mqctl.reset.probe`). A 0 that cannot be checked stays 0, with a
+    warning."""
+    from mqctl.reset.probe import committed_queues
+
+    zeros: dict[str, list[MessageQueue]] = {}
+    for mq, off in committed.items():
+        if off == 0 and bplans[mq.broker_name].reachable:
+            zeros.setdefault(mq.broker_name, []).append(mq)
+
+    async def check(name: str) -> set[int] | None:
+        addr = bplans[name].addr or ""
+        try:
+            version = await admin.broker_version(addr)
+        except MqctlError:
+            version = None
+        if version is not None and version >= V5_0_0:
+            return None  # QUERY_NOT_FOUND already told the missing ones apart
+        return await committed_queues(admin, addr, topic, group)
+
+    for o in await fan_out(sorted(zeros), check, concurrency=admin.concurrency):
+        if not o.ok:
+            warnings.append(
+                f"broker {o.item}: cannot tell whether {group} committed offset 0 or nothing "
+                f"on {len(zeros[o.item])} queue(s) (a broker before 5.0.0 answers 0 for both; "
+                f"GET_ALL_CONSUMER_OFFSET failed: {o.error.message if o.error else 'failed'}): "
+                "they are taken as 0, and a rollback would write 0 there")
+        elif o.value is not None:
+            for mq in zeros[o.item]:
+                if mq.queue_id not in o.value:
+                    committed[mq] = None
+
+
 def _scope_queues(route: TopicRoute, topic: str, target: Target,
                   scope: set[tuple[str, int]] | None) -> list[MessageQueue]:
     mqs = route.subscribe_queues()
@@ -418,7 +459,8 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
     # committed offsets: GET_CONSUME_STATS per broker, then QUERY_CONSUMER_OFFSET
     # (setZeroIfNotFound=false) for the queues it shows as 0 or not at all -- the broker
     # reports a missing offset as 0 (AdminBrokerProcessor.getConsumeStats), which would hide
-    # "this group never consumed here"
+    # "this group never consumed here"; a broker before 5.0.0 answers that query with 0 too,
+    # so its zeros are checked against its offset table (_no_offset_on_old_brokers)
     async def read_stats(name: str) -> dict[MessageQueue, Any]:
         return (await admin.consume_stats(group, bplans[name].addr or "", topic)).offsets
 
@@ -438,6 +480,8 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
             committed[co.item] = co.value
         else:
             fail(co.item.broker_name, "QUERY_CONSUMER_OFFSET", co.error)
+    warnings: list[str] = []
+    await _no_offset_on_old_brokers(admin, group, topic, bplans, committed, warnings)
 
     searched: dict[MessageQueue, int] = {}
     if target.kind == "time":
@@ -462,7 +506,6 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
             times[s.mq] = (s.min_timestamp, s.max_timestamp)
 
     queues: list[QueuePlan] = []
-    warnings: list[str] = []
     for mq in mqs:
         if not up(mq.broker_name) or mq not in bounds:
             continue
