@@ -56,12 +56,23 @@ def version_ordinal(name: str) -> int:
 # The ordinals mqctl and the simulated cluster compare against, and what changed at each.
 V3_0_7_SNAPSHOT = version_ordinal("V3_0_7_SNAPSHOT")  # clients take broker-pushed resets
 V3_1_8_SNAPSHOT = version_ordinal("V3_1_8_SNAPSHOT")  # clients answer GET_CONSUMER_RUNNING_INFO
-# clients log in the logback format; brokers honour QUERY_CONSUMER_OFFSET setZeroIfNotFound
+V4_9_3 = version_ordinal("V4_9_3")  # 399: the 4.x release of the real-RocketMQ corpus
+# clients log in the logback format; brokers honour QUERY_CONSUMER_OFFSET setZeroIfNotFound,
+# add DataVersion.stateVersion, the 5.x SubscriptionGroupConfig fields, dataVersion and
+# groupTopicMap in GET_ALL_CONSUMER_OFFSET, and answer GET_MIN_OFFSET with remark ""
 V5_0_0 = version_ordinal("V5_0_0")
 V5_1_0 = version_ordinal("V5_1_0")  # brokers: server-side reset (RIP-48, useServerSideResetOffset)
 # brokers: SEARCH_OFFSET_BY_TIMESTAMP with a boundaryType (apache/rocketmq#6429); before it the
 # search returns the nearest message
 V5_1_1 = version_ordinal("V5_1_1")
+# brokers: SubscriptionGroupConfig gains ``attributes`` (GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
+V5_1_3 = version_ordinal("V5_1_3")
 # clients fix an OFFSET_ILLEGAL pull at once (#7635); brokers default useServerSideResetOffset
 # to true
 V5_2_0 = version_ordinal("V5_2_0")
+# brokers: GET_TOPIC_STATS_INFO covers max(read, write) queues, not only the write queues
+# (apache/rocketmq#7951)
+V5_3_0 = version_ordinal("V5_3_0")
+# brokers: GET_TOPIC_STATS_INFO adds topicPutTps (apache/rocketmq#9297); 479, the 5.x release of
+# the real-RocketMQ corpus
+V5_3_3 = version_ordinal("V5_3_3")

@@ -9,6 +9,7 @@ Behaviour follows apache/rocketmq 5.x (``broker/.../processor/AdminBrokerProcess
 from __future__ import annotations
 
 import asyncio
+import datetime
 import itertools
 import json
 from collections.abc import Iterable
@@ -22,12 +23,23 @@ from mqctl.remoting.frame import RemotingCommand
 from mqctl.sim.logs import LockLog, mq_text
 from mqctl.sim.server import ServerConn
 from mqctl.sim.store import QueueLog
-from mqctl.versions import V3_0_7_SNAPSHOT, V3_1_8_SNAPSHOT, V5_0_0, V5_1_0, V5_1_1, version_name
+from mqctl.versions import (
+    V3_0_7_SNAPSHOT,
+    V3_1_8_SNAPSHOT,
+    V5_0_0,
+    V5_1_0,
+    V5_1_1,
+    V5_1_3,
+    V5_3_0,
+    V5_3_3,
+    version_name,
+)
 
 if TYPE_CHECKING:
     from mqctl.sim.cluster import SimCluster
     from mqctl.sim.consumer import SimConsumer
 
+STATS_WINDOW_MS = 60_000  # BrokerStatsManager's "in minute" stats (StatsItem.getStatsDataInMinute)
 LOCK_LEASE_MS = 60_000  # RebalanceLockManager.REBALANCE_LOCK_MAX_LIVE_TIME
 CHANNEL_EXPIRED_MS = 120_000  # ConsumerManager.CHANNEL_EXPIRED_TIMEOUT, scanned every 10 s
 
@@ -122,6 +134,10 @@ class SimBroker:
     group_info: dict[str, GroupInfo] = field(default_factory=dict)
     lock_log: LockLog | None = None
     data_version: int = 1
+    # BrokerStatsManager GROUP_GET_NUMS per (group, topic): (ms, messages handed out) per pull
+    # tick, and where each queue's last pull started
+    get_nums: dict[tuple[str, str], list[list[int]]] = field(default_factory=dict)
+    pull_pos: dict[tuple[str, str, int], int] = field(default_factory=dict)
 
     _keys = itertools.count(1)
 
@@ -208,6 +224,7 @@ class SimBroker:
         PullMessageProcessor, the pending reset is erased first (queryThenEraseResetOffset)
         and the commit is stored after it, so the pull that takes a reset writes the client's
         OLD offset back until the client persists the new one."""
+        self._count_get(group, topic, qid, offset)
         pend = self.resets.get((topic, group))
         new = pend.pop(qid, None) if pend else None
         if pend is not None and not pend:
@@ -216,9 +233,39 @@ class SimBroker:
             self.commit(group, topic, qid, commit)
         if new is not None:
             self.pulls[(group, topic, qid)] = new
+            self.pull_pos[(group, topic, qid)] = new
             return new
         self.pulls[(group, topic, qid)] = max(offset, self.pulls.get((group, topic, qid), 0))
         return offset
+
+    def _count_get(self, group: str, topic: str, qid: int, offset: int) -> None:
+        """``PullMessageProcessor`` -> ``BrokerStatsManager.incGroupGetNums``: the messages this
+        broker hands the group. A simulated pull does not return messages, so they are counted
+        when the next pull of the queue starts further on (one consume tick late)."""
+        key = (group, topic, qid)
+        prev = self.pull_pos.get(key)
+        self.pull_pos[key] = offset
+        n = offset - prev if prev is not None and offset > prev else 0
+        now = self.now()
+        events = self.get_nums.setdefault((group, topic), [])
+        if events and events[-1][0] == now:
+            events[-1][1] += n
+        else:
+            events.append([now, n])
+        while events and now - events[0][0] > STATS_WINDOW_MS:
+            events.pop(0)
+
+    def group_get_tps(self, group: str, topic: str) -> float:
+        """``BrokerStatsManager.tpsGroupGetNums(group, topic)``: messages per second this broker
+        handed the group for the topic over about the last minute (the real broker samples its
+        counter every 10 s and divides the last minute's growth by the time between samples).
+        Only this broker's queues count, so a group's TPS is the sum over its brokers."""
+        now = self.now()
+        events = [e for e in self.get_nums.get((group, topic), []) if now - e[0] <= STATS_WINDOW_MS]
+        if not events:
+            return 0.0
+        span_s = max(1.0, (now - events[0][0]) / 1000)  # decays once the pulls stop
+        return sum(n for _, n in events[1:]) / span_s
 
     def group_topics(self, group: str) -> list[str]:
         return sorted({t for (t, g) in self.offsets if g == group}
@@ -408,9 +455,15 @@ class SimBroker:
         requests the broker forwards to a client (GET_CONSUMER_RUNNING_INFO)."""
         h = HANDLERS.get(cmd.code)
         if h is None:
-            return cmd.response(R.REQUEST_CODE_NOT_SUPPORTED,
-                                f" request type {cmd.code} not supported")
-        return h(self, cmd, conn, slave)
+            resp: Any = cmd.response(R.REQUEST_CODE_NOT_SUPPORTED,
+                                     f" request type {cmd.code} not supported")
+        else:
+            resp = h(self, cmd, conn, slave)
+        if type(resp) is RemotingCommand and cmd.code != C.GET_CONSUMER_RUNNING_INFO:
+            # the response header carries the broker's own MQVersion (every corpus exchange);
+            # a forwarded GET_CONSUMER_RUNNING_INFO answer keeps the client's
+            resp = resp.with_(version=self.version)
+        return resp
 
 
 # ---------------------------------------------------------------------- request handlers
@@ -453,13 +506,17 @@ def _fail(cmd: RemotingCommand, code: int, remark: str) -> RemotingCommand:
 
 
 def _wrapper(b: SimBroker, group: str, topic: str, qid: int) -> dict[str, Any]:
+    """``OffsetWrapper`` (AdminBrokerProcessor.getConsumeStats): no committed offset reads 0,
+    lastTimestamp stays 0 without one; ``pullOffset`` exists from 5.1.0 on (RIP-48), a 4.9.3
+    broker has no such field (corpus 4.9.3/never-committed/208_*)."""
     mx = b.max_offset(topic, qid)
     co = b.committed(group, topic, qid)
     co = max(0, co if co is not None else 0)
-    pull = max(co, b.pulls.get((group, topic, qid), 0))
     last = b.store_ts(topic, qid, co - 1) if co > 0 else 0
-    return {"brokerOffset": max(0, mx), "consumerOffset": co, "lastTimestamp": last,
-            "pullOffset": pull}
+    w = {"brokerOffset": max(0, mx), "consumerOffset": co, "lastTimestamp": last}
+    if b.version >= V5_1_0:
+        w["pullOffset"] = max(co, b.pulls.get((group, topic, qid), 0))
+    return w
 
 
 def h_consume_stats(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
@@ -477,14 +534,15 @@ def h_consume_stats(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
         if info is not None and info.subs:
             topics = [t for t in topics if t in info.subs]
     table: dict[MessageQueue, Any] = {}
+    tps = 0.0
     for t in topics:
         conf = b.topics.get(t)
         if conf is None:
             continue
-        for q in range(conf.read):
+        for q in range(conf.read):  # readQueueNums on 4.9.3 and 5.3.3 (read-gt-write/208_*)
             table[b.mq(t, q)] = _wrapper(b, group, t, q)
-    tps = sum(m.consumer.consume_tps() for m in b.members(group) if m.consumer is not None)
-    return _ok(cmd, {"consumeTps": float(tps), "offsetTable": table})
+        tps += b.group_get_tps(group, t)  # this broker's share only (issue item 15)
+    return _ok(cmd, {"consumeTps": tps, "offsetTable": table})
 
 
 def h_topic_stats(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
@@ -494,13 +552,19 @@ def h_topic_stats(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
     if conf is None:
         return _fail(cmd, R.TOPIC_NOT_EXIST, f"topic[{topic}] not exist")
     table = {}
-    for q in range(max(conf.read, conf.write)):
+    # AdminBrokerProcessor.getTopicStatsInfo: the write queues only before 5.3.0
+    # (4.9.3/read-gt-write/202_*), max(read, write) since apache/rocketmq#7951
+    n = max(conf.read, conf.write) if b.version >= V5_3_0 else conf.write
+    for q in range(n):
         mx = b.max_offset(topic, q)
         last = b.msg_store_ts(topic, q, mx - 1) if mx > 0 else 0
         table[b.mq(topic, q)] = {"lastUpdateTimestamp": last, "maxOffset": mx,
                                  "minOffset": b.min_offset(topic, q)}
-    return _ok(cmd, {"offsetTable": table, "topicPutTps": float(
-        sum(lg.segments[-1].rate for (t, _), lg in b.logs.items() if t == topic))})
+    out: dict[str, Any] = {"offsetTable": table}
+    if b.version >= V5_3_3:  # BrokerStatsManager.tpsTopicPutNums (apache/rocketmq#9297)
+        out["topicPutTps"] = float(sum(lg.segments[-1].rate for (t, _), lg in b.logs.items()
+                                       if t == topic))
+    return _ok(cmd, out)
 
 
 def h_time_span(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
@@ -520,13 +584,23 @@ def h_time_span(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
         co = b.committed(group, topic, q)
         co = -1 if co is None else co
         consume_ts = b.msg_store_ts(topic, q, co - 1) if co > 0 else min_ts
-        span = {"consumeTimeStamp": consume_ts, "delayTime": 0,
-                "maxTimeStamp": b.msg_store_ts(topic, q, mx - 1), "messageQueue": b.mq(topic, q),
-                "minTimeStamp": min_ts}
+        max_ts = b.msg_store_ts(topic, q, mx - 1)
+        # QueueTimeSpan's getters add the *Str fields (never-committed/303_*)
+        span = {"consumeTimeStamp": consume_ts, "consumeTimeStampStr": _human(consume_ts),
+                "delayTime": 0, "maxTimeStamp": max_ts, "maxTimeStampStr": _human(max_ts),
+                "messageQueue": b.mq(topic, q), "minTimeStamp": min_ts,
+                "minTimeStampStr": _human(min_ts)}
         if co < mx:
             span["delayTime"] = now - b.msg_store_ts(topic, q, co)
         spans.append(span)
     return _ok(cmd, {"consumeTimeSpanSet": spans})
+
+
+def _human(ms: int) -> str:
+    """``UtilAll.timeMillisToHumanString3``-like ``yyyy-MM-dd#HH:mm:ss:SSS`` in the broker's
+    time zone (UTC here, as on the machine that recorded the corpus)."""
+    t = datetime.datetime.fromtimestamp(ms // 1000, datetime.UTC)
+    return t.strftime("%Y-%m-%d#%H:%M:%S:") + f"{ms % 1000:03d}"
 
 
 def h_query_offset(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
@@ -542,10 +616,11 @@ def h_query_offset(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
         if b.min_offset(topic, qid) <= 0 and b.max_offset(topic, qid) > 0:
             # checkInMemByConsumeOffset(topic, queueId, 0, 1): message 0 still in memory
             return _ok(cmd, ext={"offset": 0})
-        return _fail(cmd, R.QUERY_NOT_FOUND,
-                     "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first")
-    return _fail(cmd, R.QUERY_NOT_FOUND, "Not found, do not set to zero, maybe this group boot "
-                 "first")
+        return cmd.response(R.QUERY_NOT_FOUND,
+                            "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first", {})
+    # the response was created with its header class: extFields {} (never-committed/14_*)
+    return cmd.response(R.QUERY_NOT_FOUND, "Not found, do not set to zero, maybe this group "
+                        "boot first", {})
 
 
 def h_update_offset(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
@@ -572,7 +647,9 @@ def h_max(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
 
 def h_min(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
                 ) -> RemotingCommand:
-    return _ok(cmd, ext={"offset": b.min_offset(_ext(cmd, "topic") or "", _int(cmd, "queueId"))})
+    # 5.x answers through RpcClientUtils.createCommandForRpcResponse: remark "" (31_*)
+    return _ok(cmd, ext={"offset": b.min_offset(_ext(cmd, "topic") or "", _int(cmd, "queueId"))},
+               remark="" if b.version >= V5_0_0 else None)
 
 
 def h_earliest(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
@@ -596,7 +673,8 @@ def h_consumer_list(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave:
     ids = b.consumer_ids(group)
     if not ids:
         return _fail(cmd, R.SYSTEM_ERROR, f"no consumer for this group, {group}")
-    return _ok(cmd, {"consumerIdList": ids})
+    # created with GetConsumerListByGroupResponseHeader: extFields {} (other-requests/38_*)
+    return _ok(cmd, {"consumerIdList": ids}, ext={})
 
 
 def h_connection_list(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
@@ -631,7 +709,9 @@ def h_running_info(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: 
     group, cid = _ext(cmd, "consumerGroup") or "", _ext(cmd, "clientId") or ""
     ch = next((c for c in b.members(group) if c.client_id == cid), None)
     if ch is None:
-        return _fail(cmd, R.SYSTEM_ERROR, f"The Consumer <{group}> <{cid}> not online")
+        # other-requests/307_*_offline_client: code 1, the broker's own header
+        return _fail(cmd, R.SYSTEM_ERROR, f"The Consumer <{group}> <{cid}> not online").with_(
+            version=b.version)
     if ch.version < V3_1_8_SNAPSHOT:
         return _fail(cmd, R.SYSTEM_ERROR, f"The Consumer <{cid}> Version "
                      f"<{version_name(ch.version)}> too low to finish, please upgrade it to "
@@ -671,6 +751,8 @@ async def _forward_running_info(cmd: RemotingCommand, ch: Channel, group: str, c
 def h_all_offsets(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
                         ) -> RemotingCommand:
     table = {f"{t}@{g}": dict(sorted(v.items())) for (t, g), v in sorted(b.offsets.items())}
+    if b.version < V5_0_0:  # ConsumerOffsetManager.encode: 4.9.3 has only the table (43_*)
+        return _ok(cmd, {"offsetTable": table})
     gtm: dict[str, list[str]] = {}
     for (t, g) in b.offsets:
         gtm.setdefault(g, []).append(t)
@@ -680,6 +762,9 @@ def h_all_offsets(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: b
 
 
 def _dv(b: SimBroker) -> dict[str, Any]:
+    """``DataVersion``: stateVersion came with 5.0.0 (RIP-29); 4.9.3 has counter+timestamp."""
+    if b.version < V5_0_0:
+        return {"counter": b.data_version, "timestamp": b.now()}
     return {"counter": b.data_version, "stateVersion": 0, "timestamp": b.now()}
 
 
@@ -687,13 +772,20 @@ def h_all_groups(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bo
                        ) -> RemotingCommand:
     table = {}
     for g in sorted(b.groups.values(), key=lambda x: x.name):
-        table[g.name] = {"attributes": {}, "brokerId": 0, "consumeBroadcastEnable": True,
-                         "consumeEnable": True, "consumeFromMinEnable": True,
-                         "consumeMessageOrderly": g.orderly, "consumeTimeoutMinute": 15,
-                         "groupName": g.name, "groupRetryPolicy": {"type": "CUSTOMIZED"},
-                         "groupSysFlag": 0, "notifyConsumerIdsChangedEnable": True,
-                         "retryMaxTimes": 16, "retryQueueNums": 1,
-                         "whichBrokerWhenConsumeSlowly": 1}
+        # SubscriptionGroupConfig: 4.9.3 has these 9 fields (other-requests/201_*)
+        e: dict[str, Any] = {"brokerId": 0, "consumeBroadcastEnable": True,
+                             "consumeEnable": True, "consumeFromMinEnable": True,
+                             "groupName": g.name, "notifyConsumerIdsChangedEnable": True,
+                             "retryMaxTimes": 16, "retryQueueNums": 1,
+                             "whichBrokerWhenConsumeSlowly": 1}
+        if b.version >= V5_0_0:
+            e.update({"consumeMessageOrderly": g.orderly, "consumeTimeoutMinute": 15,
+                      "groupRetryPolicy": {"type": "CUSTOMIZED"}, "groupSysFlag": 0})
+        if b.version >= V5_1_3:
+            e["attributes"] = {}
+        table[g.name] = dict(sorted(e.items()))
+    if b.version < V5_0_0:  # SubscriptionGroupManager has no forbiddenTable before 5.0.0
+        return _ok(cmd, {"dataVersion": _dv(b), "subscriptionGroupTable": table})
     return _ok(cmd, {"dataVersion": _dv(b), "forbiddenTable": {},
                      "subscriptionGroupTable": table})
 

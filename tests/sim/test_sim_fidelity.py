@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from test_sim_behaviour import holder, lock_body, locked, reset_ext
 from test_sim_protocol import body, call
 
@@ -443,3 +444,161 @@ def test_broker_version_and_server_side_reset_in_the_scenario():
         assert "brokers before 5.1.0 have no server-side reset" in exc.message
     else:
         raise AssertionError("a 4.x broker with useServerSideResetOffset was accepted")
+
+
+# ---------------------------------------------------------------------- answers per version
+# The brokers answer as real 4.9.3 (ordinal 399) and 5.3.3 (479) ones do; each test names the
+# corpus file (../shared/samples/real/<version>/...) it was checked against.
+
+def corpus_cluster(version: str) -> dict[str, Any]:
+    """The corpus' never-committed and read-gt-write setup: NC_T 4/4 with 25 messages per
+    queue, RW_T 4 read / 2 write queues (50 messages in queues 0-1, 25 in 2-3), groups NC_NEVER
+    and NC_ONE without offsets, RW_G with everything consumed."""
+    return {
+        "name": f"corpus-{version}", "clock": {"mode": "manual", "start": START},
+        "brokers": [{"name": "broker-a", "version": version},
+                    {"name": "broker-b", "version": version}],
+        "topics": [
+            {"name": "NC_T", "queues": 4, "rate": 0, "max_offset": 25, "history": "1s"},
+            {"name": "RW_T", "read_queues": 4, "write_queues": 2, "rate": 0, "history": "15s",
+             "max_offset": 50, "per_queue": [{"queue": 2, "max_offset": 25},
+                                             {"queue": 3, "max_offset": 25}]}],
+        "groups": [{"name": "NC_NEVER"}, {"name": "NC_ONE"},
+                   {"name": "RW_G", "topics": ["RW_T"], "initial_lag": 0}],
+    }
+
+
+def _stats(s, broker: str, ext: dict[str, Any], version: int) -> dict[str, Any]:
+    return body(call(s, broker, C.GET_CONSUME_STATS, ext, version=version))
+
+
+def test_consume_stats_pull_offset_only_from_5_1_0(sim_factory):
+    """4.9.3's OffsetWrapper has no pullOffset (4.9.3/never-committed/208_*); 5.3.3 adds it
+    (RIP-48, 5.1.0). Never-committed queues: consumerOffset 0, lastTimestamp 0 on both."""
+    for name, ver in (("V4_9_3", 399), ("V5_3_3", 479)):
+        s = sim_factory(corpus_cluster(name))
+        s.call(lambda c: c.brokers["broker-a"].offsets.__setitem__(("NC_T", "NC_ONE"), {0: 25}))
+        got = fastjson.mq_map(_stats(s, "broker-a", {"consumerGroup": "NC_ONE",
+                                                     "topic": "NC_T"}, ver)["offsetTable"])
+        q0, q1 = got[MQ("NC_T", "broker-a", 0)], got[MQ("NC_T", "broker-a", 1)]
+        keys = {"brokerOffset", "consumerOffset", "lastTimestamp"}
+        if ver == 479:
+            keys.add("pullOffset")
+        assert set(q0) == keys and set(q1) == keys, name
+        assert (q1["brokerOffset"], q1["consumerOffset"], q1["lastTimestamp"]) == (25, 0, 0)
+        assert q0["consumerOffset"] == 25 and q0["lastTimestamp"] > 0
+        # no topic, no online consumer, no offsets: nothing (208_getConsumeStats_NC_NEVER_no_topic)
+        empty = call(s, "broker-a", C.GET_CONSUME_STATS, {"consumerGroup": "NC_NEVER"},
+                     version=ver)
+        assert empty.body == b'{"consumeTps":0.0,"offsetTable":{}}'
+        # a group that does not exist, with a topic: 0 everywhere (208_..._NO_SUCH_GROUP)
+        none = fastjson.mq_map(_stats(s, "broker-a", {"consumerGroup": "NO_SUCH_GROUP",
+                                                      "topic": "NC_T"}, ver)["offsetTable"])
+        assert sorted(w["consumerOffset"] for w in none.values()) == [0, 0, 0, 0]
+
+
+def test_consume_tps_is_each_brokers_own_share(sim_factory):
+    """Issue item 15: AdminBrokerProcessor.getConsumeStats adds
+    BrokerStatsManager.tpsGroupGetNums(group, topic), the messages THIS broker handed the group
+    (PullMessageProcessor.incGroupGetNums), so summing the brokers is right."""
+    sc = {"name": "tps", "clock": {"mode": "manual", "start": START},
+          "brokers": ["broker-a", "broker-b"],
+          "topics": [{"name": "T", "queues": 4, "rate": 20, "history": "10m"}],
+          "groups": [{"name": "G", "topics": ["T"], "initial_lag": 5000,
+                      "consumers": [{"id": "10.0.0.1@1", "behaviour": "slow", "rate": 40}]}]}
+    s = sim_factory(sc)
+    ext = {"consumerGroup": "G", "topic": "T"}
+
+    def consumed() -> int:  # committed offsets summed over both brokers
+        return sum(w["consumerOffset"] for bn in ("broker-a", "broker-b") for w in
+                   _stats(s, bn, ext, 479)["offsetTable"].values())
+
+    s.advance(20)
+    before = consumed()
+    s.advance(60)
+    rate = (consumed() - before) / 60  # what the group really consumed per second
+    assert rate > 20
+    a = _stats(s, "broker-a", ext, 479)["consumeTps"]
+    b = _stats(s, "broker-b", ext, 479)["consumeTps"]
+    assert a + b == pytest.approx(rate, rel=0.1), (a, b, rate)
+    assert a == pytest.approx(rate / 2, rel=0.15) and b == pytest.approx(rate / 2, rel=0.15)
+    s.advance(120)  # the consumer keeps going: still its rate, not twice it
+    assert sum(_stats(s, bn, ext, 479)["consumeTps"] for bn in ("broker-a", "broker-b")) == \
+        pytest.approx(rate, rel=0.1)
+
+
+def test_topic_stats_write_queues_before_5_3_and_put_tps_from_5_3_3(sim_factory):
+    """GET_TOPIC_STATS_INFO: 4.9.3 iterates writeQueueNums and has no topicPutTps
+    (4.9.3/read-gt-write/202_*); 5.3.0 iterates max(read, write) (apache/rocketmq#7951) and
+    5.3.3 adds topicPutTps (#9297) (5.3.3/read-gt-write/202_*)."""
+    for name, ver, queues in (("V4_9_3", 399, [0, 1]), ("V5_3_0", 473, [0, 1, 2, 3]),
+                              ("V5_3_3", 479, [0, 1, 2, 3])):
+        s = sim_factory(corpus_cluster(name))
+        got = body(call(s, "broker-a", C.GET_TOPIC_STATS_INFO, {"topic": "RW_T"}, version=ver))
+        table = fastjson.mq_map(got["offsetTable"])
+        assert sorted(mq.queue_id for mq in table) == queues, name
+        assert [table[MQ("RW_T", "broker-a", q)]["maxOffset"] for q in queues] == \
+            [50, 50, 25, 25][:len(queues)]
+        assert ("topicPutTps" in got) == (ver == 479), name
+
+
+def test_time_span_over_write_queues_with_the_string_fields(sim_factory):
+    """QUERY_CONSUME_TIME_SPAN iterates writeQueueNums on both versions (read-gt-write/303_*).
+    A queue without a committed offset: consumeTimeStamp = minTimeStamp, delayTime = now - (-1)
+    (never-committed/303_*_NC_NEVER); fully consumed: delayTime 0, consumeTimeStamp =
+    maxTimeStamp; QueueTimeSpan's getters add the *Str fields ("yyyy-MM-dd#HH:mm:ss:SSS")."""
+    for name, ver in (("V4_9_3", 399), ("V5_3_3", 479)):
+        s = sim_factory(corpus_cluster(name))
+        s.call(lambda c: c.brokers["broker-a"].offsets.__setitem__(("NC_T", "NC_ONE"), {0: 25}))
+        rw = body(call(s, "broker-a", C.QUERY_CONSUME_TIME_SPAN,
+                       {"topic": "RW_T", "group": "RW_G"}, version=ver))["consumeTimeSpanSet"]
+        assert [x["messageQueue"]["queueId"] for x in rw] == [0, 1], name
+        assert all(x["delayTime"] == 0 and x["consumeTimeStamp"] == x["maxTimeStamp"]
+                   for x in rw)
+        nc = body(call(s, "broker-a", C.QUERY_CONSUME_TIME_SPAN,
+                       {"topic": "NC_T", "group": "NC_ONE"}, version=ver))["consumeTimeSpanSet"]
+        q0, q1 = nc[0], nc[1]
+        assert q0["delayTime"] == 0 and q0["consumeTimeStamp"] == q0["maxTimeStamp"]
+        assert q1["consumeTimeStamp"] == q1["minTimeStamp"]
+        assert q1["delayTime"] == START + 1  # now - getMessageStoreTimeStamp(-1) = now + 1
+        assert q1["minTimeStampStr"] == _human(q1["minTimeStamp"])
+        assert q1["consumeTimeStampStr"] == _human(q1["consumeTimeStamp"])
+        assert q1["maxTimeStampStr"] == _human(q1["maxTimeStamp"])
+
+
+def _human(ms: int) -> str:
+    import datetime as dt
+    t = dt.datetime.fromtimestamp(ms / 1000, dt.UTC)
+    return t.strftime("%Y-%m-%d#%H:%M:%S:") + f"{ms % 1000:03d}"
+
+
+def test_query_offset_and_small_answers_per_version(sim_factory):
+    """QUERY_CONSUMER_OFFSET for a never-committed young queue: 4.9.3 code 0 offset 0, 5.3.3
+    (setZeroIfNotFound=false) 22 with extFields {} (never-committed/14_*). GET_MIN_OFFSET: 5.x
+    answers remark "" (other-requests/31_*). GET_ALL_CONSUMER_OFFSET: 4.9.3 only offsetTable
+    (other-requests/43_*). The response header carries the broker's version."""
+    for name, ver in (("V4_9_3", 399), ("V5_3_3", 479)):
+        s = sim_factory(corpus_cluster(name))
+        q = {"consumerGroup": "NC_NEVER", "topic": "NC_T", "queueId": 0}
+        if ver == 479:
+            q["setZeroIfNotFound"] = "false"
+        r = call(s, "broker-b", C.QUERY_CONSUMER_OFFSET, q, version=ver)
+        if ver == 399:
+            assert (r.code, r.ext_fields, r.remark) == (0, {"offset": "0"}, None)
+        else:
+            assert (r.code, r.ext_fields, r.remark) == (
+                R.QUERY_NOT_FOUND, {}, "Not found, do not set to zero, maybe this group boot "
+                "first")
+        assert r.version == ver
+        mn = call(s, "broker-a", C.GET_MIN_OFFSET, {"topic": "NC_T", "queueId": 0},
+                  version=ver)
+        assert mn.remark == ("" if ver == 479 else None)
+        allo = body(call(s, "broker-a", C.GET_ALL_CONSUMER_OFFSET, version=ver))
+        assert sorted(allo) == (["dataVersion", "groupTopicMap", "offsetTable"] if ver == 479
+                                else ["offsetTable"])
+        cfg = call(s, "broker-a", C.GET_BROKER_CONFIG, version=ver)
+        assert ("stateVersion" in cfg.ext("version")) == (ver == 479)
+        groups = body(call(s, "broker-a", C.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, version=ver))
+        entry = groups["subscriptionGroupTable"]["NC_ONE"]
+        assert ("forbiddenTable" in groups, "attributes" in entry,
+                "consumeMessageOrderly" in entry) == ((True,) * 3 if ver == 479 else (False,) * 3)
