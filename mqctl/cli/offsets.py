@@ -46,16 +46,24 @@ def show(
     settings = st.settings(namesrv=namesrv)
 
     async def go(client: Any) -> Any:
+        from mqctl.reset.probe import min_offsets
+
         admin = Admin(client, settings.namesrv, concurrency=concurrency or settings.concurrency)
         p = await capture_progress(admin, group, topic, running=False)
         if not p.queues and not p.failures:
             await require_group(admin, group)
-        return p
+        # readable queues beyond the write queues: a 4.x broker's GET_TOPIC_STATS_INFO
+        # leaves them out, so their min offset is asked per queue
+        failed = {f.broker for f in p.failures}
+        mins, more = await min_offsets(admin, [q.mq for q in p.queues if q.min_offset is None
+                                               and q.mq.broker_name not in failed])
+        p.failures.extend(more)
+        return p, mins
 
-    p = with_client(st, settings, go)
+    p, mins = with_client(st, settings, go)
     rows = [{"topic": q.mq.topic, "broker": q.mq.broker_name, "queue_id": q.mq.queue_id,
-             "min": q.min_offset, "max": q.broker_offset, "current": q.consumer_offset,
-             "lag": q.lag} for q in p.queues]
+             "min": mins.get(q.mq, q.min_offset), "max": q.broker_offset,
+             "current": q.consumer_offset, "lag": q.lag} for q in p.queues]
     r = Column
     emit(Result([Table([r("topic", "TOPIC"), r("broker", "BROKER"),
                         r("queue_id", "QID", "right"), r("min", "MIN", "right"),

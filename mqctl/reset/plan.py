@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
 from mqctl.admin import Admin
 from mqctl.errors import ConnectError, MqctlError, UsageError
-from mqctl.models import RETRY_PREFIX, BrokerData, MessageQueue, TopicRoute
+from mqctl.models import RETRY_PREFIX, BrokerData, MessageQueue, TopicOffset, TopicRoute
 from mqctl.remoting.client import fan_out
 from mqctl.timeparse import format_ms, now_ms
 from mqctl.versions import V5_0_0, V5_1_1, V5_2_0
@@ -352,6 +352,33 @@ async def _search_kind(admin: Admin, bp: BrokerPlan) -> None:
         bp.nearest_search = True
 
 
+PER_QUEUE_BOUNDS = "beyond the write queues: bounds from GET_MIN_OFFSET/GET_MAX_OFFSET"
+
+
+async def _bounds_per_queue(admin: Admin, missing: list[MessageQueue],
+                            bplans: dict[str, BrokerPlan], bounds: dict[MessageQueue, Any],
+                            fail: Callable[[str, str, MqctlError | None], None]
+                            ) -> list[MessageQueue]:
+    """Bounds of the readable queues GET_TOPIC_STATS_INFO left out: a broker before 5.x
+    answers it over writeQueueNums (AdminBrokerProcessor.getTopicStatsInfo in 4.9.3; corpus
+    4.9.3/read-gt-write/202_*: queues 0-1 of a 4-read/2-write topic), while consumers read all
+    readQueueNums. GET_MIN_OFFSET/GET_MAX_OFFSET answer for any queue id. Adds them to
+    ``bounds``; a broker that cannot answer fails (its queues are refused, never dropped)."""
+    async def one(mq: MessageQueue) -> TopicOffset:
+        addr = bplans[mq.broker_name].addr or ""
+        return TopicOffset(await admin.min_offset(mq, addr), await admin.max_offset(mq, addr), 0)
+
+    done: list[MessageQueue] = []
+    for o in await fan_out(missing, one, concurrency=admin.concurrency):
+        if o.ok and o.value is not None:
+            bounds[o.item] = o.value
+            done.append(o.item)
+        else:
+            fail(o.item.broker_name, f"GET_MIN_OFFSET/GET_MAX_OFFSET of {o.item.short}",
+                 o.error)
+    return done
+
+
 async def _no_offset_on_old_brokers(admin: Admin, group: str, topic: str,
                                     bplans: dict[str, BrokerPlan],
                                     committed: dict[MessageQueue, int | None],
@@ -455,6 +482,14 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
             bounds.update(o.value)
         else:
             fail(o.item, "GET_TOPIC_STATS_INFO", o.error)
+    notes: list[str] = []
+    per_queue = await _bounds_per_queue(admin, [m for m in mqs if up(m.broker_name)
+                                                and m not in bounds], bplans, bounds, fail)
+    if per_queue:
+        notes.append(f"{len(per_queue)} readable queue(s) beyond the write queues "
+                     f"({format_queue_scope(per_queue)}) are not in GET_TOPIC_STATS_INFO (a "
+                     "broker before 5.x lists writeQueueNums only): their bounds come from "
+                     "GET_MIN_OFFSET/GET_MAX_OFFSET")
 
     # committed offsets: GET_CONSUME_STATS per broker, then QUERY_CONSUMER_OFFSET
     # (setZeroIfNotFound=false) for the queues it shows as 0 or not at all -- the broker
@@ -507,10 +542,11 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
 
     queues: list[QueuePlan] = []
     for mq in mqs:
-        if not up(mq.broker_name) or mq not in bounds:
-            continue
+        if not up(mq.broker_name):
+            continue  # its broker is refused in preflight: the plan never drops a queue quietly
         b = bounds[mq]
-        qp = compute_target(QueuePlan(mq, b.min_offset, b.max_offset, committed.get(mq), 0),
+        qp = compute_target(QueuePlan(mq, b.min_offset, b.max_offset, committed.get(mq), 0,
+                                      note=PER_QUEUE_BOUNDS if mq in per_queue else ""),
                             target, searched.get(mq))
         min_ts, last_ts = times.get(mq, (0, b.last_update_timestamp))
         ts, text = target_time(qp, target, min_ts or None, last_ts or b.last_update_timestamp
@@ -547,7 +583,7 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
                     bp.group_known = None
 
     plan = Plan(group, topic, target, now_ms(), ";".join(admin.namesrv), queues, bplans, state,
-                warnings)
+                warnings, notes=notes)
     preflight(plan, force=force, scoped=scope is not None)
     return plan
 

@@ -113,3 +113,95 @@ def test_rollback_files_of_earlier_versions_still_read(tmp_path):
     p.write_text(p.read_text().replace('"none"', '"nothing"'))
     with pytest.raises(Exception, match="entry 2 is malformed"):
         read_rollback(str(p))
+
+
+# ------------------------------------------------------- item 7: more read than write queues
+
+def test_4x_topic_stats_cover_the_write_queues_and_consume_stats_the_read_queues():
+    """Corpus read-gt-write (RW_T 4 read / 2 write per broker): what mqctl must plan around."""
+    from mqctl.models import ConsumeStats, TopicRoute, TopicStats
+
+    route = TopicRoute.from_body("RW_T", body("4.9.3", "105_getRouteInfoByTopic_RW_T.namesrv.json"))
+    assert {(q.read_queue_nums, q.write_queue_nums) for q in route.queues} == {(4, 2)}
+    for version, stats_queues in (("4.9.3", {0, 1}), ("5.3.3", {0, 1, 2, 3})):
+        ts = TopicStats.from_body(body(version, "202_getTopicStatsInfo_RW_T.broker-a.json"))
+        assert {m.queue_id for m in ts.offsets} == stats_queues
+        cs = ConsumeStats.from_body(body(version, "208_getConsumeStats_RW_G.broker-a.json"))
+        assert {m.queue_id for m in cs.offsets} == {0, 1, 2, 3}
+
+
+@pytest.fixture
+def stats_over_write_queues(monkeypatch):
+    """A 4.x sim broker answers GET_TOPIC_STATS_INFO over writeQueueNums, as 4.9.3's
+    AdminBrokerProcessor.getTopicStatsInfo does (corpus 4.9.3/read-gt-write/202_*), whether or
+    not the sim already does it itself."""
+    from mqctl.sim import broker as sim_broker
+    from mqctl.versions import V5_0_0
+
+    code = RequestCode.GET_TOPIC_STATS_INFO
+    original = sim_broker.HANDLERS[code]
+
+    def handler(b, cmd, conn, slave):
+        resp = original(b, cmd, conn, slave)
+        if b.version >= V5_0_0 or resp.code != 0:
+            return resp
+        write = b.topics[cmd.ext_fields["topic"]].write
+        doc = fastjson.loads(resp.body)
+        table = {m: v for m, v in doc["offsetTable"].items() if m.queue_id < write}
+        return resp.with_(body=fastjson.dumps_fastjson({"offsetTable": table}).encode())
+
+    monkeypatch.setitem(sim_broker.HANDLERS, code, handler)
+
+
+def _read_gt_write(version: str, online: bool = False) -> dict:
+    group: dict = {"name": "G", "topics": ["T"], "initial_lag": 10}
+    if online:
+        group["consumers"] = [{"id": "10.9.0.1@1", "behaviour": "stuck"}]
+    return {"name": "rw-" + version, "clock": {"mode": "manual"},
+            "brokers": [{"name": "broker-a", "version": version}],
+            "topics": [{"name": "T", "queues": 4, "read_queues": 4, "write_queues": 2,
+                        "rate": 1, "history": "10m"}],
+            "groups": [group]}
+
+
+def committed(sim, group="G", topic="T", queues=4):
+    return {q: sim.call(lambda c, q=q: c.committed_offset(group, MQ(topic, "broker-a", q)))
+            for q in range(queues)}
+
+
+@pytest.mark.parametrize("version, path", [("V4_9_3", "legacy-update"),
+                                           ("V5_3_3", "server-side")])
+def test_every_readable_queue_is_planned_reset_and_verified(cli, sim_factory,
+                                                            stats_over_write_queues, version,
+                                                            path):
+    s = sim_factory(_read_gt_write(version))
+    r = run(cli, s, "offsets", "reset", "-g", "G", "-t", "T", "--to-offset", "5", "--execute",
+            "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert [q["queue_id"] for q in r.json["queues"]] == [0, 1, 2, 3]
+    assert {b["path"] for b in r.json["brokers"]} == {path}
+    assert r.json["summary"] == {"verified": 4}
+    assert committed(s) == {0: 5, 1: 5, 2: 5, 3: 5}
+    beyond = {q["queue_id"]: q for q in r.json["queues"] if q["queue_id"] >= 2}
+    assert all(q["max"] == 600 and q["min"] == 0 for q in beyond.values())
+    if version == "V4_9_3":
+        assert all("GET_MIN_OFFSET/GET_MAX_OFFSET" in q["note"] for q in beyond.values())
+    # only the queues beyond the write queues
+    r = run(cli, s, "offsets", "reset", "-g", "G", "-t", "T", "--to-offset", "7",
+            "--queues", "broker-a:2-3", "--execute", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert r.json["summary"] == {"verified": 2}
+    assert committed(s) == {0: 5, 1: 5, 2: 7, 3: 7}
+
+
+def test_offsets_show_has_the_bounds_of_every_readable_queue(cli, sim_factory,
+                                                            stats_over_write_queues):
+    s = sim_factory(_read_gt_write("V4_9_3"))
+    r = run(cli, s, "offsets", "show", "-g", "G", "-t", "T", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert {x["queue_id"]: (x["min"], x["max"], x["current"]) for x in r.json} == {
+        q: (0, 600, 590) for q in range(4)}
+    reads = [x for x in s.request_log if x.code in (RequestCode.GET_MIN_OFFSET,
+                                                    RequestCode.GET_MAX_OFFSET)]
+    assert sorted(x.ext_fields["queueId"] for x in reads) == ["2", "3"]  # only where needed
+    assert not [x for x in s.request_log if x.code in (UPDATE, ALL_OFFSETS)]
