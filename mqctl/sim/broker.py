@@ -110,9 +110,15 @@ class TopicConf:
 
 @dataclass
 class GroupConf:
+    """``SubscriptionGroupConfig``. An auto-created group (and the sim's scenario groups) has
+    consumeFromMinEnable and consumeBroadcastEnable true; one created by mqadmin
+    ``updateSubGroup`` without -m/-d has them false (other-requests/201_*: NC_NEVER)."""
+
     name: str
     orderly: bool = False
     broadcast: bool = False
+    consume_from_min: bool = True
+    consume_broadcast: bool = True
 
 
 @dataclass
@@ -773,8 +779,8 @@ def h_all_groups(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bo
     table = {}
     for g in sorted(b.groups.values(), key=lambda x: x.name):
         # SubscriptionGroupConfig: 4.9.3 has these 9 fields (other-requests/201_*)
-        e: dict[str, Any] = {"brokerId": 0, "consumeBroadcastEnable": True,
-                             "consumeEnable": True, "consumeFromMinEnable": True,
+        e: dict[str, Any] = {"brokerId": 0, "consumeBroadcastEnable": g.consume_broadcast,
+                             "consumeEnable": True, "consumeFromMinEnable": g.consume_from_min,
                              "groupName": g.name, "notifyConsumerIdsChangedEnable": True,
                              "retryMaxTimes": 16, "retryQueueNums": 1,
                              "whichBrokerWhenConsumeSlowly": 1}
@@ -798,11 +804,11 @@ def h_all_topics(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bo
 
 def h_runtime(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
                     ) -> RemotingCommand:
-    return _ok(cmd, {"table": {"brokerVersionDesc": version_name(b.version),
-                               "brokerVersion": str(b.version),
-                               "brokerActive": "true", "bootTimestamp":
-                               str(b.cluster.clock.start_ms),
-                               "msgPutTotalTodayNow": "0"}})
+    table = {"brokerVersionDesc": version_name(b.version), "brokerVersion": str(b.version),
+             "bootTimestamp": str(b.cluster.clock.start_ms), "msgPutTotalTodayNow": "0"}
+    if b.version >= V5_0_0:  # not in 4.9.3's table (other-requests/28_*)
+        table["brokerActive"] = "true"
+    return _ok(cmd, {"table": table})
 
 
 def h_broker_config(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
