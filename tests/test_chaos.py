@@ -49,3 +49,21 @@ def test_check_reset_no_rollback_file_only_when_nothing_changes(chaos, monkeypat
     got = [v for v in report.violations if "rollback" in v]
     assert [e for e in expect if not any(e in v for v in got)] == []
     assert len(got) == len(expect)
+
+
+@pytest.mark.parametrize("lowest,expect", [(0, 0), (50, 1), (None, 1)])
+def test_check_online_reset_accepts_a_rewind_replayed_within_the_wait(chaos, monkeypatch,
+                                                                      lowest, expect):
+    """verify reports a rewind the consumers already replayed as verified ('taken
+    (re-consumed to N)', issue 14 item 8): the checker accepts it only when verify's lowest
+    read had taken, and the queue is back at or past its old offset."""
+    from mqctl.models import MessageQueue
+
+    mq = MessageQueue(chaos.ONLINE_TOPIC, "broker-a", 0)
+    monkeypatch.setattr(chaos, "offsets", lambda sim, group, topic: {mq: 50})
+    out = {"results": [{"broker": "broker-a", "queue_id": 0, "status": "verified",
+                        "previous": 50, "target": 0, "now": 50, "lowest": lowest}]}
+    report = chaos.Report()
+    chaos.check_online_reset(None, subprocess.CompletedProcess([], 0, json.dumps(out), ""),
+                             report)
+    assert len([v for v in report.violations if "verified but holds 50" in v]) == expect

@@ -205,3 +205,126 @@ def test_offsets_show_has_the_bounds_of_every_readable_queue(cli, sim_factory,
                                                     RequestCode.GET_MAX_OFFSET)]
     assert sorted(x.ext_fields["queueId"] for x in reads) == ["2", "3"]  # only where needed
     assert not [x for x in s.request_log if x.code in (UPDATE, ALL_OFFSETS)]
+
+
+# ------------------------------------------ item 8: a rewind the clients replayed before verify
+
+class CorpusStats:
+    """GET_CONSUME_STATS as recorded after the real ``mqadmin resetOffsetByTime`` of RS_G
+    (every queue 50 -> 0): each read answers the latest recording sent before the clock."""
+
+    concurrency = 4
+
+    def __init__(self, version: str, clock: list[int]):
+        from mqctl.models import ConsumeStats
+
+        self.clock = clock
+        self.reads: dict[str, list[tuple[int, object]]] = {}
+        for f in sorted((CORPUS / version).glob("208_*.broker-*.json")):
+            if "RW_G" in f.name:
+                continue
+            d = json.loads(f.read_text())
+            cs = ConsumeStats.from_body(fastjson.loads(d["response"]["body_text"]))
+            broker = f.name.rsplit(".", 2)[1]
+            self.reads.setdefault(broker, []).append((d["request"]["_sent_at_ms"], cs))
+        for v in self.reads.values():
+            v.sort(key=lambda x: x[0])
+
+    async def consume_stats(self, group, addr, topic):
+        return [cs for at, cs in self.reads[addr] if at <= self.clock[0]][-1]
+
+
+def _rs_plan(path):
+    from mqctl.reset import BrokerPlan, ConsumerState, Plan, QueuePlan, Target
+
+    queues = [QueuePlan(MQ("RS_T", b, q), 0, 50, 50, 0) for b in ("broker-a", "broker-b")
+              for q in range(4)]
+    st = ConsumerState(True, ["127.0.1.71@rs1"], False, False, "CONSUME_PASSIVELY",
+                       "CLUSTERING", min_version=399)
+    return Plan("RS_G", "RS_T", Target("earliest"), 0, "ns", queues,
+                {b: BrokerPlan(b, b, path, "test") for b in ("broker-a", "broker-b")}, st)
+
+
+def test_verify_tells_a_replayed_rewind_from_one_not_taken_with_the_4x_recording():
+    """4.9.3 legacy push: the client applied broker-b's push 10 s after it (broker-b read 0 at
+    +12 s) and broker-a's 10 s later; by then it had re-consumed broker-b's 50 messages and
+    committed 50 again (+25 s), while broker-a read 32-33. All 8 queues took."""
+    import asyncio
+
+    from mqctl.reset import Path_, QueueResult, Status, default_wait, verify
+    from mqctl.timeparse import parse_time, set_clock
+
+    returned = parse_time("2026-11-23T20:59:31.782Z")  # mqadmin returned (actions.txt)
+    clock = [returned]
+    set_clock(lambda: clock[0])
+    try:
+        plan = _rs_plan(Path_.LEGACY_PUSH)
+        assert default_wait(plan) == 25.0
+        results = [QueueResult(q, Status.APPLIED, "pushed to the clients") for q in plan.queues]
+
+        async def advance(sec: float) -> None:
+            clock[0] += int(sec * 1000)
+
+        res = asyncio.run(verify(CorpusStats("4.9.3", clock), plan, results, wait_s=25.0,
+                                 waiter=advance))
+    finally:
+        set_clock(None)
+    by = {r.plan.mq.broker_name: r for r in res if r.plan.mq.queue_id == 0}
+    assert {r.status for r in res} == {Status.VERIFIED}
+    b = by["broker-b"]
+    assert (b.now, b.lowest) == (50, 0)
+    assert b.detail.startswith("taken (re-consumed to 50): read 0 ")
+    a = by["broker-a"]
+    assert (a.now, a.lowest) == (32, 32) and a.detail == "pushed to the clients"
+    assert 21_000 <= a.taken_after_ms <= 23_000  # verify stopped as soon as all had taken
+    assert 8_000 <= b.taken_after_ms <= 10_000
+
+
+REPLAY = {"name": "replay", "clock": {"mode": "manual"},
+          "brokers": [{"name": "broker-a", "version": "V4_9_3"},
+                      {"name": "broker-b", "version": "V4_9_3"}],
+          "topics": [{"name": "T", "queues": 2, "rate": 1, "history": "1m"}],
+          "groups": [{"name": "G", "topics": ["T"], "initial_lag": 0,
+                      "consumers": [{"id": "10.9.0.1@1", "version": "V4_9_3"}]}]}
+
+
+def test_a_small_rewind_replayed_within_the_wait_is_taken_end_to_end(sim_factory):
+    """A fast 4.9.3 consumer and a small backlog on two legacy brokers: the client applies the
+    pushes one after another, 10 s each; by the time the second broker's queues read 0 the
+    first broker's were re-consumed and committed at their old position again."""
+    import asyncio
+
+    from mqctl.admin import Admin
+    from mqctl.remoting.client import ClientOptions, RemotingClient
+    from mqctl.reset import Status, Target, apply_plan, default_wait, make_plan, verify
+
+    s = sim_factory(REPLAY)
+    s.advance(6)  # the consumer is up, has consumed everything and committed
+    mqs = [MQ("T", b, q) for b in ("broker-a", "broker-b") for q in range(2)]
+
+    def read():
+        return {m: s.call(lambda c, m=m: c.committed_offset("G", m)) for m in mqs}
+
+    before = read()
+    assert all(v > 0 for v in before.values())
+    seen = []
+
+    async def go():
+        async with RemotingClient(ClientOptions(timeout=5)) as client:
+            admin = Admin(client, s.namesrv_addr)
+            plan = await make_plan(admin, "G", "T", Target("earliest"))
+            assert not plan.refusals and default_wait(plan) == 25.0
+            results = await apply_plan(admin, plan)
+
+            async def advance(sec: float) -> None:
+                await asyncio.to_thread(s.advance, sec)
+                seen.append(read())
+
+            return await verify(admin, plan, results, wait_s=25.0, waiter=advance)
+
+    res = asyncio.run(go())
+    # the recording's shape: some queues read 0 while others were already back
+    assert any(o[m] == 0 and o[n] >= before[n] for o in seen for m in mqs for n in mqs)
+    assert {r.status for r in res} == {Status.VERIFIED}
+    replayed = [r for r in res if r.detail.startswith("taken (re-consumed to")]
+    assert replayed and all(r.lowest == 0 and r.now >= r.plan.current for r in replayed)
