@@ -6,6 +6,7 @@ before verify read it (item 8)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -245,39 +246,63 @@ def _rs_plan(path):
                 {b: BrokerPlan(b, b, path, "test") for b in ("broker-a", "broker-b")}, st)
 
 
-def test_verify_tells_a_replayed_rewind_from_one_not_taken_with_the_4x_recording():
-    """4.9.3 legacy push: the client applied broker-b's push 10 s after it (broker-b read 0 at
-    +12 s) and broker-a's 10 s later; by then it had re-consumed broker-b's 50 messages and
-    committed 50 again (+25 s), while broker-a read 32-33. All 8 queues took."""
+def _verify_recording(version: str, path, returned: str, wait: float, only_before=False):
+    """verify of the RS_G reset against the recorded reads, on a clock that starts when
+    mqadmin returned (actions.txt) and that verify's waits advance."""
     import asyncio
 
-    from mqctl.reset import Path_, QueueResult, Status, default_wait, verify
+    from mqctl.reset import QueueResult, Status, default_wait, verify
     from mqctl.timeparse import parse_time, set_clock
 
-    returned = parse_time("2026-11-23T20:59:31.782Z")  # mqadmin returned (actions.txt)
-    clock = [returned]
+    clock = [parse_time(returned)]
     set_clock(lambda: clock[0])
     try:
-        plan = _rs_plan(Path_.LEGACY_PUSH)
-        assert default_wait(plan) == 25.0
-        results = [QueueResult(q, Status.APPLIED, "pushed to the clients") for q in plan.queues]
+        plan = _rs_plan(path)
+        if version == "5.3.3":
+            plan.consumers = replace(plan.consumers, min_version=479)
+        assert default_wait(plan) == wait
+        results = [QueueResult(q, Status.APPLIED, "sent") for q in plan.queues]
+        stats = CorpusStats(version, clock)
+        if only_before:  # a reset that never reached the clients
+            stats.reads = {b: v[:1] for b, v in stats.reads.items()}
 
         async def advance(sec: float) -> None:
             clock[0] += int(sec * 1000)
 
-        res = asyncio.run(verify(CorpusStats("4.9.3", clock), plan, results, wait_s=25.0,
-                                 waiter=advance))
+        return asyncio.run(verify(stats, plan, results, wait_s=wait, waiter=advance))
     finally:
         set_clock(None)
+
+
+def test_verify_tells_a_replayed_rewind_from_one_not_taken_with_the_4x_recording():
+    """4.9.3 legacy push: the client applied broker-b's push 10 s after it (broker-b read 0 at
+    +12 s) and broker-a's 10 s later; by then it had re-consumed broker-b's 50 messages and
+    committed 50 again (+25 s), while broker-a read 32-33. All 8 queues took."""
+    from mqctl.reset import Path_, Status
+
+    res = _verify_recording("4.9.3", Path_.LEGACY_PUSH, "2026-11-23T20:59:31.782Z", 25.0)
     by = {r.plan.mq.broker_name: r for r in res if r.plan.mq.queue_id == 0}
     assert {r.status for r in res} == {Status.VERIFIED}
     b = by["broker-b"]
     assert (b.now, b.lowest) == (50, 0)
     assert b.detail.startswith("taken (re-consumed to 50): read 0 ")
     a = by["broker-a"]
-    assert (a.now, a.lowest) == (32, 32) and a.detail == "pushed to the clients"
+    assert (a.now, a.lowest) == (32, 32) and a.detail == "sent"
     assert 21_000 <= a.taken_after_ms <= 23_000  # verify stopped as soon as all had taken
     assert 8_000 <= b.taken_after_ms <= 10_000
+    # the same queues, had the reset never reached the client: 50 throughout, not taken
+    res = _verify_recording("4.9.3", Path_.LEGACY_PUSH, "2026-11-23T20:59:31.782Z", 25.0,
+                            only_before=True)
+    assert {r.status for r in res} == {Status.NOT_TAKEN}
+    assert {(r.now, r.lowest, r.taken_after_ms) for r in res} == {(50, 50, None)}
+
+
+def test_verify_of_the_5x_server_side_recording_reads_it_taken_at_once():
+    """5.3.3 server-side with 5.3.3 clients: 0 on every queue at the first read (+1 s)."""
+    from mqctl.reset import Path_, Status
+
+    res = _verify_recording("5.3.3", Path_.SERVER_SIDE, "2026-11-23T20:59:50.420Z", 1.0)
+    assert {(r.status, r.now, r.lowest) for r in res} == {(Status.VERIFIED, 0, 0)}
 
 
 REPLAY = {"name": "replay", "clock": {"mode": "manual"},
