@@ -1,4 +1,10 @@
-"""Decode captured frames and bodies (the codec's public face, used by ``mqctl wire decode``)."""
+"""Decode captured frames and bodies (the codec's public face, used by ``mqctl wire decode``).
+
+Inputs: tcpdump text (-x/-xx/-X/-XX) and pcap files (:mod:`mqctl.tcpdump`: many frames, with
+direction and request/response pairs), a bare hex frame, a raw frame, or a bare body. Bodies are
+fastjson documents, stored-message batches (PULL_MESSAGE responses,
+:mod:`mqctl.remoting.message`) or text. Secret-like header fields and properties are redacted.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mqctl.config import REDACTED
 from mqctl.errors import BodyError, FrameError, ProtocolError, UsageError
 from mqctl.remoting import fastjson
 from mqctl.remoting.frame import RemotingCommand, decode
 from mqctl.remoting.protocol import parse_hex_capture
+from mqctl.tcpdump import Capture, CapturedFrame
+
+KINDS = ("auto", "tcpdump", "pcap", "hex", "frame", "body")
 
 
 @dataclass(frozen=True)
@@ -18,6 +28,25 @@ class Decoded:
     body: Any  # parsed body, or None
     body_text: str | None  # the body when it is not fastjson (shown as text)
     source_kind: str  # "hex frame", "raw frame", "body"
+    body_format: str | None = None  # "fastjson", "messages", "text" or None (no body)
+    body_error: str | None = None  # why a message batch stopped decoding early
+
+
+def is_secret_key(key: str) -> bool:
+    """Header fields and properties never shown: ACL's SecurityToken (an STS credential) and
+    anything named like a secret key or password. AccessKey (an identifier) and Signature
+    (an HMAC of the request, AclClientRPCHook) are not secrets and stay visible."""
+    k = key.lower()
+    return "secret" in k or "password" in k or k in ("securitytoken", "security_token")
+
+
+def redact(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: (REDACTED if isinstance(k, str) and is_secret_key(k) and v is not None
+                    else redact(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    return value
 
 
 def read_input(path: str) -> bytes:
@@ -71,18 +100,48 @@ def parse_body(body: bytes) -> tuple[Any, str | None]:
         return None, body.decode("utf-8", "replace")
 
 
-def decode_input(data: bytes, kind: str = "auto") -> Decoded:
-    if kind not in ("auto", "frame", "hex", "body"):
-        raise UsageError(f"unknown input kind {kind!r}", hint="use auto, frame, hex or body")
+def _decoded(cmd: RemotingCommand, kind: str) -> Decoded:
+    from mqctl.remoting.message import decode_messages, looks_like_messages
+    from mqctl.remoting.message import to_record as message_record
+
+    if looks_like_messages(cmd.body):
+        msgs, err = decode_messages(cmd.body)
+        return Decoded(cmd, [message_record(m) for m in msgs], None, kind, "messages", err)
+    body, text = parse_body(cmd.body)
+    fmt = None if not cmd.body else ("text" if text is not None else "fastjson")
+    return Decoded(cmd, body, text, kind, fmt)
+
+
+def decode_input(data: bytes, kind: str = "auto") -> Decoded | Capture:
+    """One frame or body (:class:`Decoded`), or the frames of a capture (:class:`Capture`)."""
+    from mqctl import tcpdump
+
+    if kind not in KINDS:
+        raise UsageError(f"unknown input kind {kind!r}", hint="use " + ", ".join(KINDS))
+    if kind == "pcap" or (kind == "auto" and tcpdump.is_pcap(data)):
+        return tcpdump.decode_pcap(data)
+    if kind == "tcpdump":
+        return tcpdump.decode_text_capture(data.decode("utf-8", "replace"))
+    if kind == "auto" and _looks_text(data):
+        text = data.decode("utf-8", "replace")
+        if tcpdump.looks_tcpdump_text(text):
+            packets = tcpdump.parse_tcpdump_text(text)
+            if any(tcpdump.tcp_segment(p) for p in packets):
+                return tcpdump.checked(tcpdump.frames_of(packets, "tcpdump text"))
+            # 0x offsets but no IP/TCP headers: a hex dump of a bare frame, read below
     if kind == "hex" or (kind == "auto" and _looks_hex(data)):
         frame = parse_hex_capture(data.decode("ascii", "replace"))
-        cmd = decode(frame)
-        body, text = parse_body(cmd.body)
-        return Decoded(cmd, body, text, "hex frame")
+        return _decoded(decode(frame), "hex frame")
     if kind == "frame" or (kind == "auto" and _looks_frame(data)):
-        cmd = decode(data)
-        body, text = parse_body(cmd.body)
-        return Decoded(cmd, body, text, "raw frame")
+        return _decoded(decode(data), "raw frame")
+    if kind in ("auto", "body"):
+        from mqctl.remoting.message import decode_messages, looks_like_messages
+        from mqctl.remoting.message import to_record as message_record
+
+        if looks_like_messages(data):
+            msgs, err = decode_messages(data)
+            return Decoded(None, [message_record(m) for m in msgs], None, "body", "messages",
+                           err)
     if kind == "auto" and data[:1] not in (b"{", b"[") and data.strip()[:1] not in (b"{", b"["):
         # neither a frame nor a JSON body: explain both expectations
         if len(data) >= 4 and int.from_bytes(data[0:4], "big", signed=True) + 4 != len(data):
@@ -93,19 +152,36 @@ def decode_input(data: bytes, kind: str = "auto") -> Decoded:
                                  hint="pass a hex capture, a raw frame, or a fastjson body "
                                       "file (--as to force one)") from None
     try:
-        return Decoded(None, fastjson.loads(data), None, "body")
+        return Decoded(None, fastjson.loads(data), None, "body", "fastjson")
     except BodyError as exc:
         raise BodyError(exc.message, pos=exc.pos,
                         hint="the file is not a frame, so it was read as a fastjson body"
                         if kind == "auto" else None) from None
 
 
+def _looks_text(data: bytes) -> bool:
+    """Text that may hold tcpdump hex lines (``0x0000:``)."""
+    head = data[:65536]
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 3:  # not merely a character cut at the 64 KiB boundary
+            return False
+    return b"0x0" in head
+
+
 def to_record(d: Decoded) -> dict[str, Any]:
     """JSON shape: header fields at top level under their protocol names, body under body."""
-    body = fastjson.to_plain(d.body) if d.body is not None else d.body_text
+    body = redact(fastjson.to_plain(d.body)) if d.body is not None else d.body_text
     if d.command is None:
+        if d.body_format == "messages":
+            return {"bodyFormat": "messages", "bodyError": d.body_error, "body": body}
         return {"body": body}
-    c = d.command
+    return command_record(d.command, body, d.body_format, d.body_error)
+
+
+def command_record(c: RemotingCommand, body: Any, body_format: str | None,
+                   body_error: str | None) -> dict[str, Any]:
     return {
         "code": c.code,
         "codeName": c.code_name,
@@ -117,10 +193,32 @@ def to_record(d: Decoded) -> dict[str, Any]:
         "language": c.language,
         "version": c.version,
         "remark": c.remark,
-        "extFields": dict(c.ext_fields) if c.ext_fields is not None else None,
+        "extFields": redact(dict(c.ext_fields)) if c.ext_fields is not None else None,
         "bodyLength": len(c.body),
+        "bodyFormat": body_format,
+        "bodyError": body_error,
         "body": body,
     }
 
 
-__all__ = ["Decoded", "decode_input", "read_input", "to_record", "ProtocolError"]
+def frame_record(f: CapturedFrame, frames: list[CapturedFrame]) -> dict[str, Any]:
+    """One frame of a capture: where it went, its pair, then the frame's own record."""
+    d = _decoded(f.command, "capture")
+    body = redact(fastjson.to_plain(d.body)) if d.body is not None else d.body_text
+    rec: dict[str, Any] = {"index": f.index, "time": f.time, "src": f.src, "dst": f.dst,
+                           "segments": f.segments, "pair": f.pair}
+    if f.command.is_response:
+        req = frames[f.pair - 1].command if f.pair else None
+        rec["requestCode"] = req.code if req else None
+        rec["requestCodeName"] = req.code_name if req else None
+    rec.update(command_record(f.command, body, d.body_format, d.body_error))
+    return rec
+
+
+def capture_record(cap: Capture) -> dict[str, Any]:
+    return {"source": cap.source, "packets": cap.packets,
+            "frames": [frame_record(f, cap.frames) for f in cap.frames], "notes": list(cap.notes)}
+
+
+__all__ = ["Capture", "Decoded", "capture_record", "decode_input", "read_input", "redact",
+           "to_record", "ProtocolError"]

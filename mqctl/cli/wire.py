@@ -1,8 +1,8 @@
-"""``mqctl wire decode``: read tcpdump/hex captures, raw frames and bodies."""
+"""``mqctl wire decode``: read tcpdump text, pcap files, hex dumps, raw frames and bodies."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -10,33 +10,114 @@ from mqctl.cli.common import OutputOpt, emit, state
 
 app = typer.Typer(help="Decode captured RocketMQ frames and bodies.", no_args_is_help=True)
 
+MESSAGE_COLUMNS = ("topic", "queueId", "queueOffset", "storeTime", "keys", "tags", "bodySize",
+                   "properties")
+
 
 @app.command("decode")
 def decode_cmd(
     ctx: typer.Context,
-    file: Annotated[str, typer.Argument(help="Capture file: hex text (as tcpdump/xxd print "
-                                             "it), raw frame bytes, or a bare body; '-' = stdin.")],
-    kind: Annotated[str, typer.Option("--as", help="Input kind: auto, hex, frame or body.")
-                    ] = "auto",
+    file: Annotated[str, typer.Argument(help="Capture file: tcpdump text (-x, -xx, -X, -XX "
+                                             "as tcpdump prints it), a pcap file, a hex dump "
+                                             "of one frame (xxd or bare hex), raw frame bytes, "
+                                             "or a bare body; '-' = stdin.")],
+    kind: Annotated[str, typer.Option("--as", help="Input kind: auto, tcpdump, pcap, hex, "
+                                                   "frame or body.")] = "auto",
     output: OutputOpt = None,
 ) -> None:
-    """Decode a frame (header fields and parsed body) or a bare fastjson body.
+    """Decode frames (header fields and parsed body) or a bare body.
 
-    Example: mqctl wire decode capture.hex -o json
+    A capture (tcpdump text or pcap) lists every RocketMQ frame in it with its direction
+    (src -> dst), reassembled across TCP segments, and pairs requests with responses by opaque.
+    Bodies are shown parsed: fastjson documents, and the stored-message batch of a
+    PULL_MESSAGE response as one row per message (topic, queue, offset, store time, keys, tags,
+    body size, properties). Secret-like fields (SecurityToken, *secret*, *password*) are
+    redacted.
+
+    Example: tcpdump -i any -s 0 -nn -X port 10911 > cap.txt; mqctl wire decode cap.txt
     """
-    from mqctl.remoting.fastjson import dumps
-    from mqctl.render import Result, Table, cols
-    from mqctl.wire import decode_input, read_input, to_record
+    from mqctl.render import Result
+    from mqctl.wire import Capture, capture_record, decode_input, read_input, to_record
 
     st = state(ctx)
     d = decode_input(read_input(file), kind)
+    if isinstance(d, Capture):
+        rec = capture_record(d)
+        tables, notes = _capture_view(rec)
+        emit(Result(tables, data=rec, notes=notes), st.output(output))
+        return
     rec = to_record(d)
-    fields = [{"field": k, "value": v} for k, v in rec.items() if k != "body"]
-    body = rec.get("body")
-    notes = []
-    if isinstance(body, str):
-        notes = ["body (not fastjson, shown as text):", body]
-    elif body is not None:
-        notes = ["body:", dumps(body, indent=2)]
-    tables = [Table(cols("field", "value"), fields, title=f"{d.source_kind}")] if fields else []
+    tables, notes = _frame_view(rec, title=d.source_kind)
     emit(Result(tables, data=rec, notes=notes), st.output(output))
+
+
+def _frame_view(rec: dict[str, Any], title: str) -> tuple[list[Any], list[str]]:
+    from mqctl.render import Table, cols
+
+    fields = [{"field": k, "value": v} for k, v in rec.items()
+              if k not in ("body", "bodyError") and not (k == "bodyFormat" and v is None)]
+    tables = [Table(cols("field", "value"), fields, title=title, name="fields")] if rec.get(
+        "code") is not None else []
+    body_tables, notes = _body_view(rec, "")
+    return tables + body_tables, notes
+
+
+def _body_view(rec: dict[str, Any], where: str) -> tuple[list[Any], list[str]]:
+    from mqctl.remoting.fastjson import dumps
+    from mqctl.render import Table, cols
+
+    body, fmt = rec.get("body"), rec.get("bodyFormat")
+    notes: list[str] = []
+    tables = []
+    label = f"{where} body" if where else "body"
+    if fmt == "messages" and isinstance(body, list):
+        tables.append(Table(cols(*MESSAGE_COLUMNS), body,
+                            title=f"{label}: {len(body)} stored message(s)", name="messages"))
+        if rec.get("bodyError"):
+            notes.append(f"{label}: the message batch stops early: {rec['bodyError']}")
+    elif isinstance(body, str):
+        notes = [f"{label} (not fastjson, shown as text):", body]
+    elif body is not None:
+        notes = [f"{label}:", dumps(body, indent=2)]
+    return tables, notes
+
+
+def _capture_view(rec: dict[str, Any]) -> tuple[list[Any], list[str]]:
+    from mqctl.render import Table, cols
+
+    rows = []
+    tables: list[Any] = []
+    notes: list[str] = []
+    for f in rec["frames"]:
+        rows.append({"#": f["index"], "time": f["time"], "from": f["src"], "to": f["dst"],
+                     "type": f["type"] + (" oneway" if f["oneway"] else ""),
+                     "code": f"{f['codeName']} ({f['code']})", "opaque": f["opaque"],
+                     "pair": f"#{f['pair']}" if f["pair"] else None,
+                     "body": f"{f['bodyLength']} B {f['bodyFormat'] or ''}".strip()})
+        notes.append("")
+        notes.append(_frame_heading(f))
+        if f["remark"] is not None:
+            notes.append(f"  remark: {f['remark']}")
+        if f["extFields"] is not None:
+            ext = ", ".join(f"{k}={v}" for k, v in f["extFields"].items()) or "{}"
+            notes.append(f"  extFields: {ext}")
+        body_tables, body_notes = _body_view(f, f"#{f['index']}")
+        tables += body_tables
+        notes += [f"  {line}" for n in body_notes for line in n.splitlines()]
+    title = f"{rec['source']}: {rec['packets']} packet(s), {len(rec['frames'])} frame(s)"
+    frames = Table(cols("#", "time", "from", "to", "type", "code", "opaque", "pair", "body"),
+                   rows, title=title, name="frames")
+    if rec["notes"]:
+        notes += ["", "capture notes:"] + [f"  {n}" for n in rec["notes"]]
+    return [frames, *tables], notes
+
+
+def _frame_heading(f: dict[str, Any]) -> str:
+    head = (f"#{f['index']} {f['time'] or ''} {f['src']} -> {f['dst']} {f['type']}"
+            f"{' (oneway)' if f['oneway'] else ''} {f['codeName']} ({f['code']}) "
+            f"opaque {f['opaque']}, {f['language']} v{f['version']}")
+    if f["pair"] and f["type"] == "response":
+        head += f", answers #{f['pair']} {f['requestCodeName']} ({f['requestCode']})"
+    elif f["pair"]:
+        head += f", answered by #{f['pair']}"
+    return head
