@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from enum import StrEnum
+from itertools import pairwise
 from urllib.parse import unquote
 
 from mqctl.errors import UsageError
@@ -53,6 +54,10 @@ KIND_ALIASES.update({
 IGNORED_STORE_NAMES = ("delayOffset.json", "consumerFilter.json", "consumerOrderInfo.json",
                        "topicQueueMapping.json", "messageRequestMode.json", "timercheck",
                        "timermetrics", "brokerConfig", "broker.conf")
+# the stems of every store file name above and of the ones we read
+_STORE_STEMS = frozenset({"consumerOffset", "lmqConsumerOffset", "topics", "subscriptionGroup",
+                          "delayOffset", "consumerFilter", "consumerOrderInfo",
+                          "topicQueueMapping", "messageRequestMode"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,9 +115,21 @@ def is_hidden(name: str) -> bool:
             or name == "_SUCCESS")
 
 
+_BROKER_PREFIX = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*?)_(?=[a-z][A-Za-z]*\.json)")
+
+
+def _store_name(name: str) -> str:
+    """``broker-a_consumerOffset.json`` (a store file copied out with its broker as a prefix, as
+    the reference corpus does) -> ``consumerOffset.json``; other names unchanged."""
+    m = _BROKER_PREFIX.match(name)
+    if m and name[m.end():].split(".", 1)[0] in _STORE_STEMS:
+        return name[m.end():]
+    return name
+
+
 def ignored_reason(name: str) -> str | None:
     """Files that are known and deliberately not read (counted in the summary)."""
-    n = _strip_compression(name)
+    n = _store_name(_strip_compression(name))
     if n.endswith(".bak"):
         return "store backup (.bak)"
     for known in IGNORED_STORE_NAMES:
@@ -123,7 +140,7 @@ def ignored_reason(name: str) -> str | None:
 
 def kind_from_name(name: str) -> Kind | None:
     """The kind a file name alone decides, or ``None`` (then the content is sniffed)."""
-    n = _strip_compression(name)
+    n = _store_name(_strip_compression(name))
     if n.endswith((".jsonl", ".ndjson")) or n.startswith("mqctl-snapshot-"):
         return Kind.SNAPSHOT
     if n.startswith(("consumerOffset.json", "lmqConsumerOffset.json")):
@@ -155,6 +172,13 @@ def kind_from_content(head: str) -> Kind | None:
     """Sniff the first bytes (decoded, at most ~64 KiB) of a file."""
     text = head.lstrip("\ufeff")
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    cmd = mqadmin_command(first)
+    if cmd is not None:  # a recorded mqadmin command: its name decides (None: not read)
+        return COMMAND_KINDS.get(cmd.command)
+    if first.startswith("#Consumer Properties#"):
+        # a ConsumerRunningInfo dump (consumerStatus): its "#Consumer Offset#" table has no
+        # broker offsets, so it would pass for a consumerProgress table
+        return None
     if first.startswith("{") and '"schema"' in first and "mqctl.snapshot/" in first:
         return Kind.SNAPSHOT
     if '"topicConfigTable"' in text:
@@ -181,6 +205,42 @@ def kind_from_content(head: str) -> Kind | None:
     if any(h in text for h in _CLIENT_HINTS):
         return Kind.CLIENT_LOG
     return None
+
+
+# mqadmin sub-commands whose output the report reads
+COMMAND_KINDS: dict[str, Kind] = {"consumerProgress": Kind.CONSUMER_PROGRESS,
+                                  "brokerConsumeStats": Kind.BROKER_CONSUME_STATS,
+                                  "topicStatus": Kind.TOPIC_STATUS}
+
+
+@dataclass(frozen=True, slots=True)
+class MqadminCommand:
+    """A capture's first line ``$ mqadmin <command> <args>   # <UTC time>``: the command line an
+    operator (or a capture script) recorded above mqadmin's output."""
+
+    command: str
+    group: str | None = None
+    topic: str | None = None
+    ts: int | None = None
+
+
+_CMD_LINE = re.compile(r"^\$\s*(?:\S*/)?mqadmin(?:\.sh|\.cmd)?\s+(\S+)(.*?)(?:#\s*(\S+)\s*)?$")
+
+
+def mqadmin_command(line: str) -> MqadminCommand | None:
+    """``$ mqadmin consumerProgress -g G -s true   # 2026-11-23T20:56:25.643Z`` -> the command,
+    its ``-g``/``-t`` values and the time after ``#`` (zone-less times are UTC)."""
+    m = _CMD_LINE.match(line.strip())
+    if not m:
+        return None
+    args = m.group(2).split()
+    opts: dict[str, str] = {}
+    for flag, value in pairwise(args):
+        if flag.startswith("-") and not value.startswith("-"):
+            opts.setdefault(flag, value)
+    ts = timestamp_in(m.group(3), UTC) if m.group(3) else None
+    return MqadminCommand(m.group(1), opts.get("-g") or opts.get("--consumerGroup"),
+                          opts.get("-t") or opts.get("--topic"), ts)
 
 
 def header_names(line: str) -> list[str]:
@@ -349,7 +409,9 @@ def path_meta(path: str, tz: tzinfo | None = None, kind: Kind | None = None) -> 
     broker = hive.get("broker")
     client = hive.get("client")
     if broker is None and kind in STORE_KINDS:
-        broker = nearest
+        plain = _strip_compression(name)
+        stored = _store_name(plain)
+        broker = plain[: -len(stored) - 1] if stored != plain else nearest
     if client is None and kind == Kind.CLIENT_LOG:
         client = nearest
     return PathMeta(capture_ts=ts, broker=broker, topic=topic, group=group,

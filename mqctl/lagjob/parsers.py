@@ -20,11 +20,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import tzinfo
 from typing import Any
 
 from mqctl.errors import BodyError
-from mqctl.lagjob.inputs import GMT8, Kind, PathMeta, header_names, local_ms
+from mqctl.lagjob.inputs import (
+    GMT8,
+    Kind,
+    PathMeta,
+    header_names,
+    local_ms,
+    mqadmin_command,
+)
 from mqctl.models import parse_offset_table_key
 from mqctl.remoting import fastjson
 
@@ -114,7 +122,16 @@ def _bool(v: Any) -> bool | None:
 
 def parse_file(kind: str, source: str, text: str, meta: PathMeta, mtime_ms: int | None,
                tz: tzinfo | None, default_cluster: str = "") -> Iterator[Rec]:
-    """All records of one store file or mqadmin capture."""
+    """All records of one store file or mqadmin capture.
+
+    An mqadmin capture that starts with its command line (``$ mqadmin consumerProgress -g G
+    # <time>``, as the reference corpus records them) gets its group, topic and capture time
+    from it when the path does not give them (they win over the file's modification time)."""
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    cmd = mqadmin_command(first)
+    if cmd is not None:
+        meta = replace(meta, group=meta.group or cmd.group, topic=meta.topic or cmd.topic,
+                       capture_ts=meta.capture_ts if meta.capture_ts is not None else cmd.ts)
     ts = meta.capture_ts if meta.capture_ts is not None else mtime_ms
     cluster = meta.cluster or default_cluster
     if ts is None:
@@ -266,7 +283,7 @@ def parse_subscription_group(source: str, text: str, meta: PathMeta, ts: int,
 
 # ---- mqadmin text ---------------------------------------------------------------------------
 
-_PREAMBLE = ("RocketMQLog:", "log4j:")
+_PREAMBLE = ("RocketMQLog:", "log4j:", "$ ")
 _DATE_TIME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,3}))?$")
 
 
@@ -482,8 +499,30 @@ _CLIENT_UNLOCK2 = re.compile(r"unlock messageQueue\. group:([^,]+), clientId:([^
                              _MQ + r")")
 _NOTIFY = re.compile(r"receive broker's notification\[([^\]]*)\], the consumer group: (\S+) "
                      r"changed, rebalance immediately")
+# a consumer's life and offset resets (both versions write the same text):
+# DefaultMQPushConsumerImpl#start "the consumer [G] start beginning. messageModel=...";
+# MQClientInstance#unregisterClient "unregister client[Producer: P Consumer: G] from broker[...]"
+# and DefaultMQPushConsumerImpl#shutdown "the consumer [G] shutdown OK" on a graceful stop;
+# RemoteBrokerOffsetStore#persistAll/persist "[persistAll] Group: G ClientId: C
+# updateConsumeOffsetToBroker MessageQueue [...] OFFSET" every 5 s for every queue it holds
+# (persistConsumerOffsetInterval), so the last one bounds when a killed client died;
+# ClientRemotingProcessor#resetOffset "invoke reset offset operation from broker. brokerAddr=A,
+# topic=T, group=G, timestamp=TS" (4.x push reset: the client drops its process queues and
+# re-adds them ~10 s later); RebalanceImpl#removeProcessQueue "Fix Offset, G, remove
+# unnecessary mq, MQ Droped: B" (5.x server-side reset: the pull answers OFFSET_ILLEGAL, the
+# queue is dropped and re-added by the next rebalance).
+_START = re.compile(r"the consumer \[([^\]]+)\] start beginning\.")
+_STOP = re.compile(r"unregister client\[Producer: [^\]]*? Consumer: ([^\]\s]+)\] from broker"
+                   r"|the consumer \[([^\]]+)\] shutdown OK")
+_PERSIST = re.compile(r"\[persist(?:All)?\] Group: (\S+) ClientId: (\S+) "
+                      r"updateConsumeOffsetToBroker (" + _MQ + r") (-?\d+)")
+_RESET4 = re.compile(r"invoke reset offset operation from broker[.,] brokerAddr=([^,]*), "
+                     r"topic=([^,]+), group=([^,]+), timestamp=(\d+)")
+_RESET5 = re.compile(r"Fix Offset, ([^,]+), remove unnecessary mq, (" + _MQ + r")")
 CLIENT_KEYWORDS = ("rebalanced result changed", "doRebalance, ", "message queue lock",
-                   "message queue unlock", "unlock messageQueue", "receive broker's notification")
+                   "message queue unlock", "unlock messageQueue", "receive broker's notification",
+                   "] start beginning", "unregister client[", "] shutdown OK",
+                   "updateConsumeOffsetToBroker", "invoke reset offset", "Fix Offset, ")
 
 # broker lock.log, 5.x (RebalanceLockManager#...)
 _L5_ACQ = re.compile(r"RebalanceLockManager#tryLock(?:Batch)?: lock a message (?:queue )?which "
@@ -630,7 +669,30 @@ def parse_client_log_line(line: str, log_tz: tzinfo | None,
         if ts is None:
             return _bad_line("no timestamp", "line does not start with yyyy-MM-dd HH:mm:ss")
         return _ev(ts, "notify", m.group(2), None, None, None, [], detail=m.group(1))
-    return None  # other lines that merely mention a keyword (e.g. "mq already exists")
+    return _life_line(line, ts)
+
+
+def _life_line(line: str, ts: int | None) -> LogResult:
+    """start / stop / persist / reset lines (see ``_START`` and the others above)."""
+    found: LogResult = None
+    m = _PERSIST.search(line)
+    if m:
+        found = _ev(ts or 0, "persist", m.group(1), None, m.group(2), None, _mq1(m, 4),
+                    detail=m.group(7))
+    elif m := _START.search(line):
+        found = _ev(ts or 0, "start", m.group(1), None, None, None, [])
+    elif m := _STOP.search(line):
+        if m.group(1) != "null":
+            found = _ev(ts or 0, "stop", m.group(1) or m.group(2), None, None, None, [])
+    elif m := _RESET4.search(line):
+        found = _ev(ts or 0, "reset", m.group(3), m.group(2), None, None, [],
+                    detail=f"broker {m.group(1)} pushed a reset to {m.group(4)}")
+    elif m := _RESET5.search(line):
+        found = _ev(ts or 0, "reset", m.group(1), None, None, None, _mq1(m, 3),
+                    detail="offset illegal: queue dropped to re-read from the reset offset")
+    if found is not None and ts is None:
+        return _bad_line("no timestamp", "line does not start with yyyy-MM-dd HH:mm:ss")
+    return found  # other lines that merely mention a keyword (e.g. "mq already exists")
 
 
 def parse_lock_log_line(line: str, pinned_tz: tzinfo = GMT8,

@@ -571,7 +571,8 @@ def latest_groups(group_topic: DataFrame, rebalances: DataFrame | None = None) -
 # rebalance history
 
 CHANGE_COLS = ["ts", "window_start_ts", "cluster", "group", "topic", "broker", "queue_id",
-               "client", "change", "source_kind", "source", "strategy", "cid_all", "mq_all"]
+               "client", "change", "source_kind", "source", "strategy", "cid_all", "mq_all",
+               "cause"]
 
 
 def owner_track(obs: DataFrame) -> DataFrame:
@@ -605,7 +606,8 @@ def changes_from_track(track: DataFrame) -> DataFrame:
                        "cluster", "group", "topic", "broker", "queue_id"]
     tail: list[Any] = [F.lit(None).cast("string").alias("strategy"),
                        F.lit(None).cast("int").alias("cid_all"),
-                       F.lit(None).cast("int").alias("mq_all")]
+                       F.lit(None).cast("int").alias("mq_all"),
+                       F.lit("rebalance").alias("cause")]
     gained = o.filter(F.col("owner").isNotNull()).select(
         *base, F.col("owner").alias("client"), F.lit("gained").alias("change"),
         F.col("source_kind"), F.col("source"), *tail)
@@ -645,61 +647,171 @@ def unowned_from_captures(obs: DataFrame) -> DataFrame:
     return unowned_from_track(owner_track(obs))
 
 
-def log_changes(logs: DataFrame) -> DataFrame:
-    """Per-queue gains and losses from client logs.
+RESTART_GAP_MS = 30_000
+RESET_WINDOW_MS = 30_000
+LIFE_EVENTS = ("result", "start", "stop", "persist", "reset")
+
+
+def _attributed(logs: DataFrame) -> DataFrame:
+    """Life-cycle lines with a client: lines that do not name it (start, stop, add/remove) get
+    the client that the same file's result or offset-commit lines of the group name, else the
+    file's client key (its directory)."""
+    named = (logs.filter(F.col("event").isin("result", "persist") & F.col("client").isNotNull())
+             .groupBy("source", "group").agg(F.min("client").alias("_fc")))
+    return (logs.join(named, on=["source", "group"], how="left")
+            .withColumn("client", F.coalesce(F.col("client"), F.col("_fc"), F.col("client_key")))
+            .drop("_fc"))
+
+
+def _qset(mqs: str) -> Column:
+    return F.array_sort(F.transform(mqs, lambda m: F.concat_ws(
+        ":", m["broker"], m["queue_id"].cast("string"))))
+
+
+def log_changes(logs: DataFrame, restart_gap_ms: int = RESTART_GAP_MS,
+                reset_window_ms: int = RESET_WINDOW_MS) -> DataFrame:
+    """Per-queue gains and losses from client logs, with their ``cause``.
 
     ``result`` lines ("[client ]rebalanced result changed", RebalanceImpl) carry a client's whole
     result set: a change is the difference to that client's previous set for the group and
-    topic (the first set counts as gained); identical consecutive sets (offset fixes/resets)
-    produce nothing. For a log file, group and topic without any result line, the ``add a new
-    mq`` / ``remove unnecessary mq`` lines are used instead, attributed to the file's client and
-    grouped per second (one rebalance logs its adds and removes within milliseconds).
+    topic **in the same run** of the client; identical consecutive sets produce nothing.
+
+    A run starts at the client's start line (DefaultMQPushConsumerImpl#start "the consumer [G]
+    start beginning") or at a result line more than ``restart_gap_ms`` after the client's
+    previous line when the logs hold its offset commits (a client holding queues commits their
+    offsets every 5 s, so such a gap is a restart whose start line is not in the given logs).
+    A new run starts from an empty set, so a client restarted with the same id (real RocketMQ:
+    kill -9, then start again) gains its queues again. The end of a run loses the run's last set: at the stop line
+    (MQClientInstance#unregisterClient, cause ``stop``), or, when the run simply ends and the
+    client starts again (killed: it logs nothing), at its last line (its last 5-s offset commit,
+    cause ``crash``: it died within about 5 s after that).
+
+    Changes within ``reset_window_ms`` after the client logged an offset reset (4.x
+    "invoke reset offset operation from broker": the process queues are dropped and re-added
+    10 s later; 5.x "Fix Offset, G, remove unnecessary mq") have cause ``reset``: the allocation
+    did not change. Everything else is ``rebalance``.
+
+    For a log file, group and topic without any result line, the ``add a new mq`` / ``remove
+    unnecessary mq`` lines are used instead, attributed to the file's client and grouped per
+    second (one rebalance logs its adds and removes within milliseconds).
     ``logs``: ``ts, seq, source, client_key, cluster, event, group, topic, client, mqs, ...``.
     """
-    res = logs.filter(F.col("event") == "result").withColumn(
-        "_set", F.array_sort(F.transform("mqs", lambda m: F.concat_ws(
-            ":", m["broker"], m["queue_id"].cast("string")))))
-    w = Window.partitionBy("cluster", "client", "group", "topic").orderBy("ts", "seq")
+    life = _attributed(logs.filter(F.col("event").isin(*LIFE_EVENTS)))
+    wc = Window.partitionBy("cluster", "client", "group").orderBy("ts", "seq")
+    gap = F.col("ts") - F.lag("ts").over(wc)
+    # the gap rule needs the offset-commit lines: without them (a grep of the rebalance lines)
+    # a quiet period says nothing
+    commits = F.max((F.col("event") == "persist").cast("int")).over(
+        Window.partitionBy("cluster", "client", "group")) == 1
+    new_run = ((F.col("event") == "start")
+               | ((F.col("event") == "result") & commits & (gap > F.lit(int(restart_gap_ms)))))
+    upto = wc.rowsBetween(Window.unboundedPreceding, 0)
+    life = (life.withColumn("_run", F.sum(new_run.cast("int")).over(upto))
+            .withColumn("_reset_ts", F.last(F.when(F.col("event") == "reset", F.col("ts")),
+                                            ignorenulls=True).over(upto)))
+    after_reset = (F.col("_reset_ts").isNotNull()
+                   & (F.col("ts") - F.col("_reset_ts") <= F.lit(int(reset_window_ms))))
+    cause = F.when(after_reset, F.lit("reset")).otherwise(F.lit("rebalance"))
+    res = life.filter(F.col("event") == "result").withColumn("_set", _qset("mqs"))
+    w = Window.partitionBy("cluster", "client", "group", "topic", "_run").orderBy("ts", "seq")
+    empty = F.array().cast("array<string>")
     res = (res.withColumn("_prev", F.lag("_set").over(w))
-           .withColumn("_gained", F.array_except("_set", F.coalesce(
-               F.col("_prev"), F.array().cast("array<string>"))))
-           .withColumn("_lost", F.array_except(F.coalesce(
-               F.col("_prev"), F.array().cast("array<string>")), "_set")))
-    base: list[Any] = [F.col("ts"), F.col("ts").alias("window_start_ts"), "cluster", "group",
-                       "topic"]
-    tail: list[Any] = ["client", "source_kind", "source", "strategy", "cid_all", "mq_all"]
+           .withColumn("_gained", F.array_except("_set", F.coalesce(F.col("_prev"), empty)))
+           .withColumn("_lost", F.array_except(F.coalesce(F.col("_prev"), empty), "_set"))
+           .withColumn("cause", cause))
+    base: list[Any] = [F.col("ts"), F.col("window_start_ts"), "cluster", "group", "topic"]
+    tail: list[Any] = ["client", "source_kind", "source", "strategy", "cid_all", "mq_all",
+                       "cause"]
 
-    def explode(col: str, change: str) -> DataFrame:
-        return (res.select(*base, F.explode(col).alias("_q"), *tail)
+    def explode(df: DataFrame, col: str, change: str) -> DataFrame:
+        return (df.select(*base, F.explode(col).alias("_q"), *tail)
                 .withColumn("broker", F.regexp_extract("_q", r"^(.*):(\d+)$", 1))
                 .withColumn("queue_id", F.regexp_extract("_q", r"^(.*):(\d+)$", 2).cast("int"))
                 .withColumn("change", F.lit(change)).drop("_q"))
 
-    from_results = explode("_gained", "gained").unionByName(explode("_lost", "lost"))
+    res = res.withColumn("window_start_ts", F.col("ts"))
+    from_results = explode(res, "_gained", "gained").unionByName(explode(res, "_lost", "lost"))
+    # the end of each run: its last set is lost at the stop line, or at the last line (crash)
+    wl = Window.partitionBy("cluster", "client", "group", "topic", "_run").orderBy(
+        F.col("ts").desc(), F.col("seq").desc())
+    last = (res.withColumn("_rn", F.row_number().over(wl)).filter(F.col("_rn") == 1)
+            .select("cluster", "client", "group", "topic", "_run", "_set",
+                    F.col("ts").alias("_last_ts"), "source_kind", "source", "strategy",
+                    "cid_all", "mq_all"))
+    runs = life.groupBy("cluster", "client", "group", "_run").agg(
+        F.min(F.when(F.col("event") == "stop", F.col("ts"))).alias("_stop_ts"),
+        F.max(F.when(F.col("event") != "stop", F.col("ts"))).alias("_alive_ts"))
+    runs = runs.withColumn("_next", F.lead("_run").over(
+        Window.partitionBy("cluster", "client", "group").orderBy("_run")))
+    ends = last.join(runs, on=["cluster", "client", "group", "_run"], how="inner")
+    stopped = F.col("_stop_ts").isNotNull() & (F.col("_stop_ts") >= F.col("_last_ts"))
+    ends = (ends.filter(stopped | F.col("_next").isNotNull())
+            .withColumn("ts", F.when(stopped, F.col("_stop_ts")).otherwise(F.col("_alive_ts")))
+            .withColumn("window_start_ts", F.col("ts"))
+            .withColumn("cause", F.when(stopped, F.lit("stop")).otherwise(F.lit("crash"))))
+    from_ends = explode(ends, "_set", "lost")
     # fallback: add/remove lines of (file, group, topic) keys without any result line
-    addrm = logs.filter(F.col("event").isin("add", "remove"))
+    addrm = _attributed(logs.filter(F.col("event").isin("add", "remove", "reset")))
+    resets = (addrm.filter(F.col("event") == "reset")
+              .select("cluster", "client", "group", F.col("ts").alias("_r_ts")))
     keys_with_results = logs.filter(F.col("event") == "result").select(
         "source", "group", "topic").distinct()
-    file_client = (logs.filter(F.col("event") == "result")
-                   .groupBy("source", "group").agg(F.first("client").alias("_fc")))
-    fb = (addrm.join(keys_with_results, on=["source", "group", "topic"], how="left_anti")
-          .join(file_client, on=["source", "group"], how="left")
-          .withColumn("ts", (F.floor(F.col("ts") / 1000) * 1000).cast("long"))
+    fb = (addrm.filter(F.col("event") != "reset")
+          .join(keys_with_results, on=["source", "group", "topic"], how="left_anti"))
+    fb = (fb.join(resets, on=["cluster", "client", "group"], how="left")
+          .withColumn("_hit", (F.col("ts") >= F.col("_r_ts"))
+                      & (F.col("ts") - F.col("_r_ts") <= F.lit(int(reset_window_ms))))
+          .groupBy(*[c for c in fb.columns])
+          .agg(F.max(F.col("_hit").cast("int")).alias("_hit")))
+    fb = (fb.withColumn("ts", (F.floor(F.col("ts") / 1000) * 1000).cast("long"))
           .select(F.col("ts"), F.col("ts").alias("window_start_ts"), "cluster", "group", "topic",
-                  F.explode("mqs").alias("_m"),
-                  F.coalesce(F.col("client"), F.col("_fc"), F.col("client_key")).alias("client"),
+                  F.explode("mqs").alias("_m"), "client",
                   F.when(F.col("event") == "add", "gained").otherwise("lost").alias("change"),
-                  "source_kind", "source", "strategy", "cid_all", "mq_all")
+                  "source_kind", "source", "strategy", "cid_all", "mq_all",
+                  F.when(F.col("_hit") == 1, F.lit("reset")).otherwise(F.lit("rebalance"))
+                  .alias("cause"))
           .withColumn("broker", F.col("_m")["broker"])
           .withColumn("queue_id", F.col("_m")["queue_id"]).drop("_m"))
-    return from_results.select(*CHANGE_COLS).unionByName(fb.select(*CHANGE_COLS))
+    return (from_results.select(*CHANGE_COLS).unionByName(from_ends.select(*CHANGE_COLS))
+            .unionByName(fb.select(*CHANGE_COLS)))
+
+
+def reset_events(logs: DataFrame, window_ms: int = RESET_WINDOW_MS) -> DataFrame:
+    """One ``reset`` event per client, group and burst of reset lines (4.x "invoke reset offset
+    operation from broker", one per broker; 5.x "Fix Offset ... remove unnecessary mq", one per
+    queue), with the queues named when the lines name them. Same columns as
+    :func:`rebalance_events`; ``gained``/``lost`` are empty (the allocation did not change)."""
+    r = _attributed(logs.filter(F.col("event") == "reset"))
+    w = Window.partitionBy("cluster", "client", "group").orderBy("ts", "seq")
+    gap = F.col("ts") - F.lag("ts").over(w)
+    r = (r.withColumn("_new", F.when(gap.isNull() | (gap > F.lit(int(window_ms))), 1)
+                      .otherwise(0))
+         .withColumn("_burst", F.sum("_new").over(w.rowsBetween(Window.unboundedPreceding, 0))))
+    empty = F.array().cast("array<string>")
+    topic = F.coalesce(F.col("topic"), F.element_at("mqs", 1)["topic"])
+    return (r.withColumn("_topic", topic)
+            .groupBy("cluster", "group", "client", "source_kind", "_burst")
+            .agg(F.min("ts").alias("ts"), F.first("_topic", ignorenulls=True).alias("topic"),
+                 F.array_sort(F.array_distinct(F.flatten(F.collect_list(_qset("mqs")))))
+                 .alias("queues"),
+                 F.first("source").alias("source"),
+                 F.first("detail", ignorenulls=True).alias("detail"))
+            .select("ts", F.col("ts").alias("window_start_ts"), "cluster", "group", "topic",
+                    "client", "source_kind", empty.alias("gained"), empty.alias("lost"),
+                    F.lit(None).cast("string").alias("strategy"),
+                    F.lit(None).cast("int").alias("cid_all"),
+                    F.lit(None).cast("int").alias("mq_all"), "source",
+                    F.lit(0).alias("n_gained"), F.lit(0).alias("n_lost"),
+                    F.lit("reset").alias("cause"), "queues"))
 
 
 def rebalance_events(changes: DataFrame) -> DataFrame:
-    """One row per client, group, topic and moment: the queues it gained and lost
-    (``broker:queueId``, sorted)."""
+    """One row per client, group, topic, moment and cause: the queues it gained and lost
+    (``broker:queueId``, sorted). ``cause``: ``rebalance``, ``stop``, ``crash`` or ``reset``
+    (see :func:`log_changes`; captures give ``rebalance``)."""
     q = F.concat_ws(":", F.col("broker"), F.col("queue_id").cast("string"))
-    return (changes.groupBy("ts", "cluster", "group", "topic", "client", "source_kind")
+    return (changes.groupBy("ts", "cluster", "group", "topic", "client", "source_kind",
+                            "cause")
             .agg(F.min("window_start_ts").alias("window_start_ts"),
                  F.array_sort(F.collect_set(F.when(F.col("change") == "gained", q)))
                   .alias("gained"),
