@@ -52,7 +52,7 @@ def show(
         p = await capture_progress(admin, group, topic, running=False)
         if not p.queues and not p.failures:
             await require_group(admin, group)
-        # readable queues beyond the write queues: a 4.x broker's GET_TOPIC_STATS_INFO
+        # readable queues beyond the write queues: GET_TOPIC_STATS_INFO of a broker before 5.3.0
         # leaves them out, so their min offset is asked per queue
         failed = {f.broker for f in p.failures}
         mins, more = await min_offsets(admin, [q.mq for q in p.queues if q.min_offset is None

@@ -359,10 +359,10 @@ async def _bounds_per_queue(admin: Admin, missing: list[MessageQueue],
                             bplans: dict[str, BrokerPlan], bounds: dict[MessageQueue, Any],
                             fail: Callable[[str, str, MqctlError | None], None]
                             ) -> list[MessageQueue]:
-    """Bounds of the readable queues GET_TOPIC_STATS_INFO left out: a broker before 5.x
-    answers it over writeQueueNums (AdminBrokerProcessor.getTopicStatsInfo in 4.9.3; corpus
-    4.9.3/read-gt-write/202_*: queues 0-1 of a 4-read/2-write topic), while consumers read all
-    readQueueNums. GET_MIN_OFFSET/GET_MAX_OFFSET answer for any queue id. Adds them to
+    """Bounds of the readable queues GET_TOPIC_STATS_INFO left out: a broker before 5.3.0
+    answers it over writeQueueNums (AdminBrokerProcessor.getTopicStatsInfo, until
+    apache/rocketmq#7951 made it max(write, read); corpus 4.9.3/read-gt-write/202_*: queues 0-1
+    of a 4-read/2-write topic, 5.3.3 all 4), while consumers read all readQueueNums. GET_MIN_OFFSET/GET_MAX_OFFSET answer for any queue id. Adds them to
     ``bounds``; a broker that cannot answer fails (its queues are refused, never dropped)."""
     async def one(mq: MessageQueue) -> TopicOffset:
         addr = bplans[mq.broker_name].addr or ""
@@ -488,7 +488,7 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
     if per_queue:
         notes.append(f"{len(per_queue)} readable queue(s) beyond the write queues "
                      f"({format_queue_scope(per_queue)}) are not in GET_TOPIC_STATS_INFO (a "
-                     "broker before 5.x lists writeQueueNums only): their bounds come from "
+                     "broker before 5.3.0 lists writeQueueNums only): their bounds come from "
                      "GET_MIN_OFFSET/GET_MAX_OFFSET")
 
     # committed offsets: GET_CONSUME_STATS per broker, then QUERY_CONSUMER_OFFSET

@@ -65,8 +65,9 @@ async def committed_queues(admin: Admin, addr: str, topic: str, group: str) -> s
 async def min_offsets(admin: Admin, mqs: Iterable[MessageQueue]
                       ) -> tuple[dict[MessageQueue, int], list[BrokerFailure]]:
     """GET_MIN_OFFSET per queue, for the readable queues GET_TOPIC_STATS_INFO left out: a
-    broker before 5.x answers it over writeQueueNums only (4.9.3
-    AdminBrokerProcessor.getTopicStatsInfo; corpus 4.9.3/read-gt-write/202_*), while
+    broker before 5.3.0 answers it over writeQueueNums only
+    (AdminBrokerProcessor.getTopicStatsInfo before apache/rocketmq#7951; corpus
+    4.9.3/read-gt-write/202_*), while
     GET_CONSUME_STATS covers readQueueNums and gives the max (brokerOffset)."""
     wanted = sorted(set(mqs))
     addrs: dict[tuple[str, str], str | None] = {}
