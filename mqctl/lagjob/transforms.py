@@ -681,10 +681,10 @@ def log_changes(logs: DataFrame, restart_gap_ms: int = RESTART_GAP_MS,
     previous line when the logs hold its offset commits (a client holding queues commits their
     offsets every 5 s, so such a gap is a restart whose start line is not in the given logs).
     A new run starts from an empty set, so a client restarted with the same id (real RocketMQ:
-    kill -9, then start again) gains its queues again. The end of a run loses the run's last set: at the stop line
-    (MQClientInstance#unregisterClient, cause ``stop``), or, when the run simply ends and the
-    client starts again (killed: it logs nothing), at its last line (its last 5-s offset commit,
-    cause ``crash``: it died within about 5 s after that).
+    kill -9, then start again) gains its queues again. The end of a run loses the run's last
+    set: at the stop line (MQClientInstance#unregisterClient, cause ``stop``), or, when the run
+    simply ends and the client starts again (killed: it logs nothing), at its last line (its
+    last 5-s offset commit, cause ``crash``: it died within about 5 s after that).
 
     Changes within ``reset_window_ms`` after the client logged an offset reset (4.x
     "invoke reset offset operation from broker": the process queues are dropped and re-added
