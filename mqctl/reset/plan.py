@@ -362,8 +362,9 @@ async def _bounds_per_queue(admin: Admin, missing: list[MessageQueue],
     """Bounds of the readable queues GET_TOPIC_STATS_INFO left out: a broker before 5.3.0
     answers it over writeQueueNums (AdminBrokerProcessor.getTopicStatsInfo, until
     apache/rocketmq#7951 made it max(write, read); corpus 4.9.3/read-gt-write/202_*: queues 0-1
-    of a 4-read/2-write topic, 5.3.3 all 4), while consumers read all readQueueNums. GET_MIN_OFFSET/GET_MAX_OFFSET answer for any queue id. Adds them to
-    ``bounds``; a broker that cannot answer fails (its queues are refused, never dropped)."""
+    of a 4-read/2-write topic, 5.3.3 all 4), while consumers read all readQueueNums.
+    GET_MIN_OFFSET/GET_MAX_OFFSET answer for any queue id. Adds them to ``bounds``; a broker
+    that cannot answer fails (its queues are refused, never dropped)."""
     async def one(mq: MessageQueue) -> TopicOffset:
         addr = bplans[mq.broker_name].addr or ""
         return TopicOffset(await admin.min_offset(mq, addr), await admin.max_offset(mq, addr), 0)
