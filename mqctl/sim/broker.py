@@ -907,9 +907,11 @@ def _reset_server_side(b: SimBroker, cmd: RemotingCommand, topic: str, group: st
         for q in range(conf.read):
             targets[q] = b.max_offset(topic, q) if ts < 0 else b.search(topic, q, ts)
     for q, off in targets.items():
+        # ConsumerOffsetManager.assignResetOffset: the reset table and the offset table; the
+        # pull offset table is left alone (cleared only with popConsumerKVServiceEnable), so
+        # 208's pullOffset still reads the old position (5.3.3/reset/208_after_*: 0 and 50)
         b.resets.setdefault((topic, group), {})[q] = off
         b.offsets.setdefault((topic, group), {})[q] = off
-        b.pulls.pop((group, topic, q), None)
     return _ok(cmd, {"offsetTable": {b.mq(topic, q): off for q, off in sorted(targets.items())}})
 
 

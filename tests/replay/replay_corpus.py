@@ -73,10 +73,18 @@ def _topic(name: str, counts: list[int], *, write: int | None = None) -> dict[st
 Setup = Callable[[Any], None]  # runs on the SimCluster (in its loop)
 
 
+@dataclass(frozen=True)
+class Request:
+    """A request sent over TCP while the state is built (e.g. mqadmin's reset)."""
+    target: str
+    code: int
+    ext: dict[str, Any]
+
+
 @dataclass
 class State:
     scenario: dict[str, Any]
-    setup: list[Setup] = field(default_factory=list)
+    setup: list[Setup | Request] = field(default_factory=list)  # in order
     # fields of the recording that are INPUTS of the state (copied into the sim), by name
     inputs: tuple[str, ...] = ()
     # the scenario's own topics and groups (the corpus' lists also hold earlier smoke tests')
@@ -145,7 +153,9 @@ def state_for(rel: str, rec: dict[str, Any]) -> State:
         # RW_T 4 read / 2 write queues: 50 messages in 0-1, 25 in 2-3; RW_G consumed all
         return State(_base(version, rec, [_topic("RW_T", [50, 50, 25, 25], write=2)],
                            [{"name": "RW_G", "topics": ["RW_T"], "initial_lag": 0}]))
-    if scenario in ("reset", "running-info") and name.startswith("208_"):
+    if scenario == "reset" and name.startswith("208_"):
+        return _reset_state(version, rec, name, target)
+    if scenario == "running-info" and name.startswith("208_"):
         # RS_T / RI_OT 4/4 per broker, 400 messages. The queue sizes (RI_OT's 16 sharding keys
         # spread them unevenly) and the group's committed (and 5.x pull) offsets at that moment
         # are taken from the recording: INPUTS, not compared
@@ -181,6 +191,57 @@ def state_for(rel: str, rec: dict[str, Any]) -> State:
                       "tests/replay/replay_corpus.py state_for()")
 
 
+def _reset_state(version: str, rec: dict[str, Any], name: str, target: str) -> State:
+    """README reset/: RS_T 4/4 per broker, 400 messages; RS_G's online consumer had consumed
+    and pulled everything (50 per queue); then ``mqadmin resetOffsetByTime`` to 10 minutes
+    before (all queues to 0). ``208_<label>``: before, or 1/5/12/25 s after mqadmin started."""
+    label = name[len("208_"):].split(".", 1)[0]
+    ext = rec["request"]["extFields"]
+    topic, group = ext["topic"], ext["consumerGroup"]
+    st = State(_base(version, rec, [_topic(topic, [50] * 4)], [{"name": group}]))
+    full = {q: 50 for q in range(4)}
+    st.setup += [_offsets(target, topic, group, full), _pulls(target, topic, group, full)]
+    if label == "before":
+        return st
+    if version == "4.9.3":
+        # the legacy path: the broker writes nothing, it pushes the reset to the client, whose
+        # commits make the later offsets (README; at +12 s broker-b already reads 0): INPUTS
+        if label in ("after_12s", "after_25s"):
+            st.inputs = ("consumerOffset",)
+            st.setup.append(_offsets(target, topic, group,
+                                     _recorded_offsets(rec, "consumerOffset")))
+        return st
+    # 5.3.3 (useServerSideResetOffset=true): mqadmin's INVOKE_BROKER_TO_RESET_OFFSET, the time
+    # from actions.txt ("-s 2026-11-23#20:49:45:000", UTC)
+    st.setup.append(Request(target, 222, {"topic": topic, "group": group,
+                                          "timestamp": _reset_time(version), "isForce": "true"}))
+    if label == "after_25s":
+        # "By +25 s the group has re-consumed everything": the client's pull takes the reset
+        # (offset 0), it consumes all 50 again and commits 50
+        st.setup.append(_reconsume(target, topic, group, 50))
+    return st
+
+
+def _reset_time(version: str) -> int:
+    import datetime as dt
+    text = (CORPUS / version / "reset" / "actions.txt").read_text(encoding="utf-8")
+    m = re.search(r"resetOffsetByTime -s (\S+)", text)
+    if m is None:
+        raise LookupError(f"{version}/reset/actions.txt: no resetOffsetByTime line")
+    t = dt.datetime.strptime(m.group(1), "%Y-%m-%d#%H:%M:%S:%f").replace(tzinfo=dt.UTC)
+    return int(t.timestamp() * 1000)
+
+
+def _reconsume(broker: str, topic: str, group: str, upto: int) -> Setup:
+    def run(c: Any) -> None:
+        b = c.brokers[broker]
+        for q in range(4):
+            start = b.pull(group, topic, q, upto)  # PULL_OFFSET_MOVED: the reset's offset
+            b.pull(group, topic, q, start)
+            b.pull(group, topic, q, upto, upto)  # consumed again, committed with the pull
+    return run
+
+
 # ---------------------------------------------------------------------- sending
 
 def send(sim: Any, rec: dict[str, Any]) -> RemotingCommand:
@@ -188,14 +249,28 @@ def send(sim: Any, rec: dict[str, Any]) -> RemotingCommand:
     (same code, version, extFields and body)."""
     req = rec["request"]
     target = PORTS[int(req["_addr"].rsplit(":", 1)[1])]
+    return invoke(sim, target, int(req["code"]), dict(req.get("extFields") or {}),
+                  (req.get("body") or "").encode("utf-8"), int(req["version"]))
+
+
+def invoke(sim: Any, target: str, code: int, ext: dict[str, Any], body: bytes = b"",
+           version: int = 479) -> RemotingCommand:
     addr = sim.namesrv_addr if target == "namesrv" else sim.cluster.servers[target].addr
-    body = (req.get("body") or "").encode("utf-8")
 
     async def go() -> RemotingCommand:
-        async with RemotingClient(ClientOptions(version=int(req["version"]), timeout=10)) as c:
-            return await c.invoke(addr, int(req["code"]), dict(req.get("extFields") or {}),
-                                  body, check=False)
+        async with RemotingClient(ClientOptions(version=version, timeout=10)) as c:
+            return await c.invoke(addr, code, ext, body, check=False)
     return asyncio.run(go())
+
+
+def build(sim: Any, st: State, version: int) -> None:
+    """Run the state's steps in order: calls on the cluster, requests over TCP."""
+    for step in st.setup:
+        if isinstance(step, Request):
+            resp = invoke(sim, step.target, step.code, step.ext, version=version)
+            assert resp.code == 0, (step, resp.code, resp.remark)
+        else:
+            sim.call(step)
 
 
 # ---------------------------------------------------------------------- comparing

@@ -19,6 +19,7 @@ from replay_corpus import (
     CORPUS,
     Rules,
     State,
+    build,
     compare,
     corpus_files,
     exclusion,
@@ -112,8 +113,7 @@ def test_replay(rel: str, sim_factory: Any) -> None:
     assert {"request", "response"} <= set(rec), f"{rel} is not a request/response exchange"
     st = state_for(rel, rec)
     s = sim_factory(st.scenario)
-    for fn in st.setup:
-        s.call(fn)
+    build(s, st, int(rec["request"]["version"]))
     resp = send(s, rec)
     problems = compare_exchange(rec, resp, st)
     assert not problems, f"{rel}:\n  " + "\n  ".join(problems)
