@@ -29,7 +29,7 @@ from mqctl.remoting.frame import MAX_FRAME, RemotingCommand, decode_payload
 # packets
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Packet:
     data: bytes
     time: str | None = None  # as tcpdump printed it, or ISO UTC from a pcap record
@@ -147,7 +147,7 @@ def parse_pcap(data: bytes) -> list[Packet]:
 # headers
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Segment:
     src: str  # ip:port ([ip]:port for IPv6)
     dst: str
@@ -243,7 +243,7 @@ def tcp_segment(p: Packet) -> Segment | None:
 # streams and frames
 
 
-@dataclass
+@dataclass(slots=True)
 class CapturedFrame:
     command: RemotingCommand
     src: str
@@ -255,7 +255,7 @@ class CapturedFrame:
     first_packet: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class Capture:
     source: str  # "tcpdump text" or "pcap"
     packets: int

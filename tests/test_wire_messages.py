@@ -24,7 +24,7 @@ MSGS = [
                                          "UNIQ_KEY": "7F00012A", "MIN_OFFSET": "0"}),
     Msg("NC_T", 2, 25, T0 + 7, b"x" * 300, {"TAGS": "TagB"}, compress=True),
     # a 5.x v2 record (2-byte topic length) from an IPv6 producer to an IPv6 broker
-    Msg("T" * 200, 3, 7, T0 + 9, b"", {"KEYS": "only", "SecretKeyLike": "s3cr3t"},
+    Msg("NC_T6", 3, 7, T0 + 9, b"", {"KEYS": "only", "SecretKeyLike": "s3cr3t"},
         born_host=("fd00::41", 51000), store_host=("fd00::1", 30911), v2=True),
 ]
 
@@ -42,7 +42,7 @@ def pull_exchange(body: bytes):
 
 
 def check_messages(got):
-    assert [m["topic"] for m in got] == ["NC_T", "NC_T", "T" * 200]
+    assert [m["topic"] for m in got] == ["NC_T", "NC_T", "NC_T6"]
     assert [(m["queueId"], m["queueOffset"]) for m in got] == [(2, 24), (2, 25), (3, 7)]
     assert [m["storeTimestamp"] for m in got] == [T0, T0 + 7, T0 + 9]
     assert got[0]["storeTime"] == "2026-11-23T20:55:49.123Z"
@@ -60,16 +60,27 @@ def check_messages(got):
     assert got[2]["properties"]["SecretKeyLike"] == "<redacted>"
 
 
-def test_pull_response_in_a_capture(cli, tmp_path):
+def pull_capture_text() -> str:
+    """A PULL_MESSAGE request and its found response (split over two segments) as tcpdump -X
+    prints them; docs/examples/wire/pull_message_built_-X.txt is this text."""
     body = b"".join(encode_message(m) for m in MSGS)
     req, resp = pull_exchange(body)
-    raw = encode(resp)
-    pk = [ipv4("127.0.1.41", "127.0.0.1", tcp(40000, 20911, 1, encode(req))),
-          ipv4("127.0.0.1", "127.0.1.41", tcp(20911, 40000, 1, raw[:700])),
-          ipv4("127.0.0.1", "127.0.1.41", tcp(20911, 40000, 701, raw[700:]))]
+    raw, sent = encode(resp), encode(req)
+    pk = [("127.0.1.41.40000 > 127.0.0.1.20911", ipv4("127.0.1.41", "127.0.0.1",
+                                                      tcp(40000, 20911, 1, sent))),
+          ("127.0.0.1.20911 > 127.0.1.41.40000", ipv4("127.0.0.1", "127.0.1.41",
+                                                      tcp(20911, 40000, 1, raw[:700]))),
+          ("127.0.0.1.20911 > 127.0.1.41.40000", ipv4("127.0.0.1", "127.0.1.41",
+                                                      tcp(20911, 40000, 701, raw[700:])))]
+    return tcpdump_text([(f"20:55:49.20{i}000 IP {way}: Flags [P.], length {len(p) - 52}", p)
+                         for i, (way, p) in enumerate(pk)], True).replace(
+        "# built by the test", "# built by tests/test_wire_messages.py (no real PULL_MESSAGE "
+                               "was recorded): tcpdump -nn -X layout")
+
+
+def test_pull_response_in_a_capture(cli, tmp_path):
     f = tmp_path / "pull.txt"
-    f.write_text(tcpdump_text([(f"20:55:49.{i} IP x > y: len", p) for i, p in enumerate(pk)],
-                              True))
+    f.write_text(pull_capture_text())
     r = cli(["wire", "decode", str(f), "-o", "json"])
     assert r.exit_code == 0, r.stderr
     resp_rec = r.json["frames"][1]

@@ -47,7 +47,7 @@ _COMPRESSION = {0: "ZLIB", 1: "LZ4", 2: "ZSTD", 3: "ZLIB"}
 _FIXED = 4 + 4 + 4 + 4 + 4 + 8 + 8 + 4 + 8  # up to BORNTIMESTAMP
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StoredMessage:
     version: int  # 1 or 2 (the magic code)
     store_size: int
@@ -216,6 +216,7 @@ def to_record(m: StoredMessage) -> dict[str, Any]:
         "compression": m.compression,
         "msgId": m.msg_id,
         "bornTimestamp": m.born_timestamp,
+        "bornTime": iso(m.born_timestamp),
         "bornHost": m.born_host,
         "storeHost": m.store_host,
         "commitLogOffset": m.commit_log_offset,
