@@ -94,7 +94,8 @@ def _capture_view(rec: dict[str, Any]) -> tuple[list[Any], list[str]]:
                      "code": f"{f['codeName']} ({f['code']})", "opaque": f["opaque"],
                      "pair": f"#{f['pair']}" if f["pair"] else None,
                      "body": f"{f['bodyLength']} B {f['bodyFormat'] or ''}".strip()})
-        notes.append("")
+        if notes:
+            notes.append("")
         notes.append(_frame_heading(f))
         if f["remark"] is not None:
             notes.append(f"  remark: {f['remark']}")
