@@ -107,10 +107,11 @@ def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
                  f"{skip} skipped")
     if results is not None:
         rrows = [r.row() for r in results]
+        shown = [dict(x, previous="none") if x["previous"] is None else x for x in rrows]
         tables.append(Table([c("broker", "BROKER"), c("queue_id", "QID", "right"),
                              c("previous", "PREVIOUS", "right"), c("target", "TARGET", "right"),
                              c("now", "NOW", "right"), c("status", "STATUS"),
-                             c("detail", "DETAIL")], rrows, title="result", name="results"))
+                             c("detail", "DETAIL")], shown, title="result", name="results"))
         data["results"] = rrows
         data["summary"] = summarize(results)
         notes.append("result: " + ", ".join(f"{v} {k}" for k, v in

@@ -82,9 +82,11 @@ def test_never_committed_queue_is_none_in_plan_and_rollback_and_left_alone(
     s.clear_request_log()
     rb = tmp_path / "rb.json"
     r = run(cli, s, "offsets", "reset", "-g", "G_NEW", "-t", "T", "--to-offset", "5",
-            "--execute", "--rollback-file", str(rb), "-o", "json")
+            "--execute", "--rollback-file", str(rb))
     assert r.exit_code == 0, r.stderr
-    assert {q["queue_id"]: q["current"] for q in r.json["queues"]} == {0: 0, 1: None}
+    result = r.stdout[r.stdout.index("# result"):].splitlines()
+    assert [ln.split()[:4] for ln in result if ln.startswith("broker-a ")] == [
+        ["broker-a", "0", "0", "5"], ["broker-a", "1", "none", "5"]]  # PREVIOUS
     saved = {q["queue_id"]: q["offset"] for q in json.loads(rb.read_text())["queues"]}
     assert saved == {0: 0, 1: "none"}
     assert s.call(lambda c: c.committed_offset("G_NEW", q1)) == 5
