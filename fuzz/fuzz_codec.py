@@ -25,7 +25,8 @@ with atheris.instrument_imports():
         decode_rocketmq_header,
     )
     from mqctl.remoting.protocol import FrameReader, parse_hex_capture
-    from mqctl.wire import decode_input
+    from mqctl.remoting.message import decode_messages
+    from mqctl.wire import Capture, capture_record, decode_input, to_record
 
 
 def one_input(data: bytes) -> None:
@@ -59,7 +60,11 @@ def one_input(data: bytes) -> None:
         elif target == 6:
             parse_hex_capture(payload.decode("latin-1"))
         else:
-            decode_input(payload, "auto")
+            # captures (tcpdump text, pcap) and stored-message batches included; the records
+            # are what `wire decode` prints
+            decode_messages(payload)
+            d = decode_input(payload, "auto")
+            capture_record(d) if isinstance(d, Capture) else to_record(d)
     except ProtocolError:
         pass
 
