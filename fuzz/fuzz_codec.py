@@ -24,8 +24,8 @@ with atheris.instrument_imports():
         decode_payload,
         decode_rocketmq_header,
     )
-    from mqctl.remoting.protocol import FrameReader, parse_hex_capture
     from mqctl.remoting.message import decode_messages
+    from mqctl.remoting.protocol import FrameReader, parse_hex_capture
     from mqctl.wire import Capture, capture_record, decode_input, to_record
 
 
