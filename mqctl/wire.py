@@ -109,7 +109,18 @@ def _decoded(cmd: RemotingCommand, kind: str) -> Decoded:
         return Decoded(cmd, [message_record(m) for m in msgs], None, kind, "messages", err)
     body, text = parse_body(cmd.body)
     fmt = None if not cmd.body else ("text" if text is not None else "fastjson")
-    return Decoded(cmd, body, text, kind, fmt)
+    return Decoded(cmd, body, redact_text(text) if text is not None else None, kind, fmt)
+
+
+def redact_text(text: str) -> str:
+    """A properties text body (``key=value`` lines, e.g. GET_BROKER_CONFIG): secret-like
+    values are replaced."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        key, sep, value = line.partition("=")
+        if sep and value.strip() and is_secret_key(key.strip()):
+            lines[i] = f"{key}={REDACTED}"
+    return "\n".join(lines)
 
 
 def decode_input(data: bytes, kind: str = "auto") -> Decoded | Capture:

@@ -45,8 +45,10 @@ def test_the_corpus_is_there():
 @pytest.mark.parametrize("path", EXCHANGES, ids=lambda p: str(p.relative_to(REAL)))
 def test_recorded_response_decodes(path):
     r = load(path)["response"]
-    frame, total, _ = response_frame(r)
+    frame, total, header = response_frame(r)
     assert total == r["_frame_total_length"]  # the recorded header and body are complete
+    hlen = struct.unpack_from(">i", frame, 4)[0] & 0xFFFFFF
+    assert fastjson.loads(frame[8:8 + hlen]) == header  # the header, read as fastjson too
     d = decode_input(frame)
     assert isinstance(d, Decoded) and d.command is not None
     c = d.command

@@ -356,6 +356,13 @@ def test_secrets_stay_redacted(cli, tmp_path):
     assert ext["AccessKey"] == "ak1" and ext["Signature"] == "c2ln"
     r = cli(["wire", "decode", str(f), "-o", "plain"])
     assert "tok-123" not in r.stdout and "ak1" in r.stdout
+    # a properties text body (GET_BROKER_CONFIG answers one) keeps its secret values out too
+    resp = RemotingCommand(code=0, flag=1, opaque=1, body=b"brokerName=broker-a\n"
+                           b"tlsServerKeyPassword=hunter2\nlistenPort=10911\n")
+    f.write_bytes(encode(resp))
+    r = cli(["wire", "decode", str(f), "-o", "json"])
+    assert r.json["body"] == ("brokerName=broker-a\ntlsServerKeyPassword=<redacted>\n"
+                              "listenPort=10911\n")
 
 
 def test_single_frame_inputs_still_decode(cli, tmp_path):
