@@ -246,6 +246,22 @@ def check_members(m: GroupMembers) -> list[Finding]:
 # ------------------------------------------------------------------------------ progress
 
 
+# why a queue's time lag is unknown (QueueProgress.delay_reason)
+NEVER_COMMITTED = "never-committed"
+NO_STORE_TIME = "no-store-time"
+NOT_REPORTED = "not-reported"
+SPAN_FAILED = "failed"
+DELAY_REASONS = {
+    NEVER_COMMITTED: "the group has no committed offset for the queue (the broker's "
+                     "QUERY_CONSUME_TIME_SPAN delayTime is now - 0)",
+    NO_STORE_TIME: "the broker has no store time for the next message (committed offset "
+                   "below the oldest retained message)",
+    NOT_REPORTED: "the broker's QUERY_CONSUME_TIME_SPAN does not cover the queue (it iterates "
+                  "the write queues only: a read-only queue, corpus */read-gt-write/303_*)",
+    SPAN_FAILED: "QUERY_CONSUME_TIME_SPAN failed",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class QueueProgress:
     mq: MessageQueue
@@ -259,6 +275,12 @@ class QueueProgress:
     owners: tuple[str, ...] = ()
     locked: bool | None = None
     last_lock_ts: int | None = None
+    # False: the group has no committed offset for the queue (see classify_span); None: unknown
+    committed: bool | None = None
+    delay_reason: str | None = None  # a DELAY_REASONS key when delay_ms is None
+    cached_msg_count: int | None = None  # the owner's ProcessQueueInfo.cachedMsgCount
+    cached_msg_max_offset: int | None = None  # ... and cachedMsgMaxOffset (None when empty)
+    min_offset_source: str | None = None  # "topic-stats" | "min-offset" (GET_MIN_OFFSET)
 
     @property
     def lag(self) -> int:
@@ -266,13 +288,47 @@ class QueueProgress:
 
     @property
     def inflight(self) -> int | None:
-        if self.pull_offset is None:
-            return None
-        return max(0, self.pull_offset - self.consumer_offset)
+        """Messages pulled and not yet committed: the broker's ``pullOffset - consumerOffset``
+        (5.x), else the owner's cachedMsgCount (the client reports it), else unknown."""
+        if self.pull_offset is not None:
+            return max(0, self.pull_offset - self.consumer_offset)
+        return self.cached_msg_count
+
+    @property
+    def inflight_source(self) -> str | None:
+        if self.pull_offset is not None:
+            return "broker"
+        return "client" if self.cached_msg_count is not None else None
 
     @property
     def owner(self) -> str | None:
         return self.owners[0] if self.owners else None
+
+
+def classify_span(w: OffsetWrapper, span: QueueTimeSpan | None, now: int
+                  ) -> tuple[int | None, str | None, bool | None]:
+    """``(delay_ms, reason when unknown, committed)`` of one queue.
+
+    The rule for "never committed" (docs/exports.md, section 1): the broker's
+    QUERY_CONSUME_TIME_SPAN delayTime implies a next-message store time before the queue's
+    oldest retained message (QueueTimeSpan.delay_is_bogus: the broker looked up offset -1) AND
+    GET_CONSUME_STATS shows
+    consumerOffset 0 with lastTimestamp 0 (AdminBrokerProcessor.getConsumeStats turns the -1 of
+    queryOffset into 0). Both versions answer so (corpus */never-committed/208_*, 303_*). A
+    caught-up queue (lag 0) has time lag 0 even when the broker did not report it.
+    """
+    committed: bool | None = True if (w.consumer_offset > 0 or w.last_timestamp > 0) else None
+    if span is None:
+        if w.consumer_offset >= w.broker_offset:
+            return 0, None, committed
+        return None, NOT_REPORTED, committed
+    if span.delay_is_bogus(now):
+        if w.consumer_offset == 0 and w.last_timestamp == 0:
+            return None, NEVER_COMMITTED, False
+        return None, NO_STORE_TIME, committed
+    if w.consumer_offset < w.broker_offset:
+        committed = True  # the broker found an offset: with -1 the span would be bogus
+    return span.delay_time, None, committed
 
 
 @dataclass
@@ -294,6 +350,7 @@ class CaptureCache:
     """Per-capture cache shared by all groups of one snapshot (topic stats per broker)."""
 
     topic_stats: dict[tuple[str, str], Any] = field(default_factory=dict)
+    min_offsets: dict[MessageQueue, int] = field(default_factory=dict)  # GET_MIN_OFFSET
     locks: dict[tuple[str, str], asyncio.Lock] = field(default_factory=dict)
 
 
@@ -365,8 +422,10 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
     plist = sorted(pairs)
     span_out = await fan_out(plist, spans_of, concurrency=admin.concurrency)
     delays: dict[MessageQueue, QueueTimeSpan] = {}
+    span_ok: set[tuple[str, str]] = set()
     for so in span_out:
         if so.ok:
+            span_ok.add(so.item)
             for s in so.value or []:
                 delays[s.mq] = s
         else:
@@ -389,6 +448,29 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
                     if not pq.dropped:
                         owners[mq].append((cid, pq))
 
+    # queues the topic stats left out (4.x GET_TOPIC_STATS_INFO iterates writeQueueNums,
+    # GET_CONSUME_STATS readQueueNums: corpus 4.9.3/read-gt-write/202_*, 208_*): one
+    # GET_MIN_OFFSET each, so every readable queue has its bounds
+    mins: dict[MessageQueue, int] = {}
+    if topic_stats:
+        missing = [mq for mq in sorted(offsets) if mq not in tstats and baddr.get(mq.broker_name)]
+
+        async def min_of(mq: MessageQueue) -> int:
+            if cache is not None and mq in cache.min_offsets:
+                return cache.min_offsets[mq]
+            v = await admin.min_offset(mq, baddr[mq.broker_name] or "")
+            if cache is not None:
+                cache.min_offsets[mq] = v
+            return v
+
+        for mo in await fan_out(missing, min_of, concurrency=admin.concurrency):
+            if mo.ok and mo.value is not None:
+                mins[mo.item] = mo.value
+            else:
+                assert mo.error is not None
+                failures.append(BrokerFailure(mo.item.broker_name, baddr.get(mo.item.broker_name),
+                                              mo.error))
+
     queues = []
     for mq in sorted(offsets):
         w = offsets[mq]
@@ -396,16 +478,23 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
         t = tstats.get(mq)
         own = sorted(owners.get(mq, []), key=lambda x: java_string_key(x[0]))
         first = own[0][1] if own else None
+        delay, reason, committed = classify_span(w, span, ts)
+        if reason == NOT_REPORTED and (mq.broker_name, mq.topic) not in span_ok:
+            reason = SPAN_FAILED
         queues.append(QueueProgress(
             mq=mq, broker_offset=w.broker_offset, consumer_offset=w.consumer_offset,
             pull_offset=w.pull_offset, last_timestamp=w.last_timestamp,
-            min_offset=t.min_offset if t else None,
+            min_offset=t.min_offset if t else mins.get(mq),
             max_timestamp=(t.last_update_timestamp or None) if t else (
                 span.max_timestamp or None if span else None),
-            delay_ms=span.delay_time if span else None,
+            delay_ms=delay, delay_reason=reason, committed=committed,
             owners=tuple(c for c, _ in own),
             locked=first.locked if first is not None else None,
-            last_lock_ts=(first.last_lock_timestamp or None) if first is not None else None))
+            last_lock_ts=(first.last_lock_timestamp or None) if first is not None else None,
+            cached_msg_count=first.cached_msg_count if first is not None else None,
+            cached_msg_max_offset=(first.cached_msg_max_offset if first is not None
+                                   and first.cached_msg_count > 0 else None),
+            min_offset_source=("topic-stats" if t else "min-offset" if mq in mins else None)))
     return GroupProgress(group, ts, cluster, queues, members, _dedupe(failures), tps)
 
 
@@ -455,9 +544,9 @@ def route_rows(route: TopicRoute) -> list[dict[str, Any]]:
     return rows
 
 
-__all__ = ["CaptureCache", "ClientView", "Finding", "GroupMembers", "GroupProgress",
-           "QueueProgress", "capture_members", "capture_progress", "check_members",
-           "is_system_topic", "route_rows", "MqctlError"]
+__all__ = ["CaptureCache", "ClientView", "DELAY_REASONS", "Finding", "GroupMembers",
+           "GroupProgress", "QueueProgress", "capture_members", "capture_progress",
+           "check_members", "classify_span", "is_system_topic", "route_rows", "MqctlError"]
 
 
 async def group_exists(admin: Admin, group: str) -> bool | None:

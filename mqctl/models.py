@@ -331,9 +331,13 @@ class ConsumerConnection:
 
 @dataclass(frozen=True, slots=True)
 class OffsetWrapper:
+    """``OffsetWrapper`` of GET_CONSUME_STATS. ``pullOffset`` came in 5.x (4.9.3's
+    admin/OffsetWrapper.java has brokerOffset, consumerOffset and lastTimestamp only; corpus
+    4.9.3/never-committed/208_*): absent means unknown (``None``), never the consumer offset."""
+
     broker_offset: int
     consumer_offset: int
-    pull_offset: int
+    pull_offset: int | None
     last_timestamp: int
 
     @property
@@ -341,21 +345,29 @@ class OffsetWrapper:
         return self.broker_offset - self.consumer_offset
 
     @property
-    def inflight(self) -> int:
+    def inflight(self) -> int | None:
+        """Pulled but not committed (``pullOffset - consumerOffset``), ``None`` when the broker
+        does not report ``pullOffset``."""
+        if self.pull_offset is None:
+            return None
         return max(0, self.pull_offset - self.consumer_offset)
 
     @classmethod
     def from_body(cls, d: Any) -> OffsetWrapper:
         if not isinstance(d, dict):
             raise BodyError("OffsetWrapper: expected an object")
-        co = _int(d, "consumerOffset")
-        # pullOffset exists from 5.x; absent in 4.9 means "same as consumerOffset"
-        return cls(broker_offset=_int(d, "brokerOffset"), consumer_offset=co,
-                   pull_offset=_int(d, "pullOffset", co), last_timestamp=_int(d, "lastTimestamp"))
+        pull = d.get("pullOffset")
+        return cls(broker_offset=_int(d, "brokerOffset"), consumer_offset=_int(d, "consumerOffset"),
+                   pull_offset=_int(d, "pullOffset") if pull is not None else None,
+                   last_timestamp=_int(d, "lastTimestamp"))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"brokerOffset": self.broker_offset, "consumerOffset": self.consumer_offset,
-                "lastTimestamp": self.last_timestamp, "pullOffset": self.pull_offset}
+        d: dict[str, Any] = {"brokerOffset": self.broker_offset,
+                             "consumerOffset": self.consumer_offset,
+                             "lastTimestamp": self.last_timestamp}
+        if self.pull_offset is not None:
+            d["pullOffset"] = self.pull_offset
+        return d
 
 
 def _offset_table(d: Any, what: str, tps_key: str) -> tuple[dict[MessageQueue, Any], float]:
@@ -420,6 +432,29 @@ class QueueTimeSpan:
                    min_timestamp=_int(d, "minTimeStamp"), max_timestamp=_int(d, "maxTimeStamp"),
                    consume_timestamp=_int(d, "consumeTimeStamp"),
                    delay_time=_int(d, "delayTime"))
+
+    def next_store_ts(self, now_ms: int) -> int:
+        """Store time of the first unconsumed message as the broker used it: ``now - delay``."""
+        return now_ms - self.delay_time
+
+    def delay_is_bogus(self, now_ms: int, slack_ms: int = 3_600_000) -> bool:
+        """The broker had no store time for the next message, so ``delayTime`` is ``now - 0``.
+
+        AdminBrokerProcessor.queryConsumeTimeSpan (4.9.3 and 5.3.3) computes ``delayTime =
+        now - getMessageStoreTimeStamp(consumerOffset)`` with ``consumerOffset =
+        ConsumerOffsetManager.queryOffset(...)``, which is -1 when the group never committed
+        for the queue; the store has no message at -1 (nor below the min offset) and answers
+        0/-1, so ``delayTime`` is about an epoch-ms (corpus */never-committed/303_*: 1.795e12,
+        consumeTimeStamp == minTimeStamp). A real next message is never older than the oldest
+        retained one: an implied store time more than ``slack_ms`` (clock skew between mqctl
+        and the broker) before ``minTimeStamp`` can only be that fallback."""
+        if self.delay_time <= 0:
+            return False
+        nxt = self.next_store_ts(now_ms)
+        floor = self.min_timestamp if self.min_timestamp > 0 else self.consume_timestamp
+        if floor <= 0:
+            return nxt <= slack_ms
+        return nxt < floor - slack_ms
 
 
 @dataclass(frozen=True, slots=True)

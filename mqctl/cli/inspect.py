@@ -248,16 +248,23 @@ class SortKey(StrEnum):
     owner = "owner"
 
 
+def _inflight_cell(n: int | None, source: str | None) -> str:
+    if n is None:
+        return "-"
+    return f"{n} (client)" if source == "client" else str(n)
+
+
 def progress_result(p: GroupProgress, *, only_lagging: bool = False,
                     sort: SortKey = SortKey.queue) -> Result:
+    from mqctl.inspect import DELAY_REASONS, NEVER_COMMITTED, NOT_REPORTED
     from mqctl.render import Column, Result, Table
     from mqctl.timeparse import format_duration, format_local, format_ms
 
     qs = [q for q in p.queues if q.lag > 0] if only_lagging else list(p.queues)
     if sort == SortKey.lag:
         qs.sort(key=lambda q: (-q.lag, q.mq))
-    elif sort == SortKey.time_lag:
-        qs.sort(key=lambda q: (-(q.delay_ms or 0), q.mq))
+    elif sort == SortKey.time_lag:  # unknown time lags last, not first nor as 0
+        qs.sort(key=lambda q: (q.delay_ms is None, -(q.delay_ms or 0), q.mq))
     elif sort == SortKey.owner:
         qs.sort(key=lambda q: (q.owner or "~", q.mq))
     rows = []
@@ -265,38 +272,49 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
         rows.append({
             "topic": q.mq.topic, "broker": q.mq.broker_name, "queue_id": q.mq.queue_id,
             "broker_offset": q.broker_offset, "consumer_offset": q.consumer_offset,
-            "lag": q.lag, "inflight": q.inflight,
+            "committed": q.committed, "min_offset": q.min_offset,
+            "lag": q.lag, "inflight": q.inflight, "inflight_source": q.inflight_source,
+            "inflight_cell": _inflight_cell(q.inflight, q.inflight_source),
             "last_consume": format_local(q.last_timestamp),
             "last_consume_ts": q.last_timestamp or None,
             "last_consume_time": format_ms(q.last_timestamp) or None,
             "time_lag_s": round(q.delay_ms / 1000, 3) if q.delay_ms is not None else None,
-            "time_lag": format_duration(q.delay_ms) if q.delay_ms else
-            ("0" if q.delay_ms == 0 else ""),
+            "time_lag": "-" if q.delay_ms is None else (format_duration(q.delay_ms) or "0"),
+            "time_lag_unknown": q.delay_reason,
             "owner": q.owner, "owners": list(q.owners),
         })
     per_topic: dict[str, dict[str, Any]] = {}
     for q in p.queues:
         t = per_topic.setdefault(q.mq.topic, {"topic": q.mq.topic, "queues": 0, "lag": 0,
-                                              "max_time_lag_s": 0.0, "unowned": 0})
+                                              "max_time_lag_s": 0.0, "time_lag_unknown": 0,
+                                              "unowned": 0})
         t["queues"] += 1
         t["lag"] += q.lag
-        t["max_time_lag_s"] = max(t["max_time_lag_s"], (q.delay_ms or 0) / 1000)
+        if q.delay_ms is None:
+            t["time_lag_unknown"] += 1
+        else:
+            t["max_time_lag_s"] = max(t["max_time_lag_s"], q.delay_ms / 1000)
         t["unowned"] += 0 if q.owners else 1
     topics = [per_topic[k] for k in sorted(per_topic)]
     total_lag = sum(q.lag for q in p.queues)
-    max_tl = max(((q.delay_ms or 0) for q in p.queues), default=0) / 1000
+    max_tl = max((q.delay_ms for q in p.queues if q.delay_ms is not None), default=0) / 1000
+    unknown = [q for q in p.queues if q.delay_ms is None]
     data = {"group": p.group, "capture_ts": p.capture_ts,
             "capture_time": format_ms(p.capture_ts), "cluster": p.cluster,
             "consume_tps": round(p.consume_tps, 3),
             "queues": rows, "topics": topics,
-            "total": {"lag": total_lag, "max_time_lag_s": max_tl, "queues": len(p.queues)},
+            "total": {"lag": total_lag, "max_time_lag_s": max_tl, "queues": len(p.queues),
+                      "time_lag_unknown": len(unknown)},
+            "time_lag_unknown_reasons": {k: DELAY_REASONS[k] for k in sorted(
+                {q.delay_reason for q in unknown if q.delay_reason})},
             "failures": [{"broker": f.broker, "addr": f.addr, "error": f.message}
                          for f in p.failures]}
     qcols = [Column("topic", "TOPIC"), Column("broker", "BROKER"),
              Column("queue_id", "QID", "right"),
              Column("broker_offset", "BROKER OFFSET", "right"),
              Column("consumer_offset", "CONSUMER OFFSET", "right"),
-             Column("lag", "LAG", "right"), Column("inflight", "INFLIGHT", "right"),
+             Column("lag", "LAG", "right"),
+             Column("inflight_cell", "INFLIGHT", "right", raw="inflight"),
              Column("last_consume", "LAST CONSUMED", raw="last_consume_time"),
              Column("time_lag", "TIME LAG", raw="time_lag_s"),
              Column("owner", "OWNER")]
@@ -304,7 +322,24 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
              Column("lag", "LAG", "right"), Column("max_time_lag_s", "MAX TIME LAG (S)", "right"),
              Column("unowned", "UNOWNED", "right")]
     notes = [f"group {p.group}: total lag {total_lag} message(s), max time lag "
-             f"{format_duration(max_tl * 1000) or '0'}, consume TPS {p.consume_tps:.2f}"]
+             f"{format_duration(max_tl * 1000) or '0'}"
+             + (f" ({len(unknown)} queue(s) unknown)" if unknown else "")
+             + f", consume TPS {p.consume_tps:.2f}"]
+    never = sum(1 for q in unknown if q.delay_reason == NEVER_COMMITTED)
+    if never:
+        notes.append(f"{never} queue(s) have no committed offset for {p.group}: TIME LAG `-` "
+                     "(the broker answers delayTime = now - 0 for them; mqadmin prints N/A); "
+                     "LAG counts the whole queue, as mqadmin's Diff does")
+    unrep = sum(1 for q in unknown if q.delay_reason == NOT_REPORTED)
+    if unrep:
+        notes.append(f"{unrep} lagging queue(s) have TIME LAG `-`: "
+                     f"{DELAY_REASONS[NOT_REPORTED]}")
+    if any(q.inflight_source == "client" for q in p.queues):
+        notes.append("INFLIGHT (client): the owner's cachedMsgCount from its running info "
+                     "(ProcessQueueInfo); the broker does not report pullOffset (before 5.x)")
+    if any(q.inflight is None for q in p.queues):
+        notes.append("INFLIGHT `-`: unknown (no pullOffset from the broker before 5.x and no "
+                     "owner that reported its cache)")
     conn = p.members.connection if p.members else None
     if conn is not None and conn.message_model == "BROADCASTING":
         notes.append(f"group {p.group} is BROADCASTING: each client keeps its own offsets in a "
@@ -340,6 +375,11 @@ def progress(
 ) -> None:
     """Per-queue progress: offsets, lag in messages, inflight, last consume time, exact time
     lag in seconds (QUERY_CONSUME_TIME_SPAN) and the owning client; totals per topic.
+
+    `-` is unknown, never 0: TIME LAG of a queue the group never committed an offset for, or
+    of a lagging read-only queue (brokers report time spans for write queues only); INFLIGHT
+    before 5.x brokers (no pullOffset), unless the owner reports its cache: `50 (client)`.
+    Every readable queue is listed (more read than write queues included).
 
     Example: mqctl group progress GID_ORDER --only-lagging --sort lag
     """

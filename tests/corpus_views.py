@@ -1,0 +1,118 @@
+"""An ``Admin`` stand-in that answers with the bodies real 4.9.3 / 5.3.3 brokers sent
+(../shared/samples/real/<v>/...): for the view tests of issue 14 (items 1, 2, 7, 13).
+
+Only what a view asks is served; a request the corpus did not record raises, so a test can
+never pass on an invented answer by accident (answers derived from corpus values are built
+by the test itself, in plain sight).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from mqctl.admin import NotFoundError
+from mqctl.errors import BrokerError
+from mqctl.models import (
+    BrokerData,
+    ClusterInfo,
+    ConsumerConnection,
+    ConsumerRunningInfo,
+    ConsumeStats,
+    MessageQueue,
+    QueueTimeSpan,
+    TopicRoute,
+    TopicStats,
+)
+from mqctl.remoting import fastjson
+
+REAL = Path(__file__).resolve().parents[1].parent / "shared" / "samples" / "real"
+VERSIONS = ("4.9.3", "5.3.3")
+
+
+def exchange(version: str, rel: str) -> dict[str, Any]:
+    return json.loads((REAL / version / rel).read_text())
+
+
+def body(version: str, rel: str) -> Any:
+    """The response body as mqctl parses it (fastjson: object keys that are objects)."""
+    return fastjson.loads(exchange(version, rel)["response"]["body_text"].encode())
+
+
+def sent_at(version: str, rel: str) -> int:
+    return int(exchange(version, rel)["request"]["_sent_at_ms"])
+
+
+class CorpusAdmin:
+    """Serves parsed corpus bodies, keyed by broker name (addresses come from the real 106)."""
+
+    concurrency = 4
+
+    def __init__(self, version: str, *, stats: dict[str, Any] | None = None,
+                 spans: dict[str, Any] | None = None, tstats: dict[str, Any] | None = None,
+                 routes: dict[str, Any] | None = None, connection: Any = None,
+                 running: dict[str, Any] | None = None, min_offsets: dict[MessageQueue, int]
+                 | None = None, brokers: tuple[str, ...] = ("broker-a", "broker-b"),
+                 topics: list[str] | None = None):
+        self.version = version
+        self.info = ClusterInfo.from_body(body(version,
+                                               "other-requests/106_getBrokerClusterInfo"
+                                               ".namesrv.json"))
+        self.brokers = [self.info.brokers[b] for b in brokers]
+        self.by_addr = {b.master_addr: b.broker_name for b in self.brokers}
+        self.stats, self.spans, self.tstats = stats or {}, spans or {}, tstats or {}
+        self.routes = routes or {}
+        self.connection = connection
+        self.running = running or {}
+        self.mins = min_offsets or {}
+        self.topics = topics or []
+        self.calls: list[tuple[str, Any]] = []
+
+    def _broker(self, addr: str) -> str:
+        return self.by_addr[addr]
+
+    async def group_brokers(self, group: str, topics: Any = ()) -> list[BrokerData]:
+        return list(self.brokers)
+
+    async def cluster_info(self) -> ClusterInfo:
+        return self.info
+
+    async def topic_list(self) -> list[str]:
+        return sorted(self.topics)
+
+    async def topic_route(self, topic: str, *, cached: bool = True) -> TopicRoute:
+        if topic not in self.routes:
+            raise NotFoundError(f"topic {topic!r} has no route on the name server")
+        r = TopicRoute.from_body(topic, self.routes[topic])
+        keep = {b.broker_name for b in self.brokers}  # the brokers this fake serves
+        return TopicRoute(topic, tuple(b for b in r.brokers if b.broker_name in keep),
+                          tuple(q for q in r.queues if q.broker_name in keep))
+
+    async def consumer_connection(self, group: str, target: Any) -> ConsumerConnection | None:
+        return (ConsumerConnection.from_body(self.connection) if self.connection is not None
+                else None)
+
+    async def running_infos(self, group: str, client_ids: Any, brokers: Any
+                            ) -> dict[str, ConsumerRunningInfo]:
+        return {c: ConsumerRunningInfo.from_body(self.running[c]) for c in client_ids}
+
+    async def consume_stats(self, group: str, addr: str, topic: str | None = None
+                            ) -> ConsumeStats:
+        self.calls.append(("consume_stats", self._broker(addr)))
+        return ConsumeStats.from_body(self.stats[self._broker(addr)])
+
+    async def time_spans(self, topic: str, group: str, addr: str) -> list[QueueTimeSpan]:
+        self.calls.append(("time_spans", self._broker(addr)))
+        b = self._broker(addr)
+        if b not in self.spans:
+            raise BrokerError(1, f"no recorded QUERY_CONSUME_TIME_SPAN for {b}", addr)
+        return [QueueTimeSpan.from_body(s) for s in self.spans[b]["consumeTimeSpanSet"]]
+
+    async def topic_stats(self, topic: str, addr: str) -> TopicStats:
+        self.calls.append(("topic_stats", self._broker(addr)))
+        return TopicStats.from_body(self.tstats[self._broker(addr)])
+
+    async def min_offset(self, mq: MessageQueue, addr: str) -> int:
+        self.calls.append(("min_offset", mq))
+        return self.mins[mq]
