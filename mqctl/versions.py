@@ -73,6 +73,8 @@ V5_2_0 = version_ordinal("V5_2_0")
 # brokers: GET_TOPIC_STATS_INFO covers max(read, write) queues, not only the write queues
 # (apache/rocketmq#7951)
 V5_3_0 = version_ordinal("V5_3_0")
+# brokers: GET_CONSUME_STATS takes a topicList (apache/rocketmq#9153)
+V5_3_2 = version_ordinal("V5_3_2")
 # brokers: GET_TOPIC_STATS_INFO adds topicPutTps (apache/rocketmq#9297); 479, the 5.x release of
 # the real-RocketMQ corpus
 V5_3_3 = version_ordinal("V5_3_3")

@@ -31,6 +31,7 @@ from mqctl.versions import (
     V5_1_1,
     V5_1_3,
     V5_3_0,
+    V5_3_2,
     V5_3_3,
     version_name,
 )
@@ -528,7 +529,8 @@ def _wrapper(b: SimBroker, group: str, topic: str, qid: int) -> dict[str, Any]:
 def h_consume_stats(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
                           slave: bool) -> RemotingCommand:
     group = _ext(cmd, "consumerGroup") or ""
-    topic_list = _ext(cmd, "topicList")
+    # the header has a topicList from 5.3.2 on (apache/rocketmq#9153); older brokers ignore it
+    topic_list = _ext(cmd, "topicList") if b.version >= V5_3_2 else None
     # AdminBrokerProcessor.getTopicsForCollectingConsumeStats: a topicList is taken as is;
     # otherwise the topic (or every topic with offsets) is kept only if the online group
     # subscribes to it (no check while the group has no subscriptions: offline)

@@ -602,3 +602,12 @@ def test_query_offset_and_small_answers_per_version(sim_factory):
         entry = groups["subscriptionGroupTable"]["NC_ONE"]
         assert ("forbiddenTable" in groups, "attributes" in entry,
                 "consumeMessageOrderly" in entry) == ((True,) * 3 if ver == 479 else (False,) * 3)
+
+
+def test_consume_stats_topic_list_only_from_5_3_2(sim_factory):
+    """GetConsumeStatsRequestHeader.topicList came with 5.3.2 (apache/rocketmq#9153); a 4.9.3
+    broker ignores it and answers for the group's topics with offsets (whichTopicByConsumer)."""
+    for name, ver, topics in (("V4_9_3", 399, {"RW_T"}), ("V5_3_3", 479, {"NC_T", "RW_T"})):
+        s = sim_factory(corpus_cluster(name))
+        got = _stats(s, "broker-a", {"consumerGroup": "RW_G", "topicList": "NC_T;RW_T"}, ver)
+        assert {mq.topic for mq in fastjson.mq_map(got["offsetTable"])} == topics, name
