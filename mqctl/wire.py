@@ -101,15 +101,23 @@ def parse_body(body: bytes) -> tuple[Any, str | None]:
 
 
 def _decoded(cmd: RemotingCommand, kind: str) -> Decoded:
-    from mqctl.remoting.message import decode_messages, looks_like_messages
-    from mqctl.remoting.message import to_record as message_record
-
-    if looks_like_messages(cmd.body):
-        msgs, err = decode_messages(cmd.body)
-        return Decoded(cmd, [message_record(m) for m in msgs], None, kind, "messages", err)
+    batch = _message_batch(cmd.body, cmd, kind)
+    if batch is not None:
+        return batch
     body, text = parse_body(cmd.body)
     fmt = None if not cmd.body else ("text" if text is not None else "fastjson")
     return Decoded(cmd, body, redact_text(text) if text is not None else None, kind, fmt)
+
+
+def _message_batch(data: bytes, cmd: RemotingCommand | None, kind: str) -> Decoded | None:
+    """A stored-message batch (a PULL_MESSAGE response body), recognised by its magic code."""
+    from mqctl.remoting.message import decode_messages, looks_like_messages
+    from mqctl.remoting.message import to_record as message_record
+
+    if not looks_like_messages(data):
+        return None
+    msgs, err = decode_messages(data)
+    return Decoded(cmd, [message_record(m) for m in msgs], None, kind, "messages", err)
 
 
 def redact_text(text: str) -> str:
@@ -145,14 +153,9 @@ def decode_input(data: bytes, kind: str = "auto") -> Decoded | Capture:
         return _decoded(decode(frame), "hex frame")
     if kind == "frame" or (kind == "auto" and _looks_frame(data)):
         return _decoded(decode(data), "raw frame")
-    if kind in ("auto", "body"):
-        from mqctl.remoting.message import decode_messages, looks_like_messages
-        from mqctl.remoting.message import to_record as message_record
-
-        if looks_like_messages(data):
-            msgs, err = decode_messages(data)
-            return Decoded(None, [message_record(m) for m in msgs], None, "body", "messages",
-                           err)
+    batch = _message_batch(data, None, "body") if kind in ("auto", "body") else None
+    if batch is not None:
+        return batch
     if kind == "auto" and data[:1] not in (b"{", b"[") and data.strip()[:1] not in (b"{", b"["):
         # neither a frame nor a JSON body: explain both expectations
         if len(data) >= 4 and int.from_bytes(data[0:4], "big", signed=True) + 4 != len(data):
@@ -181,9 +184,13 @@ def _looks_text(data: bytes) -> bool:
     return b"0x0" in head
 
 
+def _shown_body(d: Decoded) -> Any:
+    return redact(fastjson.to_plain(d.body)) if d.body is not None else d.body_text
+
+
 def to_record(d: Decoded) -> dict[str, Any]:
     """JSON shape: header fields at top level under their protocol names, body under body."""
-    body = redact(fastjson.to_plain(d.body)) if d.body is not None else d.body_text
+    body = _shown_body(d)
     if d.command is None:
         if d.body_format == "messages":
             return {"bodyFormat": "messages", "bodyError": d.body_error, "body": body}
@@ -215,7 +222,7 @@ def command_record(c: RemotingCommand, body: Any, body_format: str | None,
 def frame_record(f: CapturedFrame, frames: list[CapturedFrame]) -> dict[str, Any]:
     """One frame of a capture: where it went, its pair, then the frame's own record."""
     d = _decoded(f.command, "capture")
-    body = redact(fastjson.to_plain(d.body)) if d.body is not None else d.body_text
+    body = _shown_body(d)
     rec: dict[str, Any] = {"index": f.index, "time": f.time, "src": f.src, "dst": f.dst,
                            "segments": f.segments, "pair": f.pair}
     if f.command.is_response:
