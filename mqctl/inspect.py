@@ -509,8 +509,19 @@ def _dedupe(failures: list[BrokerFailure]) -> list[BrokerFailure]:
     return out
 
 
+# TopicValidator.SYSTEM_TOPIC_SET (4.9.3 and 5.3.3; CHECKPOINT_TOPIC from 5.x) and topics
+# brokers register with addSystemTopic (TopicConfigManager: trace topic, SELF_TEST_TOPIC, ...)
+SYSTEM_TOPICS = {"TBW102", "SCHEDULE_TOPIC_XXXX", "BenchmarkTest", "OFFSET_MOVED_EVENT",
+                 "SELF_TEST_TOPIC", "RMQ_SYS_TRANS_HALF_TOPIC", "RMQ_SYS_TRACE_TOPIC",
+                 "RMQ_SYS_TRANS_OP_HALF_TOPIC", "TRANS_CHECK_MAX_TIME_TOPIC",
+                 "CHECKPOINT_TOPIC", "DefaultHeartBeatSyncerTopic", "rocketmq-controller"}
+REPLY_TOPIC_POSTFIX = "REPLY_TOPIC"  # MixAll.REPLY_TOPIC_POSTFIX
+
+
 def is_system_topic(topic: str, cluster_names: set[str], broker_names: set[str]) -> str:
-    """Classify a topic name like mqadmin's TopicValidator / the dashboard do."""
+    """Classify a topic name as TopicValidator.isSystemTopic does once a broker started:
+    TopicConfigManager calls addSystemTopic for the cluster name, the broker name and
+    ``<cluster>_REPLY_TOPIC`` (4.9.3 and 5.3.3); ``rmq_sys_`` is SYSTEM_TOPIC_PREFIX."""
     if topic in cluster_names:
         return "cluster"
     if topic in broker_names:
@@ -519,12 +530,29 @@ def is_system_topic(topic: str, cluster_names: set[str], broker_names: set[str])
         return "retry"
     if topic.startswith(DLQ_PREFIX):
         return "dlq"
-    if topic.startswith(("rmq_sys_", "RMQ_SYS_", "%LMQ%", "%SYS%")) or topic in {
-            "TBW102", "SCHEDULE_TOPIC_XXXX", "BenchmarkTest", "OFFSET_MOVED_EVENT",
-            "SELF_TEST_TOPIC", "DefaultHeartBeatSyncerTopic", "rocketmq-controller",
-            "TRANS_CHECK_MAX_TIME_TOPIC"}:
+    if topic.startswith(("rmq_sys_", "RMQ_SYS_", "%LMQ%", "%SYS%")) or topic in SYSTEM_TOPICS \
+            or any(topic == f"{c}_{REPLY_TOPIC_POSTFIX}" for c in cluster_names):
         return "system"
     return "normal"
+
+
+# --kind system lists every system topic, the cluster- and broker-name ones included
+KIND_GROUPS = {"system": {"system", "cluster", "broker"}}
+
+
+def topic_rows(names: list[str], cluster_names: set[str], broker_names: set[str], kind: str,
+               match: str | None = None) -> list[dict[str, Any]]:
+    """Rows of ``mqctl topics``: ``kind`` all lists every name the name server returned
+    (GET_ALL_TOPIC_LIST_FROM_NAMESERVER), as mqadmin topicList does."""
+    rows = []
+    for t in names:
+        k = is_system_topic(t, cluster_names, broker_names)
+        if kind != "all" and k not in KIND_GROUPS.get(kind, {kind}):
+            continue
+        if match and match not in t:
+            continue
+        rows.append({"topic": t, "kind": k})
+    return rows
 
 
 def route_rows(route: TopicRoute) -> list[dict[str, Any]]:
@@ -546,7 +574,8 @@ def route_rows(route: TopicRoute) -> list[dict[str, Any]]:
 
 __all__ = ["CaptureCache", "ClientView", "DELAY_REASONS", "Finding", "GroupMembers",
            "GroupProgress", "QueueProgress", "capture_members", "capture_progress",
-           "check_members", "classify_span", "is_system_topic", "route_rows", "MqctlError"]
+           "check_members", "classify_span", "is_system_topic", "route_rows", "topic_rows",
+           "MqctlError"]
 
 
 async def group_exists(admin: Admin, group: str) -> bool | None:

@@ -101,9 +101,13 @@ def topics(
 ) -> None:
     """List topics known to the name server, with their kind (normal, retry, dlq, system).
 
+    Kinds follow RocketMQ's TopicValidator: system includes the topics named after each
+    cluster and broker (shown as kind cluster / broker) and <cluster>_REPLY_TOPIC; --kind all
+    lists every topic the name server returns, as mqadmin topicList does.
+
     Example: mqctl topics --kind all
     """
-    from mqctl.inspect import is_system_topic
+    from mqctl.inspect import topic_rows
     from mqctl.render import Result, Table, cols
 
     st = state(ctx)
@@ -114,17 +118,7 @@ def topics(
         return await admin.topic_list(), await admin.cluster_info()
 
     names, info = with_client(st, settings, go)
-    clusters, brokers = set(info.clusters), set(info.brokers)
-    rows = []
-    for t in names:
-        k = is_system_topic(t, clusters, brokers)
-        if kind == TopicKind.all and k in ("cluster", "broker"):
-            continue
-        if kind not in (TopicKind.all, k):
-            continue
-        if match and match not in t:
-            continue
-        rows.append({"topic": t, "kind": k})
+    rows = topic_rows(names, set(info.clusters), set(info.brokers), kind.value, match)
     emit(Result([Table(cols("topic", "kind"), rows)]), st.output(output))
 
 
