@@ -313,7 +313,8 @@ def rollback(
     concurrency: ConcurrencyOpt = None,
 ) -> None:
     """Plan, and with --execute restore, the offsets saved in a rollback file (a new rollback
-    file of the offsets it replaces is written first).
+    file of the offsets it replaces is written first). Queues saved as "none" (no committed
+    offset before the reset) get no request: they keep the offset the reset wrote.
 
     Example: mqctl offsets rollback ~/.local/state/mqctl/rollback/GID_REPLAY-...json --execute
     """
