@@ -211,9 +211,16 @@ class SimBroker:
         off = self.committed(group, topic, qid)
         if off is not None and off >= 0:
             return off
-        if self.min_offset(topic, qid) <= 0 and self.max_offset(topic, qid) > 0:
-            return 0
-        return -1
+        return 0 if self.zero_if_not_found(topic, qid) else -1
+
+    def zero_if_not_found(self, topic: str, qid: int) -> bool:
+        """ConsumerManageProcessor.queryConsumerOffset's fallback for a queue without an offset
+        (the sim holds every message in memory): before 5.1.0 ``minOffset <= 0 &&
+        !checkInDiskByConsumeOffset(0)``, so an empty queue answers 0 too; from 5.1.0
+        ``minOffset <= 0 && checkInMemByConsumeOffset(0, 1)``: message 0 must exist."""
+        if self.min_offset(topic, qid) > 0:
+            return False
+        return self.version < V5_1_0 or self.max_offset(topic, qid) > 0
 
     def commit(self, group: str, topic: str, qid: int, offset: int) -> bool:
         """Store a commit; ignored (False) while a server-side reset is pending."""
@@ -621,8 +628,7 @@ def h_query_offset(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
     # setZeroIfNotFound came in 5.0.0: a 4.x broker ignores it and may answer 0
     zero = _ext(cmd, "setZeroIfNotFound") if b.version >= V5_0_0 else None
     if zero is None or zero.lower() != "false":
-        if b.min_offset(topic, qid) <= 0 and b.max_offset(topic, qid) > 0:
-            # checkInMemByConsumeOffset(topic, queueId, 0, 1): message 0 still in memory
+        if b.zero_if_not_found(topic, qid):
             return _ok(cmd, ext={"offset": 0})
         return cmd.response(R.QUERY_NOT_FOUND,
                             "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first", {})

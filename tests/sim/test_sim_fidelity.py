@@ -611,3 +611,19 @@ def test_consume_stats_topic_list_only_from_5_3_2(sim_factory):
         s = sim_factory(corpus_cluster(name))
         got = _stats(s, "broker-a", {"consumerGroup": "RW_G", "topicList": "NC_T;RW_T"}, ver)
         assert {mq.topic for mq in fastjson.mq_map(got["offsetTable"])} == topics, name
+
+
+def test_query_offset_of_an_empty_queue_per_version(sim_factory):
+    """ConsumerManageProcessor.queryConsumerOffset without an offset: before 5.1.0 it answers
+    0 when minOffset <= 0 and message 0 is NOT on disk (checkInDiskByConsumeOffset: an empty
+    queue too); from 5.1.0 only when message 0 is in memory (checkInMemByConsumeOffset)."""
+    for name, ver, want in (("V4_9_3", 399, (0, "0")), ("V5_0_0", 413, (0, "0")),
+                            ("V5_3_3", 479, (R.QUERY_NOT_FOUND, None))):
+        sc = corpus_cluster(name)
+        sc["topics"].append({"name": "EMPTY", "queues": 1, "rate": 0, "max_offset": 0})
+        s = sim_factory(sc)
+        r = call(s, "broker-a", C.QUERY_CONSUMER_OFFSET,
+                 {"consumerGroup": "NC_NEVER", "topic": "EMPTY", "queueId": 0}, version=ver)
+        assert (r.code, r.ext("offset")) == want, name
+        if ver == 479:
+            assert r.remark == "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first"
