@@ -19,6 +19,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import struct
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -279,28 +280,29 @@ def _stream_frames(segs: list[Segment], notes: list[str]) -> list[CapturedFrame]
     # unwrap sequence numbers relative to the first segment (mod 2**32)
     rel = sorted(((_seq_delta(s.seq, base), s) for s in segs if s.payload),
                  key=lambda pair: pair[0])
-    # runs of contiguous bytes; a retransmission overlapping what we have adds only its new bytes
-    runs: list[tuple[int, bytearray, list[Segment]]] = []
+    # runs of contiguous bytes; a retransmission overlapping what we have adds only its new
+    # bytes. bounds[i]: where members[i]'s bytes start in the run's buffer
+    runs: list[tuple[int, bytearray, list[Segment], list[int]]] = []
     for off, s in rel:
         if runs and off <= runs[-1][0] + len(runs[-1][1]):
-            start, buf, members = runs[-1]
+            start, buf, members, bounds = runs[-1]
             new = s.payload[start + len(buf) - off:]
             if new:  # else a pure retransmission
+                bounds.append(len(buf))
                 buf += new
                 members.append(s)
             continue
         if runs:
             gap = off - (runs[-1][0] + len(runs[-1][1]))
             notes.append(f"{way}: {gap} bytes were not captured (before packet {s.number})")
-        runs.append((off, bytearray(s.payload), [s]))
+        runs.append((off, bytearray(s.payload), [s], [0]))
     out: list[CapturedFrame] = []
-    for start, buf, members in runs:
+    for start, buf, members, bounds in runs:
         pos = 0
         if not _plausible_frame_start(buf, 0):
             # the capture began (or resumes after a gap) inside a frame: a later frame starts
             # at a segment boundary (senders write whole frames), so look only there
-            starts = _segment_starts(members)
-            nxt = next((i for i in starts if _plausible_frame_start(buf, i)
+            nxt = next((i for i in bounds[1:] if _plausible_frame_start(buf, i)
                         and _whole_frame_at(buf, i)), None)
             skipped = len(buf) if nxt is None else nxt
             notes.append(f"{way}: {skipped} bytes at the start of packet {members[0].number} "
@@ -309,40 +311,30 @@ def _stream_frames(segs: list[Segment], notes: list[str]) -> list[CapturedFrame]
                 continue
             pos = nxt
         while pos < len(buf):
-            if len(buf) - pos < 4:
-                notes.append(f"{way}: {len(buf) - pos} bytes at the end are a cut frame prefix")
+            left = len(buf) - pos
+            if left < 8:
+                notes.append(f"{way}: {left} bytes at the end are a cut frame prefix")
                 break
             (total,) = struct.unpack_from(">i", buf, pos)
-            if not _plausible_frame_start(buf, pos) and len(buf) - pos >= 8:
-                notes.append(f"{way}: {len(buf) - pos} bytes from stream offset {start + pos} "
+            if not _plausible_frame_start(buf, pos):
+                notes.append(f"{way}: {left} bytes from stream offset {start + pos} "
                              f"are not a RocketMQ frame (length field {total})")
                 break
-            if pos + 4 + total > len(buf):
-                notes.append(f"{way}: a frame of {total + 4} bytes is cut: "
-                             f"{len(buf) - pos} bytes captured, "
-                             f"{pos + 4 + total - len(buf)} bytes missing")
+            if total + 4 > left:
+                notes.append(f"{way}: a frame of {total + 4} bytes is cut: {left} bytes "
+                             f"captured, {total + 4 - left} bytes missing")
                 break
-            first = _segment_at(members, start, start + pos)
-            last = _segment_at(members, start, start + pos + 3 + total)
+            first = bisect_right(bounds, pos) - 1
+            last = bisect_right(bounds, pos + 3 + total) - 1
             try:
                 cmd = decode_payload(bytes(buf[pos + 4:pos + 4 + total]))
             except ProtocolError as exc:
                 notes.append(f"{way}: frame at stream offset {start + pos} cannot be decoded: "
                              f"{exc.message}")
-                pos += 4 + total
-                continue
-            out.append(CapturedFrame(cmd, src, dst, first.time,
-                                     members.index(last) - members.index(first) + 1,
-                                     first_packet=first.number))
-            pos += 4 + total
-    return out
-
-
-def _segment_starts(members: list[Segment]) -> list[int]:
-    out, pos = [], 0
-    for s in members[:-1]:
-        pos += len(s.payload)
-        out.append(pos)
+            else:
+                out.append(CapturedFrame(cmd, src, dst, members[first].time, last - first + 1,
+                                         first_packet=members[first].number))
+            pos += 4 + total  # total >= 4: a plausible start
     return out
 
 
@@ -361,16 +353,6 @@ def _whole_frame_at(buf: bytes | bytearray, pos: int) -> bool:
     except ProtocolError:
         return False
     return True
-
-
-def _segment_at(members: list[Segment], start: int, off: int) -> Segment:
-    pos = start
-    for s in members:
-        pos_end = pos + len(s.payload)
-        if off < pos_end:
-            return s
-        pos = pos_end
-    return members[-1]
 
 
 def frames_of(packets: list[Packet], source: str) -> Capture:

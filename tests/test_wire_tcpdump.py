@@ -396,3 +396,14 @@ def test_real_mqadmin_signature_verifies_with_the_stock_tools_secret(cli):
     ext = d["frames"][0]["extFields"]
     assert verify(ext, b"", "12345678")
     assert not verify(ext, b"", "12345679")
+
+
+def test_a_short_tail_after_a_frame_is_named_not_looped_on(cli, tmp_path):
+    """4-7 bytes after the last frame whose length field is negative: a cut prefix."""
+    frame = encode(RemotingCommand.request(34, body=b"{}").with_(opaque=3))
+    pk = [ipv4("127.0.0.1", "127.0.0.1", tcp(5, 20911, 1, frame + b"\xff\xff\xff\xf0\x00"))]
+    f = tmp_path / "tail.txt"
+    f.write_text(tcpdump_text([("s", pk[0])], False))
+    d = decode_json(cli, f)
+    assert frame_summary(d) == [("127.0.0.1:5", "127.0.0.1:20911", "request", 34, 3)]
+    assert any("5 bytes at the end are a cut frame prefix" in n for n in d["notes"])
