@@ -14,11 +14,11 @@ a different allocation until the next heartbeat settles it.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mqctl.allocate.base import Allocation, java_key, sort_queues
+from mqctl.allocate.base import Allocation, AllocationStrategy, java_key, sort_queues
 from mqctl.errors import MqctlError
 from mqctl.models import STRATEGY_CLASS_NAMES, ConsumerConnection, MessageQueue, TopicRoute
 
@@ -143,18 +143,12 @@ class LiveReports:
     dropped: dict[str, tuple[MessageQueue, ...]] = field(default_factory=dict)
 
     def notes(self, predicted: Allocation) -> list[str]:
+        """Failures and drops; the strategy the clients run is :func:`choose_strategy`'s."""
         notes = []
         for cid, msg in sorted(self.failures.items()):
             notes.append(f"client {cid} did not report its queues: {msg}")
         if self.failures:
             notes.append("queues of clients that did not answer show as not owned")
-        names = set(self.strategies.values())
-        if names and predicted.strategy not in names:
-            used = ", ".join(sorted(names))
-            notes.append(f"clients report strategy {used}; the prediction used "
-                         f"{predicted.strategy} (pass --strategy to match)")
-        elif len(names) > 1:
-            notes.append(f"clients run different strategies: {', '.join(sorted(names))}")
         for cid, qs in sorted(self.dropped.items()):
             notes.append(f"client {cid} is dropping {len(qs)} queue(s) (a rebalance in "
                          "progress)")
@@ -203,3 +197,157 @@ def reports_from_infos(infos: Mapping[str, Any], topic: str) -> LiveReports:
         if name:
             strategies[cid] = name
     return LiveReports(owned=owned, strategies=strategies, failures=failures, dropped=dropped)
+
+
+# ------------------------------------------------------------------------- the strategy
+
+# AllocateMessageQueueConsistentHash(): this(10) (4.9.3 and 5.3.3); running info reports the
+# class only (ConsumerRunningInfo properties: allocateMessageQueueStrategy=<class>@<hash>)
+DEFAULT_VIRTUAL_NODES = 10
+
+
+@dataclass(frozen=True, slots=True)
+class StrategyChoice:
+    """Which strategy a live prediction uses, and why.
+
+    ``strategy`` is one registry name for every client, or ``None`` when the clients disagree:
+    then ``per_client`` maps each client to the strategy it runs (clients that did not report
+    get the most common one).
+    """
+
+    strategy: str | None
+    per_client: dict[str, str]
+    source: str  # "clients" | "option" | "default"
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(set(self.per_client.values())) if self.strategy is None \
+            else [self.strategy]
+
+
+def _by_strategy(strategies: Mapping[str, str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for cid in sorted(strategies, key=java_key):
+        out.setdefault(strategies[cid], []).append(cid)
+    return out
+
+
+def _known(name: str) -> bool:
+    from mqctl.allocate.registry import registry
+
+    try:
+        registry.info(name)
+    except MqctlError:
+        return False
+    return True
+
+
+def choose_strategy(explicit: str | None, reports: LiveReports | None, *,
+                    consumers: Iterable[str] = (), virtual_nodes_given: bool = False
+                    ) -> StrategyChoice:
+    """The live default: the strategy the clients report (``allocateMessageQueueStrategy`` in
+    their running info). All agree: use it and say so. They disagree: every client computes
+    its own share with its own strategy (RebalanceImpl.rebalanceByTopic), so predict per
+    client and warn. ``--strategy`` overrides with a note. Nothing reported: avg, said."""
+    reported = dict(reports.strategies) if reports else {}
+    unknown = {c: n for c, n in reported.items() if not _known(n)}
+    usable = {c: n for c, n in reported.items() if c not in unknown}
+    members = list(dict.fromkeys(consumers)) or sorted(reported, key=java_key)
+    total = len(members) or len(reported)
+    groups = _by_strategy(usable)
+    notes: list[str] = []
+    warnings: list[str] = []
+    for cid, unk in sorted(unknown.items()):
+        notes.append(f"client {cid} runs strategy {unk}, which mqctl does not know (install "
+                     "it as a plugin, see docs/allocate.md)")
+    desc = "; ".join(f"{n}: {', '.join(c)}" for n, c in sorted(groups.items()))
+    if explicit:
+        from mqctl.allocate.registry import registry
+
+        want = registry.canonical(explicit)[0]
+        if groups and set(groups) != {want}:
+            notes.append(f"--strategy {explicit} overrides the strategy the clients report "
+                         f"({desc})")
+        elif groups:
+            notes.append(f"--strategy {explicit}: the clients report the same")
+        choice = StrategyChoice(explicit, {}, "option", tuple(notes))
+    elif not groups:
+        why = (f" ({len(reports.failures)} did not answer GET_CONSUMER_RUNNING_INFO)"
+               if reports and reports.failures else "")
+        notes.append(f"no client reported a strategy mqctl knows{why}: predicted with avg "
+                     "(AllocateMessageQueueAveragely, the client's default); pass --strategy")
+        choice = StrategyChoice("avg", {}, "default", tuple(notes))
+    elif len(groups) == 1:
+        name = next(iter(groups))
+        n = len(groups[name])
+        rest = (f"; the other {total - n} did not report theirs and are assumed to run it"
+                if total > n else "")
+        notes.append(f"clients report {name} ({n} of {total}): predicted with it{rest} "
+                     "(--strategy overrides)")
+        choice = StrategyChoice(name, {}, "clients", tuple(notes))
+    else:
+        most = max(groups, key=lambda k: (len(groups[k]), k))
+        per = {c: usable.get(c, most) for c in members} if members else dict(usable)
+        warnings.append(f"clients run different strategies ({desc}): each computes its own "
+                        "share with its own strategy, so some queues go to two clients and "
+                        "some to none; the prediction is per client (make them agree)")
+        missing = [c for c in members if c not in usable]
+        if missing:
+            notes.append(f"{len(missing)} client(s) did not report a strategy and are assumed "
+                         f"to run {most}: {', '.join(missing)}")
+        choice = StrategyChoice(None, per, "clients", tuple(notes), tuple(warnings))
+    if "consistent-hash" in {_canon(n) for n in choice.names} and not virtual_nodes_given:
+        choice = StrategyChoice(choice.strategy, choice.per_client, choice.source,
+                                (*choice.notes, "consistent-hash: the clients' virtual nodes "
+                                 "cannot be read from running info; the default "
+                                 f"{DEFAULT_VIRTUAL_NODES} is assumed (--virtual-nodes N)"),
+                                choice.warnings)
+    return choice
+
+
+def _canon(name: str) -> str:
+    from mqctl.allocate.registry import registry
+
+    try:
+        return registry.canonical(name)[0]
+    except MqctlError:
+        return name
+
+
+class PerClientStrategy(AllocationStrategy):
+    """Each client's share computed with the strategy that client runs."""
+
+    def __init__(self, strategies: Mapping[str, AllocationStrategy], **params: Any) -> None:
+        super().__init__(**params)
+        self.strategies = dict(strategies)
+
+    @property
+    def display_name(self) -> str:
+        names = _by_strategy({c: s.display_name for c, s in self.strategies.items()})
+        return "per-client (" + "; ".join(f"{n}: {len(c)}" for n, c in sorted(names.items())) \
+            + ")"
+
+    def allocate(self, group: str, current_cid: str, mq_all: Sequence[MessageQueue],
+                 cid_all: Sequence[str]) -> list[MessageQueue]:
+        strat = self.strategies.get(current_cid)
+        if strat is None or current_cid not in cid_all:
+            return []
+        return list(strat.allocate(group, current_cid, mq_all, cid_all))
+
+
+def per_client_allocation(queues: Iterable[MessageQueue], consumers: Iterable[str], group: str,
+                          per_client: Mapping[str, str], params: Mapping[str, Any]
+                          ) -> Allocation:
+    """The allocation the group really gets when its clients run different strategies."""
+    from mqctl.allocate.engine import compute_allocation
+    from mqctl.allocate.registry import registry
+
+    made: dict[str, AllocationStrategy] = {}
+    by_name: dict[str, AllocationStrategy] = {}
+    for cid, name in per_client.items():
+        if name not in by_name:
+            by_name[name] = registry.create(name, group=group, **params)
+        made[cid] = by_name[name]
+    return compute_allocation(PerClientStrategy(made), queues, consumers, group=group)

@@ -10,7 +10,9 @@ JSON shape (stable; docs/allocate.md)::
      "moves": [{"queue": queue, "from": clientId|null, "to": clientId|null}],
      "before": {"strategy", "assignments", "unassigned", "idle"}, "summary": {...},
      # live only:
-     "live": {...}, and with --against-live "differences": [...]}
+     "live": {...}, "strategySource": "clients"|"option"|"default",
+     "clientStrategies": {clientId: strategy}, "warnings": [str, ...],
+     and with --against-live "differences": [...]}
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from mqctl.allocate.registry import StrategyInfo
 from mqctl.models import MessageQueue
 
 if TYPE_CHECKING:
-    from mqctl.allocate.live import LiveGroup, LiveReports
+    from mqctl.allocate.live import LiveGroup, LiveReports, StrategyChoice
     from mqctl.render import Result, Table
 
 MAX_LISTED = 10
@@ -249,3 +251,15 @@ def add_differences(result: Result, diffs: Sequence[LiveDifference], reports: Li
         result.data["differences"] = [d.to_dict() for d in diffs]
         result.data["reported"] = reports.to_dict()
         result.data["notes"] = list(result.data.get("notes", [])) + notes
+
+
+def add_strategy_choice(result: Result, choice: StrategyChoice) -> None:
+    """Why the live prediction uses its strategy (first notes; JSON ``strategySource``)."""
+    lines = [f"warning: {w}" for w in choice.warnings] + list(choice.notes)
+    result.notes[:0] = lines
+    if isinstance(result.data, dict):
+        result.data["strategySource"] = choice.source
+        if choice.per_client:
+            result.data["clientStrategies"] = dict(choice.per_client)
+        result.data["warnings"] = list(choice.warnings)
+        result.data["notes"] = lines + list(result.data.get("notes", []))

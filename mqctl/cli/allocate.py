@@ -18,7 +18,9 @@ from mqctl.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from mqctl.allocate.live import LiveGroup, LiveReports
+    from mqctl.allocate.live import LiveGroup, LiveReports, StrategyChoice
+    from mqctl.allocate.preview import PreviewOptions
+    from mqctl.render import Result
 
 HELP = """\
 Preview the queue allocation of a consumer group, exactly as RocketMQ's clients compute it.
@@ -26,6 +28,10 @@ Preview the queue allocation of a consumer group, exactly as RocketMQ's clients 
 Inputs: a topology file (--topology), shorthand (--queues broker-a:8,broker-b:8 --consumers 3;
 a count generates ids 10.0.0.1@1, 10.0.0.2@2, ...), or the live cluster (--group G --topic T:
 readable queues from the name server, member ids from every broker of the topic).
+
+Live, the strategy is the one the clients report (allocateMessageQueueStrategy in their
+running info), said in a note; clients that disagree are predicted per client, with a warning;
+--strategy overrides. consistent-hash assumes the default 10 virtual nodes (--virtual-nodes).
 
 What-if: --add-consumer / --remove-consumer / --compare STRATEGY show the queues that move.
 --against-live compares the prediction with what each client reports owning.
@@ -41,8 +47,9 @@ Examples:
 def allocate(
     ctx: typer.Context,
     strategy: Annotated[str | None, typer.Option(
-        "--strategy", "-s", help="avg (default), avg-by-circle, consistent-hash, config, "
-        "machine-room, machine-room-nearby or a plugin; RocketMQ names (AVG_BY_CIRCLE) work.",
+        "--strategy", "-s", help="avg, avg-by-circle, consistent-hash, config, machine-room, "
+        "machine-room-nearby or a plugin; RocketMQ names (AVG_BY_CIRCLE) work. Default: the "
+        "clients' strategy live, avg offline.",
         show_default=False)] = None,
     topology: Annotated[str | None, typer.Option(
         "--topology", help="YAML/JSON file: {group, queues: [{topic, brokerName, queueId}], "
@@ -149,17 +156,32 @@ def allocate(
 
     live: LiveGroup | None = None
     reports: LiveReports | None = None
+    choice: StrategyChoice | None = None
     if topo is None:
         assert group is not None and topic is not None
-        live, reports = _read_live(st, namesrv, concurrency, group, topic, against_live)
+        from mqctl.allocate.live import choose_strategy
+
+        live, reports = _read_live(st, namesrv, concurrency, group, topic)
         q_in, c_in, g_in = list(live.queues), list(live.consumers), group
+        if not (live.pop or live.broadcasting):
+            choice = choose_strategy(strategy, reports, consumers=c_in,
+                                     virtual_nodes_given=virtual_nodes is not None)
+            opts = _with_choice(opts, choice)
     else:
         q_in, c_in, g_in = list(topo.queues), list(topo.consumers), topo.group
-    result, _ = preview(q_in, c_in, g_in, opts, live=live, reports=reports,
-                        broadcasting=topo is not None and topo.broadcasting)
+    shown = reports if against_live else None
+    if choice is not None and choice.strategy is None and not opts.what_if and c_in:
+        assert live is not None
+        result = _per_client_preview(q_in, c_in, g_in, opts, choice, live, shown)
+    else:
+        result, _ = preview(q_in, c_in, g_in, opts, live=live, reports=shown,
+                            broadcasting=topo is not None and topo.broadcasting)
+    if choice is not None:
+        _add_choice(result, choice)
     emit(result, st.output(output))
     failures = [(f.broker, f.message) for f in (live.failures if live else ())]
-    failures += sorted((reports.failures if reports else {}).items())
+    # without --against-live a silent client only leaves its strategy unknown (a note)
+    failures += sorted((shown.failures if shown else {}).items())
     if failures:
         raise PartialFailure(f"{len(failures)} broker/client request(s) failed: "
                              + "; ".join(f"{w}: {m}" for w, m in failures[:5]),
@@ -173,8 +195,11 @@ def _plugin_warnings() -> None:
         warn(p)
 
 
-def _read_live(st: Any, namesrv: str | None, concurrency: int | None, group: str, topic: str,
-               against_live: bool) -> tuple[LiveGroup, LiveReports | None]:
+def _read_live(st: Any, namesrv: str | None, concurrency: int | None, group: str, topic: str
+               ) -> tuple[LiveGroup, LiveReports | None]:
+    """Route, member lists and each client's running info (its strategy; with
+    --against-live also its queues). Read-only: GET_CONSUMER_RUNNING_INFO is forwarded by a
+    broker to the client, one request per client."""
     settings = st.settings(namesrv=namesrv)
 
     async def go(client: Any) -> tuple[LiveGroup, LiveReports | None]:
@@ -184,11 +209,62 @@ def _read_live(st: Any, namesrv: str | None, concurrency: int | None, group: str
         admin = Admin(client, settings.namesrv, concurrency=concurrency or settings.concurrency)
         live = await read_live_group(admin, group, topic)
         reports = None
-        if against_live and live.consumers and not live.pop:
+        if live.consumers and not live.pop and not live.broadcasting:
             reports = await read_reports(admin, group, set(live.consumers), live.route)
         return live, reports
 
     return with_client(st, settings, go)
+
+
+def _with_choice(opts: PreviewOptions, choice: StrategyChoice) -> PreviewOptions:
+    """The options with the strategy the clients run (the most common one for a what-if when
+    they disagree); a client strategy mqctl cannot configure is a usage error that names it."""
+    import dataclasses
+
+    from mqctl.errors import UsageError
+
+    name = choice.strategy
+    if name is None:
+        counts: dict[str, int] = {}
+        for n in choice.per_client.values():
+            counts[n] = counts.get(n, 0) + 1
+        name = max(counts, key=lambda k: (counts[k], k))
+    new = dataclasses.replace(opts, strategy=name)
+    if choice.source == "clients":
+        try:
+            new.check_strategies()
+            for n in choice.per_client.values():
+                dataclasses.replace(opts, strategy=n).check_strategies()
+        except UsageError as exc:
+            raise UsageError(f"the clients run {', '.join(choice.names)}: {exc.message}",
+                             hint=exc.hint or "pass --strategy to predict with another "
+                             "strategy") from None
+    return new
+
+
+def _per_client_preview(queues: list[Any], consumers: list[str], group: str,
+                        opts: PreviewOptions, choice: StrategyChoice, live: LiveGroup,
+                        reports: LiveReports | None) -> Result:
+    """Clients that disagree on the strategy: each client's share as it computes it."""
+    from mqctl.allocate import report
+    from mqctl.allocate.live import per_client_allocation
+    from mqctl.allocate.plan import compare_with_reports
+
+    alloc = per_client_allocation(queues, consumers, group, choice.per_client, opts.params)
+    result = report.allocation_result(alloc, opts.by_queue)
+    report.add_live(result, live)
+    if reports is not None:
+        report.add_differences(result, compare_with_reports(alloc, reports.owned), reports,
+                               alloc)
+    return result
+
+
+def _add_choice(result: Result, choice: StrategyChoice) -> None:
+    from mqctl.allocate.report import add_strategy_choice
+
+    add_strategy_choice(result, choice)
+    for w in choice.warnings:
+        warn(w)
 
 
 def register(app: typer.Typer) -> None:

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from mqctl.admin import BrokerFailure
-from mqctl.allocate.live import read_live_group, read_reports
+from mqctl.allocate.live import choose_strategy, read_live_group, read_reports
 from mqctl.allocate.preview import PreviewOptions, preview
 from mqctl.errors import ConnectError, UsageError
 from mqctl.models import (
@@ -167,8 +167,10 @@ def test_against_live_lists_every_difference():
               d["reported"], d["kind"]) for d in res.data["differences"]]
     assert diffs == [("b1", [B], [], "not owned by any client"),
                      ("b2", [C], [B], "owned by another client")]
-    assert any("clients run different strategies" in n or "clients report strategy" in n
-               for n in res.notes)
+    # the strategy the clients run is choose_strategy's (issue 14 item 3)
+    choice = choose_strategy(None, reports, consumers=live.consumers)
+    assert choice.per_client == {A: "avg", B: "avg", C: "consistent-hash"}
+    assert any("clients run different strategies" in w for w in choice.warnings)
     assert any(f"client {B} is dropping 1 queue(s)" in n for n in res.notes)
     assert res.data["reported"]["strategies"] == {A: "avg", B: "avg", C: "consistent-hash"}
 
@@ -197,7 +199,15 @@ def test_strategy_mismatch_pointed_out():
     admin = FakeAdmin({"broker-a": [A, B, C], "broker-b": [A, B, C]}, infos=infos)
     live = run(read_live_group(admin, "G", TOPIC))
     reports = run(read_reports(admin, "G", set(live.consumers), live.route))
-    res, _ = preview(list(live.queues), list(live.consumers), "G", PreviewOptions(),
-                     live=live, reports=reports)
-    assert ("clients report strategy avg-by-circle; the prediction used avg (pass --strategy "
-            "to match)") in res.notes
+    # issue 14 item 3: the live default is the clients' strategy, said in a note, and the
+    # prediction then matches what they report
+    choice = choose_strategy(None, reports, consumers=live.consumers)
+    assert choice.strategy == "avg-by-circle" and choice.source == "clients"
+    assert any("clients report avg-by-circle (3 of 3)" in n for n in choice.notes)
+    res, _ = preview(list(live.queues), list(live.consumers), "G",
+                     PreviewOptions(strategy=choice.strategy), live=live, reports=reports)
+    assert res.data["strategy"] == "avg-by-circle"
+    # an explicit other strategy is an override, with the clients' strategy named
+    over = choose_strategy("avg", reports, consumers=live.consumers)
+    assert over.strategy == "avg" and any("overrides" in n and "avg-by-circle" in n
+                                          for n in over.notes)
