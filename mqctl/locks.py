@@ -124,6 +124,7 @@ class Claim:
     member: bool = True        # the client is a member of the group now
     orderly: bool | None = True
     gone_ts: int = 0           # remembered, not a member: when mqctl first found it gone
+    silent_ts: int = 0         # remembered: when mqctl first found it a member not answering
 
     def age(self, now: int) -> int | None:
         """Time since the last renewal the client reported (clamped at 0)."""
@@ -144,12 +145,16 @@ class Claim:
         60 s after the last renewal the client reported; for a client that has left the group
         since (crashed or stopped) and was renewing on time when last seen, also 60 s after
         each later renewal it may have made (``lockAll`` every 20 s) before mqctl found it gone
-        (it cannot renew after it left).
+        (it cannot renew after it left). A client that mqctl found a silent member (hung: it
+        did not answer) before it left gets no such extension: a client that has not answered
+        since its last answer renewed nothing after it (a SIGSTOPped client, then expired by
+        the broker ~120 s after its last heartbeat: real 4.9.3/5.3.3 lock-crash/pause_*).
         """
         end = self.lease_end
         if end is None:
             return ()
         if (self.live or self.member or self.gone_ts <= self.last_lock_ts
+                or (self.silent_ts and self.silent_ts <= self.gone_ts)
                 or self.observed_ts - self.last_lock_ts > RENEW_INTERVAL_MS + RENEW_SLACK_MS):
             return (end,)
         later = (self.gone_ts - self.last_lock_ts) // RENEW_INTERVAL_MS
@@ -200,7 +205,9 @@ class Claim:
                 "dropped": self.dropped, "orderly": self.orderly,
                 "observed_ts": self.observed_ts or None,
                 "observed_time": format_ms(self.observed_ts) or None,
-                "gone_ts": self.gone_ts or None, "gone_time": format_ms(self.gone_ts) or None}
+                "gone_ts": self.gone_ts or None, "gone_time": format_ms(self.gone_ts) or None,
+                "silent_ts": self.silent_ts or None,
+                "silent_time": format_ms(self.silent_ts) or None}
 
     @classmethod
     def of(cls, client_id: str, mq: MessageQueue, pq: ProcessQueueInfo, *, live: bool = True,
@@ -423,7 +430,12 @@ def classify_queue(mq: MessageQueue, claims: Sequence[Claim], predicted: Sequenc
         why = ("no longer a member: crashed or left" if not c.member
                else "does not answer: hung or overloaded")
         others = [p for p in predicted if p != c.client_id and p in answered]
-        then = f"; then {', '.join(others)} can lock it" if others else ""
+        # the new owner locks it at its next rebalance after that (every 20 s, at once when
+        # the broker notifies a member change); a 4.x client then consumes only after its
+        # next lockAll (RebalanceImpl: the ProcessQueue is created after lock() succeeded)
+        then = (f"; then {', '.join(others)} can lock it: consumption resumes up to one "
+                f"rebalance and one lock cycle ({RENEW_INTERVAL_MS // 1000} s each) after "
+                "that time, not at it" if others else "")
         cmd = (f"mqctl locks release --group {group or '<group>'} --queue {q} "
                f"--topic {mq.topic} --execute")
         basis = f"its last reported renewal {format_ms(c.last_lock_ts)}"
@@ -453,11 +465,30 @@ def classify_queue(mq: MessageQueue, claims: Sequence[Claim], predicted: Sequenc
             if holder is not None:
                 why = (f"{holder.client_id} still holds it while releasing it (unlock tried "
                        f"{holder.try_unlock_times}x)")
+                reason = f"claimed by {c.client_id} but not locked"
+            elif c.last_lock_ts > 0 and c.age(now) is not None \
+                    and (c.age(now) or 0) <= RENEW_INTERVAL_MS + slack_ms:
+                # a ProcessQueue that has never been marked locked: its lastLockTimestamp is
+                # its creation time, and a 4.x client creates it only after the broker granted
+                # the lock (RebalanceImpl.updateProcessQueueTableInRebalance: lock(mq) first;
+                # lock() finds no ProcessQueue to mark), then marks it at its next lockAll
+                # (ConsumeMessageOrderlyService.lockMQPeriodically, every 20 s). Real 4.9.3:
+                # lock-crash/kill_survivor_o1_client.log "lock OK" 20:58:04.5, "locked OK"
+                # 20:58:16.5, "pull message later because not locked in broker" in between.
+                mark = c.last_lock_ts + RENEW_INTERVAL_MS
+                why = (f"the broker granted the lock when {c.client_id} added the queue "
+                       f"({format_ms(c.last_lock_ts)}); a 4.x client marks it locked at its "
+                       f"next lock cycle (every {RENEW_INTERVAL_MS // 1000} s, by "
+                       f"{clock_text(mark)}) and consumes it from then on")
+                return make(LockState.LOCK_FAILED, c.client_id,
+                            f"claimed by {c.client_id}, lock granted, not yet marked locked by "
+                            "the client (next lock cycle)",
+                            f"{q} is claimed by {c.client_id} but not marked locked yet: {why}")
             else:
-                why = ("the broker refused the lock (another client's lease, up to 60 s) or "
-                       "the master is unreachable")
-            return make(LockState.LOCK_FAILED, c.client_id,
-                        f"claimed by {c.client_id} but not locked",
+                why = ("its lock renewals fail: the broker refused the lock (another client's "
+                       "lease, up to 60 s) or the master is unreachable")
+                reason = f"claimed by {c.client_id} but not locked"
+            return make(LockState.LOCK_FAILED, c.client_id, reason,
                         f"{q} is claimed by {c.client_id} but not locked: {why}; it retries "
                         "every 20 s")
         age = c.age(now) or 0
@@ -489,9 +520,16 @@ def classify_queue(mq: MessageQueue, claims: Sequence[Claim], predicted: Sequenc
     silent = [c for c in remembered if c.member]
     if pred_answering:
         owner = pred_answering[0]
+        gone_lapsed = [c for c in remembered if not c.member and c.lease_end is not None]
         if releasing:
             why = (f"{releasing[0].client_id} still holds it while releasing it (unlock tried "
                    f"{releasing[0].try_unlock_times}x)")
+        elif gone_lapsed:
+            x = _latest(gone_lapsed)
+            why = (f"{x.client_id} left the group and its lease lapsed "
+                   f"({format_ms(x.lease_ends()[-1])}); {owner} locks it at its next rebalance "
+                   f"(at once when a broker notifies the change, else within "
+                   f"{RENEW_INTERVAL_MS // 1000} s)")
         else:
             why = ("a departed consumer's lease may still run (up to 60 s), or it has not "
                    "rebalanced yet (every 20 s)")
@@ -506,7 +544,9 @@ def classify_queue(mq: MessageQueue, claims: Sequence[Claim], predicted: Sequenc
             seen = clock_text(c.observed_ts) if c.observed_ts else "an earlier run"
             reason = f"{owner} does not answer; last seen claiming it at {seen}"
             hint = (f"{q}: {owner} does not answer (last seen {seen}; {lapsed}); while it stays "
-                    "a member the queue is allocated to it and nobody may be consuming it")
+                    "a member the queue is allocated to it and nobody may be consuming it; a "
+                    "hung client is dropped by the brokers about 120 s after its last "
+                    "heartbeat, then the others take the queue")
         else:
             owner = pred_silent[0]
             reason = f"assigned to {owner}, which does not answer"
@@ -576,11 +616,14 @@ class StoredClient:
     claims: tuple[Claim, ...]
     orderly: bool | None = True
     gone_ts: int = 0           # when mqctl first found it no longer a member (0: a member)
+    silent_ts: int = 0         # when mqctl first found it a member that did not answer
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"observedTs": self.observed_ts, "orderly": self.orderly}
         if self.gone_ts:
             doc["goneTs"] = self.gone_ts
+        if self.silent_ts:
+            doc["silentTs"] = self.silent_ts
         doc["mqTable"] = [{**c.mq.to_dict(), "locked": c.locked,
                            "lastLockTimestamp": c.last_lock_ts,
                            "tryUnlockTimes": c.try_unlock_times, "droped": c.dropped}
@@ -593,6 +636,7 @@ class StoredClient:
             raise ValueError(f"client {cid}: not an object")
         ts = int(d.get("observedTs") or 0)
         gone = int(d.get("goneTs") or 0)
+        silent = int(d.get("silentTs") or 0)
         orderly = d.get("orderly")
         claims = []
         for e in d.get("mqTable") or []:
@@ -603,18 +647,22 @@ class StoredClient:
                                 live=False, observed_ts=ts,
                                 orderly=orderly if isinstance(orderly, bool) else None))
         return cls(cid, ts, tuple(claims), orderly if isinstance(orderly, bool) else None,
-                   gone)
+                   gone, silent)
 
     def remembered(self, *, member: bool) -> list[Claim]:
         return [replace(c, live=False, member=member, observed_ts=self.observed_ts,
-                        orderly=self.orderly, gone_ts=0 if member else self.gone_ts)
+                        orderly=self.orderly, gone_ts=0 if member else self.gone_ts,
+                        silent_ts=self.silent_ts)
                 for c in self.claims]
 
     def departed(self, *, member: bool, now: int) -> StoredClient:
-        """This record as of ``now``: a client that left keeps the moment it was first found
-        gone (it cannot have renewed a lock after that); one that is a member again has none."""
+        """This record as of ``now`` for a client that did not answer: a client that left keeps
+        the moment it was first found gone (it cannot have renewed a lock after that); one that
+        is a member again has none. A member that does not answer is silent from the first
+        time it was found so (kept after it leaves: it renewed nothing after its last answer)."""
         if member:
-            return replace(self, gone_ts=0) if self.gone_ts else self
+            st = replace(self, gone_ts=0) if self.gone_ts else self
+            return st if st.silent_ts else replace(st, silent_ts=now)
         return self if self.gone_ts else replace(self, gone_ts=now)
 
     def lease_may_run(self, now: int) -> bool:

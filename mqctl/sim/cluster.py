@@ -37,6 +37,10 @@ C = RequestCode
 R = ResponseCode
 FAQ = "\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details."
 NAMESRV_BROKER_EXPIRED_MS = 120_000
+# NettyServerConfig.serverChannelMaxIdleTimeSeconds: a broker closes a client connection with
+# no traffic for 120 s (IdleStateHandler ALL_IDLE -> ClientHousekeepingService.onChannelIdle ->
+# ConsumerManager.doChannelCloseEvent, which notifies the group: CHANGE)
+CHANNEL_IDLE_MS = 120_000
 
 
 class FaultController:
@@ -237,6 +241,30 @@ class SimCluster:
                 self.consumers_list.append(SimConsumer(self, g, cs, i * 100 + j))
         for b in self.brokers.values():
             self.scheduler.call_every(10_000, b.scan_expired)
+
+    def watch_idle(self, consumer: SimConsumer) -> None:
+        """A consumer stopped sending anything (hung): each broker closes its connection 120 s
+        after the last request on it and notifies the group at once, as the real broker's
+        idle check does. Real 4.9.3 and 5.3.3 (lock-crash/pause_*): broker-a, to which the
+        SIGSTOPped o2 sent only heartbeats, logged ``NETTY EVENT: remove not active channel``
+        exactly 120 s after o2's last heartbeat (lastUpdateTimestamp), about 111 s after the
+        SIGSTOP, and o1 took and locked o2's queues at once (``receive broker's
+        notification``, ``lock OK``). A broker that the client also pulled from sees later
+        traffic, so its heartbeat scan (``SimBroker.scan_expired``, no notification on 4.x)
+        usually drops the client first; the others then notice at their next rebalance (o1
+        took the %RETRY% queue of broker-b 20 s later)."""
+        group = consumer.group.name
+        for name, b in self.brokers.items():
+            last = consumer.traffic.get(name)
+            if last is None or not any(ch.consumer is consumer for ch in b.members(group)):
+                continue
+            self.scheduler.call_at(last + CHANNEL_IDLE_MS,
+                                   partial(self._idle_close, b, consumer, last))
+
+    def _idle_close(self, b: SimBroker, consumer: SimConsumer, since: int) -> None:
+        if not consumer.hung or consumer.traffic.get(b.name) != since:
+            return  # it woke up (and sent something) meanwhile
+        b.unregister(consumer.group.name, consumer=consumer)
 
     def ensure_retry_topic(self, group: str) -> None:
         topic = RETRY_PREFIX + group

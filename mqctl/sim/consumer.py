@@ -6,8 +6,12 @@
 * rebalance every 20 s (``rocketmq.client.rebalance.waitInterval``) and at once when a broker
   says the member list changed, with ``mqctl.allocate`` over the sorted route queues and the
   member list of ONE broker of the route (chosen at random, as ``findConsumerIdList`` does);
-* orderly: lock a new queue on its broker before consuming it, ``lockAll`` every 20 s, trust a
-  lock for 30 s, unlock a queue that moves away;
+* orderly: lock a new queue on its broker before adding it (``RebalanceImpl.lock`` runs before
+  the ProcessQueue exists, so on 4.x the new ProcessQueue reads ``locked=false`` and is not
+  pulled -- "pull message later because not locked in broker" -- until the next ``lockAll``;
+  5.x creates it with ``setLocked(true)`` and retries a refused lock within a second
+  (``rebalanceLater(500)``)), ``lockAll`` every 20 s, trust a lock for 30 s, unlock a queue that
+  moves away;
 * commit every 5 s (``persistConsumerOffsetInterval``); consume at the behaviour's rate;
 * honour a broker-pushed reset (legacy path: suspend, drop, 10 s pause, apply, resume) and a
   server-side reset (the next pull answers PULL_OFFSET_MOVED: a 5.2.0+ client persists the new
@@ -38,6 +42,7 @@ LOCK_TRUST_MS = 30_000
 COMMIT_MS = 5_000
 CONSUME_TICK_MS = 1_000
 RESET_PAUSE_MS = 10_000
+LOCK_RETRY_MS = 1_000
 PERSIST_LOG_MS = 30_000
 
 _CLASS_OF = {v: k for k, v in STRATEGY_CLASS_NAMES.items()}
@@ -84,8 +89,12 @@ class SimConsumer:
         self.strategy = spec.strategy or group.strategy
         self._tps_window: list[tuple[int, int]] = []
         self._wakeup_pending = False
+        self._retry_pending = False  # 5.x: a rebalance soon because a lock was refused
         self._notified_by = ""
         self.sub_versions: dict[str, int] = {}  # topic -> SubscriptionData.subVersion
+        # broker name -> last request sent on the connection to it (heartbeat, pull, lock,
+        # commit): the broker's Netty idle check closes a connection silent for 120 s
+        self.traffic: dict[str, int] = {}
 
     # --------------------------------------------------------------- lifecycle
 
@@ -163,12 +172,15 @@ class SimConsumer:
             b.unregister(self.group.name, consumer=self)
 
     def hang(self) -> None:
-        """A frozen process (GC pause, deadlock): still connected, so still a member until the
-        broker's 120 s channel expiry; renews nothing and answers nothing."""
+        """A frozen process (GC pause, deadlock, SIGSTOP): still connected, so still a member
+        until each broker drops it, 120 s after its last traffic on that connection
+        (``SimCluster.watch_idle``) or its last heartbeat (``SimBroker.scan_expired``);
+        renews nothing and answers nothing."""
         if self.state != "running":
             return
         self.state = "hung"
         self._stop_timers()
+        self.cluster.watch_idle(self)
 
     def resume(self) -> None:
         """A hung process wakes up: heartbeats (re-registering if the broker expired it),
@@ -237,6 +249,7 @@ class SimConsumer:
             return
         subs = self.subscription_data()
         for b in self.heartbeat_brokers():
+            self.traffic[b.name] = self.now()
             b.register(self.group.name, Channel(
                 0, self.client_id, self.addr, self.spec.language, self.spec.version,
                 self.group.consume_type, self.group.model, self.group.consume_from, subs,
@@ -331,8 +344,11 @@ class SimConsumer:
         self.heartbeat()
 
     def _update(self, topic: str, result: set[MessageQueue]) -> bool:
+        """RebalanceImpl.updateProcessQueueTableInRebalance (4.9.3 and 5.3.3)."""
         changed = False
+        refused = False
         g = self.group.name
+        v5 = self.spec.version >= V5_0_0
         for mq in [m for m in self.pqs if m.topic == topic and m not in result]:
             pq = self.pqs[mq]
             pq.dropped = True
@@ -356,20 +372,38 @@ class SimConsumer:
             if b is None or not self.cluster.broker_up(mq.broker_name):
                 continue
             text = mq_text(mq.topic, mq.broker_name, mq.queue_id)
+            now = self.now()
             if self.orderly:
+                self.traffic[mq.broker_name] = now
                 ok = mq in b.try_lock_batch(g, [mq], self.client_id)
-                self._log("lock", f"message queue lock {'OK' if ok else 'Failed'}, {g} {text}")
+                # RebalanceImpl.lock: "the message queue lock OK" (4.x), "message queue lock
+                # OK" (5.x); corpus lock-crash/kill_survivor_o1_client.log
+                self._log("lock", ("" if v5 else "the ")
+                          + f"message queue lock {'OK' if ok else 'Failed'}, {g} {text}")
                 if not ok:
                     self._log("add_failed", f"doRebalance, {g}, add a new mq failed, {text}, "
                               "because lock failed", "WARN")
+                    refused = True
                     continue
             offset = self._compute_pull_from_where(b, mq)
-            now = self.now()
-            self.pqs[mq] = PQ(position=offset, locked=self.orderly,
-                              last_lock_ts=now if self.orderly else 0, last_pull_ts=now)
+            # a new ProcessQueue: lastLockTimestamp and lastConsumeTimestamp start at its
+            # creation; 5.x marks it locked at once (pq.setLocked(true), every consumer), 4.x
+            # leaves it unlocked until the next lockAll (the lock() above found no
+            # ProcessQueue to mark). Real 307 answers: running-info/307_*.json
+            self.pqs[mq] = PQ(position=offset, locked=v5, last_lock_ts=now,
+                              last_pull_ts=now, last_consume_ts=now)
             changed = True
             self._log("add", f"doRebalance, {g}, add a new mq, {text}")
+        if refused and v5 and not self._retry_pending:
+            # 5.x: rebalanceLater(500) when a lock was refused; the real client retried about
+            # once a second (5.3.3 kill_survivor_o1_client.log: 280 "lock Failed" lines in 57 s)
+            self._retry_pending = True
+            self.cluster.scheduler.call_later(LOCK_RETRY_MS, self._retry_rebalance)
         return changed
+
+    def _retry_rebalance(self) -> None:
+        self._retry_pending = False
+        self.rebalance()
 
     def _compute_pull_from_where(self, b: SimBroker, mq: MessageQueue) -> int:
         """RebalancePushImpl.computePullFromWhereWithException: the broker's offset
@@ -400,8 +434,10 @@ class SimConsumer:
         now = self.now()
         for bn, mqs in by_broker.items():
             b = self.cluster.brokers.get(bn)
-            ok = (b.try_lock_batch(self.group.name, mqs, self.client_id)
-                  if b is not None and self.cluster.broker_up(bn) else set())
+            ok: set[MessageQueue] = set()
+            if b is not None and self.cluster.broker_up(bn):
+                self.traffic[bn] = now
+                ok = b.try_lock_batch(self.group.name, mqs, self.client_id)
             for mq in mqs:
                 pq = self.pqs[mq]
                 text = mq_text(mq.topic, mq.broker_name, mq.queue_id)
@@ -434,9 +470,17 @@ class SimConsumer:
             b = self.cluster.brokers.get(mq.broker_name)
             if b is None or not self.cluster.broker_up(mq.broker_name):
                 continue
-            if self.orderly and (not pq.locked or now - pq.last_lock_ts > LOCK_TRUST_MS):
+            if self.orderly and not pq.locked:
+                # DefaultMQPushConsumerImpl.pullMessage (4.9.3 and 5.3.3), every second
+                self._log("pull_later", "pull message later because not locked in broker, "
+                          f"PullRequest [consumerGroup={g}, messageQueue="
+                          f"{mq_text(mq.topic, mq.broker_name, mq.queue_id)}, "
+                          f"nextOffset={pq.position}]")
+                continue
+            if self.orderly and now - pq.last_lock_ts > LOCK_TRUST_MS:
                 continue  # "the message queue not locked, so consume later"
             # a push consumer's pull request carries its consumed offset (commitOffset)
+            self.traffic[mq.broker_name] = now
             jumped = b.pull(g, mq.topic, mq.queue_id, pq.position,
                             pq.position if self.group.model == "CLUSTERING" else None)
             pq.last_pull_ts = now
@@ -516,6 +560,7 @@ class SimConsumer:
             if b is None or not self.cluster.broker_up(mq.broker_name):
                 continue
             b.commit(self.group.name, mq.topic, mq.queue_id, pq.position)
+            self.traffic[mq.broker_name] = now
             if now - pq.last_persist_log >= PERSIST_LOG_MS:
                 pq.last_persist_log = now
                 self._log("persist", f"[persistAll] Group: {self.group.name} ClientId: "
@@ -584,7 +629,7 @@ class SimConsumer:
                 "cachedMsgSizeInMiB": 0, "commitOffset": pq.position, "droped": pq.dropped,
                 "lastConsumeTimestamp": pq.last_consume_ts,
                 "lastLockTimestamp": pq.last_lock_ts, "lastPullTimestamp": pq.last_pull_ts,
-                "locked": pq.locked and self.orderly, "transactionMsgCount": 0,
+                "locked": pq.locked, "transactionMsgCount": 0,
                 "transactionMsgMaxOffset": 0, "transactionMsgMinOffset": 0,
                 "tryUnlockTimes": pq.try_unlock_times}
         tps = self.consume_tps()

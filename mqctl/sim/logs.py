@@ -50,6 +50,8 @@ LOGGERS: dict[str, tuple[str, str, str, int]] = {
     # OFFSET_ILLEGAL case, then RebalanceImpl.removeProcessQueue
     "offset_illegal": ("NettyClientPublicExecutor_1", "o.a.r.c.i.c.DefaultMQPushConsumerImpl",
                        "onSuccess", 403),
+    "pull_later": ("PullMessageService", "o.a.r.c.i.c.DefaultMQPushConsumerImpl", "pullMessage",
+                   330),
     "fix_offset": ("PullMessageServiceScheduledThread", _RI, "removeProcessQueue", 737),
     "offset_fixed": ("PullMessageServiceScheduledThread",
                      "o.a.r.c.i.c.DefaultMQPushConsumerImpl", "run", 422),
