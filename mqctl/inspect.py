@@ -432,9 +432,11 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
             assert so.error is not None
             failures.append(BrokerFailure(so.item[0], baddr.get(so.item[0]), so.error))
     tstats: dict[MessageQueue, TopicOffset] = {}
+    tstats_ok: set[tuple[str, str]] = set()
     if topic_stats:
         for to in await fan_out(plist, tstats_of, concurrency=admin.concurrency):
             if to.ok:
+                tstats_ok.add(to.item)
                 tstats.update(to.value or {})
             else:
                 assert to.error is not None
@@ -453,7 +455,10 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
     # GET_MIN_OFFSET each, so every readable queue has its bounds
     mins: dict[MessageQueue, int] = {}
     if topic_stats:
-        missing = [mq for mq in sorted(offsets) if mq not in tstats and baddr.get(mq.broker_name)]
+        # only where the broker answered the topic stats without the queue: a broker that
+        # failed is reported once, not asked again per queue
+        missing = [mq for mq in sorted(offsets) if mq not in tstats
+                   and (mq.broker_name, mq.topic) in tstats_ok and baddr.get(mq.broker_name)]
 
         async def min_of(mq: MessageQueue) -> int:
             if cache is not None and mq in cache.min_offsets:

@@ -111,7 +111,10 @@ class CorpusAdmin:
 
     async def topic_stats(self, topic: str, addr: str) -> TopicStats:
         self.calls.append(("topic_stats", self._broker(addr)))
-        return TopicStats.from_body(self.tstats[self._broker(addr)])
+        b = self._broker(addr)
+        if b not in self.tstats:
+            raise BrokerError(1, f"no recorded GET_TOPIC_STATS_INFO for {b}", addr)
+        return TopicStats.from_body(self.tstats[b])
 
     async def min_offset(self, mq: MessageQueue, addr: str) -> int:
         self.calls.append(("min_offset", mq))

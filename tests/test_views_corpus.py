@@ -230,3 +230,15 @@ def test_read_gt_write_5_3_3_needs_no_extra_request(clock):
     assert [q.mq.queue_id for q in p.queues] == [0, 1, 2, 3]
     assert not [c for c in admin.calls if c[0] == "min_offset"]
     assert all(q.min_offset_source == "topic-stats" for q in p.queues)
+
+
+def test_failed_topic_stats_are_not_retried_per_queue(clock):
+    """A broker whose GET_TOPIC_STATS_INFO failed is one failure, not one GET_MIN_OFFSET per
+    queue; the bounds stay unknown."""
+    admin, _ = _rw("4.9.3", clock)
+    admin.tstats = {}
+    admin.calls.clear()
+    p = asyncio.run(capture_progress(admin, "RW_G", "RW_T", running=False))
+    assert not [c for c in admin.calls if c[0] == "min_offset"]
+    assert all(q.min_offset is None and q.min_offset_source is None for q in p.queues)
+    assert [f.broker for f in p.failures] == ["broker-a"]
