@@ -330,11 +330,15 @@ class _Run:
 
         # ---- rebalance history ----------------------------------------------------------------
         self.say("lag report: rebalance history")
+        # logs carry no cluster: take the one of their group's snapshots/exports (item 10)
+        logs = X.infer_log_cluster(logs, dedup) if not o.cluster else logs
         lchanges = X.log_changes(logs)
         track = self.cut(X.owner_track(lag))
-        changes = self.cut(X.changes_from_track(track).unionByName(lchanges))
-        events = self.cut(X.with_date(X.rebalance_events(changes), "ts")
-                          .withColumn("source", disp))
+        # a logged change and the capture change it explains are one event
+        changes = self.cut(X.merge_changes(X.changes_from_track(track), lchanges, o.align_ms))
+        events = self.cut(X.with_date(
+            X.rebalance_events(changes).unionByName(X.reset_events(logs))
+            .unionByName(X.capture_resets(lag)), "ts").withColumn("source", disp))
         moves = self.cut(X.with_date(X.queue_moves(changes, o.move_window_ms), "ts"))
         unowned = self.cut(X.with_date(X.unowned_from_track(track).unionByName(
             X.unowned_from_logs(lchanges)), "start_ts"))
@@ -372,7 +376,8 @@ class _Run:
             "rebalance/locks": locks, "quarantine": quarantine}
         extra: dict[str, DataFrame] = {
             "observations": obs, "latest": latest, "groups": groups_df,
-            "lock_takeovers": locks.filter(F.col("takeover"))}
+            "lock_takeovers": locks.filter(F.col("takeover")),
+            "reset_events": events.filter(F.col("cause") == "reset")}
         stats_df = None
         for name, df in {**frames, **extra}.items():
             part_df = df.select(F.lit(name).alias("ds"), (F.col("date") if name in frames
@@ -404,7 +409,8 @@ class _Run:
         counts = {
             "observations": n_obs, "lag_rows": n_lag, "duplicates": n_obs - n_lag,
             "group_topic_rows": total("group_status"), "rebalance_events":
-                total("rebalance/events"), "queue_moves": total("rebalance/moves"),
+                total("rebalance/events") - total("reset_events"),
+            "reset_events": total("reset_events"), "queue_moves": total("rebalance/moves"),
             "unowned_intervals": total("rebalance/unowned"), "storms": total("rebalance/storms"),
             "lock_events": total("rebalance/locks"), "lock_takeovers": total("lock_takeovers"),
         }
@@ -518,7 +524,7 @@ class _Run:
         ev = [] if not counts["rebalance_events"] else [
             _plain(r.asDict()) for r in events.orderBy(F.col("ts").desc())
             .limit(o.timeline_events).select("ts", "group", "client", "topic", "n_gained",
-                                             "n_lost", "source_kind").collect()]
+                                             "n_lost", "source_kind", "cause").collect()]
         st = [] if not counts["storms"] else [
             _plain(r.asDict()) for r in storms.orderBy(F.col("start_ts").desc()).limit(500)
             .collect()]
@@ -574,7 +580,8 @@ def result_view(res: ReportResult, limit: int = 20) -> Result:
                      f"{res.paths.get('summary_csv', 'summary.csv')}")
     c = res.counts
     notes.append(f"{c.get('lag_rows', 0)} queue observation(s), {c.get('rebalance_events', 0)} "
-                 f"rebalance event(s), {c.get('queue_moves', 0)} queue move(s), "
+                 f"rebalance event(s), {c.get('reset_events', 0)} offset reset(s), "
+                 f"{c.get('queue_moves', 0)} queue move(s), "
                  f"{c.get('storms', 0)} storm(s), {c.get('lock_takeovers', 0)} lock takeover(s), "
                  f"{res.quarantined} quarantined record(s)")
     notes.append("wrote " + ", ".join(f"{k}: {v}" for k, v in res.paths.items()))

@@ -260,11 +260,27 @@ def with_lag(obs: DataFrame) -> DataFrame:
                         .cast("long")))
 
 
+# no message was stored before 2000-01-01: a delay reaching back further is not a time lag
+STORE_TIME_FLOOR_MS = 946_684_800_000
+
+
+def not_a_delay() -> Column:
+    """A ``delay_ms`` that is not a time lag: for a queue the group never committed,
+    QUERY_CONSUME_TIME_SPAN answers ``delayTime = now - 0`` (4.9.3 and 5.3.3 alike: the
+    consume time of offset -1 is 0; ConsumeTimeSpan in AdminBrokerProcessor#queryConsumeTimeSpan;
+    corpus ``*/never-committed/303_*.json``, where mqadmin shows N/A). Such a delay puts the
+    first unconsumed message before any real store time, so it is treated as unknown."""
+    return (F.col("delay_ms").isNotNull()
+            & (F.col("observed_ts") - F.col("delay_ms") < F.lit(STORE_TIME_FLOOR_MS)))
+
+
 def estimate_time_lag(obs: DataFrame, history: DataFrame) -> DataFrame:
     """Add ``lag_seconds``, ``lag_seconds_source`` (exact | interpolated | lower_bound |
     unknown), ``estimated``, ``lower_bound`` and ``lag_seconds_upper``.
 
-    * lag 0 -> 0 (exact); snapshot ``delay_ms`` -> exact;
+    * lag 0 -> 0 (exact); snapshot ``delay_ms`` -> exact, unless it is the broker's
+      ``now - 0`` for a never-committed queue (:func:`not_a_delay`: then ``delay_ms`` becomes
+      null and the time lag is estimated as below, or unknown);
     * otherwise, in the queue's history (split where the max offset went backwards: a new
       segment after a broker was replaced or its store wiped), estimate when the first
       unconsumed message (offset ``C``) was stored. The max offset ``B`` counts the messages
@@ -281,6 +297,8 @@ def estimate_time_lag(obs: DataFrame, history: DataFrame) -> DataFrame:
     * ``lag_seconds_upper`` = observed time - ``last_timestamp`` (store time of the last
       consumed message, from ConsumeStats / mqadmin LastTime) when lag > 0: an upper bound.
     """
+    obs = obs.withColumn("delay_ms", F.when(not_a_delay(), F.lit(None).cast("long"))
+                         .otherwise(F.col("delay_ms")))
     need = obs.filter((F.col("lag") > 0) & F.col("delay_ms").isNull()
                       & F.col("consumer_offset").isNotNull())
     ev = need.select(*OBS_KEY, F.col("observed_ts").alias("t"),
@@ -536,7 +554,8 @@ def latest_status(group_topic: DataFrame, rebalances: DataFrame | None = None) -
            .withColumn("captures", F.count(F.lit(1)).over(w_all))
            .withColumn("_rn", F.row_number().over(w)).filter(F.col("_rn") == 1).drop("_rn"))
     if rebalances is not None:
-        r = rebalances.groupBy("cluster", "group").agg(F.count(F.lit(1)).alias("rebalances"))
+        r = _not_reset(rebalances).groupBy("cluster", "group").agg(
+            F.count(F.lit(1)).alias("rebalances"))
         out = out.join(r, on=["cluster", "group"], how="left").withColumn(
             "rebalances", F.coalesce(F.col("rebalances"), F.lit(0)).cast("long"))
     return out
@@ -561,7 +580,8 @@ def latest_groups(group_topic: DataFrame, rebalances: DataFrame | None = None) -
                                         F.lit(None).cast("boolean"))
                        .otherwise(F.col("_online") == 1)).drop("_online"))
     if rebalances is not None:
-        r = rebalances.groupBy("cluster", "group").agg(F.count(F.lit(1)).alias("rebalances"))
+        r = _not_reset(rebalances).groupBy("cluster", "group").agg(
+            F.count(F.lit(1)).alias("rebalances"))
         out = out.join(r, on=["cluster", "group"], how="left").withColumn(
             "rebalances", F.coalesce(F.col("rebalances"), F.lit(0)).cast("long"))
     return out
@@ -652,13 +672,13 @@ RESET_WINDOW_MS = 30_000
 LIFE_EVENTS = ("result", "start", "stop", "persist", "reset")
 
 
-def _attributed(logs: DataFrame) -> DataFrame:
+def _attributed(rows: DataFrame, logs: DataFrame) -> DataFrame:
     """Life-cycle lines with a client: lines that do not name it (start, stop, add/remove) get
     the client that the same file's result or offset-commit lines of the group name, else the
     file's client key (its directory)."""
     named = (logs.filter(F.col("event").isin("result", "persist") & F.col("client").isNotNull())
              .groupBy("source", "group").agg(F.min("client").alias("_fc")))
-    return (logs.join(named, on=["source", "group"], how="left")
+    return (rows.join(named, on=["source", "group"], how="left")
             .withColumn("client", F.coalesce(F.col("client"), F.col("_fc"), F.col("client_key")))
             .drop("_fc"))
 
@@ -696,7 +716,7 @@ def log_changes(logs: DataFrame, restart_gap_ms: int = RESTART_GAP_MS,
     second (one rebalance logs its adds and removes within milliseconds).
     ``logs``: ``ts, seq, source, client_key, cluster, event, group, topic, client, mqs, ...``.
     """
-    life = _attributed(logs.filter(F.col("event").isin(*LIFE_EVENTS)))
+    life = _attributed(logs.filter(F.col("event").isin(*LIFE_EVENTS)), logs)
     wc = Window.partitionBy("cluster", "client", "group").orderBy("ts", "seq")
     gap = F.col("ts") - F.lag("ts").over(wc)
     # the gap rule needs the offset-commit lines: without them (a grep of the rebalance lines)
@@ -751,7 +771,7 @@ def log_changes(logs: DataFrame, restart_gap_ms: int = RESTART_GAP_MS,
             .withColumn("cause", F.when(stopped, F.lit("stop")).otherwise(F.lit("crash"))))
     from_ends = explode(ends, "_set", "lost")
     # fallback: add/remove lines of (file, group, topic) keys without any result line
-    addrm = _attributed(logs.filter(F.col("event").isin("add", "remove", "reset")))
+    addrm = _attributed(logs.filter(F.col("event").isin("add", "remove", "reset")), logs)
     resets = (addrm.filter(F.col("event") == "reset")
               .select("cluster", "client", "group", F.col("ts").alias("_r_ts")))
     keys_with_results = logs.filter(F.col("event") == "result").select(
@@ -781,7 +801,7 @@ def reset_events(logs: DataFrame, window_ms: int = RESET_WINDOW_MS) -> DataFrame
     operation from broker", one per broker; 5.x "Fix Offset ... remove unnecessary mq", one per
     queue), with the queues named when the lines name them. Same columns as
     :func:`rebalance_events`; ``gained``/``lost`` are empty (the allocation did not change)."""
-    r = _attributed(logs.filter(F.col("event") == "reset"))
+    r = _attributed(logs.filter(F.col("event") == "reset"), logs)
     w = Window.partitionBy("cluster", "client", "group").orderBy("ts", "seq")
     gap = F.col("ts") - F.lag("ts").over(w)
     r = (r.withColumn("_new", F.when(gap.isNull() | (gap > F.lit(int(window_ms))), 1)
@@ -820,7 +840,88 @@ def rebalance_events(changes: DataFrame) -> DataFrame:
                  F.max("cid_all").alias("cid_all"), F.max("mq_all").alias("mq_all"),
                  F.first("source").alias("source"))
             .withColumn("n_gained", F.size("gained"))
-            .withColumn("n_lost", F.size("lost")))
+            .withColumn("n_lost", F.size("lost"))
+            .withColumn("queues", F.array_sort(F.array_union("gained", "lost"))))
+
+
+def infer_log_cluster(logs: DataFrame, obs: DataFrame) -> DataFrame:
+    """Log lines carry no cluster: without ``--cluster`` (or a ``cluster=`` path segment) they
+    take the cluster of their group's observations when the group is in exactly one cluster,
+    so the log and snapshot halves of one group's history meet. A group seen in several
+    clusters (or only in logs) keeps ``""``."""
+    g = (obs.filter(F.col("cluster").isNotNull() & (F.col("cluster") != ""))
+         .groupBy("group").agg(F.min("cluster").alias("_c"),
+                               F.countDistinct("cluster").alias("_n"))
+         .filter(F.col("_n") == 1).select("group", "_c"))
+    blank = F.col("cluster").isNull() | (F.col("cluster") == "")
+    return (logs.join(F.broadcast(g), on="group", how="left")
+            .withColumn("cluster", F.when(blank, F.coalesce(F.col("_c"), F.lit("")))
+                        .otherwise(F.col("cluster")))
+            .drop("_c"))
+
+
+def merge_changes(captured: DataFrame, logged: DataFrame, tol_ms: int) -> DataFrame:
+    """Captured and logged changes together, one row per real change: a capture change (the
+    owner differed between two captures) that a log change of the same queue, client and
+    direction explains (logged inside the capture interval, ``window_start_ts .. ts``, give or
+    take ``tol_ms`` of clock skew) is dropped, and the log change, which has the exact time,
+    keeps both sources (``source_kind`` ``client-log+snapshot``)."""
+    keys = [*GQUEUE, "client", "change"]
+    c = captured.select(*keys, "ts", "window_start_ts", "source_kind").alias("c")
+    lg = logged.select(*keys, "ts", "source").alias("l")
+    cond = [F.col("c." + k).eqNullSafe(F.col("l." + k)) for k in keys] + [
+        F.col("l.ts") >= F.col("c.window_start_ts") - F.lit(int(tol_ms)),
+        F.col("l.ts") <= F.col("c.ts") + F.lit(int(tol_ms))]
+    hits = c.join(lg, on=cond, how="inner").select(
+        *[F.col("c." + k).alias(k) for k in keys], F.col("c.ts").alias("_cts"),
+        F.col("l.ts").alias("_lts"), F.col("l.source").alias("_lsrc"),
+        F.col("c.source_kind").alias("_ck"))
+    matched_c = hits.select(*keys, F.col("_cts").alias("ts")).distinct()
+    rest = captured.join(matched_c, on=[*keys, "ts"], how="left_anti")
+    lk = hits.groupBy(*keys, F.col("_lts").alias("ts"), F.col("_lsrc").alias("source")).agg(
+        F.array_sort(F.collect_set("_ck")).alias("_cks"))
+    out = (logged.join(lk, on=[*[logged[k].eqNullSafe(lk[k]) for k in keys],
+                               logged["ts"] == lk["ts"], logged["source"] == lk["source"]],
+                       how="left")
+           .select(*[logged[c] for c in logged.columns], lk["_cks"]))
+    both = F.concat_ws("+", F.col("source_kind"), F.array_join("_cks", "+"))
+    out = out.withColumn("source_kind", F.when(F.col("_cks").isNotNull(), both)
+                         .otherwise(F.col("source_kind"))).drop("_cks")
+    return rest.select(*CHANGE_COLS).unionByName(out.select(*CHANGE_COLS))
+
+
+def capture_resets(obs: DataFrame) -> DataFrame:
+    """Reset events seen in captures: a queue's committed offset went back between two
+    captures while its owner stayed the same (an offset reset; a rebalance changes the owner).
+    One event per capture, group, topic and owner; same columns as :func:`reset_events`."""
+    w = Window.partitionBy(*GQUEUE).orderBy("capture_ts")
+    o = (obs.withColumn("_prev_c", F.lag("consumer_offset").over(w))
+         .withColumn("_prev_owner", F.lag("owner").over(w))
+         .withColumn("_prev_ts", F.lag("capture_ts").over(w)))
+    back = o.filter((F.col("consumer_offset") < F.col("_prev_c"))
+                    & F.col("owner").isNotNull() & (F.col("owner") == F.col("_prev_owner")))
+    q = F.concat_ws(":", F.col("broker"), F.col("queue_id").cast("string"))
+    empty = F.array().cast("array<string>")
+    return (back.groupBy("capture_ts", "cluster", "group", "topic", "owner", "source_kind")
+            .agg(F.min("_prev_ts").alias("window_start_ts"),
+                 F.array_sort(F.collect_set(q)).alias("queues"),
+                 F.first("source").alias("source"))
+            .select(F.col("capture_ts").alias("ts"), "window_start_ts", "cluster", "group",
+                    "topic", F.col("owner").alias("client"), "source_kind",
+                    empty.alias("gained"), empty.alias("lost"),
+                    F.lit(None).cast("string").alias("strategy"),
+                    F.lit(None).cast("int").alias("cid_all"),
+                    F.lit(None).cast("int").alias("mq_all"), "source",
+                    F.lit(0).alias("n_gained"), F.lit(0).alias("n_lost"),
+                    F.lit("reset").alias("cause"), "queues"))
+
+
+def _not_reset(df: DataFrame) -> DataFrame:
+    """Changes or events that are not offset resets: a reset drops and re-adds a client's
+    queues without changing the allocation, so it is no move, no unowned interval, no round."""
+    if "cause" not in df.columns:
+        return df
+    return df.filter(~F.col("cause").eqNullSafe(F.lit("reset")))
 
 
 def queue_moves(changes: DataFrame, window_ms: int) -> DataFrame:
@@ -829,6 +930,7 @@ def queue_moves(changes: DataFrame, window_ms: int) -> DataFrame:
     ``gap_ms`` = gain time - loss time: positive = the queue had no owner for that long;
     negative = both clients held it (a duplicate-consumption window); 0 for moves seen between
     two captures (then ``window_start_ts`` bounds when it happened)."""
+    changes = _not_reset(changes)
     g = changes.filter(F.col("change") == "gained").alias("g")
     lo = changes.filter(F.col("change") == "lost").alias("l")
     cond = [F.col("g." + c).eqNullSafe(F.col("l." + c)) for c in GQUEUE] + [
@@ -853,7 +955,7 @@ def unowned_from_logs(changes: DataFrame) -> DataFrame:
     owner's log was not given). A loss right after another client's gain is a handover with
     overlap, not an unowned interval."""
     w = Window.partitionBy(*GQUEUE).orderBy("ts", F.col("change").desc())
-    c = (changes.withColumn("_next_change", F.lead("change").over(w))
+    c = (_not_reset(changes).withColumn("_next_change", F.lead("change").over(w))
          .withColumn("_next_ts", F.lead("ts").over(w))
          .withColumn("_prev_change", F.lag("change").over(w))
          .withColumn("_prev_client", F.lag("client").over(w)))
@@ -871,7 +973,8 @@ def rebalance_rounds(events: DataFrame, gap_ms: int) -> DataFrame:
     (every member re-balances within one RebalanceService interval, 20 s, of a change)."""
     w = Window.partitionBy("cluster", "group").orderBy("ts")
     gap = F.col("ts") - F.lag("ts").over(w)
-    e = (events.withColumn("_new", F.when(gap.isNull() | (gap > F.lit(gap_ms)), 1).otherwise(0))
+    e = (_not_reset(events)
+         .withColumn("_new", F.when(gap.isNull() | (gap > F.lit(gap_ms)), 1).otherwise(0))
          .withColumn("_round", F.sum("_new").over(w.rowsBetween(Window.unboundedPreceding, 0))))
     return e.groupBy("cluster", "group", "_round").agg(
         F.min("ts").alias("start_ts"), F.max("ts").alias("end_ts"),

@@ -95,6 +95,7 @@ def test_counts_and_quarantine(report, spark):
     assert d["counts"] == {
         "observations": 53, "lag_rows": 46, "duplicates": 7,  # capture 0 given twice
         "group_topic_rows": 37, "rebalance_events": 8, "queue_moves": 3,
+        "reset_events": 1,  # G_REWIND: 1150 -> 1020 at capture 3, owner D@1 unchanged
         "unowned_intervals": 4, "storms": 1, "lock_events": 3, "lock_takeovers": 2}
     assert d["quarantine"]["by_reason"] == {
         "malformed JSON": 2, "unsupported schema": 1, "missing field": 1, "negative value": 1,
@@ -181,7 +182,11 @@ def test_rebalance_outputs(report, spark):
         ("GID_LOG", "10.0.0.6@2", T0 + 65_001, ("broker-c:1",), (), "client-log"),
         # add lines only: the file's directory names the client, one event per second
         ("GID_FB", "10.0.0.7", T0 + 120_000, ("broker-c:0", "broker-c:1"), (), "client-log"),
+        # the offset went back (1150 -> 1020) while D@1 kept the queue: a reset event
+        ("G_REWIND", "D@1", T0 + 3 * MIN, (), (), "snapshot"),
     ])
+    assert {r["cause"] for r in rows(spark, out, "rebalance/events")
+            if r["group"] == "G_REWIND"} == {"reset"}
     moves = sorted((r["group"], r["queue_id"], r["from_client"], r["to_client"], r["gap_ms"])
                    for r in rows(spark, out, "rebalance/moves"))
     assert moves == [("GID_LOG", 1, "10.0.0.5@1", "10.0.0.6@2", 5000),

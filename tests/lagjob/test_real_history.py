@@ -158,3 +158,170 @@ def test_restart_is_a_crash_then_a_gain_not_an_open_unowned_interval(spark, vers
     un = X.unowned_from_logs(changes).collect()
     assert un and all(r.start_ts == final_stop for r in un if r.open)
     assert len([r for r in un if r.open]) == 10
+
+
+# ---- item 11: a reset is not a rebalance --------------------------------------------------------
+
+@pytest.mark.parametrize(("version", "client", "when", "n_queues"), [
+    # 4.9.3: "invoke reset offset operation from broker" once per broker (20:59:28.682, .706 UTC)
+    ("4.9.3", "127.0.1.71@rs1", "2026-11-23 20:59:28.682", 0),
+    # 5.3.3: "Fix Offset, RS_G, remove unnecessary mq" per queue, from 05:00:00.553 GMT+8
+    ("5.3.3", "127.0.2.71@rs1", "2026-11-23 21:00:00.553", 8),
+])
+def test_real_reset_is_a_reset_event_not_a_rebalance(spark, version, client, when, n_queues):
+    logs = corpus_logs(spark, [REAL / version / "reset" / "client_log_after_reset.log"])
+    resets = [r.asDict() for r in X.reset_events(logs).collect()]
+    assert [(r["group"], r["topic"], r["client"], r["cause"], r["ts"], len(r["queues"]))
+            for r in resets] == [("RS_G", "RS_T", client, "reset", utc_ms(when), n_queues)]
+    changes = X.log_changes(logs)
+    # the re-added set after the reset is the reset's, not a rebalance
+    causes = {(r.topic, r.cause) for r in changes.collect()}
+    assert ("RS_T", "rebalance") not in causes and ("RS_T", "reset") in causes
+    events = X.rebalance_events(changes).unionByName(X.reset_events(logs))
+    assert X.rebalance_rounds(events, 20 * S).count() == 0
+
+
+def test_legacy_reset_drop_and_readd_is_no_loss_and_no_unowned_interval(spark):
+    """The 4.x push reset without a result line (add/remove lines only): the client drops its
+    queues and re-adds them 10 s later (ClientRemotingProcessor#resetOffset)."""
+    rows = [
+        (0, "reset", None, None, "T"),
+        (1 * S, "remove", None, [("T", "b", 0), ("T", "b", 1)], "T"),
+        (11 * S, "add", None, [("T", "b", 0), ("T", "b", 1)], "T"),
+        (200 * S, "remove", None, [("T", "b", 1)], "T"),  # a real loss, long after
+    ]
+    data = [(ts, (0, i), "f", "hostA", "", "client-log", ev, "G", topic, client, None, mqs, None,
+             None, None, None) for i, (ts, ev, client, mqs, topic) in
+            enumerate((r[0], r[1], r[2], r[3] or [], r[4]) for r in rows)]
+    logs = spark.createDataFrame(data, LOG_SCHEMA)
+    changes = X.log_changes(logs)
+    got = sorted((r.ts // S, r.queue_id, r.change, r.cause) for r in changes.collect())
+    assert got == [(1, 0, "lost", "reset"), (1, 1, "lost", "reset"), (11, 0, "gained", "reset"),
+                   (11, 1, "gained", "reset"), (200, 1, "lost", "rebalance")]
+    un = [(r.queue_id, r.start_ts // S, r.open) for r in X.unowned_from_logs(changes).collect()]
+    assert un == [(1, 200, True)]
+    assert X.queue_moves(changes, 300 * S).count() == 0
+    ev = X.rebalance_events(changes).unionByName(X.reset_events(logs))
+    assert sorted((r.ts // S, r.cause) for r in ev.collect()) == [
+        (0, "reset"), (1, "reset"), (11, "reset"), (200, "rebalance")]
+    rounds = X.rebalance_rounds(ev, 20 * S).collect()
+    assert [(r.start_ts // S, r.events) for r in rounds] == [(200, 1)]
+
+
+def test_offsets_going_back_with_the_same_owner_is_a_reset_event(spark):
+    """Snapshots: the 5.x server-side reset sets the committed offsets back at once while the
+    allocation stays (corpus 5.3.3/reset/208_before vs 208_after_1s: 50 -> 0, same client)."""
+    from .test_transforms import obs_df
+
+    rows = []
+    for q, offs in {0: [50, 0, 20], 1: [50, 50, 50]}.items():
+        for i, off in enumerate(offs):
+            rows.append({"queue_id": q, "capture_ts": i * 60 * S, "broker_offset": 50,
+                         "consumer_offset": off, "owner": "E", "online": True})
+    rows.append({"queue_id": 2, "capture_ts": 0, "broker_offset": 50, "consumer_offset": 50,
+                 "owner": "E", "online": True})
+    rows.append({"queue_id": 2, "capture_ts": 60 * S, "broker_offset": 50, "consumer_offset": 0,
+                 "owner": "F", "online": True})  # another owner: a rebalance, not a reset
+    ev = [r.asDict() for r in X.capture_resets(obs_df(spark, rows)).collect()]
+    assert [(e["ts"], e["window_start_ts"], e["client"], e["queues"], e["cause"],
+             e["source_kind"]) for e in ev] == [(60 * S, 0, "E", ["b:0"], "reset", "snapshot")]
+
+
+# ---- item 10: one event per real change ---------------------------------------------------------
+
+def test_log_and_snapshot_describe_one_change_once(spark):
+    """Snapshots (cluster "c") at 0, 60, 120 s see queue 0 move from E to F; E's and F's logs
+    (no cluster given) say it happened at 90 s. Without the merge: the group's history is split
+    over clusters "" and "c", and with --cluster the move counts twice."""
+    from .test_transforms import obs_df
+
+    o = obs_df(spark, [{"queue_id": 0, "capture_ts": t * S, "broker_offset": 10,
+                        "consumer_offset": 10, "owner": own, "online": True}
+                       for t, own in ((0, "E"), (60, "E"), (120, "F"))])
+    rows = [(0, "E", [0], "fe"), (90 * S, "E", [], "fe"), (90 * S + 40, "F", [0], "ff")]
+    data = [(ts, (0, i), src, None, "", "client-log", "result", "G", "T", c, None,
+             [("T", "b", q) for q in qs], "AVG", 1, 2, None)
+            for i, (ts, c, qs, src) in enumerate(rows)]
+    logs = X.infer_log_cluster(spark.createDataFrame(data, LOG_SCHEMA), o)
+    assert {r.cluster for r in logs.collect()} == {"c"}
+    changes = X.merge_changes(X.capture_changes(o), X.log_changes(logs), 10 * S)
+    ev = sorted((r.cluster, r.ts // S, r.client, r.gained, r.lost, r.source_kind)
+                for r in X.rebalance_events(changes).collect())
+    assert ev == [("c", 0, "E", ["b:0"], [], "client-log"),
+                  ("c", 90, "E", [], ["b:0"], "client-log+snapshot"),
+                  ("c", 90, "F", ["b:0"], [], "client-log+snapshot")]
+
+
+def test_cluster_of_logs_is_not_guessed_when_the_group_is_in_two_clusters(spark):
+    from .test_transforms import obs_df
+
+    o = obs_df(spark, [{"cluster": c, "queue_id": 0, "capture_ts": 0, "broker_offset": 1,
+                        "consumer_offset": 1} for c in ("c1", "c2")])
+    data = [(0, (0, 0), "f", None, "", "client-log", "result", "G", "T", "E", None,
+             [("T", "b", 0)], "AVG", 1, 1, None),
+            (0, (0, 1), "f", None, "", "client-log", "result", "H", "T", "E", None,
+             [("T", "b", 0)], "AVG", 1, 1, None)]
+    logs = X.infer_log_cluster(spark.createDataFrame(data, LOG_SCHEMA), o)
+    assert sorted((r.group, r.cluster) for r in logs.collect()) == [("G", ""), ("H", "")]
+
+
+# ---- item 2: the time lag of never-committed queues ---------------------------------------------
+
+def never_committed_rows(version: str, group: str) -> list[dict]:
+    """Snapshot rows as a snapshot writer that copies the broker's answers would make them:
+    GET_CONSUME_STATS (208) for the offsets, QUERY_CONSUME_TIME_SPAN (303) for delay_ms."""
+    import json
+
+    from mqctl.remoting import fastjson
+
+    d = REAL / version / "never-committed"
+    rows = []
+    for broker in ("a", "b"):
+        stats = json.loads((d / f"208_getConsumeStats_{group}.broker-{broker}.json").read_text())
+        at = stats["request"]["_sent_at_ms"]
+        table = fastjson.loads(stats["response"]["body_text"])["offsetTable"]
+        delays: dict[int, int] = {}
+        span = d / f"303_queryConsumeTimeSpan_{group}.broker-{broker}.json"
+        if span.exists():
+            body = json.loads(json.loads(span.read_text())["response"]["body_text"])
+            delays = {s["messageQueue"]["queueId"]: s["delayTime"]
+                      for s in body["consumeTimeSpanSet"]}
+        for mq_, v in table.items():
+            rows.append({"group": group, "topic": mq_.topic, "broker": mq_.broker_name,
+                         "queue_id": mq_.queue_id, "capture_ts": at,
+                         "broker_offset": v["brokerOffset"], "consumer_offset": v["consumerOffset"],
+                         "last_timestamp": v["lastTimestamp"],
+                         "delay_ms": delays.get(mq_.queue_id), "online": False})
+    return rows
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("group", ["NC_ONE", "NC_NEVER"])
+def test_never_committed_delay_is_unknown_not_an_epoch(spark, version, group):
+    from mqctl.lagjob.thresholds import evaluate, parse_thresholds
+
+    from .test_transforms import obs_df
+
+    rows = never_committed_rows(version, group)
+    # the broker's answer as recorded: delayTime = now - 0 for the unconsumed queues
+    assert any(r["delay_ms"] and r["delay_ms"] > 1_700_000_000_000 for r in rows)
+    o = X.with_lag(obs_df(spark, rows))
+    hist = X.broker_history(o, o.limit(0).select(*X.QUEUE, "observed_ts", "broker_offset",
+                                                 "min_offset"))
+    timed = {(r.broker, r.queue_id): r for r in X.estimate_time_lag(o, hist).collect()}
+    assert len(timed) == 8
+    for (broker, q), r in timed.items():
+        if group == "NC_ONE" and (broker, q) == ("broker-a", 0):  # committed 25 of 25
+            assert (r.lag, r.lag_seconds, r.lag_seconds_source) == (0, 0.0, "exact")
+            continue
+        assert r.lag == 25 and r.consumer_offset == 0
+        assert r.lag_seconds is None and r.lag_seconds_source == "unknown", (broker, q, r)
+        assert r.delay_ms is None
+    queues = X.queue_status(X.estimate_time_lag(o, hist), 10)
+    gt = X.group_topic_status(queues)
+    # one capture per broker (the two 208 requests were sent apart): broker-a's NC_ONE queue 0
+    # is caught up (0 s), everything else is unknown, never an epoch
+    got = sorted((r.capture_ts, r.lag_seconds) for r in gt.collect())
+    assert [v for _, v in got] == ([0.0, None] if group == "NC_ONE" else [None, None])
+    latest = X.latest_status(gt)
+    assert evaluate(parse_thresholds(["lag_seconds>3600"]), latest, {}) == []
