@@ -273,7 +273,8 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
             "last_consume_ts": q.last_timestamp or None,
             "last_consume_time": format_ms(q.last_timestamp) or None,
             "time_lag_s": round(q.delay_ms / 1000, 3) if q.delay_ms is not None else None,
-            "time_lag": "-" if q.delay_ms is None else (format_duration(q.delay_ms) or "0"),
+            "time_lag": ("-" if q.delay_ms is None else "0" if q.delay_ms == 0
+                         else format_duration(q.delay_ms)),
             "time_lag_unknown": q.delay_reason,
             "owner": q.owner, "owners": list(q.owners),
         })
@@ -314,6 +315,7 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
              Column("owner", "OWNER")]
     tcols = [Column("topic", "TOPIC"), Column("queues", "QUEUES", "right"),
              Column("lag", "LAG", "right"), Column("max_time_lag_s", "MAX TIME LAG (S)", "right"),
+             Column("time_lag_unknown", "TIME LAG UNKNOWN", "right"),
              Column("unowned", "UNOWNED", "right")]
     notes = [f"group {p.group}: total lag {total_lag} message(s), max time lag "
              f"{format_duration(max_tl * 1000) or '0'}"
