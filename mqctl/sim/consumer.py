@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from mqctl.models import RETRY_PREFIX, STRATEGY_CLASS_NAMES, MessageQueue, java_string_key
@@ -40,6 +41,12 @@ REBALANCE_MS = 20_000
 LOCK_MS = 20_000
 LOCK_TRUST_MS = 30_000
 COMMIT_MS = 5_000
+# a push consumer pulls 32 messages at a time while its ProcessQueue caches at most
+# pullThresholdForQueue (1000): up to 1024 cached (DefaultMQPushConsumerImpl.pullMessage flow
+# control)
+PULL_BATCH = 32
+PULL_THRESHOLD_FOR_QUEUE = 1000
+CACHE_CAP = (PULL_THRESHOLD_FOR_QUEUE // PULL_BATCH + 1) * PULL_BATCH
 CONSUME_TICK_MS = 1_000
 RESET_PAUSE_MS = 10_000
 LOCK_RETRY_MS = 1_000
@@ -68,6 +75,7 @@ class PQ:
     last_consume_ts: int = 0
     budget: float = 0.0
     last_persist_log: int = 0
+    consumed_any: bool = False  # a message of this queue was consumed by this process
 
 
 class SimConsumer:
@@ -95,6 +103,7 @@ class SimConsumer:
         # broker name -> last request sent on the connection to it (heartbeat, pull, lock,
         # commit): the broker's Netty idle check closes a connection silent for 120 s
         self.traffic: dict[str, int] = {}
+        self.consume_threads = 20  # consumeThreadMin/Max (DefaultMQPushConsumer default)
 
     # --------------------------------------------------------------- lifecycle
 
@@ -499,6 +508,7 @@ class SimConsumer:
             if n > 0:
                 pq.position += n
                 pq.last_consume_ts = now
+                pq.consumed_any = True
                 consumed += n
         self.consumed_total += consumed
         self._tps_window.append((now, consumed))
@@ -601,22 +611,108 @@ class SimConsumer:
 
     # --------------------------------------------------------------- running info
 
-    def running_info(self) -> dict[str, Any]:
-        now = self.now()
-        cls = strategy_class(self.strategy)
+    def _properties(self) -> dict[str, str]:
+        """``ConsumerRunningInfo.properties``: the push consumer's fields (the real client
+        dumps DefaultMQPushConsumer by reflection, MixAll.object2Properties) plus the PROP_*
+        entries. The keys and constant values are those of the real 4.9.3 and 5.3.3 clients
+        (running-info/307_*.json); object-valued fields read ``class@identityHash``."""
+        v5 = self.spec.version >= V5_0_0
+
+        def obj(cls: str) -> str:
+            return f"{cls}@{abs(hash((self.client_id, cls))) % 0x7FFFFFFF:x}"
+
+        threads = str(self.consume_threads)
+        store = ("org.apache.rocketmq.client.consumer.store.LocalFileOffsetStore"
+                 if self.group.model == "BROADCASTING"
+                 else "org.apache.rocketmq.client.consumer.store.RemoteBrokerOffsetStore")
+        start = datetime.fromtimestamp((self.start_ts - 30 * 60_000) / 1000, UTC)
         props = {
-            "consumerGroup": self.group.name, "messageModel": self.group.model,
-            "consumeFromWhere": self.group.consume_from,
-            "allocateMessageQueueStrategy": f"{cls}@{abs(hash(self.client_id)) % 0xFFFFFFF:x}",
-            "instanceName": self.client_id.split("@", 1)[-1],
-            "consumeThreadMin": "20", "consumeThreadMax": "20", "pullBatchSize": "32",
-            "PROP_CONSUMEORDERLY": "true" if self.group.orderly else "false",
-            "PROP_CONSUME_TYPE": self.group.consume_type,
             "PROP_CLIENT_VERSION": version_name(self.spec.version),
-            "PROP_NAMESERVER_ADDR": self.cluster.namesrv_addr + ";",
-            "PROP_THREADPOOL_CORE_SIZE": "20",
+            "PROP_CONSUMEORDERLY": "true" if self.group.orderly else "false",
             "PROP_CONSUMER_START_TIMESTAMP": str(self.start_ts),
+            "PROP_CONSUME_TYPE": self.group.consume_type,
+            "PROP_NAMESERVER_ADDR": self.cluster.namesrv_addr + ";",
+            "PROP_THREADPOOL_CORE_SIZE": threads,
+            "adjustThreadPoolNumsThreshold": "100000",
+            "allocateMessageQueueStrategy": obj(strategy_class(self.strategy)),
+            "awaitTerminationMillisWhenShutdown": "0",
+            "consumeConcurrentlyMaxSpan": "2000",
+            "consumeFromWhere": self.group.consume_from,
+            "consumeMessageBatchMaxSize": "1",
+            "consumeThreadMax": threads, "consumeThreadMin": threads,
+            "consumeTimeout": "15",
+            # DefaultMQPushConsumer: now - 30 min, yyyyMMddHHmmss in the host's zone (UTC)
+            "consumeTimestamp": start.strftime("%Y%m%d%H%M%S"),
+            "consumerGroup": self.group.name,
+            "defaultMQPushConsumerImpl": obj(
+                "org.apache.rocketmq.client.impl.consumer.DefaultMQPushConsumerImpl"),
+            "log": ("Logger[org.apache.rocketmq.client.consumer.DefaultMQPushConsumer]" if v5
+                    else obj("org.apache.rocketmq.logging.InnerLoggerFactory$InnerLogger")),
+            "maxReconsumeTimes": "-1",
+            "messageListener": obj("mqctl.sim.consumer.SimListener"),
+            "messageModel": self.group.model,
+            "offsetStore": obj(store),
+            "postSubscriptionWhenPull": "false",
+            "pullBatchSize": str(PULL_BATCH),
+            "pullInterval": "0",
+            "pullThresholdForQueue": str(PULL_THRESHOLD_FOR_QUEUE),
+            "pullThresholdForTopic": "-1",
+            "pullThresholdSizeForQueue": "100",
+            "pullThresholdSizeForTopic": "-1",
+            "subscription": "{}",
+            "suspendCurrentQueueTimeMillis": "1000",
+            "unitMode": "false",
         }
+        if v5:  # ClientConfig's fields joined the dump in 5.x
+            ns = self.cluster.namesrv_addr
+            props.update({
+                "accessChannel": "LOCAL", "clientCallbackExecutorThreads": "2",
+                "clientIP": self.client_id.split("@", 1)[0], "clientRebalance": "true",
+                "decodeDecompressBody": "true", "decodeReadBody": "true",
+                "detectInterval": "2000", "detectTimeout": "200",
+                "enableHeartbeatChannelEventListener": "true",
+                "enableStreamRequestType": "false", "enableTrace": "false",
+                "heartbeatBrokerInterval": str(HEARTBEAT_MS),
+                "instanceName": self.client_id.split("@", 1)[-1], "language": "JAVA",
+                "mqClientApiTimeout": "3000", "namespaceInitialized": "true",
+                "namesrvAddr": ns, "persistConsumerOffsetInterval": str(COMMIT_MS),
+                "pollNameServerInterval": "30000", "popBatchNums": "32",
+                "popInvisibleTime": "60000", "popThresholdForQueue": "96",
+                "pullBatchSizeInBytes": "262144", "pullTimeDelayMillsWhenException": "1000",
+                "sendLatencyEnable": "false", "socksProxyConfig": "{}",
+                "startDetectorEnable": "false", "traceMsgBatchNum": "10",
+                "useHeartbeatV2": "false", "useTLS": "false", "vipChannelEnabled": "false"})
+        return props
+
+    def _pq_info(self, mq: MessageQueue, pq: PQ) -> dict[str, Any]:
+        """ProcessQueue.fillProcessQueueInfo. The cache holds what was pulled and not consumed
+        yet: everything up to the queue's end, at most ~1024 (flow control); an orderly 4.x
+        queue not yet marked locked is not pulled. commitOffset is the offset store's value
+        (RemoteBrokerOffsetStore, MEMORY_FIRST_THEN_STORE): 5.x reads -1 for a retry queue no
+        message came through (4.9.3 reads 0: its broker answers 0 for a missing offset)."""
+        b = self.cluster.brokers.get(mq.broker_name)
+        cached = 0
+        if (b is not None and not pq.dropped and (pq.locked or not self.orderly)
+                and self.cluster.broker_up(mq.broker_name)):
+            cached = min(CACHE_CAP, max(0, b.max_offset(mq.topic, mq.queue_id) - pq.position))
+        commit = pq.position
+        if (self.spec.version >= V5_0_0 and mq.topic.startswith(RETRY_PREFIX)
+                and not pq.consumed_any):
+            commit = -1
+        return {
+            "cachedMsgCount": cached,
+            "cachedMsgMaxOffset": pq.position + cached - 1 if cached else 0,
+            "cachedMsgMinOffset": pq.position if cached else 0,
+            "cachedMsgSizeInMiB": 0, "commitOffset": commit, "droped": pq.dropped,
+            "lastConsumeTimestamp": pq.last_consume_ts,
+            "lastLockTimestamp": pq.last_lock_ts, "lastPullTimestamp": pq.last_pull_ts,
+            "locked": pq.locked, "transactionMsgCount": 0,
+            "transactionMsgMaxOffset": 0, "transactionMsgMinOffset": 0,
+            "tryUnlockTimes": pq.try_unlock_times}
+
+    def running_info(self) -> dict[str, Any]:
+        """ConsumerRunningInfo as the client of this version answers it (4.x has no
+        mqPopTable and no userConsumerInfo)."""
         mq_table: dict[MessageQueue, Any] = {}
         pop_table: dict[MessageQueue, Any] = {}
         for mq, pq in self.pqs.items():
@@ -624,20 +720,18 @@ class SimConsumer:
                 pop_table[mq] = {"droped": pq.dropped, "lastPopTimestamp": pq.last_pull_ts,
                                  "waitAckCount": 0}
                 continue
-            mq_table[mq] = {
-                "cachedMsgCount": 0, "cachedMsgMaxOffset": 0, "cachedMsgMinOffset": 0,
-                "cachedMsgSizeInMiB": 0, "commitOffset": pq.position, "droped": pq.dropped,
-                "lastConsumeTimestamp": pq.last_consume_ts,
-                "lastLockTimestamp": pq.last_lock_ts, "lastPullTimestamp": pq.last_pull_ts,
-                "locked": pq.locked, "transactionMsgCount": 0,
-                "transactionMsgMaxOffset": 0, "transactionMsgMinOffset": 0,
-                "tryUnlockTimes": pq.try_unlock_times}
+            mq_table[mq] = self._pq_info(mq, pq)
         tps = self.consume_tps()
-        status = {t: {"consumeFailedMsgs": 0, "consumeFailedTPS": 0.0, "consumeOKTPS": tps,
-                      "consumeRT": 1.0, "pullRT": 1.0, "pullTPS": tps}
-                  for t in self.spec.subscriptions}
-        del now
-        return {"mqPopTable": pop_table, "mqTable": mq_table, "properties": props,
-                "statusTable": status,
-                "subscriptionSet": list(self.subscription_data().values()),
-                "userConsumerInfo": {}}
+        idle = {"consumeFailedMsgs": 0, "consumeFailedTPS": 0.0, "consumeOKTPS": 0.0,
+                "consumeRT": 0.0, "pullRT": 0.0, "pullTPS": 0.0}
+        status = {t: (dict(idle) if t.startswith(RETRY_PREFIX) else
+                      {"consumeFailedMsgs": 0, "consumeFailedTPS": 0.0, "consumeOKTPS": tps,
+                       "consumeRT": 1.0, "pullRT": 1.0, "pullTPS": tps})
+                  for t in self.topics()}
+        out: dict[str, Any] = {"mqTable": mq_table, "properties": self._properties(),
+                               "statusTable": status,
+                               "subscriptionSet": list(self.subscription_data().values())}
+        if self.spec.version >= V5_0_0:
+            out["mqPopTable"] = pop_table
+            out["userConsumerInfo"] = {}
+        return out
