@@ -325,3 +325,42 @@ def test_never_committed_delay_is_unknown_not_an_epoch(spark, version, group):
     assert [v for _, v in got] == ([0.0, None] if group == "NC_ONE" else [None, None])
     latest = X.latest_status(gt)
     assert evaluate(parse_thresholds(["lag_seconds>3600"]), latest, {}) == []
+
+
+def test_report_counts_one_group_history_with_and_without_cluster(spark, tmp_path):
+    """Item 10 end to end: snapshots of cluster c1 and the two clients' logs of the same group.
+    The logs move queue 1 from A to B at 50 s and queue 0 at 100 s; the captures (0, 60, 120 s)
+    see the same two moves. 5 events: A's first set, A's two losses, B's two gains - with or
+    without --cluster (before: 4 without, the logs' "" cluster split off; 9 with)."""
+    from datetime import UTC, datetime
+
+    from mqctl.lagjob import run_report
+
+    from .builders import T0, result_line4, snap_row, write, write_snapshot
+
+    owners = {0: ["A@1", "A@1", "B@1"], 1: ["A@1", "B@1", "B@1"]}
+    for i in range(3):
+        write_snapshot(tmp_path / "in", "c1", T0 + i * 60 * S, [
+            snap_row(T0 + i * 60 * S, "GM", "T", q, 100, 100, owner=owners[q][i],
+                     members=["A@1", "B@1"]) for q in (0, 1)])
+
+    def at(ms: int) -> str:
+        dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
+        return dt.strftime("%Y-%m-%d %H:%M:%S,") + f"{ms % 1000:03d}"
+
+    def sets(*qs: int) -> list[tuple[str, str, int]]:
+        return [("T", "broker-a", q) for q in qs]
+
+    write(tmp_path / "in" / "logs" / "A" / "rocketmq_client.log", "\n".join([
+        result_line4(at(T0 - 10 * S), "GM", "T", "A@1", sets(0, 1)),
+        result_line4(at(T0 + 50 * S), "GM", "T", "A@1", sets(0)),
+        result_line4(at(T0 + 100 * S), "GM", "T", "A@1", sets())]) + "\n")
+    write(tmp_path / "in" / "logs" / "B" / "rocketmq_client.log", "\n".join([
+        result_line4(at(T0 + 50 * S + 100), "GM", "T", "B@1", sets(1)),
+        result_line4(at(T0 + 100 * S + 100), "GM", "T", "B@1", sets(0, 1))]) + "\n")
+    for cluster in ("", "c1"):
+        res = run_report([str(tmp_path / "in")], str(tmp_path / f"out{cluster}"), spark=spark,
+                         tz="UTC", log_tz="UTC", cluster=cluster)
+        rows = [(r["cluster"], r["group"], r["rebalances"]) for r in res.summary]
+        assert rows == [("c1", "GM", 5)], cluster
+        assert res.counts["rebalance_events"] == 5 and res.counts["queue_moves"] == 2
