@@ -43,7 +43,8 @@ def report(
                                 "pattern pins GMT+8).")] = "+08:00",
     cluster: Annotated[str, typer.Option(
         "--cluster", help="Cluster name for inputs that carry none (store files, mqadmin "
-                          "captures, logs).")] = "",
+                          "captures, logs). Without it, logs take the cluster of their "
+                          "group's snapshots when that is one cluster.")] = "",
     allowed_lag: Annotated[int, typer.Option(
         "--allowed-lag", min=0, help="Lag still considered caught up (Burrow's allowed-lag).")
     ] = 0,
@@ -76,8 +77,16 @@ def report(
     with Spark, and write date-partitioned Parquet (re-runs replace their dates), summary.csv,
     summary.json, report.html and a Prometheus textfile.
 
+    Rebalance history counts one event per real change (a logged change and the snapshot
+    change it explains are one), a client restarted with the same id as a crash and a new
+    gain, and offset resets as reset events, not rebalances. A never-committed queue's time
+    lag is unknown, not the broker's "now - 0".
+
     Example: mqctl lag report /var/lib/mqctl/snapshots --out /var/lib/mqctl/report
     --fail-on 'lag_seconds>300'
+
+    Example (snapshots plus client logs; the logs need no --cluster):
+    mqctl lag report snapshots/ logs/ --out report --log-tz UTC
     """
     from mqctl.errors import ThresholdBreached, UsageError
     from mqctl.lagjob import result_view, run_report
