@@ -104,6 +104,8 @@ class SimConsumer:
         # commit): the broker's Netty idle check closes a connection silent for 120 s
         self.traffic: dict[str, int] = {}
         self.consume_threads = 20  # consumeThreadMin/Max (DefaultMQPushConsumer default)
+        self.runs = 0  # processes started under this client id (a restart is a new one)
+        self._resuming = False
 
     # --------------------------------------------------------------- lifecycle
 
@@ -146,13 +148,28 @@ class SimConsumer:
         if self.state == "running":
             return
         self.state = "running"
-        self.start_ts = self.start_ts or self.now()
+        fresh = not self._resuming  # a new process (not one waking up from a hang)
+        self._resuming = False
+        if fresh:
+            self.runs += 1
+            self.start_ts = self.now()
         for t in self.topics():
             self.sub_versions.setdefault(t, self.start_ts)
         if self.cluster.log_dir and self.log is None:
             self.log = ClientLog(self.cluster.log_dir, self.client_id,
                                  v5=self.spec.version >= V5_0_0, pid=4000 + hash(self.client_id)
                                  % 1000)
+        if fresh:
+            if self.log is not None and self.runs > 1:
+                self.log.pid += 17  # a restarted process gets another pid (5.x lines show it)
+            # DefaultMQPushConsumerImpl.start / MQClientInstance.start: the same lines start
+            # each run of the process, also a restart with the same client id (real:
+            # client-logs/cl-c2_rocketmq_client.log, both runs, 4.9.3 and 5.3.3)
+            g = self.group.name
+            self._log("start_begin", f"the consumer [{g}] start beginning. messageModel="
+                      f"{self.group.model}, isUnitMode=false")
+            self._log("factory_ok", f"the client factory [{self.client_id}] start OK")
+            self._log("start_ok", f"the consumer [{g}] start OK.")
         sched = self.cluster.scheduler
         self.heartbeat()
         self.timers = [
@@ -196,6 +213,7 @@ class SimConsumer:
         rebalances and renews its locks again."""
         if self.state == "hung":
             self.state = "pending"
+            self._resuming = True
             self.start()
 
     def join(self) -> None:
@@ -203,6 +221,7 @@ class SimConsumer:
         table, offsets read from the broker)."""
         if self.state in ("crashed", "stopped"):
             self.pqs.clear()
+            self.sub_versions.clear()
             self.state = "pending"
         if self.state == "pending":
             self.start()
@@ -224,7 +243,12 @@ class SimConsumer:
         self._stop_timers()
         self.pqs.clear()
         for b in self.cluster.brokers.values():
-            b.unregister(self.group.name, consumer=self)
+            if b.unregister(self.group.name, consumer=self):
+                addr = (self.cluster.servers[b.name].addr if b.name in self.cluster.servers
+                        else "")
+                self._log("unregister", f"unregister client[Producer: null Consumer: "
+                          f"{self.group.name}] from broker[{b.name} 0 {addr}] success")
+        self._log("shutdown_ok", f"the consumer [{self.group.name}] shutdown OK")
 
     # --------------------------------------------------------------- heartbeat
 
@@ -364,7 +388,12 @@ class SimConsumer:
             b = self.cluster.brokers.get(mq.broker_name)
             if b is not None and self.cluster.broker_up(mq.broker_name):
                 if self.group.model == "CLUSTERING":
+                    # RebalancePushImpl.removeUnnecessaryMessageQueue: persist, removeOffset
                     b.commit(g, mq.topic, mq.queue_id, pq.position)
+                    self._log("persist_one", f"[persist] Group: {g} ClientId: {self.client_id} "
+                              "updateConsumeOffsetToBroker "
+                              f"{mq_text(mq.topic, mq.broker_name, mq.queue_id)} {pq.position}")
+                    self._log_offset_removed(mq, len(self.pqs) - 1)
                 if self.orderly:  # removeUnnecessaryMessageQueue -> unlock(mq, oneway=true)
                     text = mq_text(mq.topic, mq.broker_name, mq.queue_id)
                     self._log("unlock", f"unlock messageQueue. group:{g}, clientId:"
@@ -394,6 +423,7 @@ class SimConsumer:
                               "because lock failed", "WARN")
                     refused = True
                     continue
+            self._log_offset_removed(mq)
             offset = self._compute_pull_from_where(b, mq)
             # a new ProcessQueue: lastLockTimestamp and lastConsumeTimestamp start at its
             # creation; 5.x marks it locked at once (pq.setLocked(true), every consumer), 4.x
@@ -582,32 +612,64 @@ class SimConsumer:
     def reset_offset(self, broker_addr: str, topic: str, timestamp: int,
                      table: dict[MessageQueue, int]) -> None:
         """MQClientInstance.resetOffset (legacy path): suspend, drop the topic's queues,
-        sleep 10 s, write the offsets, remove the queues, resume and rebalance."""
+        sleep 10 s, write the offsets, remove the queues, rebalance, resume.
+
+        The lines are the real 4.9.3 client's (reset/client_log_after_reset.log): every push is
+        logged at once (``invoke reset offset operation from broker``), the pushes are then
+        applied one after another (resetOffset is synchronized), each with ``suspend this
+        consumer``, 10 s later ``[persist]`` + ``remove unnecessary messageQueue offset`` per
+        queue (removeUnnecessaryMessageQueue, no ``doRebalance ... remove unnecessary mq``),
+        the rebalance that adds them again (``add a new mq`` and a ``rebalanced result
+        changed`` line with the unchanged set) and ``resume this consumer``."""
         if not self.alive:
             return
+        g = self.group.name
         self._log("reset", f"invoke reset offset operation from broker. brokerAddr={broker_addr},"
-                  f" topic={topic}, group={self.group.name}, timestamp={timestamp}")
-        self.suspended = True
-        for mq, pq in self.pqs.items():
-            if mq.topic == topic and mq in table:
-                pq.dropped = True
+                  f" topic={topic}, group={g}, timestamp={timestamp}")
+
+        def begin() -> None:
+            if not self.alive:
+                return
+            self._log("suspend", f"suspend this consumer, {g}")
+            self.suspended = True
+            for mq, pq in self.pqs.items():
+                if mq.topic == topic and mq in table:
+                    pq.dropped = True
 
         def apply() -> None:
+            if not self.alive:
+                return
             for mq in [m for m in self.pqs if m.topic == topic and m in table]:
                 b = self.cluster.brokers.get(mq.broker_name)
                 if b is not None and self.cluster.broker_up(mq.broker_name):
-                    b.commit(self.group.name, mq.topic, mq.queue_id, table[mq])
+                    b.commit(g, mq.topic, mq.queue_id, table[mq])
+                    self._log("persist_one", f"[persist] Group: {g} ClientId: {self.client_id} "
+                              "updateConsumeOffsetToBroker "
+                              f"{mq_text(mq.topic, mq.broker_name, mq.queue_id)} {table[mq]}")
                     if self.orderly:
-                        b.unlock_batch(self.group.name, [mq], self.client_id)
+                        b.unlock_batch(g, [mq], self.client_id)
                 del self.pqs[mq]
+                self._log_offset_removed(mq)
             self.suspended = False
             self.rebalance()
+            self._log("resume", f"resume this consumer, {g}")
 
         # MQClientInstance.resetOffset is synchronized: pushes from several brokers are
         # applied one after another, each after its own 10 s pause
         start = max(self.now(), self._reset_busy_until)
         self._reset_busy_until = start + RESET_PAUSE_MS
+        if start <= self.now():
+            begin()  # before a second push of the same instant is logged (as the corpus)
+        else:
+            self.cluster.scheduler.call_later(start - self.now(), begin)
         self.cluster.scheduler.call_later(self._reset_busy_until - self.now(), apply)
+
+    def _log_offset_removed(self, mq: MessageQueue, size: int | None = None) -> None:
+        """RemoteBrokerOffsetStore.removeOffset: logged when a queue is removed and before one is
+        added (RebalancePushImpl.removeDirtyOffset); the size counts the queues it still has."""
+        self._log("remove_offset", f"remove unnecessary messageQueue offset. group="
+                  f"{self.group.name}, mq={mq_text(mq.topic, mq.broker_name, mq.queue_id)}, "
+                  f"offsetTableSize={len(self.pqs) if size is None else size}")
 
     # --------------------------------------------------------------- running info
 
