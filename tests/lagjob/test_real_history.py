@@ -364,3 +364,32 @@ def test_report_counts_one_group_history_with_and_without_cluster(spark, tmp_pat
         rows = [(r["cluster"], r["group"], r["rebalances"]) for r in res.summary]
         assert rows == [("c1", "GM", 5)], cluster
         assert res.counts["rebalance_events"] == 5 and res.counts["queue_moves"] == 2
+
+
+@pytest.mark.parametrize(("version", "unrecognised", "ignored"), [("4.9.3", 121, 2),
+                                                                   ("5.3.3", 119, 4)])
+def test_report_over_the_whole_real_corpus(spark, tmp_path, version, unrecognised, ignored):
+    """``mqctl lag report <corpus>/<version>``: every file is read, ignored or quarantined by
+    name; the history per group and cause is what the scenarios did (README): CL_G's 14
+    rebalance events, c2's crash (2 topics), 2 graceful stops x 2 topics; LC_G's takeovers;
+    RS_G's reset (the reset lines, then the re-added set) and no rebalance."""
+    from pyspark.sql import functions as F
+
+    from mqctl.lagjob import run_report
+
+    res = run_report([str(REAL / version)], str(tmp_path / "out"), spark=spark, tz="UTC",
+                     log_tz="UTC")
+    assert res.inputs == {"broker-consume-stats": 1, "client-log": 6, "consumer-offset": 2,
+                          "consumer-progress": 9, "lock-log": 3, "subscription-group": 2,
+                          "topic-status": 2, "topics": 2, "unrecognised": unrecognised,
+                          "ignored": ignored}
+    # the JSON exchanges, ground truth, pcaps, other mqadmin commands, empty lock logs
+    assert res.quarantine == {"no table header": 1, "unrecognised input": unrecognised}
+    assert (res.counts["rebalance_events"], res.counts["reset_events"]) == (25, 2)
+    ev = spark.read.parquet(str(tmp_path / "out" / "rebalance" / "events"))
+    got = {(r["group"], r["cause"]): r["n"] for r in
+           ev.groupBy("group", "cause").agg(F.count(F.lit(1)).alias("n")).collect()}
+    assert got == {("CL_G", "rebalance"): 14, ("CL_G", "stop"): 4, ("CL_G", "crash"): 2,
+                   ("LC_G", "rebalance"): 5, ("RS_G", "reset"): 2}
+    rebalances = {(r["group"], r["topic"]): r["rebalances"] for r in res.summary}
+    assert rebalances[("CL_G", "CL_T")] == 20 and rebalances[("RS_G", "RS_T")] == 0
