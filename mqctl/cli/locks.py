@@ -67,7 +67,8 @@ def queue_row(q: QueueLock) -> dict[str, Any]:
 STATE_MEANING = {
     "contested": "two clients claim it (or one id used by two processes)",
     "stale": "owner gone while its broker lease still blocks others",
-    "lock-failed": "claimed or assigned but not locked",
+    "lock-failed": "claimed or assigned but not locked (4.x: granted, marked at the next "
+                   "20 s lock cycle)",
     "expiring": "renewal overdue; lease still runs",
     "held": "locked and renewed on time",
     "unknown": "owner does not answer; lease lapsed or never seen",
@@ -151,8 +152,12 @@ def show(
     Per queue: the owner, locked, lock age, whether the client still trusts it (<= 30 s), how
     long the broker lease can still run (60 s from the last renewal the client reports),
     unlock tries, dropped, and the owner the allocation predicts. States: held, expiring,
-    stale, contested, lock-failed, unknown, unowned (see docs/locks.md). Read-only: sends no
-    LOCK_BATCH_MQ, UNLOCK_BATCH_MQ or HEART_BEAT.
+    stale, contested, lock-failed, unknown, unowned (see docs/locks.md). A client that stopped
+    answering (hung) renewed nothing after its last answer: once its lease lapsed its queues
+    are never stale again, also after the brokers drop it (~120 s after its last heartbeat).
+    After FREES AT the new owner locks the queue at its next rebalance; a 4.x client consumes
+    it after its next 20 s lock cycle. Read-only: sends no LOCK_BATCH_MQ, UNLOCK_BATCH_MQ or
+    HEART_BEAT.
 
     Example: mqctl locks show --group GID_ORDER --watch
     """
