@@ -97,7 +97,7 @@ class SimConsumer:
         self.strategy = spec.strategy or group.strategy
         self._tps_window: list[tuple[int, int]] = []
         self._wakeup_pending = False
-        self._retry_pending = False  # 5.x: a rebalance soon because a lock was refused
+        self._retry_pending = False  # a rebalance is scheduled soon (_rebalance_later)
         self._notified_by = ""
         self.sub_versions: dict[str, int] = {}  # topic -> SubscriptionData.subVersion
         # broker name -> last request sent on the connection to it (heartbeat, pull, lock,
@@ -433,16 +433,22 @@ class SimConsumer:
                               last_pull_ts=now, last_consume_ts=now)
             changed = True
             self._log("add", f"doRebalance, {g}, add a new mq, {text}")
-        if refused and v5 and not self._retry_pending:
+        if refused and v5:
             # 5.x: rebalanceLater(500) when a lock was refused; the real client retried about
             # once a second (5.3.3 kill_survivor_o1_client.log: 280 "lock Failed" lines in 57 s)
-            self._retry_pending = True
-            self.cluster.scheduler.call_later(LOCK_RETRY_MS, self._retry_rebalance)
+            self._rebalance_later(LOCK_RETRY_MS)
         return changed
 
-    def _retry_rebalance(self) -> None:
-        self._retry_pending = False
-        self.rebalance()
+    def _rebalance_later(self, delay_ms: int) -> None:
+        """One rebalance after ``delay_ms``, however many times it is asked for meanwhile."""
+        if self._retry_pending:
+            return
+        self._retry_pending = True
+
+        def run() -> None:
+            self._retry_pending = False
+            self.rebalance()
+        self.cluster.scheduler.call_later(delay_ms, run)
 
     def _compute_pull_from_where(self, b: SimBroker, mq: MessageQueue) -> int:
         """RebalancePushImpl.computePullFromWhereWithException: the broker's offset
@@ -567,7 +573,14 @@ class SimConsumer:
             broker = self.cluster.brokers.get(mq.broker_name)
             if broker is not None and self.cluster.broker_up(mq.broker_name):
                 if self.group.model == "CLUSTERING":
+                    # offsetStore.updateOffset + persist, then removeProcessQueue ->
+                    # removeUnnecessaryMessageQueue: persist again, removeOffset (real 5.3.3:
+                    # reset/client_log_after_reset.log, two [persist] lines per queue)
                     broker.commit(g, mq.topic, mq.queue_id, new)
+                    for _ in range(2):
+                        self._log("persist_one", f"[persist] Group: {g} ClientId: "
+                                  f"{self.client_id} updateConsumeOffsetToBroker {text} {new}")
+                    self._log_offset_removed(mq, len(self.pqs) - 1)
                 if self.orderly:  # RebalancePushImpl.removeUnnecessaryMessageQueue
                     self._log("unlock", f"unlock messageQueue. group:{g}, clientId:"
                               f"{self.client_id}, mq:{text}", "WARN")
@@ -577,8 +590,8 @@ class SimConsumer:
                       "true")
             self._log("offset_fixed", f"fix the pull request offset, PullRequest [consumerGroup="
                       f"{g}, messageQueue={text}, nextOffset={new}]", "WARN")
-            if current:
-                self.rebalance()
+            if current:  # rebalanceImmediately: wakes RebalanceService after the fixes
+                self._rebalance_later(0)
 
         self.cluster.scheduler.call_later(0 if current else RESET_PAUSE_MS, fix)
 

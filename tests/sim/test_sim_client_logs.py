@@ -143,3 +143,52 @@ def test_the_legacy_reset_writes_the_real_4_9_3_lines(sim_factory, tmp_path):
                 if any(k in m for k in KINDS if k != "remove unnecessary mq")}
     mine_tpl = {template(m) for _, _, m in mine[first:] if any(k in m for k in KINDS)}
     assert mine_tpl <= real_tpl, mine_tpl - real_tpl
+
+
+SERVER_KINDS = ("the pull request offset illegal", "[persist] Group",
+                "remove unnecessary messageQueue offset", "Fix Offset",
+                "fix the pull request offset", "invoke reset offset", "rebalanced result changed")
+
+
+def per_queue_sequence(msgs: list[tuple[str, str, str]], mq: str) -> list[str]:
+    """The kinds of the lines about one queue, in order (the rebalance line names none)."""
+    out = []
+    for _, _, m in msgs:
+        kind = next((k for k in SERVER_KINDS if k in m), None)
+        if kind is not None and (mq in m or kind == "rebalanced result changed"):
+            out.append(kind)
+    return out
+
+
+def test_the_server_side_reset_writes_the_real_5_3_3_lines(sim_factory, tmp_path):
+    """5.3.3 broker with useServerSideResetOffset: no `invoke reset offset` line; each queue's
+    next pull answers OFFSET_ILLEGAL, then [persist] twice, removeOffset, `Fix Offset`, `fix the
+    pull request offset` (reset/client_log_after_reset.log), and the queue is added again."""
+    real = messages((REAL / "5.3.3" / "reset" / "client_log_after_reset.log").read_text(), True)
+    mq = "MessageQueue [topic=RS_T, brokerName=broker-b, queueId=3]"
+    want = per_queue_sequence(real, mq)[:5]
+    assert want == ["the pull request offset illegal", "[persist] Group", "[persist] Group",
+                    "remove unnecessary messageQueue offset", "Fix Offset"]
+    cid = "127.0.2.71@rs1"
+    sc = {"name": "rs5", "clock": {"mode": "manual"},
+          "brokers": [{"name": "broker-a", "version": V5_3_3},
+                      {"name": "broker-b", "version": V5_3_3}],
+          "topics": [{"name": "RS_T", "queues": 4, "rate": 0, "max_offset": 50}],
+          "groups": [{"name": "RS_G", "topics": ["RS_T"], "consumers": [
+              {"id": cid, "version": V5_3_3}]}]}
+    sim = sim_factory(sc, log_dir=str(tmp_path))
+    sim.advance(40)
+    ts = sim.clock.now_ms() - 86_400_000
+    for broker in ("broker-b", "broker-a"):
+        r = invoke(sim, broker, RequestCode.INVOKE_BROKER_TO_RESET_OFFSET,
+                   {"topic": "RS_T", "group": "RS_G", "timestamp": str(ts), "isForce": "true"},
+                   version=V5_3_3)
+        assert r.code == 0, r.remark
+    sim.advance(5)
+    mine = messages(sim.call(lambda c: c.consumer(cid).log.path.read_text()), True)
+    got = per_queue_sequence(mine, mq)
+    got = got[got.index("the pull request offset illegal"):]   # the log extract's start
+    assert got[:5] == want
+    assert "fix the pull request offset" in got and "invoke reset offset" not in got
+    persisted = [m for _, _, m in mine if "[persist] Group" in m and mq in m]
+    assert persisted and all(m.endswith(" 0") for m in persisted)
