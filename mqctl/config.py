@@ -21,6 +21,7 @@ credentials file; either file being readable by group or others produces a warni
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 from dataclasses import dataclass, field
@@ -34,6 +35,9 @@ from mqctl.remoting.tls import TlsSettings
 
 DEFAULT_NAMESRV = "127.0.0.1:9876"
 DEFAULT_TIMEOUT = 3.0
+# the per-request timeout's sane range (issue 15): inf/nan/1e308 would hang or print "nans"
+MIN_TIMEOUT = 0.1
+MAX_TIMEOUT = 3600.0
 DEFAULT_CONCURRENCY = 16
 OUTPUT_FORMATS = ("table", "plain", "json", "yaml", "csv")
 REDACTED = "<redacted>"
@@ -158,6 +162,17 @@ def _num(v: Any, where: str, kind: type, minimum: float) -> Any:
     return n
 
 
+def _timeout(v: Any, where: str) -> float:
+    """A per-request timeout in seconds: finite and within MIN_TIMEOUT..MAX_TIMEOUT."""
+    n = float(_num(v, where, float, -math.inf))
+    if not math.isfinite(n) or not MIN_TIMEOUT <= n <= MAX_TIMEOUT:
+        raise ConfigError(f"{where}: {v!r} is out of range ({MIN_TIMEOUT:g} to "
+                          f"{MAX_TIMEOUT:g} seconds)",
+                          hint="give the per-request timeout in seconds as a plain number, "
+                               "e.g. --timeout 5 (MQCTL_TIMEOUT=5, profile timeout: 5)")
+    return n
+
+
 def load_settings(*, config_file: str | None = None, profile: str | None = None,
                   flags: dict[str, Any] | None = None,
                   env: dict[str, str] | None = None) -> Settings:
@@ -207,8 +222,9 @@ def load_settings(*, config_file: str | None = None, profile: str | None = None,
     # a bad profile value is an error even where a flag or the environment overrides it
     if prof.get("namesrv") is not None:
         _split_namesrv(prof["namesrv"], psrc)
-    for key, kind, minimum in (("timeout", float, 0.001), ("version", int, 0),
-                               ("concurrency", int, 1)):
+    if prof.get("timeout") is not None:
+        _timeout(prof["timeout"], f"timeout ({psrc})")
+    for key, kind, minimum in (("version", int, 0), ("concurrency", int, 1)):
         if prof.get(key) is not None:
             _num(prof[key], f"{key} ({psrc})", kind, minimum)
     if prof.get("output") is not None and str(prof["output"]).lower() not in OUTPUT_FORMATS:
@@ -232,7 +248,7 @@ def load_settings(*, config_file: str | None = None, profile: str | None = None,
         sources["namesrv"] = got[1]
     got = pick("timeout", "timeout", ("MQCTL_TIMEOUT",))
     if got:
-        out["timeout"] = float(_num(got[0], f"timeout ({got[1]})", float, 0.001))
+        out["timeout"] = _timeout(got[0], f"timeout ({got[1]})")
         sources["timeout"] = got[1]
     got = pick("output", "output", ("MQCTL_OUTPUT",))
     if got:

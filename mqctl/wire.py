@@ -15,7 +15,7 @@ from typing import Any
 from mqctl.config import REDACTED
 from mqctl.errors import BodyError, FrameError, ProtocolError, UsageError
 from mqctl.remoting import fastjson
-from mqctl.remoting.frame import RemotingCommand, decode
+from mqctl.remoting.frame import MAX_FRAME, RemotingCommand, decode
 from mqctl.remoting.protocol import parse_hex_capture
 from mqctl.tcpdump import Capture, CapturedFrame
 
@@ -49,14 +49,51 @@ def redact(value: Any) -> Any:
     return value
 
 
-def read_input(path: str) -> bytes:
+# The most ``wire decode`` reads (issue 15: /dev/zero must not be read to 4 GB before a limit
+# applies). One frame or bare body is at most the 16 MiB frame limit (NettyDecoder's
+# frameMaxLength, counted with its prefix); a tcpdump text, pcap or hex capture can hold many
+# frames (and text takes ~4 characters per byte), so it may be up to 256 MiB.
+MAX_CAPTURE_INPUT = 256 * 1024 * 1024
+SNIFF_BYTES = 65536
+
+
+def input_limit(head: bytes, kind: str = "auto") -> int:
+    """How many bytes an input whose first bytes are ``head`` may have."""
+    from mqctl import tcpdump
+
+    if kind in ("frame", "body"):
+        return MAX_FRAME
+    if kind in ("tcpdump", "pcap", "hex") or tcpdump.is_pcap(head) or _is_text(head):
+        return MAX_CAPTURE_INPUT
+    return MAX_FRAME  # binary and not pcap: one raw frame or body
+
+
+def _is_text(head: bytes) -> bool:
+    """UTF-8 text without NUL or other control bytes (tab, CR and LF aside)."""
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 3:  # not merely a character cut at the sniff boundary
+            return False
+    return not any(c < 32 and c not in (9, 10, 13) for c in head)
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in KINDS:
+        raise UsageError(f"unknown input kind {kind!r}", hint="use " + ", ".join(KINDS))
+
+
+def read_input(path: str, kind: str = "auto") -> bytes:
+    """The whole input, read in bounded steps: refused beyond :func:`input_limit`."""
     import sys
 
+    _check_kind(kind)
     if path == "-":
-        return sys.stdin.buffer.read()
+        return _read_bounded(sys.stdin.buffer, "stdin", kind)
     p = Path(path)
     try:
-        return p.read_bytes()
+        with p.open("rb") as f:
+            return _read_bounded(f, path, kind)
     except FileNotFoundError:
         raise UsageError(f"file not found: {path}",
                           hint="pass a capture or body file ('-' reads stdin)") from None
@@ -66,6 +103,22 @@ def read_input(path: str) -> bytes:
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}",
                           hint="check the path and its permissions") from None
+
+
+def _read_bounded(f: Any, name: str, kind: str) -> bytes:
+    head = f.read(SNIFF_BYTES)
+    limit = input_limit(head, kind)
+    rest = f.read(limit + 1 - len(head)) if len(head) == SNIFF_BYTES else b""
+    if len(head) + len(rest) > limit:
+        what = ("a tcpdump text, pcap or hex capture" if limit == MAX_CAPTURE_INPUT
+                else "one frame or body (the frame limit)")
+        raise UsageError(
+            f"{name}: input is larger than {limit} bytes, the most wire decode reads for {what}",
+            hint=f"wire decode reads up to {MAX_FRAME >> 20} MiB for a raw frame or body and "
+                 f"up to {MAX_CAPTURE_INPUT >> 20} MiB for a capture; cut the capture first "
+                 "(e.g. tcpdump -r in.pcap -c 10000 -w part.pcap, or split the text at a "
+                 "packet line)")
+    return head + rest
 
 
 def _looks_hex(data: bytes) -> bool:
@@ -135,8 +188,7 @@ def decode_input(data: bytes, kind: str = "auto") -> Decoded | Capture:
     """One frame or body (:class:`Decoded`), or the frames of a capture (:class:`Capture`)."""
     from mqctl import tcpdump
 
-    if kind not in KINDS:
-        raise UsageError(f"unknown input kind {kind!r}", hint="use " + ", ".join(KINDS))
+    _check_kind(kind)
     if kind == "pcap" or (kind == "auto" and tcpdump.is_pcap(data)):
         return tcpdump.decode_pcap(data)
     if kind == "tcpdump":

@@ -60,7 +60,8 @@ def root(
         "--output", "-o", help="Output format: table, plain, json, yaml or csv.",
         show_default=False)] = None,
     timeout: Annotated[float | None, typer.Option(
-        "--timeout", help="Per-request timeout in seconds (default 3).", show_default=False)
+        "--timeout", help="Per-request timeout in seconds, 0.1 to 3600 (env MQCTL_TIMEOUT; "
+        "default 3).", show_default=False)
     ] = None,
     tls: Annotated[bool, typer.Option("--tls", help="Connect with TLS.")] = False,
     tls_ca: Annotated[str | None, typer.Option(

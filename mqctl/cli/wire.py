@@ -34,13 +34,16 @@ def decode_cmd(
     body size, properties). Secret-like fields (SecurityToken, *secret*, *password*) are
     redacted.
 
+    Input size: one raw frame or body is read up to the 16 MiB frame limit, a tcpdump text,
+    pcap or hex capture up to 256 MiB; a larger input is refused (exit 2) before it is read.
+
     Example: tcpdump -i any -s 0 -nn -X port 10911 > cap.txt; mqctl wire decode cap.txt
     """
     from mqctl.render import Result
     from mqctl.wire import Capture, capture_record, decode_input, read_input, to_record
 
     st = state(ctx)
-    d = decode_input(read_input(file), kind)
+    d = decode_input(read_input(file, kind), kind)
     if isinstance(d, Capture):
         rec = capture_record(d)
         tables, notes = _capture_view(rec)
