@@ -255,11 +255,14 @@ def reset(
                                                  "(negative = replay).", show_default=False)
                         ] = None,
     from_file: Annotated[str | None, typer.Option("--from-file", help="Apply an edited plan "
-                                                  "(CSV or JSON from --export).",
+                                                  "(CSV or JSON from --export); a stale "
+                                                  "plan (CURRENT moved more than the "
+                                                  "change) is refused unless --force.",
                                                   show_default=False)] = None,
     queues: Annotated[list[str] | None, typer.Option("--queues", help="Scope (repeatable): "
                                                      "broker:qid[,qid]..., e.g. broker-a:0,1,"
-                                                     "broker-b:3 or broker-a:0-3.",
+                                                     "broker-b:3 or broker-a:0-3 (ids "
+                                                     "0-65535).",
                                                      show_default=False)] = None,
     execute: Annotated[bool, typer.Option("--execute", help="Apply the plan (default: only "
                                           "show it).")] = False,

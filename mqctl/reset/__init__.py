@@ -43,6 +43,7 @@ from mqctl.reset.files import (
 from mqctl.reset.plan import (
     LEGACY_CLIENT_PAUSE_S,
     LEGACY_COMMIT_WAIT_S,
+    MAX_QUEUE_ID,
     PLAN_SCHEMA,
     SERVER_SIDE_WAIT_S,
     BrokerPlan,
@@ -61,7 +62,7 @@ from mqctl.reset.plan import (
     target_time,
 )
 
-__all__ = ["BAD", "LEGACY_CLIENT_PAUSE_S", "LEGACY_COMMIT_WAIT_S", "PLAN_SCHEMA",
+__all__ = ["BAD", "LEGACY_CLIENT_PAUSE_S", "LEGACY_COMMIT_WAIT_S", "MAX_QUEUE_ID", "PLAN_SCHEMA",
            "ROLLBACK_SCHEMA", "SERVER_SIDE_WAIT_S", "BrokerPlan", "ConsumerState", "Path_",
            "Plan", "QueuePlan", "QueueResult", "Status", "Target", "apply_plan", "clock_sleep",
            "compute_target", "default_wait", "export_format", "export_plan",

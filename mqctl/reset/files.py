@@ -13,7 +13,7 @@ from typing import Any
 from mqctl.errors import UsageError
 from mqctl.fsutil import atomic_write_text
 from mqctl.models import MessageQueue
-from mqctl.reset.plan import PLAN_SCHEMA, Plan, Target
+from mqctl.reset.plan import MAX_OFFSET, PLAN_SCHEMA, Plan, Target
 from mqctl.timeparse import format_ms
 
 ROLLBACK_SCHEMA = "mqctl.rollback/1"
@@ -33,6 +33,50 @@ def _write(path: str | Path, text: str, what: str, mode: int | None = None) -> N
     except OSError as exc:
         raise UsageError(f"cannot write {what} {path}: {exc.strerror or exc}",
                          hint="choose a writable location") from None
+
+
+def _json(text: str, what: str) -> Any:
+    """``json.loads`` with every failure a usage error (also a nesting too deep for the
+    parser: 100k ``[`` is bad input, not a bug)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise UsageError(f"{what}: JSON nested too deeply") from None
+    except ValueError as exc:
+        raise UsageError(f"{what} is not valid JSON: {exc}") from None
+
+
+def _offset(v: Any) -> int:
+    """An offset from a file: a non-negative integer up to Long.MAX_VALUE (no bool/float)."""
+    if isinstance(v, bool | float):
+        raise ValueError
+    n = int(str(v).strip())
+    if n < 0 or n > MAX_OFFSET:
+        raise ValueError
+    return n
+
+
+def _csv_rows(text: str, path: str) -> tuple[list[str], list[dict[str, str]]]:
+    """CSV rows as dicts; a duplicate column or a row with the wrong number of fields (a cut
+    last line, a stray comma) is refused, never read as "the last one wins" or a short row."""
+    rows = [r for r in csv.reader(io.StringIO(text)) if r]
+    if not rows:
+        raise UsageError(f"plan file {path} has no rows")
+    header = [c.strip() for c in rows[0]]
+    seen: set[str] = set()
+    for c in header:
+        if c in seen:
+            raise UsageError(f"plan file {path}: column {c!r} appears twice",
+                             hint="keep one column of each name (as --export writes them)")
+        seen.add(c)
+    out: list[dict[str, str]] = []
+    for i, r in enumerate(rows[1:], 1):
+        if len(r) != len(header):
+            raise UsageError(f"plan file {path}: row {i} has {len(r)} field(s), the header "
+                             f"has {len(header)}: a cut or shifted row is not applied",
+                             hint="fix or remove the row (re-export the plan if it was cut)")
+        out.append({k: v.strip() for k, v in zip(header, r, strict=True)})
+    return header, out
 
 
 # ------------------------------------------------------------------------------ plan files
@@ -88,19 +132,15 @@ def _read_plan_file(path: str, group: str, topic: str) -> Target:
         raise UsageError(f"cannot read plan file {path}: {exc}") from None
     rows: list[Any]
     if text.lstrip().startswith(("{", "[")):
-        try:
-            doc = json.loads(text)
-        except ValueError as exc:
-            raise UsageError(f"plan file {path} is not valid JSON: {exc}") from None
+        doc = _json(text, f"plan file {path}")
         if not isinstance(doc, dict) or not isinstance(doc.get("queues"), list):
             raise UsageError(f"plan file {path} has no 'queues' list")
         rows = [dict(r, group=r.get("group", doc.get("group")),
                      topic=r.get("topic", doc.get("topic"))) if isinstance(r, dict) else r
                 for r in doc["queues"]]
     else:
-        reader = csv.DictReader(io.StringIO(text))
-        rows = list(reader)
-        have = {(c or "").strip() for c in (reader.fieldnames or [])}
+        header, rows = _csv_rows(text, path)
+        have = set(header)
         need = {"broker", "target"}
         if not need <= have or not ({"queue_id", "queue"} & have):
             missing = (need | ({"queue_id"} if not {"queue_id", "queue"} & have else set())) \
@@ -110,11 +150,10 @@ def _read_plan_file(path: str, group: str, topic: str) -> Target:
                              hint="columns: group,topic,broker,queue_id,target (others ignored)")
         if not rows:
             raise UsageError(f"plan file {path} has no rows")
-        rows = [{(k or "").strip(): (v.strip() if isinstance(v, str) else v)
-                 for k, v in r.items()} for r in rows]
     if not rows:
         raise UsageError(f"plan file {path} has no rows")
     plan: dict[MessageQueue, int] = {}
+    expected: dict[MessageQueue, int | None] = {}
     for i, r in enumerate(rows, 1):
         if not isinstance(r, dict):
             raise UsageError(f"plan file {path}: row {i} is not an object")
@@ -136,6 +175,10 @@ def _read_plan_file(path: str, group: str, topic: str) -> Target:
         except (TypeError, ValueError):
             raise UsageError(f"plan file {path}: row {i}: queue_id and target must be "
                              f"integers (got {q!r}, {t!r})") from None
+        if tgt > MAX_OFFSET:
+            raise UsageError(f"plan file {path}: row {i}: target {tgt} is beyond {MAX_OFFSET} "
+                             "(the largest offset)")
+        cur = r.get("current")
         if not broker or qid < 0 or tgt < 0:
             raise UsageError(f"plan file {path}: row {i}: needs a broker, a queue_id >= 0 and a "
                              "target >= 0")
@@ -143,7 +186,15 @@ def _read_plan_file(path: str, group: str, topic: str) -> Target:
         if mq in plan:
             raise UsageError(f"plan file {path}: {mq.short} appears twice")
         plan[mq] = tgt
-    return Target("plan", text=path, plan=plan)
+        if cur == NO_OFFSET or (cur is None and "current" in r):
+            expected[mq] = None
+        elif cur not in (None, ""):  # no CURRENT column (or empty): nothing to check against
+            try:
+                expected[mq] = _offset(cur)
+            except (TypeError, ValueError):
+                raise UsageError(f"plan file {path}: row {i}: current must be an offset or "
+                                 f"{NO_OFFSET!r} (got {cur!r})") from None
+    return Target("plan", text=path, plan=plan, expected=expected)
 
 
 # ------------------------------------------------------------------------------ rollback
@@ -197,11 +248,17 @@ def read_rollback(path: str, namesrv: str | None = None
 
 def _read_rollback(path: str, namesrv: str | None) -> tuple[str, str, Target, list[str]]:
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UsageError(f"rollback file not found: {path}") from None
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"rollback file {path} cannot be read: {exc}") from None
+    try:
+        doc = _json(text, f"rollback file {path}")
+    except UsageError as exc:
+        if "nested" in exc.message:
+            raise
+        raise UsageError(f"rollback file {path} cannot be read: {exc.message}") from None
     if not isinstance(doc, dict) or doc.get("schema") != ROLLBACK_SCHEMA:
         raise UsageError(f"{path} is not an mqctl rollback file (schema {ROLLBACK_SCHEMA})")
     group, topic = doc.get("group"), doc.get("topic")
@@ -211,6 +268,7 @@ def _read_rollback(path: str, namesrv: str | None) -> tuple[str, str, Target, li
     if not isinstance(entries, list):
         raise UsageError(f"rollback file {path} has no 'queues' list")
     plan: dict[MessageQueue, int] = {}
+    expected: dict[MessageQueue, int | None] = {}
     notes: list[str] = []
     for i, q in enumerate(entries, 1):
         try:
@@ -218,12 +276,17 @@ def _read_rollback(path: str, namesrv: str | None) -> tuple[str, str, Target, li
             off = q.get("offset")
             if off == NO_OFFSET:
                 off = None
-            if off is not None and (isinstance(off, bool) or int(off) != off or off < 0):
+            if off is not None and (isinstance(off, bool) or int(off) != off or off < 0
+                                    or off > MAX_OFFSET):
                 raise ValueError
+            # what the reset wrote (files of earlier versions may lack it: not checked)
+            wrote = None if q.get("reset_to") is None else _offset(q["reset_to"])
         except (KeyError, TypeError, ValueError, AttributeError):
             raise UsageError(f"rollback file {path}: entry {i} is malformed") from None
         if mq in plan:
             raise UsageError(f"rollback file {path}: {mq.short} appears twice")
+        if wrote is not None and off is not None:
+            expected[mq] = wrote
         if off is None:
             notes.append(f"{mq.short} had no committed offset before: left as is (it keeps "
                          "the offset the reset wrote)")
@@ -239,4 +302,4 @@ def _read_rollback(path: str, namesrv: str | None) -> tuple[str, str, Target, li
     if isinstance(created, str) and created:
         notes.append(f"restores the offsets saved at {created}, before the reset "
                      f"'{doc.get('reason') or '?'}'")
-    return group, topic, Target("rollback", text=path, plan=plan), notes
+    return group, topic, Target("rollback", text=path, plan=plan, expected=expected), notes

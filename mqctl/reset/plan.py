@@ -42,6 +42,14 @@ SERVER_SIDE_WAIT_S = 1.0
 # before 5.2.0 (apache/rocketmq#7635) apply the OFFSET_ILLEGAL answer after a 10 s delay
 # (executeTaskLater): until then the broker shows the old offset
 SERVER_SIDE_OLD_CLIENT_WAIT_S = 15.0
+# offsets are Java longs (ConsumerOffsetManager's offsetTable: ConcurrentMap<Integer, Long>)
+MAX_OFFSET = 2 ** 63 - 1
+# a target more than this many messages beyond a queue's max offset is a typo or a placeholder
+# (e.g. Long.MAX_VALUE), not a position: refused, where a target a little beyond is clamped
+FAR_BEYOND_MAX = 1_000_000
+# --queues ranges: queue ids 0..65535, the same 65,536-per-broker cap as `allocate --queues`
+# (mqctl.allocate.inputs.MAX_QUEUES_PER_BROKER); checked before a range is expanded
+MAX_QUEUE_ID = 65_535
 
 
 class Path_(StrEnum):
@@ -58,6 +66,9 @@ class Target:
     value: int = 0  # epoch ms, offset or shift
     text: str = ""
     plan: dict[MessageQueue, int] = field(default_factory=dict)
+    # per queue, the offset the file expects the group to be at now: a plan file's `current`
+    # column, a rollback file's `reset_to` (what the reset wrote); None = "none" (no offset)
+    expected: dict[MessageQueue, int | None] = field(default_factory=dict)
 
     def describe(self) -> str:
         if self.kind == "time":
@@ -115,6 +126,11 @@ def parse_queue_scope(specs: Sequence[str]) -> set[tuple[str, int]] | None:
                                       "or broker-a:0-3")
             lo = int(m.group(1))
             hi = int(m.group(2)) if m.group(2) else lo
+            if hi > MAX_QUEUE_ID:  # before range() builds a set of a billion ids
+                raise UsageError(f"--queues {spec!r}: queue id {hi} is beyond {MAX_QUEUE_ID}",
+                                 hint=f"queue ids are 0 to {MAX_QUEUE_ID} (at most "
+                                      f"{MAX_QUEUE_ID + 1} queues per broker, as `allocate "
+                                      "--queues`)")
             out.update((broker, q_) for q_ in range(lo, hi + 1))
     return out
 
@@ -141,6 +157,7 @@ class QueuePlan:
     note: str = ""
     target_ts: int | None = None  # store time of the message at the target, when exact
     target_time: str = ""  # what is known about the target's time, for people
+    far_beyond: bool = False  # requested > max + FAR_BEYOND_MAX: refused, never clamped
 
     @property
     def change(self) -> int | None:
@@ -161,7 +178,8 @@ class QueuePlan:
                 "min": self.min_offset, "max": self.max_offset, "current": self.current,
                 "target": self.target, "change": self.change, "replay": self.replay,
                 "skip": self.skip, "target_time": self.target_time,
-                "target_ts": self.target_ts, "clamped": self.clamped, "note": self.note}
+                "target_ts": self.target_ts, "clamped": self.clamped,
+                "requested": self.requested, "far_beyond": self.far_beyond, "note": self.note}
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,6 +276,9 @@ def compute_target(q: QueuePlan, target: Target, searched: int | None) -> QueueP
         requested = q.current + target.value
     else:
         requested = target.plan[q.mq]
+    if requested > q.max_offset + FAR_BEYOND_MAX:
+        return replace(q, target=q.max_offset, requested=requested, clamped=False,
+                       far_beyond=True, note=f"refused: {requested} is far beyond the max")
     clamped = min(max(requested, q.min_offset), q.max_offset)
     return replace(q, target=clamped, requested=requested, clamped=clamped != requested,
                    note=(f"clamped from {requested} to [{q.min_offset}, {q.max_offset}]"
@@ -591,9 +612,72 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
 
 # ------------------------------------------------------------------------------ preflight
 
+def _far_beyond(plan: Plan) -> None:
+    far = [q for q in plan.queues if q.far_beyond]
+    if far:  # not overridable: --force would turn a typo into "skip every message"
+        q = far[0]
+        plan.refusals.append(
+            f"{q.mq.short}: target {q.requested} is far beyond the max offset {q.max_offset} "
+            f"(more than {FAR_BEYOND_MAX} messages; {len(far)} queue(s)): a typo or a "
+            "placeholder is not clamped; use --to-latest to skip the backlog")
+
+
+def _drift(plan: Plan, force: bool) -> None:
+    """A per-queue file (plan or rollback) checked against the live offsets: the offset it
+    expects (the plan's CURRENT, the rollback's reset_to) vs the committed one now. Any drift
+    warns per queue; a drift larger than the file's own change (target - expected) is refused
+    unless --force: the file was made for another state (stale) or another group."""
+    t = plan.target
+    if not t.per_queue or not t.expected:
+        return
+    moved: list[str] = []
+    big: list[str] = []
+    for q in plan.queues:
+        if q.mq not in t.expected or q.far_beyond:
+            continue
+        exp, now = t.expected[q.mq], q.current
+        if exp == now:
+            continue
+        want = t.plan.get(q.mq, q.target)
+        if exp is None or now is None:
+            text = (f"{q.mq.short} {'none' if exp is None else exp} -> now "
+                    f"{'none' if now is None else now}")
+            larger = True
+        else:
+            drift, change = now - exp, want - exp
+            text = f"{q.mq.short} {exp} -> now {now} (drift {drift:+d}, plan change {change:+d})"
+            larger = abs(drift) > abs(change)
+        moved.append(text)
+        if larger:
+            big.append(text)
+
+    def listed(xs: list[str]) -> str:
+        return "; ".join(xs[:6]) + (f"; ... {len(xs) - 6} more" if len(xs) > 6 else "")
+
+    if t.kind == "plan":
+        if moved:
+            plan.warnings.append(f"stale plan: {len(moved)} queue(s) moved since the plan was "
+                                 f"made (its CURRENT -> live): {listed(moved)}")
+        if big and not force:
+            plan.refusals.append(f"stale plan {t.text}: {len(big)} queue(s) moved more than "
+                                 f"the plan's own change ({listed(big)}); export a new plan, "
+                                 "or --force to apply its targets anyway")
+        return
+    if moved:
+        plan.warnings.append(f"rollback file {t.text}: {len(moved)} queue(s) are not at the "
+                             f"offset the reset wrote (reset_to -> live): {listed(moved)}")
+    if big and not force:
+        plan.refusals.append(f"rollback file {t.text} does not match group {plan.group}'s "
+                             f"offsets: {len(big)} queue(s) moved more than the rollback's own "
+                             f"change ({listed(big)}); is it another group's or an older "
+                             "reset's file? check it, or --force")
+
+
 def preflight(plan: Plan, *, force: bool, scoped: bool) -> None:
     """Decide each broker's path and collect refusals and warnings (pure)."""
     st = plan.consumers
+    _far_beyond(plan)
+    _drift(plan, force)
     if not st.known:
         plan.refusals.append(f"cannot tell whether group {plan.group} is online ({st.error}): "
                              "the reset path depends on it; retry when the brokers answer")
@@ -767,8 +851,14 @@ def target_from_options(*, to_time: str | None, by_duration: str | None, to_earl
         if to_offset < 0:
             raise UsageError("--to-offset must be >= 0", hint="offsets start at 0; use "
                              "--shift-by for relative moves")
+        if to_offset > MAX_OFFSET:
+            raise UsageError(f"--to-offset {to_offset} is beyond {MAX_OFFSET} (the largest "
+                             "offset)", hint="use --to-latest to skip the backlog")
         return Target("offset", to_offset)
     if shift_by is not None:
+        if abs(shift_by) > MAX_OFFSET:
+            raise UsageError(f"--shift-by {shift_by} is beyond {MAX_OFFSET} (the largest "
+                             "offset)", hint="e.g. --shift-by -1000 replays 1000 messages")
         return Target("shift", shift_by)
     assert from_file is not None
     return read_plan_file(from_file, group, topic)

