@@ -29,6 +29,12 @@ _REL = re.compile(r"^([+-]?)((?:\d+(?:\.\d+)?(?:ms|s|m|h|d|w))+)$")
 _REL_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
 _ISO_DUR = re.compile(r"^([+-]?)P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?"
                       r"(?:(\d+(?:\.\d+)?)S)?)?$", re.IGNORECASE)
+# The instants mqctl accepts: RocketMQ's store and offset timestamps are epoch ms >= 0
+# (System.currentTimeMillis(); SEARCH_OFFSET_BY_TIMESTAMP takes a long), and ISO-8601 has four
+# year digits. A time outside this range is refused, never wrapped or rendered as "1-01-01".
+MIN_MS = 0  # 1970-01-01T00:00:00.000Z
+MAX_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MQADMIN = re.compile(r"^(\d{4})-(\d{2})-(\d{2})#(\d{2}):(\d{2}):(\d{2}):(\d{3})$")
 
 
@@ -70,20 +76,45 @@ def parse_duration_ms(text: str, *, default_sign: int = 1) -> int:
     if m:
         sign = -1 if m.group(1) == "-" else (1 if m.group(1) == "+" else default_sign)
         total = sum(float(n) * _UNIT_MS[u] for n, u in _REL_PART.findall(m.group(2)))
-        return sign * int(round(total))
+        return sign * _bounded_ms(total, text)
     m = _ISO_DUR.match(s)
     if m and any(m.group(i) for i in range(2, 7)):
         sign = -1 if m.group(1) == "-" else (1 if m.group(1) == "+" else default_sign)
         w, d, h, mi = (int(m.group(i) or 0) for i in range(2, 6))
         sec = float(m.group(6) or 0)
         total = (((w * 7 + d) * 24 + h) * 60 + mi) * 60_000 + sec * 1000
-        return sign * int(round(total))
+        return sign * _bounded_ms(total, text)
     raise TimeParseError(f"cannot parse duration {text!r}",
                          hint="use a number with a unit: -2h, 30m, 1d, 1h30m, 500ms, or -PT2H")
 
 
+def _bounded_ms(total: float, text: str) -> int:
+    """A duration in whole ms; one longer than the whole accepted time range is refused
+    (``float('9' * 400)`` is inf, which ``int()`` cannot take)."""
+    if not total <= MAX_MS - MIN_MS:  # also catches inf and nan
+        raise TimeParseError(f"cannot parse duration {text!r}: out of range (more than "
+                             f"{(MAX_MS - MIN_MS) // 86_400_000} days)",
+                             hint="use a duration within the years 1970..9999, e.g. -2h or 30d")
+    return int(round(total))
+
+
 def parse_time(text: str, *, now: int | None = None, tz: tzinfo | None = None) -> int:
-    """Parse a point in time to epoch milliseconds. See the module docstring for the forms."""
+    """Parse a point in time to epoch milliseconds. See the module docstring for the forms.
+
+    The result lies within 1970-01-01T00:00:00Z .. 9999-12-31T23:59:59.999Z; a time before the
+    epoch (0001-01-01, -9999999999999999999h) or after 9999 is a :class:`TimeParseError`.
+    """
+    ms = _parse_time(text, now=now, tz=tz)
+    if MIN_MS <= ms <= MAX_MS:
+        return ms
+    err = _bad(text, "it is before 1970-01-01T00:00:00Z; RocketMQ timestamps start at the epoch"
+               if ms < MIN_MS else "it is after 9999-12-31T23:59:59.999Z")
+    err.hint = ("give a time from 1970-01-01T00:00:00Z (epoch ms 0) to 9999-12-31, e.g. "
+                "2024-06-01T10:00:00Z or -2h")
+    raise err
+
+
+def _parse_time(text: str, *, now: int | None, tz: tzinfo | None) -> int:
     if not isinstance(text, str):
         raise _bad(str(text))
     s = text.strip()
@@ -98,15 +129,18 @@ def parse_time(text: str, *, now: int | None = None, tz: tzinfo | None = None) -
             raise TimeParseError(
                 f"cannot parse time {s!r}: it looks like epoch seconds, mqctl takes epoch "
                 "milliseconds", hint=f"append 000 ({s}000), or use ISO-8601; {ACCEPTED_FORMS}")
-        if v > 253_402_300_799_999:  # 9999-12-31
-            raise _bad(text, "epoch milliseconds out of range")
+        if v > MAX_MS:
+            raise _bad(text, "epoch milliseconds out of range (after 9999-12-31)")
         return v
     # relative: sign optional; unsigned means "ago"
     if _REL.match(s) or _ISO_DUR.match(s):
         try:
             return base + parse_duration_ms(s, default_sign=-1)
-        except TimeParseError:
-            raise _bad(text) from None
+        except TimeParseError as exc:
+            if ": out of range" not in exc.message:
+                raise _bad(text) from None
+            # a duration longer than the whole range: say on which side it falls
+            return MAX_MS + 1 if s.startswith("+") else MIN_MS - 1
     m = _MQADMIN.match(s)
     if m:
         y, mo, d, h, mi, sec, ms = (int(g) for g in m.groups())
@@ -124,29 +158,56 @@ def parse_time(text: str, *, now: int | None = None, tz: tzinfo | None = None) -
         raise _bad(text) from None
     if dt.tzinfo is None:
         return _local_ms(dt, tz)
-    return int(dt.timestamp() * 1000)
+    return _aware_ms(dt)
+
+
+def _aware_ms(dt: datetime) -> int:
+    """Exact epoch ms of an aware datetime (no float, no time_t: year 1 works)."""
+    return (dt - _EPOCH) // timedelta(milliseconds=1)
 
 
 def _local_ms(dt: datetime, tz: tzinfo | None) -> int:
     if tz is not None:
-        return int(dt.replace(tzinfo=tz).timestamp() * 1000)
-    return int(dt.timestamp() * 1000)  # naive -> local time zone of this machine
+        return _aware_ms(dt.replace(tzinfo=tz))
+    try:
+        return int(dt.timestamp() * 1000)  # naive -> local time zone of this machine
+    except (OverflowError, OSError, ValueError):
+        # outside what the platform's local-time functions take (e.g. year 1): the parser's
+        # range check refuses it; UTC is close enough to say on which side it falls
+        return _aware_ms(dt.replace(tzinfo=UTC))
 
 
-def format_ms(ms: int | None, *, utc: bool = True) -> str:
-    """ISO-8601 (UTC, millisecond precision) for JSON output; empty for 0/None."""
-    if not ms:
+def format_ms(ms: int | None, *, utc: bool = True, zero_unknown: bool = True) -> str:
+    """ISO-8601 (UTC, millisecond precision, four-digit year) for output; empty for None.
+
+    ``zero_unknown``: 0 is RocketMQ's "no timestamp" (a queue never consumed, no lock renewal)
+    and renders empty too. Pass ``zero_unknown=False`` for an instant the user gave (``--to-time
+    1970-01-01T00:00:00Z`` is epoch ms 0, and must render as such). A value outside the years
+    1..9999 renders as its epoch ms.
+    """
+    if ms is None or (zero_unknown and not ms):
         return ""
-    dt = datetime.fromtimestamp(ms / 1000, tz=UTC if utc else None)
+    try:
+        dt = _EPOCH + timedelta(milliseconds=int(ms))
+        if not utc:
+            dt = dt.astimezone().replace(tzinfo=None)  # local wall time, as before
+    except (OverflowError, OSError, ValueError):
+        return f"epoch ms {ms}"
     if utc:
-        return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
-    return dt.isoformat(timespec="milliseconds")
+        return (f"{dt.year:04d}-{dt:%m-%dT%H:%M:%S}." f"{dt.microsecond // 1000:03d}Z")
+    return f"{dt.year:04d}-" + dt.isoformat(timespec="milliseconds").split("-", 1)[1]
 
 
-def format_local(ms: int | None) -> str:
-    if not ms:
+def format_local(ms: int | None, *, zero_unknown: bool = True) -> str:
+    """``YYYY-MM-DD HH:MM:SS`` in this machine's time zone; empty for None (and 0, see
+    :func:`format_ms`)."""
+    if ms is None or (zero_unknown and not ms):
         return ""
-    return datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M:%S")
+    try:
+        dt = (_EPOCH + timedelta(milliseconds=int(ms))).astimezone()
+    except (OverflowError, OSError, ValueError):
+        return f"epoch ms {ms}"
+    return f"{dt.year:04d}-{dt:%m-%d %H:%M:%S}"
 
 
 def format_duration(ms: int | float | None) -> str:
@@ -168,5 +229,5 @@ def format_duration(ms: int | float | None) -> str:
     return ("-" if neg else "") + out
 
 
-__all__ = ["ACCEPTED_FORMS", "parse_time", "parse_duration_ms", "format_ms", "format_local",
-           "format_duration", "now_ms", "set_clock", "timedelta"]
+__all__ = ["ACCEPTED_FORMS", "MAX_MS", "MIN_MS", "parse_time", "parse_duration_ms", "format_ms",
+           "format_local", "format_duration", "now_ms", "set_clock", "timedelta"]

@@ -3,6 +3,7 @@ named (one-line error, hint, documented exit code), never reported as bugs."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -125,3 +126,217 @@ def test_wire_decode_capture_cap(tmp_path, monkeypatch):
     r = run_cli(["wire", "decode", str(small)])
     assert "larger than" not in r.stderr
     assert wire.read_input(str(small)) == line.encode()
+
+
+# ------------------------------------------------------------------------------------------
+# item 6: times outside 1970-01-01 .. 9999-12-31 are refused; the epoch itself renders
+
+
+@pytest.mark.parametrize("text, part", [
+    ("0001-01-01T00:00:00Z", "before 1970-01-01T00:00:00Z"),
+    ("1969-12-31T23:59:59Z", "before 1970-01-01T00:00:00Z"),
+    ("-9999999999999999999h", "before 1970-01-01T00:00:00Z"),
+    ("9" * 400 + "h", "before 1970-01-01T00:00:00Z"),
+    ("+" + "9" * 400 + "h", "after 9999-12-31"),
+    ("-P99999999999999999999W", "before 1970-01-01T00:00:00Z"),
+    ("+99999999999h", "after 9999-12-31"),
+])
+def test_time_out_of_range_is_a_usage_error(text, part):
+    r = run_cli(["time", "--", text])
+    _named(r, ExitCode.USAGE, "cannot parse time", part)
+
+
+def test_time_refusals_from_the_parser():
+    from mqctl.errors import TimeParseError
+    from mqctl.timeparse import parse_time
+
+    with pytest.raises(TimeParseError, match="before 1970"):
+        parse_time("1960-01-01#00:00:00:000")
+    with pytest.raises(TimeParseError, match="before 1970"):
+        parse_time("-2h", now=3_600_000)
+    assert parse_time("-1h", now=3_600_000) == 0
+
+
+def test_time_epoch_zero_and_year_rendering():
+    import json
+
+    from mqctl.timeparse import format_ms
+
+    r = run_cli(["time", "1970-01-01T00:00:00Z", "-o", "json"])
+    assert r.exit_code == 0, r.stderr
+    row = json.loads(r.stdout)[0]
+    assert row["epoch_ms"] == 0 and row["utc"] == "1970-01-01T00:00:00.000Z"
+    assert format_ms(0, zero_unknown=False) == "1970-01-01T00:00:00.000Z"
+    assert format_ms(0) == ""  # RocketMQ's "no timestamp" stays unknown by default
+    assert format_ms(None, zero_unknown=False) == ""
+    assert format_ms(-62135596800000) == "0001-01-01T00:00:00.000Z"
+    assert format_ms(253402300799999) == "9999-12-31T23:59:59.999Z"
+    assert format_ms(-1) == "1969-12-31T23:59:59.999Z"
+
+
+# ------------------------------------------------------------------------------------------
+# item 6: sim up on a port that cannot be used
+
+
+def test_sim_up_port_range_beyond_65535():
+    r = run_cli(["sim", "up", "--port", "65535"])
+    _named(r, ExitCode.USAGE, "--port 65535", "65535-65539")
+
+
+def test_sim_up_port_in_use_names_the_port():
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen()
+    try:
+        port = s.getsockname()[1]
+        r = run_cli(["sim", "up", "--port", str(port - 1)])
+        _named(r, ExitCode.USAGE, "cannot listen", str(port), "in use")
+    finally:
+        s.close()
+
+
+def test_sim_up_privileged_port(monkeypatch):
+    """As root the bind succeeds, so the refusal is simulated at the bind."""
+    import errno
+
+    from mqctl.sim import SimCluster
+
+    async def refuse(self):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(SimCluster, "start", refuse)
+    r = run_cli(["sim", "up", "--port", "80"])
+    line = _named(r, ExitCode.USAGE, "cannot listen", "Permission denied")
+    assert "1024" in r.stderr, (line, r.stderr)
+
+
+# ------------------------------------------------------------------------------------------
+# item 6: stdout that cannot encode the data
+
+
+@pytest.mark.parametrize("fmt", ["plain", "table", "csv", "json", "yaml"])
+def test_non_ascii_on_an_ascii_stdout(tmp_path, fmt):
+    import json
+
+    body = tmp_path / "body.json"
+    body.write_text('{"topic":"订单","k":"é"}', encoding="utf-8")
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    p = subprocess.run([*PY, "wire", "decode", str(body), "-o", fmt], capture_output=True,
+                       env=env, cwd=ROOT, timeout=60)
+    assert p.returncode == 0, p.stderr.decode()
+    out = p.stdout.decode("ascii")  # every byte is ASCII
+    if fmt == "json":  # exact: escaped, not replaced
+        assert json.loads(out) == {"topic": "订单", "k": "é"}
+    elif fmt == "yaml":
+        import yaml
+
+        assert yaml.safe_load(out) == {"topic": "订单", "k": "é"}
+    else:
+        assert "?" in out and "topic" in out
+
+
+# ------------------------------------------------------------------------------------------
+# item 6: peers that are not what -n says
+
+
+class _Peer:
+    """A tiny TCP server on 127.0.0.1 that answers every connection with ``reply``."""
+
+    def __init__(self, reply: bytes):
+        import asyncio
+
+        self.reply = reply
+        self.loop = asyncio.new_event_loop()
+        ready = threading.Event()
+
+        async def handle(reader, writer):
+            try:
+                await reader.read(1)
+                writer.write(self.reply)
+                await writer.drain()
+                await asyncio.sleep(5)
+            finally:
+                writer.close()
+
+        async def main():
+            self.server = await asyncio.start_server(handle, "127.0.0.1", 0)
+            self.addr = f"127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+            ready.set()
+
+        self.thread = threading.Thread(target=lambda: (self.loop.run_until_complete(main()),
+                                                       self.loop.run_forever()), daemon=True)
+        self.thread.start()
+        assert ready.wait(10)
+
+    def close(self):
+        self.loop.call_soon_threadsafe(self.server.close)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+
+def _frame(header: bytes, declared: int | None = None) -> bytes:
+    total = 4 + len(header) if declared is None else declared
+    return total.to_bytes(4, "big") + len(header).to_bytes(4, "big") + header
+
+
+@pytest.mark.parametrize("reply, part", [
+    (b"\x7f\xff\xff\xff" + b"\0" * 16, "exceeds the 16777216-byte limit"),
+    (_frame(b"{not a json header"), "JSON header cannot be parsed"),
+    (b"\x80\0\0\0" + b"\0" * 16, "smaller than 4"),
+])
+def test_protocol_errors_from_the_peer_exit_4(reply, part):
+    peer = _Peer(reply)
+    try:
+        t0 = time.monotonic()
+        r = run_cli(["-n", peer.addr, "--timeout", "3", "cluster"])
+        line = _named(r, ExitCode.PROTOCOL, peer.addr, part)
+        assert time.monotonic() - t0 < 3, line  # the error ends the wait, not the timeout
+    finally:
+        peer.close()
+
+
+def test_tls_record_from_the_peer_suggests_tls():
+    # a TLS alert record (content type 21, version 3.3): what a TLS-only server may send
+    peer = _Peer(b"\x15\x03\x03\x00\x02\x02\x28")
+    try:
+        r = run_cli(["-n", peer.addr, "--timeout", "3", "cluster"])
+        _named(r, ExitCode.PROTOCOL, peer.addr, "TLS")
+        assert "--tls" in r.stderr.split("hint:", 1)[1]
+    finally:
+        peer.close()
+
+
+def test_plain_connection_to_the_sims_tls_server_suggests_tls(sim_factory):
+    from mqctl.sim import load_scenario
+    from mqctl.sim.scenario import TlsSpec
+
+    s = sim_factory(load_scenario("demo", tls=TlsSpec(True)))
+    r = run_cli(["-n", s.cluster.namesrv_addr, "--timeout", "3", "cluster"])
+    _named(r, ExitCode.CONNECTION, s.cluster.namesrv_addr)
+    assert "--tls" in r.stderr.split("hint:", 1)[1], r.stderr
+    ok = run_cli(["-n", s.cluster.namesrv_addr, "--tls-ca", s.cluster.tls_cert_file, "cluster"])
+    assert ok.exit_code == 0, ok.stderr
+
+
+def test_namesrv_with_a_scheme_is_a_usage_error():
+    r = run_cli(["-n", "http://host:9876", "cluster"])
+    line = _named(r, ExitCode.USAGE, "http://host:9876", "drop the scheme")
+    assert "-n host:9876" in r.stderr, line
+    r = run_cli(["cluster"], env={"NAMESRV_ADDR": "https://10.0.0.1:9876"})
+    _named(r, ExitCode.USAGE, "drop the scheme")
+
+
+def test_namesrv_pointing_at_a_broker_says_so(sim):
+    broker = sim.cluster.servers["broker-a"].addr
+    for args in (["cluster"], ["route", "TopicPay"], ["group", "progress", "GID_PAY"]):
+        r = run_cli(["-n", broker, *args])
+        _named(r, ExitCode.USAGE, broker, "looks like a broker, not a name server",
+               "REQUEST_CODE_NOT_SUPPORTED (3)")
+        assert "9876" in r.stderr.split("hint:", 1)[1]
+
+
+def test_dns_failure_names_the_host():
+    r = run_cli(["-n", "no-such-host.invalid:9876", "--timeout", "5", "cluster"])
+    _named(r, ExitCode.CONNECTION, "cannot resolve host 'no-such-host.invalid'")

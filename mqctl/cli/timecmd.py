@@ -49,6 +49,9 @@ def time_cmd(
 ) -> None:
     """Parse time strings the way every mqctl command does and show the result.
 
+    Times run from 1970-01-01T00:00:00Z (epoch ms 0) to 9999-12-31; anything outside is
+    refused (exit 2), e.g. 0001-01-01T00:00:00Z or -9999999999999999999h.
+
     Example: mqctl time -2h "2024-06-01 10:00" 2024-06-01#10:00:00:000
     """
     from mqctl.render import Column, Result, Table
@@ -59,7 +62,8 @@ def time_cmd(
     rows = []
     for t in text:
         ms = parse_time(t, now=now)
-        rows.append({"input": t, "epoch_ms": ms, "utc": format_ms(ms), "local": format_local(ms),
+        rows.append({"input": t, "epoch_ms": ms, "utc": format_ms(ms, zero_unknown=False),
+                     "local": format_local(ms, zero_unknown=False),
                      "offset_from_now_s": round((ms - now) / 1000, 3)})
     emit(Result([Table([Column("input", "INPUT"), Column("epoch_ms", "EPOCH MS", "right"),
                         Column("utc", "UTC"), Column("local", "LOCAL"),
