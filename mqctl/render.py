@@ -118,15 +118,38 @@ def _clean(o: Any) -> Any:
     return o
 
 
-def to_json(data: Any) -> str:
-    return json.dumps(_clean(data), indent=2, ensure_ascii=False, default=_json_default)
+def to_json(data: Any, *, ascii_only: bool = False) -> str:
+    return json.dumps(_clean(data), indent=2, ensure_ascii=ascii_only, default=_json_default)
 
 
-def to_yaml(data: Any) -> str:
+def to_yaml(data: Any, *, ascii_only: bool = False) -> str:
     import yaml
 
     return str(yaml.safe_dump(_clean(json.loads(to_json(data))), sort_keys=False,
-                              allow_unicode=True, default_flow_style=False))
+                              allow_unicode=not ascii_only, default_flow_style=False))
+
+
+def _encodable(text: str, stream: IO[str]) -> bool:
+    """Whether the stream's encoding holds every character (PYTHONIOENCODING=ascii, a C locale
+    or a latin-1 terminal do not hold a Chinese topic name)."""
+    enc = getattr(stream, "encoding", None)
+    if not enc or text.isascii():
+        return True
+    try:
+        text.encode(enc)
+    except UnicodeEncodeError:
+        return False
+    except LookupError:
+        return True
+    return True
+
+
+def _fit(text: str, stream: IO[str]) -> str:
+    """Text the stream can take: characters its encoding lacks become '?' (never a crash)."""
+    if _encodable(text, stream):
+        return text
+    enc = getattr(stream, "encoding", None) or "ascii"
+    return text.encode(enc, "replace").decode(enc)
 
 
 def render_csv(tables: list[Table]) -> str:
@@ -174,34 +197,42 @@ def render_rich(tables: list[Table], notes: list[str], stream: IO[str]) -> None:
         pass
     console = Console(file=stream, highlight=False, markup=False, emoji=False,
                       width=None if tty else 240, no_color=os.environ.get("NO_COLOR") is not None)
+    def text(s: str) -> Text:
+        return Text(_fit(s, stream))
+
     for t in tables:
-        rt = RichTable(title=Text(t.title) if t.title else None, title_justify="left",
+        rt = RichTable(title=text(t.title) if t.title else None, title_justify="left",
                        show_edge=False, box=None, header_style="bold", pad_edge=False)
         for c in t.columns:
-            rt.add_column(Text(c.header), justify="right" if c.align == "right" else "left",
+            rt.add_column(text(c.header), justify="right" if c.align == "right" else "left",
                           no_wrap=True)
         for r in t.rows:
-            rt.add_row(*[Text(cell(r.get(c.key))) for c in t.columns])
+            rt.add_row(*[text(cell(r.get(c.key))) for c in t.columns])
         if not t.rows:
-            console.print(Text((f"{t.title}: " if t.title else "") + "(none)"))
+            console.print(text((f"{t.title}: " if t.title else "") + "(none)"))
         else:
             console.print(rt)
         console.print()
     for n in notes:
-        console.print(Text(n))
+        console.print(text(n))
 
 
 def emit(result: Result, fmt: str | None = None, stream: IO[str] | None = None) -> None:
     stream = stream or sys.stdout
     fmt = fmt or default_format(stream)
+    # JSON and YAML stay exact on a stream that cannot encode the data: \uXXXX escapes
     if fmt == "json":
-        stream.write(to_json(result.structured()) + "\n")
+        text = to_json(result.structured()) + "\n"
+        stream.write(text if _encodable(text, stream)
+                     else to_json(result.structured(), ascii_only=True) + "\n")
     elif fmt == "yaml":
-        stream.write(to_yaml(result.structured()))
+        text = to_yaml(result.structured())
+        stream.write(text if _encodable(text, stream)
+                     else to_yaml(result.structured(), ascii_only=True))
     elif fmt == "csv":
-        stream.write(render_csv(result.tables))
+        stream.write(_fit(render_csv(result.tables), stream))
     elif fmt == "plain":
-        stream.write(render_plain(result.tables, result.notes))
+        stream.write(_fit(render_plain(result.tables, result.notes), stream))
     elif fmt == "table":
         render_rich(result.tables, result.notes, stream)
     else:

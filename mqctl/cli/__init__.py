@@ -25,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
+    _tolerant_stdout()
     try:  # typer >= 0.23 vendors click
         from typer._click.exceptions import ClickException
     except ImportError:  # pragma: no cover
@@ -63,6 +64,18 @@ def main(argv: list[str] | None = None) -> int:
         _print_error(f"internal error: {type(exc).__name__}: {exc}",
                      "this is a bug in mqctl; re-run with --debug and report the traceback")
         return int(ExitCode.INTERNAL)
+
+
+def _tolerant_stdout() -> None:
+    """A character stdout's encoding lacks (PYTHONIOENCODING=ascii, a C locale) is written as
+    '?' instead of ending the command with UnicodeEncodeError; mqctl.render keeps JSON and
+    YAML exact with escapes."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None and getattr(sys.stdout, "errors", None) == "strict":
+        try:
+            reconfigure(errors="replace")
+        except (ValueError, OSError):  # pragma: no cover - a closed or detached stream
+            pass
 
 
 def _usage_hint(exc: BaseException, root: object = None) -> str:

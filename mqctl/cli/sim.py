@@ -32,9 +32,14 @@ def up(
 ) -> None:
     """Run a simulated cluster in the foreground until Ctrl-C or SIGTERM.
 
+    The name server listens on --port and the brokers on the ports after it (the demo needs
+    4: 9876-9879). A port in use, a privileged port (< 1024 without root) or a range past
+    65535 is refused with exit 2 and names the port.
+
     Example: mqctl sim up            (the bundled demo on 127.0.0.1:9876)
     """
     import asyncio
+    import contextlib
     import signal
     import sys
 
@@ -48,11 +53,20 @@ def up(
     async def run() -> None:
         cluster = SimCluster(scenario, host=host, namesrv_port=port, clock=clock, speed=speed,
                              log_dir=log_dir)
+        # the name server takes --port, each broker (and slave) the next one (SimCluster.start)
+        needed = 1 + sum(2 if b.slave else 1 for b in cluster.scenario.brokers)
+        last = port + needed - 1
+        if port and last > 65535:
+            raise UsageError(f"--port {port}: scenario {cluster.scenario.name} needs {needed} "
+                             f"consecutive ports ({port}-{last}), beyond 65535",
+                             hint=f"pick --port {65536 - needed} or lower, or --port 0 for any "
+                                  "free ports")
         try:
             await cluster.start()
-        except OSError as exc:
-            raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
-                             hint="pick another --port (0 = any free port)") from None
+        except (OSError, OverflowError) as exc:
+            with contextlib.suppress(Exception):  # close the servers that did start
+                await cluster.stop()
+            raise _listen_error(host, port, last, exc) from None
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -77,6 +91,28 @@ def up(
                 sys.stderr.write("mqctl sim: stopped\n")
 
     asyncio.run(run())
+
+
+def _listen_error(host: str, port: int, last: int, exc: BaseException) -> Exception:
+    """Why the simulated cluster could not listen, with the fix for each cause."""
+    import errno
+
+    from mqctl.errors import UsageError
+
+    where = f"{host}:{port}" if not port or last == port else f"{host} ports {port}-{last}"
+    reason = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+    code = exc.errno if isinstance(exc, OSError) else None
+    if code == errno.EADDRINUSE:
+        hint = ("another process listens there (see `ss -ltnp`): stop it, pick another --port, "
+                "or --port 0 for any free ports")
+    elif code == errno.EACCES:
+        hint = ("ports below 1024 need root (or CAP_NET_BIND_SERVICE): pick --port 1024 or "
+                "higher, e.g. the default 9876, or --port 0")
+    elif code == errno.EADDRNOTAVAIL:
+        hint = f"{host} is not an address of this machine: use --host 127.0.0.1"
+    else:
+        hint = "pick another --port (0 = any free ports) or --host"
+    return UsageError(f"cannot listen on {where}: {reason}", hint=hint)
 
 
 @app.command("scenarios")
