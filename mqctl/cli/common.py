@@ -181,6 +181,29 @@ def progress(st: AppState, description: str, total: int | None) -> Iterator[Call
         yield advance
 
 
+@contextmanager
+def signals_to(callback: Callable[[str], None]) -> Iterator[None]:
+    """While the block runs inside the event loop, SIGINT and SIGTERM call ``callback(name)``
+    instead of interrupting: for a state-changing step that has to stop cleanly and say what it
+    did (``offsets reset --execute``). Elsewhere (no loop, not the main thread) a no-op."""
+    import asyncio
+    import signal
+
+    loop = asyncio.get_running_loop()
+    installed: list[signal.Signals] = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, callback, sig.name)
+            installed.append(sig)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+    try:
+        yield
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+
+
 def _stderr_tty() -> bool:
     try:
         return sys.stderr.isatty()

@@ -6,9 +6,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from mqctl.cli.common import ConcurrencyOpt, NamesrvOpt, OutputOpt, emit, progress, state
+from mqctl.cli.common import (
+    ConcurrencyOpt,
+    NamesrvOpt,
+    OutputOpt,
+    emit,
+    progress,
+    signals_to,
+    state,
+)
 
 if TYPE_CHECKING:
+    from mqctl.errors import MqctlError
     from mqctl.render import Result
     from mqctl.reset import Plan, QueueResult
 
@@ -140,6 +149,7 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
     from mqctl.remoting.client import RemotingClient
     from mqctl.reset import (
         BAD,
+        Stop,
         apply_plan,
         default_wait,
         export_plan,
@@ -155,6 +165,8 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
     conc = concurrency or settings.concurrency
     fmt = st.output(output)
     extra = list(notes or [])
+    stop = Stop()  # SIGINT/SIGTERM while changing: stop sending, then say what changed
+    phase = ["plan"]
 
     async def go() -> tuple[Any, Any, str | None]:
         async with RemotingClient(settings.client_options()) as client:
@@ -177,14 +189,27 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
                              f"earlier run); this run's rollback file is {rb}")
             write_rollback(plan, rb)  # before the first change
             brokers = {q.mq.broker_name for q in plan.queues}
-            with progress(st, "reset", len(brokers)) as advance:
-                results = await apply_plan(admin, plan, concurrency=conc,
-                                           on_broker_done=lambda _n: advance(1))
-            wait = default_wait(plan) if verify_wait is None else verify_wait
-            results = await verify(admin, plan, results, wait_s=wait)
+            with signals_to(stop.fire):
+                phase[0] = "apply"
+                with progress(st, "reset", len(brokers)) as advance:
+                    results = await apply_plan(admin, plan, concurrency=conc,
+                                               on_broker_done=lambda _n: advance(1), stop=stop)
+                if stop.stopped:
+                    return plan, results, str(rb)
+                phase[0] = "verify"
+                wait = default_wait(plan) if verify_wait is None else verify_wait
+                checked = asyncio.ensure_future(verify(admin, plan, results, wait_s=wait))
+                if not await stop.race(checked, 0.0):
+                    results = checked.result()
             return plan, results, str(rb)
 
     plan, results, rb = asyncio.run(go())
+    if stop.stopped and results is not None and rb is not None:
+        lines, info, err = _interrupted(plan, results, rb, phase[0], stop.reason)
+        out = plan_result(plan, results, execute=execute, rollback=rb, extra_notes=extra + lines)
+        out.data["interrupted"] = info
+        emit(out, fmt)
+        raise err
     emit(plan_result(plan, results, execute=execute, rollback=rb, extra_notes=extra), fmt)
     if plan.refusals:
         more = f" (and {len(plan.refusals) - 1} more reason(s) in the output)" \
@@ -202,6 +227,80 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
                             for r in bad[:4]),
                 [(r.plan.mq.short, r.detail) for r in bad],
                 hint=rerun_hint(plan, bad, rb, rerun_scope))
+
+
+def _interrupted(plan: Plan, results: list[QueueResult], rb: str, phase: str,
+                 signame: str) -> tuple[list[str], dict[str, Any], MqctlError]:
+    """An interrupt while changing: the notes and data that say what changed (the per-queue
+    table is the result table), the command that finishes the change and the one that undoes
+    it, and the error to exit with (130)."""
+    from mqctl.errors import ExitCode, MqctlError
+    from mqctl.reset import INTERRUPT_GRACE_S, Status
+
+    count = {s: sum(1 for r in results if r.status == s) for s in Status}
+    finish, rest_file = finish_command(plan, results, rb)
+    undo = _cmd(plan, "offsets", "rollback", rb, "--execute")
+    if phase == "apply":
+        what = (f"{count[Status.APPLIED]} applied, {count[Status.NOT_SENT]} not sent, "
+                f"{count[Status.UNKNOWN]} unknown"
+                + "".join(f", {count[s]} {s.value}" for s in (Status.FAILED, Status.ALREADY)
+                          if count[s]))
+    else:
+        what = f"every request was sent, {count[Status.APPLIED]} applied but not verified"
+    msg = f"interrupted by {signame} during {phase}: {what}"
+    notes = [f"INTERRUPTED: {msg}; nothing more was sent"
+             + (f" (requests in flight were waited for up to {INTERRUPT_GRACE_S:.0f} s; "
+                "'unknown' ones may or may not have changed)" if phase == "apply" else ""),
+             f"finish the change: {finish}" if finish else
+             "finish the change: nothing left to send (check with `mqctl offsets show`)",
+             f"undo it: {undo}"]
+    data = {"signal": signame, "during": phase, "finish": finish, "remaining_plan": rest_file,
+            "undo": undo}
+    hint = (f"finish: {finish}; " if finish else "") + f"undo: {undo}"
+    return notes, data, MqctlError(msg, hint=hint, exit_code=ExitCode.INTERRUPTED)
+
+
+def _cmd(plan: Plan, *args: str) -> str:
+    """A copy-pastable mqctl command against the plan's name server."""
+    import shlex
+
+    return shlex.join(["mqctl", "-n", plan.namesrv, *args])
+
+
+def finish_command(plan: Plan, results: list[QueueResult], rb: str
+                   ) -> tuple[str | None, str | None]:
+    """(the command that sends what an interrupted apply did not, the remaining-plan file it
+    reads). A rollback: the same rollback again (queues already restored are skipped). A
+    reset: the queues not sent or unknown as a plan file next to the rollback file, with their
+    planned targets (``--from-file``: exact for every target kind, also --shift-by and relative
+    times); on a legacy broker resetting by time through the clients, the same time target,
+    absolute."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from mqctl.errors import UsageError
+    from mqctl.reset import Path_, Status, export_plan, free_path
+    from mqctl.timeparse import format_ms
+
+    left = [r.plan for r in results if r.status in (Status.NOT_SENT, Status.UNKNOWN,
+                                                    Status.FAILED)]
+    if not left:
+        return None, None
+    if plan.target.kind == "rollback":
+        return _cmd(plan, "offsets", "rollback", plan.target.text, "--execute"), None
+    base = ["offsets", "reset", "-g", plan.group, "-t", plan.topic]
+    pushed = any(plan.brokers[q.mq.broker_name].path == Path_.LEGACY_PUSH for q in left)
+    if pushed and plan.target.by_time:
+        flag = {"time": ["--to-time", format_ms(plan.target.value)],
+                "earliest": ["--to-earliest"], "latest": ["--to-latest"]}[plan.target.kind]
+        return _cmd(plan, *base, *flag, "--execute"), None
+    rbp = Path(rb)
+    rest = free_path(rbp.with_name(f"{rbp.stem}.remaining.csv"))
+    try:
+        export_plan(replace(plan, queues=left), str(rest))
+    except UsageError as exc:  # e.g. the disk filled up: say so, keep the undo command
+        return f"(the remaining plan could not be written: {exc.message})", None
+    return _cmd(plan, *base, "--from-file", str(rest), "--execute"), str(rest)
 
 
 def rerun_hint(plan: Plan, bad: list[QueueResult], rb: str | None, scoped: bool) -> str:
@@ -282,7 +381,9 @@ def reset(
 ) -> None:
     """Reset a group's offsets on a topic: prints the plan (min, max, current, target, change,
     messages replayed or skipped) and changes nothing unless --execute. Executing writes a
-    rollback file first, applies per broker, then verifies each queue.
+    rollback file first, applies per broker, then verifies each queue. Ctrl-C or SIGTERM while
+    applying stops sending, waits up to 5 s for the requests in flight, prints each queue's
+    status (applied / not-sent / unknown) with the commands that finish or undo it, exits 130.
 
     Example: mqctl offsets reset -g GID_REPLAY -t TopicPay --by-duration -2h --execute
     """
@@ -317,7 +418,9 @@ def rollback(
 ) -> None:
     """Plan, and with --execute restore, the offsets saved in a rollback file (a new rollback
     file of the offsets it replaces is written first). Queues saved as "none" (no committed
-    offset before the reset) get no request: they keep the offset the reset wrote.
+    offset before the reset) get no request: they keep the offset the reset wrote. A file
+    whose offsets do not match the group's (another group, an older reset) is refused unless
+    --force. Ctrl-C or SIGTERM while applying stops as `offsets reset` does (exit 130).
 
     Example: mqctl offsets rollback ~/.local/state/mqctl/rollback/GID_REPLAY-...json --execute
     """

@@ -34,10 +34,60 @@ class Status(StrEnum):
     NOT_TAKEN = "not-taken"  # re-read: it did not take (e.g. live consumers overwrote it)
     UNVERIFIED = "unverified"  # the broker accepted it, but the re-read failed
     FAILED = "failed"  # the request failed (verify re-reads whether anything changed)
-    NOT_SENT = "not-sent"  # an earlier request to the same broker failed: not attempted
+    NOT_SENT = "not-sent"  # an earlier request to the same broker failed, or an interrupt
+    UNKNOWN = "unknown"  # sent, no answer before mqctl stopped (interrupt): may have changed
 
 
-BAD = frozenset({Status.NOT_TAKEN, Status.UNVERIFIED, Status.FAILED, Status.NOT_SENT})
+BAD = frozenset({Status.NOT_TAKEN, Status.UNVERIFIED, Status.FAILED, Status.NOT_SENT,
+                 Status.UNKNOWN})
+# after an interrupt (SIGINT/SIGTERM) during apply: how long the requests in flight are waited
+# for before they are reported unknown (a second interrupt stops the wait at once)
+INTERRUPT_GRACE_S = 5.0
+
+
+class Stop:
+    """An interrupt during apply, set from a signal handler: no new request is sent; a second
+    one also ends the wait for the requests in flight."""
+
+    def __init__(self) -> None:
+        self.requested = asyncio.Event()
+        self.hurry = asyncio.Event()
+        self.reason = ""
+
+    def fire(self, reason: str) -> None:
+        if self.requested.is_set():
+            self.hurry.set()
+            return
+        self.reason = reason
+        self.requested.set()
+
+    @property
+    def stopped(self) -> bool:
+        return self.requested.is_set()
+
+    async def race(self, task: asyncio.Future[Any], grace_s: float) -> bool:
+        """Await ``task``; on an interrupt wait at most ``grace_s`` more (less after a second
+        one), then cancel it. True when the task was cancelled."""
+        asked = asyncio.ensure_future(self.requested.wait())
+        try:
+            await asyncio.wait({task, asked}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            asked.cancel()
+        if not task.done():
+            hurry = asyncio.ensure_future(self.hurry.wait())
+            try:
+                await asyncio.wait({task, hurry}, timeout=grace_s,
+                                   return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                hurry.cancel()
+        if task.done():
+            return False
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        return True
 
 
 @dataclass(slots=True)
@@ -79,12 +129,24 @@ def _failure_detail(exc: MqctlError) -> str:
 
 
 async def apply_plan(admin: Admin, plan: Plan, *, concurrency: int = 16,
-                     on_broker_done: Callable[[str], None] | None = None
+                     on_broker_done: Callable[[str], None] | None = None,
+                     stop: Stop | None = None, grace_s: float = INTERRUPT_GRACE_S
                      ) -> list[QueueResult]:
-    """Send the changes, broker by broker (concurrently, bounded). Never re-sends."""
+    """Send the changes, broker by broker (concurrently, bounded). Never re-sends.
+
+    ``stop`` (an interrupt): no new request is sent (those queues are ``not-sent``), the ones
+    in flight are waited for up to ``grace_s`` and are ``unknown`` if still unanswered."""
     client = admin.client
     by_broker: dict[str, list[QueuePlan]] = {}
     results: dict[MessageQueue, QueueResult] = {}
+    inflight: dict[MessageQueue, QueuePlan] = {}
+
+    def stopped() -> bool:
+        return stop is not None and stop.stopped
+
+    def not_sent(name: str) -> str:
+        return (f"not sent: interrupted ({stop.reason})" if stop is not None and stop.stopped
+                else f"not sent: an earlier request to {name} failed")
     for q in plan.queues:
         if q.current is not None and q.current == q.target:
             results[q.mq] = QueueResult(q, Status.ALREADY, "already at target: nothing sent",
@@ -118,12 +180,17 @@ async def apply_plan(admin: Admin, plan: Plan, *, concurrency: int = 16,
         addr = bp.addr or ""
         qs = by_broker[name]
         try:
+            if stopped():
+                return
             if bp.path == Path_.LEGACY_PUSH:
                 # Broker2Client.resetOffset: the whole topic by time; the broker computes each
                 # queue's offset and pushes it to the online push consumers
+                inflight.update((q.mq, q) for q in qs)
                 resp = await client.invoke(addr, RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, {
                     "topic": plan.topic, "group": plan.group,
                     "timestamp": plan.target.timestamp, "isForce": True})
+                for q in qs:
+                    inflight.pop(q.mq, None)
                 table = _table(resp.body)
                 for q in qs:
                     got = table.get(q.mq)
@@ -139,11 +206,16 @@ async def apply_plan(admin: Admin, plan: Plan, *, concurrency: int = 16,
                 return
             send = server_side if bp.path == Path_.SERVER_SIDE else update
             for q in qs:
+                if stopped():
+                    break
+                inflight[q.mq] = q
                 try:
                     r = await send(addr, q)
                 except MqctlError as exc:
+                    inflight.pop(q.mq, None)
                     results[q.mq] = QueueResult(q, Status.FAILED, _failure_detail(exc))
                     raise
+                inflight.pop(q.mq, None)
                 results[q.mq] = r
                 if r.status == Status.FAILED:
                     break
@@ -151,12 +223,15 @@ async def apply_plan(admin: Admin, plan: Plan, *, concurrency: int = 16,
             for q in qs:
                 results.setdefault(q.mq, QueueResult(
                     q, Status.FAILED if bp.path == Path_.LEGACY_PUSH else Status.NOT_SENT,
-                    _failure_detail(exc) if bp.path == Path_.LEGACY_PUSH else
-                    f"not sent: an earlier request to {name} failed"))
+                    _failure_detail(exc) if bp.path == Path_.LEGACY_PUSH else not_sent(name)))
         finally:
             for q in qs:
-                results.setdefault(q.mq, QueueResult(
-                    q, Status.NOT_SENT, f"not sent: an earlier request to {name} failed"))
+                if q.mq in inflight:  # cancelled while waiting for the answer
+                    results.setdefault(q.mq, QueueResult(
+                        q, Status.UNKNOWN, f"sent, no answer before mqctl stopped "
+                        f"({stop.reason if stop else 'cancelled'}): it may or may not have "
+                        "changed; `mqctl offsets show` reads it"))
+                results.setdefault(q.mq, QueueResult(q, Status.NOT_SENT, not_sent(name)))
             if on_broker_done is not None:
                 on_broker_done(name)
 
@@ -166,8 +241,14 @@ async def apply_plan(admin: Admin, plan: Plan, *, concurrency: int = 16,
         async with sem:
             await one_broker(name)
 
-    await asyncio.gather(*(bounded(n) for n in sorted(by_broker)))
-    return [results[q.mq] for q in plan.queues]
+    task = asyncio.ensure_future(asyncio.gather(*(bounded(n) for n in sorted(by_broker))))
+    if stop is None:
+        await task
+    else:
+        await stop.race(task, grace_s)
+    # a broker still waiting for its turn when the apply was cancelled sent nothing
+    return [results.get(q.mq) or QueueResult(q, Status.NOT_SENT, not_sent(q.mq.broker_name))
+            for q in plan.queues]
 
 
 # ------------------------------------------------------------------------------ verify

@@ -276,3 +276,164 @@ def test_to_offset_long_max_is_refused_live(cli, sim):
     assert all(q["far_beyond"] for q in r.json["queues"])
     assert "is far beyond the max offset" in r.stderr
     assert resets_sent(sim) == [] and live(sim) == before
+
+
+# ------------------------------------------------------------------------------ item 2
+
+def _spawn(sim, args, cwd):
+    """``mqctl`` in its own process (a real signal, a real exit code) against the sim."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="250")
+    return subprocess.Popen([sys.executable, "-m", "mqctl", "-n", sim.namesrv_addr, *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=cwd)
+
+
+def _wait_for_reset(sim, proc, broker, n=1, limit=60.0):
+    """Until the n-th state-changing request reached ``broker`` (recorded on arrival, before
+    the sim's latency fault delays the answer)."""
+    addr = sim.cluster.broker_addr(broker)
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if len([r for r in resets_sent(sim) if r.addr == addr]) >= n:
+            return
+        if proc.poll() is not None:
+            raise AssertionError(f"mqctl ended before the apply: {proc.communicate()}")
+        time.sleep(0.02)
+    proc.kill()
+    raise AssertionError("no reset request reached the broker in time")
+
+
+def _finish(proc, limit=30.0):
+    try:
+        out, err = proc.communicate(timeout=limit)
+    except Exception:
+        proc.kill()
+        raise
+    return proc.returncode, out, err
+
+
+def _check_statuses(sim, d, before):
+    """What mqctl says is what the broker holds: applied -> at the target, not sent ->
+    unchanged. Returns the statuses by (broker, qid)."""
+    now = live(sim)
+    st = {}
+    for x in d["results"]:
+        mq = MQ("TopicPay", x["broker"], x["queue_id"])
+        st[x["broker"], x["queue_id"]] = x["status"]
+        if x["status"] == "applied":
+            assert now[mq] == x["target"], (x, now[mq])
+        elif x["status"] == "not-sent":
+            assert now[mq] == before[mq], (x, now[mq])
+        else:
+            assert x["status"] == "unknown", x
+    return st
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_interrupt_during_reset_apply_says_what_changed(cli, sim, tmp_path, sig):
+    import shlex
+    import signal
+
+    before = live(sim)
+    sim.call(lambda c: c.faults.latency("broker-b", 1500))  # broker-b answers 1.5 s late
+    rb = tmp_path / "rb.json"
+    proc = _spawn(sim, ["offsets", "reset", "-g", "GID_REPLAY", "-t", "TopicPay",
+                        "--to-earliest", "--execute", "--rollback-file", str(rb), "-o", "json"],
+                  tmp_path)
+    _wait_for_reset(sim, proc, "broker-b")
+    _wait_for_reset(sim, proc, "broker-a", 4)  # broker-a (no latency) sent all four
+    t0 = time.monotonic()
+    proc.send_signal(getattr(signal, sig))
+    code, out, err = _finish(proc)
+    took_s = time.monotonic() - t0
+    assert code == 130, err
+    assert took_s < 9.0  # the request in flight (1.5 s) is waited for, at most 5 s
+    d = json.loads(out)
+    st = _check_statuses(sim, d, before)
+    # broker-a (no latency) finished; broker-b's first request was in flight and answered
+    # within the wait; its other three were never sent
+    assert {s for (b, _), s in st.items() if b == "broker-a"} == {"applied"}
+    assert [st["broker-b", q] for q in range(4)] == ["applied"] + ["not-sent"] * 3
+    addr_b = sim.cluster.broker_addr("broker-b")
+    assert len([r for r in resets_sent(sim) if r.addr == addr_b]) == 1
+    intr = d["interrupted"]
+    assert intr["signal"] == sig and intr["during"] == "apply"
+    assert f"interrupted by {sig} during apply: 5 applied, 3 not sent, 0 unknown" in err
+    assert d["rollback_file"] == str(rb) and rb.exists()
+    assert intr["undo"] in err and intr["finish"] in err
+    # the printed commands work: finish completes the change, undo restores the original
+    sim.call(lambda c: c.faults.clear())
+    finish = shlex.split(intr["finish"])
+    assert finish[0] == "mqctl"
+    r = cli([*finish[1:], "-o", "json", "--verify-wait", "0"])
+    assert r.exit_code == 0, r.stderr
+    assert {x["status"] for x in r.json["results"]} == {"verified"}
+    assert len(r.json["results"]) == 3
+    assert all(v == 0 for v in live(sim).values())  # --to-earliest: every queue at min 0
+    r = cli([*shlex.split(intr["undo"])[1:], "--verify-wait", "0"])
+    assert r.exit_code == 0, r.stderr
+    assert live(sim) == before
+
+
+def test_second_interrupt_stops_waiting_and_says_unknown(sim, tmp_path):
+    import signal
+
+    before = live(sim)
+    sim.call(lambda c: c.faults.latency("broker-b", 1500))
+    proc = _spawn(sim, ["offsets", "reset", "-g", "GID_REPLAY", "-t", "TopicPay",
+                        "--to-earliest", "--execute", "--rollback-file",
+                        str(tmp_path / "rb.json")], tmp_path)  # the table output
+    _wait_for_reset(sim, proc, "broker-b")
+    _wait_for_reset(sim, proc, "broker-a", 4)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    code, out, err = _finish(proc)
+    assert code == 130, err
+    assert "interrupted by SIGINT during apply: 4 applied, 3 not sent, 1 unknown" in err
+    result = out.split("# result", 1)[1]  # BROKER QID PREVIOUS TARGET [NOW] STATUS DETAIL
+    b_rows = {int(x[1]): x[4] for x in (ln.split() for ln in result.splitlines())
+              if len(x) > 4 and x[0] == "broker-b"}
+    assert b_rows == {0: "unknown", 1: "not-sent", 2: "not-sent", 3: "not-sent"}
+    assert "rollback file" in out and "undo it: mqctl" in out and "finish the change:" in out
+    time.sleep(1.6)  # whatever broker-b did with the request, the others never moved
+    now = live(sim)
+    assert all(now[MQ("TopicPay", "broker-b", q)] == before[MQ("TopicPay", "broker-b", q)]
+               for q in (1, 2, 3))
+
+
+def test_interrupt_during_rollback_apply(cli, sim, tmp_path):
+    import shlex
+    import signal
+
+    before = live(sim)
+    rb = tmp_path / "rb.json"
+    r = cli(["-n", sim.namesrv_addr, "offsets", "reset", "-g", "GID_REPLAY", "-t", "TopicPay",
+             "--to-earliest", "--execute", "--rollback-file", str(rb), "--verify-wait", "0"])
+    assert r.exit_code == 0, r.stderr
+    mid = live(sim)
+    sim.clear_request_log()
+    sim.call(lambda c: c.faults.latency("broker-b", 1500))
+    proc = _spawn(sim, ["offsets", "rollback", str(rb), "--execute", "-o", "json"], tmp_path)
+    _wait_for_reset(sim, proc, "broker-b")
+    _wait_for_reset(sim, proc, "broker-a", 4)
+    proc.send_signal(signal.SIGTERM)
+    code, out, err = _finish(proc)
+    assert code == 130, err
+    d = json.loads(out)
+    st = _check_statuses(sim, d, mid)
+    assert [st["broker-b", q] for q in range(4)] == ["applied"] + ["not-sent"] * 3
+    intr = d["interrupted"]
+    assert intr["finish"] == f"mqctl -n {sim.namesrv_addr} offsets rollback {rb} --execute"
+    # the rollback's own rollback file (the offsets it replaced) undoes the partial rollback
+    own = d["rollback_file"]
+    assert own and own != str(rb) and intr["undo"].endswith(f"rollback {own} --execute")
+    sim.call(lambda c: c.faults.clear())
+    r = cli([*shlex.split(intr["finish"])[1:], "--verify-wait", "0", "-o", "json"])
+    assert r.exit_code == 0, r.stderr
+    assert live(sim) == before
