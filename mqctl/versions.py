@@ -57,6 +57,9 @@ def version_ordinal(name: str) -> int:
 V3_0_7_SNAPSHOT = version_ordinal("V3_0_7_SNAPSHOT")  # clients take broker-pushed resets
 V3_1_8_SNAPSHOT = version_ordinal("V3_1_8_SNAPSHOT")  # clients answer GET_CONSUMER_RUNNING_INFO
 V4_9_3 = version_ordinal("V4_9_3")  # 399: the 4.x release of the real-RocketMQ corpus
+# name servers: GET_ROUTEINFO_BY_TOPIC in standard JSON for >= 4.9.4 clients or
+# acceptStandardJsonOnly (4.9.3 answers fastjson's non-standard {0:"..."} maps)
+V4_9_4 = version_ordinal("V4_9_4")
 # clients log in the logback format; brokers honour QUERY_CONSUMER_OFFSET setZeroIfNotFound,
 # add DataVersion.stateVersion, the 5.x SubscriptionGroupConfig fields, dataVersion and
 # groupTopicMap in GET_ALL_CONSUMER_OFFSET, and answer GET_MIN_OFFSET with remark ""

@@ -31,11 +31,16 @@ from mqctl.sim.logs import LockLog
 from mqctl.sim.scenario import Scenario, TopicSpec, load_scenario
 from mqctl.sim.server import ErrorRule, RequestRecord, ServerConn, SimServer
 from mqctl.sim.store import QueueLog
+from mqctl.versions import V4_9_4, V5_0_0
 
 T = TypeVar("T")
 C = RequestCode
 R = ResponseCode
+# FAQUrl.suggestTodo(FAQUrl.APPLY_TOPIC_URL) in the TOPIC_NOT_EXIST remark: 4.9.3's URL
+# (4.9.3/other-requests/105_*NO_SUCH_TOPIC*) and 5.x's (5.3.3's 105_*); the corpus pins 4.9.3
+# and 5.3.3, the switch is taken at 5.0.0 (the 4.x line keeps the old site's URL)
 FAQ = "\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details."
+FAQ_4X = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
 NAMESRV_BROKER_EXPIRED_MS = 120_000
 # NettyServerConfig.serverChannelMaxIdleTimeSeconds: a broker closes a client connection with
 # no traffic for 120 s (IdleStateHandler ALL_IDLE -> ClientHousekeepingService.onChannelIdle ->
@@ -436,27 +441,50 @@ class SimCluster:
         return {"brokerDatas": [self._broker_data(n) for n in names], "filterServerTable": {},
                 "queueDatas": queue_datas}
 
+    @property
+    def namesrv_version(self) -> int:
+        """The release the name server answers as (``Scenario.namesrv_ordinal``)."""
+        return self.scenario.namesrv_ordinal
+
     def _broker_data(self, name: str) -> dict[str, Any]:
         addrs = {0: self.servers[name].addr}
         if f"{name}#1" in self.servers:
             addrs[1] = self.servers[f"{name}#1"].addr
-        return {"brokerAddrs": addrs, "brokerName": name, "cluster": self.scenario.cluster,
-                "enableActingMaster": False}
+        data: dict[str, Any] = {"brokerAddrs": addrs, "brokerName": name,
+                                "cluster": self.scenario.cluster}
+        if self.namesrv_version >= V5_0_0:  # BrokerData.enableActingMaster (RIP-44, 5.0.0)
+            data["enableActingMaster"] = False
+        return data
 
     def topic_list(self) -> list[str]:
-        return sorted(set(self.topic_hosts) | {self.scenario.cluster} | set(self.brokers))
+        """GET_ALL_TOPIC_LIST_FROM_NAMESERVER: every topic a broker registered, its system
+        topics included (``system_topics``)."""
+        names = set(self.topic_hosts) | {self.scenario.cluster} | set(self.brokers)
+        for b in self.brokers.values():
+            names |= system_topics(self.scenario.cluster, b.name, b.version)
+        return sorted(names)
 
     def _namesrv_handle(self, cmd: RemotingCommand, conn: ServerConn) -> RemotingCommand | None:
+        """The name server's answers, in the header version of its release (a 4.9.3 name
+        server answers 399: 4.9.3/other-requests/*.namesrv.json)."""
+        resp = self._namesrv_answer(cmd)
+        return resp.with_(version=self.namesrv_version)
+
+    def _namesrv_answer(self, cmd: RemotingCommand) -> RemotingCommand:
         if cmd.code == C.GET_ROUTEINFO_BY_TOPIC:
             topic = (cmd.ext_fields or {}).get("topic", "")
             body = self.route_body(topic)
             if body is None:
                 return cmd.response(R.TOPIC_NOT_EXIST,
                                     f"No topic route info in name server for the topic: {topic}"
-                                    + FAQ)
-            standard = cmd.version >= 401 or (cmd.ext_fields or {}).get(
-                "acceptStandardJsonOnly", "").lower() == "true"
-            if standard:  # namesrv >= 4.9.4: BrowserCompatible + MapSortField
+                                    + (FAQ if self.namesrv_version >= V5_0_0 else FAQ_4X))
+            # ClientRequestProcessor / DefaultRequestProcessor.getRouteInfoByTopic from 4.9.4:
+            # standard JSON for a >= 4.9.4 client or acceptStandardJsonOnly; 4.9.3 always
+            # answers fastjson's non-standard maps (4.9.3/other-requests/105_*: {0:"..."})
+            standard = self.namesrv_version >= V4_9_4 and (
+                cmd.version >= V4_9_4 or (cmd.ext_fields or {}).get(
+                    "acceptStandardJsonOnly", "").lower() == "true")
+            if standard:  # BrowserCompatible + MapSortField
                 text = _standard_json(body)
             else:
                 text = fastjson.dumps_fastjson(body)
@@ -475,6 +503,29 @@ class SimCluster:
                 {"topicList": sorted(self.topic_hosts)}).encode("utf-8"))
         return cmd.response(R.REQUEST_CODE_NOT_SUPPORTED,
                             f" request type {cmd.code} not supported")
+
+
+# The topics a broker creates for itself, as the real lists show them (both versions'
+# other-requests/206_getAllTopicListFromNameserver): TopicConfigManager's constructor (4.9.3) /
+# init() (5.x) adds SELF_TEST_TOPIC, TBW102 (autoCreateTopicEnable, on by default),
+# BenchmarkTest, the cluster- and broker-name topics, OFFSET_MOVED_EVENT, SCHEDULE_TOPIC_XXXX and
+# <cluster>_REPLY_TOPIC; RMQ_SYS_TRANS_HALF_TOPIC comes from the transaction check service
+# (TransactionalMessageBridge) on 4.9.3 and TopicConfigManager on 5.x. RMQ_SYS_TRACE_TOPIC only
+# with traceTopicEnable (off: in neither list).
+SYSTEM_TOPICS_4X = ("SELF_TEST_TOPIC", "TBW102", "BenchmarkTest", "OFFSET_MOVED_EVENT",
+                    "SCHEDULE_TOPIC_XXXX", "RMQ_SYS_TRANS_HALF_TOPIC")
+
+
+def system_topics(cluster: str, broker: str, version: int) -> set[str]:
+    """A broker's own system topics. From 5.0.0 also RMQ_SYS_TRANS_OP_HALF_TOPIC,
+    TimerMessageStore.TIMER_TOPIC (``rmq_sys_wheel_timer``), the pop revive topic
+    (PopAckConstants.buildClusterReviveTopic: ``rmq_sys_REVIVE_LOG_<cluster>``) and
+    TopicValidator.SYNC_BROKER_MEMBER_GROUP_PREFIX + broker name (5.3.3's 206_*)."""
+    out = {*SYSTEM_TOPICS_4X, f"{cluster}_REPLY_TOPIC"}
+    if version >= V5_0_0:
+        out |= {"RMQ_SYS_TRANS_OP_HALF_TOPIC", "rmq_sys_wheel_timer",
+                f"rmq_sys_REVIVE_LOG_{cluster}", f"rmq_sys_SYNC_BROKER_MEMBER_{broker}"}
+    return out
 
 
 def _queue_log(t: TopicSpec, broker: str, start: int, q: int) -> QueueLog:

@@ -175,6 +175,17 @@ class Scenario:
     log_dir: str | None = None
     running_info_timeout_s: float = 10.0
     seed: int = 7
+    # the name server's release (MQVersion ordinal); None: the brokers' lowest version
+    namesrv_version: int | None = None
+
+    @property
+    def namesrv_ordinal(self) -> int:
+        """The release the name server answers as: ``namesrv.version``, else the lowest broker
+        version (a cluster is upgraded name server first, so its oldest broker is the safe
+        guess for a name server nobody named)."""
+        if self.namesrv_version is not None:
+            return self.namesrv_version
+        return min(b.version for b in self.brokers)
 
     def topic(self, name: str) -> TopicSpec:
         for t in self.topics:
@@ -267,7 +278,7 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
     r = _Reader(source)
     top = r.mapping(doc, "", {"name", "description", "cluster", "clock", "brokers", "topics",
                               "groups", "faults", "acl", "tls", "log_dir", "seed",
-                              "running_info_timeout"})
+                              "running_info_timeout", "namesrv"})
     clock = r.mapping(top.get("clock"), "clock", {"mode", "speed", "start"})
     mode = r.choice(clock.get("mode", "real"), "clock.mode", CLOCKS)
     speed = r.number(clock.get("speed", 60.0 if mode == "accelerated" else 1.0), "clock.speed",
@@ -427,6 +438,9 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
             remark=None if f.get("remark") is None else str(f["remark"]),
             times=None if f.get("times") is None else r.integer(f["times"], f"{p}.times", 1)))
 
+    ns = r.mapping(top.get("namesrv"), "namesrv", {"version"})
+    ns_version = None if ns.get("version") is None else _version(r, ns["version"],
+                                                                 "namesrv.version")
     acl = r.mapping(top.get("acl"), "acl", {"enabled", "accounts"})
     accounts = {}
     for i, a in enumerate(r.seq(acl.get("accounts"), "acl.accounts")):
@@ -444,7 +458,7 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
         log_dir=None if top.get("log_dir") is None else str(top["log_dir"]),
         running_info_timeout_s=parse_duration_s(top.get("running_info_timeout", 10),
                                                 "running_info_timeout"),
-        seed=r.integer(top.get("seed", 7), "seed"))
+        seed=r.integer(top.get("seed", 7), "seed"), namesrv_version=ns_version)
 
 
 def _version(r: _Reader, v: Any, path: str) -> int:

@@ -182,13 +182,25 @@ def state_for(rel: str, rec: dict[str, Any]) -> State:
                           {"name": "CL_G", "topics": ["CL_T"], "initial_lag": 0,
                            "consumers": consumers}]),
                    own_topics=("NC_T", "CL_T", "RW_T", "%RETRY%CL_G", CLUSTERS[version],
-                               "broker-a", "broker-b"),
+                               "broker-a", "broker-b", *_system_topics(version)),
                    own_groups=("NC_NEVER", "NC_ONE", "RW_G", "CL_G"))
         st.setup += [_offsets("broker-a", "NC_T", "NC_ONE", {0: 25}), _sub_group("NC_NEVER"),
                      _retry_topic("RW_G")]
         return st
     raise LookupError(f"{rel}: no simulated state is known for this exchange; describe it in "
                       "tests/replay/replay_corpus.py state_for()")
+
+
+def _system_topics(version: str) -> tuple[str, ...]:
+    """The structural topics of the real topic lists (206_*): the brokers' system topics;
+    TopicTest/TopicOrder and the GID_* groups' topics are earlier smoke tests'."""
+    cl = CLUSTERS[version]
+    names = ["TBW102", "SELF_TEST_TOPIC", "BenchmarkTest", "OFFSET_MOVED_EVENT",
+             "SCHEDULE_TOPIC_XXXX", "RMQ_SYS_TRANS_HALF_TOPIC", f"{cl}_REPLY_TOPIC",
+             "RMQ_SYS_TRANS_OP_HALF_TOPIC", "rmq_sys_wheel_timer", f"rmq_sys_REVIVE_LOG_{cl}",
+             "rmq_sys_SYNC_BROKER_MEMBER_broker-a", "rmq_sys_SYNC_BROKER_MEMBER_broker-b",
+             "RMQ_SYS_TRACE_TOPIC"]
+    return tuple(names)  # each one is compared: in the real list <=> in the sim's
 
 
 def _reset_state(version: str, rec: dict[str, Any], name: str, target: str) -> State:

@@ -65,21 +65,12 @@ RUNTIME_COMPARED = ("brokerVersion", "brokerVersionDesc")
 # GET_BROKER_CONFIG: the sim sends a subset of BrokerConfig; extFields.version is the
 # DataVersion JSON (counter and timestamp ignored, stateVersion compared)
 
-# Differences the sim does not reproduce yet, in a file this suite's owner cannot change
-# (mqctl/sim/cluster.py: the name server), with the problems each one explains. Such a test is
-# an expected failure only while its problems are exactly of these kinds (any other problem
-# fails it), and strict: once the sim matches it fails, and the entry must be removed.
-_VERSION = "header version: real 399, sim 479"  # a 4.9.3 name server answers 399
-_ACTING = "only sim: [\"'enableActingMaster'\"]"  # BrokerData.enableActingMaster came in 5.x
-_FAQ = "See http://rocketmq.apache.org/docs/faq/"  # 4.9.3's FAQ URL in the remark
-_NAMESRV = "the simulated name server answers as a 5.x one whatever the brokers' version"
-KNOWN_DIVERGENCES: dict[str, tuple[str, ...]] = {
-    "4.9.3/other-requests/105_getRouteInfoByTopic_NC_T.namesrv.json": (_VERSION, _ACTING),
-    "4.9.3/read-gt-write/105_getRouteInfoByTopic_RW_T.namesrv.json": (_VERSION, _ACTING),
-    "4.9.3/other-requests/106_getBrokerClusterInfo.namesrv.json": (_VERSION, _ACTING),
-    "4.9.3/other-requests/105_getRouteInfoByTopic_NO_SUCH_TOPIC.namesrv.json": (_VERSION, _FAQ),
-    "4.9.3/other-requests/206_getAllTopicListFromNameserver.namesrv.json": (_VERSION,),
-}
+# Differences the sim does not reproduce yet, with the problems each one explains. Such a test
+# is an expected failure only while its problems are exactly of these kinds (any other problem
+# fails it), and strict: once the sim matches it fails, and the entry must be removed. (The
+# name server's 4.9.3 divergences - header version, enableActingMaster, FAQ URL - are fixed.)
+_NAMESRV = "the simulated name server differs"
+KNOWN_DIVERGENCES: dict[str, tuple[str, ...]] = {}
 
 
 class KnownDivergence(AssertionError):
