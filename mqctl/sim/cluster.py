@@ -282,10 +282,12 @@ class SimCluster:
             b.offsets.setdefault((topic, group), {0: 0})
 
     def _set_rate(self, topic: str, rate: float) -> None:
+        """A ``rate_changes`` step: the topic's write queues only (see ``_queue_log``)."""
         now = self.clock.now_ms()
         for bn in self.topic_hosts.get(topic, []):
-            for (t, _q), lg in self.brokers[bn].logs.items():
-                if t == topic:
+            b = self.brokers[bn]
+            for (t, q), lg in b.logs.items():
+                if t == topic and q < b.topics[topic].write:
                     lg.set_rate(now, rate)
 
     def _schedule_behaviours(self) -> None:
@@ -544,6 +546,14 @@ def _queue_log(t: TopicSpec, broker: str, start: int, q: int) -> QueueLog:
             times = [start + x for x in qs.store_times_ms]
     if initial_max is not None:
         initial_max = max(initial_max, min_offset)
+    if q >= t.write_queues:
+        # a read-only queue keeps its history but gets no new production: producers send to
+        # TopicPublishInfo's queues, built from writeQueueNums (MQClientInstance.
+        # topicRouteData2TopicPublishInfo); real RW_T (read-gt-write/, both versions) kept 25
+        # in queues 2-3 while 0-1 grew to 50 after ``updateTopic -r 4 -w 2``
+        if initial_max is None and times is None:
+            initial_max = min_offset + int(rate * history_s)
+        rate = 0.0
     return QueueLog.from_rate(min_offset, start, int(history_s * 1000), rate, initial_max,
                               rate_start_ms=None if start_s is None else start + int(
                                   start_s * 1000),

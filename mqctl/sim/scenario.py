@@ -329,6 +329,11 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
         write_q = r.integer(t.get("write_queues", q), f"{p}.write_queues")
         per_queue = tuple(_queue_spec(r, x, f"{p}.per_queue[{j}]", tb, max(read_q, write_q))
                           for j, x in enumerate(r.seq(t.get("per_queue"), f"{p}.per_queue")))
+        for j, qs in enumerate(per_queue):
+            if qs.rate and qs.queue >= write_q:  # producers write to the write queues only
+                raise r.err(f"{p}.per_queue[{j}].rate", f"queue {qs.queue} is not a write queue "
+                            f"(write_queues: {write_q}); a read-only queue gets no new "
+                            "messages, give it max_offset/history instead")
         mn = r.integer(t.get("min_offset", 0), f"{p}.min_offset")
         if mx is not None and r.integer(mx, f"{p}.max_offset") < mn:
             raise r.err(f"{p}.max_offset", f"{mx} is below min_offset {mn}")
