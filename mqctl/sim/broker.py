@@ -716,6 +716,9 @@ def h_consume_by_who(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave
     return _ok(cmd, {"groupList": sorted(groups)})
 
 
+CLIENT_DEFAULT_REMARK = "not set any response code"  # RemotingCommand.createResponseCommand
+
+
 def h_running_info(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool) -> Any:
     """AdminBrokerProcessor.callConsumer: find the client's channel in the group, check its
     version, forward the request (same extFields and body) and return the client's answer
@@ -735,7 +738,11 @@ def h_running_info(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: 
     timeout = b.cluster.scenario.running_info_timeout_s
     if ch.consumer is not None and not ch.consumer.hung:
         sim = ch.consumer
-        return cmd.response(R.SUCCESS, None, None,
+        # the client's answer, forwarded verbatim: ClientRemotingProcessor.
+        # getConsumerRunningInfo builds it with RemotingCommand.createResponseCommand(null),
+        # whose remark "not set any response code" stays when only the code is set to SUCCESS
+        # (running-info/307_*: code 0 with that remark on 4.9.3 and 5.3.3)
+        return cmd.response(R.SUCCESS, CLIENT_DEFAULT_REMARK, None,
                             fastjson.dumps_fastjson(sim.running_info()).encode("utf-8"),
                             language=sim.spec.language, version=sim.spec.version)
     return _forward_running_info(cmd, ch, group, cid, timeout)

@@ -205,8 +205,6 @@ def test_307_running_info_matches_the_real_client(state, kind):
     assert subs(mine["subscriptionSet"]) == subs(real["subscriptionSet"])
 
 
-@pytest.mark.xfail(strict=True, reason="the remark is set by SimBroker.h_running_info "
-                   "(mqctl/sim/broker.py, not this suite's file): requested in the report")
 def test_307_remark_is_the_clients_not_set_any_response_code(state):
     rec, resp, _, _ = exchange(state, "307_getConsumerRunningInfo_orderly.json")
     # ClientRemotingProcessor.getConsumerRunningInfo: createResponseCommand(null) sets this
