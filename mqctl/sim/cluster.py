@@ -296,8 +296,10 @@ class SimCluster:
             s = c.spec
             at = start + int((s.join_at_s or 0) * 1000)
             self.scheduler.call_at(at, c.start)
+            # restart_at: a new process under the same client id (client-logs/ step 4)
             for when, fn in ((s.crash_at_s, c.crash), (s.hang_at_s, c.hang),
-                             (s.resume_at_s, c.resume), (s.leave_at_s, c.leave)):
+                             (s.resume_at_s, c.resume), (s.leave_at_s, c.leave),
+                             (s.restart_at_s, c.join)):
                 if when is not None:
                     self.scheduler.call_at(start + int(when * 1000), fn)
         for f in self.scenario.faults:

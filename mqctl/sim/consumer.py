@@ -103,7 +103,7 @@ class SimConsumer:
         # broker name -> last request sent on the connection to it (heartbeat, pull, lock,
         # commit): the broker's Netty idle check closes a connection silent for 120 s
         self.traffic: dict[str, int] = {}
-        self.consume_threads = 20  # consumeThreadMin/Max (DefaultMQPushConsumer default)
+        self.consume_threads = spec.threads  # consumeThreadMin/Max (scenario ``threads``)
         self.runs = 0  # processes started under this client id (a restart is a new one)
         self._resuming = False
 

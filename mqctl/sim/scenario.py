@@ -117,6 +117,8 @@ class ConsumerSpec:
     heartbeat_brokers: tuple[str, ...] | None = None  # None = every broker
     addr: str | None = None
     strategy: str | None = None  # overrides the group's (mixed-strategy groups)
+    threads: int = 20  # consumeThreadMin/Max (DefaultMQPushConsumer's default: 20)
+    restart_at_s: float | None = None  # a crashed consumer starts again, same client id
 
 
 @dataclass(frozen=True)
@@ -365,7 +367,8 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
             cp = f"{p}.consumers[{j}]"
             c = r.mapping(c, cp, {"id", "subscriptions", "language", "version", "behaviour",
                                   "at", "rate", "crash_at", "hang_at", "resume_at", "join_at",
-                                  "leave_at", "heartbeat_brokers", "addr", "strategy"})
+                                  "leave_at", "heartbeat_brokers", "addr", "strategy",
+                                  "threads", "restart_at"})
             subs_raw = c.get("subscriptions")
             if subs_raw is None:
                 subs = {t: "*" for t in gtopics}
@@ -398,6 +401,13 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
                     crash_at = at if at is not None else crash_at
                 else:
                     hang_at = at if at is not None else hang_at
+            restart_at = when("restart_at")
+            if restart_at is not None:
+                if crash_at is None:
+                    raise r.err(f"{cp}.restart_at", "needs crash_at (a crashed consumer "
+                                "restarts; a graceful leave_at ends the process for good)")
+                if restart_at <= crash_at:
+                    raise r.err(f"{cp}.restart_at", f"must come after crash_at ({crash_at:g} s)")
             consumers.append(ConsumerSpec(
                 client_id=r.string(c.get("id"), f"{cp}.id"), subscriptions=subs,
                 language=r.string(c.get("language", "JAVA"), f"{cp}.language"),
@@ -409,7 +419,9 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
                 resume_at_s=when("resume_at"), join_at_s=when("join_at"),
                 leave_at_s=when("leave_at"), heartbeat_brokers=hbs,
                 addr=None if c.get("addr") is None else str(c["addr"]),
-                strategy=None if c.get("strategy") is None else str(c["strategy"])))
+                strategy=None if c.get("strategy") is None else str(c["strategy"]),
+                threads=r.integer(c.get("threads", 20), f"{cp}.threads", 1),
+                restart_at_s=restart_at))
         groups.append(GroupSpec(
             name=gname, model=r.choice(g.get("model", "CLUSTERING"), f"{p}.model", MODELS),
             orderly=bool(g.get("orderly", False)),

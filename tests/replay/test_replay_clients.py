@@ -75,7 +75,8 @@ def scenario(version: str) -> dict[str, Any]:
             # initial_lag: the groups were new, so they start at offset 0
             {"name": "RI_G", "topics": ["RI_T"], "consume_from": "CONSUME_FROM_FIRST_OFFSET",
              "initial_lag": 1000,
-             "consumers": [{"id": f"{ip}.61@ric", "version": v, "rate": 6.5}]},
+             # ri-c ran with --threads 2
+             "consumers": [{"id": f"{ip}.61@ric", "version": v, "rate": 6.5, "threads": 2}]},
             {"name": "RI_OG", "topics": ["RI_OT"], "orderly": True, "initial_lag": 1000,
              "consume_from": "CONSUME_FROM_FIRST_OFFSET",
              "consumers": [{"id": f"{ip}.62@rio", "version": v}]},
@@ -91,9 +92,6 @@ def state(request, tmp_path_factory):
     version = request.param
     sim = start_sim(scenario(version), log_dir=str(tmp_path_factory.mktemp("logs")))
 
-    def threads(c: Any) -> None:  # ri-c ran with --threads 2 (no scenario option for it)
-        c.consumer(f"{IPS[version]}.61@ric").consume_threads = 2
-    sim.call(threads)
     sim.advance(35)
     try:
         yield version, sim

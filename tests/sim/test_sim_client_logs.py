@@ -67,11 +67,10 @@ def test_a_restart_with_the_same_client_id_writes_the_real_start_up_lines(sim_fa
           "topics": [{"name": "CL_T", "queues": 4, "rate": 0}],
           "groups": [{"name": "CL_G", "topics": ["CL_T"], "consumers": [
               {"id": c1, "version": VERSIONS[version]},
-              {"id": c2, "version": VERSIONS[version], "join_at": "30s", "crash_at": "65s"}]}]}
+              {"id": c2, "version": VERSIONS[version], "join_at": "30s", "crash_at": "65s",
+               "restart_at": "110s"}]}]}                    # restarted with the same id
     sim = sim_factory(sc, log_dir=str(tmp_path))
-    sim.advance(110)
-    sim.call(lambda c: c.consumer(c2).join())              # restarted with the same id
-    sim.advance(30)
+    sim.advance(140)
     text = sim.call(lambda c: c.consumer(c2).log.path.read_text())
     mine = messages(text, v5)
     runs = [i for i, (_, _, m) in enumerate(mine) if "start beginning" in m]
