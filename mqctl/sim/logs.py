@@ -1,7 +1,9 @@
 """Client and broker log files in RocketMQ's own line formats (rocketmq-protocol.md section 9).
 
 * 5.x client (``rmq.client.logback.xml``): ``yyyy-MM-dd HH:mm:ss.SSS LEVEL [pid] [thread]
-  [logger#method:line] - message``, always GMT+8.
+  [logger#?:?] - message``, always GMT+8. The pattern asks for ``%method:%line``, but the
+  appender is asynchronous without caller data, so the real 5.3.3 client prints ``?:?`` on
+  every line (all 2139 lines of 5.3.3/client-logs/*.log).
 * 4.x client (``ClientLogger``): ``yyyy-MM-dd HH:mm:ss,SSS LEVEL RocketmqClient - message`` with
   ``\\r\\n`` line ends, in the client host's time zone (the simulation's hosts run in UTC).
 * broker ``lock.log`` (``rmq.broker.logback.xml``): ``yyyy-MM-dd HH:mm:ss LEVEL thread -
@@ -19,54 +21,48 @@ from typing import IO
 GMT8 = timezone(timedelta(hours=8))
 
 # where each simulated line comes from in a 5.3 Java client: (thread, logger as %logger{12}
-# abbreviates it, method, line) -- line numbers of apache/rocketmq develop (5.3.4-SNAPSHOT):
-# RebalanceImpl, RebalancePushImpl, ClientRemotingProcessor, RemoteBrokerOffsetStore,
-# AbstractAllocateMessageQueueStrategy. "{group}" in a thread name is the consumer group.
+# abbreviates it) -- the method in the comment is the one that writes it (RebalanceImpl,
+# RebalancePushImpl, ClientRemotingProcessor, RemoteBrokerOffsetStore,
+# AbstractAllocateMessageQueueStrategy, ...). "{group}" in a thread name is the consumer group.
 _RI = "o.a.r.c.i.c.RebalanceImpl"
-LOGGERS: dict[str, tuple[str, str, str, int]] = {
-    "topic_missing": ("RebalanceService", _RI, "rebalanceByTopic", 293),
-    "no_cids": ("RebalanceService", _RI, "rebalanceByTopic", 298),
-    "alloc_error": ("RebalanceService", _RI, "rebalanceByTopic", 318),
-    "changed": ("RebalanceService", _RI, "rebalanceByTopic", 330),
-    "broadcast": ("RebalanceService", _RI, "rebalanceByTopic", 277),
-    "remove": ("RebalanceService", _RI, "updateProcessQueueTableInRebalance", 461),
-    "add_failed": ("RebalanceService", _RI, "updateProcessQueueTableInRebalance", 471),
-    "add": ("RebalanceService", _RI, "updateProcessQueueTableInRebalance", 485),
-    "lock": ("RebalanceService", _RI, "lock", 172),
-    "unlock": ("RebalanceService", _RI, "unlock", 83),
-    "lockall_ok": ("ConsumeMessageScheduledThread_{group}_1", _RI, "lockAll", 211),
-    "lockall_failed": ("ConsumeMessageScheduledThread_{group}_1", _RI, "lockAll", 217),
-    "not_in_cids": ("RebalanceService", "o.a.r.c.c.r.AbstractAllocateMessageQueueStrategy",
-                    "check", 45),
-    "mqchanged": ("RebalanceService", "o.a.r.c.i.c.RebalancePushImpl", "messageQueueChanged",
-                  62),
-    "notify": ("NettyClientPublicExecutor_1", "o.a.r.c.i.ClientRemotingProcessor",
-               "notifyConsumerIdsChanged", 139),
-    "reset": ("NettyClientPublicExecutor_1", "o.a.r.c.i.ClientRemotingProcessor", "resetOffset",
-              153),
-    "persist": ("MQClientFactoryScheduledThread", "o.a.r.c.c.s.RemoteBrokerOffsetStore",
-                "persistAll", 135),
+_PUSH = "o.a.r.c.i.c.DefaultMQPushConsumerImpl"
+_STORE = "o.a.r.c.c.s.RemoteBrokerOffsetStore"
+_CRP = "o.a.r.c.i.ClientRemotingProcessor"
+_MCI = "o.a.r.c.i.f.MQClientInstance"
+LOGGERS: dict[str, tuple[str, str]] = {
+    "topic_missing": ("RebalanceService", _RI),  # rebalanceByTopic
+    "no_cids": ("RebalanceService", _RI),  # rebalanceByTopic
+    "alloc_error": ("RebalanceService", _RI),  # rebalanceByTopic
+    "changed": ("RebalanceService", _RI),  # rebalanceByTopic
+    "broadcast": ("RebalanceService", _RI),  # rebalanceByTopic
+    "remove": ("RebalanceService", _RI),  # updateProcessQueueTableInRebalance
+    "add_failed": ("RebalanceService", _RI),  # updateProcessQueueTableInRebalance
+    "add": ("RebalanceService", _RI),  # updateProcessQueueTableInRebalance
+    "lock": ("RebalanceService", _RI),  # lock
+    "unlock": ("RebalanceService", _RI),  # unlock
+    "lockall_ok": ("ConsumeMessageScheduledThread_{group}_1", _RI),  # lockAll
+    "lockall_failed": ("ConsumeMessageScheduledThread_{group}_1", _RI),  # lockAll
+    # AbstractAllocateMessageQueueStrategy.check
+    "not_in_cids": ("RebalanceService", "o.a.r.c.c.r.AbstractAllocateMessageQueueStrategy"),
+    "mqchanged": ("RebalanceService", "o.a.r.c.i.c.RebalancePushImpl"),  # messageQueueChanged
+    "notify": ("NettyClientPublicExecutor_1", _CRP),  # notifyConsumerIdsChanged
+    "reset": ("NettyClientPublicExecutor_1", _CRP),  # resetOffset
+    "persist": ("MQClientFactoryScheduledThread", _STORE),  # persistAll
     # a pull answered PULL_OFFSET_MOVED (a server-side reset): DefaultMQPushConsumerImpl's
     # OFFSET_ILLEGAL case, then RebalanceImpl.removeProcessQueue
-    "offset_illegal": ("NettyClientPublicExecutor_1", "o.a.r.c.i.c.DefaultMQPushConsumerImpl",
-                       "onSuccess", 403),
-    "pull_later": ("PullMessageService", "o.a.r.c.i.c.DefaultMQPushConsumerImpl", "pullMessage",
-                   330),
-    "start_begin": ("main", "o.a.r.c.i.c.DefaultMQPushConsumerImpl", "start", 926),
-    "factory_ok": ("main", "o.a.r.c.i.f.MQClientInstance", "start", 323),
-    "start_ok": ("main", "o.a.r.c.i.c.DefaultMQPushConsumerImpl", "start", 998),
-    "shutdown_ok": ("Thread-1", "o.a.r.c.i.c.DefaultMQPushConsumerImpl", "shutdown", 912),
-    "unregister": ("Thread-1", "o.a.r.c.i.f.MQClientInstance", "unregisterClient", 1017),
-    "suspend": ("NettyClientPublicExecutor_1", "o.a.r.c.i.c.DefaultMQPushConsumerImpl",
-                "suspend", 1290),
-    "resume": ("NettyClientPublicExecutor_1", "o.a.r.c.i.c.DefaultMQPushConsumerImpl",
-               "resume", 1297),
-    "persist_one": ("RebalanceService", "o.a.r.c.c.s.RemoteBrokerOffsetStore", "persist", 163),
-    "remove_offset": ("RebalanceService", "o.a.r.c.c.s.RemoteBrokerOffsetStore", "removeOffset",
-                      185),
-    "fix_offset": ("PullMessageServiceScheduledThread", _RI, "removeProcessQueue", 737),
-    "offset_fixed": ("PullMessageServiceScheduledThread",
-                     "o.a.r.c.i.c.DefaultMQPushConsumerImpl", "run", 422),
+    "offset_illegal": ("NettyClientPublicExecutor_1", _PUSH),  # onSuccess
+    "pull_later": ("PullMessageService", _PUSH),  # pullMessage
+    "start_begin": ("main", _PUSH),  # start
+    "factory_ok": ("main", _MCI),  # start
+    "start_ok": ("main", _PUSH),  # start
+    "shutdown_ok": ("Thread-1", _PUSH),  # shutdown
+    "unregister": ("Thread-1", _MCI),  # unregisterClient
+    "suspend": ("NettyClientPublicExecutor_1", _PUSH),  # suspend
+    "resume": ("NettyClientPublicExecutor_1", _PUSH),  # resume
+    "persist_one": ("RebalanceService", _STORE),  # persist
+    "remove_offset": ("RebalanceService", _STORE),  # removeOffset
+    "fix_offset": ("PullMessageServiceScheduledThread", _RI),  # removeProcessQueue
+    "offset_fixed": ("PullMessageServiceScheduledThread", _PUSH),  # run
 }
 
 
@@ -90,10 +86,10 @@ class ClientLog:
             return
         if self.v5:
             dt = datetime.fromtimestamp(ts_ms / 1000, GMT8)
-            thread, logger, method, line = LOGGERS[kind]
+            thread, logger = LOGGERS[kind]
             thread = thread.replace("{group}", group)
             stamp = dt.strftime("%Y-%m-%d %H:%M:%S.") + f"{ts_ms % 1000:03d}"
-            self._fh.write(f"{stamp} {level:<5} [{self.pid}] [{thread}] [{logger}#{method}:{line}]"
+            self._fh.write(f"{stamp} {level:<5} [{self.pid}] [{thread}] [{logger}#?:?]"
                            f" - {message}\n")
         else:
             dt = datetime.fromtimestamp(ts_ms / 1000, UTC)
