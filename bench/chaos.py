@@ -10,6 +10,10 @@ error codes, and crashes consumers mid-reset. Afterwards it checks the invariant
   refused before any change (6);
 * each reset either took effect (the broker holds the target) or is listed as not taken;
 * rollback files restore the exact prior offsets;
+* a reset interrupted (SIGINT or SIGTERM) while it applies leaves no silent partial change: it
+  exits 130 and every queue it says ``applied`` is at its target, every queue it says
+  ``not-sent`` is unchanged, its rollback file holds the offsets from before it, and it prints
+  the commands that finish and undo it; interrupted before the apply, nothing changed;
 * snapshot files are whole (every line parses; no temporary file left).
 
     python bench/chaos.py --duration 300 --seed 7        # longer on demand
@@ -51,6 +55,7 @@ class Report:
     resets: int = 0
     queues_checked: int = 0
     snapshot_files: int = 0
+    interrupts: dict[str, int] = field(default_factory=dict)  # by outcome
     violations: list[str] = field(default_factory=list)
     max_seconds: dict[str, float] = field(default_factory=dict)
 
@@ -58,7 +63,8 @@ class Report:
         return {"commands": self.commands, "exit_codes": self.exit_codes,
                 "faults": self.faults, "resets": self.resets,
                 "queues_checked": self.queues_checked,
-                "snapshot_files": self.snapshot_files, "violations": self.violations,
+                "snapshot_files": self.snapshot_files, "interrupts": self.interrupts,
+                "violations": self.violations,
                 "max_seconds": {k: round(v, 2) for k, v in self.max_seconds.items()}}
 
 
@@ -224,6 +230,116 @@ def check_reset(sim: SimThread, r: subprocess.CompletedProcess[str], before: dic
         report.violations.append("a planned queue is missing from the results")
 
 
+WRITE_CODES = (RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, RequestCode.UPDATE_CONSUMER_OFFSET)
+
+
+def interrupted_reset(sim: SimThread, rng: random.Random, args: list[str], rb: Path,
+                      limit: float, report: Report) -> None:
+    """``offsets reset --execute`` in its own process, a slow broker, and SIGINT or SIGTERM
+    once its first change reached a broker (or at a random moment); then the invariants."""
+    import signal
+
+    before = offsets(sim)
+    slow = rng.choice(sorted(sim.cluster.brokers))
+    ms = rng.uniform(200, 900)
+    sim.call(lambda c: c.faults.latency(slow, ms))
+    seen = len([x for x in sim.request_log if x.code in WRITE_CODES])
+    env = dict(os.environ, NAMESRV_ADDR=sim.namesrv_addr, PYTHONUNBUFFERED="1")
+    sig = rng.choice([signal.SIGINT, signal.SIGTERM])
+    t0 = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "mqctl", "--timeout", "2", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    # mostly while applying (after the first change arrived), sometimes at a random moment
+    at_change = rng.random() < 0.8
+    wait_until = t0 + (limit / 2 if at_change else rng.uniform(0.2, 4.0))
+    while time.monotonic() < wait_until and proc.poll() is None:
+        if at_change and len([x for x in sim.request_log if x.code in WRITE_CODES]) > seen:
+            time.sleep(rng.uniform(0.0, 0.3))
+            break
+        time.sleep(0.01)
+    if proc.poll() is None:
+        proc.send_signal(sig)
+    try:
+        out, err = proc.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        report.violations.append(f"interrupted reset hung past {limit:g}s after {sig.name}")
+        return
+    report.max_seconds["interrupted-reset"] = max(report.max_seconds.get(
+        "interrupted-reset", 0.0), time.monotonic() - t0)
+    report.commands += 1
+    code = proc.returncode
+    now = offsets(sim)
+    try:
+        d = json.loads(out) if out.strip() else None
+    except ValueError:
+        report.violations.append(f"interrupted reset printed broken JSON (exit {code})")
+        return
+    if "Traceback" in err:
+        report.violations.append("interrupted reset printed a traceback")
+    intr = d.get("interrupted") if isinstance(d, dict) else None
+    if intr is None:
+        # finished before the signal, or stopped before any change (planning: Ctrl-C exits
+        # 130, SIGTERM's default ends it): nothing may have changed without a result table
+        outcome = f"finished (exit {code})" if d is not None else "before-apply"
+        if outcome == "before-apply":
+            # 3: no broker answered while planning (nothing can have been sent either)
+            if code not in (130, -signal.SIGTERM, 3):
+                report.violations.append(f"interrupted reset exited {code}: {err[-200:]}")
+            if now != before:
+                report.violations.append(f"a reset stopped before its apply (exit {code}) "
+                                         "changed offsets")
+        else:
+            check_reset(sim, subprocess.CompletedProcess(args, code, out, err), before, rb,
+                        report)
+        report.interrupts[outcome] = report.interrupts.get(outcome, 0) + 1
+        return
+    check_interrupted(d, code, err, sig.name, before, now, rb, report)
+
+
+def check_interrupted(d: dict[str, Any], code: int, err: str, signame: str,
+                      before: dict[MessageQueue, int | None],
+                      now: dict[MessageQueue, int | None], rb: Path, report: Report) -> None:
+    """The invariants of a reset that said it was interrupted while changing."""
+    intr = d["interrupted"]
+    report.interrupts[intr["during"]] = report.interrupts.get(intr["during"], 0) + 1
+    report.resets += 1
+    if code != 130:
+        report.violations.append(f"an interrupted reset exited {code}, not 130")
+    if intr["signal"] != signame:
+        report.violations.append(f"interrupted by {signame}, reported {intr['signal']}")
+    if not rb.exists():
+        report.violations.append("an interrupted reset wrote no rollback file")
+    else:
+        saved = rollback_offsets(rb)
+        for mq, v in before.items():
+            key = (mq.broker_name, mq.queue_id)
+            if key in saved and saved[key] != v:
+                report.violations.append(f"interrupted reset's rollback file has {saved[key]} "
+                                         f"for {mq.short}, the offset was {v}")
+    if str(rb) not in intr.get("undo", "") or f"interrupted by {signame}" not in err:
+        report.violations.append("an interrupted reset did not print its undo command")
+    for res in d.get("results", []):
+        mq = MessageQueue(TOPIC, res["broker"], res["queue_id"])
+        report.queues_checked += 1
+        goal = res["expected"] if res.get("expected") is not None else res["target"]
+        if res["status"] in ("applied", "verified", "already") and now[mq] != goal:
+            report.violations.append(f"interrupted: {mq.short} said {res['status']} but holds "
+                                     f"{now[mq]}, target {goal}")
+        if res["status"] == "not-sent" and now[mq] != before[mq]:
+            report.violations.append(f"interrupted: {mq.short} said not-sent but moved "
+                                     f"{before[mq]} -> {now[mq]}")
+        if res["status"] not in ("applied", "verified", "already", "not-sent", "unknown",
+                                 "failed", "unverified", "not-taken"):
+            report.violations.append(f"interrupted: {mq.short} has status {res['status']}")
+    left = [x for x in d.get("results", []) if x["status"] in ("not-sent", "unknown",
+                                                                 "failed")]
+    if left and not intr.get("finish"):
+        report.violations.append("an interrupted reset with queues left printed no finish "
+                                 "command")
+
+
 def run_chaos(duration: float, seed: int, *, limit: float = 45.0) -> Report:
     rng = random.Random(seed)
     report = Report()
@@ -252,6 +368,13 @@ def run_chaos(duration: float, seed: int, *, limit: float = 45.0) -> Report:
             elif pick == 3:
                 run_cmd(ns, ["allocate", "-g", "GID_PAY", "-t", "TopicPay", "--against-live"],
                         limit, report, "allocate")
+            elif i % 10 == 9:  # interrupted while it applies (SIGINT or SIGTERM)
+                target = rng.choice([["--to-earliest"], ["--to-latest"],
+                                     ["--shift-by", str(rng.randint(-500, 500))]])
+                rb = work / f"interrupted-{i}.json"
+                interrupted_reset(sim, rng, ["offsets", "reset", "-g", GROUP, "-t", TOPIC,
+                                             *target, "--execute", "--rollback-file", str(rb),
+                                             "-o", "json"], rb, limit, report)
             elif i % 3 == 0:  # an online orderly group whose consumers may crash meanwhile
                 r = run_cmd(ns, ["offsets", "reset", "-g", ONLINE_GROUP, "-t", ONLINE_TOPIC,
                                  "--shift-by", str(-rng.randint(1, 200)), "--execute",
@@ -315,6 +438,7 @@ def main() -> None:
     print(json.dumps(report.to_dict(), indent=2))
     print(f"chaos run: {time.monotonic() - t0:.0f} s, {report.commands} commands, "
           f"{sum(report.faults.values())} faults, {report.resets} resets, "
+          f"{sum(report.interrupts.values())} interrupted resets {report.interrupts}, "
           f"{len(report.violations)} violation(s)")
     sys.exit(1 if report.violations else 0)
 
