@@ -335,13 +335,17 @@ class _Run:
         lchanges = X.log_changes(logs)
         track = self.cut(X.owner_track(lag))
         # a logged change and the capture change it explains are one event
-        changes = self.cut(X.merge_changes(X.changes_from_track(track), lchanges, o.align_ms))
-        events = self.cut(X.with_date(
-            X.rebalance_events(changes).unionByName(X.reset_events(logs))
-            .unionByName(X.capture_resets(lag)), "ts").withColumn("source", disp))
+        merged = X.merge_changes(X.changes_from_track(track), lchanges, o.align_ms)
+        # offset resets (logged, or offsets back with the same owner) are events of their own,
+        # and a client's drop-and-re-add around one is no rebalance (item 11)
+        resets = self.cut(X.reset_events(logs).unionByName(X.capture_resets(lag)))
+        changes = self.cut(X.mark_resets(merged, resets))
+        events = self.cut(X.with_date(X.rebalance_events(changes).unionByName(resets), "ts")
+                          .withColumn("source", disp))
         moves = self.cut(X.with_date(X.queue_moves(changes, o.move_window_ms), "ts"))
-        unowned = self.cut(X.with_date(X.unowned_from_track(track).unionByName(
-            X.unowned_from_logs(lchanges)), "start_ts"))
+        logged = changes.filter(F.col("source_kind").startswith("client-log"))
+        unowned = self.cut(X.with_date(X.drop_reset_gaps(X.unowned_from_track(track), changes)
+                                       .unionByName(X.unowned_from_logs(logged)), "start_ts"))
         rounds = X.rebalance_rounds(events, o.round_gap_ms)
         storms = self.cut(X.with_date(X.rebalance_storms(rounds, o.storm_rounds,
                                                           o.storm_window_ms), "start_ts"))

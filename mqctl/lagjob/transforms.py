@@ -796,6 +796,17 @@ def log_changes(logs: DataFrame, restart_gap_ms: int = RESTART_GAP_MS,
             .unionByName(fb.select(*CHANGE_COLS)))
 
 
+def _reset_event_cols() -> list[Any]:
+    """The columns of :func:`rebalance_events` for a reset event (``ts, window_start_ts,
+    cluster, group, topic, client, source_kind, source, queues`` given)."""
+    empty = F.array().cast("array<string>")
+    return ["ts", "window_start_ts", "cluster", "group", "topic", "client", "source_kind",
+            empty.alias("gained"), empty.alias("lost"),
+            F.lit(None).cast("string").alias("strategy"), F.lit(None).cast("int").alias("cid_all"),
+            F.lit(None).cast("int").alias("mq_all"), "source", F.lit(0).alias("n_gained"),
+            F.lit(0).alias("n_lost"), F.lit("reset").alias("cause"), "queues"]
+
+
 def reset_events(logs: DataFrame, window_ms: int = RESET_WINDOW_MS) -> DataFrame:
     """One ``reset`` event per client, group and burst of reset lines (4.x "invoke reset offset
     operation from broker", one per broker; 5.x "Fix Offset ... remove unnecessary mq", one per
@@ -807,7 +818,6 @@ def reset_events(logs: DataFrame, window_ms: int = RESET_WINDOW_MS) -> DataFrame
     r = (r.withColumn("_new", F.when(gap.isNull() | (gap > F.lit(int(window_ms))), 1)
                       .otherwise(0))
          .withColumn("_burst", F.sum("_new").over(w.rowsBetween(Window.unboundedPreceding, 0))))
-    empty = F.array().cast("array<string>")
     topic = F.coalesce(F.col("topic"), F.element_at("mqs", 1)["topic"])
     return (r.withColumn("_topic", topic)
             .groupBy("cluster", "group", "client", "source_kind", "_burst")
@@ -816,13 +826,7 @@ def reset_events(logs: DataFrame, window_ms: int = RESET_WINDOW_MS) -> DataFrame
                  .alias("queues"),
                  F.first("source").alias("source"),
                  F.first("detail", ignorenulls=True).alias("detail"))
-            .select("ts", F.col("ts").alias("window_start_ts"), "cluster", "group", "topic",
-                    "client", "source_kind", empty.alias("gained"), empty.alias("lost"),
-                    F.lit(None).cast("string").alias("strategy"),
-                    F.lit(None).cast("int").alias("cid_all"),
-                    F.lit(None).cast("int").alias("mq_all"), "source",
-                    F.lit(0).alias("n_gained"), F.lit(0).alias("n_lost"),
-                    F.lit("reset").alias("cause"), "queues"))
+            .withColumn("window_start_ts", F.col("ts")).select(*_reset_event_cols()))
 
 
 def rebalance_events(changes: DataFrame) -> DataFrame:
@@ -892,28 +896,64 @@ def merge_changes(captured: DataFrame, logged: DataFrame, tol_ms: int) -> DataFr
 
 def capture_resets(obs: DataFrame) -> DataFrame:
     """Reset events seen in captures: a queue's committed offset went back between two
-    captures while its owner stayed the same (an offset reset; a rebalance changes the owner).
+    captures with the same owner (captures without owner in between do not count: an offset
+    reset; a rebalance changes the owner).
     One event per capture, group, topic and owner; same columns as :func:`reset_events`."""
     w = Window.partitionBy(*GQUEUE).orderBy("capture_ts")
-    o = (obs.withColumn("_prev_c", F.lag("consumer_offset").over(w))
+    # compared with the previous capture that had an owner: the 4.x push reset drops the
+    # process queues for 10 s, so a capture in between shows the queue without owner
+    o = (obs.filter(F.col("owner").isNotNull() & F.col("consumer_offset").isNotNull())
+         .withColumn("_prev_c", F.lag("consumer_offset").over(w))
          .withColumn("_prev_owner", F.lag("owner").over(w))
          .withColumn("_prev_ts", F.lag("capture_ts").over(w)))
     back = o.filter((F.col("consumer_offset") < F.col("_prev_c"))
                     & F.col("owner").isNotNull() & (F.col("owner") == F.col("_prev_owner")))
     q = F.concat_ws(":", F.col("broker"), F.col("queue_id").cast("string"))
-    empty = F.array().cast("array<string>")
     return (back.groupBy("capture_ts", "cluster", "group", "topic", "owner", "source_kind")
             .agg(F.min("_prev_ts").alias("window_start_ts"),
                  F.array_sort(F.collect_set(q)).alias("queues"),
                  F.first("source").alias("source"))
-            .select(F.col("capture_ts").alias("ts"), "window_start_ts", "cluster", "group",
-                    "topic", F.col("owner").alias("client"), "source_kind",
-                    empty.alias("gained"), empty.alias("lost"),
-                    F.lit(None).cast("string").alias("strategy"),
-                    F.lit(None).cast("int").alias("cid_all"),
-                    F.lit(None).cast("int").alias("mq_all"), "source",
-                    F.lit(0).alias("n_gained"), F.lit(0).alias("n_lost"),
-                    F.lit("reset").alias("cause"), "queues"))
+            .withColumnRenamed("capture_ts", "ts").withColumnRenamed("owner", "client")
+            .select(*_reset_event_cols()))
+
+
+def mark_resets(changes: DataFrame, resets: DataFrame,
+                window_ms: int = RESET_WINDOW_MS) -> DataFrame:
+    """Give cause ``reset`` to a queue's loss and re-gain by the same client (nothing else
+    happened to the queue in between) when that client logged or showed a reset of the group
+    from ``window_ms`` before the loss's window to ``window_ms`` after the gain: the 4.x push
+    reset drops the process queues and re-adds them 10 s later without any rebalance, which
+    captures (running info) and add/remove lines see as a loss and a gain."""
+    w = Window.partitionBy(*GQUEUE).orderBy("ts", F.col("change").desc())
+    c = (changes.withColumn("_next_change", F.lead("change").over(w))
+         .withColumn("_next_client", F.lead("client").over(w))
+         .withColumn("_next_ts", F.lead("ts").over(w)))
+    pairs = c.filter((F.col("change") == "lost") & (F.col("_next_change") == "gained")
+                     & (F.col("_next_client") == F.col("client"))).select(
+        *GQUEUE, "client", F.col("ts").alias("_lost_ts"),
+        F.col("window_start_ts").alias("_lost_ws"), F.col("_next_ts").alias("_gained_ts"))
+    r = resets.select("cluster", "group", "client", F.col("ts").alias("_r_ts"))
+    hit = (pairs.join(r, on=["cluster", "group", "client"], how="inner")
+           .filter((F.col("_r_ts") >= F.col("_lost_ws") - F.lit(int(window_ms)))
+                   & (F.col("_r_ts") <= F.col("_gained_ts") + F.lit(int(window_ms))))
+           .select(*GQUEUE, "client", "_lost_ts", "_gained_ts").distinct())
+    marks = (hit.select(*GQUEUE, "client", F.col("_lost_ts").alias("ts"),
+                        F.lit("lost").alias("change"))
+             .unionByName(hit.select(*GQUEUE, "client", F.col("_gained_ts").alias("ts"),
+                                     F.lit("gained").alias("change")))
+             .distinct().withColumn("_m", F.lit(True)))
+    return (changes.join(marks, on=[*GQUEUE, "client", "ts", "change"], how="left")
+            .withColumn("cause", F.when(F.col("_m"), F.lit("reset"))
+                        .otherwise(F.col("cause")))
+            .select(*CHANGE_COLS))
+
+
+def drop_reset_gaps(unowned: DataFrame, changes: DataFrame) -> DataFrame:
+    """Unowned intervals from captures that are a reset's drop-and-re-add
+    (:func:`mark_resets`): the interval starts at the reset loss of the queue."""
+    gaps = (changes.filter((F.col("cause") == "reset") & (F.col("change") == "lost"))
+            .select(*GQUEUE, F.col("ts").alias("start_ts")).distinct())
+    return unowned.join(gaps, on=[*GQUEUE, "start_ts"], how="left_anti")
 
 
 def _not_reset(df: DataFrame) -> DataFrame:

@@ -393,3 +393,55 @@ def test_report_over_the_whole_real_corpus(spark, tmp_path, version, unrecognise
                    ("LC_G", "rebalance"): 5, ("RS_G", "reset"): 2}
     rebalances = {(r["group"], r["topic"]): r["rebalances"] for r in res.summary}
     assert rebalances[("CL_G", "CL_T")] == 20 and rebalances[("RS_G", "RS_T")] == 0
+
+
+@pytest.mark.parametrize(("version", "reset_at"), [("4.9.3", "25s"), ("5.3.3", "1s")])
+def test_real_reset_offsets_back_in_consume_stats(spark, version, reset_at):
+    """GET_CONSUME_STATS around the real mqadmin resetOffsetByTime (reset/208_*.broker-a.json):
+    4.9.3's legacy push reset shows the offsets going back only at +25 s (the client re-consumed
+    and committed 32-33 after its 10 s pause); 5.3.3's server-side reset at once (0 at +4.4 s).
+    The owner (the one consumer, rs1) stays: one reset event, at that capture."""
+    import json
+
+    from mqctl.remoting import fastjson
+
+    from .test_transforms import obs_df
+
+    rows = []
+    for label in ("before", "after_1s", "after_5s", "after_12s", "after_25s"):
+        d = json.loads((REAL / version / "reset" / f"208_{label}.broker-a.json").read_text())
+        at = d["request"]["_sent_at_ms"]
+        for mq_, v in fastjson.loads(d["response"]["body_text"])["offsetTable"].items():
+            rows.append({"group": "RS_G", "topic": mq_.topic, "broker": mq_.broker_name,
+                         "queue_id": mq_.queue_id, "capture_ts": at,
+                         "broker_offset": v["brokerOffset"],
+                         "consumer_offset": v["consumerOffset"], "owner": "rs1", "online": True})
+    ev = [r.asDict() for r in X.capture_resets(obs_df(spark, rows)).collect()]
+    at = json.loads((REAL / version / "reset" / f"208_after_{reset_at}.broker-a.json")
+                    .read_text())["request"]["_sent_at_ms"]
+    assert [(e["ts"], e["client"], e["queues"]) for e in ev] == [
+        (at, "rs1", ["broker-a:0", "broker-a:1", "broker-a:2", "broker-a:3"])]
+
+
+def test_legacy_reset_owner_dropout_in_snapshots_is_a_reset(spark):
+    """4.x legacy reset seen by snapshots: the client's running info has no process queue for
+    10 s (ClientRemotingProcessor#resetOffset drops them), so a capture can show the queue
+    without owner between two captures with the same owner, whose offset went back."""
+    from .test_transforms import obs_df
+
+    rows = [{"queue_id": 0, "capture_ts": t * S, "broker_offset": 50, "consumer_offset": off,
+             "owner": own, "online": True}
+            for t, own, off in ((0, "E", 50), (60, "E", 50), (70, None, 50), (80, "E", 20))]
+    # queue 1 is another member's all along (so ownership is known at every capture)
+    rows += [{"queue_id": 1, "capture_ts": t * S, "broker_offset": 50, "consumer_offset": 50,
+              "owner": "F", "online": True} for t in (0, 60, 70, 80)]
+    o = obs_df(spark, rows)
+    resets = X.capture_resets(o)
+    assert [(r.ts // S, r.window_start_ts // S) for r in resets.collect()] == [(80, 60)]
+    track = X.owner_track(o)
+    changes = X.mark_resets(X.changes_from_track(track), resets)
+    assert sorted((r.ts // S, r.change, r.cause) for r in changes.collect()) == [
+        (70, "lost", "reset"), (80, "gained", "reset")]
+    assert X.drop_reset_gaps(X.unowned_from_track(track), changes).count() == 0
+    assert X.unowned_from_track(track).count() == 1  # what it was before
+    assert X.queue_moves(changes, 300 * S).count() == 0
