@@ -143,6 +143,12 @@ def _split_namesrv(v: Any, where: str) -> tuple[str, ...]:
     if not parts:
         raise ConfigError(f"{where}: namesrv is empty", hint="e.g. 127.0.0.1:9876")
     for p in parts:
+        scheme, sep, rest = p.partition("://")
+        if sep:
+            raise ConfigError(f"{where}: bad name server address {p!r}: drop the scheme "
+                              f"({scheme}://)",
+                              hint=f"the name server speaks RocketMQ remoting, not HTTP: give "
+                                   f"host:port, e.g. -n {rest.rstrip('/') or '127.0.0.1:9876'}")
         host, sep, port = p.rpartition(":")
         if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
             raise ConfigError(f"{where}: bad name server address {p!r}",

@@ -116,6 +116,14 @@ class BodyError(ProtocolError):
         self.pos = pos
 
 
+class PeerProtocolError(ProtocolError, ConnectError):
+    """A peer sent bytes that are not RocketMQ remoting (a 2 GB frame length, an undecodable
+    header, a TLS record, HTTP): the connection is dropped, so callers that rotate name servers
+    or count unreachable brokers still see a :class:`ConnectError`, but the exit code is 4."""
+
+    exit_code = ExitCode.PROTOCOL
+
+
 class BrokerError(MqctlError):
     """The broker (or name server) answered with a non-success response code."""
 
@@ -134,6 +142,23 @@ class BrokerError(MqctlError):
         self.remark = remark
         self.addr = addr
         self.request_code = request_code
+
+
+class WrongServerError(BrokerError):
+    """The address answered like a broker where a name server was expected (``-n`` pointing
+    at a broker port): a usage error, with the broker's code kept."""
+
+    exit_code = ExitCode.USAGE
+
+    def __init__(self, code: int, remark: str | None, addr: str | None = None,
+                 request_code: int | None = None, hint: str | None = None):
+        from mqctl.remoting.codes import request_name, response_name
+
+        super().__init__(code, remark, addr, request_code, hint)
+        self.message = (f"{addr} looks like a broker, not a name server: it answered "
+                        f"{response_name(code)} ({code}) to {request_name(request_code)}, "
+                        "which every name server serves")
+        self.args = (self.message,)
 
 
 class RefusedError(MqctlError):

@@ -244,15 +244,19 @@ class _Peer:
         import asyncio
 
         self.reply = reply
+        self.tasks: set = set()
         self.loop = asyncio.new_event_loop()
         ready = threading.Event()
 
         async def handle(reader, writer):
+            self.tasks.add(asyncio.current_task())
             try:
                 await reader.read(1)
                 writer.write(self.reply)
                 await writer.drain()
                 await asyncio.sleep(5)
+            except (asyncio.CancelledError, ConnectionError):
+                pass
             finally:
                 writer.close()
 
@@ -267,9 +271,18 @@ class _Peer:
         assert ready.wait(10)
 
     def close(self):
-        self.loop.call_soon_threadsafe(self.server.close)
+        import asyncio
+
+        async def shutdown():
+            self.server.close()
+            for t in self.tasks:
+                t.cancel()
+            await asyncio.gather(*self.tasks, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(shutdown(), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
+        self.loop.close()
 
 
 def _frame(header: bytes, declared: int | None = None) -> bytes:
@@ -281,7 +294,7 @@ def _frame(header: bytes, declared: int | None = None) -> bytes:
     (b"\x7f\xff\xff\xff" + b"\0" * 16, "exceeds the 16777216-byte limit"),
     (_frame(b"{not a json header"), "JSON header cannot be parsed"),
     (b"\x80\0\0\0" + b"\0" * 16, "smaller than 4"),
-])
+], ids=["2GB-length", "bad-json-header", "negative-length"])
 def test_protocol_errors_from_the_peer_exit_4(reply, part):
     peer = _Peer(reply)
     try:

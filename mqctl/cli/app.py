@@ -48,8 +48,8 @@ def _version(value: bool) -> None:
 def root(
     ctx: typer.Context,
     namesrv: Annotated[str | None, typer.Option(
-        "--namesrv", "-n", help="Name server address(es), 'host:port;host:port' "
-        "(env NAMESRV_ADDR; default 127.0.0.1:9876).", show_default=False)] = None,
+        "--namesrv", "-n", help="Name server address(es), 'host:port;host:port', no "
+        "http:// (env NAMESRV_ADDR; default 127.0.0.1:9876).", show_default=False)] = None,
     profile: Annotated[str | None, typer.Option(
         "--profile", help="Profile from the config file (env MQCTL_PROFILE).",
         show_default=False)] = None,

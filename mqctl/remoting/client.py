@@ -8,9 +8,9 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from mqctl.errors import BrokerError, ConnectError, MqctlError
+from mqctl.errors import BrokerError, ConnectError, MqctlError, WrongServerError
 from mqctl.remoting.acl import Credentials, sign
-from mqctl.remoting.codes import ResponseCode
+from mqctl.remoting.codes import NAMESRV_ONLY_REQUESTS, ResponseCode
 from mqctl.remoting.frame import DEFAULT_VERSION, RPC_ONEWAY, RemotingCommand, SerializeType
 from mqctl.remoting.tls import TlsSettings, client_context
 from mqctl.remoting.transport import Connection, RequestHandler
@@ -131,6 +131,13 @@ class RemotingClient:
         if self._observer:
             self._observer(addr, cmd, resp, time.monotonic() - started)
         if check and resp.code not in set(int(c) for c in ok_codes):
+            if (resp.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED
+                    and code in NAMESRV_ONLY_REQUESTS):
+                raise WrongServerError(
+                    resp.code, resp.remark, addr=addr, request_code=code,
+                    hint="--namesrv / -n / NAMESRV_ADDR takes the name server's address "
+                         "(default port 9876), not a broker's (10911); `mqctl sim up` prints "
+                         "both")
             raise BrokerError(resp.code, resp.remark, addr=addr, request_code=code)
         return resp
 

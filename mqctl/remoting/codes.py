@@ -133,6 +133,14 @@ class RequestCode(IntEnum):
     POLLING_INFO = 200055
 
 
+# Requests every name server serves (4.9.3 namesrv DefaultRequestProcessor; 5.3.3
+# DefaultRequestProcessor and ClientRequestProcessor for GET_ROUTEINFO_BY_TOPIC) and no broker
+# does: the broker's default processor, AdminBrokerProcessor (4.9.3 and 5.3.3), answers them
+# from getUnknownCmdResponse with REQUEST_CODE_NOT_SUPPORTED " request type N not supported".
+# That answer to one of these is the tell that ``-n`` points at a broker.
+NAMESRV_ONLY_REQUESTS = frozenset({105, 106, 206})
+
+
 @unique
 class ResponseCode(IntEnum):
     SUCCESS = 0

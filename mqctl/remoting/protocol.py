@@ -37,7 +37,14 @@ class FrameReader:
                 head = bytes(buf[pos:pos + 4])
                 if all(32 <= c < 127 for c in head):  # e.g. b"HTTP": not a remoting peer
                     raise FrameError(f"the peer does not speak RocketMQ remoting: it sent "
-                                     f"{head.decode('ascii')!r}... (an HTTP server or proxy?)")
+                                     f"{head.decode('ascii')!r}... (an HTTP server or proxy?)",
+                                     hint="check that the address is a RocketMQ name server or "
+                                          "broker (host:port, no http://)")
+                if is_tls_record(head):
+                    raise FrameError("the peer answered with a TLS record: it expects a TLS "
+                                     "connection",
+                                     hint="add --tls with --tls-ca FILE (or --tls-insecure, as "
+                                          "the Java client trusts any certificate)")
                 raise FrameError(f"frame of {total + 4} bytes exceeds the "
                                  f"{self.max_frame}-byte limit")
             if n - pos - 4 < total:
@@ -51,6 +58,13 @@ class FrameReader:
     @property
     def pending(self) -> int:
         return len(self._buf)
+
+
+def is_tls_record(head: bytes) -> bool:
+    """A TLS record header (RFC 8446 5.1): content type 20-23 (change_cipher_spec, alert,
+    handshake, application_data), then version major 3. Never a remoting frame start: that
+    length would be over 335 MB, far beyond the 16 MiB frame limit."""
+    return len(head) >= 3 and head[0] in (20, 21, 22, 23) and head[1] == 3 and head[2] <= 4
 
 
 class OpaqueCounter:

@@ -12,10 +12,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 import ssl
 from collections.abc import Awaitable, Callable
 
-from mqctl.errors import ConnectError, FrameError, ProtocolError, RequestTimeout
+from mqctl.errors import (
+    ConnectError,
+    MqctlError,
+    PeerProtocolError,
+    ProtocolError,
+    RequestTimeout,
+)
 from mqctl.remoting.codes import ResponseCode, request_name
 from mqctl.remoting.frame import MAX_FRAME, RemotingCommand, encode
 from mqctl.remoting.protocol import FrameReader, OpaqueCounter
@@ -40,8 +47,12 @@ async def default_request_handler(conn: Connection, cmd: RemotingCommand) -> Rem
 
 class Connection:
     def __init__(self, addr: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                 *, on_request: RequestHandler | None = None, max_frame: int = MAX_FRAME):
+                 *, on_request: RequestHandler | None = None, max_frame: int = MAX_FRAME,
+                 tls: bool = False):
         self.addr = addr
+        self.tls = tls
+        self.received = 0  # bytes read from the peer
+        self._close_error: ProtocolError | None = None  # what the peer sent that is not remoting
         self._reader = reader
         self._writer = writer
         self._frames = FrameReader(max_frame)
@@ -75,10 +86,17 @@ class Connection:
             raise ConnectError(f"TLS handshake with {addr} failed: {exc.reason or exc}",
                                addr=addr, hint="check --tls-ca, or whether the server speaks TLS"
                                ) from None
+        except socket.gaierror as exc:
+            raise ConnectError(f"cannot resolve host {host!r} of {addr}: {exc.strerror or exc}",
+                               addr=addr,
+                               hint="check the host name in --namesrv / NAMESRV_ADDR (for a "
+                                    "broker: the address the name server publishes, brokerIP1) "
+                                    "and this machine's DNS") from None
         except OSError as exc:
-            raise ConnectError(f"cannot connect to {addr}: {exc.strerror or exc}", addr=addr
-                               ) from None
-        return cls(addr, reader, writer, on_request=on_request)
+            raise ConnectError(f"cannot connect to {addr}: {exc.strerror or exc}", addr=addr,
+                               hint="check the address, and that the port is reachable from "
+                                    "here (firewall, routing)") from None
+        return cls(addr, reader, writer, on_request=on_request, tls=ssl_ctx is not None)
 
     @property
     def closed(self) -> bool:
@@ -89,8 +107,10 @@ class Connection:
             while True:
                 data = await self._reader.read(65536)
                 if not data:
-                    self._close_reason = "closed by peer"
+                    self._close_reason = ("closed by peer" if self.received
+                                          else "closed by peer before sending anything")
                     break
+                self.received += len(data)
                 for cmd in self._frames.feed(data):
                     if cmd.is_response:
                         fut = self._pending.pop(cmd.opaque, None)
@@ -101,9 +121,10 @@ class Connection:
                                       cmd.opaque)
                     else:
                         asyncio.get_running_loop().create_task(self._serve(cmd))
-        except FrameError as exc:
+        except ProtocolError as exc:  # a bad frame or an undecodable header: exit 4, not 3
             self._close_reason = f"protocol error: {exc.message}"
-        except (ProtocolError, ConnectionError, OSError, ssl.SSLError) as exc:
+            self._close_error = exc
+        except (ConnectionError, OSError, ssl.SSLError) as exc:
             self._close_reason = f"connection lost: {exc}"
         except asyncio.CancelledError:
             self._close_reason = "closed"
@@ -127,15 +148,29 @@ class Connection:
         self._closed = True
         for _opaque, fut in list(self._pending.items()):
             if not fut.done():
-                fut.set_exception(ConnectError(
-                    f"connection to {self.addr} {self._close_reason} while waiting for a response",
-                    addr=self.addr,
-                    hint="check that the address is a RocketMQ name server or broker (and "
-                         "whether it needs --tls)"
-                    if self._close_reason.startswith("protocol error") else None))
+                fut.set_exception(self._failure())
         self._pending.clear()
         with contextlib.suppress(Exception):
             self._writer.close()
+
+    def _failure(self) -> MqctlError:
+        """The error a request waiting on this closed connection fails with."""
+        bad = self._close_error
+        if bad is not None:
+            return PeerProtocolError(
+                f"protocol error from {self.addr}: {bad.message}", addr=self.addr,
+                hint=bad.hint or "check that the address is a RocketMQ name server or broker "
+                                 "(and whether it needs --tls)")
+        hint = None
+        if not self.received and not self.tls:
+            # a TLS-only server drops a plain client without a byte (Netty's SslHandler on a
+            # non-TLS record); so does a server that is not RocketMQ
+            hint = ("the server closed the connection without answering: if it accepts only "
+                    "TLS, add --tls with --tls-ca FILE (or --tls-insecure); otherwise check "
+                    f"that {self.addr} is a RocketMQ name server or broker")
+        return ConnectError(
+            f"connection to {self.addr} {self._close_reason} while waiting for a response",
+            addr=self.addr, hint=hint)
 
     async def request(self, cmd: RemotingCommand, timeout: float) -> RemotingCommand:
         if self._closed:
