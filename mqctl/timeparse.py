@@ -60,8 +60,12 @@ def set_clock(fn: Callable[[], int] | None) -> None:
     _clock = fn or _wall_clock_ms
 
 
+def _shown(text: str) -> str:
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _bad(text: str, why: str = "") -> TimeParseError:
-    shown = text if len(text) <= 60 else text[:57] + "..."
+    shown = _shown(text)
     return TimeParseError(f"cannot parse time {shown!r}{': ' + why if why else ''}",
                           hint=f"accepted forms: {ACCEPTED_FORMS}")
 
@@ -84,7 +88,7 @@ def parse_duration_ms(text: str, *, default_sign: int = 1) -> int:
         sec = float(m.group(6) or 0)
         total = (((w * 7 + d) * 24 + h) * 60 + mi) * 60_000 + sec * 1000
         return sign * _bounded_ms(total, text)
-    raise TimeParseError(f"cannot parse duration {text!r}",
+    raise TimeParseError(f"cannot parse duration {_shown(text)!r}",
                          hint="use a number with a unit: -2h, 30m, 1d, 1h30m, 500ms, or -PT2H")
 
 
@@ -92,7 +96,7 @@ def _bounded_ms(total: float, text: str) -> int:
     """A duration in whole ms; one longer than the whole accepted time range is refused
     (``float('9' * 400)`` is inf, which ``int()`` cannot take)."""
     if not total <= MAX_MS - MIN_MS:  # also catches inf and nan
-        raise TimeParseError(f"cannot parse duration {text!r}: out of range (more than "
+        raise TimeParseError(f"cannot parse duration {_shown(text)!r}: out of range (more than "
                              f"{(MAX_MS - MIN_MS) // 86_400_000} days)",
                              hint="use a duration within the years 1970..9999, e.g. -2h or 30d")
     return int(round(total))

@@ -240,7 +240,7 @@ def test_non_ascii_on_an_ascii_stdout(tmp_path, fmt):
 class _Peer:
     """A tiny TCP server on 127.0.0.1 that answers every connection with ``reply``."""
 
-    def __init__(self, reply: bytes):
+    def __init__(self, reply: bytes, linger: float = 5):
         import asyncio
 
         self.reply = reply
@@ -254,7 +254,7 @@ class _Peer:
                 await reader.read(1)
                 writer.write(self.reply)
                 await writer.drain()
-                await asyncio.sleep(5)
+                await asyncio.sleep(linger)
             except (asyncio.CancelledError, ConnectionError):
                 pass
             finally:
@@ -306,6 +306,15 @@ def test_protocol_errors_from_the_peer_exit_4(reply, part):
         peer.close()
 
 
+def test_a_peer_that_drops_mid_frame_is_a_connection_error_with_a_hint():
+    peer = _Peer(_frame(b'{"code":0}')[:9], linger=0)
+    try:
+        r = run_cli(["-n", peer.addr, "--timeout", "3", "cluster"])
+        _named(r, ExitCode.CONNECTION, peer.addr, "closed by peer while waiting")
+    finally:
+        peer.close()
+
+
 def test_tls_record_from_the_peer_suggests_tls():
     # a TLS alert record (content type 21, version 3.3): what a TLS-only server may send
     peer = _Peer(b"\x15\x03\x03\x00\x02\x02\x28")
@@ -349,3 +358,13 @@ def test_namesrv_pointing_at_a_broker_says_so(sim):
 def test_dns_failure_names_the_host():
     r = run_cli(["-n", "no-such-host.invalid:9876", "--timeout", "5", "cluster"])
     _named(r, ExitCode.CONNECTION, "cannot resolve host 'no-such-host.invalid'")
+
+
+def test_duration_out_of_range_is_short_and_named():
+    from mqctl.errors import TimeParseError
+    from mqctl.timeparse import parse_duration_ms
+
+    with pytest.raises(TimeParseError) as ei:
+        parse_duration_ms("9" * 400 + "h")
+    assert "out of range" in ei.value.message and len(ei.value.message) < 160
+    assert ei.value.hint

@@ -29,6 +29,9 @@ from mqctl.remoting.protocol import FrameReader, OpaqueCounter
 
 log = logging.getLogger("mqctl.remoting")
 
+_DROPPED_HINT = ("the name server or broker dropped the connection (a restart, overload or an "
+                 "idle close); re-run, and check its log if it keeps happening")
+
 RequestHandler = Callable[["Connection", RemotingCommand], Awaitable[RemotingCommand | None]]
 
 
@@ -161,7 +164,7 @@ class Connection:
                 f"protocol error from {self.addr}: {bad.message}", addr=self.addr,
                 hint=bad.hint or "check that the address is a RocketMQ name server or broker "
                                  "(and whether it needs --tls)")
-        hint = None
+        hint = _DROPPED_HINT
         if not self.received and not self.tls:
             # a TLS-only server drops a plain client without a byte (Netty's SslHandler on a
             # non-TLS record); so does a server that is not RocketMQ
@@ -174,7 +177,8 @@ class Connection:
 
     async def request(self, cmd: RemotingCommand, timeout: float) -> RemotingCommand:
         if self._closed:
-            raise ConnectError(f"connection to {self.addr} is {self._close_reason}", addr=self.addr)
+            raise ConnectError(f"connection to {self.addr} is {self._close_reason}", addr=self.addr,
+                               hint=_DROPPED_HINT)
         opaque = self._opaque.next()
         cmd = cmd.with_(opaque=opaque)
         fut: asyncio.Future[RemotingCommand] = asyncio.get_running_loop().create_future()
@@ -186,7 +190,8 @@ class Connection:
             self._pending.pop(opaque, None)
             self._close_reason = f"connection lost: {exc}"
             self._shutdown()
-            raise ConnectError(f"cannot send to {self.addr}: {exc}", addr=self.addr) from None
+            raise ConnectError(f"cannot send to {self.addr}: {exc}", addr=self.addr,
+                               hint=_DROPPED_HINT) from None
         try:
             return await asyncio.wait_for(fut, timeout)
         except TimeoutError:
@@ -199,14 +204,16 @@ class Connection:
 
     async def send_oneway(self, cmd: RemotingCommand) -> None:
         if self._closed:
-            raise ConnectError(f"connection to {self.addr} is {self._close_reason}", addr=self.addr)
+            raise ConnectError(f"connection to {self.addr} is {self._close_reason}", addr=self.addr,
+                               hint=_DROPPED_HINT)
         cmd = cmd.with_(opaque=self._opaque.next(), flag=cmd.flag | 2)
         try:
             self._writer.write(encode(cmd))
             await self._writer.drain()
         except (ConnectionError, OSError) as exc:
             self._shutdown()
-            raise ConnectError(f"cannot send to {self.addr}: {exc}", addr=self.addr) from None
+            raise ConnectError(f"cannot send to {self.addr}: {exc}", addr=self.addr,
+                               hint=_DROPPED_HINT) from None
 
     async def close(self) -> None:
         if not self._task.done():
