@@ -84,7 +84,10 @@ def show(
 
 
 def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
-                rollback: str | None, extra_notes: list[str] | None = None) -> Result:
+                rollback: str | None, extra_notes: list[str] | None = None,
+                plan_shown: bool = False) -> Result:
+    """The plan (and the result once executed). ``plan_shown``: the plan table and its notes
+    were printed before the apply started; only the result follows (text formats)."""
     from mqctl.render import Column, Result, Table
     from mqctl.reset import summarize
 
@@ -110,10 +113,15 @@ def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
     notes += plan.notes
     notes += [f"warning: {w}" for w in plan.warnings]
     notes += [f"REFUSED: {r}" for r in plan.refusals]
-    replay = sum(q.replay for q in plan.queues)
-    skip = sum(q.skip for q in plan.queues)
-    notes.append(f"{len(plan.queues)} queue(s): {replay} message(s) will be consumed again, "
-                 f"{skip} skipped")
+    if results is None:
+        replay = sum(q.replay for q in plan.queues)
+        skip = sum(q.skip for q in plan.queues)
+        notes.append(f"{len(plan.queues)} queue(s): {replay} message(s) will be consumed "
+                     f"again, {skip} skipped")
+    else:
+        notes.append(done_summary(plan, results))
+    if plan_shown:
+        tables, notes = [], list(extra_notes or []) + notes[-1:]
     if results is not None:
         rrows = [r.row() for r in results]
         shown = [dict(x, previous="none") if x["previous"] is None else x for x in rrows]
@@ -134,6 +142,22 @@ def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
         notes.append(f"rollback file: {rollback} (written before the first change; restore "
                      f"with: mqctl offsets rollback {rollback} --execute)")
     return Result(tables, data=data, notes=notes)
+
+
+def done_summary(plan: Plan, results: list[QueueResult]) -> str:
+    """After execution, in the past tense: what the brokers accepted, and what they did not."""
+    from mqctl.reset import Status
+
+    moved = [r for r in results if r.status in (Status.VERIFIED, Status.APPLIED,
+                                                 Status.UNVERIFIED)]
+    replay = sum(r.plan.replay for r in moved)
+    skip = sum(r.plan.skip for r in moved)
+    already = sum(1 for r in results if r.status == Status.ALREADY)
+    rest = len(results) - len(moved) - already
+    return (f"{len(moved)} of {len(plan.queues)} queue(s) were reset: {replay} message(s) "
+            f"rewound (to be consumed again), {skip} skipped"
+            + (f"; {already} already at the target" if already else "")
+            + (f"; {rest} were not (see STATUS)" if rest else ""))
 
 
 def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute: bool,
@@ -167,6 +191,7 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
     extra = list(notes or [])
     stop = Stop()  # SIGINT/SIGTERM while changing: stop sending, then say what changed
     phase = ["plan"]
+    shown = [-1]  # the plan was printed before the apply (text formats): how many notes then
 
     async def go() -> tuple[Any, Any, str | None]:
         async with RemotingClient(settings.client_options()) as client:
@@ -188,6 +213,14 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
                 extra.append(f"{wanted} exists (kept: it may hold the offsets from before an "
                              f"earlier run); this run's rollback file is {rb}")
             write_rollback(plan, rb)  # before the first change
+            if fmt in ("table", "plain"):  # what is being applied, while it runs
+                first = plan_result(plan, None, execute=True, rollback=str(rb),
+                                    extra_notes=extra)
+                todo = sum(1 for q in plan.queues if q.current != q.target)
+                first.notes.append(f"applying {todo} change(s) now (Ctrl-C stops and says "
+                                   "what changed)")
+                emit(first, fmt)
+                shown[0] = len(extra)
             brokers = {q.mq.broker_name for q in plan.queues}
             with signals_to(stop.fire):
                 phase[0] = "apply"
@@ -206,11 +239,14 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
     plan, results, rb = asyncio.run(go())
     if stop.stopped and results is not None and rb is not None:
         lines, info, err = _interrupted(plan, results, rb, phase[0], stop.reason)
-        out = plan_result(plan, results, execute=execute, rollback=rb, extra_notes=extra + lines)
+        out = plan_result(plan, results, execute=execute, rollback=rb,
+                          extra_notes=extra[max(0, shown[0]):] + lines,
+                          plan_shown=shown[0] >= 0)
         out.data["interrupted"] = info
         emit(out, fmt)
         raise err
-    emit(plan_result(plan, results, execute=execute, rollback=rb, extra_notes=extra), fmt)
+    emit(plan_result(plan, results, execute=execute, rollback=rb,
+                     extra_notes=extra[max(0, shown[0]):], plan_shown=shown[0] >= 0), fmt)
     if plan.refusals:
         more = f" (and {len(plan.refusals) - 1} more reason(s) in the output)" \
             if len(plan.refusals) > 1 else ""

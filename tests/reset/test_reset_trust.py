@@ -437,3 +437,33 @@ def test_interrupt_during_rollback_apply(cli, sim, tmp_path):
     r = cli([*shlex.split(intr["finish"])[1:], "--verify-wait", "0", "-o", "json"])
     assert r.exit_code == 0, r.stderr
     assert live(sim) == before
+
+
+def test_execute_prints_the_plan_first_and_the_result_in_the_past_tense(cli, sim, tmp_path):
+    r = cli(["-n", sim.namesrv_addr, "offsets", "reset", "-g", "GID_REPLAY", "-t", "TopicPay",
+             "--shift-by", "-100", "--execute", "--rollback-file", str(tmp_path / "rb.json"),
+             "--verify-wait", "0"])
+    assert r.exit_code == 0, r.stderr
+    out = r.stdout
+    assert out.count("# reset plan:") == 1 and out.count("# result") == 1
+    before, after = out.split("# result")
+    # the plan (and what it will do) came before the apply started ...
+    assert "8 queue(s): 800 message(s) will be consumed again, 0 skipped" in before
+    assert "applying 8 change(s) now" in before
+    # ... the result says what was done
+    assert "will be consumed again" not in after
+    assert "8 of 8 queue(s) were reset: 800 message(s) rewound (to be consumed again), " \
+           "0 skipped" in after
+    assert "rollback file:" in after
+
+
+def test_failed_queues_are_not_counted_as_reset(cli, sim, tmp_path):
+    from mqctl.remoting.codes import RequestCode, ResponseCode
+    sim.call(lambda c: c.faults.error("broker-b", RequestCode.INVOKE_BROKER_TO_RESET_OFFSET,
+                                      ResponseCode.SYSTEM_ERROR, "disk full"))
+    r2 = cli(["-n", sim.namesrv_addr, "offsets", "reset", "-g", "GID_REPLAY", "-t", "TopicPay",
+              "--shift-by", "-100", "--execute", "--rollback-file", str(tmp_path / "rb2.json"),
+              "--verify-wait", "0"])
+    assert r2.exit_code == 8
+    assert "4 of 8 queue(s) were reset: 400 message(s) rewound (to be consumed again), " \
+           "0 skipped; 4 were not (see STATUS)" in r2.stdout
