@@ -65,7 +65,8 @@ def allocate(
         "read the live cluster).", show_default=False)] = None,
     topic: TopicOpt = None,
     virtual_nodes: Annotated[int | None, typer.Option(
-        "--virtual-nodes", help="consistent-hash: virtual nodes per consumer (default 10).",
+        "--virtual-nodes", help="consistent-hash: virtual nodes per consumer (default 10, "
+                                "as RocketMQ; at most 10,000).",
         show_default=False)] = None,
     queue_config: Annotated[str | None, typer.Option(
         "--queue-config", help="config: YAML/JSON {clientId: [queues]} (or a previous -o json).",
