@@ -166,8 +166,9 @@ class Connection:
                                  "(and whether it needs --tls)")
         hint = _DROPPED_HINT
         if not self.received and not self.tls:
-            # a TLS-only server drops a plain client without a byte (Netty's SslHandler on a
-            # non-TLS record); so does a server that is not RocketMQ
+            # a TLS-only server drops a plain client without a byte: NettyRemotingServer's
+            # HandshakeHandler (4.9.3) closes the channel when tls.server.mode is ENFORCING and
+            # the first byte is not 0x16; so does a server that is not RocketMQ
             hint = ("the server closed the connection without answering: if it accepts only "
                     "TLS, add --tls with --tls-ca FILE (or --tls-insecure); otherwise check "
                     f"that {self.addr} is a RocketMQ name server or broker")
