@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
+
+from mqctl.errors import UsageError
 
 
 @contextlib.contextmanager
@@ -18,10 +21,18 @@ def atomic_writer(path: str | os.PathLike[str], *, mode: int | None = None,
     ``path``. On any exception the temporary file is removed and ``path`` is untouched.
 
     ``mode`` defaults to what ``open()`` would create (0666 minus the umask), not mkstemp's
-    0600: node_exporter's textfile collector and report readers usually run as another user."""
+    0600: node_exporter's textfile collector and report readers usually run as another user.
+
+    Errors stay ``OSError`` (callers name them with :func:`local_path_error`); directories
+    this call created are removed again when the write fails (a full disk leaves nothing)."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    created = _missing_parents(target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except BaseException:
+        _remove_empty(created)
+        raise
     try:
         with os.fdopen(fd, "w", encoding=encoding, newline="") as fh:
             yield fh
@@ -33,7 +44,54 @@ def atomic_writer(path: str | os.PathLike[str], *, mode: int | None = None,
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        _remove_empty(created)
         raise
+
+
+def _missing_parents(d: Path) -> list[Path]:
+    """``d`` and its ancestors that do not exist yet, deepest first."""
+    out: list[Path] = []
+    while not d.exists() and d != d.parent:
+        out.append(d)
+        d = d.parent
+    return out
+
+
+def _remove_empty(dirs: list[Path]) -> None:
+    for d in dirs:  # deepest first; stops at the first that is not empty
+        try:
+            d.rmdir()
+        except OSError:
+            return
+
+
+# why a local path cannot be written, and what to do (exit 2: a bad local path)
+_PATH_HINTS = {
+    errno.ENOSPC: "free space on that file system or write elsewhere; nothing was left "
+                  "half written",
+    errno.EDQUOT: "the disk quota is used up: free space or write elsewhere",
+    errno.EROFS: "the file system is mounted read-only: choose a writable directory",
+    errno.EACCES: "this user may not write there: choose a writable directory or fix its "
+                  "permissions",
+    errno.EPERM: "this user may not write there: choose a writable directory or fix its "
+                 "permissions",
+    errno.ENOTDIR: "a part of the path is a regular file, not a directory: give a "
+                   "directory path",
+    errno.EEXIST: "a regular file has that name: give a directory path",
+    errno.EISDIR: "that path is a directory: give a file path",
+    errno.ENAMETOOLONG: "use a shorter path",
+}
+
+
+def local_path_error(exc: OSError, path: str | os.PathLike[str], what: str) -> UsageError:
+    """A one-line usage error (exit 2) with a hint for an ``OSError`` from writing ``what``
+    at ``path`` (full disk, read-only, a file where a directory is expected, ...)."""
+    reason = exc.strerror or str(exc)
+    where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(path) else ""
+    if exc.errno == errno.EEXIST and Path(path).exists() and not Path(path).is_dir():
+        reason = "it is a regular file, not a directory"
+    return UsageError(f"cannot write {what} {path}: {reason}{where}",
+                      hint=_PATH_HINTS.get(exc.errno or 0, "check the path and its file system"))
 
 
 @functools.cache

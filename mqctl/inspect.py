@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from mqctl.admin import Admin, BrokerFailure, NotFoundError
+from mqctl.admin import Admin, BrokerFailure, NotFoundError, NothingRead
 from mqctl.errors import MqctlError
 from mqctl.models import (
     DLQ_PREFIX,
@@ -73,7 +73,24 @@ class GroupMembers:
 
     @property
     def online(self) -> bool:
+        """A client was seen (False also when the member lists could not be read: use
+        :attr:`online_state` for a fact that may be unknown)."""
         return bool(self.clients)
+
+    @property
+    def unread_brokers(self) -> list[str]:
+        """Brokers whose member list could not be read."""
+        return sorted(b for b, v in self.members.items() if isinstance(v, BrokerFailure))
+
+    @property
+    def online_state(self) -> bool | None:
+        """True: a client was seen; False: every broker asked answered and none lists a
+        client; None: unknown (a broker that may list one did not answer)."""
+        if self.clients:
+            return True
+        if not self.members or self.unread_brokers:
+            return None
+        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,11 +102,13 @@ class Finding:
 
 
 async def capture_members(admin: Admin, group: str, *, running: bool = True,
-                          every_broker: bool = True) -> GroupMembers:
+                          every_broker: bool = True, must_read: bool = True) -> GroupMembers:
     """Members as every broker of the group sees them, plus each client's running info.
 
     ``every_broker=False`` (snapshots, progress) asks brokers in turn until one knows the
     group, instead of all of them: the member list without the cross-broker comparison.
+    When no broker answered the member list it raises :class:`NothingRead` (exit 5 or 3),
+    unless ``must_read=False``: then the result has no member list and ``online_state`` None.
     """
     brokers = await admin.group_brokers(group)
     if every_broker:
@@ -113,6 +132,10 @@ async def capture_members(admin: Admin, group: str, *, running: bool = True,
     failures = [v for v in members.values() if isinstance(v, BrokerFailure)]
     failures += [v for v in conns.values() if isinstance(v, BrokerFailure)
                  and v.broker not in {f.broker for f in failures}]
+    if must_read and failures and not any(not isinstance(v, BrokerFailure)
+                                          for v in members.values()):
+        raise NothingRead(f"the member list of group {group} (GET_CONSUMER_LIST_BY_GROUP / "
+                          "GET_CONSUMER_CONNECTION_LIST)", failures)
     connection = next((c for c in conns.values() if isinstance(c, ConsumerConnection)), None)
     # subscribed topics may live on brokers the retry topic does not: ask those too
     topics = sorted(connection.subscriptions) if connection else []
@@ -170,6 +193,11 @@ async def capture_members(admin: Admin, group: str, *, running: bool = True,
 def check_members(m: GroupMembers) -> list[Finding]:
     """The consistency check of ``mqctl consumers``."""
     out: list[Finding] = []
+    if m.online_state is None:
+        out.append(Finding("unknown", "warning", f"membership of {m.group} unknown: "
+                           f"{', '.join(m.unread_brokers) or 'no broker'} did not answer and the "
+                           "others list no client"))
+        return out
     if not m.online:
         out.append(Finding("offline", "warning", f"group {m.group} has no online consumer on "
                            "any broker"))
@@ -340,6 +368,10 @@ class GroupProgress:
     members: GroupMembers | None
     failures: list[BrokerFailure]
     consume_tps: float = 0.0
+    # brokers whose GET_CONSUME_STATS failed: their queues (and lag) are not in ``queues``;
+    # per topic: the failed brokers the topic's route names (all of them when no route known)
+    not_included: list[str] = field(default_factory=list)
+    not_included_by_topic: dict[str, list[str]] = field(default_factory=dict)
 
     def topics(self) -> list[str]:
         return sorted({q.mq.topic for q in self.queues})
@@ -359,8 +391,8 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
                            cache: CaptureCache | None = None) -> GroupProgress:
     """Everything ``group progress`` and ``snapshot`` need, for one group."""
     ts = now_ms()
-    members = (await capture_members(admin, group, running=running, every_broker=False)
-               if running else None)
+    members = (await capture_members(admin, group, running=running, every_broker=False,
+                                     must_read=False) if running else None)
     failures: list[BrokerFailure] = list(members.failures) if members else []
     if topic:
         route = await admin.topic_route(topic)
@@ -368,7 +400,7 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
     else:
         brokers = members.brokers if members else await admin.group_brokers(group)
         # offline groups may have offsets anywhere: ask every broker of the cluster
-        if members is None or not members.online:
+        if members is None or not members.online_state:
             info = await admin.cluster_info()
             names = {b.broker_name for b in brokers}
             brokers = brokers + [b for n, b in sorted(info.brokers.items()) if n not in names]
@@ -383,6 +415,12 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
         return b, await admin.consume_stats(group, addr, topic)
 
     stats = await fan_out(brokers, stats_of, concurrency=admin.concurrency)
+    stats_failed = [BrokerFailure(o.item.broker_name, o.item.master_addr, o.error)
+                    for o in stats if o.error is not None]
+    if stats and len(stats_failed) == len(stats):
+        # no broker answered GET_CONSUME_STATS: nothing was read, which is not "lag 0"
+        raise NothingRead(f"GET_CONSUME_STATS for group {group}",
+                          _dedupe([*failures, *stats_failed]))
     offsets: dict[MessageQueue, OffsetWrapper] = {}
     tps = 0.0
     pairs: set[tuple[str, str]] = set()  # (broker, topic) seen
@@ -500,7 +538,16 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
             cached_msg_max_offset=(first.cached_msg_max_offset if first is not None
                                    and first.cached_msg_count > 0 else None),
             min_offset_source=("topic-stats" if t else "min-offset" if mq in mins else None)))
-    return GroupProgress(group, ts, cluster, queues, members, _dedupe(failures), tps)
+    unread = sorted({f.broker for f in stats_failed})
+    by_topic: dict[str, list[str]] = {}
+    for tp in sorted({q.mq.topic for q in queues} | ({topic} if topic else set())):
+        if not unread:
+            break
+        rt = admin.cached_route(tp)
+        in_route = {b.broker_name for b in rt.brokers} if rt is not None else None
+        by_topic[tp] = [b for b in unread if in_route is None or b in in_route]
+    return GroupProgress(group, ts, cluster, queues, members, _dedupe(failures), tps,
+                         unread, {tp: bs for tp, bs in by_topic.items() if bs})
 
 
 def _dedupe(failures: list[BrokerFailure]) -> list[BrokerFailure]:
@@ -580,7 +627,7 @@ def route_rows(route: TopicRoute) -> list[dict[str, Any]]:
 __all__ = ["CaptureCache", "ClientView", "DELAY_REASONS", "Finding", "GroupMembers",
            "GroupProgress", "QueueProgress", "capture_members", "capture_progress",
            "check_members", "classify_span", "is_system_topic", "route_rows", "topic_rows",
-           "MqctlError"]
+           "MqctlError", "NothingRead"]
 
 
 async def group_exists(admin: Admin, group: str) -> bool | None:

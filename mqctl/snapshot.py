@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from mqctl.admin import Admin, BrokerFailure
-from mqctl.errors import RefusedError, UsageError
-from mqctl.fsutil import atomic_writer
+from mqctl.errors import MqctlError, RefusedError
+from mqctl.fsutil import atomic_writer, local_path_error
 from mqctl.inspect import CaptureCache, GroupProgress, capture_progress
 from mqctl.models import RETRY_PREFIX
 from mqctl.remoting.client import fan_out
@@ -48,13 +48,15 @@ class Snapshot:
     groups: list[str]
     rows: list[dict[str, Any]]
     failures: list[tuple[str, BrokerFailure]] = field(default_factory=list)  # (group, failure)
-    group_errors: dict[str, str] = field(default_factory=dict)
+    group_errors: dict[str, str] = field(default_factory=dict)  # groups not read at all
+    group_exc: dict[str, MqctlError] = field(default_factory=dict)  # ... and their errors
 
 
 def rows_of(p: GroupProgress, *, capture_ts: int, cluster: str, namesrv: str
             ) -> list[dict[str, Any]]:
     """Canonical rows (schema ``mqctl.snapshot/1``) for one group's capture."""
     members = sorted(p.members.clients) if p.members else []
+    online = p.members.online_state if p.members else None
     conn = p.members.connection if p.members else None
     orderly: bool | None = None
     if p.members:
@@ -74,7 +76,7 @@ def rows_of(p: GroupProgress, *, capture_ts: int, cluster: str, namesrv: str
             "delay_ms": q.delay_ms, "delay_unknown": q.delay_reason,
             "owner": q.owner, "owners": list(q.owners),
             "locked": q.locked, "last_lock_ts": q.last_lock_ts, "members": members,
-            "online": bool(members),
+            "online": online,
             "consume_type": conn.consume_type if conn else None,
             "message_model": conn.message_model if conn else None,
             "orderly": orderly,
@@ -82,15 +84,20 @@ def rows_of(p: GroupProgress, *, capture_ts: int, cluster: str, namesrv: str
     return out
 
 
-async def discover_groups(admin: Admin, *, include_system: bool = False) -> list[str]:
+async def discover_groups(admin: Admin, *, include_system: bool = False,
+                          failures: list[BrokerFailure] | None = None) -> list[str]:
     """Every group: ``%RETRY%<group>`` topics on the name server (as mqadmin's
-    consumerProgress does) plus each master's subscription group table."""
+    consumerProgress does) plus each master's subscription group table. Masters that did
+    not answer are appended to ``failures`` (their groups without a retry topic are missed)."""
     groups = {t[len(RETRY_PREFIX):] for t in await admin.topic_list() if t.startswith(RETRY_PREFIX)}
     info = await admin.cluster_info()
-    masters = [b.master_addr for b in info.brokers.values() if b.master_addr]
-    for o in await fan_out(masters, admin.subscription_groups, concurrency=admin.concurrency):
+    masters = {b.master_addr: b.broker_name for b in info.brokers.values() if b.master_addr}
+    for o in await fan_out(list(masters), admin.subscription_groups,
+                           concurrency=admin.concurrency):
         if o.ok:
             groups.update(o.value or [])
+        elif failures is not None and o.error is not None:
+            failures.append(BrokerFailure(masters[o.item], o.item, o.error))
     return sorted(g for g in groups if include_system or not is_system_group(g))
 
 
@@ -111,6 +118,7 @@ async def capture(admin: Admin, groups: Sequence[str], *, namesrv: str,
         if not o.ok:
             assert o.error is not None
             snap.group_errors[o.item] = o.error.message
+            snap.group_exc[o.item] = o.error
             continue
         assert o.value is not None
         snap.rows.extend(rows_of(o.value, capture_ts=ts, cluster=cluster, namesrv=namesrv))
@@ -126,12 +134,19 @@ def snapshot_path(out_dir: str | os.PathLike[str], cluster: str, capture_ts: int
     return Path(out_dir) / day / f"mqctl-snapshot-{safe}-{stamp}.jsonl"
 
 
-def write(snap: Snapshot, out_dir: str | os.PathLike[str]) -> Path:
+def write(snap: Snapshot, out_dir: str | os.PathLike[str]) -> Path | None:
+    """Write the capture; ``None`` (no file) when it has no row: an empty capture file would
+    tell the lag job "no queue" where mqctl read nothing."""
+    if not snap.rows:
+        return None
     path = snapshot_path(out_dir, snap.cluster, snap.capture_ts)
-    with atomic_writer(path) as fh:
-        for row in snap.rows:
-            fh.write(json.dumps(row, separators=(",", ":"), ensure_ascii=False))
-            fh.write("\n")
+    try:
+        with atomic_writer(path) as fh:
+            for row in snap.rows:
+                fh.write(json.dumps(row, separators=(",", ":"), ensure_ascii=False))
+                fh.write("\n")
+    except OSError as exc:  # full disk, read-only: nothing is left half written
+        raise local_path_error(exc, path, "the capture file") from None
     return path
 
 
@@ -142,9 +157,12 @@ def run_lock(out_dir: str | os.PathLike[str]) -> Iterator[None]:
     try:
         d.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UsageError(f"cannot create output directory {d}: {exc.strerror or exc}") from None
+        raise local_path_error(exc, d, "to the output directory") from None
     lock_path = d / ".mqctl-snapshot.lock"
-    fh = open(lock_path, "a+")  # noqa: SIM115
+    try:
+        fh = open(lock_path, "a+")  # noqa: SIM115
+    except OSError as exc:  # a read-only directory or mount, a full disk
+        raise local_path_error(exc, d, "to the output directory") from None
     try:
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)

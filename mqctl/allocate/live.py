@@ -122,7 +122,10 @@ async def read_live_group(admin: Admin, group: str, topic: str) -> LiveGroup:
         else:
             by_broker[broker] = tuple(got)
     if members and not by_broker:  # no broker answered: nothing to preview
-        raise failures[0].error
+        from mqctl.admin import NothingRead
+
+        raise NothingRead(f"the member list of group {group} (GET_CONSUMER_LIST_BY_GROUP)",
+                          failures)
     connection = None
     if any(by_broker.values()):
         try:

@@ -147,6 +147,15 @@ def preview(queues: Sequence[MessageQueue], consumers: Sequence[str], group: str
                          hint="a topic needs readable queues (perm R); offline, give "
                               "--queues broker-a:8 or a topology with queues")
     if not consumers and not opts.add:
+        if live is not None and live.failures:
+            from mqctl.admin import failure_hint
+            from mqctl.errors import PartialFailure
+
+            unread = ", ".join(sorted(f.broker for f in live.failures))
+            raise PartialFailure(f"no consumer of {group!r} listed by the brokers that answered; "
+                                 f"{unread} did not answer, so whether the group is online is "
+                                 "unknown", [(f.broker, f.message) for f in live.failures],
+                                 hint=failure_hint([f.error for f in live.failures]))
         if live is not None:
             raise UsageError(f"group {group!r} has no online consumer on any broker of topic "
                              f"{live.topic}",

@@ -34,16 +34,22 @@ def _admin(client: Any, settings: Any, concurrency: int | None = None) -> Admin:
 
 
 def _raise_partial(failures: list[BrokerFailure], what: str) -> None:
+    """Exit 8 after the output: some brokers answered (a fan-out where none did raised
+    :class:`mqctl.admin.NothingRead` before anything was printed)."""
     if failures:
+        from mqctl.admin import failure_hint
         from mqctl.errors import PartialFailure
 
         detail = "; ".join(f"{f.broker} ({f.addr or 'no address'}): {f.message}"
                            for f in failures[:5])
         more = f" and {len(failures) - 5} more" if len(failures) > 5 else ""
+        brokers = ", ".join(sorted({f.broker for f in failures}))
         raise PartialFailure(f"{len(failures)} broker request(s) failed during {what}: "
                              f"{detail}{more}",
                              [(f.broker, f.message) for f in failures],
-                             hint="the output above covers the brokers that answered")
+                             hint=f"the output above is incomplete ({brokers}: see the notes "
+                                  f"next to the totals); "
+                                  + failure_hint([f.error for f in failures]))
 
 
 def route(
@@ -175,7 +181,7 @@ def consumers(
     async def go(client: Any) -> Any:
         admin = _admin(client, settings, concurrency)
         m = await capture_members(admin, group)
-        if not m.online and not m.failures:
+        if m.online_state is False:
             await require_group(admin, group)
         return m
 
@@ -204,7 +210,7 @@ def consumers(
     member_rows = [{"broker": b, "members": (len(v) if isinstance(v, list) else None),
                     "status": "ok" if isinstance(v, list) else f"failed: {v.message}"}
                    for b, v in sorted(m.members.items())]
-    data = {"group": group, "online": m.online,
+    data = {"group": group, "online": m.online_state,
             "consumeType": conn.consume_type if conn else None,
             "messageModel": conn.message_model if conn else None,
             "consumeFromWhere": conn.consume_from_where if conn else None,
@@ -225,10 +231,15 @@ def consumers(
               name="findings"),
     ]
     notes = []
+    unread = m.unread_brokers
     if conn:
         notes.append(f"group: {conn.message_model}, {conn.consume_type}, "
                      f"{conn.consume_from_where}; {len(m.clients)} client(s) on "
-                     f"{len(m.brokers)} broker(s)")
+                     f"{len(m.brokers)} broker(s)"
+                     + (f" (member list unknown on {', '.join(unread)}: not included)"
+                        if unread else ""))
+    elif unread:
+        notes.append(f"online: unknown ({', '.join(unread)} did not answer the member list)")
     if not findings:
         notes.append("consistency check: no problem found")
     emit(Result(tables, data=data, notes=notes), st.output(output))
@@ -279,19 +290,26 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
             "owner": q.owner, "owners": list(q.owners),
         })
     per_topic: dict[str, dict[str, Any]] = {}
+    # the member list was not read: which queue has no owner is unknown, not "all of them"
+    owners_unknown = p.members is not None and p.members.online_state is None
     for q in p.queues:
-        t = per_topic.setdefault(q.mq.topic, {"topic": q.mq.topic, "queues": 0, "lag": 0,
-                                              "max_time_lag_s": 0.0, "time_lag_unknown": 0,
-                                              "unowned": 0})
+        t = per_topic.setdefault(q.mq.topic, {
+            "topic": q.mq.topic, "queues": 0, "lag": 0, "max_time_lag_s": 0.0,
+            "time_lag_unknown": 0, "unowned": 0,
+            "brokers_not_included": p.not_included_by_topic.get(q.mq.topic, [])})
         t["queues"] += 1
         t["lag"] += q.lag
         if q.delay_ms is None:
             t["time_lag_unknown"] += 1
         else:
             t["max_time_lag_s"] = max(t["max_time_lag_s"], q.delay_ms / 1000)
-        t["unowned"] += 0 if q.owners else 1
+        if t["unowned"] is not None:
+            t["unowned"] = None if owners_unknown else t["unowned"] + (0 if q.owners else 1)
     topics = [per_topic[k] for k in sorted(per_topic)]
+    for t in topics:
+        t["not_included"] = ", ".join(t["brokers_not_included"]) or None
     total_lag = sum(q.lag for q in p.queues)
+    missing = f" (not included: {', '.join(p.not_included)})" if p.not_included else ""
     max_tl = max((q.delay_ms for q in p.queues if q.delay_ms is not None), default=0) / 1000
     unknown = [q for q in p.queues if q.delay_ms is None]
     data = {"group": p.group, "capture_ts": p.capture_ts,
@@ -299,7 +317,9 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
             "consume_tps": round(p.consume_tps, 3),
             "queues": rows, "topics": topics,
             "total": {"lag": total_lag, "max_time_lag_s": max_tl, "queues": len(p.queues),
-                      "time_lag_unknown": len(unknown)},
+                      "time_lag_unknown": len(unknown), "complete": not p.not_included,
+                      "brokers_not_included": list(p.not_included)},
+            "online": p.members.online_state if p.members else None,
             "time_lag_unknown_reasons": {k: DELAY_REASONS[k] for k in sorted(
                 {q.delay_reason for q in unknown if q.delay_reason})},
             "failures": [{"broker": f.broker, "addr": f.addr, "error": f.message}
@@ -317,7 +337,9 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
              Column("lag", "LAG", "right"), Column("max_time_lag_s", "MAX TIME LAG (S)", "right"),
              Column("time_lag_unknown", "TIME LAG UNKNOWN", "right"),
              Column("unowned", "UNOWNED", "right")]
-    notes = [f"group {p.group}: total lag {total_lag} message(s), max time lag "
+    if p.not_included:
+        tcols.append(Column("not_included", "NOT INCLUDED", raw="brokers_not_included"))
+    notes = [f"group {p.group}: total lag {total_lag} message(s){missing}, max time lag "
              f"{format_duration(max_tl * 1000) or '0'}"
              + (f" ({len(unknown)} queue(s) unknown)" if unknown else "")
              + f", consume TPS {p.consume_tps:.2f}"]
@@ -342,8 +364,10 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
                      "local file (LocalFileOffsetStore) and commits none to the brokers, so "
                      "brokers show no offsets or lag for it")
     elif not p.queues:
+        online = p.members.online_state if p.members else None
         notes.append(f"no offsets found for group {p.group}"
-                     + ("" if p.members and p.members.online else " (group is offline)"))
+                     + (" (group is offline)" if online is False else "")
+                     + missing)
     return Result([Table(qcols, rows, title=f"progress of {p.group}", name="queues"),
                    Table(tcols, topics, title="per topic", name="topics")], data=data,
                   notes=notes)
@@ -389,7 +413,7 @@ def progress(
     async def once(client: RemotingClient) -> GroupProgress:
         admin = _admin(client, settings, concurrency)
         p = await capture_progress(admin, group, topic)
-        if not p.queues and not p.failures and not (p.members and p.members.online):
+        if not p.queues and not p.failures and not (p.members and p.members.online_state):
             await require_group(admin, group)
         return p
 

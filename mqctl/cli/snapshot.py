@@ -27,6 +27,11 @@ def snapshot(
     group, written atomically as JSON Lines (docs/exports.md). Safe to run from cron every
     minute: overlapping runs are refused and a killed run leaves no half file.
 
+    A group that could not be read is counted as failed; a capture without any row writes no
+    file, and when no group could be read it exits 5 (brokers refused, e.g. a wrong ACL
+    secret) or 3 (unreachable). A full disk, a read-only directory or an --out that is a
+    regular file: exit 2 with a hint, nothing half written.
+
     Example: mqctl snapshot --out /var/lib/mqctl/snapshots --all-groups
     """
     import dataclasses
@@ -47,13 +52,15 @@ def snapshot(
     opts = dataclasses.replace(settings.client_options(), max_in_flight=conc)
     ns = ";".join(settings.namesrv)
 
+    discovery: list[Any] = []  # masters that did not list their subscription groups
+
     async def go() -> Any:
         async with RemotingClient(opts) as client:
             admin = Admin(client, settings.namesrv, concurrency=conc)
             groups = sorted(set(group or []))
             if all_groups:
                 groups = sorted(set(groups) | set(await discover_groups(
-                    admin, include_system=include_system)))
+                    admin, include_system=include_system, failures=discovery)))
             with progress(st, "snapshot", len(groups)) as advance:
                 snap = await capture(admin, groups, namesrv=ns,
                                      on_group_done=lambda _o: advance(1))
@@ -72,22 +79,66 @@ def snapshot(
     per_group: dict[str, int] = {}
     for r in snap.rows:
         per_group[r["group"]] = per_group.get(r["group"], 0) + 1
-    rows = [{"group": g, "rows": per_group.get(g, 0),
-             "status": "failed: " + snap.group_errors[g] if g in snap.group_errors else (
-                 "not found" if g in missing else
-                 "partial" if any(f[0] == g for f in snap.failures) else "ok")}
-            for g in snap.groups]
-    data = {"file": str(path), "capture_ts": snap.capture_ts, "cluster": snap.cluster,
-            "rows": len(snap.rows), "groups": rows,
+    rows = [group_status(g, per_group.get(g, 0), snap, missing) for g in snap.groups]
+    data = {"file": str(path) if path else None, "capture_ts": snap.capture_ts,
+            "cluster": snap.cluster, "rows": len(snap.rows), "groups": rows,
             "failures": [{"group": g, "broker": f.broker, "error": f.message}
                          for g, f in snap.failures]}
     emit(Result([Table(cols("group", "rows", "status"), rows)], data=data,
-                notes=[f"wrote {len(snap.rows)} row(s) for {len(snap.groups)} group(s) to "
-                       f"{path}"]), st.output(output))
+                notes=[summary(rows, len(snap.rows), path)]), st.output(output))
     problems = [(g, e) for g, e in snap.group_errors.items()] + [
         (g, "no broker knows this group (check the name)") for g in missing] + [
-        (f"{g}@{f.broker}", f.message) for g, f in snap.failures]
+        (f"{g}@{f.broker}", f.message) for g, f in snap.failures] + [
+        (f"group list@{f.broker}", f.message) for f in discovery]
+    if snap.groups and len(snap.group_errors) + len(missing) == len(snap.groups) \
+            and snap.group_errors:
+        # not one group was read: a failure with the cause's exit code (5 broker error,
+        # 3 unreachable), not a partial capture
+        from mqctl.admin import NothingRead
+
+        raise NothingRead(f"for any group to capture ({', '.join(snap.groups)})",
+                          [f for e in snap.group_exc.values()
+                           for f in getattr(e, "failures", [])]
+                          or [_as_failure(g, e) for g, e in snap.group_exc.items()])
     if problems:
+        from mqctl.admin import failure_hint
+
+        errors = [*snap.group_exc.values(), *(f.error for _, f in snap.failures),
+                  *(f.error for f in discovery)]
         raise PartialFailure(f"{len(problems)} part(s) of the capture failed: "
                              + "; ".join(f"{w}: {e}" for w, e in problems[:5]), problems,
-                             hint="the file holds everything that was captured")
+                             hint="the file holds everything that was captured"
+                             + (f"; {failure_hint(errors)}" if errors else ""))
+
+
+def group_status(group: str, n: int, snap: Any, missing: list[str]) -> dict[str, Any]:
+    """One group's line: ``failed`` (nothing read: no row, the error in ``error``),
+    ``not found``, ``partial`` (some broker failed) or ``ok``."""
+    if group in snap.group_errors:
+        return {"group": group, "rows": n, "status": "failed",
+                "error": snap.group_errors[group]}
+    if group in missing:
+        return {"group": group, "rows": n, "status": "not found"}
+    partial = any(f[0] == group for f in snap.failures)
+    return {"group": group, "rows": n, "status": "partial" if partial else "ok"}
+
+
+def summary(rows: list[dict[str, Any]], nrows: int, path: Any) -> str:
+    """``1 of 2 group(s) captured (12 row(s)) to F; 1 failed; 1 not found (TYPO)``: groups
+    that were not read are counted apart, never as captured."""
+    captured = [r for r in rows if r["status"] in ("ok", "partial")]
+    failed = [r["group"] for r in rows if r["status"] == "failed"]
+    unknown = [r["group"] for r in rows if r["status"] == "not found"]
+    where = f"to {path}" if path else "(no row: no file written)"
+    text = f"{len(captured)} of {len(rows)} group(s) captured ({nrows} row(s)) {where}"
+    if failed:
+        text += f"; {len(failed)} failed ({', '.join(failed)})"
+    if unknown:
+        text += f"; {len(unknown)} not found ({', '.join(unknown)})"
+    return text
+
+
+def _as_failure(group: str, exc: Any) -> Any:
+    from mqctl.admin import BrokerFailure
+
+    return BrokerFailure(group, getattr(exc, "addr", None), exc)

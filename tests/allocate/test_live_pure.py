@@ -116,9 +116,14 @@ def test_failed_broker_reported_and_all_failed_raises():
         "broker-b", "127.0.0.1:2", err)}), "G", TOPIC))
     assert live.consumers == (A,) and live.failures[0].broker == "broker-b"
     assert any("broker broker-b (127.0.0.1:2) did not answer" in n for n in live.notes())
-    with pytest.raises(ConnectError, match="connection refused"):
+    # no broker answered: a failure with the connection exit code, not an empty preview
+    from mqctl.admin import NothingRead
+    from mqctl.errors import ExitCode
+
+    with pytest.raises(NothingRead, match=r"no broker answered .*connection refused") as ei:
         run(read_live_group(FakeAdmin({"broker-a": BrokerFailure("broker-a", None, err)}),
                             "G", TOPIC))
+    assert ei.value.exit_code == ExitCode.CONNECTION and ei.value.hint
 
 
 def test_offline_group_is_a_usage_error_unless_a_consumer_is_added():
