@@ -260,18 +260,18 @@ def with_lag(obs: DataFrame) -> DataFrame:
                         .cast("long")))
 
 
-# no message was stored before 2000-01-01: a delay reaching back further is not a time lag
-STORE_TIME_FLOOR_MS = 946_684_800_000
+# longer than any message is kept (the broker deletes commit log files after fileReservedTime,
+# 72 h by default): "now - 0" is about 56 years
+MAX_REAL_DELAY_MS = 10 * 365 * DAY_MS
 
 
 def not_a_delay() -> Column:
     """A ``delay_ms`` that is not a time lag: for a queue the group never committed,
     QUERY_CONSUME_TIME_SPAN answers ``delayTime = now - 0`` (4.9.3 and 5.3.3 alike: the
-    consume time of offset -1 is 0; ConsumeTimeSpan in AdminBrokerProcessor#queryConsumeTimeSpan;
-    corpus ``*/never-committed/303_*.json``, where mqadmin shows N/A). Such a delay puts the
-    first unconsumed message before any real store time, so it is treated as unknown."""
-    return (F.col("delay_ms").isNotNull()
-            & (F.col("observed_ts") - F.col("delay_ms") < F.lit(STORE_TIME_FLOOR_MS)))
+    consume time of offset -1 is 0; AdminBrokerProcessor#queryConsumeTimeSpan; corpus
+    ``*/never-committed/303_*.json``, where mqadmin shows N/A). No real time lag exceeds the
+    retention, so a delay of more than 10 years is treated as unknown."""
+    return F.col("delay_ms").isNotNull() & (F.col("delay_ms") > F.lit(MAX_REAL_DELAY_MS))
 
 
 def estimate_time_lag(obs: DataFrame, history: DataFrame) -> DataFrame:
