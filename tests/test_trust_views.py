@@ -11,26 +11,20 @@ import json
 
 import pytest
 from conftest import run_cli
-from sim_fixtures import start_sim
 
 from mqctl.remoting.codes import MUTATING_REQUESTS, RequestCode, ResponseCode
-from mqctl.timeparse import set_clock
 
 SECRET = "S3CRET-trust-views-9d2e"
 
 
-@pytest.fixture(scope="module")
-def acl_sim():
+@pytest.fixture
+def acl_sim(sim_factory):
     from mqctl.sim import load_scenario
     from mqctl.sim.scenario import AclSpec
 
-    s = start_sim(load_scenario("demo", acl=AclSpec(True, {"ops": SECRET})))
-    try:
-        s.advance(30)
-        yield s
-    finally:
-        set_clock(None)
-        s.__exit__(None, None, None)
+    s = sim_factory(load_scenario("demo", acl=AclSpec(True, {"ops": SECRET})))
+    s.advance(30)
+    return s
 
 
 def wrong(sim):
