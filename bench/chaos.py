@@ -241,7 +241,7 @@ def interrupted_reset(sim: SimThread, rng: random.Random, args: list[str], rb: P
 
     before = offsets(sim)
     slow = rng.choice(sorted(sim.cluster.brokers))
-    ms = rng.uniform(200, 900)
+    ms = rng.uniform(600, 1500)
     sim.call(lambda c: c.faults.latency(slow, ms))
     seen = len([x for x in sim.request_log if x.code in WRITE_CODES])
     env = dict(os.environ, NAMESRV_ADDR=sim.namesrv_addr, PYTHONUNBUFFERED="1")
@@ -254,7 +254,7 @@ def interrupted_reset(sim: SimThread, rng: random.Random, args: list[str], rb: P
     wait_until = t0 + (limit / 2 if at_change else rng.uniform(0.2, 4.0))
     while time.monotonic() < wait_until and proc.poll() is None:
         if at_change and len([x for x in sim.request_log if x.code in WRITE_CODES]) > seen:
-            time.sleep(rng.uniform(0.0, 0.3))
+            time.sleep(rng.uniform(0.0, 0.2))
             break
         time.sleep(0.01)
     if proc.poll() is None:
@@ -404,8 +404,10 @@ def run_chaos(duration: float, seed: int, *, limit: float = 45.0) -> Report:
         # the first rollback file restores the exact offsets from before the first reset
         if first_rb is not None:
             saved = rollback_offsets(first_rb)
-            r = run_cmd(ns, ["offsets", "rollback", str(first_rb), "--execute", "-o", "json"],
-                        limit, report, "reset")
+            # --force: the resets since have moved the offsets far from what the first one
+            # wrote, which a rollback refuses unless forced (a stale or foreign rollback file)
+            r = run_cmd(ns, ["offsets", "rollback", str(first_rb), "--execute", "--force", "-o",
+                             "json"], limit, report, "reset")
             now = offsets(sim)
             for mq, v in now.items():
                 key = (mq.broker_name, mq.queue_id)

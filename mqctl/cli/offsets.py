@@ -169,7 +169,7 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
     from pathlib import Path
 
     from mqctl.admin import Admin
-    from mqctl.errors import PartialFailure, RefusedError
+    from mqctl.errors import ExitCode, MqctlError, PartialFailure, RefusedError
     from mqctl.remoting.client import RemotingClient
     from mqctl.reset import (
         BAD,
@@ -222,21 +222,40 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
                 emit(first, fmt)
                 shown[0] = len(extra)
             brokers = {q.mq.broker_name for q in plan.queues}
-            with signals_to(stop.fire):
-                phase[0] = "apply"
-                with progress(st, "reset", len(brokers)) as advance:
-                    results = await apply_plan(admin, plan, concurrency=conc,
-                                               on_broker_done=lambda _n: advance(1), stop=stop)
-                if stop.stopped:
-                    return plan, results, str(rb)
-                phase[0] = "verify"
-                wait = default_wait(plan) if verify_wait is None else verify_wait
-                checked = asyncio.ensure_future(verify(admin, plan, results, wait_s=wait))
-                if not await stop.race(checked, 0.0):
-                    results = checked.result()
+            phase[0] = "apply"
+            with progress(st, "reset", len(brokers)) as advance:
+                results = await apply_plan(admin, plan, concurrency=conc,
+                                           on_broker_done=lambda _n: advance(1), stop=stop)
+            if stop.stopped:
+                return plan, results, str(rb)
+            phase[0] = "verify"
+            wait = default_wait(plan) if verify_wait is None else verify_wait
+            checked = asyncio.ensure_future(verify(admin, plan, results, wait_s=wait))
+            if not await stop.race(checked, 0.0):
+                results = checked.result()
             return plan, results, str(rb)
 
-    plan, results, rb = asyncio.run(go())
+    async def guarded() -> tuple[Any, Any, str | None]:
+        """SIGINT/SIGTERM: while planning, stop at once (nothing was changed); from the apply
+        on, the apply and verify stop themselves and say what changed."""
+        with signals_to(stop.fire):
+            task = asyncio.ensure_future(go())
+            asked = asyncio.ensure_future(stop.requested.wait())
+            try:
+                await asyncio.wait({task, asked}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                asked.cancel()
+            if not task.done() and phase[0] == "plan":
+                task.cancel()
+                try:
+                    await task
+                except asyncio.CancelledError:
+                    pass
+                raise MqctlError(f"interrupted by {stop.reason} before any change: nothing "
+                                 "was changed", exit_code=ExitCode.INTERRUPTED)
+            return await task
+
+    plan, results, rb = asyncio.run(guarded())
     if stop.stopped and results is not None and rb is not None:
         lines, info, err = _interrupted(plan, results, rb, phase[0], stop.reason)
         out = plan_result(plan, results, execute=execute, rollback=rb,

@@ -467,3 +467,22 @@ def test_failed_queues_are_not_counted_as_reset(cli, sim, tmp_path):
     assert r2.exit_code == 8
     assert "4 of 8 queue(s) were reset: 400 message(s) rewound (to be consumed again), " \
            "0 skipped; 4 were not (see STATUS)" in r2.stdout
+
+
+def test_sigterm_while_planning_exits_130_and_changes_nothing(sim, tmp_path):
+    import signal
+
+    before = live(sim)
+    sim.call(lambda c: c.faults.latency("broker-b", 1500))
+    rb = tmp_path / "rb.json"
+    proc = _spawn(sim, ["offsets", "reset", "-g", "GID_REPLAY", "-t", "TopicPay",
+                        "--to-earliest", "--execute", "--rollback-file", str(rb)], tmp_path)
+    addr_b = sim.cluster.broker_addr("broker-b")
+    deadline = time.monotonic() + 30
+    while not any(r.addr == addr_b for r in sim.request_log) and time.monotonic() < deadline:
+        time.sleep(0.02)  # planning has reached the slow broker
+    proc.send_signal(signal.SIGTERM)
+    code, out, err = _finish(proc)
+    assert code == 130, err
+    assert "interrupted by SIGTERM before any change: nothing was changed" in err
+    assert resets_sent(sim) == [] and not rb.exists() and live(sim) == before
