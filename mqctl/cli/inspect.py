@@ -259,6 +259,12 @@ def _inflight_cell(n: int | None, source: str | None) -> str:
     return f"{n} (client)" if source == "client" else str(n)
 
 
+def not_included_note(p: GroupProgress) -> str:
+    """`` (not included: broker-b)`` after a total when some brokers' offsets were not read
+    (GroupProgress.not_included), else empty: put it next to every total of a capture."""
+    return f" (not included: {', '.join(p.not_included)})" if p.not_included else ""
+
+
 def progress_result(p: GroupProgress, *, only_lagging: bool = False,
                     sort: SortKey = SortKey.queue) -> Result:
     from mqctl.inspect import DELAY_REASONS, NEVER_COMMITTED, NOT_REPORTED
@@ -309,7 +315,7 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
     for t in topics:
         t["not_included"] = ", ".join(t["brokers_not_included"]) or None
     total_lag = sum(q.lag for q in p.queues)
-    missing = f" (not included: {', '.join(p.not_included)})" if p.not_included else ""
+    missing = not_included_note(p)
     max_tl = max((q.delay_ms for q in p.queues if q.delay_ms is not None), default=0) / 1000
     unknown = [q for q in p.queues if q.delay_ms is None]
     data = {"group": p.group, "capture_ts": p.capture_ts,
