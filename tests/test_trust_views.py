@@ -89,16 +89,19 @@ def test_snapshot_counts_captured_failed_and_unknown_groups(acl_sim, tmp_path):
     assert len(list(tmp_path.rglob("*.jsonl"))) == 1
 
 
-def test_every_broker_down_is_a_connection_error(cli, sim):
+def test_every_broker_down_is_a_connection_error(cli, sim, tmp_path):
     for b in ("broker-a", "broker-b"):
         sim.call(lambda c, b=b: c.faults.broker_down(b))
     sim.advance(0.1)
-    for cmd in (["group", "progress", "GID_PAY"], ["consumers", "GID_PAY"]):
+    for cmd in (["group", "progress", "GID_PAY"], ["consumers", "GID_PAY"],
+                ["offsets", "show", "-g", "GID_PAY"],
+                ["snapshot", "--out", str(tmp_path), "-g", "GID_PAY"]):
         r = cli(["-n", sim.namesrv_addr, "--timeout", "1", *cmd])
         assert r.exit_code == 3, (cmd, r.exit_code, r.stderr)
         assert "no broker answered" in r.stderr and "broker-a" in r.stderr
         assert "hint:" in r.stderr and "offline" not in r.stdout + r.stderr
         assert "total lag 0" not in r.stdout
+    assert not list(tmp_path.rglob("*.jsonl"))
 
 
 def test_one_broker_refusing_consume_stats_names_it_next_to_the_totals(cli, sim):
