@@ -391,3 +391,19 @@ def test_never_consumed_group_capture_is_quarantined_with_its_error(version):
     # the capture time is the recorded command line's, not the file's modification time
     assert rec[1][6] == utc("2026-11-23 20:56:19.338" if version == "4.9.3"
                             else "2026-11-23 20:56:26.614")
+
+
+def test_reader_keeps_one_offset_commit_line_per_client_and_second():
+    """cl-c2 (4.9.3) commits its queues' offsets every 5 s: 130 lines in 18 bursts (10 of 5
+    queues, 8 of 10 after it took c1's); the reader keeps each burst's first line (the last
+    alive time before the kill -9 included)."""
+    from mqctl.lagjob.readers import _log_records
+
+    path = REAL / "4.9.3" / "client-logs" / "cl-c2_rocketmq_client.log"
+    rows = [{"source": f"file:{path}", "kind": "client-log", "block": 0, "rid": i, "value": ln}
+            for i, ln in enumerate(path.read_text().splitlines())]
+    out = list(_log_records(rows, UTC, P.GMT8, ""))
+    persist = [r[7][0] for r in out if r[7] is not None and r[7][1] == "persist"]
+    assert len(persist) == 18 and len(set(persist)) == 18
+    assert utc("2026-11-23 20:57:17.966") in persist  # the last commit before the kill
+    assert sum(1 for r in out if r[7] is not None and r[7][1] == "result") == 6
