@@ -181,12 +181,13 @@ def kind_from_content(head: str) -> Kind | None:
         return None
     if first.startswith("{") and '"schema"' in first and "mqctl.snapshot/" in first:
         return Kind.SNAPSHOT
-    if '"topicConfigTable"' in text:
-        return Kind.TOPICS
-    if '"subscriptionGroupTable"' in text:
-        return Kind.SUBSCRIPTION_GROUP
-    if _CO_TABLE.search(text) or ('"offsetTable"' in text and '"groupTopicMap"' in text):
-        return Kind.CONSUMER_OFFSET
+    if first.startswith("{"):  # store files are JSON objects (not a text that quotes them)
+        if '"topicConfigTable"' in text:
+            return Kind.TOPICS
+        if '"subscriptionGroupTable"' in text:
+            return Kind.SUBSCRIPTION_GROUP
+        if _CO_TABLE.search(text) or ('"offsetTable"' in text and '"groupTopicMap"' in text):
+            return Kind.CONSUMER_OFFSET
     for ln in text.splitlines():
         s = ln.strip()
         if not s.startswith("#"):

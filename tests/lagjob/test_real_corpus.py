@@ -407,3 +407,11 @@ def test_reader_keeps_one_offset_commit_line_per_client_and_second():
     assert len(persist) == 18 and len(set(persist)) == 18
     assert utc("2026-11-23 20:57:17.966") in persist  # the last commit before the kill
     assert sum(1 for r in out if r[7] is not None and r[7][1] == "result") == 6
+
+
+def test_corpus_readme_is_not_a_store_file():
+    """The README quotes consumerOffset.json (``"offsetTable":{"topic@group":…}``) in prose: a
+    store file is a JSON object, so the README is not taken for one."""
+    from mqctl.lagjob.inputs import STORE_KINDS
+
+    assert classify("README.md").kind not in STORE_KINDS
