@@ -240,8 +240,6 @@ class SimCluster:
                         for q in range(conf.read):
                             mx = b.max_offset(tname, q)
                             table[q] = max(b.min_offset(tname, q), mx - g.initial_lag)
-                if g.consumers and g.consume_type == "CONSUME_PASSIVELY":
-                    self.ensure_retry_topic(g.name)
             for j, cs in enumerate(g.consumers):
                 self.consumers_list.append(SimConsumer(self, g, cs, i * 100 + j))
         for b in self.brokers.values():
@@ -272,6 +270,11 @@ class SimCluster:
         b.unregister(consumer.group.name, consumer=consumer)
 
     def ensure_retry_topic(self, group: str) -> None:
+        """``%RETRY%<group>`` (1 queue, perm 6), created when a consumer of the group first
+        registers (ClientManageProcessor.heartBeat -> TopicConfigManager.
+        createTopicInSendMessageBackMethod). No offset is committed here: the client that is
+        assigned the retry queue commits it (0) with its other offsets; a group that never had
+        a consumer has neither (never-committed/, other-requests/43_*)."""
         topic = RETRY_PREFIX + group
         if topic in self.topic_hosts:
             return
@@ -279,7 +282,6 @@ class SimCluster:
         self.topic_hosts[topic] = sorted(self.brokers)
         for b in self.brokers.values():
             b.add_topic(TopicConf(topic, 1, 1, 6))
-            b.offsets.setdefault((topic, group), {0: 0})
 
     def _set_rate(self, topic: str, rate: float) -> None:
         """A ``rate_changes`` step: the topic's write queues only (see ``_queue_log``)."""

@@ -108,9 +108,22 @@ def _sub_group(group: str) -> Setup:
 
 
 def _retry_topic(group: str) -> Setup:
-    """A group that had a consumer has its %RETRY% topic (offset 0 on each broker)."""
+    """A group that had a consumer has its %RETRY% topic (created by the consumer's heartbeat)
+    and the retry offset 0 its client committed on each broker (other-requests/43_*)."""
     def run(c: Any) -> None:
         c.ensure_retry_topic(group)
+        for b in c.brokers.values():
+            b.commit(group, f"%RETRY%{group}", 0, 0)
+    return run
+
+
+def _persisted(group: str) -> Setup:
+    """The group's live clients had run for longer than persistConsumerOffsetInterval (5 s)
+    when the exchange was recorded: their offsets, the retry queue's 0 included, are
+    committed (RemoteBrokerOffsetStore.persistAll)."""
+    def run(c: Any) -> None:
+        for consumer in c.consumers(group):
+            consumer.commit()
     return run
 
 
@@ -185,7 +198,7 @@ def state_for(rel: str, rec: dict[str, Any]) -> State:
                                "broker-a", "broker-b", *_system_topics(version)),
                    own_groups=("NC_NEVER", "NC_ONE", "RW_G", "CL_G"))
         st.setup += [_offsets("broker-a", "NC_T", "NC_ONE", {0: 25}), _sub_group("NC_NEVER"),
-                     _retry_topic("RW_G")]
+                     _retry_topic("RW_G"), _persisted("CL_G")]
         return st
     raise LookupError(f"{rel}: no simulated state is known for this exchange; describe it in "
                       "tests/replay/replay_corpus.py state_for()")
