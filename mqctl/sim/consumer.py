@@ -506,11 +506,11 @@ class SimConsumer:
         pqs = [(mq, pq) for mq, pq in sorted(self.pqs.items()) if not pq.dropped]
         if not pqs:
             return
-        per_queue = None  # None: consumes whatever is there (a healthy, fast consumer)
+        capacity = None  # None: consumes whatever is there (a healthy, fast consumer)
         behaviour = self.behaviour
         if self.spec.rate is not None or behaviour == "slow":
-            per_queue = (self.spec.rate or 1.0) * CONSUME_TICK_MS / 1000 / len(pqs)
-        consumed = 0
+            capacity = (self.spec.rate or 1.0) * CONSUME_TICK_MS / 1000
+        backlog: list[tuple[MessageQueue, PQ, int]] = []
         for mq, pq in pqs:
             b = self.cluster.brokers.get(mq.broker_name)
             if b is None or not self.cluster.broker_up(mq.broker_name):
@@ -534,13 +534,9 @@ class SimConsumer:
                 continue
             if behaviour == "stuck":
                 continue
-            mx = b.max_offset(mq.topic, mq.queue_id)
-            if per_queue is None:
-                n = max(0, mx - pq.position)
-            else:
-                pq.budget += per_queue
-                n = max(0, min(int(pq.budget), mx - pq.position))
-                pq.budget -= n
+            backlog.append((mq, pq, max(0, b.max_offset(mq.topic, mq.queue_id) - pq.position)))
+        consumed = 0
+        for _mq, pq, n in self._share(backlog, capacity):
             if n > 0:
                 pq.position += n
                 pq.last_consume_ts = now
@@ -549,6 +545,30 @@ class SimConsumer:
         self.consumed_total += consumed
         self._tps_window.append((now, consumed))
         self._tps_window = [(t, c) for t, c in self._tps_window if now - t <= 60_000]
+
+    @staticmethod
+    def _share(backlog: list[tuple[MessageQueue, PQ, int]], capacity: float | None
+               ) -> list[tuple[MessageQueue, PQ, int]]:
+        """How many messages each queue gets this tick. ``rate`` is processing capacity (the
+        consume threads take whatever the ProcessQueues hold): it is shared among the queues
+        with a backlog only, a queue needing less than its share leaves the rest to the others
+        (water-filling), and capacity left idle is not saved up. A queue keeps the fraction
+        of a message it was given (``pq.budget``) while it still has a backlog."""
+        if capacity is None:
+            return backlog
+        busy = sorted((x for x in backlog if x[2] > 0), key=lambda x: x[2])
+        out = [(mq, pq, 0) for mq, pq, n in backlog if n <= 0]
+        for _mq, pq, _n in out:
+            pq.budget = 0.0
+        left = capacity
+        for i, (mq, pq, need) in enumerate(busy):
+            give = min(float(need), left / (len(busy) - i))
+            left -= give
+            pq.budget += give
+            n = min(need, int(pq.budget + 1e-9))
+            pq.budget = 0.0 if n >= need else pq.budget - n
+            out.append((mq, pq, n))
+        return out
 
     def _offset_moved(self, mq: MessageQueue, pq: PQ, new: int, b: SimBroker) -> None:
         """DefaultMQPushConsumerImpl's OFFSET_ILLEGAL case: drop the process queue, then write
