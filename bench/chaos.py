@@ -161,6 +161,17 @@ def rollback_offsets(rb: Path) -> dict[tuple[str, int], int | None]:
             for q in json.loads(rb.read_text())["queues"]}
 
 
+def check_rollback_file(rb: Path, before: dict[MessageQueue, int | None],
+                        report: Report) -> None:
+    """The rollback file holds the offsets from before the reset, queue by queue."""
+    saved = rollback_offsets(rb)
+    for mq, v in before.items():
+        key = (mq.broker_name, mq.queue_id)
+        if key in saved and saved[key] != v:
+            report.violations.append(f"rollback file {rb.name} has {saved[key]} for "
+                                     f"{mq.short}, the offset was {v}")
+
+
 def check_online_reset(sim: SimThread, r: subprocess.CompletedProcess[str],
                        report: Report) -> None:
     """An online group: consumers move on after a reset, so 'took' is the verify rule."""
@@ -205,12 +216,7 @@ def check_reset(sim: SimThread, r: subprocess.CompletedProcess[str], before: dic
         return
     now = offsets(sim)
     if rb.exists():
-        saved = rollback_offsets(rb)
-        for mq, v in before.items():
-            key = (mq.broker_name, mq.queue_id)
-            if key in saved and saved[key] != v:
-                report.violations.append(f"rollback file {rb.name} has {saved[key]} for "
-                                         f"{mq.short}, the offset was {v}")
+        check_rollback_file(rb, before, report)
     elif any(q.get("current") != q.get("target") for q in d.get("queues", [])):
         report.violations.append("reset --execute wrote no rollback file")
     elif now != before:
@@ -236,27 +242,35 @@ WRITE_CODES = (RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, RequestCode.UPDATE_CON
 def interrupted_reset(sim: SimThread, rng: random.Random, args: list[str], rb: Path,
                       limit: float, report: Report) -> None:
     """``offsets reset --execute`` in its own process, a slow broker, and SIGINT or SIGTERM
-    once its first change reached a broker (or at a random moment); then the invariants."""
+    once its first change reached the slow broker (or at a random moment); then the
+    invariants."""
     import signal
 
     before = offsets(sim)
     slow = rng.choice(sorted(sim.cluster.brokers))
     ms = rng.uniform(600, 1500)
     sim.call(lambda c: c.faults.latency(slow, ms))
-    seen = len([x for x in sim.request_log if x.code in WRITE_CODES])
+    addr = sim.cluster.broker_addr(slow)
+
+    def writes() -> int:  # state-changing requests that reached the slow broker
+        return len([x for x in sim.request_log if x.code in WRITE_CODES and x.addr == addr])
+
+    seen = writes()
     env = dict(os.environ, NAMESRV_ADDR=sim.namesrv_addr, PYTHONUNBUFFERED="1")
     sig = rng.choice([signal.SIGINT, signal.SIGTERM])
     t0 = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-m", "mqctl", "--timeout", "2", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    # mostly while applying (after the first change arrived), sometimes at a random moment
-    at_change = rng.random() < 0.8
+    # while applying (after the first change arrived), every 4th at a random moment
+    at_change = sum(report.interrupts.values()) % 4 != 3
     wait_until = t0 + (limit / 2 if at_change else rng.uniform(0.2, 4.0))
     while time.monotonic() < wait_until and proc.poll() is None:
-        if at_change and len([x for x in sim.request_log if x.code in WRITE_CODES]) > seen:
-            time.sleep(rng.uniform(0.0, 0.2))
+        if at_change and writes() > seen:  # its answer is still on the way
+            time.sleep(rng.uniform(0.0, 0.1))
             break
-        time.sleep(0.01)
+        # the fault thread may clear it meanwhile: keep this broker slow until the change
+        sim.call(lambda c: c.faults.latency(slow, ms))
+        time.sleep(0.02)
     if proc.poll() is None:
         proc.send_signal(sig)
     try:
@@ -312,12 +326,7 @@ def check_interrupted(d: dict[str, Any], code: int, err: str, signame: str,
     if not rb.exists():
         report.violations.append("an interrupted reset wrote no rollback file")
     else:
-        saved = rollback_offsets(rb)
-        for mq, v in before.items():
-            key = (mq.broker_name, mq.queue_id)
-            if key in saved and saved[key] != v:
-                report.violations.append(f"interrupted reset's rollback file has {saved[key]} "
-                                         f"for {mq.short}, the offset was {v}")
+        check_rollback_file(rb, before, report)
     if str(rb) not in intr.get("undo", "") or f"interrupted by {signame}" not in err:
         report.violations.append("an interrupted reset did not print its undo command")
     for res in d.get("results", []):
@@ -375,6 +384,8 @@ def run_chaos(duration: float, seed: int, *, limit: float = 45.0) -> Report:
                 interrupted_reset(sim, rng, ["offsets", "reset", "-g", GROUP, "-t", TOPIC,
                                              *target, "--execute", "--rollback-file", str(rb),
                                              "-o", "json"], rb, limit, report)
+                if first_rb is None and rb.exists():  # it may have changed offsets
+                    first_rb = rb
             elif i % 3 == 0:  # an online orderly group whose consumers may crash meanwhile
                 r = run_cmd(ns, ["offsets", "reset", "-g", ONLINE_GROUP, "-t", ONLINE_TOPIC,
                                  "--shift-by", str(-rng.randint(1, 200)), "--execute",
