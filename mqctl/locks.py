@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     from mqctl.admin import Admin, BrokerFailure
     from mqctl.inspect import ClientView, GroupMembers
     from mqctl.models import TopicRoute
+    from mqctl.reset.apply import Stop
 
 # RebalanceLockManager.REBALANCE_LOCK_MAX_LIVE_TIME (rocketmq.broker.rebalance.lockMaxLiveTime)
 BROKER_LEASE_MS = 60_000
@@ -1146,35 +1147,156 @@ async def apply_release(admin: Admin, plan: ReleasePlan) -> None:
                               {"bname": plan.mq.broker_name}, body)
 
 
+class ReleaseStatus(StrEnum):
+    RELEASED = "released"  # SUCCESS: the broker removed the entry if the holder held it
+    FAILED = "failed"  # the request failed (it may or may not have reached the broker)
+    NOT_SENT = "not-sent"  # an interrupt, or an earlier request to the same broker failed
+    UNKNOWN = "unknown"  # sent, no answer before mqctl stopped (interrupt): may have changed
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseResult:
+    plan: ReleasePlan
+    status: ReleaseStatus
+    detail: str
+    error: MqctlError | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        p = self.plan
+        return {"queue": p.mq.short, "topic": p.mq.topic, "broker": p.mq.broker_name,
+                "queue_id": p.mq.queue_id, "holder": p.holder, "broker_addr": p.broker_addr,
+                "status": self.status.value, "detail": self.detail}
+
+
+async def apply_releases(admin: Admin, plans: Sequence[ReleasePlan], *,
+                         stop: Stop | None = None, grace_s: float | None = None,
+                         concurrency: int | None = None) -> list[ReleaseResult]:
+    """Send one UNLOCK_BATCH_MQ per queue (so each queue's outcome is known): brokers
+    concurrently (bounded), a broker's queues one at a time in the given order; the first
+    failure on a broker stops that broker (its remaining queues are ``not-sent``). Never
+    re-sends.
+
+    ``stop`` (SIGINT/SIGTERM, the ``offsets reset --execute`` mechanism,
+    :class:`mqctl.reset.apply.Stop`): no new request is sent (``not-sent``); the ones in flight
+    are waited for up to ``grace_s`` (default ``INTERRUPT_GRACE_S``, 5 s; a second interrupt
+    ends the wait) and are ``unknown`` if still unanswered."""
+    import asyncio
+
+    from mqctl.reset.apply import INTERRUPT_GRACE_S
+
+    grace = INTERRUPT_GRACE_S if grace_s is None else grace_s
+    by_broker: dict[str, list[ReleasePlan]] = defaultdict(list)
+    for p in plans:
+        by_broker[p.mq.broker_name].append(p)
+    results: dict[MessageQueue, ReleaseResult] = {}
+    inflight: set[MessageQueue] = set()
+    sem = asyncio.Semaphore(concurrency or admin.concurrency)
+
+    def not_sent(name: str) -> str:
+        return (f"not sent: interrupted ({stop.reason})" if stop is not None and stop.stopped
+                else f"not sent: an earlier request to {name} failed")
+
+    async def one_broker(name: str) -> None:
+        async with sem:
+            try:
+                for p in by_broker[name]:
+                    if stop is not None and stop.stopped:
+                        break
+                    inflight.add(p.mq)
+                    try:
+                        await apply_release(admin, p)
+                    except MqctlError as exc:
+                        inflight.discard(p.mq)
+                        results[p.mq] = ReleaseResult(p, ReleaseStatus.FAILED, exc.message, exc)
+                        break
+                    inflight.discard(p.mq)  # (still in flight if cancelled: unknown)
+                    results.setdefault(p.mq, ReleaseResult(
+                        p, ReleaseStatus.RELEASED, "the broker answered SUCCESS"))
+            finally:
+                for p in by_broker[name]:
+                    if p.mq in inflight:  # cancelled while waiting for the answer
+                        results.setdefault(p.mq, ReleaseResult(
+                            p, ReleaseStatus.UNKNOWN, "sent, no answer before mqctl stopped "
+                            f"({stop.reason if stop else 'cancelled'}): it may or may not have "
+                            "been released; sending it again is harmless"))
+
+    task = asyncio.ensure_future(asyncio.gather(*(one_broker(n) for n in by_broker)))
+    if stop is None:
+        await task
+    else:
+        await stop.race(task, grace)
+    return [results.get(p.mq) or ReleaseResult(p, ReleaseStatus.NOT_SENT,
+                                                not_sent(p.mq.broker_name))
+            for p in plans]
+
+
+def record_releases(store: LockStore | None, results: Iterable[ReleaseResult]) -> None:
+    """Mark the released queues in the state file (not the unknown ones: their holder may
+    still hold them)."""
+    if store is None:
+        return
+    for r in results:
+        if r.status == ReleaseStatus.RELEASED:
+            store.mark_released(r.plan.group, r.plan.holder, r.plan.mq, now_ms())
+
+
+async def prepare_releases(admin: Admin, group: str, queues: Sequence[tuple[str, int]], *,
+                           topic: str | None = None, client: str | None = None,
+                           force: bool = False, store: LockStore | None = None,
+                           slack_ms: int = RENEW_SLACK_MS
+                           ) -> tuple[list[ReleasePlan], LockView]:
+    """Capture the group's lock view once (read-only) and plan the release of each queue's
+    lock; any queue that cannot be released safely refuses the whole command (nothing sent)."""
+    view = await capture_locks(admin, group, topic=topic, store=store, slack_ms=slack_ms)
+    ensure_lockable(view)
+    mqs = list(dict.fromkeys(resolve_queue(view, b, q, topic) for b, q in queues))
+    routes: dict[str, TopicRoute] = {}
+    plans = []
+    for mq in mqs:
+        if mq.topic not in routes:
+            routes[mq.topic] = await admin.topic_route(mq.topic)
+        plans.append(plan_release(view, mq, master_addr(routes[mq.topic], mq.broker_name),
+                                  client=client, force=force, slack_ms=slack_ms))
+    return plans, view
+
+
 async def prepare_release(admin: Admin, group: str, broker: str, queue_id: int, *,
                           topic: str | None = None, client: str | None = None,
                           force: bool = False, store: LockStore | None = None,
                           slack_ms: int = RENEW_SLACK_MS) -> tuple[ReleasePlan, LockView]:
     """Capture the group's lock view (read-only) and plan the release of one queue's lock."""
-    view = await capture_locks(admin, group, topic=topic, store=store, slack_ms=slack_ms)
-    ensure_lockable(view)
-    mq = resolve_queue(view, broker, queue_id, topic)
-    route = await admin.topic_route(mq.topic)
-    plan = plan_release(view, mq, master_addr(route, broker), client=client, force=force,
-                        slack_ms=slack_ms)
-    return plan, view
+    plans, view = await prepare_releases(admin, group, [(broker, queue_id)], topic=topic,
+                                         client=client, force=force, store=store,
+                                         slack_ms=slack_ms)
+    return plans[0], view
+
+
+async def recheck(admin: Admin, plans: Sequence[ReleasePlan], *,
+                  store: LockStore | None = None, slack_ms: int = RENEW_SLACK_MS) -> LockView:
+    """Re-capture the lock view of the released queues' topics (read-only)."""
+    topics = {p.mq.topic for p in plans}
+    one = next(iter(topics)) if len(topics) == 1 else None
+    return await capture_locks(admin, plans[0].group, topic=one, store=store,
+                               include_retry=any(t.startswith(RETRY_PREFIX) for t in topics),
+                               slack_ms=slack_ms)
 
 
 async def execute_release(admin: Admin, plan: ReleasePlan, *, store: LockStore | None = None,
                           slack_ms: int = RENEW_SLACK_MS) -> LockView:
     """Send the release, record it in the state file, and re-check the queue."""
-    await apply_release(admin, plan)
-    if store is not None:
-        store.mark_released(plan.group, plan.holder, plan.mq, now_ms())
-    return await capture_locks(admin, plan.group, topic=plan.mq.topic, store=store,
-                               slack_ms=slack_ms)
+    (r,) = await apply_releases(admin, [plan])
+    if r.error is not None:
+        raise r.error
+    record_releases(store, [r])
+    return await recheck(admin, [plan], store=store, slack_ms=slack_ms)
 
 
 __all__ = [
     "BROKER_LEASE_MS", "CLIENT_TRUST_MS", "PRECEDENCE", "RENEW_INTERVAL_MS", "RENEW_SLACK_MS",
     "Claim", "ClientLocks", "LockState", "LockStore", "LockView", "QueueLock", "ReleasePlan",
-    "StoredClient", "apply_release", "build_view", "capture_locks", "classify_queue",
+    "ReleaseResult", "ReleaseStatus", "StoredClient", "apply_release", "apply_releases",
+    "build_view", "capture_locks", "classify_queue",
     "default_state_dir", "ensure_lockable", "group_kind", "master_addr", "merge_state",
     "namesrv_hash", "parse_queue_spec", "plan_release", "predict_owners", "prepare_release",
-    "execute_release", "resolve_queue",
+    "prepare_releases", "execute_release", "recheck", "record_releases", "resolve_queue",
 ]

@@ -204,6 +204,34 @@ def signals_to(callback: Callable[[str], None]) -> Iterator[None]:
             loop.remove_signal_handler(sig)
 
 
+async def guarded(stop: Any, work: Awaitable[T], planning: Callable[[], bool]) -> T:
+    """Run ``work`` (a state-changing command) with SIGINT/SIGTERM routed to ``stop.fire``
+    (:class:`mqctl.reset.apply.Stop`). An interrupt while ``planning()`` (nothing was changed
+    yet) cancels the work at once and exits 130 saying so; from the apply on, the work stops
+    itself (``stop.stopped``) and says what changed. Used by ``offsets reset/rollback
+    --execute`` and ``locks release --execute``."""
+    import asyncio
+
+    from mqctl.errors import ExitCode, MqctlError
+
+    with signals_to(stop.fire):
+        task = asyncio.ensure_future(work)
+        asked = asyncio.ensure_future(stop.requested.wait())
+        try:
+            await asyncio.wait({task, asked}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            asked.cancel()
+        if not task.done() and planning():
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+            raise MqctlError(f"interrupted by {stop.reason} before any change: nothing "
+                             "was changed", exit_code=ExitCode.INTERRUPTED)
+        return await task
+
+
 def _stderr_tty() -> bool:
     try:
         return sys.stderr.isatty()

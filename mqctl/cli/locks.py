@@ -15,13 +15,15 @@ from mqctl.cli.common import (
     OptionalWatchCommand,
     OutputOpt,
     emit,
+    guarded,
     state,
     with_client,
 )
 from mqctl.cli.common import watch as watch_loop
 
 if TYPE_CHECKING:
-    from mqctl.locks import LockStore, LockView, QueueLock, ReleasePlan
+    from mqctl.errors import MqctlError
+    from mqctl.locks import LockStore, LockView, QueueLock, ReleasePlan, ReleaseResult
     from mqctl.render import Result
 
 app = typer.Typer(help="Queue locks of orderly consumer groups: who holds which queue, "
@@ -184,50 +186,161 @@ def show(
     watch_loop(settings, once, view_result, fmt, watch, count)
 
 
-def release_result(plan: ReleasePlan, before: LockView, after: LockView | None,
-                   executed: bool) -> Result:
+PLAN_COLS = (("group", "GROUP"), ("topic", "TOPIC"), ("queue", "QUEUE"), ("state", "STATE"),
+             ("holder", "HOLDER"), ("broker_addr", "MASTER"), ("action", "ACTION"))
+
+
+def release_result(plans: list[ReleasePlan], before: LockView, after: LockView | None,
+                   executed: bool, results: list[ReleaseResult] | None = None, *,
+                   extra_notes: list[str] | None = None, plan_shown: bool = False) -> Result:
+    """The plan and, once executed, each queue's result and state before/after. JSON: ``plan``,
+    ``before`` and ``after`` describe the first queue (as before several --queue were
+    accepted); ``plans``, ``queues`` and ``results`` cover every queue. ``plan_shown``: the plan
+    was printed before the apply started; only the result follows (text formats)."""
+    from mqctl.locks import ReleaseStatus
     from mqctl.render import Column, Result, Table
 
-    prow = plan.to_dict()
-    pcols = [Column("group", "GROUP"), Column("topic", "TOPIC"), Column("queue", "QUEUE"),
-             Column("state", "STATE"), Column("holder", "HOLDER"),
-             Column("broker_addr", "MASTER"), Column("action", "ACTION")]
-    tables = [Table(pcols, [prow], title="release plan", name="plan")]
-    bq = before.queue(plan.mq)
-    aq = after.queue(plan.mq) if after is not None else None
-    qcols = [Column("when", "WHEN"), Column("state", "STATE"), Column("owner", "OWNER"),
-             Column("locked", "LOCKED"), Column("lock_age_s", "LOCK AGE (S)", "right"),
-             Column("frees_at", "FREES AT"), Column("predicted", "PREDICTED"),
-             Column("reason", "REASON")]
-    qrows = []
-    if bq is not None:
-        qrows.append({"when": "before", **queue_row(bq)})
-    if aq is not None:
-        qrows.append({"when": "after", **queue_row(aq)})
-    tables.append(Table(qcols, qrows, title=f"{plan.mq.short} of {plan.mq.topic}",
-                        name="queue"))
-    notes = list(plan.warnings)
-    if not executed:
-        notes.append(f"dry run: nothing was sent; add --execute to {plan.describe()}")
-    else:
-        notes.append(f"sent UNLOCK_BATCH_MQ for {plan.holder} to {plan.broker_addr}: the broker "
-                     "answers SUCCESS without saying whether an entry was removed")
+    prows = [p.to_dict() for p in plans]
+    tables = [Table([Column(k, h) for k, h in PLAN_COLS], prows, title="release plan",
+                    name="plan")]
+    qcols = [Column("queue", "QUEUE"), Column("when", "WHEN"), Column("state", "STATE"),
+             Column("owner", "OWNER"), Column("locked", "LOCKED"),
+             Column("lock_age_s", "LOCK AGE (S)", "right"), Column("frees_at", "FREES AT"),
+             Column("predicted", "PREDICTED"), Column("reason", "REASON")]
+    qrows: list[dict[str, Any]] = []
+    per_queue = []
+    notes = [w for p in plans for w in p.warnings]
+    for p in plans:
+        bq = before.queue(p.mq)
+        aq = after.queue(p.mq) if after is not None else None
+        qrows += [{"when": w, **queue_row(q)} for w, q in (("before", bq), ("after", aq))
+                  if q is not None]
+        per_queue.append({"queue": p.mq.short, "topic": p.mq.topic,
+                          "before": bq.to_dict() if bq is not None else None,
+                          "after": aq.to_dict() if aq is not None else None})
         if aq is not None:
             nxt = ", ".join(aq.predicted) or "the client the allocation assigns it to"
-            notes.append(f"now: {aq.state.value} ({aq.reason}); {nxt} locks it at its next "
-                         "rebalance or lock renewal (within 20 s)")
-    data = {"plan": prow, "executed": executed,
-            "before": bq.to_dict() if bq is not None else None,
-            "after": aq.to_dict() if aq is not None else None}
+            notes.append(f"{p.mq.short} now: {aq.state.value} ({aq.reason}); {nxt} locks it "
+                         "at its next rebalance or lock renewal (within 20 s)")
+    topics = sorted({p.mq.topic for p in plans})
+    tables.append(Table(qcols, qrows, title=f"{len(plans)} queue(s) of {', '.join(topics)}",
+                        name="queue"))
+    if not executed:
+        notes += [f"dry run: nothing was sent; add --execute to {p.describe()}" for p in plans]
+    elif results is not None:
+        done = sum(1 for r in results if r.status == ReleaseStatus.RELEASED)
+        notes.append(f"{done} of {len(plans)} lock(s) were released (UNLOCK_BATCH_MQ sent on "
+                     "behalf of the holder; the broker answers SUCCESS without saying whether "
+                     "an entry was removed)"
+                     + (f"; {len(plans) - done} were not (see STATUS)"
+                        if done < len(plans) else ""))
+    notes += list(extra_notes or [])
+    if plan_shown:
+        tables = tables[1:]
+    if results is not None:
+        rcols = [Column("queue", "QUEUE"), Column("topic", "TOPIC"), Column("holder", "HOLDER"),
+                 Column("status", "STATUS"), Column("detail", "DETAIL")]
+        tables.append(Table(rcols, [r.to_dict() for r in results], title="result",
+                            name="results"))
+    first = per_queue[0] if per_queue else {}
+    data = {"plan": prows[0] if prows else None, "plans": prows, "executed": executed,
+            "before": first.get("before"), "after": first.get("after"), "queues": per_queue,
+            "results": [r.to_dict() for r in results] if results is not None else None}
     return Result(tables, data=data, notes=notes)
+
+
+def _finish_commands(settings: Any, results: list[ReleaseResult], *, force: bool,
+                     state_dir: Path | None, no_state: bool) -> list[str]:
+    """The commands that send what an interrupted release did not (not sent, unknown, failed):
+    one per topic and holder, the holder named with --client (exact, no state file needed;
+    re-sending a release the broker already did is harmless: it ignores it)."""
+    import shlex
+
+    from mqctl.locks import ReleaseStatus
+
+    left: dict[tuple[str, str], list[str]] = {}
+    for r in results:
+        if r.status != ReleaseStatus.RELEASED:
+            left.setdefault((r.plan.mq.topic, r.plan.holder), []).append(r.plan.mq.short)
+    cmds = []
+    for (topic, holder), queues in left.items():
+        args = ["mqctl", "-n", ";".join(settings.namesrv), "locks", "release", "-g",
+                results[0].plan.group,
+                "--topic", topic]
+        for q in queues:
+            args += ["--queue", q]
+        args += ["--client", holder, "--execute"]
+        args += ["--force"] if force else []
+        args += ["--no-state"] if no_state else \
+            (["--state-dir", str(state_dir)] if state_dir is not None else [])
+        cmds.append(shlex.join(args))
+    return cmds
+
+
+NO_UNDO = ("a release cannot be undone: a holder that is still alive re-locks its queues at its "
+           "next lockAll (every 20 s) while the allocation still assigns them to it")
+
+
+def _interrupted(results: list[ReleaseResult], phase: str, signame: str,
+                 finish: list[str]) -> tuple[list[str], dict[str, Any], MqctlError]:
+    """An interrupt while releasing: the notes and data that say what was released (the
+    per-queue table is the result table), the command that finishes the release, and the error
+    to exit with (130). Worded as ``offsets reset --execute`` words it."""
+    from mqctl.errors import ExitCode, MqctlError
+    from mqctl.locks import ReleaseStatus
+    from mqctl.reset import INTERRUPT_GRACE_S
+
+    count = {s: sum(1 for r in results if r.status == s) for s in ReleaseStatus}
+    if phase == "apply":
+        what = (f"{count[ReleaseStatus.RELEASED]} released, {count[ReleaseStatus.NOT_SENT]} "
+                f"not sent, {count[ReleaseStatus.UNKNOWN]} unknown"
+                + (f", {count[ReleaseStatus.FAILED]} failed"
+                   if count[ReleaseStatus.FAILED] else ""))
+    else:
+        what = (f"every request was sent, {count[ReleaseStatus.RELEASED]} released but not "
+                "re-checked")
+    msg = f"interrupted by {signame} during {phase}: {what}"
+    fin = " && ".join(finish) or None
+    notes = [f"INTERRUPTED: {msg}; nothing more was sent"
+             + (f" (requests in flight were waited for up to {INTERRUPT_GRACE_S:.0f} s; "
+                "'unknown' ones may or may not have been released)" if phase == "apply"
+                else ""),
+             f"finish the release: {fin}" if fin else
+             "finish the release: nothing left to send (check with `mqctl locks show`)",
+             f"undo: none ({NO_UNDO})"]
+    data = {"signal": signame, "during": phase, "finish": fin, "finish_commands": finish,
+            "undo": None}
+    hint = (f"finish: {fin}; " if fin else "") + NO_UNDO
+    return notes, data, MqctlError(msg, hint=hint, exit_code=ExitCode.INTERRUPTED)
+
+
+def _raise_failed(results: list[ReleaseResult], finish: list[str]) -> None:
+    """Some releases failed: the first error when none was released (its own exit code),
+    else a partial failure (exit 8) with the command that sends the rest."""
+    from mqctl.errors import PartialFailure
+    from mqctl.locks import ReleaseStatus
+
+    bad = [r for r in results if r.status != ReleaseStatus.RELEASED]
+    if not bad:
+        return
+    first = next((r.error for r in bad if r.error is not None), None)
+    if first is not None and len(bad) == len(results):
+        raise first
+    raise PartialFailure(f"{len(bad)} of {len(results)} release(s) did not go through: "
+                         + "; ".join(f"{r.plan.mq.short} {r.status.value} ({r.detail})"
+                                     for r in bad[:4]),
+                         [(r.plan.mq.short, r.detail) for r in bad],
+                         hint="send the rest: " + " && ".join(finish))
 
 
 @app.command("release")
 def release(
     ctx: typer.Context,
     group: GroupOpt,
-    queue: Annotated[str, typer.Option(
-        "--queue", help="The queue as BROKER:QUEUE_ID, e.g. broker-a:3.")],
+    queue: Annotated[list[str], typer.Option(
+        "--queue", metavar="BROKER:QUEUE_ID",
+        help="The queue as BROKER:QUEUE_ID, e.g. broker-a:3 (repeat for several "
+        "queues).")],
     topic: Annotated[str | None, typer.Option(
         "--topic", "-t", help="The queue's topic (needed when the group subscribes to "
         "several topics with that queue).", show_default=False)] = None,
@@ -243,31 +356,74 @@ def release(
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
 ) -> None:
-    """Release a stale queue lock on behalf of its recorded holder (UNLOCK_BATCH_MQ).
+    """Release stale queue locks on behalf of their recorded holder (UNLOCK_BATCH_MQ).
 
     The broker removes a lock entry only for the client id that holds it, so the holder
     comes from the clients' reports (or the state file of earlier `locks show` runs, for a
     consumer that crashed); --client overrides it. Shows the plan and sends nothing without
-    --execute; refuses (exit 6) when the holder is alive and renewing unless --force. After
-    executing it re-checks the queue and reports.
+    --execute; refuses (exit 6) when a holder is alive and renewing unless --force (nothing is
+    sent when any queue is refused). With --execute it prints the plan, sends one request per
+    queue and re-checks. Ctrl-C or SIGTERM while sending stops sending, waits up to 5 s for the
+    requests in flight, prints each queue's status (released / not-sent / unknown) and the
+    command that finishes the release, exits 130 (a release cannot be undone: a live holder
+    re-locks at its next lockAll).
 
-    Example: mqctl locks release --group GID_ORDER --queue broker-a:3 --execute
+    Example: mqctl locks release --group GID_ORDER --queue broker-a:3 --queue broker-b:1 --execute
     """
-    from mqctl.locks import execute_release, parse_queue_spec, prepare_release
+    import asyncio
 
-    broker, qid = parse_queue_spec(queue)
+    from mqctl.locks import (
+        apply_releases,
+        parse_queue_spec,
+        prepare_releases,
+        recheck,
+        record_releases,
+    )
+    from mqctl.reset import Stop
+
+    specs = [parse_queue_spec(q) for q in queue]
     st = state(ctx)
     settings = st.settings(namesrv=namesrv)
     fmt = st.output(output)
     store = _store(settings, state_dir, no_state)
+    stop = Stop()  # SIGINT/SIGTERM while releasing: stop sending, then say what was released
+    phase = ["plan"]
+    shown = [False]
 
-    async def go(c: Any) -> tuple[ReleasePlan, LockView, LockView | None]:
+    async def go(c: Any) -> tuple[Any, LockView, LockView | None, Any]:
         admin = _admin(c, settings)
-        plan, before = await prepare_release(admin, group, broker, qid, topic=topic,
-                                             client=client, force=force, store=store)
+        plans, before = await prepare_releases(admin, group, specs, topic=topic, client=client,
+                                               force=force, store=store)
         if not execute:
-            return plan, before, None
-        return plan, before, await execute_release(admin, plan, store=store)
+            return plans, before, None, None
+        if fmt in ("table", "plain"):  # what is being sent, while it runs
+            first = release_result(plans, before, None, False)
+            first.notes[:] = [n for n in first.notes if not n.startswith("dry run:")]
+            first.notes.append(f"releasing {len(plans)} lock(s) now (Ctrl-C stops and says "
+                               "what was released)")
+            emit(first, fmt)
+            shown[0] = True
+        phase[0] = "apply"
+        results = await apply_releases(admin, plans, stop=stop)
+        record_releases(store, results)
+        if stop.stopped:
+            return plans, before, None, results
+        phase[0] = "re-check"
+        checked = asyncio.ensure_future(recheck(admin, plans, store=store))
+        after = None if await stop.race(checked, 0.0) else checked.result()
+        return plans, before, after, results
 
-    plan, before, after = with_client(st, settings, go)
-    emit(release_result(plan, before, after, execute), fmt)
+    plans, before, after, results = with_client(
+        st, settings, lambda c: guarded(stop, go(c), lambda: phase[0] == "plan"))
+    finish = _finish_commands(settings, results or [], force=force, state_dir=state_dir,
+                              no_state=no_state)
+    if stop.stopped and results is not None:
+        lines, info, err = _interrupted(results, phase[0], stop.reason, finish)
+        out = release_result(plans, before, after, True, results, extra_notes=lines,
+                             plan_shown=shown[0])
+        out.data["interrupted"] = info
+        emit(out, fmt)
+        raise err
+    emit(release_result(plans, before, after, execute, results, plan_shown=shown[0]), fmt)
+    if results is not None:
+        _raise_failed(results, finish)
