@@ -298,6 +298,7 @@ def interrupted_reset(sim: SimThread, rng: random.Random, args: list[str], rb: P
         # 130, SIGTERM's default ends it): nothing may have changed without a result table
         outcome = f"finished (exit {code})" if d is not None else "before-apply"
         if outcome == "before-apply":
+            report.resets += 1  # a reset checked: it must have changed nothing
             # 3: no broker answered while planning (nothing can have been sent either)
             if code not in (130, -signal.SIGTERM, 3):
                 report.violations.append(f"interrupted reset exited {code}: {err[-200:]}")
