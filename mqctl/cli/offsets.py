@@ -11,8 +11,8 @@ from mqctl.cli.common import (
     NamesrvOpt,
     OutputOpt,
     emit,
+    guarded,
     progress,
-    signals_to,
     state,
 )
 
@@ -169,7 +169,7 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
     from pathlib import Path
 
     from mqctl.admin import Admin
-    from mqctl.errors import ExitCode, MqctlError, PartialFailure, RefusedError
+    from mqctl.errors import PartialFailure, RefusedError
     from mqctl.remoting.client import RemotingClient
     from mqctl.reset import (
         BAD,
@@ -235,27 +235,9 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
                 results = checked.result()
             return plan, results, str(rb)
 
-    async def guarded() -> tuple[Any, Any, str | None]:
-        """SIGINT/SIGTERM: while planning, stop at once (nothing was changed); from the apply
-        on, the apply and verify stop themselves and say what changed."""
-        with signals_to(stop.fire):
-            task = asyncio.ensure_future(go())
-            asked = asyncio.ensure_future(stop.requested.wait())
-            try:
-                await asyncio.wait({task, asked}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                asked.cancel()
-            if not task.done() and phase[0] == "plan":
-                task.cancel()
-                try:
-                    await task
-                except asyncio.CancelledError:
-                    pass
-                raise MqctlError(f"interrupted by {stop.reason} before any change: nothing "
-                                 "was changed", exit_code=ExitCode.INTERRUPTED)
-            return await task
-
-    plan, results, rb = asyncio.run(guarded())
+    # SIGINT/SIGTERM: while planning, stop at once (nothing was changed); from the apply on,
+    # the apply and verify stop themselves and say what changed
+    plan, results, rb = asyncio.run(guarded(stop, go(), lambda: phase[0] == "plan"))
     if stop.stopped and results is not None and rb is not None:
         lines, info, err = _interrupted(plan, results, rb, phase[0], stop.reason)
         out = plan_result(plan, results, execute=execute, rollback=rb,
