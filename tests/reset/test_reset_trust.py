@@ -485,4 +485,32 @@ def test_sigterm_while_planning_exits_130_and_changes_nothing(sim, tmp_path):
     code, out, err = _finish(proc)
     assert code == 130, err
     assert "interrupted by SIGTERM before any change: nothing was changed" in err
+    assert out == ""  # no plan was complete: nothing to show
     assert resets_sent(sim) == [] and not rb.exists() and live(sim) == before
+
+
+def test_interrupt_during_verify_says_every_request_was_sent(sim, tmp_path):
+    """An online group: verify waits (polls) after the apply; an interrupt there stops the
+    wait, and the output says every request was sent and none was verified."""
+    import signal
+
+    rb = tmp_path / "rb.json"
+    proc = _spawn(sim, ["offsets", "reset", "-g", "GID_ORDER", "-t", "TopicOrder",
+                        "--shift-by", "-10", "--execute", "--verify-wait", "30",
+                        "--rollback-file", str(rb), "-o", "json"], tmp_path)
+    _wait_for_reset(sim, proc, "broker-a", 4)
+    _wait_for_reset(sim, proc, "broker-b", 4)
+    for b in ("broker-a", "broker-b"):  # answered; verify's re-reads will be slow
+        sim.call(lambda c, b=b: c.faults.latency(b, 3000))
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    code, out, err = _finish(proc)
+    assert code == 130, err
+    d = json.loads(out)
+    assert d["interrupted"]["during"] == "verify" and d["interrupted"]["finish"] is None
+    assert {x["status"] for x in d["results"]} == {"applied"}
+    assert "interrupted by SIGINT during verify: every request was sent, 8 applied but not " \
+           "verified" in err
+    now = live(sim, "GID_ORDER", "TopicOrder")
+    for x in d["results"]:  # the pending server-side offsets are what the broker shows
+        assert now[MQ("TopicOrder", x["broker"], x["queue_id"])] == x["target"]
