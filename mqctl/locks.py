@@ -322,7 +322,7 @@ GROUP_KINDS = ("orderly", "concurrent", "broadcasting", "pop", "offline", "unkno
 class LockView:
     group: str
     now: int
-    online: bool
+    online: bool | None          # None: a broker that may list a client did not answer
     kind: str                    # one of GROUP_KINDS
     message_model: str | None
     topics: tuple[str, ...]
@@ -783,8 +783,11 @@ def _observed(cv: ClientView, now: int) -> StoredClient | None:
 
 
 def group_kind(m: GroupMembers) -> str:
-    if not m.online:
+    online = m.online_state
+    if online is False:
         return "offline"
+    if online is None and not m.clients:
+        return "unknown"  # no client seen, but a broker's member list was not read
     conn = m.connection
     running = [cv.running for cv in m.clients.values() if cv.running is not None]
     if (conn is not None and conn.consume_type == "CONSUME_POP") or any(
@@ -898,7 +901,7 @@ def build_view(members: GroupMembers, *, now: int,
     allnotes.append("lease ends are estimated from the clients' lastLockTimestamp (their last "
                     "renewal, client clock) + 60 s: no request reads the broker's lock table")
     model = members.connection.message_model if members.connection else None
-    view = LockView(group, now, members.online, kind, model, tuple(sorted(queues_by_topic)),
+    view = LockView(group, now, members.online_state, kind, model, tuple(sorted(queues_by_topic)),
                     queues, tuple(infos), tuple(allnotes), tuple(members.failures))
     return view, merge_state(previous, observed, member_set, now)
 

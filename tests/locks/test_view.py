@@ -200,6 +200,24 @@ def test_offline_group_says_so_and_keeps_stale_claims():
     assert view.summary()["stale"] == 8
 
 
+def test_unread_member_list_is_not_offline():
+    """A broker whose member list was not read may list a client: the group is not
+    'offline' (issue 15: no false offline), its kind and online state are unknown."""
+    from dataclasses import replace
+
+    from mqctl.admin import BrokerFailure
+    from mqctl.errors import BrokerError
+
+    m = capture({})
+    failure = BrokerFailure("broker-b", "127.0.0.1:10921", BrokerError(16, "no permission"))
+    m = replace(m, members={"broker-a": [], "broker-b": failure}, failures=[failure])
+    assert group_kind(m) == "unknown"
+    view, _ = build_view(m, now=NOW, queues_by_topic={"T": QS})
+    assert view.online is None and view.kind == "unknown"
+    assert not any("is offline" in n for n in view.notes)
+    assert view.to_dict()["online"] is None
+
+
 # ------------------------------------------------------------------ state file
 
 
