@@ -68,8 +68,8 @@ from mqctl.timeparse import format_duration, format_ms, now_ms
 if TYPE_CHECKING:
     from mqctl.admin import Admin, BrokerFailure
     from mqctl.inspect import ClientView, GroupMembers
+    from mqctl.interrupt import Stop
     from mqctl.models import TopicRoute
-    from mqctl.reset.apply import Stop
 
 # RebalanceLockManager.REBALANCE_LOCK_MAX_LIVE_TIME (rocketmq.broker.rebalance.lockMaxLiveTime)
 BROKER_LEASE_MS = 60_000
@@ -1180,12 +1180,12 @@ async def apply_releases(admin: Admin, plans: Sequence[ReleasePlan], *,
     re-sends.
 
     ``stop`` (SIGINT/SIGTERM, the ``offsets reset --execute`` mechanism,
-    :class:`mqctl.reset.apply.Stop`): no new request is sent (``not-sent``); the ones in flight
+    :class:`mqctl.interrupt.Stop`): no new request is sent (``not-sent``); the ones in flight
     are waited for up to ``grace_s`` (default ``INTERRUPT_GRACE_S``, 5 s; a second interrupt
     ends the wait) and are ``unknown`` if still unanswered."""
     import asyncio
 
-    from mqctl.reset.apply import INTERRUPT_GRACE_S
+    from mqctl.interrupt import INTERRUPT_GRACE_S
 
     grace = INTERRUPT_GRACE_S if grace_s is None else grace_s
     by_broker: dict[str, list[ReleasePlan]] = defaultdict(list)

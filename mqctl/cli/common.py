@@ -181,57 +181,6 @@ def progress(st: AppState, description: str, total: int | None) -> Iterator[Call
         yield advance
 
 
-@contextmanager
-def signals_to(callback: Callable[[str], None]) -> Iterator[None]:
-    """While the block runs inside the event loop, SIGINT and SIGTERM call ``callback(name)``
-    instead of interrupting: for a state-changing step that has to stop cleanly and say what it
-    did (``offsets reset --execute``). Elsewhere (no loop, not the main thread) a no-op."""
-    import asyncio
-    import signal
-
-    loop = asyncio.get_running_loop()
-    installed: list[signal.Signals] = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
-            loop.add_signal_handler(sig, callback, sig.name)
-            installed.append(sig)
-        except (NotImplementedError, RuntimeError, ValueError):
-            pass
-    try:
-        yield
-    finally:
-        for sig in installed:
-            loop.remove_signal_handler(sig)
-
-
-async def guarded(stop: Any, work: Awaitable[T], planning: Callable[[], bool]) -> T:
-    """Run ``work`` (a state-changing command) with SIGINT/SIGTERM routed to ``stop.fire``
-    (:class:`mqctl.reset.apply.Stop`). An interrupt while ``planning()`` (nothing was changed
-    yet) cancels the work at once and exits 130 saying so; from the apply on, the work stops
-    itself (``stop.stopped``) and says what changed. Used by ``offsets reset/rollback
-    --execute`` and ``locks release --execute``."""
-    import asyncio
-
-    from mqctl.errors import ExitCode, MqctlError
-
-    with signals_to(stop.fire):
-        task = asyncio.ensure_future(work)
-        asked = asyncio.ensure_future(stop.requested.wait())
-        try:
-            await asyncio.wait({task, asked}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            asked.cancel()
-        if not task.done() and planning():
-            task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                pass
-            raise MqctlError(f"interrupted by {stop.reason} before any change: nothing "
-                             "was changed", exit_code=ExitCode.INTERRUPTED)
-        return await task
-
-
 def _stderr_tty() -> bool:
     try:
         return sys.stderr.isatty()

@@ -15,11 +15,11 @@ from mqctl.cli.common import (
     OptionalWatchCommand,
     OutputOpt,
     emit,
-    guarded,
     state,
     with_client,
 )
 from mqctl.cli.common import watch as watch_loop
+from mqctl.interrupt import guarded
 
 if TYPE_CHECKING:
     from mqctl.errors import MqctlError
@@ -287,8 +287,8 @@ def _interrupted(results: list[ReleaseResult], phase: str, signame: str,
     per-queue table is the result table), the command that finishes the release, and the error
     to exit with (130). Worded as ``offsets reset --execute`` words it."""
     from mqctl.errors import ExitCode, MqctlError
+    from mqctl.interrupt import INTERRUPT_GRACE_S
     from mqctl.locks import ReleaseStatus
-    from mqctl.reset import INTERRUPT_GRACE_S
 
     count = {s: sum(1 for r in results if r.status == s) for s in ReleaseStatus}
     if phase == "apply":
@@ -372,6 +372,7 @@ def release(
     """
     import asyncio
 
+    from mqctl.interrupt import Stop
     from mqctl.locks import (
         apply_releases,
         parse_queue_spec,
@@ -379,7 +380,6 @@ def release(
         recheck,
         record_releases,
     )
-    from mqctl.reset import Stop
 
     specs = [parse_queue_spec(q) for q in queue]
     st = state(ctx)

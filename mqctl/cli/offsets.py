@@ -11,10 +11,10 @@ from mqctl.cli.common import (
     NamesrvOpt,
     OutputOpt,
     emit,
-    guarded,
     progress,
     state,
 )
+from mqctl.interrupt import guarded
 
 if TYPE_CHECKING:
     from mqctl.errors import MqctlError
@@ -170,10 +170,10 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
 
     from mqctl.admin import Admin
     from mqctl.errors import PartialFailure, RefusedError
+    from mqctl.interrupt import Stop
     from mqctl.remoting.client import RemotingClient
     from mqctl.reset import (
         BAD,
-        Stop,
         apply_plan,
         default_wait,
         export_plan,
@@ -272,7 +272,8 @@ def _interrupted(plan: Plan, results: list[QueueResult], rb: str, phase: str,
     table is the result table), the command that finishes the change and the one that undoes
     it, and the error to exit with (130)."""
     from mqctl.errors import ExitCode, MqctlError
-    from mqctl.reset import INTERRUPT_GRACE_S, Status
+    from mqctl.interrupt import INTERRUPT_GRACE_S
+    from mqctl.reset import Status
 
     count = {s: sum(1 for r in results if r.status == s) for s in Status}
     finish, rest_file = finish_command(plan, results, rb)

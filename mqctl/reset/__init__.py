@@ -22,10 +22,8 @@ The flow (``mqctl offsets reset``):
 
 from mqctl.reset.apply import (
     BAD,
-    INTERRUPT_GRACE_S,
     QueueResult,
     Status,
-    Stop,
     apply_plan,
     clock_sleep,
     summarize,
@@ -64,9 +62,9 @@ from mqctl.reset.plan import (
     target_time,
 )
 
-__all__ = ["BAD", "INTERRUPT_GRACE_S", "LEGACY_CLIENT_PAUSE_S", "LEGACY_COMMIT_WAIT_S",
+__all__ = ["BAD", "LEGACY_CLIENT_PAUSE_S", "LEGACY_COMMIT_WAIT_S",
            "MAX_QUEUE_ID", "PLAN_SCHEMA", "ROLLBACK_SCHEMA", "SERVER_SIDE_WAIT_S", "BrokerPlan",
-           "ConsumerState", "Path_", "Plan", "QueuePlan", "QueueResult", "Status", "Stop",
+           "ConsumerState", "Path_", "Plan", "QueuePlan", "QueueResult", "Status",
            "Target", "apply_plan", "clock_sleep", "compute_target", "default_wait",
            "export_format", "export_plan", "format_queue_scope", "free_path", "make_plan",
            "parse_queue_scope", "preflight", "read_plan_file", "read_rollback", "rollback_path",

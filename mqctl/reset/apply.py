@@ -17,6 +17,7 @@ from typing import Any
 
 from mqctl.admin import Admin
 from mqctl.errors import ConnectError, MqctlError, RequestTimeout
+from mqctl.interrupt import INTERRUPT_GRACE_S, Stop
 from mqctl.models import MessageQueue
 from mqctl.remoting import fastjson
 from mqctl.remoting.client import fan_out
@@ -40,56 +41,6 @@ class Status(StrEnum):
 
 BAD = frozenset({Status.NOT_TAKEN, Status.UNVERIFIED, Status.FAILED, Status.NOT_SENT,
                  Status.UNKNOWN})
-# after an interrupt (SIGINT/SIGTERM) during apply: how long the requests in flight are waited
-# for before they are reported unknown (a second interrupt stops the wait at once)
-INTERRUPT_GRACE_S = 5.0
-
-
-class Stop:
-    """An interrupt during apply, set from a signal handler: no new request is sent; a second
-    one also ends the wait for the requests in flight."""
-
-    def __init__(self) -> None:
-        self.requested = asyncio.Event()
-        self.hurry = asyncio.Event()
-        self.reason = ""
-
-    def fire(self, reason: str) -> None:
-        if self.requested.is_set():
-            self.hurry.set()
-            return
-        self.reason = reason
-        self.requested.set()
-
-    @property
-    def stopped(self) -> bool:
-        return self.requested.is_set()
-
-    async def race(self, task: asyncio.Future[Any], grace_s: float) -> bool:
-        """Await ``task``; on an interrupt wait at most ``grace_s`` more (less after a second
-        one), then cancel it. True when the task was cancelled."""
-        asked = asyncio.ensure_future(self.requested.wait())
-        try:
-            await asyncio.wait({task, asked}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            asked.cancel()
-        if not task.done():
-            hurry = asyncio.ensure_future(self.hurry.wait())
-            try:
-                await asyncio.wait({task, hurry}, timeout=grace_s,
-                                   return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                hurry.cancel()
-        if task.done():
-            return False
-        task.cancel()
-        try:
-            await task
-        except asyncio.CancelledError:
-            pass
-        return True
-
-
 @dataclass(slots=True)
 class QueueResult:
     plan: QueuePlan
