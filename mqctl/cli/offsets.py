@@ -47,7 +47,7 @@ def show(
     """
     from mqctl.admin import Admin
     from mqctl.cli.common import with_client
-    from mqctl.cli.inspect import _raise_partial
+    from mqctl.cli.inspect import _raise_partial, not_included_note
     from mqctl.inspect import capture_progress, require_group
     from mqctl.render import Column, Result, Table
 
@@ -78,7 +78,8 @@ def show(
                         r("queue_id", "QID", "right"), r("min", "MIN", "right"),
                         r("max", "MAX", "right"), r("current", "CURRENT", "right"),
                         r("lag", "LAG", "right")], rows, title=f"offsets of {group}")],
-                notes=[f"{len(rows)} queue(s); total lag {sum(x['lag'] for x in rows)}"]),
+                notes=[f"{len(rows)} queue(s); total lag {sum(x['lag'] for x in rows)}"
+                       + not_included_note(p)]),
          st.output(output))
     _raise_partial(p.failures, f"offsets show {group}")
 
