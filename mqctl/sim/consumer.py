@@ -685,6 +685,8 @@ class SimConsumer:
                 self._log_offset_removed(mq)
             self.suspended = False
             self.rebalance()
+            if self._reset_busy_until > self.now():  # another push waits: paused again at once
+                self._first_pull(topic, table)
             self._log("resume", f"resume this consumer, {g}")
 
         # MQClientInstance.resetOffset is synchronized: pushes from several brokers are
@@ -696,6 +698,31 @@ class SimConsumer:
         else:
             self.cluster.scheduler.call_later(start - self.now(), begin)
         self.cluster.scheduler.call_later(self._reset_busy_until - self.now(), apply)
+
+    def _first_pull(self, topic: str, table: dict[MessageQueue, int]) -> None:
+        """The rebalance in resume() adds the queues again and dispatches their first pull
+        request at once (RebalancePushImpl.dispatchPullRequest), before a reset push waiting on
+        the synchronized MQClientInstance.resetOffset suspends the consumer again: each re-added
+        queue gets one pull of up to pullBatchSize (32) messages, and the consume threads process
+        them while the consumer is paused (pause only holds back pull requests). Real 4.9.3:
+        reset/client_log_after_reset.log re-adds broker-b's queues at 20:59:38.707, suspends at
+        38.717, and persists broker-b at 32 at 43.2 while paused (208_after_25s: 32-33)."""
+        if not self.alive or self.behaviour == "stuck":
+            return
+        for mq, pq in self.pqs.items():
+            if mq.topic != topic or mq not in table or pq.dropped:
+                continue
+            b = self.cluster.brokers.get(mq.broker_name)
+            if b is None or not self.cluster.broker_up(mq.broker_name):
+                continue
+            if self.orderly and not pq.locked:
+                continue
+            n = min(PULL_BATCH, max(0, b.max_offset(mq.topic, mq.queue_id) - pq.position))
+            if n > 0:
+                pq.position += n
+                pq.last_consume_ts = self.now()
+                pq.consumed_any = True
+                self.consumed_total += n
 
     def _log_offset_removed(self, mq: MessageQueue, size: int | None = None) -> None:
         """RemoteBrokerOffsetStore.removeOffset: logged when a queue is removed and before one is

@@ -288,15 +288,17 @@ def test_verify_of_the_5x_server_side_recording_reads_it_taken_at_once():
 REPLAY = {"name": "replay", "clock": {"mode": "manual"},
           "brokers": [{"name": "broker-a", "version": "V4_9_3"},
                       {"name": "broker-b", "version": "V4_9_3"}],
-          "topics": [{"name": "T", "queues": 2, "rate": 1, "history": "1m"}],
+          "topics": [{"name": "T", "queues": 2, "rate": 1, "history": "20s"}],
           "groups": [{"name": "G", "topics": ["T"], "initial_lag": 0,
                       "consumers": [{"id": "10.9.0.1@1", "version": "V4_9_3"}]}]}
 
 
 def test_a_small_rewind_replayed_within_the_wait_is_taken_end_to_end(sim_factory):
-    """A fast 4.9.3 consumer and a small backlog on two legacy brokers: the client applies the
-    pushes one after another, 10 s each; by the time the second broker's queues read 0 the
-    first broker's were re-consumed and committed at their old position again."""
+    """A fast 4.9.3 consumer and a small backlog (under one 32-message pull batch) on two legacy
+    brokers: the client applies the pushes one after another, 10 s each, and the first pull of
+    the re-added queues runs before the second push pauses it (real 4.9.3 client log: broker-b
+    persisted at 32 while paused); by the time the second broker's queues read 0 the first
+    broker's were re-consumed and committed at their old position again."""
     import asyncio
 
     from mqctl.admin import Admin
