@@ -330,7 +330,7 @@ def finish_command(plan: Plan, results: list[QueueResult], rb: str
     base = ["offsets", "reset", "-g", plan.group, "-t", plan.topic]
     pushed = any(plan.brokers[q.mq.broker_name].path == Path_.LEGACY_PUSH for q in left)
     if pushed and plan.target.by_time:
-        flag = {"time": ["--to-time", format_ms(plan.target.value)],
+        flag = {"time": ["--to-time", format_ms(plan.target.value, zero_unknown=False)],
                 "earliest": ["--to-earliest"], "latest": ["--to-latest"]}[plan.target.kind]
         return _cmd(plan, *base, *flag, "--execute"), None
     rbp = Path(rb)
@@ -360,8 +360,9 @@ def rerun_hint(plan: Plan, bad: list[QueueResult], rb: str | None, scoped: bool)
         parts.append("do not re-run --shift-by: it shifts again from the new offsets; give "
                      f"{again} their targets with --to-offset (per queue) or --from-file")
     elif plan.target.kind == "time":
-        parts.append(f"re-run for only these queues with --to-time {format_ms(plan.target.value)}"
-                     f" --queues {again} (a relative time would move, and live consumers "
+        at = format_ms(plan.target.value, zero_unknown=False)  # user-given: epoch 0 is 1970
+        parts.append(f"re-run for only these queues with --to-time {at} --queues {again}"
+                     f" (a relative time would move, and live consumers "
                      "would replay the queues that took)")
     elif plan.consumers.online:
         parts.append(f"re-run for only these queues: add --queues {again} (live consumers "

@@ -72,8 +72,9 @@ class Target:
 
     def describe(self) -> str:
         if self.kind == "time":
-            return (f"to time {format_ms(self.value)} ({self.text})" if self.text
-                    else f"to time {format_ms(self.value)}")
+            # a user-given instant: epoch 0 (--to-time 1970-01-01T00:00:00Z) is a time
+            at = format_ms(self.value, zero_unknown=False)
+            return f"to time {at} ({self.text})" if self.text else f"to time {at}"
         if self.kind in ("earliest", "latest"):
             return f"to {self.kind}"
         if self.kind == "offset":
@@ -300,7 +301,7 @@ def target_time(q: QueuePlan, target: Target, min_ts: int | None,
     if q.target == q.min_offset and min_ts:
         return min_ts, format_ms(min_ts)
     if target.kind == "time":
-        return None, f"{'~' if nearest else '>='} {format_ms(target.value)}"
+        return None, f"{'~' if nearest else '>='} {format_ms(target.value, zero_unknown=False)}"
     return None, ""
 
 
@@ -580,9 +581,10 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
         queues.append(qp)
     if target.kind == "time":
         now = now_ms()
+        at = format_ms(target.value, zero_unknown=False)  # user-given: epoch 0 is 1970
         if target.value > now:
             older = sorted(n for n, bp in bplans.items() if bp.nearest_search)
-            warnings.append(f"{format_ms(target.value)} is in the future: every queue goes to "
+            warnings.append(f"{at} is in the future: every queue goes to "
                             "its max offset (only new messages are consumed)"
                             + (f"; broker(s) {', '.join(older)} (older than 5.1.1) answer with "
                                "their last message instead, which is consumed again"
@@ -591,7 +593,7 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
                and times.get(q.mq, (0, 0))[0] > target.value]
         if old:
             warnings.append(f"{len(old)} queue(s) keep no message as old as "
-                            f"{format_ms(target.value)} (retention): they go to their earliest "
+                            f"{at} (retention): they go to their earliest "
                             "message")
 
     # a group with no committed offset anywhere and no member: does the broker know it?
@@ -773,7 +775,7 @@ def preflight(plan: Plan, *, force: bool, scoped: bool) -> None:
             "the search by time returns the "
             "message nearest the time (TARGET TIME '~'), which may be the one stored just "
             f"before it, so a queue may replay one message older than "
-            f"{format_ms(plan.target.value)}")
+            f"{format_ms(plan.target.value, zero_unknown=False)}")
     if any(b.path == Path_.SERVER_SIDE and b.reachable for b in plan.brokers.values()):
         plan.notes.append("server-side reset: until a consumer pulls the queue, "
                           "QUERY_CONSUMER_OFFSET and GET_CONSUME_STATS show the pending offset "

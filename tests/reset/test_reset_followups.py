@@ -51,3 +51,15 @@ def test_epoch_zero_target_in_the_cli_plan_header(cli, sim):
     assert header and f"to time {EPOCH0} (1970-01-01T00:00:00Z)" in header[0], r.stdout
     assert "to time  (" not in r.stdout
     assert not {x.code for x in sim.request_log} & set(MUTATING_REQUESTS)
+
+
+def test_epoch_zero_target_in_the_rerun_hint():
+    from mqctl.cli.offsets import rerun_hint
+    from mqctl.reset import ConsumerState, Plan, QueueResult, Status
+
+    q = QueuePlan(MessageQueue("T", "broker-a", 0), current=5, target=3, min_offset=2,
+                  max_offset=9)
+    plan = Plan("G", "T", Target("time", 0, text="1970-01-01T00:00:00Z"), 1, "ns:9876", [q], {},
+                ConsumerState(False, [], None, False, None, None))
+    hint = rerun_hint(plan, [QueueResult(q, Status.NOT_TAKEN)], "rb.json", scoped=True)
+    assert f"--to-time {EPOCH0} --queues broker-a:0" in hint, hint
