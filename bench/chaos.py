@@ -294,14 +294,16 @@ def interrupted_reset(sim: SimThread, rng: random.Random, args: list[str], rb: P
         report.violations.append("interrupted reset printed a traceback")
     intr = d.get("interrupted") if isinstance(d, dict) else None
     if intr is None:
-        # finished before the signal, or stopped before any change (planning: Ctrl-C exits
-        # 130, SIGTERM's default ends it): nothing may have changed without a result table
+        # finished before the signal, or stopped before any change (planning, or the start-up
+        # before it: SIGINT and SIGTERM exit 130 saying so): nothing may have changed
         outcome = f"finished (exit {code})" if d is not None else "before-apply"
         if outcome == "before-apply":
             report.resets += 1  # a reset checked: it must have changed nothing
             # 3: no broker answered while planning (nothing can have been sent either)
-            if code not in (130, -signal.SIGTERM, 3):
+            if code not in (130, 3):
                 report.violations.append(f"interrupted reset exited {code}: {err[-200:]}")
+            elif code == 130 and "interrupted" not in err:
+                report.violations.append(f"an interrupted reset exited 130 silently ({sig.name})")
             if now != before:
                 report.violations.append(f"a reset stopped before its apply (exit {code}) "
                                          "changed offsets")

@@ -79,23 +79,29 @@ class Stop:
 def signals_to(callback: Callable[[str], None]) -> Iterator[None]:
     """While the block runs inside the event loop, SIGINT and SIGTERM call ``callback(name)``
     instead of interrupting: for a state-changing step that has to stop cleanly and say what it
-    did (``offsets reset --execute``). Elsewhere (no loop, not the main thread) a no-op."""
+    did (``offsets reset --execute``). Elsewhere (no loop, not the main thread) a no-op. The
+    handlers in place before (asyncio.run's for SIGINT, the CLI boundary's for SIGTERM) are
+    put back after: ``remove_signal_handler`` alone would leave SIGTERM's default, a silent
+    kill."""
     import asyncio
     import signal
 
     loop = asyncio.get_running_loop()
-    installed: list[signal.Signals] = []
+    installed: list[tuple[signal.Signals, Any]] = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
+            before = signal.getsignal(sig)
             loop.add_signal_handler(sig, callback, sig.name)
-            installed.append(sig)
+            installed.append((sig, before))
         except (NotImplementedError, RuntimeError, ValueError):
             pass
     try:
         yield
     finally:
-        for sig in installed:
+        for sig, before in installed:
             loop.remove_signal_handler(sig)
+            if before is not None:
+                signal.signal(sig, before)
 
 
 async def guarded(stop: Stop, work: Awaitable[T], planning: Callable[[], bool]) -> T:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import traceback
+from typing import Any
 
 from mqctl.cli.app import app
 
@@ -16,8 +17,44 @@ def _print_error(message: str, hint: str | None) -> None:
         sys.stderr.write(f"hint: {hint}\n")
 
 
+class _Interrupted(BaseException):
+    """A KeyboardInterrupt (Ctrl-C, or SIGTERM: see :func:`_sigterm_interrupts`) that left a
+    command: carried past Typer, which would turn it into a bare ``Exit(130)``
+    (typer/core.py ``_main``) and the process would end with nothing said."""
+
+
+def _sigterm_interrupts() -> object:
+    """SIGTERM interrupts like Ctrl-C (KeyboardInterrupt) instead of killing the process
+    silently; the commands that change a cluster route both to their own handler while they
+    change it (:func:`mqctl.interrupt.guarded`). Returns the handler to restore (None when
+    signals cannot be set here: not the main thread)."""
+    import signal
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        return signal.signal(signal.SIGTERM, interrupt)
+    except (ValueError, OSError):  # not the main thread
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return the process exit code. Nothing below this prints errors or exits."""
+    import signal
+
+    previous = _sigterm_interrupts()
+    try:
+        return _main(argv)
+    finally:
+        if previous is not None:
+            try:
+                signal.signal(signal.SIGTERM, previous)  # type: ignore[arg-type]
+            except (ValueError, OSError):  # pragma: no cover
+                pass
+
+
+def _main(argv: list[str] | None) -> int:
     import typer
     from typer import main as typer_main
 
@@ -31,6 +68,15 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:  # pragma: no cover
         from click.exceptions import ClickException  # type: ignore[no-redef]
     command = typer_main.get_command(app)
+    invoke = command.invoke
+
+    def invoke_interruptible(ctx: Any) -> Any:
+        try:
+            return invoke(ctx)
+        except KeyboardInterrupt as exc:
+            raise _Interrupted from exc
+
+    command.invoke = invoke_interruptible  # type: ignore[method-assign]
     try:
         rv = command.main(args=args, prog_name="mqctl", complete_var="_MQCTL_COMPLETE",
                           standalone_mode=False)
@@ -48,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         _print_error(exc.message, exc.hint)
         return int(exc.exit_code)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, _Interrupted):
         sys.stderr.write("mqctl: interrupted\n")
         return int(ExitCode.INTERRUPTED)
     except BrokenPipeError:

@@ -191,7 +191,8 @@ def _stderr_tty() -> bool:
 def watch(settings: Settings, fetch: Callable[[RemotingClient], Awaitable[T]],
           render: Callable[[T], Result], fmt: str, interval: float,
           count: int | None) -> None:
-    """Refresh in place every ``interval`` seconds until Ctrl-C (or ``count`` refreshes):
+    """Refresh in place every ``interval`` seconds until Ctrl-C (exit 130, as every command) or
+    ``count`` refreshes:
     one client and one event loop for the whole run, the screen cleared on a terminal, a
     time-stamped separator otherwise."""
     import asyncio
@@ -216,7 +217,4 @@ def watch(settings: Settings, fetch: Callable[[RemotingClient], Awaitable[T]],
                     return
                 await asyncio.sleep(interval)
 
-    try:
-        asyncio.run(loop())
-    except KeyboardInterrupt:
-        return
+    asyncio.run(loop())  # Ctrl-C/SIGTERM: the CLI boundary says "mqctl: interrupted", 130

@@ -1,0 +1,78 @@
+"""The CLI boundary for interrupts (issue 15 item 2, follow-up): SIGINT (Ctrl-C) or SIGTERM that
+reaches a command with no interrupt handling of its own (a read-only command, ``--watch``)
+ends it with exit 130 and one line ``mqctl: interrupted`` on stderr: never silently (Typer
+turns a KeyboardInterrupt into a bare ``Exit(130)``; SIGTERM's default action kills the process
+without a word, -15).
+
+A real ``mqctl`` process (a real signal) against the simulated cluster whose brokers answer
+late, so the signal lands while the command waits for them. 127.0.0.1 only; bounded waits."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from mqctl.remoting.codes import MUTATING_REQUESTS
+
+LATENCY_MS = 4000
+
+
+def spawn(sim, cwd, *args: str) -> subprocess.Popen:
+    from conftest import ROOT
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.Popen([sys.executable, "-m", "mqctl", "--timeout", "20", "-n",
+                             sim.namesrv_addr, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
+
+
+def wait_for_broker_request(sim, proc, limit: float = 30.0) -> None:
+    """Signal only once mqctl waits for a (slow) broker: its start-up is over."""
+    addrs = {sim.cluster.broker_addr(b) for b in ("broker-a", "broker-b")}
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if any(r.addr in addrs for r in sim.request_log):
+            return
+        if proc.poll() is not None:
+            raise AssertionError(f"mqctl ended first: {proc.communicate()}")
+        time.sleep(0.02)
+    proc.kill()
+    proc.communicate()
+    raise AssertionError("mqctl sent no broker request")
+
+
+@pytest.fixture
+def slow(sim):
+    for b in ("broker-a", "broker-b"):
+        sim.call(lambda c, b=b: c.faults.latency(b, LATENCY_MS))
+    sim.clear_request_log()
+    return sim
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("cmd", [["group", "progress", "GID_PAY"],
+                                 ["group", "progress", "GID_PAY", "--watch", "1"],
+                                 ["offsets", "show", "-g", "GID_PAY"]])
+def test_interrupt_of_a_read_only_command_says_so_and_exits_130(slow, tmp_path, sig, cmd):
+    proc = spawn(slow, tmp_path, *cmd)
+    wait_for_broker_request(slow, proc)
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    proc.send_signal(getattr(signal, sig))
+    try:
+        out, err = proc.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+    assert time.monotonic() - t0 < 5  # at once, not after the brokers' 4 s answer
+    assert proc.returncode == 130, (proc.returncode, err)
+    assert err.splitlines() == ["mqctl: interrupted"], err
+    assert "Traceback" not in err and out == ""
+    # nothing was changed by a read-only command
+    assert not {r.code for r in slow.request_log} & set(MUTATING_REQUESTS)
