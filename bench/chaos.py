@@ -14,7 +14,17 @@ error codes, and crashes consumers mid-reset. Afterwards it checks the invariant
   exits 130 and every queue it says ``applied`` is at its target, every queue it says
   ``not-sent`` is unchanged, its rollback file holds the offsets from before it, and it prints
   the commands that finish and undo it; interrupted before the apply, nothing changed;
-* snapshot files are whole (every line parses; no temporary file left).
+* snapshot files are whole (every line parses; no temporary file left);
+* nothing read is a failure, not a partial result: with every broker refusing (NO_PERMISSION,
+  a wrong ACL secret) or every broker down, group progress, consumers, offsets show, locks
+  show, snapshot --all-groups and allocate --against-live exit 5 (3 when all are down), never
+  8; stdout states no "total lag 0", "offline" or "no online consumer"; stderr has the code and
+  a ``hint:``; no capture file is written and nothing state-changing is sent. With one broker
+  refusing, the totals exit 8 and name it (``not included: <broker>``);
+* a ``locks release --execute`` interrupted while it sends (its own cluster: a crashed orderly
+  consumer's locks, a slow broker) exits 130; every queue it says ``released`` is free on the
+  broker, every queue it says ``not-sent`` is still held by the crashed consumer, and it prints
+  the command that finishes it.
 
     python bench/chaos.py --duration 300 --seed 7        # longer on demand
     (tests/test_chaos.py runs a short form in CI)
@@ -73,50 +83,62 @@ class FaultThread(threading.Thread):
         super().__init__(daemon=True)
         self.sim, self.rng, self.report = sim, rng, report
         self.stop = threading.Event()
+        self.hold = threading.Lock()  # held by a case that sets its own faults
         self.brokers = sorted(sim.cluster.brokers)
 
     def count(self, kind: str) -> None:
         self.report.faults[kind] = self.report.faults.get(kind, 0) + 1
 
+    def up_later(self, b: str) -> None:
+        with self.hold:
+            try:
+                self.sim.call(lambda c: c.faults.broker_up(b))
+            except Exception:  # the simulated cluster may be stopping
+                pass
+
     def run(self) -> None:
         while not self.stop.wait(self.rng.uniform(0.3, 1.2)):
-            b = self.rng.choice(self.brokers)
-            kind = self.rng.choice(["down", "drop", "latency", "error", "crash", "clear"])
-            try:
-                if kind == "down":
-                    self.sim.call(lambda c, b=b: c.faults.broker_down(b))
-                    t = threading.Timer(self.rng.uniform(0.5, 2.5),
-                                        lambda b=b: self.sim.call(
-                                            lambda c: c.faults.broker_up(b)))
-                    t.daemon = True
-                    t.start()
-                elif kind == "drop":
-                    self.sim.call(lambda c, b=b: c.faults.drop_connections(b))
-                elif kind == "latency":
-                    ms = self.rng.uniform(100, 1500)
-                    self.sim.call(lambda c, b=b, ms=ms: c.faults.latency(b, ms))
-                elif kind == "error":
-                    code = self.rng.choice(READ_CODES)
-                    resp = self.rng.choice([ResponseCode.SYSTEM_BUSY, ResponseCode.SYSTEM_ERROR])
-                    n = self.rng.randint(1, 4)
-                    self.sim.call(lambda c, b=b, code=code, resp=resp, n=n: c.faults.error(
-                        b, code, resp, "[REJECTREQUEST]system busy (chaos)", times=n))
-                elif kind == "crash":
-                    alive = self.sim.call(lambda c: [x.client_id for x in c.consumers_list
-                                                     if x.state == "running"
-                                                     and x.group.name in CRASHABLE])
-                    if alive:
-                        cid = self.rng.choice(alive)
-                        self.sim.call(lambda c, cid=cid: c.consumer(cid).crash())
-                else:
-                    self.sim.call(lambda c: c.faults.clear())
-                self.count(kind)
-            except Exception:  # the simulated cluster may be stopping
-                return
+            with self.hold:
+                if not self.fire():
+                    return
+
+    def fire(self) -> bool:
+        b = self.rng.choice(self.brokers)
+        kind = self.rng.choice(["down", "drop", "latency", "error", "crash", "clear"])
+        try:
+            if kind == "down":
+                self.sim.call(lambda c, b=b: c.faults.broker_down(b))
+                t = threading.Timer(self.rng.uniform(0.5, 2.5), self.up_later, (b,))
+                t.daemon = True
+                t.start()
+            elif kind == "drop":
+                self.sim.call(lambda c, b=b: c.faults.drop_connections(b))
+            elif kind == "latency":
+                ms = self.rng.uniform(100, 1500)
+                self.sim.call(lambda c, b=b, ms=ms: c.faults.latency(b, ms))
+            elif kind == "error":
+                code = self.rng.choice(READ_CODES)
+                resp = self.rng.choice([ResponseCode.SYSTEM_BUSY, ResponseCode.SYSTEM_ERROR])
+                n = self.rng.randint(1, 4)
+                self.sim.call(lambda c, b=b, code=code, resp=resp, n=n: c.faults.error(
+                    b, code, resp, "[REJECTREQUEST]system busy (chaos)", times=n))
+            elif kind == "crash":
+                alive = self.sim.call(lambda c: [x.client_id for x in c.consumers_list
+                                                 if x.state == "running"
+                                                 and x.group.name in CRASHABLE])
+                if alive:
+                    cid = self.rng.choice(alive)
+                    self.sim.call(lambda c, cid=cid: c.consumer(cid).crash())
+            else:
+                self.sim.call(lambda c: c.faults.clear())
+            self.count(kind)
+        except Exception:  # the simulated cluster may be stopping
+            return False
+        return True
 
 
-def run_cmd(ns: str, args: list[str], limit: float, report: Report, name: str
-            ) -> subprocess.CompletedProcess[str] | None:
+def run_cmd(ns: str, args: list[str], limit: float, report: Report, name: str,
+            allowed: set[int] | None = None) -> subprocess.CompletedProcess[str] | None:
     env = dict(os.environ, NAMESRV_ADDR=ns, PYTHONUNBUFFERED="1")
     t0 = time.monotonic()
     try:
@@ -130,7 +152,8 @@ def run_cmd(ns: str, args: list[str], limit: float, report: Report, name: str
     report.commands += 1
     codes = report.exit_codes.setdefault(name, {})
     codes[r.returncode] = codes.get(r.returncode, 0) + 1
-    allowed = {0, 8, 6} if name == "reset" else {0, 8}
+    if allowed is None:
+        allowed = {0, 8, 6} if name == "reset" else {0, 8}
     # no broker answered at all: not a partial failure but a connection error (exit 3)
     total = r.returncode == 3 and ("cannot connect" in r.stderr or "timed out" in r.stderr
                                    or "closed by peer" in r.stderr)
@@ -352,6 +375,239 @@ def check_interrupted(d: dict[str, Any], code: int, err: str, signame: str,
                                  "command")
 
 
+# ------------------------------------------------------------------ nothing read (issue 15)
+
+# what a broker with a wrong ACL secret answers (5.3's AuthenticationPipeline; corpus
+# 5.3.3/acl/: NO_PERMISSION, remark "check signature failed.")
+REFUSE_REMARK = "check signature failed."
+FALSE_FACTS = ("total lag 0", "offline", "no online consumer")
+NOTHING_READ_MODES = ("refuse", "down", "partial")
+
+
+def nothing_read_commands(snap: Path) -> list[tuple[str, list[str]]]:
+    return [("progress", ["group", "progress", "GID_PAY"]),
+            ("consumers", ["consumers", "GID_PAY"]),
+            ("offsets-show", ["offsets", "show", "-g", "GID_PAY"]),
+            ("locks", ["locks", "show", "--group", "GID_ORDER", "--no-state"]),
+            ("snapshot", ["-q", "snapshot", "--out", str(snap), "--all-groups"]),
+            ("allocate", ["allocate", "-g", "GID_PAY", "-t", "TopicPay", "--against-live"])]
+
+
+def check_nothing_read(name: str, mode: str, code: int, out: str, err: str,
+                       new_files: list[str], mutating: list[str], report: Report) -> None:
+    """Every broker refused (``refuse``) or was down (``down``): a failure, never partial."""
+    want = 3 if mode == "down" else 5
+    if code != want:
+        report.violations.append(f"{name} with every broker {mode}: exit {code}, not {want}"
+                                 + (" (called partial)" if code == 8 else ""))
+    for fact in FALSE_FACTS:
+        if fact in out:
+            report.violations.append(f"{name} with every broker {mode} printed {fact!r}")
+    if mode == "refuse" and "NO_PERMISSION" not in err:
+        report.violations.append(f"{name}: every broker refused, stderr has no NO_PERMISSION")
+    if "mqctl: error:" not in err or not any(ln.startswith("hint:") for ln in err.splitlines()):
+        report.violations.append(f"{name} with every broker {mode}: no error with a hint")
+    if new_files:
+        report.violations.append(f"{name} with every broker {mode} wrote {new_files}")
+    if mutating:
+        report.violations.append(f"{name} sent {mutating} while nothing could be read")
+
+
+def check_partial_total(name: str, broker: str, code: int, out: str, report: Report) -> None:
+    """One broker refused: the read is partial (8) and the total names what it leaves out."""
+    if code != 8:
+        report.violations.append(f"{name} with {broker} refusing: exit {code}, not 8")
+    summary = [ln for ln in out.splitlines() if "total lag" in ln]
+    if not summary or f"not included: {broker}" not in summary[-1]:
+        report.violations.append(f"{name} with {broker} refusing: the total does not name it "
+                                 f"({summary[-1] if summary else 'no total'})")
+
+
+def nothing_read_case(sim: SimThread, faults: FaultThread, mode: str, snap: Path,
+                      rng: random.Random, limit: float, report: Report) -> None:
+    """Every broker refusing or down (or one refusing: ``partial``), the fault thread held
+    off, the read-only commands run against it, then the invariants."""
+    from mqctl.remoting.codes import MUTATING_REQUESTS, request_name
+
+    brokers = sorted(sim.cluster.brokers)
+    with faults.hold:
+        sim.call(lambda c: c.faults.clear())
+        for b in brokers:
+            sim.call(lambda c, b=b: c.faults.broker_up(b))
+        refusing = brokers if mode == "refuse" else [rng.choice(brokers)]
+        if mode == "down":
+            for b in brokers:
+                sim.call(lambda c, b=b: c.faults.broker_down(b))
+        else:
+            for b in refusing:
+                sim.call(lambda c, b=b: c.faults.error(b, None, ResponseCode.NO_PERMISSION,
+                                                       REFUSE_REMARK))
+        cmds = nothing_read_commands(snap)
+        if mode == "partial":
+            cmds = [c for c in cmds if c[0] in ("progress", "offsets-show")]
+        try:
+            for name, args in cmds:
+                files = {str(f) for f in snap.rglob("*.jsonl")}
+                seen = len(sim.request_log)
+                r = run_cmd(sim.namesrv_addr, args, limit, report, f"{name}-{mode}",
+                            allowed={8} if mode == "partial" else {3 if mode == "down" else 5})
+                if r is None:
+                    continue
+                if mode == "partial":
+                    check_partial_total(name, refusing[0], r.returncode, r.stdout, report)
+                    continue
+                new = sorted({str(f) for f in snap.rglob("*.jsonl")} - files)
+                sent = sorted({request_name(x.code) for x in sim.request_log[seen:]
+                               if x.code in MUTATING_REQUESTS})
+                check_nothing_read(name, mode, r.returncode, r.stdout, r.stderr, new, sent,
+                                   report)
+        finally:
+            sim.call(lambda c: c.faults.clear())
+            for b in brokers:
+                sim.call(lambda c, b=b: c.faults.broker_up(b))
+    report.faults[f"nothing-read-{mode}"] = report.faults.get(f"nothing-read-{mode}", 0) + 1
+
+
+# ------------------------------------------------------- interrupted locks release (issue 15)
+
+REL_GROUP, REL_TOPIC = "GID_ORDER_CHAOS", "TopicOrderChaos"
+REL_X, REL_Y = "10.1.0.1@101#x", "10.1.0.2@102#y"  # Y crashes; its locks stay on the brokers
+REL_CRASH_S = 27
+
+
+def release_scenario(start_ms: int, slow: str, latency_ms: float) -> dict[str, Any]:
+    """An orderly group of two clients; Y crashes at 27 s (its locks stay for the broker's
+    60 s lease: RebalanceLockManager.REBALANCE_LOCK_MAX_LIVE_TIME) and ``slow`` answers late
+    from then on. The manual clock starts 30 s before the wall clock mqctl reads."""
+    return {"name": "chaos-release", "running_info_timeout": 0.3,
+            "clock": {"mode": "manual", "start": start_ms},
+            "brokers": [{"name": "broker-a"}, {"name": "broker-b"}],
+            "topics": [{"name": REL_TOPIC, "queues": 4, "rate": 1, "history": "10m"}],
+            "groups": [{"name": REL_GROUP, "orderly": True, "topics": [REL_TOPIC],
+                        "strategy": "AVG_BY_CIRCLE",
+                        "consumers": [{"id": REL_X}, {"id": REL_Y,
+                                                      "crash_at": f"{REL_CRASH_S}s"}]}],
+            "faults": [{"action": "latency", "broker": slow, "at": f"{REL_CRASH_S}s",
+                        "latency_ms": latency_ms}]}
+
+
+def check_interrupted_release(d: dict[str, Any] | None, code: int, err: str, signame: str,
+                              holders: dict[str, str | None], report: Report) -> None:
+    """The invariants of ``locks release --execute`` interrupted while sending: ``holders``
+    is each queue's lock holder on the broker afterwards (None: free)."""
+    if code != 130:
+        report.violations.append(f"an interrupted release exited {code}, not 130")
+    intr = d.get("interrupted") if isinstance(d, dict) else None
+    if intr is None:
+        report.violations.append(f"an interrupted release printed no interrupted section "
+                                 f"(exit {code}): {err[-200:]}")
+        return
+    report.interrupts[f"release-{intr['during']}"] = report.interrupts.get(
+        f"release-{intr['during']}", 0) + 1
+    if intr["signal"] != signame or f"interrupted by {signame}" not in err:
+        report.violations.append(f"release interrupted by {signame}, reported "
+                                 f"{intr['signal']}")
+    results = d.get("results", [])
+    if {x["queue"] for x in results} != set(holders):
+        report.violations.append("an interrupted release does not list every queue")
+    for x in results:
+        report.queues_checked += 1
+        held = holders.get(x["queue"])
+        if x["status"] == "released" and held is not None:
+            report.violations.append(f"release interrupted: {x['queue']} said released but "
+                                     f"{held} still holds it")
+        if x["status"] == "not-sent" and held != REL_Y:
+            report.violations.append(f"release interrupted: {x['queue']} said not-sent but "
+                                     f"its holder is {held}")
+    left = [x for x in results if x["status"] in ("not-sent", "unknown", "failed")]
+    if left and not intr.get("finish"):
+        report.violations.append("an interrupted release with queues left printed no finish "
+                                 "command")
+
+
+def interrupted_release(rng: random.Random, limit: float, report: Report) -> None:
+    """``locks release --execute`` of a crashed consumer's locks in its own process and its own
+    simulated cluster, SIGINT or SIGTERM once the slow broker got its first release (every 4th
+    at a random moment); then the brokers' lock tables against what it said."""
+    import signal
+
+    slow = rng.choice(["broker-a", "broker-b"])
+    latency = rng.uniform(800, 1500)
+    start = int(time.time() * 1000) - (REL_CRASH_S + 3) * 1000
+    with SimThread(release_scenario(start, slow, latency)) as sim:
+        sim.advance(REL_CRASH_S + 3)
+        qs = sim.call(lambda c: c.subscribe_queues(REL_TOPIC))
+
+        def holder(mq: MessageQueue) -> str | None:
+            e = sim.call(lambda c: c.brokers[mq.broker_name].lock_holder(REL_GROUP, mq))
+            return None if e is None else e.client_id
+
+        mine = [mq for mq in qs if holder(mq) == REL_Y]
+        if not mine:
+            report.violations.append("release case: the crashed consumer holds no lock")
+            return
+        addr = sim.cluster.broker_addr(slow)
+
+        def unlocks() -> int:
+            return len([x for x in sim.request_log if x.code == RequestCode.UNLOCK_BATCH_MQ
+                        and x.addr == addr])
+
+        sim.clear_request_log()
+        env = dict(os.environ, NAMESRV_ADDR=sim.namesrv_addr, PYTHONUNBUFFERED="1")
+        args = ["--timeout", "5", "locks", "release", "-g", REL_GROUP, "--client", REL_Y,
+                "--no-state", "--execute", "-o", "json"]
+        for mq in mine:
+            args += ["--queue", mq.short]
+        sig = rng.choice([signal.SIGINT, signal.SIGTERM])
+        t0 = time.monotonic()
+        proc = subprocess.Popen([sys.executable, "-m", "mqctl", *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=env)
+        at_change = sum(v for k, v in report.interrupts.items()
+                        if k.startswith("release")) % 4 != 3
+        wait_until = t0 + (limit / 2 if at_change else rng.uniform(0.2, 4.0))
+        while time.monotonic() < wait_until and proc.poll() is None:
+            if at_change and unlocks() > 0:
+                time.sleep(rng.uniform(0.0, 0.1))
+                break
+            time.sleep(0.02)
+        if proc.poll() is None:
+            proc.send_signal(sig)
+        try:
+            out, err = proc.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            report.violations.append(f"interrupted release hung past {limit:g}s")
+            return
+        report.max_seconds["interrupted-release"] = max(report.max_seconds.get(
+            "interrupted-release", 0.0), time.monotonic() - t0)
+        report.commands += 1
+        time.sleep(latency / 1000 + 0.3)  # whatever the slow broker did with one in flight
+        holders = {mq.short: holder(mq) for mq in mine}
+        try:
+            d = json.loads(out) if out.strip() else None
+        except ValueError:
+            report.violations.append(f"interrupted release printed broken JSON (exit "
+                                     f"{proc.returncode})")
+            return
+        if "Traceback" in err:
+            report.violations.append("interrupted release printed a traceback")
+        if not isinstance(d, dict) or "interrupted" not in d:
+            # finished before the signal (exit 0: all released) or stopped while planning
+            # (exit 130, nothing released)
+            code = proc.returncode
+            done = code == 0 and all(h is None for h in holders.values())
+            untouched = (code == 130 and "nothing was changed" in err
+                         and all(h == REL_Y for h in holders.values()))
+            if not (done or untouched):
+                report.violations.append(f"release (exit {code}) left holders {holders}: "
+                                         f"{err[-200:]}")
+            key = "release-finished" if code == 0 else "release-before-apply"
+            report.interrupts[key] = report.interrupts.get(key, 0) + 1
+            return
+        check_interrupted_release(d, proc.returncode, err, sig.name, holders, report)
+
+
 def run_chaos(duration: float, seed: int, *, limit: float = 45.0) -> Report:
     rng = random.Random(seed)
     report = Report()
@@ -370,6 +626,11 @@ def run_chaos(duration: float, seed: int, *, limit: float = 45.0) -> Report:
             if pick == 0:
                 run_cmd(ns, ["-q", "snapshot", "--out", str(work / "snap"), "--all-groups"],
                         limit, report, "snapshot")
+            elif i % 20 == 6:  # every broker refusing / down, or one refusing, in turn
+                mode = NOTHING_READ_MODES[i // 20 % len(NOTHING_READ_MODES)]
+                nothing_read_case(sim, faults, mode, work / "snap", rng, limit, report)
+            elif i % 20 == 16:  # a locks release interrupted while it sends
+                interrupted_release(rng, limit, report)
             elif pick == 1:
                 run_cmd(ns, ["group", "progress", rng.choice(["GID_AUDIT", "GID_PAY",
                                                              "GID_ORDER"])],

@@ -115,3 +115,92 @@ def test_check_interrupted_catches_a_silent_change(chaos, tmp_path, now_a1, expe
                             {a0: 100, a1: 100}, {a0: 0, a1: now_a1}, rb, report)
     assert [e for e in expect if not any(e in v for v in report.violations)] == []
     assert len(report.violations) == len(expect), report.violations
+
+
+def test_nothing_read_and_release_cases_run_clean(chaos, tmp_path):
+    """The every-broker-refuses / every-broker-down / one-refusing cases and the interrupted
+    locks release on their own, against real mqctl processes; the invariants hold."""
+    import random
+
+    from mqctl.sim import SimThread
+
+    report = chaos.Report()
+    with SimThread("demo", clock="real") as sim:
+        faults = chaos.FaultThread(sim, random.Random(1), report)
+        for mode in chaos.NOTHING_READ_MODES:
+            chaos.nothing_read_case(sim, faults, mode, tmp_path / "snap", random.Random(3),
+                                    45.0, report)
+    chaos.interrupted_release(random.Random(0), 45.0, report)
+    assert report.violations == [], report.violations
+    assert report.exit_codes["progress-refuse"] == {5: 1}
+    assert report.exit_codes["snapshot-down"] == {3: 1}
+    assert report.exit_codes["offsets-show-partial"] == {8: 1}
+    assert report.interrupts == {"release-apply": 1}, report.interrupts
+    assert not list((tmp_path / "snap").rglob("*.jsonl"))
+
+
+@pytest.mark.parametrize("mode,code,out,err,files,sent,expect", [
+    ("refuse", 5, "", "mqctl: error: ... NO_PERMISSION (16) ...\nhint: check the secret\n", [],
+     [], []),
+    ("down", 3, "", "mqctl: error: no broker answered\nhint: no broker could be reached\n", [],
+     [], []),
+    ("refuse", 8, "3 queue(s); total lag 0\n", "mqctl: error: ... NO_PERMISSION ...\nhint: x\n",
+     [], [], ["exit 8, not 5 (called partial)", "printed 'total lag 0'"]),
+    ("refuse", 5, "group G is offline\n", "mqctl: error: broker error\n", ["g.jsonl"],
+     ["HEART_BEAT"], ["printed 'offline'", "no NO_PERMISSION", "no error with a hint",
+                      "wrote ['g.jsonl']", "sent ['HEART_BEAT']"]),
+    ("down", 5, "no online consumer\n", "mqctl: error: x\nhint: y\n", [], [],
+     ["exit 5, not 3", "printed 'no online consumer'"]),
+])
+def test_check_nothing_read_catches_each_violation(chaos, mode, code, out, err, files, sent,
+                                                   expect):
+    report = chaos.Report()
+    chaos.check_nothing_read("progress", mode, code, out, err, files, sent, report)
+    assert [e for e in expect if not any(e in v for v in report.violations)] == []
+    assert len(report.violations) == len(expect), report.violations
+
+
+@pytest.mark.parametrize("code,out,expect", [
+    (8, "4 queue(s); total lag 12000 (not included: broker-b)\n", []),
+    (8, "4 queue(s); total lag 12000\n", ["does not name it"]),
+    (0, "8 queue(s); total lag 24000 (not included: broker-a)\n", ["exit 0, not 8",
+                                                                  "does not name it"]),
+])
+def test_check_partial_total_catches_an_unnamed_broker(chaos, code, out, expect):
+    report = chaos.Report()
+    chaos.check_partial_total("offsets-show", "broker-b", code, out, report)
+    assert [e for e in expect if not any(e in v for v in report.violations)] == []
+    assert len(report.violations) == len(expect), report.violations
+
+
+def _release_doc(statuses, finish="mqctl -n x locks release ... --execute"):
+    return {"interrupted": {"signal": "SIGTERM", "during": "apply", "finish": finish},
+            "results": [{"queue": q, "status": s} for q, s in statuses.items()]}
+
+
+@pytest.mark.parametrize("statuses,holders,code,expect", [
+    ({"broker-a:1": "released", "broker-b:1": "not-sent"},
+     {"broker-a:1": None, "broker-b:1": "Y"}, 130, []),
+    ({"broker-a:1": "released", "broker-b:1": "not-sent"},
+     {"broker-a:1": "Y", "broker-b:1": "Y"}, 130, ["said released but Y still holds it"]),
+    ({"broker-a:1": "released", "broker-b:1": "not-sent"},
+     {"broker-a:1": None, "broker-b:1": None}, 0, ["exited 0, not 130",
+                                                   "said not-sent but its holder is None"]),
+])
+def test_check_interrupted_release_catches_a_silent_change(chaos, monkeypatch, statuses,
+                                                           holders, code, expect):
+    monkeypatch.setattr(chaos, "REL_Y", "Y")
+    report = chaos.Report()
+    chaos.check_interrupted_release(_release_doc(statuses), code,
+                                    "mqctl: error: interrupted by SIGTERM during apply: ...",
+                                    "SIGTERM", holders, report)
+    assert [e for e in expect if not any(e in v for v in report.violations)] == []
+    assert len(report.violations) == len(expect), report.violations
+
+
+def test_check_interrupted_release_wants_the_finish_command(chaos):
+    report = chaos.Report()
+    chaos.check_interrupted_release(_release_doc({"broker-b:1": "not-sent"}, finish=None), 130,
+                                    "interrupted by SIGTERM", "SIGTERM",
+                                    {"broker-b:1": chaos.REL_Y}, report)
+    assert len(report.violations) == 1 and "no finish command" in report.violations[0]
