@@ -715,7 +715,10 @@ def main() -> None:
     print(json.dumps(report.to_dict(), indent=2))
     print(f"chaos run: {time.monotonic() - t0:.0f} s, {report.commands} commands, "
           f"{sum(report.faults.values())} faults, {report.resets} resets, "
-          f"{sum(report.interrupts.values())} interrupted resets {report.interrupts}, "
+          f"{sum(v for k, v in report.interrupts.items() if not k.startswith('release'))} "
+          f"interrupted resets, "
+          f"{sum(v for k, v in report.interrupts.items() if k.startswith('release'))} "
+          f"interrupted releases {report.interrupts}, "
           f"{len(report.violations)} violation(s)")
     sys.exit(1 if report.violations else 0)
 
