@@ -36,11 +36,13 @@ import argparse
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -262,13 +264,51 @@ def check_reset(sim: SimThread, r: subprocess.CompletedProcess[str], before: dic
 WRITE_CODES = (RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, RequestCode.UPDATE_CONSUMER_OFFSET)
 
 
+def run_interrupted(ns: str, args: list[str], rng: random.Random, sig: signal.Signals,
+                    report: Report, name: str, limit: float, *, changed: Callable[[], bool],
+                    at_change: bool, keep: Callable[[], None] | None = None
+                    ) -> tuple[int, str, str, Any] | None:
+    """mqctl ``args`` in its own process, ``sig`` sent once ``changed()`` (its first change
+    reached the slow broker; the answer still on the way) or, without ``at_change``, at a
+    random moment; ``keep()`` runs while waiting. (exit code, stdout, stderr, parsed JSON or
+    None), or None with a violation when it hung or printed broken JSON."""
+    env = dict(os.environ, NAMESRV_ADDR=ns, PYTHONUNBUFFERED="1")
+    t0 = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "mqctl", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    wait_until = t0 + (limit / 2 if at_change else rng.uniform(0.2, 4.0))
+    while time.monotonic() < wait_until and proc.poll() is None:
+        if at_change and changed():
+            time.sleep(rng.uniform(0.0, 0.1))
+            break
+        if keep is not None:
+            keep()
+        time.sleep(0.02)
+    if proc.poll() is None:
+        proc.send_signal(sig)
+    try:
+        out, err = proc.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        report.violations.append(f"{name} hung past {limit:g}s after {sig.name}")
+        return None
+    report.max_seconds[name] = max(report.max_seconds.get(name, 0.0), time.monotonic() - t0)
+    report.commands += 1
+    if "Traceback" in err:
+        report.violations.append(f"{name} printed a traceback")
+    try:
+        return proc.returncode, out, err, json.loads(out) if out.strip() else None
+    except ValueError:
+        report.violations.append(f"{name} printed broken JSON (exit {proc.returncode})")
+        return None
+
+
 def interrupted_reset(sim: SimThread, rng: random.Random, args: list[str], rb: Path,
                       limit: float, report: Report) -> None:
     """``offsets reset --execute`` in its own process, a slow broker, and SIGINT or SIGTERM
     once its first change reached the slow broker (or at a random moment); then the
     invariants."""
-    import signal
-
     before = offsets(sim)
     slow = rng.choice(sorted(sim.cluster.brokers))
     ms = rng.uniform(600, 1500)
@@ -279,42 +319,21 @@ def interrupted_reset(sim: SimThread, rng: random.Random, args: list[str], rb: P
         return len([x for x in sim.request_log if x.code in WRITE_CODES and x.addr == addr])
 
     seen = writes()
-    env = dict(os.environ, NAMESRV_ADDR=sim.namesrv_addr, PYTHONUNBUFFERED="1")
     sig = rng.choice([signal.SIGINT, signal.SIGTERM])
-    t0 = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "mqctl", "--timeout", "2", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     # while applying (after the first change arrived), every 4th at a random moment
-    at_change = sum(report.interrupts.values()) % 4 != 3
-    wait_until = t0 + (limit / 2 if at_change else rng.uniform(0.2, 4.0))
-    while time.monotonic() < wait_until and proc.poll() is None:
-        if at_change and writes() > seen:  # its answer is still on the way
-            time.sleep(rng.uniform(0.0, 0.1))
-            break
-        # the fault thread may clear it meanwhile: keep this broker slow until the change
+    at_change = sum(v for k, v in report.interrupts.items()
+                    if not k.startswith("release")) % 4 != 3
+
+    def keep_slow() -> None:  # the fault thread may clear it: keep it slow until the change
         sim.call(lambda c: c.faults.latency(slow, ms))
-        time.sleep(0.02)
-    if proc.poll() is None:
-        proc.send_signal(sig)
-    try:
-        out, err = proc.communicate(timeout=limit)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        report.violations.append(f"interrupted reset hung past {limit:g}s after {sig.name}")
+
+    ran = run_interrupted(sim.namesrv_addr, ["--timeout", "2", *args], rng, sig, report,
+                          "interrupted-reset", limit, changed=lambda: writes() > seen,
+                          at_change=at_change, keep=keep_slow)
+    if ran is None:
         return
-    report.max_seconds["interrupted-reset"] = max(report.max_seconds.get(
-        "interrupted-reset", 0.0), time.monotonic() - t0)
-    report.commands += 1
-    code = proc.returncode
+    code, out, err, d = ran
     now = offsets(sim)
-    try:
-        d = json.loads(out) if out.strip() else None
-    except ValueError:
-        report.violations.append(f"interrupted reset printed broken JSON (exit {code})")
-        return
-    if "Traceback" in err:
-        report.violations.append("interrupted reset printed a traceback")
     intr = d.get("interrupted") if isinstance(d, dict) else None
     if intr is None:
         # finished before the signal, or stopped before any change (planning, or the start-up
@@ -529,8 +548,6 @@ def interrupted_release(rng: random.Random, limit: float, report: Report) -> Non
     """``locks release --execute`` of a crashed consumer's locks in its own process and its own
     simulated cluster, SIGINT or SIGTERM once the slow broker got its first release (every 4th
     at a random moment); then the brokers' lock tables against what it said."""
-    import signal
-
     slow = rng.choice(["broker-a", "broker-b"])
     latency = rng.uniform(800, 1500)
     start = int(time.time() * 1000) - (REL_CRASH_S + 3) * 1000
@@ -553,49 +570,23 @@ def interrupted_release(rng: random.Random, limit: float, report: Report) -> Non
                         and x.addr == addr])
 
         sim.clear_request_log()
-        env = dict(os.environ, NAMESRV_ADDR=sim.namesrv_addr, PYTHONUNBUFFERED="1")
         args = ["--timeout", "5", "locks", "release", "-g", REL_GROUP, "--client", REL_Y,
                 "--no-state", "--execute", "-o", "json"]
         for mq in mine:
             args += ["--queue", mq.short]
         sig = rng.choice([signal.SIGINT, signal.SIGTERM])
-        t0 = time.monotonic()
-        proc = subprocess.Popen([sys.executable, "-m", "mqctl", *args], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=env)
         at_change = sum(v for k, v in report.interrupts.items()
                         if k.startswith("release")) % 4 != 3
-        wait_until = t0 + (limit / 2 if at_change else rng.uniform(0.2, 4.0))
-        while time.monotonic() < wait_until and proc.poll() is None:
-            if at_change and unlocks() > 0:
-                time.sleep(rng.uniform(0.0, 0.1))
-                break
-            time.sleep(0.02)
-        if proc.poll() is None:
-            proc.send_signal(sig)
-        try:
-            out, err = proc.communicate(timeout=limit)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            report.violations.append(f"interrupted release hung past {limit:g}s")
+        ran = run_interrupted(sim.namesrv_addr, args, rng, sig, report, "interrupted-release",
+                              limit, changed=lambda: unlocks() > 0, at_change=at_change)
+        if ran is None:
             return
-        report.max_seconds["interrupted-release"] = max(report.max_seconds.get(
-            "interrupted-release", 0.0), time.monotonic() - t0)
-        report.commands += 1
+        code, _, err, d = ran
         time.sleep(latency / 1000 + 0.3)  # whatever the slow broker did with one in flight
         holders = {mq.short: holder(mq) for mq in mine}
-        try:
-            d = json.loads(out) if out.strip() else None
-        except ValueError:
-            report.violations.append(f"interrupted release printed broken JSON (exit "
-                                     f"{proc.returncode})")
-            return
-        if "Traceback" in err:
-            report.violations.append("interrupted release printed a traceback")
         if not isinstance(d, dict) or "interrupted" not in d:
             # finished before the signal (exit 0: all released) or stopped while planning
             # (exit 130, nothing released)
-            code = proc.returncode
             done = code == 0 and all(h is None for h in holders.values())
             untouched = (code == 130 and "nothing was changed" in err
                          and all(h == REL_Y for h in holders.values()))
@@ -605,7 +596,7 @@ def interrupted_release(rng: random.Random, limit: float, report: Report) -> Non
             key = "release-finished" if code == 0 else "release-before-apply"
             report.interrupts[key] = report.interrupts.get(key, 0) + 1
             return
-        check_interrupted_release(d, proc.returncode, err, sig.name, holders, report)
+        check_interrupted_release(d, code, err, sig.name, holders, report)
 
 
 def run_chaos(duration: float, seed: int, *, limit: float = 45.0) -> Report:
