@@ -396,8 +396,9 @@ def check_interrupted(d: dict[str, Any], code: int, err: str, signame: str,
 
 # ------------------------------------------------------------------ nothing read (issue 15)
 
-# what a broker with a wrong ACL secret answers (5.3's AuthenticationPipeline; corpus
-# 5.3.3/acl/: NO_PERMISSION, remark "check signature failed.")
+# what a 5.3 broker answers a wrong ACL secret: NO_PERMISSION with the message of
+# DefaultAuthenticationHandler's signature check (AuthenticationPipeline; the sim's
+# SimServer._authenticate does the same; the real corpus holds no ACL recording)
 REFUSE_REMARK = "check signature failed."
 FALSE_FACTS = ("total lag 0", "offline", "no online consumer")
 NOTHING_READ_MODES = ("refuse", "down", "partial")
