@@ -125,3 +125,52 @@ def _fsync_dir(d: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+# free space below which an output location counts as full (a report's summaries, HTML and
+# Prometheus file alone need about this much; Parquet needs more, but that fails cleanly)
+MIN_FREE_BYTES = 1 << 20
+
+
+def output_location_error(path: str | os.PathLike[str], what: str, *,
+                          directory: bool) -> UsageError | None:
+    """Why ``path`` cannot take ``what`` (a directory when ``directory``, else a file), checked
+    BEFORE a long job starts, or None when it looks writable.
+
+    Checks, in order: a regular file where a directory is wanted (or a directory where a file
+    is); a part of the path that is a regular file; for a file, a missing parent directory (it
+    is never created: a typo in a collector's directory must not send output nowhere); that
+    this user can create a file in the deepest existing directory (read-only file system,
+    permissions: probed with a temporary file that is removed again); and free space
+    (``statvfs``; less than :data:`MIN_FREE_BYTES` counts as a full disk, ENOSPC)."""
+    target = Path(path)
+    if directory and target.exists() and not target.is_dir():
+        return local_path_error(OSError(errno.EEXIST, os.strerror(errno.EEXIST), str(target)),
+                                path, what)
+    if not directory and target.is_dir():
+        return local_path_error(OSError(errno.EISDIR, os.strerror(errno.EISDIR), str(target)),
+                                path, what)
+    probe_dir = target if directory else target.parent
+    if not directory and not probe_dir.exists():
+        parent_file = next((p for p in [probe_dir, *probe_dir.parents]
+                            if p.exists() and not p.is_dir()), None)
+        if parent_file is None:
+            return UsageError(f"cannot write {what} {path}: its directory {probe_dir} does not "
+                              "exist", hint="create it first, or check the path for a typo "
+                                            "(mqctl does not create it)")
+    while not probe_dir.exists() and probe_dir != probe_dir.parent:
+        probe_dir = probe_dir.parent
+    if not probe_dir.is_dir():
+        return local_path_error(OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR),
+                                        str(probe_dir)), path, what)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".mqctl-probe.", suffix=".tmp", dir=probe_dir)
+        os.close(fd)
+        os.unlink(tmp)
+        st = os.statvfs(probe_dir)
+    except OSError as exc:  # name the directory, not the probe's random name
+        return local_path_error(OSError(exc.errno, exc.strerror, str(probe_dir)), path, what)
+    if st.f_bavail * st.f_frsize < MIN_FREE_BYTES:
+        return local_path_error(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(probe_dir)),
+                                path, what)
+    return None

@@ -159,6 +159,7 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
                    move_window_ms=max(0, move_window_ms), storm_rounds=storm_rounds,
                    storm_window_ms=max(0, storm_window_ms), summary_limit=max(1, summary_limit))
     say = progress or (lambda _m: None)
+    _check_outputs(out_dir, prom_file)  # before the JVM starts: a long run must not end unwritten
     if all(_local(s.path) for s in specs):  # fail fast, before the JVM starts
         from mqctl.lagjob.readers import list_local
 
@@ -181,6 +182,23 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
 
 def _local(path: str) -> bool:
     return path.startswith("file:") or "://" not in path
+
+
+def _check_outputs(out_dir: str, prom_file: str | None) -> None:
+    """Raise the one-line usage error (exit 2) of an output location that cannot be written
+    (a regular file, read-only, no permission, a full disk; a --prom-file whose directory is
+    missing). Only local paths: a Hadoop URI is checked by its file system when written."""
+    from mqctl.fsutil import output_location_error
+    from mqctl.lagjob.inputs import local_path
+
+    checks = [(out_dir, "report directory", True)]
+    if prom_file:
+        checks.append((prom_file, "Prometheus file", False))
+    for path, what, directory in checks:
+        if _local(path):
+            err = output_location_error(local_path(path), what, directory=directory)
+            if err is not None:
+                raise err
 
 
 def _check_listing(listing: Any) -> None:
@@ -225,6 +243,10 @@ class _Run:
     def run(self) -> ReportResult:
         try:
             return self._run()
+        except OSError as exc:  # e.g. the disk filled up during the run: name what failed
+            from mqctl.fsutil import local_path_error
+
+            raise local_path_error(exc, exc.filename or self.out, "report output") from exc
         finally:
             for df in self.persisted:
                 df.unpersist()
