@@ -9,12 +9,11 @@ late, so the signal lands while the command waits for them. 127.0.0.1 only; boun
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
 
+import cli_process
 import pytest
 
 from mqctl.remoting.codes import MUTATING_REQUESTS
@@ -23,27 +22,14 @@ LATENCY_MS = 4000
 
 
 def spawn(sim, cwd, *args: str) -> subprocess.Popen:
-    from conftest import ROOT
-
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.Popen([sys.executable, "-m", "mqctl", "--timeout", "20", "-n",
-                             sim.namesrv_addr, *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
+    return cli_process.spawn(sim, list(args), cwd, timeout="20")
 
 
 def wait_for_broker_request(sim, proc, limit: float = 30.0) -> None:
     """Signal only once mqctl waits for a (slow) broker: its start-up is over."""
     addrs = {sim.cluster.broker_addr(b) for b in ("broker-a", "broker-b")}
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if any(r.addr in addrs for r in sim.request_log):
-            return
-        if proc.poll() is not None:
-            raise AssertionError(f"mqctl ended first: {proc.communicate()}")
-        time.sleep(0.02)
-    proc.kill()
-    proc.communicate()
-    raise AssertionError("mqctl sent no broker request")
+    cli_process.wait_for(proc, lambda: any(r.addr in addrs for r in sim.request_log),
+                         "a broker request", limit)
 
 
 @pytest.fixture

@@ -12,13 +12,12 @@ sent is still held by Y. 127.0.0.1 only; every wait is bounded.
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import signal
 import subprocess
-import sys
 import time
 
+import cli_process
 import pytest
 
 from mqctl.models import MessageQueue
@@ -73,39 +72,17 @@ def unlocks(sim, broker: str | None = None) -> list:
 
 
 def spawn(sim, tmp_path, *extra: str) -> subprocess.Popen:
-    from conftest import ROOT
-
     args = ["locks", "release", "-g", G, "--state-dir", str(tmp_path / "state"), "--execute"]
     for s in SPECS:
         args += ["--queue", s]
-    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="250")
-    return subprocess.Popen([sys.executable, "-m", "mqctl", "--timeout", "5", "-n",
-                             sim.namesrv_addr, *args, *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            cwd=tmp_path)
+    return cli_process.spawn(sim, [*args, *extra], tmp_path, timeout="5")
 
 
 def wait_for(sim, proc, cond, what: str, limit: float = 40.0) -> None:
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        if proc.poll() is not None:
-            raise AssertionError(f"mqctl ended before {what}: {proc.communicate()}")
-        time.sleep(0.02)
-    proc.kill()
-    proc.communicate()
-    raise AssertionError(f"timed out waiting for {what}")
+    cli_process.wait_for(proc, cond, what, limit)
 
 
-def finish(proc, limit: float = 30.0) -> tuple[int, str, str]:
-    try:
-        out, err = proc.communicate(timeout=limit)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        raise
-    return proc.returncode, out, err
+finish = cli_process.finish
 
 
 def wait_for_first_b(sim, proc) -> None:

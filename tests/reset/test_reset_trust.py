@@ -281,40 +281,22 @@ def test_to_offset_long_max_is_refused_live(cli, sim):
 # ------------------------------------------------------------------------------ item 2
 
 def _spawn(sim, args, cwd):
-    """``mqctl`` in its own process (a real signal, a real exit code) against the sim."""
-    import os
-    import subprocess
-    import sys
-
-    from conftest import ROOT
-    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="250")
-    return subprocess.Popen([sys.executable, "-m", "mqctl", "-n", sim.namesrv_addr, *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            cwd=cwd)
+    from cli_process import spawn
+    return spawn(sim, args, cwd)
 
 
 def _wait_for_reset(sim, proc, broker, n=1, limit=60.0):
     """Until the n-th state-changing request reached ``broker`` (recorded on arrival, before
     the sim's latency fault delays the answer)."""
+    from cli_process import wait_for
     addr = sim.cluster.broker_addr(broker)
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if len([r for r in resets_sent(sim) if r.addr == addr]) >= n:
-            return
-        if proc.poll() is not None:
-            raise AssertionError(f"mqctl ended before the apply: {proc.communicate()}")
-        time.sleep(0.02)
-    proc.kill()
-    raise AssertionError("no reset request reached the broker in time")
+    wait_for(proc, lambda: len([r for r in resets_sent(sim) if r.addr == addr]) >= n,
+             "the apply", limit)
 
 
 def _finish(proc, limit=30.0):
-    try:
-        out, err = proc.communicate(timeout=limit)
-    except Exception:
-        proc.kill()
-        raise
-    return proc.returncode, out, err
+    from cli_process import finish
+    return finish(proc, limit)
 
 
 def _check_statuses(sim, d, before):
