@@ -278,7 +278,7 @@ class _Run:
         bad_cols = ["source", "source_kind", "line", "reason", "detail", "content",
                     "observed_ts"]
         if paths.get(Kind.SNAPSHOT):
-            records, snap_lines = readers.read_snapshots(sp, paths[Kind.SNAPSHOT])
+            records, snap_lines = readers.read_snapshots(sp, paths[Kind.SNAPSHOT], now_ms())
             records = self.cut(records)  # the JSON is parsed once
             obs_s, bad_s = X.split_snapshot_records(records)
             obs_frames.append(obs_s)
@@ -528,7 +528,7 @@ class _Run:
             top = self.spark.createDataFrame(keys, "cluster string, `group` string")
             per = (gt.join(F.broadcast(top), on=["cluster", "group"])
                    .groupBy("cluster", "group", "capture_ts")
-                   .agg(F.sum("total_lag").alias("total_lag"),
+                   .agg(F.try_sum("total_lag").alias("total_lag"),
                         F.max("lag_seconds").alias("lag_seconds")))
             cap = len(keys) * o.chart_points
             rows = per.limit(cap + 1).collect()

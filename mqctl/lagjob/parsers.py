@@ -86,6 +86,46 @@ CONTENT_MAX = 500
 
 Rec = tuple[str, tuple[Any, ...]]
 
+# plausible ranges (docs/exports.md section 9): a value outside is quarantined with its field
+# named, so no row that passes can overflow the report's long arithmetic (Spark ANSI mode)
+MIN_CAPTURE_MS = 1_262_304_000_000  # 2010-01-01T00:00:00Z: no capture of mqctl's era is older
+FUTURE_SLACK_MS = 86_400_000  # a capture more than a day after the run is a wrong clock/value
+# RocketMQ numbers queues 0..readQueueNums-1 per broker (TopicConfig); mqctl's plausibility
+# bound, far above any real topic, not a RocketMQ limit
+QUEUE_ID_MAX = 65_535
+# snapshot fields that feed subtractions: a negative value is never real (offsets count from 0,
+# store times are epoch ms)
+SNAPSHOT_NON_NEGATIVE = ("queue_id", "broker_offset", "consumer_offset", "min_offset",
+                         "pull_offset", "last_timestamp")
+
+
+LONG_MAX = (1 << 63) - 1
+INT_MAX = (1 << 31) - 1
+INT_FIELDS = ("members", "mq_all", "cid_all")  # int columns (the rest are longs)
+OUT_OF_RANGE = "value out of range"
+
+
+def range_problem(ts: int | None = None, queue_ids: tuple[int, ...] = (),
+                  **counts: int | None) -> str | None:
+    """The first value outside the plausible range, as ``field=value: why`` (the detail of an
+    ``OUT_OF_RANGE`` record), or None: a capture time before 2010 (no upper bound here: the run's
+    time is checked for snapshots, where the file says it), a queue id outside 0..65535, an
+    offset or count outside 0..2^63-1. Keeps the Spark side's long/int arithmetic from
+    overflowing on any record a parser yields."""
+    if ts is not None and ts < MIN_CAPTURE_MS:
+        return f"capture_ts={ts}: before 2010-01-01"
+    for q in queue_ids:
+        if q < 0 or q > QUEUE_ID_MAX:
+            return f"queue_id={q}: " + ("must be >= 0" if q < 0 else f"above {QUEUE_ID_MAX}")
+    for name, v in counts.items():
+        if v is not None and name in INT_FIELDS and v > INT_MAX:
+            return f"{name}={v}: beyond 2^31-1"
+        if v is not None and v > LONG_MAX:
+            return f"{name}={v}: beyond 2^63-1"
+        if v is not None and v < 0:
+            return f"{name}={v}: must be >= 0"
+    return None
+
 
 def bad(source: str, kind: str, line: int | None, reason: str, detail: str = "",
         content: str = "", observed_ts: int | None = None) -> Rec:
@@ -137,6 +177,10 @@ def parse_file(kind: str, source: str, text: str, meta: PathMeta, mtime_ms: int 
     if ts is None:
         yield bad(source, kind, None, "no capture time",
                   "neither the path nor the file's modification time gives one", "", None)
+        return
+    why = range_problem(ts)
+    if why is not None:
+        yield bad(source, kind, None, OUT_OF_RANGE, why, "", None)
         return
     if kind == Kind.CONSUMER_OFFSET:
         yield from parse_consumer_offset(source, text, meta, ts, cluster)
@@ -220,6 +264,11 @@ def parse_consumer_offset(source: str, text: str, meta: PathMeta, ts: int,
             if q is None or o is None or q < 0:
                 yield bad(source, kind, _key_line(text, key), "bad offset entry",
                           f"queue {qid!r} offset {off!r}", f"{key}: {qid}: {off}", ts)
+                continue
+            why = range_problem(queue_ids=(q,), consumer_offset=o)
+            if why is not None:
+                yield bad(source, kind, _key_line(text, key), OUT_OF_RANGE, why,
+                          f"{key}: {qid}: {off}", ts)
                 continue
             yield (OBS, (ts, cluster, group, topic, broker, q, None, None, o, None, None, None,
                          None, None, None, None, None, kind, source))
@@ -371,6 +420,12 @@ def parse_consumer_progress(source: str, text: str, meta: PathMeta, ts: int, clu
         except ValueError as exc:
             yield bad(source, kind, lineno, "malformed row", str(exc), s, ts)
             continue
+        why = range_problem(queue_ids=(qid,), broker_offset=bo, consumer_offset=co,
+                            inflight=inflight,
+                            pull_offset=co + inflight if inflight is not None else None)
+        if why is not None:
+            yield bad(source, kind, lineno, OUT_OF_RANGE, why, s, ts)
+            continue
         ip = vals.get("Client IP")
         owner = ip if ip and ip.upper() != "N/A" else None
         yield (OBS, (ts, cluster, meta.group, vals["Topic"], vals["Broker Name"], qid, bo, None,
@@ -393,6 +448,10 @@ def _consumer_progress_groups(source: str, rows: list[tuple[int, str]], ts: int,
             int(toks[-2])
         except ValueError as exc:
             yield bad(source, kind, lineno, "malformed row", str(exc), s, ts)
+            continue
+        why = range_problem(members=count, diff_total=diff)
+        if why is not None:
+            yield bad(source, kind, lineno, OUT_OF_RANGE, why, s, ts)
             continue
         yield (MEMBER, (ts, cluster, toks[0], count, count > 0, diff, kind, source))
 
@@ -427,6 +486,10 @@ def parse_broker_consume_stats(source: str, text: str, ts: int, cluster: str,
             last = parse_local_time(vals.get("LastTime", ""), tz) if "LastTime" in vals else None
         except ValueError as exc:
             yield bad(source, kind, lineno, "malformed row", str(exc), s, ts)
+            continue
+        why = range_problem(queue_ids=(qid,), broker_offset=bo, consumer_offset=co)
+        if why is not None:
+            yield bad(source, kind, lineno, OUT_OF_RANGE, why, s, ts)
             continue
         yield (OBS, (ts, cluster, vals["Group"], vals["Topic"], vals["Broker Name"], qid, bo,
                      None, co, None, last, None, None, None, None, None, None, kind, source))
@@ -464,6 +527,10 @@ def parse_topic_status(source: str, text: str, meta: PathMeta, ts: int,
             mx = int(toks[idx["Max Offset"]])
         except (ValueError, IndexError) as exc:
             yield bad(source, kind, lineno, "malformed row", str(exc), s, ts)
+            continue
+        why = range_problem(queue_ids=(qid,), broker_offset=mx, min_offset=mn)
+        if why is not None:
+            yield bad(source, kind, lineno, OUT_OF_RANGE, why, s, ts)
             continue
         yield (POINT, (ts, cluster, meta.topic, toks[idx["Broker Name"]], qid, mx, mn, kind,
                        source))
@@ -600,6 +667,9 @@ def _ev(ts: int, event: str, group: str | None, topic: str | None, client: str |
         prev: str | None, mqs: list[tuple[str, str, int]], strategy: str | None = None,
         mq_all: int | None = None, cid_all: int | None = None, detail: str | None = None
         ) -> tuple[str, tuple[Any, ...]]:
+    why = range_problem(queue_ids=tuple(q for _, _, q in mqs), mq_all=mq_all, cid_all=cid_all)
+    if why is not None:
+        return _bad_line(OUT_OF_RANGE, why, ts)
     if topic is None and mqs:
         topic = mqs[0][0]
     return ("log", (ts, event, group, topic, client, prev, mqs, strategy, mq_all, cid_all,

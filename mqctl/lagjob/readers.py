@@ -223,13 +223,15 @@ def read_lines(spark: SparkSession, paths: list[str]) -> DataFrame:
         F.col("value"))
 
 
-def read_snapshots(spark: SparkSession, paths: list[str]) -> tuple[DataFrame, DataFrame]:
+def read_snapshots(spark: SparkSession, paths: list[str], run_ms: int | None = None
+                   ) -> tuple[DataFrame, DataFrame]:
     """(parsed records, all lines) of canonical snapshot files: records as
-    :func:`transforms.parse_snapshot_records`; the lines give bad lines their line numbers."""
+    :func:`transforms.parse_snapshot_records` (``run_ms``: the run's time, bounding capture
+    times); the lines give bad lines their line numbers."""
     from mqctl.lagjob import schemas, transforms
 
     lines = read_lines(spark, paths)
-    return transforms.parse_snapshot_records(lines, schemas.SNAPSHOT_JSON), lines
+    return transforms.parse_snapshot_records(lines, schemas.SNAPSHOT_JSON, run_ms), lines
 
 
 def _file_records(rows: Iterable[Any], tz: tzinfo | None, cluster: str) -> Iterator[Any]:

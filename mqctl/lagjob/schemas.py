@@ -88,3 +88,7 @@ SNAPSHOT_JSON = T.StructType([
 ])
 SNAPSHOT_REQUIRED = ("capture_ts", "group", "topic", "broker", "queue_id", "broker_offset",
                      "consumer_offset")
+# the numeric fields of a snapshot row and their type (a value that does not fit is named)
+SNAPSHOT_NUMBERS = tuple((f.name, "int" if isinstance(f.dataType, T.IntegerType) else "long")
+                         for f in SNAPSHOT_JSON.fields
+                         if isinstance(f.dataType, (T.LongType, T.IntegerType)))

@@ -99,40 +99,86 @@ SNAPSHOT_BAD = ["source", "source_kind", "block", "rid", "reason", "detail", "co
                 "observed_ts"]
 
 
-def parse_snapshot_records(lines: DataFrame, schema: object) -> DataFrame:
+def parse_snapshot_records(lines: DataFrame, schema: object,
+                           run_ms: int | None = None) -> DataFrame:
     """JSON Lines (``source, block, rid, mtime_ms, value``) -> one row per non-blank line with
     the observation columns (``SNAPSHOT_OBS``) and, for a bad line, ``reason``, ``detail``,
     ``content`` and its position (``block``, ``rid``). Parse once, split with
     :func:`split_snapshot_records`.
 
     A line is bad when it is not a JSON object, a field has the wrong type, the ``schema`` is
-    not ``mqctl.snapshot/1``, a required field is missing, or an offset or queue id is
-    negative. Blank lines are skipped (not errors).
+    not ``mqctl.snapshot/1``, a required field is missing, or a value is outside the plausible
+    range of :mod:`mqctl.lagjob.parsers` (``value out of range``: a capture time before 2010
+    or more than a day after ``run_ms``, a number beyond 2^63-1, a queue id above 65535;
+    ``negative value``: a negative queue id, offset or store time). The detail names the field
+    and its value. Blank lines are skipped (not errors). Every row that passes keeps the
+    transforms' arithmetic within a long (see :func:`with_lag`, :func:`estimate_time_lag`).
     """
-    from mqctl.lagjob.schemas import SNAPSHOT_REQUIRED
+    from mqctl.lagjob.parsers import (
+        FUTURE_SLACK_MS,
+        MIN_CAPTURE_MS,
+        QUEUE_ID_MAX,
+        SNAPSHOT_NON_NEGATIVE,
+    )
+    from mqctl.lagjob.schemas import SNAPSHOT_NUMBERS, SNAPSHOT_REQUIRED
 
     j = F.col("j")
     parsed = (lines.filter(F.trim(F.col("value")) != "")
               .withColumn("j", F.from_json(F.col("value"), schema,  # type: ignore[arg-type]
                                            {"mode": "PERMISSIVE",
                                             "columnNameOfCorruptRecord": "_corrupt"})))
+
+    def raw(c: str) -> Column:
+        return F.get_json_object(F.col("value"), "$." + c)
+
+    def first(checks: list[tuple[Column, Column]]) -> Column:
+        out = F.lit(None).cast("string")
+        for cond, text in reversed(checks):
+            out = F.when(cond, text).otherwise(out)
+        return out
+
+    # a number that did not fit its type (a long beyond 2^63-1, an int queue id) makes the
+    # whole line unparsable; name it instead of a generic "wrong type"
+    too_big = first([((j.isNull() | j["_corrupt"].isNotNull()) & raw(c).rlike(r"^-?\d+$")
+                      & (j.isNull() | j[c].isNull()),
+                      F.concat(F.lit(c + "="), raw(c), F.lit(": beyond 2^63-1" if t == "long"
+                                                            else ": not a queue id")))
+                     for c, t in SNAPSHOT_NUMBERS])
+    hi = (run_ms if run_ms is not None else 0) + FUTURE_SLACK_MS
+    ts = j["capture_ts"]
+    ts_bad = (ts < MIN_CAPTURE_MS) | (F.lit(run_ms is not None) & (ts > F.lit(hi)))
+    out_of_range = first([
+        (ts_bad,
+         F.concat(F.lit("capture_ts="), ts.cast("string"),
+                  F.lit(": before 2010-01-01 or more than a day after the run"))),
+        (j["queue_id"] > QUEUE_ID_MAX,
+         F.concat(F.lit("queue_id="), j["queue_id"].cast("string"),
+                  F.lit(f": above {QUEUE_ID_MAX}")))])
+    negative = first([(j[c] < 0, F.concat(F.lit(c + "="), j[c].cast("string"),
+                                          F.lit(": must be >= 0")))
+                      for c in SNAPSHOT_NON_NEGATIVE])
     missing = F.concat_ws(", ", *[F.when(j[c].isNull(), F.lit(c)) for c in SNAPSHOT_REQUIRED])
-    reason = (F.when(j.isNull() | j["_corrupt"].isNotNull(), F.lit("malformed JSON"))
+    reason = (F.when(too_big.isNotNull(), F.lit("value out of range"))
+              .when(j.isNull() | j["_corrupt"].isNotNull(), F.lit("malformed JSON"))
               .when(j["schema"].isNull() | ~j["schema"].rlike(r"^mqctl\.snapshot/1(\.\d+)?$"),
                     F.lit("unsupported schema"))
               .when(missing != "", F.lit("missing field"))
-              .when((j["queue_id"] < 0) | (j["consumer_offset"] < 0) | (j["broker_offset"] < 0),
-                    F.lit("negative value")))
-    detail = (F.when(reason == "malformed JSON",
-                     F.lit("not a JSON object, or a field has the wrong type"))
+              .when(out_of_range.isNotNull(), F.lit("value out of range"))
+              .when(negative.isNotNull(), F.lit("negative value")))
+    detail = (F.when(too_big.isNotNull(), too_big)
+              .when(reason == "malformed JSON",
+                    F.lit("not a JSON object, or a field has the wrong type"))
               .when(reason == "unsupported schema",
                     F.concat(F.lit("schema="), F.coalesce(j["schema"], F.lit("(none)"))))
               .when(reason == "missing field", missing)
-              .otherwise(F.lit("queue_id, broker_offset and consumer_offset must be >= 0")))
+              .when(reason == "value out of range", out_of_range)
+              .otherwise(negative))
     tagged = parsed.withColumn("reason", reason)
     is_bad = F.col("reason").isNotNull()
     return tagged.select(
-        j["capture_ts"].alias("observed_ts"), F.coalesce(j["cluster"], F.lit("")).alias("cluster"),
+        # an implausible time must not date the quarantine row (its file's capture does)
+        F.when(ts_bad, F.lit(None)).otherwise(ts).alias("observed_ts"),
+        F.coalesce(j["cluster"], F.lit("")).alias("cluster"),
         j["group"].alias("group"), j["topic"].alias("topic"), j["broker"].alias("broker"),
         j["queue_id"].alias("queue_id"), j["broker_offset"].alias("broker_offset"),
         j["min_offset"].alias("min_offset"), j["consumer_offset"].alias("consumer_offset"),
@@ -345,8 +391,9 @@ def estimate_time_lag(obs: DataFrame, history: DataFrame) -> DataFrame:
              Window.partitionBy(*QUEUE, "seg"))))
     est = v.filter(F.col("_r") == 2)
     pa, pb = F.col("prev"), F.col("next")
-    t_star = pa["t"] + ((F.col("k") - pa["B"] + 1) * (pb["t"] - pa["t"])
-                        / (pb["B"] - pa["B"] + 1))
+    # in double: offsets up to 2^63-1 times a time span overflow a long (ANSI mode raises)
+    t_star = pa["t"] + ((F.col("k") - pa["B"]).cast("double") + 1.0) * (pb["t"] - pa["t"]) \
+        / ((pb["B"] - pa["B"]).cast("double") + 1.0)
     interp = pa.isNotNull() & pb.isNotNull() & (pb["B"] > pa["B"])
     lower = F.col("t") - F.col("first_t")
     est = est.select(
@@ -517,7 +564,7 @@ def group_topic_status(queues: DataFrame) -> DataFrame:
     agg = q.groupBy("cluster", "group", "topic", "capture_ts").agg(
         F.count(F.lit(1)).alias("queues"),
         F.count("lag").alias("queues_known"),
-        F.sum("lag").alias("total_lag"),
+        F.try_sum("lag").alias("total_lag"),
         F.max("lag").alias("max_lag"),
         F.max("lag_seconds").alias("lag_seconds"),
         F.max_by("lag_seconds_source", F.coalesce(F.col("lag_seconds"), F.lit(-1.0)))
@@ -567,7 +614,7 @@ def latest_groups(group_topic: DataFrame, rebalances: DataFrame | None = None) -
     last = (group_topic.withColumn("_last", F.first("capture_ts").over(w))
             .filter(F.col("capture_ts") == F.col("_last")))
     out = last.groupBy("cluster", "group", "capture_ts").agg(
-        F.count(F.lit(1)).alias("topics"), F.sum("total_lag").alias("total_lag"),
+        F.count(F.lit(1)).alias("topics"), F.try_sum("total_lag").alias("total_lag"),
         F.max("lag_seconds").alias("lag_seconds"),
         F.max("group_status_code").alias("group_status_code"),
         # the fraction of the group's queues (over its topics) whose window is full

@@ -9,6 +9,7 @@ blocks (ENOSPC); a regular file in the path is real."""
 from __future__ import annotations
 
 import errno
+import json
 import os
 from pathlib import Path
 from types import SimpleNamespace
@@ -100,3 +101,118 @@ def test_writable_locations_pass(tmp_path):
     assert fsutil.output_location_error(tmp_path / "a" / "b", "x", directory=True) is None
     assert fsutil.output_location_error(tmp_path / "x.prom", "x", directory=False) is None
     assert list(tmp_path.iterdir()) == []  # the probe left nothing behind
+
+
+# ---- item 3: one bad row never stops the report (Spark, end to end) ---------------------------
+
+Y2099 = 4_070_908_800_000  # 2099-01-01T00:00:00Z
+BIG = 1 << 62
+
+
+def test_out_of_range_rows_are_quarantined_and_extremes_compute(spark, tmp_path):
+    """Lines with an implausible capture time (1e18: CAST_OVERFLOW before; -5: date=1969),
+    an offset beyond 2^63-1 and a negative queue id are quarantined with the field named;
+    valid extremes (offsets near 2^62 on two queues, captures in 2099 with the clock there)
+    go through every transform without an ANSI overflow."""
+    from mqctl.lagjob import run_report
+    from mqctl.timeparse import set_clock
+
+    snap = tmp_path / "snap"
+    for i in range(3):
+        ts = Y2099 + i * 60_000
+        rows = [snap_row(ts, "G", "T", q, BIG + 1000 * (i + 1), BIG - 5000 + 10 * i,
+                         owner="a@1", last_timestamp=ts - 1000) for q in (0, 1)]
+        # group H lags 2^62 on each of two queues: its total does not fit a long
+        rows += [snap_row(ts, "H", "T", q, BIG + i, 0, owner="b@1") for q in (0, 1)]
+        extra = []
+        if i == 0:
+            bad = snap_row(ts, "G", "T", 2, 10, 5, owner="a@1")
+            extra = [json.dumps({**bad, "capture_ts": 1000000000000000000}),
+                     json.dumps({**bad, "capture_ts": -5}),
+                     json.dumps({**bad, "broker_offset": 1 << 63}),
+                     json.dumps({**bad, "queue_id": -1}),
+                     json.dumps({**bad, "last_timestamp": -(1 << 63)})]
+        write_snapshot(snap, "c1", ts, rows, extra)
+    set_clock(lambda: Y2099 + 10 * 60_000)
+    try:
+        res = run_report([str(snap)], str(tmp_path / "out"), spark=spark, tz="UTC")
+    finally:
+        set_clock(None)
+    q = {(r["reason"], r["detail"].split("=")[0].split(":")[0]) for r in
+         spark.read.parquet(str(tmp_path / "out" / "quarantine")).collect()}
+    assert res.quarantined == 5, q
+    assert q == {("value out of range", "capture_ts"), ("value out of range", "broker_offset"),
+                 ("negative value", "queue_id"), ("negative value", "last_timestamp")}, q
+    dates = sorted(p.name for p in (tmp_path / "out" / "lag").iterdir() if p.is_dir())
+    assert dates == ["date=2099-01-01"]
+    gt = {(r["group"], r["capture_ts"]): r for r in
+          spark.read.parquet(str(tmp_path / "out" / "group_status")).collect()}
+    last = gt["G", Y2099 + 120_000]
+    assert last["total_lag"] == 2 * (3000 + 5000 - 20)  # 2 x (BIG+3000 - (BIG-5000+20))
+    h = gt["H", Y2099 + 120_000]
+    assert h["max_lag"] == BIG + 2
+    assert h["total_lag"] is None  # 2^63 + 4 does not fit: unknown, never a wrapped number
+
+
+# ---- item 3 for the other input kinds (pure Python: the parsers) ------------------------------
+
+def _bad_details(recs):
+    from mqctl.lagjob import parsers as P
+
+    i, j = P.BAD_FIELDS.index(("reason", "string")), P.BAD_FIELDS.index(("detail", "string"))
+    return [(r[1][i], r[1][j]) for r in recs if r[0] == P.BAD]
+
+
+def _n(recs, tag):
+    return sum(1 for r in recs if r[0] == tag)
+
+
+def test_store_file_values_out_of_range():
+    from mqctl.lagjob import parsers as P
+    from mqctl.lagjob.inputs import Kind, PathMeta
+
+    from .builders import consumer_offset_json
+
+    text = consumer_offset_json({"T@G": {0: 5, 1: 1 << 63, 70000: 3}})
+    recs = list(P.parse_file(Kind.CONSUMER_OFFSET.value, "/s", text,
+                             PathMeta(capture_ts=T0, broker="b"), None, None))
+    assert _n(recs, P.OBS) == 1
+    assert sorted(_bad_details(recs)) == [
+        ("value out of range", "consumer_offset=9223372036854775808: beyond 2^63-1"),
+        ("value out of range", "queue_id=70000: above 65535")]
+    # a capture time of -5 (an epoch-0 modification time, a broken path stamp) dates nothing
+    recs = list(P.parse_file(Kind.CONSUMER_OFFSET.value, "/s", text,
+                             PathMeta(capture_ts=-5, broker="b"), None, None))
+    assert _n(recs, P.OBS) == 0
+    assert _bad_details(recs) == [("value out of range",
+                                   "capture_ts=-5: before 2010-01-01")]
+
+
+def test_mqadmin_values_out_of_range():
+    from mqctl.lagjob import parsers as P
+    from mqctl.lagjob.inputs import Kind
+
+    from .builders import topic_status
+
+    text = topic_status([("broker-a", 0, 0, 10, 0), ("broker-a", 1, 0, 1 << 64, 0)])
+    recs = list(P.parse_file(Kind.TOPIC_STATUS.value, "/s", text, PathMeta_T(), None, None))
+    assert _n(recs, P.POINT) == 1
+    assert [d for _, d in _bad_details(recs)] == [
+        "broker_offset=18446744073709551616: beyond 2^63-1"]
+
+
+def PathMeta_T():
+    from mqctl.lagjob.inputs import PathMeta
+    return PathMeta(capture_ts=T0, topic="T")
+
+
+def test_log_queue_id_out_of_range():
+    from mqctl.lagjob import parsers as P
+
+    from .builders import mq
+
+    pre = "2024-06-01 18:00:00.000 INFO  [1] [RebalanceService] [x#y:1] - "
+    r = P.parse_client_log_line(pre + "doRebalance, G, add a new mq, "
+                                + mq("T", "b", 99999999999), None)
+    assert r is not None and r[0] == "bad"
+    assert r[1][0] == "value out of range" and r[1][1] == "queue_id=99999999999: above 65535"
