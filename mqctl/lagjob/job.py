@@ -220,6 +220,7 @@ class _Run:
         self.o = opts
         self.thresholds = thresholds
         self.prom_file = prom_file
+        self.written: dict[str, str] = {}
         self.say = say
         self.persisted: list[DataFrame] = []
         self.notes: list[str] = []
@@ -246,7 +247,11 @@ class _Run:
         except OSError as exc:  # e.g. the disk filled up during the run: name what failed
             from mqctl.fsutil import local_path_error
 
-            raise local_path_error(exc, exc.filename or self.out, "report output") from exc
+            err = local_path_error(exc, exc.filename or self.out, "report output")
+            done = ", ".join(self.written) or "nothing"
+            err.message = f"{err.message}; already written: {done} (the rest was not)"
+            err.args = (err.message,)
+            raise err from exc
         finally:
             for df in self.persisted:
                 df.unpersist()
@@ -423,7 +428,7 @@ class _Run:
         n_obs, n_lag = total("observations"), total("lag")
 
         # ---- write datasets -------------------------------------------------------------------
-        written: dict[str, str] = {}
+        written = self.written  # what a failed write reports as done
         for name, df in frames.items():
             path = W.join(self.out, name)
             self.say(f"lag report: writing {name} ({len(ds_dates[name])} date partition(s))")

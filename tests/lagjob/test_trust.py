@@ -216,3 +216,29 @@ def test_log_queue_id_out_of_range():
                                 + mq("T", "b", 99999999999), None)
     assert r is not None and r[0] == "bad"
     assert r[1][0] == "value out of range" and r[1][1] == "queue_id=99999999999: above 65535"
+
+
+def test_disk_full_during_the_run_says_what_was_written(spark, tmp_path, monkeypatch):
+    """The checks passed, then the disk filled up while writing the Prometheus file (injected
+    ENOSPC where mqctl writes it): a one-line usage error that names the file and lists exactly
+    which outputs were already written (the Parquet datasets, summary.csv), not 'internal
+    error'."""
+    from mqctl.errors import UsageError
+    from mqctl.lagjob import run_report
+    from mqctl.lagjob import writers as W
+
+    real = W.write_text
+
+    def full(sp, path, text):
+        if path.endswith(".prom"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
+        real(sp, path, text)
+    monkeypatch.setattr(W, "write_text", full)
+    out = tmp_path / "out"
+    with pytest.raises(UsageError) as ei:
+        run_report([str(tiny(tmp_path))], str(out), spark=spark, tz="UTC")
+    msg = str(ei.value)
+    assert f"{out}/mqctl_lag.prom: No space left on device" in msg, msg
+    assert "already written: lag, group_status" in msg and "summary_csv" in msg, msg
+    assert "free space" in (ei.value.hint or "")
+    assert not (out / "mqctl_lag.prom").exists() and (out / "summary.csv").exists()
