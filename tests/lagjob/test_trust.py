@@ -242,3 +242,25 @@ def test_disk_full_during_the_run_says_what_was_written(spark, tmp_path, monkeyp
     assert "already written: lag, group_status" in msg and "summary_csv" in msg, msg
     assert "free space" in (ei.value.hint or "")
     assert not (out / "mqctl_lag.prom").exists() and (out / "summary.csv").exists()
+
+
+def test_relative_out_is_this_process_directory_not_the_jvms(spark, tmp_path, monkeypatch):
+    """A relative --out names a directory under this process's working directory even when the
+    JVM was started elsewhere (a reused session): every dataset lands there, none beside the
+    JVM's working directory (found when a docs example left Parquet files in the checkout)."""
+    import os
+
+    from mqctl.lagjob.job import run_report
+
+    from .builders import build_scenario
+
+    jvm_cwd = os.getcwd()
+    root = tmp_path / "in"
+    build_scenario(root)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    name = f"rel-out-{os.getpid()}"
+    run_report([str(root)], name, spark=spark, tz="UTC", log_tz="UTC")
+    assert (work / name / "lag").is_dir() and (work / name / "report.html").is_file()
+    assert not os.path.exists(os.path.join(jvm_cwd, name))
