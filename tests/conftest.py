@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# the recorded real RocketMQ 4.9.3/5.3.3 corpus, beside the checkout (as CI has it)
+REAL_CORPUS = ROOT.parent / "shared" / "samples" / "real"
 
 
 def _samples_dir() -> Path:

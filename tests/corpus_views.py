@@ -9,8 +9,9 @@ by the test itself, in plain sight).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
+
+from conftest import REAL_CORPUS
 
 from mqctl.admin import NotFoundError
 from mqctl.errors import BrokerError
@@ -27,7 +28,7 @@ from mqctl.models import (
 )
 from mqctl.remoting import fastjson
 
-REAL = Path(__file__).resolve().parents[1].parent / "shared" / "samples" / "real"
+REAL = REAL_CORPUS
 VERSIONS = ("4.9.3", "5.3.3")
 
 

@@ -8,9 +8,10 @@ import ipaddress
 import struct
 import zlib
 from dataclasses import dataclass, field
-from pathlib import Path
 
-REAL = Path(__file__).resolve().parents[1].parent / "shared" / "samples" / "real"
+from conftest import REAL_CORPUS
+
+REAL = REAL_CORPUS
 
 
 def tcp(sport: int, dport: int, seq: int, payload: bytes, *, ack: int = 1,

@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import collections
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
+from conftest import REAL_CORPUS
 
 from mqctl.lagjob import parsers as P
 from mqctl.lagjob.inputs import InputSpec, Kind, path_meta
 from mqctl.lagjob.readers import list_local
 
-REAL = Path(__file__).resolve().parents[2].parent / "shared" / "samples" / "real"
+REAL = REAL_CORPUS
 pytestmark = pytest.mark.skipif(not REAL.is_dir(), reason="the real corpus is not present")
 STORE_COPIED_MS = 1795467780000  # README: store files copied at 21:03 UTC (their mtime)
 OBS_IDX = {n: i for i, (n, _) in enumerate(P.OBS_FIELDS)}

@@ -12,13 +12,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from conftest import REAL_CORPUS
 
 pytest.importorskip("pyspark")
 
 from mqctl.lagjob import parsers as P
 from mqctl.lagjob import transforms as X
 
-REAL = Path(__file__).resolve().parents[2].parent / "shared" / "samples" / "real"
+REAL = REAL_CORPUS
 VERSIONS = ("4.9.3", "5.3.3")
 S = 1000
 TOL_MS = 2 * S  # the consumers print ASSIGNED about 1 s after a change

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
+from conftest import REAL_CORPUS
 
 from locks.helpers import capture, pq, running
 from mqctl.locks import (
@@ -30,7 +30,7 @@ from mqctl.locks import (
 )
 from mqctl.models import MessageQueue
 
-REAL = Path(__file__).resolve().parents[2].parent / "shared" / "samples" / "real"
+REAL = REAL_CORPUS
 LC = REAL / "4.9.3" / "lock-crash"
 O1, O2 = "127.0.1.91@o1", "127.0.1.92@o2"
 QS = [MessageQueue("LC_T", b, i) for b in ("broker-a", "broker-b") for i in range(4)]

@@ -13,15 +13,16 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
+
+from conftest import REAL_CORPUS
 
 from mqctl.models import MessageQueue
 from mqctl.remoting import fastjson
 from mqctl.remoting.client import ClientOptions, RemotingClient
 from mqctl.remoting.frame import RemotingCommand
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "samples" / "real"
+CORPUS = REAL_CORPUS
 VERSION_NAMES = {"4.9.3": "V4_9_3", "5.3.3": "V5_3_3"}
 CLUSTERS = {"4.9.3": "DefaultCluster", "5.3.3": "DefaultCluster5"}
 # the recorder's targets (README: 4.9.3 on 19876/20911/21911, 5.3.3 on 29876/30911/31911)

@@ -10,15 +10,15 @@ clients that the lag report (issue 14 items 9 and 11) relies on:
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
+from conftest import REAL_CORPUS
 from replay.replay_corpus import invoke
 
 from mqctl.remoting.codes import RequestCode
 from mqctl.versions import V4_9_3, V5_3_3
 
-REAL = Path(__file__).resolve().parents[2].parent / "shared" / "samples" / "real"
+REAL = REAL_CORPUS
 pytestmark = pytest.mark.skipif(not REAL.is_dir(), reason="real corpus not available")
 VERSIONS = {"4.9.3": V4_9_3, "5.3.3": V5_3_3}
 LINE_V4 = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (?P<level>\w+) RocketmqClient - "
