@@ -214,6 +214,31 @@ def _check_listing(listing: Any) -> None:
                          hint="check the paths and globs; hidden files (.name) are skipped")
 
 
+def _persistent_rdd_ids(spark: SparkSession) -> set[int] | None:
+    """Ids of the RDDs the session holds in storage now (None where the JVM is not reachable,
+    e.g. Spark Connect)."""
+    try:
+        return {int(k) for k in spark.sparkContext._jsc.getPersistentRDDs().keys()}
+    except Exception:  # noqa: BLE001 - best effort; nothing to release then
+        return None
+
+
+def _release_checkpoints(spark: SparkSession, before: set[int] | None) -> None:
+    """Free the blocks of this run's ``localCheckpoint`` cuts. ``unpersist`` does not reach them
+    (the checkpointed RDD is not in the cache manager), and a long-lived session (tests, a
+    notebook, repeated runs) would otherwise keep every run's cuts in storage memory until
+    execution memory runs out ("Could not allocate memory to grow BytesToBytesMap")."""
+    if before is None:
+        return
+    try:
+        rdds = spark.sparkContext._jsc.getPersistentRDDs()
+        for key in list(rdds.keys()):
+            if int(key) not in before:
+                rdds[key].unpersist(False)
+    except Exception:  # noqa: BLE001 - freeing memory must never fail a finished run
+        pass
+
+
 class _Run:
     """One run's state; ``run()`` does the work in order."""
 
@@ -248,6 +273,7 @@ class _Run:
         return df.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
 
     def run(self) -> ReportResult:
+        before = _persistent_rdd_ids(self.spark)
         try:
             return self._run()
         except OSError as exc:  # e.g. the disk filled up during the run: name what failed
@@ -261,6 +287,7 @@ class _Run:
         finally:
             for df in self.persisted:
                 df.unpersist()
+            _release_checkpoints(self.spark, before)
 
     # -----------------------------------------------------------------------------------------
     def _run(self) -> ReportResult:

@@ -264,3 +264,19 @@ def test_relative_out_is_this_process_directory_not_the_jvms(spark, tmp_path, mo
     run_report([str(root)], name, spark=spark, tz="UTC", log_tz="UTC")
     assert (work / name / "lag").is_dir() and (work / name / "report.html").is_file()
     assert not os.path.exists(os.path.join(jvm_cwd, name))
+
+
+def test_a_run_leaves_no_checkpoint_blocks_in_a_reused_session(spark, tmp_path):
+    """Every run's localCheckpoint cuts are freed when it ends: a long-lived session (the test
+    suite, a notebook) otherwise fills storage memory run after run until an aggregation cannot
+    grow its hash map (CI: 'Could not allocate memory to grow BytesToBytesMap')."""
+    from mqctl.lagjob.job import run_report
+
+    from .builders import build_scenario
+
+    root = tmp_path / "in"
+    build_scenario(root)
+    held = spark.sparkContext._jsc.getPersistentRDDs
+    before = {int(k) for k in held().keys()}
+    run_report([str(root)], str(tmp_path / "out"), spark=spark, tz="UTC", log_tz="UTC")
+    assert {int(k) for k in held().keys()} == before
