@@ -218,8 +218,8 @@ def _persistent_rdd_ids(spark: SparkSession) -> set[int] | None:
     """Ids of the RDDs the session holds in storage now (None where the JVM is not reachable,
     e.g. Spark Connect)."""
     try:
-        return {int(k) for k in spark.sparkContext._jsc.getPersistentRDDs().keys()}
-    except Exception:  # noqa: BLE001 - best effort; nothing to release then
+        return {int(k) for k in spark.sparkContext._jsc.getPersistentRDDs()}
+    except Exception:  # best effort; nothing to release then
         return None
 
 
@@ -235,7 +235,7 @@ def _release_checkpoints(spark: SparkSession, before: set[int] | None) -> None:
         for key in list(rdds.keys()):
             if int(key) not in before:
                 rdds[key].unpersist(False)
-    except Exception:  # noqa: BLE001 - freeing memory must never fail a finished run
+    except Exception:  # freeing memory must never fail a finished run
         pass
 
 

@@ -277,6 +277,6 @@ def test_a_run_leaves_no_checkpoint_blocks_in_a_reused_session(spark, tmp_path):
     root = tmp_path / "in"
     build_scenario(root)
     held = spark.sparkContext._jsc.getPersistentRDDs
-    before = {int(k) for k in held().keys()}
+    before = {int(k) for k in held()}
     run_report([str(root)], str(tmp_path / "out"), spark=spark, tz="UTC", log_tz="UTC")
-    assert {int(k) for k in held().keys()} == before
+    assert {int(k) for k in held()} == before
