@@ -42,7 +42,9 @@ DEFAULT_CONCURRENCY = 16
 OUTPUT_FORMATS = ("table", "plain", "json", "yaml", "csv")
 REDACTED = "<redacted>"
 
-PROFILE_KEYS = {"namesrv", "timeout", "output", "version", "concurrency", "tls", "acl"}
+PROFILE_KEYS = {"namesrv", "timeout", "output", "version", "concurrency", "tls", "acl",
+                # reset guards (docs/reset.md): offsets reset/rollback --execute
+                "max_replay", "max_skip", "require_guards", "confirm_above"}
 TLS_KEYS = {"enabled", "ca_file", "insecure", "verify_hostname", "cert_file", "key_file"}
 ACL_KEYS = {"access_key", "secret_key", "security_token", "credentials_file"}
 
@@ -99,6 +101,11 @@ class Settings:
     config_file: str | None = None
     sources: dict[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    # reset guards from the profile (flags override them in `offsets reset/rollback`)
+    max_replay: int | None = None
+    max_skip: int | None = None
+    require_guards: bool = False
+    confirm_above: int | None = None
 
     def client_options(self) -> Any:
         from mqctl.remoting.client import ClientOptions
@@ -123,6 +130,12 @@ class Settings:
             ("acl.access_key", c.access_key if c else "", "acl"),
             ("acl.secret_key", REDACTED if c else "", "acl"),
             ("acl.security_token", REDACTED if c and c.security_token else "", "acl"),
+            ("max_replay", "" if self.max_replay is None else str(self.max_replay),
+             "max_replay"),
+            ("max_skip", "" if self.max_skip is None else str(self.max_skip), "max_skip"),
+            ("require_guards", str(self.require_guards).lower(), "require_guards"),
+            ("confirm_above", "" if self.confirm_above is None else str(self.confirm_above),
+             "confirm_above"),
         ]
         return [{"setting": k, "value": v, "source": self.sources.get(src, "default")}
                 for k, v, src in rows]
@@ -225,6 +238,7 @@ def load_settings(*, config_file: str | None = None, profile: str | None = None,
                               f"{', '.join(sorted(map(str, unknown)))}",
                               hint=f"known settings: {', '.join(sorted(PROFILE_KEYS))}")
     psrc = f"profile {prof_name}" if prof_name else "profile"
+    out_guard: dict[str, Any] = {}
     # a bad profile value is an error even where a flag or the environment overrides it
     if prof.get("namesrv") is not None:
         _split_namesrv(prof["namesrv"], psrc)
@@ -233,6 +247,19 @@ def load_settings(*, config_file: str | None = None, profile: str | None = None,
     for key, kind, minimum in (("version", int, 0), ("concurrency", int, 1)):
         if prof.get(key) is not None:
             _num(prof[key], f"{key} ({psrc})", kind, minimum)
+    for key in ("max_replay", "max_skip", "confirm_above"):  # reset guards: messages
+        if prof.get(key) is not None:
+            if isinstance(prof[key], bool) or not isinstance(prof[key], int):
+                raise ConfigError(f"{key} ({psrc}): {prof[key]!r} is not a whole number",
+                                  hint=f"a number of messages, e.g. {key}: 100000")
+            out_guard[key] = int(_num(prof[key], f"{key} ({psrc})", int, 0))
+            sources[key] = psrc
+    if prof.get("require_guards") is not None:
+        if not isinstance(prof["require_guards"], bool):
+            raise ConfigError(f"require_guards ({psrc}): {prof['require_guards']!r} is not "
+                              "true or false")
+        out_guard["require_guards"] = prof["require_guards"]
+        sources["require_guards"] = psrc
     if prof.get("output") is not None and str(prof["output"]).lower() not in OUTPUT_FORMATS:
         raise ConfigError(f"output ({psrc}): {prof['output']!r} is not one of "
                           f"{', '.join(OUTPUT_FORMATS)}")
@@ -357,4 +384,4 @@ def load_settings(*, config_file: str | None = None, profile: str | None = None,
         sources["config_file"] = "flag" if config_file else (
             "env MQCTL_CONFIG" if explicit else "default location")
     return Settings(profile=prof_name, config_file=str(path) if path.exists() else None,
-                    sources=sources, warnings=tuple(warnings), **out)
+                    sources=sources, warnings=tuple(warnings), **out, **out_guard)
