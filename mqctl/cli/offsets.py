@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -25,6 +26,16 @@ app = typer.Typer(help="Show, reset and roll back consumer offsets.", no_args_is
 
 GroupOpt = Annotated[str, typer.Option("--group", "-g", help="Consumer group.")]
 TopicReq = Annotated[str, typer.Option("--topic", "-t", help="Topic.")]
+MaxReplayOpt = Annotated[int | None, typer.Option(
+    "--max-replay", min=0, help="Refuse an --execute that would replay (move back) more than "
+    "N messages in total (profile max_replay; queues without a committed offset count with "
+    "the most they could move).", show_default=False)]
+MaxSkipOpt = Annotated[int | None, typer.Option(
+    "--max-skip", min=0, help="Refuse an --execute that would skip (move forward) more than N "
+    "messages in total (profile max_skip).", show_default=False)]
+YesOpt = Annotated[bool, typer.Option(
+    "--yes", "-y", help="Do not ask before a large change (on a terminal, an --execute moving "
+    "more than confirm_above messages, default 10000, asks first).")]
 VERIFY_HELP = ("Seconds to wait, polling, before judging the result (default: 10 per broker "
                "+ 5 on the legacy path with online consumers, 10 after a forced write of an "
                "online group, server-side with online consumers 1, or 15 when a client is "
@@ -117,8 +128,11 @@ def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
     if results is None:
         replay = sum(q.replay for q in plan.queues)
         skip = sum(q.skip for q in plan.queues)
+        unknown = sum(1 for q in plan.queues if q.current is None)
         notes.append(f"{len(plan.queues)} queue(s): {replay} message(s) will be consumed "
-                     f"again, {skip} skipped")
+                     f"again, {skip} skipped"
+                     + (f" ({unknown} queue(s) without a committed offset: not counted, their "
+                        "change is not known)" if unknown else ""))
     else:
         notes.append(done_summary(plan, results))
     if plan_shown:
@@ -165,7 +179,8 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
          force: bool, scope: Any, export: str | None, rollback_file: str | None,
          verify_wait: float | None, output: Any, namesrv: str | None,
          concurrency: int | None, notes: list[str] | None = None,
-         rerun_scope: bool = True) -> None:
+         rerun_scope: bool = True, max_replay: int | None = None,
+         max_skip: int | None = None, yes: bool = False) -> None:
     import asyncio
     from pathlib import Path
 
@@ -184,12 +199,27 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
         verify,
         write_rollback,
     )
+    from mqctl.reset.guards import (
+        GUARD_HINT,
+        check_guards,
+        confirm_question,
+        confirmed,
+        needs_confirmation,
+        plan_totals,
+        resolve_guards,
+    )
 
     st = state(ctx)
     settings = st.settings(namesrv=namesrv)
+    # guards (docs/reset.md "Guards"): a profile that requires them fails before any I/O
+    guards = resolve_guards(settings, max_replay=max_replay, max_skip=max_skip,
+                            execute=execute)
     conc = concurrency or settings.concurrency
     fmt = st.output(output)
     extra = list(notes or [])
+    guarded_by: list[str] = []  # guard refusals of an --execute
+    guard_data: dict[str, Any] = {}
+    declined = [False]
     stop = Stop()  # SIGINT/SIGTERM while changing: stop sending, then say what changed
     phase = ["plan"]
     shown = [-1]  # the plan was printed before the apply (text formats): how many notes then
@@ -198,6 +228,14 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
         async with RemotingClient(settings.client_options()) as client:
             admin = Admin(client, settings.namesrv, concurrency=conc)
             plan = await make_plan(admin, group, topic, target_fn(), scope=scope, force=force)
+            totals = plan_totals(plan)
+            breaches = check_guards(totals, guards)
+            guard_data.update(guards.to_dict(), totals=totals.to_dict(), breaches=breaches)
+            if execute:
+                guarded_by.extend(breaches)
+                plan.refusals.extend(breaches)
+            else:
+                extra.extend(f"{b}: --execute would be refused" for b in breaches)
             if export:
                 export_plan(plan, export)
                 extra.append(f"plan written to {export}")
@@ -213,15 +251,24 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
             if rb != wanted:
                 extra.append(f"{wanted} exists (kept: it may hold the offsets from before an "
                              f"earlier run); this run's rollback file is {rb}")
-            write_rollback(plan, rb)  # before the first change
+            # a large change on a terminal asks first (no --yes); elsewhere it goes ahead
+            ask = not yes and needs_confirmation(totals, guards) and _interactive()
+            todo = sum(1 for q in plan.queues if q.current != q.target)
+            applying = f"applying {todo} change(s) now (Ctrl-C stops and says what changed)"
             if fmt in ("table", "plain"):  # what is being applied, while it runs
                 first = plan_result(plan, None, execute=True, rollback=str(rb),
                                     extra_notes=extra)
-                todo = sum(1 for q in plan.queues if q.current != q.target)
-                first.notes.append(f"applying {todo} change(s) now (Ctrl-C stops and says "
-                                   "what changed)")
+                if not ask:
+                    first.notes.append(applying)
                 emit(first, fmt)
                 shown[0] = len(extra)
+            if ask:
+                if not confirmed(await _ask(confirm_question(plan, totals, guards))):
+                    declined[0] = True
+                    return plan, None, None
+                if fmt in ("table", "plain"):
+                    sys.stderr.write(applying + "\n")
+            write_rollback(plan, rb)  # before the first change
             brokers = {q.mq.broker_name for q in plan.queues}
             phase[0] = "apply"
             with progress(st, "reset", len(brokers)) as advance:
@@ -239,19 +286,34 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
     # SIGINT/SIGTERM: while planning, stop at once (nothing was changed); from the apply on,
     # the apply and verify stop themselves and say what changed
     plan, results, rb = asyncio.run(guarded(stop, go(), lambda: phase[0] == "plan"))
+    if declined[0]:
+        from mqctl.errors import RefusedError
+
+        if shown[0] < 0:  # -o json/yaml/csv: the plan was not printed yet
+            out = plan_result(plan, None, execute=True, rollback=None, extra_notes=extra)
+            out.data["guards"] = guard_data
+            emit(out, fmt)
+        raise RefusedError("the change was not confirmed: nothing was changed, no rollback "
+                           "file written",
+                           hint="answer y to apply it; --yes applies without asking")
     if stop.stopped and results is not None and rb is not None:
         lines, info, err = _interrupted(plan, results, rb, phase[0], stop.reason)
         out = plan_result(plan, results, execute=execute, rollback=rb,
                           extra_notes=extra[max(0, shown[0]):] + lines,
                           plan_shown=shown[0] >= 0)
         out.data["interrupted"] = info
+        out.data["guards"] = guard_data
         emit(out, fmt)
         raise err
-    emit(plan_result(plan, results, execute=execute, rollback=rb,
-                     extra_notes=extra[max(0, shown[0]):], plan_shown=shown[0] >= 0), fmt)
+    final = plan_result(plan, results, execute=execute, rollback=rb,
+                        extra_notes=extra[max(0, shown[0]):], plan_shown=shown[0] >= 0)
+    final.data["guards"] = guard_data
+    emit(final, fmt)
     if plan.refusals:
         more = f" (and {len(plan.refusals) - 1} more reason(s) in the output)" \
             if len(plan.refusals) > 1 else ""
+        if guarded_by and len(guarded_by) == len(plan.refusals):  # only guards refused it
+            raise RefusedError(plan.refusals[0] + more, hint=GUARD_HINT)
         raise RefusedError(plan.refusals[0] + more,
                            hint=("nothing was changed" if execute else "the plan cannot be "
                                  "executed as it is") + ("" if force else
@@ -265,6 +327,44 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
                             for r in bad[:4]),
                 [(r.plan.mq.short, r.detail) for r in bad],
                 hint=rerun_hint(plan, bad, rb, rerun_scope))
+
+
+def _interactive() -> bool:
+    """A person can answer: stdin and stderr are terminals."""
+    try:
+        return sys.stdin.isatty() and sys.stderr.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+async def _ask(question: str) -> str | None:
+    """Ask on stderr, read one line from stdin, without blocking the event loop: the read runs
+    in a daemon thread, so Ctrl-C/SIGTERM while the question waits stops the command at once
+    (nothing was changed yet) instead of waiting for Enter. None on end of input."""
+    import asyncio
+    import threading
+
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[str | None] = loop.create_future()
+
+    def settle(value: str | None) -> None:
+        if not answer.done():
+            answer.set_result(value)
+
+    def read() -> None:
+        try:
+            sys.stderr.write(question)
+            sys.stderr.flush()
+            line: str | None = sys.stdin.readline() or None
+        except (OSError, ValueError):
+            line = None
+        try:
+            loop.call_soon_threadsafe(settle, line)
+        except RuntimeError:  # the loop ended meanwhile (interrupted)
+            pass
+
+    threading.Thread(target=read, name="mqctl-confirm", daemon=True).start()
+    return await answer
 
 
 def _interrupted(plan: Plan, results: list[QueueResult], rb: str, phase: str,
@@ -415,6 +515,9 @@ def reset(
                                                       show_default=False)] = None,
     verify_wait: Annotated[float | None, typer.Option("--verify-wait", help=VERIFY_HELP,
                                                       show_default=False, min=0)] = None,
+    max_replay: MaxReplayOpt = None,
+    max_skip: MaxSkipOpt = None,
+    yes: YesOpt = False,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
     concurrency: ConcurrencyOpt = None,
@@ -439,7 +542,8 @@ def reset(
                                  group=group, topic=topic)
     _run(ctx, group=group, topic=topic, target_fn=lambda: target, execute=execute, force=force,
          scope=scope, export=export, rollback_file=rollback_file, verify_wait=verify_wait,
-         output=output, namesrv=namesrv, concurrency=concurrency)
+         output=output, namesrv=namesrv, concurrency=concurrency, max_replay=max_replay,
+         max_skip=max_skip, yes=yes)
 
 
 @app.command("rollback")
@@ -452,6 +556,9 @@ def rollback(
     force: Annotated[bool, typer.Option("--force", help="Override refusals.")] = False,
     verify_wait: Annotated[float | None, typer.Option("--verify-wait", help=VERIFY_HELP,
                                                       show_default=False, min=0)] = None,
+    max_replay: MaxReplayOpt = None,
+    max_skip: MaxSkipOpt = None,
+    yes: YesOpt = False,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
     concurrency: ConcurrencyOpt = None,
@@ -470,4 +577,5 @@ def rollback(
     group, topic, target, notes = read_rollback(file, namesrv=ns)
     _run(ctx, group=group, topic=topic, target_fn=lambda: target, execute=execute, force=force,
          scope=None, export=None, rollback_file=None, verify_wait=verify_wait, output=output,
-         namesrv=namesrv, concurrency=concurrency, notes=notes, rerun_scope=False)
+         namesrv=namesrv, concurrency=concurrency, notes=notes, rerun_scope=False,
+         max_replay=max_replay, max_skip=max_skip, yes=yes)
