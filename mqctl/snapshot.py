@@ -1,24 +1,28 @@
 """``mqctl snapshot``: one capture of a cluster's consumer groups in the canonical export format.
 
-One JSON Lines file per capture (``docs/exports.md`` section 1), written atomically, so a cron
-job can run it every minute and the lag job can read a directory of them. A lock file in the
-output directory stops two overlapping runs from interleaving.
+One JSON Lines file per capture (``docs/exports.md`` section 1), plain or gzip-compressed,
+written atomically, so a cron job can run it every minute and the lag job can read a directory
+of them. A lock file in the output directory stops two overlapping runs from interleaving.
+Retention (:func:`plan_prune`, :func:`apply_prune`) deletes old capture files by the capture
+time in their names, never the newest of a cluster.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import gzip
 import json
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, cast
 
 from mqctl.admin import Admin, BrokerFailure
-from mqctl.errors import MqctlError, RefusedError
+from mqctl.errors import MqctlError, RefusedError, UsageError
 from mqctl.fsutil import atomic_writer, local_path_error
 from mqctl.inspect import CaptureCache, GroupProgress, capture_progress
 from mqctl.models import RETRY_PREFIX
@@ -26,6 +30,12 @@ from mqctl.remoting.client import fan_out
 from mqctl.timeparse import format_ms, now_ms
 
 SCHEMA = "mqctl.snapshot/1"
+
+# file suffix per --compress choice; Spark (Hadoop's GzipCodec) reads .gz text natively
+SUFFIXES = {"gzip": ".jsonl.gz", "none": ".jsonl"}
+# zlib level of the capture files: bench/snapshot_scale.py measures plain against levels 1
+# and 6 in one run (docs/exports.md section 1.1)
+GZIP_LEVEL = 6
 
 # MixAll: TOOLS_CONSUMER_GROUP, FILTERSRV_CONSUMER_GROUP, MONITOR_CONSUMER_GROUP,
 # SELF_TEST_CONSUMER_GROUP, ONS_HTTP_PROXY_GROUP, CID_ONSAPI_*; isSysConsumerGroup: CID_RMQ_SYS_
@@ -126,28 +136,205 @@ async def capture(admin: Admin, groups: Sequence[str], *, namesrv: str,
     return snap
 
 
-def snapshot_path(out_dir: str | os.PathLike[str], cluster: str, capture_ts: int) -> Path:
+def snapshot_path(out_dir: str | os.PathLike[str], cluster: str, capture_ts: int, *,
+                  compress: str = "none") -> Path:
     iso = format_ms(capture_ts)  # 2024-06-01T10:00:00.123Z
     day = iso[:10]
     stamp = iso.replace("-", "").replace(":", "")  # 20240601T100000.123Z
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", cluster) or "cluster"
-    return Path(out_dir) / day / f"mqctl-snapshot-{safe}-{stamp}.jsonl"
+    return Path(out_dir) / day / f"mqctl-snapshot-{safe}-{stamp}{_suffix(compress)}"
 
 
-def write(snap: Snapshot, out_dir: str | os.PathLike[str]) -> Path | None:
+def _suffix(compress: str) -> str:
+    try:
+        return SUFFIXES[compress]
+    except KeyError:
+        raise UsageError(f"unknown compression {compress!r}",
+                         hint="choose one of: " + ", ".join(SUFFIXES)) from None
+
+
+def encode_rows(rows: Iterable[dict[str, Any]]) -> bytes:
+    """The JSON Lines bytes of a capture (compact separators, UTF-8, one row per line)."""
+    return "".join(json.dumps(row, separators=(",", ":"), ensure_ascii=False) + "\n"
+                   for row in rows).encode("utf-8")
+
+
+def write(snap: Snapshot, out_dir: str | os.PathLike[str], *, compress: str = "none"
+          ) -> Path | None:
     """Write the capture; ``None`` (no file) when it has no row: an empty capture file would
-    tell the lag job "no queue" where mqctl read nothing."""
+    tell the lag job "no queue" where mqctl read nothing.
+
+    ``compress="gzip"`` writes one gzip member (``.jsonl.gz``) whose header carries the
+    capture time and no file name, so the same capture gives the same bytes."""
     if not snap.rows:
         return None
-    path = snapshot_path(out_dir, snap.cluster, snap.capture_ts)
+    path = snapshot_path(out_dir, snap.cluster, snap.capture_ts, compress=compress)
     try:
         with atomic_writer(path) as fh:
-            for row in snap.rows:
-                fh.write(json.dumps(row, separators=(",", ":"), ensure_ascii=False))
-                fh.write("\n")
+            if compress == "gzip":
+                raw = cast(IO[bytes], fh.buffer)  # type: ignore[attr-defined]
+                with gzip.GzipFile(filename="", mode="wb", fileobj=raw,
+                                   compresslevel=GZIP_LEVEL,
+                                   mtime=snap.capture_ts // 1000) as gz:
+                    gz.write(encode_rows(snap.rows))
+            else:
+                for row in snap.rows:
+                    fh.write(json.dumps(row, separators=(",", ":"), ensure_ascii=False))
+                    fh.write("\n")
     except OSError as exc:  # full disk, read-only: nothing is left half written
         raise local_path_error(exc, path, "the capture file") from None
     return path
+
+
+def read_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The rows of a capture file, plain or gzip (also several gzip members one after the
+    other, e.g. captures concatenated with ``cat a.jsonl.gz b.jsonl.gz``)."""
+    p = Path(path)
+    with (gzip.open(p, "rt", encoding="utf-8") if p.name.endswith(".gz")
+          else open(p, encoding="utf-8")) as fh:
+        return [json.loads(ln) for ln in fh if ln.strip()]
+
+
+# --------------------------------------------------------------------------------------------
+# retention: mqctl snapshot --keep, mqctl lag prune --snapshots
+
+# OUT/<YYYY-MM-DD>/mqctl-snapshot-<cluster>-<YYYYMMDDTHHMMSS.mmmZ>.jsonl[.gz], as written above;
+# the leftover of a killed write is the hidden temporary file of atomic_writer
+_CAPTURE_NAME = re.compile(
+    r"^mqctl-snapshot-(?P<cluster>[A-Za-z0-9_.-]+)-(?P<stamp>\d{8}T\d{6}\.\d{3}Z)"
+    r"\.jsonl(?:\.gz)?$")
+_TEMP_NAME = re.compile(r"^\.(?P<name>mqctl-snapshot-.+?\.jsonl(?:\.gz)?)\.[^./]+\.tmp$")
+_DAY_DIR = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureFile:
+    path: Path
+    cluster: str
+    capture_ts: int
+    size: int
+    temporary: bool = False  # a killed run's hidden temporary file
+
+
+def parse_capture_name(name: str) -> tuple[str, int] | None:
+    """``mqctl-snapshot-c1-20240601T100000.123Z.jsonl.gz`` -> ``("c1", 1717236000123)``;
+    ``None`` for any name mqctl did not give."""
+    m = _CAPTURE_NAME.match(name)
+    if not m:
+        return None
+    try:
+        dt = datetime.strptime(m.group("stamp"), "%Y%m%dT%H%M%S.%fZ").replace(tzinfo=UTC)
+    except ValueError:  # 20241399T..., a name that only looks like ours
+        return None
+    return m.group("cluster"), int(dt.timestamp() * 1000)
+
+
+def list_captures(out_dir: str | os.PathLike[str]) -> list[CaptureFile]:
+    """The capture files mqctl wrote under ``OUT``: regular files (not symlinks) named as
+    :func:`snapshot_path` names them, in the date directory of their capture time, plus the
+    hidden temporary files a killed run left there. Anything else is never listed."""
+    root = Path(out_dir)
+    out: list[CaptureFile] = []
+    for day in sorted(root.iterdir()) if root.is_dir() else []:
+        if not _DAY_DIR.match(day.name) or day.is_symlink() or not day.is_dir():
+            continue
+        for f in sorted(day.iterdir()):
+            tmp = _TEMP_NAME.match(f.name)
+            parsed = parse_capture_name(tmp.group("name") if tmp else f.name)
+            if parsed is None or format_ms(parsed[1])[:10] != day.name:
+                continue
+            try:
+                st = f.lstat()
+            except FileNotFoundError:  # deleted meanwhile
+                continue
+            if not _is_regular(st.st_mode):
+                continue
+            out.append(CaptureFile(f, parsed[0], parsed[1], st.st_size, tmp is not None))
+    return out
+
+
+def delete_error(exc: OSError, path: Path, what: str, done: Sequence[Any]) -> UsageError:
+    """A deletion that failed (permissions, a read-only mount): one line naming the file and
+    how many were deleted before it, exit 2."""
+    reason = exc.strerror or str(exc)
+    return UsageError(f"cannot delete {what} {path}: {reason} ({len(done)} deleted before it)",
+                      hint="this user may not delete there: run as the user that writes "
+                           "these files, or fix the directory's permissions")
+
+
+def _is_regular(mode: int) -> bool:
+    import stat
+
+    return stat.S_ISREG(mode)
+
+
+@dataclass(frozen=True, slots=True)
+class CapturePrunePlan:
+    cutoff_ms: int  # captures before this are deleted
+    delete: list[CaptureFile]
+    kept_newest: list[CaptureFile]  # older than the cutoff but the newest of their cluster
+    kept: int  # files at or after the cutoff
+
+
+def parse_keep(text: str) -> int:
+    """``--keep``: how long to keep files, a duration with a unit (``7d``, ``36h``, ``P7D``)
+    longer than 0, in ms."""
+    from mqctl.timeparse import parse_duration_ms
+
+    s = text.strip()
+    if s.replace(".", "", 1).isdigit():
+        raise UsageError(f"--keep {text!r} has no unit", hint="e.g. --keep 7d or --keep 36h")
+    if s.startswith(("-", "+")):
+        raise UsageError(f"--keep {text!r} must be a plain duration", hint="e.g. --keep 7d")
+    ms = parse_duration_ms(s)
+    if ms <= 0:
+        raise UsageError(f"--keep {text!r} must be longer than 0", hint="e.g. --keep 7d")
+    return ms
+
+
+def plan_prune(files: Sequence[CaptureFile], *, keep_ms: int, now: int | None = None
+               ) -> CapturePrunePlan:
+    """Which capture files ``--keep`` deletes: those captured before ``now - keep_ms``, except
+    the newest capture of each cluster (a cron that stopped a week ago still leaves the lag
+    job the last state it saw). Temporary files of killed runs go by the same rule and are
+    never anyone's newest."""
+    if keep_ms <= 0:
+        raise UsageError("--keep must be longer than 0", hint="e.g. --keep 7d")
+    cutoff = (now_ms() if now is None else now) - keep_ms
+    newest: dict[str, int] = {}
+    for f in files:
+        if not f.temporary:
+            newest[f.cluster] = max(newest.get(f.cluster, f.capture_ts), f.capture_ts)
+    delete, kept_newest, kept = [], [], 0
+    for f in sorted(files, key=lambda c: (c.capture_ts, str(c.path))):
+        if f.capture_ts >= cutoff:
+            kept += 1
+        elif not f.temporary and f.capture_ts == newest[f.cluster]:
+            kept_newest.append(f)
+        else:
+            delete.append(f)
+    return CapturePrunePlan(cutoff, delete, kept_newest, kept)
+
+
+def apply_prune(plan: CapturePrunePlan) -> list[CaptureFile]:
+    """Delete the planned files (each unlink is atomic: a reader sees the whole file or none)
+    and the date directories that became empty. Returns what was deleted; a file that is
+    already gone is skipped, any other error stops with a one-line error."""
+    done: list[CaptureFile] = []
+    days: set[Path] = set()
+    for f in plan.delete:
+        try:
+            f.path.unlink()
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise delete_error(exc, f.path, "capture file", done) from None
+        done.append(f)
+        days.add(f.path.parent)
+    for d in sorted(days):
+        with contextlib.suppress(OSError):  # not empty (kept files, other files): stays
+            d.rmdir()
+    return done
 
 
 @contextlib.contextmanager

@@ -114,3 +114,89 @@ def report(
         raise ThresholdBreached(
             f"{len(exprs)} threshold(s) breached: {', '.join(exprs)}",
             hint=f"details in {res.paths.get('summary_json', 'summary.json')}")
+
+
+# ---- mqctl lag prune (retention of the report's partitions and of capture files) ----------
+
+@app.command("prune")
+def prune(
+    ctx: typer.Context,
+    keep: Annotated[str, typer.Option(
+        "--keep", help="Keep this much history (e.g. 30d); older date partitions / capture "
+                       "files are deleted, never a dataset's or cluster's newest.")],
+    out: Annotated[str | None, typer.Option(
+        "--out", help="Report directory (the --out of lag report): its date=YYYY-MM-DD "
+                      "partitions whose whole UTC day is older than --keep.",
+        show_default=False)] = None,
+    snapshots: Annotated[str | None, typer.Option(
+        "--snapshots", help="Snapshot directory (the --out of mqctl snapshot): capture files "
+                            "older than --keep.", show_default=False)] = None,
+    execute: Annotated[bool, typer.Option(
+        "--execute", help="Delete. Without it the plan is shown and nothing is deleted.")
+    ] = False,
+    output: OutputOpt = None,
+) -> None:
+    """Delete old report partitions and/or capture files: the plan first, --execute deletes.
+
+    Report datasets (lag, group_status, rebalance/*, quarantine) lose their date=
+    partitions whose whole UTC day lies before now minus --keep; each dataset keeps its newest
+    partition. Capture files (only names mqctl snapshot gives) go by the capture time in
+    their name; each cluster keeps its newest. A partition is renamed out of sight first
+    (atomic: a reader sees all of it or none), then removed. Local directories only.
+
+    Example: mqctl lag prune --out /var/lib/mqctl/report --keep 30d --execute
+
+    Example (plan only): mqctl lag prune --snapshots /var/lib/mqctl/snapshots --keep 7d
+    """
+    import dataclasses
+
+    from mqctl.errors import UsageError
+    from mqctl.lagjob import retention
+    from mqctl.render import Result, Table, cols
+    from mqctl.snapshot import apply_prune, list_captures, parse_keep, plan_prune, run_lock
+    from mqctl.timeparse import format_ms, now_ms
+
+    st = state(ctx)
+    if out is None and snapshots is None:
+        raise UsageError("say what to prune", hint="pass --out REPORT_DIR and/or "
+                         "--snapshots SNAPSHOT_DIR")
+    keep_ms = parse_keep(keep)
+    now = now_ms()
+    report_plan = cap_plan = None
+    if out is not None:
+        d = retention.local_dir(out, "report directory", "the --out of mqctl lag report")
+        report_plan = retention.plan_report_prune(d, retention.list_partitions(d),
+                                                  keep_ms=keep_ms, now=now)
+    snap_dir = None
+    if snapshots is not None:
+        snap_dir = retention.local_dir(snapshots, "snapshot directory",
+                                       "the --out of mqctl snapshot")
+        cap_plan = plan_prune(list_captures(snap_dir), keep_ms=keep_ms, now=now)
+    if execute:
+        if report_plan is not None:
+            report_plan = dataclasses.replace(
+                report_plan, delete=retention.apply_report_prune(report_plan))
+        if cap_plan is not None and snap_dir is not None:
+            # a capture running now is not raced: the snapshot's own lock (exit 6 if held)
+            with run_lock(snap_dir):
+                cap_plan = plan_prune(list_captures(snap_dir), keep_ms=keep_ms, now=now)
+                cap_plan = dataclasses.replace(cap_plan, delete=apply_prune(cap_plan))
+    rows = retention.prune_rows(report_plan, cap_plan, executed=execute)
+    gone = [r for r in rows if str(r["action"]).startswith(("delete", "deleted"))]
+    nfiles = sum(int(str(r["files"])) for r in gone)
+    nbytes = sum(int(str(r["bytes"])) for r in gone)
+    from mqctl.cli.snapshot import human_bytes
+
+    cutoff = format_ms(now - keep_ms)
+    parts = len([r for r in gone if r["what"] != "snapshots"])
+    caps = sum(int(str(r["files"])) for r in gone if r["what"] == "snapshots")
+    what = f"{parts} partition(s) and {caps} capture file(s), {nfiles} file(s), " \
+           f"{human_bytes(nbytes)}, from before {cutoff}"
+    note = (f"deleted {what}" if execute else
+            f"plan: would delete {what}; nothing was deleted (re-run with --execute)")
+    if not gone:
+        note = f"nothing older than {cutoff} to delete"
+    data = {"executed": execute, "keep": keep, "cutoff_ms": now - keep_ms,
+            "cutoff_time": cutoff, "files": nfiles, "bytes": nbytes, "rows": rows}
+    emit(Result([Table(cols("what", "date", "files", "bytes", "action"), rows)], data=data,
+                notes=[note]), st.output(output))

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
 
 from mqctl.cli.common import ConcurrencyOpt, NamesrvOpt, OutputOpt, emit, progress, state
+
+
+class Compression(StrEnum):
+    gzip = "gzip"
+    none = "none"
 
 
 def snapshot(
@@ -19,6 +25,14 @@ def snapshot(
                                              "cluster knows.")] = False,
     include_system: Annotated[bool, typer.Option("--include-system", help="With --all-groups: "
                                                  "keep system groups too.")] = False,
+    compress: Annotated[Compression, typer.Option(
+        "--compress", help="File format: 'gzip' writes .jsonl.gz (the lag report reads it as "
+                           "it is; about 1% of the plain size), 'none' plain .jsonl.")
+    ] = Compression.none,
+    keep: Annotated[str | None, typer.Option(
+        "--keep", help="After the capture, delete capture files in OUT older than this "
+                       "(e.g. 7d), never the newest of a cluster; the output says which.",
+        show_default=False)] = None,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
     concurrency: ConcurrencyOpt = None,
@@ -27,12 +41,18 @@ def snapshot(
     group, written atomically as JSON Lines (docs/exports.md). Safe to run from cron every
     minute: overlapping runs are refused and a killed run leaves no half file.
 
+    --keep deletes older mqctl capture files under OUT once this capture is written (only
+    names mqctl gives, by the capture time in the name; the newest file of each cluster
+    always stays); `mqctl lag prune --snapshots OUT --keep 7d` shows the same plan without
+    capturing.
+
     A group that could not be read is counted as failed; a capture without any row writes no
     file, and when no group could be read it exits 5 (brokers refused, e.g. a wrong ACL
     secret) or 3 (unreachable). A full disk, a read-only directory or an --out that is a
     regular file: exit 2 with a hint, nothing half written.
 
-    Example: mqctl snapshot --out /var/lib/mqctl/snapshots --all-groups
+    Example: mqctl snapshot --out /var/lib/mqctl/snapshots --all-groups --compress gzip
+    --keep 7d
     """
     import dataclasses
 
@@ -41,12 +61,22 @@ def snapshot(
     from mqctl.inspect import group_exists
     from mqctl.remoting.client import RemotingClient
     from mqctl.render import Result, Table, cols
-    from mqctl.snapshot import capture, discover_groups, run_lock, write
+    from mqctl.snapshot import (
+        apply_prune,
+        capture,
+        discover_groups,
+        list_captures,
+        parse_keep,
+        plan_prune,
+        run_lock,
+        write,
+    )
 
     st = state(ctx)
     if not group and not all_groups:
         raise UsageError("say which groups to capture", hint="pass --group G (repeatable) or "
                          "--all-groups")
+    keep_ms = parse_keep(keep) if keep is not None else None
     settings = st.settings(namesrv=namesrv)
     conc = concurrency or settings.concurrency
     opts = dataclasses.replace(settings.client_options(), max_in_flight=conc)
@@ -73,9 +103,12 @@ def snapshot(
 
     import asyncio
 
+    pruned: list[Any] = []
     with run_lock(out):
         snap, missing = asyncio.run(go())
-        path = write(snap, out)
+        path = write(snap, out, compress=compress.value)
+        if keep_ms is not None:  # under the lock: no capture of an overlapping run is half seen
+            pruned = apply_prune(plan_prune(list_captures(out), keep_ms=keep_ms))
     per_group: dict[str, int] = {}
     for r in snap.rows:
         per_group[r["group"]] = per_group.get(r["group"], 0) + 1
@@ -84,8 +117,12 @@ def snapshot(
             "cluster": snap.cluster, "rows": len(snap.rows), "groups": rows,
             "failures": [{"group": g, "broker": f.broker, "error": f.message}
                          for g, f in snap.failures]}
-    emit(Result([Table(cols("group", "rows", "status"), rows)], data=data,
-                notes=[summary(rows, len(snap.rows), path)]), st.output(output))
+    notes = [summary(rows, len(snap.rows), path)]
+    if keep_ms is not None:
+        data["pruned"] = [str(f.path) for f in pruned]
+        notes.append(prune_note(pruned, keep or ""))
+    emit(Result([Table(cols("group", "rows", "status"), rows)], data=data, notes=notes),
+         st.output(output))
     problems = [(g, e) for g, e in snap.group_errors.items()] + [
         (g, "no broker knows this group (check the name)") for g in missing] + [
         (f"{g}@{f.broker}", f.message) for g, f in snap.failures] + [
@@ -136,6 +173,27 @@ def summary(rows: list[dict[str, Any]], nrows: int, path: Any) -> str:
     if unknown:
         text += f"; {len(unknown)} not found ({', '.join(unknown)})"
     return text
+
+
+def prune_note(pruned: list[Any], keep: str) -> str:
+    """``--keep 7d: deleted 3 capture file(s) (1.2 MiB) from before 2024-06-01T10:00:00Z``."""
+    if not pruned:
+        return f"--keep {keep}: no capture file to delete"
+    size = sum(f.size for f in pruned)
+    from mqctl.timeparse import format_ms
+
+    last = max(f.capture_ts for f in pruned)
+    return (f"--keep {keep}: deleted {len(pruned)} capture file(s) ({human_bytes(size)}), "
+            f"the newest of them captured {format_ms(last)}")
+
+
+def human_bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
 
 
 def _as_failure(group: str, exc: Any) -> Any:
