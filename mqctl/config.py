@@ -12,6 +12,7 @@ The config file is ``$MQCTL_CONFIG``, else ``$XDG_CONFIG_HOME/mqctl/config.yaml`
         namesrv: 10.0.0.1:9876;10.0.0.2:9876
         timeout: 5
         output: table
+        tz: Asia/Shanghai     # display zone of human-readable times (default: this machine's)
         tls: {enabled: true, ca_file: /etc/rocketmq/ca.pem}
         acl: {credentials_file: ~/.config/mqctl/prod.credentials.yaml}
 
@@ -39,10 +40,11 @@ DEFAULT_TIMEOUT = 3.0
 MIN_TIMEOUT = 0.1
 MAX_TIMEOUT = 3600.0
 DEFAULT_CONCURRENCY = 16
-OUTPUT_FORMATS = ("table", "plain", "json", "yaml", "csv")
+OUTPUT_FORMATS = ("table", "wide", "plain", "json", "yaml", "csv")
 REDACTED = "<redacted>"
+AUTO_OUTPUT = "auto (table on a terminal, else plain)"
 
-PROFILE_KEYS = {"namesrv", "timeout", "output", "version", "concurrency", "tls", "acl",
+PROFILE_KEYS = {"namesrv", "timeout", "output", "version", "concurrency", "tz", "tls", "acl",
                 # reset guards (docs/reset.md): offsets reset/rollback --execute
                 "max_replay", "max_skip", "require_guards", "confirm_above"}
 TLS_KEYS = {"enabled", "ca_file", "insecure", "verify_hostname", "cert_file", "key_file"}
@@ -96,6 +98,7 @@ class Settings:
     output: str | None = None
     version: int = DEFAULT_VERSION
     concurrency: int = DEFAULT_CONCURRENCY
+    tz: str | None = None  # display zone name as given (None: this machine's)
     tls: TlsSettings = TlsSettings()
     credentials: Credentials | None = None
     config_file: str | None = None
@@ -114,31 +117,38 @@ class Settings:
                              credentials=self.credentials, tls=self.tls)
 
     def redacted(self) -> list[dict[str, Any]]:
-        """Rows for ``mqctl config show``: every setting, its value and where it came from."""
+        """Rows for ``mqctl config show``: every setting, its value (typed: numbers, booleans,
+        null for unset), where it came from and a note (the output format chosen at run time,
+        the request version's RocketMQ name, a CA file that does not exist)."""
+        from mqctl.versions import version_name
+
         c = self.credentials
-        rows = [
-            ("profile", self.profile or "", "profile"),
-            ("config_file", self.config_file or "", "config_file"),
-            ("namesrv", ";".join(self.namesrv), "namesrv"),
-            ("timeout", f"{self.timeout:g}", "timeout"),
-            ("output", self.output or "", "output"),
-            ("version", str(self.version), "version"),
-            ("concurrency", str(self.concurrency), "concurrency"),
-            ("tls.enabled", str(self.tls.enabled).lower(), "tls"),
-            ("tls.ca_file", self.tls.ca_file or "", "tls"),
-            ("tls.insecure", str(self.tls.insecure).lower(), "tls"),
-            ("acl.access_key", c.access_key if c else "", "acl"),
-            ("acl.secret_key", REDACTED if c else "", "acl"),
-            ("acl.security_token", REDACTED if c and c.security_token else "", "acl"),
-            ("max_replay", "" if self.max_replay is None else str(self.max_replay),
-             "max_replay"),
-            ("max_skip", "" if self.max_skip is None else str(self.max_skip), "max_skip"),
-            ("require_guards", str(self.require_guards).lower(), "require_guards"),
-            ("confirm_above", "" if self.confirm_above is None else str(self.confirm_above),
-             "confirm_above"),
+        ca = self.tls.ca_file
+        rows: list[tuple[str, Any, str, str]] = [
+            ("profile", self.profile, "profile", ""),
+            ("config_file", self.config_file, "config_file", ""),
+            ("namesrv", ";".join(self.namesrv), "namesrv", ""),
+            ("timeout", self.timeout, "timeout", ""),
+            ("output", self.output or "auto", "output", "" if self.output else AUTO_OUTPUT),
+            ("version", self.version, "version",
+             f"{version_name(self.version)}: the RocketMQ version requests announce"),
+            ("concurrency", self.concurrency, "concurrency", ""),
+            ("tz", self.tz or "local", "tz",
+             "" if self.tz else "this machine's time zone"),
+            ("tls.enabled", self.tls.enabled, "tls", ""),
+            ("tls.ca_file", ca, "tls",
+             "FILE NOT FOUND" if ca and not Path(ca).is_file() else ""),
+            ("tls.insecure", self.tls.insecure, "tls", ""),
+            ("acl.access_key", c.access_key if c else None, "acl", ""),
+            ("acl.secret_key", REDACTED if c else None, "acl", ""),
+            ("acl.security_token", REDACTED if c and c.security_token else None, "acl", ""),
+            ("max_replay", self.max_replay, "max_replay", ""),
+            ("max_skip", self.max_skip, "max_skip", ""),
+            ("require_guards", self.require_guards, "require_guards", ""),
+            ("confirm_above", self.confirm_above, "confirm_above", ""),
         ]
-        return [{"setting": k, "value": v, "source": self.sources.get(src, "default")}
-                for k, v, src in rows]
+        return [{"setting": k, "value": v, "source": self.sources.get(src, "default"),
+                 "note": note} for k, v, src, note in rows]
 
 
 def _truthy(v: str) -> bool:
@@ -179,6 +189,23 @@ def _num(v: Any, where: str, kind: type, minimum: float) -> Any:
         raise ConfigError(f"{where}: must be at least {minimum}",
                           hint=f"give a number >= {minimum}")
     return n
+
+
+# environment variables whose empty value is an error, not "unset" (NAMESRV_ADDR='' would
+# silently fall back to 127.0.0.1:9876); MQCTL_NAMESRV is read before NAMESRV_ADDR
+_EMPTY_IS_ERROR = ("MQCTL_NAMESRV", "NAMESRV_ADDR")
+
+
+def _tz(v: Any, where: str) -> str:
+    """A display zone name, checked (``local``, ``UTC``, ``+08:00``, an IANA name)."""
+    from mqctl.errors import TimeParseError
+    from mqctl.timeparse import resolve_tz
+
+    try:
+        resolve_tz(str(v))
+    except TimeParseError as exc:
+        raise ConfigError(f"{where}: {exc.message}", hint=exc.hint) from None
+    return str(v).strip()
 
 
 def _timeout(v: Any, where: str) -> float:
@@ -264,10 +291,17 @@ def load_settings(*, config_file: str | None = None, profile: str | None = None,
         raise ConfigError(f"output ({psrc}): {prof['output']!r} is not one of "
                           f"{', '.join(OUTPUT_FORMATS)}")
 
+    if prof.get("tz") is not None:
+        _tz(prof["tz"], f"tz ({psrc})")
+
     def pick(key: str, flag_key: str, env_keys: tuple[str, ...]) -> tuple[Any, str] | None:
         if flag_key in flags:
             return flags[flag_key], "flag"
         for ek in env_keys:
+            if ek in _EMPTY_IS_ERROR and ek in env and not env[ek].strip():
+                raise ConfigError(f"{ek} is set but empty",
+                                  hint=f"unset it (unset {ek}) or give host:port, e.g. "
+                                       f"{ek}=127.0.0.1:9876")
             if env.get(ek):
                 return env[ek], f"env {ek}"
         if key in prof and prof[key] is not None:
@@ -279,6 +313,10 @@ def load_settings(*, config_file: str | None = None, profile: str | None = None,
     if got:
         out["namesrv"] = _split_namesrv(got[0], got[1])
         sources["namesrv"] = got[1]
+    got = pick("tz", "tz", ("MQCTL_TZ",))
+    if got:
+        out["tz"] = _tz(got[0], f"tz ({got[1]})")
+        sources["tz"] = got[1]
     got = pick("timeout", "timeout", ("MQCTL_TIMEOUT",))
     if got:
         out["timeout"] = _timeout(got[0], f"timeout ({got[1]})")

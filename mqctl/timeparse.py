@@ -7,7 +7,15 @@ Accepted forms (all return epoch milliseconds):
 * ISO-8601 with or without zone: ``2024-06-01T10:00:00Z``, ``2024-06-01T18:00:00+08:00``,
   ``2024-06-01 10:00``, ``2024-06-01`` (no zone = the local time zone, like mqadmin)
 * mqadmin's ``yyyy-MM-dd#HH:mm:ss:SSS`` (local time zone)
-* relative to now: ``-2h``, ``30m`` (= 30 minutes ago), ``+10m``, ``1d12h``, ``-PT2H``
+* relative to now: ``-2h`` (2 hours ago), ``+10m`` (10 minutes from now), ``-1d12h``,
+  ``-PT2H``. An unsigned ``30m`` is still read as 30 minutes ago, with a warning that names
+  the sign it was given (write ``-30m``).
+
+"Local" is the display zone: ``--tz`` / profile key ``tz`` / ``MQCTL_TZ`` when given (an IANA
+name such as ``Asia/Shanghai``, ``UTC`` or an offset such as ``+08:00``), else this machine's
+zone. A zone-less local time that does not exist (a DST gap) or exists twice (a DST overlap)
+is refused with both candidate instants when ``strict`` (reset targets), else read as Java
+reads it (an overlap as the earlier instant, a gap as the later) with a warning.
 """
 
 from __future__ import annotations
@@ -15,13 +23,13 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
 
 from mqctl.errors import TimeParseError
 
 ACCEPTED_FORMS = ("now, epoch ms (1717200000000), ISO-8601 (2024-06-01T10:00:00Z, "
                   "2024-06-01 18:00:00+08:00, 2024-06-01), mqadmin's yyyy-MM-dd#HH:mm:ss:SSS, "
-                  "or relative (-2h, 30m, 1d, 1h30m, -PT2H)")
+                  "or relative (-2h = 2 hours ago, +10m = in 10 minutes, -1h30m, -PT2H)")
 
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000,
             "w": 604_800_000}
@@ -36,6 +44,73 @@ MIN_MS = 0  # 1970-01-01T00:00:00.000Z
 MAX_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MQADMIN = re.compile(r"^(\d{4})-(\d{2})-(\d{2})#(\d{2}):(\d{2}):(\d{2}):(\d{3})$")
+
+
+_OFFSET = re.compile(r"^(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d{2}))?$", re.IGNORECASE)
+_DATE8 = re.compile(r"^(19|20)\d{2}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$")
+
+# The display zone (``--tz``): every human-readable time is rendered in it and zone-less input
+# is read in it. None = this machine's zone (the TZ environment variable / /etc/localtime).
+_display_tz: tzinfo | None = None
+_warning_sink: Callable[[str], None] | None = None
+
+
+def resolve_tz(text: str | None) -> tzinfo | None:
+    """A time zone from ``--tz``/``tz:``/``MQCTL_TZ``: ``local`` (None: this machine's),
+    ``UTC``, an offset (``+08:00``, ``-0530``, ``UTC+8``) or an IANA name (``Asia/Shanghai``)."""
+    s = (text or "").strip()
+    if not s or s.lower() == "local":
+        return None
+    if s.upper() in ("UTC", "Z", "GMT", "ETC/UTC"):
+        return UTC
+    m = _OFFSET.match(s)
+    if m:
+        h, mi = int(m.group(2)), int(m.group(3) or 0)
+        if h <= 18 and mi <= 59:
+            off = timedelta(hours=h, minutes=mi)
+            return timezone(-off if m.group(1) == "-" else off)
+    else:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            return ZoneInfo(s)
+        except (ZoneInfoNotFoundError, ValueError, OSError):
+            pass
+    raise TimeParseError(f"unknown time zone {_shown(s)!r}",
+                         hint="give an IANA name (Asia/Shanghai, America/New_York), UTC, "
+                              "local (this machine's zone) or an offset (+08:00)")
+
+
+def set_display_tz(tz: tzinfo | None) -> None:
+    """Install the display zone (the CLI does, from ``--tz``); None = this machine's zone."""
+    global _display_tz
+    _display_tz = tz
+
+
+def display_tz() -> tzinfo | None:
+    return _display_tz
+
+
+def set_warning_sink(fn: Callable[[str], None] | None) -> None:
+    """Where parse warnings go (an unsigned relative time, a DST-ambiguous local time): the
+    CLI installs its ``mqctl: warning:`` writer; without a sink they are dropped."""
+    global _warning_sink
+    _warning_sink = fn
+
+
+def _warn(msg: str) -> None:
+    if _warning_sink is not None:
+        _warning_sink(msg)
+
+
+def zone_name(tz: tzinfo | None = None) -> str:
+    """A readable name of a zone (the display zone by default), for messages."""
+    tz = tz if tz is not None else _display_tz
+    if tz is None:
+        import os
+
+        return os.environ.get("TZ") or "this machine's time zone"
+    return str(getattr(tz, "key", None) or tz)
 
 
 def _wall_clock_ms() -> int:
@@ -102,13 +177,18 @@ def _bounded_ms(total: float, text: str) -> int:
     return int(round(total))
 
 
-def parse_time(text: str, *, now: int | None = None, tz: tzinfo | None = None) -> int:
+def parse_time(text: str, *, now: int | None = None, tz: tzinfo | None = None,
+               strict: bool = True) -> int:
     """Parse a point in time to epoch milliseconds. See the module docstring for the forms.
 
     The result lies within 1970-01-01T00:00:00Z .. 9999-12-31T23:59:59.999Z; a time before the
     epoch (0001-01-01, -9999999999999999999h) or after 9999 is a :class:`TimeParseError`.
+    Zone-less forms are read in ``tz``, else the display zone (``--tz``), else this machine's.
+    ``strict``: a zone-less local time in a DST gap or overlap is a :class:`TimeParseError`
+    naming both candidate instants (what a reset target needs); otherwise it is read as Java
+    reads it and a warning goes to the warning sink.
     """
-    ms = _parse_time(text, now=now, tz=tz)
+    ms = _parse_time(text, now=now, tz=tz if tz is not None else _display_tz, strict=strict)
     if MIN_MS <= ms <= MAX_MS:
         return ms
     err = _bad(text, "it is before 1970-01-01T00:00:00Z; RocketMQ timestamps start at the epoch"
@@ -118,7 +198,7 @@ def parse_time(text: str, *, now: int | None = None, tz: tzinfo | None = None) -
     raise err
 
 
-def _parse_time(text: str, *, now: int | None, tz: tzinfo | None) -> int:
+def _parse_time(text: str, *, now: int | None, tz: tzinfo | None, strict: bool) -> int:
     if not isinstance(text, str):
         raise _bad(str(text))
     s = text.strip()
@@ -130,16 +210,19 @@ def _parse_time(text: str, *, now: int | None, tz: tzinfo | None) -> int:
     if s.isdigit():
         v = int(s)
         if len(s) <= 10:
-            raise TimeParseError(
-                f"cannot parse time {s!r}: it looks like epoch seconds, mqctl takes epoch "
-                "milliseconds", hint=f"append 000 ({s}000), or use ISO-8601; {ACCEPTED_FORMS}")
+            raise _bare_number(s)
         if v > MAX_MS:
             raise _bad(text, "epoch milliseconds out of range (after 9999-12-31)")
         return v
-    # relative: sign optional; unsigned means "ago"
+    # relative: an unsigned value means "ago", said in a warning (the sign is explicit in help
+    # and output: -30m is the past, +30m the future)
     if _REL.match(s) or _ISO_DUR.match(s):
         try:
-            return base + parse_duration_ms(s, default_sign=-1)
+            ms = base + parse_duration_ms(s, default_sign=-1)
+            if s[0] not in "+-":
+                _warn(f"time {_shown(s)!r} has no sign: read as -{_shown(s)} (in the past); "
+                      f"write -{_shown(s)} for the past or +{_shown(s)} for the future")
+            return ms
         except TimeParseError as exc:
             if ": out of range" not in exc.message:
                 raise _bad(text) from None
@@ -152,7 +235,7 @@ def _parse_time(text: str, *, now: int | None, tz: tzinfo | None) -> int:
             dt = datetime(y, mo, d, h, mi, sec, ms * 1000)
         except ValueError as exc:
             raise _bad(text, str(exc)) from None
-        return _local_ms(dt, tz)
+        return _local_ms(dt, tz, text=s, strict=strict)
     iso = s.replace(" ", "T", 1) if re.match(r"^\d{4}-\d{2}-\d{2} \d", s) else s
     if iso.endswith(("Z", "z")):
         iso = iso[:-1] + "+00:00"
@@ -161,8 +244,26 @@ def _parse_time(text: str, *, now: int | None, tz: tzinfo | None) -> int:
     except ValueError:
         raise _bad(text) from None
     if dt.tzinfo is None:
-        return _local_ms(dt, tz)
+        return _local_ms(dt, tz, text=s, strict=strict)
     return _aware_ms(dt)
+
+
+def _bare_number(s: str) -> TimeParseError:
+    """A number of up to 10 digits: epoch seconds only when it plausibly is one (10 digits,
+    2001..2286); a date written without dashes or a small number gets its own hint."""
+    if _DATE8.match(s):
+        return TimeParseError(f"cannot parse time {s!r}: it looks like a date without dashes",
+                              hint=f"write {s[:4]}-{s[4:6]}-{s[6:]} (midnight, local time) or "
+                                   f"{s[:4]}-{s[4:6]}-{s[6:]}T00:00:00Z")
+    if len(s) == 10:
+        return TimeParseError(f"cannot parse time {s!r}: it looks like epoch seconds, mqctl "
+                              "takes epoch milliseconds",
+                              hint=f"append 000 ({s}000), or use ISO-8601; {ACCEPTED_FORMS}")
+    rel = (f"for a relative time give a sign and a unit (-{int(s)}m = {int(s)} minutes ago, "
+           f"-{int(s)}s); " if int(s) else "")
+    return TimeParseError(f"cannot parse time {s!r}: a bare number is neither epoch "
+                          "milliseconds (13 digits) nor a duration",
+                          hint=f"{rel}for the epoch write 1970-01-01T00:00:00Z; {ACCEPTED_FORMS}")
 
 
 def _aware_ms(dt: datetime) -> int:
@@ -170,15 +271,54 @@ def _aware_ms(dt: datetime) -> int:
     return (dt - _EPOCH) // timedelta(milliseconds=1)
 
 
-def _local_ms(dt: datetime, tz: tzinfo | None) -> int:
+def _local_candidates(dt: datetime, tz: tzinfo | None) -> tuple[int, int, bool]:
+    """The instants a zone-less wall time can mean: (fold 0, fold 1, exists). Equal outside
+    DST transitions; different in an overlap (the wall time happens twice, exists) and in a
+    gap (it never happens, not exists: the clocks jump over it)."""
     if tz is not None:
-        return _aware_ms(dt.replace(tzinfo=tz))
+        a = _aware_ms(dt.replace(tzinfo=tz, fold=0))
+        b = _aware_ms(dt.replace(tzinfo=tz, fold=1))
+        back = (_EPOCH + timedelta(milliseconds=a)).astimezone(tz).replace(tzinfo=None)
+    else:  # naive -> this machine's zone (datetime.timestamp honours fold)
+        a = int(dt.replace(fold=0).timestamp() * 1000)
+        b = int(dt.replace(fold=1).timestamp() * 1000)
+        back = datetime.fromtimestamp(a / 1000)
+    return a, b, back.replace(fold=0) == dt.replace(fold=0)
+
+
+def _local_ms(dt: datetime, tz: tzinfo | None, *, text: str = "", strict: bool = False) -> int:
     try:
-        return int(dt.timestamp() * 1000)  # naive -> local time zone of this machine
+        a, b, exists = _local_candidates(dt, tz)
     except (OverflowError, OSError, ValueError):
         # outside what the platform's local-time functions take (e.g. year 1): the parser's
         # range check refuses it; UTC is close enough to say on which side it falls
         return _aware_ms(dt.replace(tzinfo=UTC))
+    if a == b:
+        return a
+    first, second = min(a, b), max(a, b)
+    wall = _aware_ms(dt.replace(tzinfo=UTC))
+
+    def spelled(ms: int) -> str:
+        off = (wall - ms) // 60_000
+        sign = "-" if off < 0 else "+"
+        iso = dt.replace(microsecond=(dt.microsecond // 1000) * 1000).isoformat(
+            timespec="seconds" if not dt.microsecond else "milliseconds")
+        return (f"{iso}{sign}{abs(off) // 60:02d}:{abs(off) % 60:02d} "
+                f"(= {format_ms(ms, zero_unknown=False)})")
+
+    what = ("exists twice in {zone} (clocks are set back: DST ends)" if exists else
+            "does not exist in {zone} (clocks jump over it: DST starts)").format(
+                zone=zone_name(tz))
+    both = f"{spelled(first)} or {spelled(second)}"
+    if strict:
+        raise TimeParseError(f"local time {_shown(text)!r} {what}",
+                             hint=f"give the offset to say which instant you mean: {both}")
+    # as java.time does (ZonedDateTime.ofLocal): an overlap takes the earlier offset (the
+    # earlier instant), a gap moves the wall time later by the gap's length (the later one)
+    chosen, other = (first, second) if exists else (second, first)
+    _warn(f"local time {_shown(text)!r} {what}: read as {spelled(chosen)}, as Java does; the "
+          f"other candidate is {spelled(other)}")
+    return chosen
 
 
 def format_ms(ms: int | None, *, utc: bool = True, zero_unknown: bool = True) -> str:
@@ -187,14 +327,15 @@ def format_ms(ms: int | None, *, utc: bool = True, zero_unknown: bool = True) ->
     ``zero_unknown``: 0 is RocketMQ's "no timestamp" (a queue never consumed, no lock renewal)
     and renders empty too. Pass ``zero_unknown=False`` for an instant the user gave (``--to-time
     1970-01-01T00:00:00Z`` is epoch ms 0, and must render as such). A value outside the years
-    1..9999 renders as its epoch ms.
+    1..9999 renders as its epoch ms. ``utc=False``: ISO-8601 in the display zone, with its
+    offset (``2024-06-01T18:00:00.000+08:00``).
     """
     if ms is None or (zero_unknown and not ms):
         return ""
     try:
         dt = _EPOCH + timedelta(milliseconds=int(ms))
         if not utc:
-            dt = dt.astimezone().replace(tzinfo=None)  # local wall time, as before
+            dt = dt.astimezone(_display_tz)
     except (OverflowError, OSError, ValueError):
         return f"epoch ms {ms}"
     if utc:
@@ -202,20 +343,52 @@ def format_ms(ms: int | None, *, utc: bool = True, zero_unknown: bool = True) ->
     return f"{dt.year:04d}-" + dt.isoformat(timespec="milliseconds").split("-", 1)[1]
 
 
+def _zone_suffix(dt: datetime) -> str:
+    """``UTC`` for a zero offset, else the offset (``+08:00``, ``-04:00``): always the zone of
+    that instant, so a DST change within a table cannot mislead."""
+    off = dt.utcoffset() or timedelta(0)
+    if not off:
+        return "UTC"
+    mins = int(off.total_seconds()) // 60
+    sign = "-" if mins < 0 else "+"
+    return f"{sign}{abs(mins) // 60:02d}:{abs(mins) % 60:02d}"
+
+
+def _in_display(ms: int) -> datetime:
+    return (_EPOCH + timedelta(milliseconds=int(ms))).astimezone(_display_tz)
+
+
 def format_local(ms: int | None, *, zero_unknown: bool = True) -> str:
-    """``YYYY-MM-DD HH:MM:SS`` in this machine's time zone; empty for None (and 0, see
+    """``YYYY-MM-DD HH:MM:SS +08:00`` in the display zone (``--tz``, else this machine's),
+    with the zone of that instant (``UTC`` for a zero offset); empty for None (and 0, see
     :func:`format_ms`)."""
     if ms is None or (zero_unknown and not ms):
         return ""
     try:
-        dt = (_EPOCH + timedelta(milliseconds=int(ms))).astimezone()
+        dt = _in_display(ms)
     except (OverflowError, OSError, ValueError):
         return f"epoch ms {ms}"
-    return f"{dt.year:04d}-{dt:%m-%d %H:%M:%S}"
+    return f"{dt.year:04d}-{dt:%m-%d %H:%M:%S} {_zone_suffix(dt)}"
+
+
+def format_clock(ms: int | None, now: int | None = None) -> str:
+    """A short local time for tables: ``19:21:32 +08:00`` when it falls on the same day as
+    ``now`` in the display zone, else the full :func:`format_local`; empty for None/0."""
+    if not ms:
+        return ""
+    try:
+        dt = _in_display(ms)
+        today = _in_display(now_ms() if now is None else now).date()
+    except (OverflowError, OSError, ValueError):
+        return f"epoch ms {ms}"
+    if dt.date() != today:
+        return format_local(ms)
+    return f"{dt:%H:%M:%S} {_zone_suffix(dt)}"
 
 
 def format_duration(ms: int | float | None) -> str:
-    """Human form of a duration: ``1h02m``, ``45s``, ``350ms``."""
+    """Human form of a duration, two units at most: ``3h 2m``, ``1m 5s``, ``9.5s``, ``45s``,
+    ``350ms``, ``2d 4h`` (negative: ``-1m 1s``)."""
     if ms is None:
         return ""
     neg = ms < 0
@@ -225,13 +398,15 @@ def format_duration(ms: int | float | None) -> str:
     elif ms < 60_000:
         out = f"{ms / 1000:.1f}s" if ms < 10_000 else f"{ms // 1000}s"
     elif ms < 3_600_000:
-        out = f"{ms // 60_000}m{(ms % 60_000) // 1000:02d}s"
+        out = f"{ms // 60_000}m {(ms % 60_000) // 1000}s"
     elif ms < 86_400_000:
-        out = f"{ms // 3_600_000}h{(ms % 3_600_000) // 60_000:02d}m"
+        out = f"{ms // 3_600_000}h {(ms % 3_600_000) // 60_000}m"
     else:
-        out = f"{ms // 86_400_000}d{(ms % 86_400_000) // 3_600_000:02d}h"
+        out = f"{ms // 86_400_000}d {(ms % 86_400_000) // 3_600_000}h"
     return ("-" if neg else "") + out
 
 
 __all__ = ["ACCEPTED_FORMS", "MAX_MS", "MIN_MS", "parse_time", "parse_duration_ms", "format_ms",
-           "format_local", "format_duration", "now_ms", "set_clock", "timedelta"]
+           "format_local", "format_clock", "format_duration", "now_ms", "set_clock",
+           "resolve_tz", "set_display_tz", "display_tz", "set_warning_sink", "zone_name",
+           "timedelta"]

@@ -69,7 +69,8 @@ def test_redacted_rows_hide_secrets(cfg):
     text = repr(rows)
     assert "SUPERSECRET" not in text
     assert {"setting": "acl.secret_key", "value": "<redacted>",
-            "source": f"profile prod ({cfg.parent / 'prod.credentials.yaml'})"} in rows
+            "source": f"profile prod ({cfg.parent / 'prod.credentials.yaml'})",
+            "note": ""} in rows
 
 
 def test_loose_credentials_file_warns(cfg, tmp_path):

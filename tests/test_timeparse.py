@@ -66,5 +66,5 @@ def test_formatting():
     assert format_ms(NOW + 5) == "2024-06-01T00:00:00.005Z"
     assert format_ms(0) == ""
     assert format_duration(450) == "450ms"
-    assert format_duration(3_723_000) == "1h02m"
-    assert format_duration(-61_000) == "-1m01s"
+    assert format_duration(3_723_000) == "1h 2m"
+    assert format_duration(-61_000) == "-1m 1s"

@@ -5,15 +5,18 @@ Each command group lives in its own module under ``mqctl/cli/`` and is registere
 
 from __future__ import annotations
 
-from typing import Annotated
+import os
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from mqctl import __version__
 from mqctl.cli import (
     allocate,
     config_cmd,
     demo,
+    groups,
     inspect,
     lag,
     locks,
@@ -33,7 +36,154 @@ orderly queue is stuck, how far behind a group is (messages and seconds), and ho
 from a point in time safely. Talks RocketMQ's remoting protocol directly; no Java needed.
 """
 
-app = typer.Typer(name="mqctl", help=HELP, no_args_is_help=True, add_completion=True,
+# The order of `mqctl --help`: read-only views of a cluster first, then what changes it, the
+# offline tools, and the simulated cluster. Commands registered later and not listed here
+# (plugins, new command groups) come after the listed views, in registration order.
+COMMAND_ORDER = ("cluster", "topics", "route", "consumers", "group", "locks", "allocate",
+                 "offsets", "snapshot", "lag", "time", "wire", "config", "sim", "demo")
+_VIEWS_END = "offsets"
+
+# Root options that are also accepted after the subcommand (`mqctl snapshot ... -q`), as -n
+# and -o are; a subcommand with an option of the same name keeps its own (`lag report --tz` is
+# the time zone of its inputs). Value: whether the option takes a value.
+HOISTED = {"-q": False, "--quiet": False, "--debug": False, "--timeout": True, "--tz": True}
+
+# Metavars by parameter name (help shows GROUP, TIME, FILE, never Python types).
+_METAVARS = {
+    "group": "GROUP", "topic": "TOPIC", "namesrv": "ADDR[;ADDR]", "profile": "NAME",
+    "config": "FILE", "tz": "ZONE", "log_tz": "ZONE", "broker_log_tz": "ZONE",
+    "access_key": "KEY", "tls_ca": "FILE", "text": "TIME", "to_time": "TIME",
+    "by_duration": "DURATION", "timeout": "SECONDS", "out": "DIR", "state_dir": "DIR",
+    "master": "URL", "conf": "KEY=VALUE", "fail_on": "EXPR", "match": "TEXT",
+    "client_id": "CLIENT_ID", "strategy": "NAME", "inputs": "INPUT",
+    "topology": "FILE", "queue_config": "FILE", "previous": "FILE", "export": "FILE",
+    "snapshots": "DIR", "keep": "DURATION", "interval": "DURATION", "max_skew": "DURATION",
+    "align": "DURATION", "storm_window": "DURATION", "verify_wait": "SECONDS",
+    "scenario": "NAME|FILE", "clock": "{real|accelerated|manual}",
+    "add_consumer": "CLIENT_ID", "remove_consumer": "CLIENT_ID", "client": "CLIENT_ID",
+    "compare": "STRATEGY", "hours": "HOURS",
+}
+
+
+def _metavar(param: Any) -> str | None:
+    desc = getattr(param, "type_descriptor", None)
+    t = getattr(param, "type", None) or getattr(desc, "annotation", None)
+    choices = getattr(desc, "choices", None) or getattr(t, "choices", None)
+    if choices:
+        return "{" + "|".join(str(getattr(c, "value", c)) for c in choices) + "}"
+    name = (param.name or "").lower()
+    if name in _METAVARS:
+        return _METAVARS[name]
+    if name.endswith(("_file", "file", "_path")) or name in ("path", "rollback"):
+        return "FILE"
+    if name.endswith("_dir"):
+        return "DIR"
+    if name.endswith(("_time", "_ts")):
+        return "TIME"
+    kind = getattr(t, "name", None) or getattr(t, "__name__", "")
+    if kind in ("int", "integer", "integer range"):
+        return "N"
+    if kind in ("float", "float range"):
+        return "NUMBER"
+    return name.upper() or None
+
+
+def _set_metavars(cmd: Any, seen: set[int]) -> None:
+    """Give every option and argument that takes a value a readable metavar (Typer prints
+    ``<list[str]>``, ``<str>``, ``<int range>`` otherwise)."""
+    if id(cmd) in seen:
+        return
+    seen.add(id(cmd))
+    for param in getattr(cmd, "params", ()):
+        if getattr(param, "is_flag", False) or getattr(param, "count", False):
+            continue
+        if param.metavar is None:
+            param.metavar = _metavar(param)
+        if getattr(param, "param_type_name", "") == "argument":
+            # Typer appends the Python type to an argument's name and writes a required one
+            # as {NAME} (which reads like a choice): the metavar says it all
+            object.__setattr__(param, "display_type_rich", lambda ctx=None: None)
+            usage = (param.metavar if param.required else f"[{param.metavar}]") + (
+                "..." if param.nargs != 1 else "")
+            object.__setattr__(param, "_usage_display_name", lambda u=usage: u)
+    for sub in getattr(cmd, "commands", {}).values():
+        _set_metavars(sub, seen)
+
+
+def _takes_value(cmd: Any, opt: str) -> bool | None:
+    """Whether ``cmd`` has option ``opt`` taking a value (None: no such option)."""
+    for param in getattr(cmd, "params", ()):
+        if opt in getattr(param, "opts", ()) or opt in getattr(param, "secondary_opts", ()):
+            return not (getattr(param, "is_flag", False) or getattr(param, "count", False))
+    return None
+
+
+def arrange_args(root: Any, ctx: Any, args: list[str]) -> list[str]:
+    """Move the root options of :data:`HOISTED` given after the subcommand to the front, and
+    turn a bare group (``mqctl``, ``mqctl locks``) into its ``--help``."""
+    cmd, i, front = root, 0, []
+    while i < len(args):  # the root's own options, then the command path
+        a = args[i]
+        if a == "--":
+            return args
+        if a.startswith("-"):
+            if cmd is not root:
+                break
+            i += 2 if ("=" not in a and _takes_value(root, a)) else 1
+            continue
+        sub = cmd.get_command(ctx, a) if hasattr(cmd, "get_command") else None
+        if sub is None:
+            break
+        cmd, i = sub, i + 1
+    rest, kept = args[i:], []
+    if hasattr(cmd, "get_command") and not rest and (cmd is not root or not args):
+        return [*args, "--help"]  # a group and nothing to run: its help, exit 0
+    j = 0
+    while j < len(rest):
+        a = rest[j]
+        if a == "--":
+            kept.extend(rest[j:])
+            break
+        name = a.split("=", 1)[0] if a.startswith("--") else a
+        own = _takes_value(cmd, name)
+        if name in HOISTED and own is None:
+            if HOISTED[name] and "=" not in a and j + 1 < len(rest):
+                front += [a, rest[j + 1]]
+                j += 2
+            else:
+                front.append(a)
+                j += 1
+            continue
+        kept.append(a)
+        if own and "=" not in a and j + 1 < len(rest):
+            kept.append(rest[j + 1])
+            j += 1
+        j += 1
+    return [*front, *args[:i], *kept] if front else args
+
+
+class RootGroup(TyperGroup):
+    """The root command: readable metavars, a deliberate command order, global options after
+    the subcommand, and help (exit 0) for ``mqctl`` with no arguments."""
+
+    _metavars_set = False
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if not RootGroup._metavars_set:
+            _set_metavars(self, set())
+            RootGroup._metavars_set = True
+        return super().parse_args(ctx, arrange_args(self, ctx, list(args)))
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        names = list(self.commands)
+        known = [n for n in COMMAND_ORDER if n in self.commands]
+        extra = [n for n in names if n not in COMMAND_ORDER]
+        cut = known.index(_VIEWS_END) + 1 if _VIEWS_END in known else len(known)
+        return [*known[:cut], *extra, *known[cut:]]
+
+
+app = typer.Typer(name="mqctl", help=HELP, cls=RootGroup, no_args_is_help=False,
+                  add_completion=True,
                   pretty_exceptions_enable=False, rich_markup_mode=None,
                   context_settings={"help_option_names": ["-h", "--help"]})
 
@@ -57,12 +207,26 @@ def root(
         "--config", help="Config file (env MQCTL_CONFIG; default "
         "~/.config/mqctl/config.yaml).", show_default=False)] = None,
     output: Annotated[OutputFormat | None, typer.Option(
-        "--output", "-o", help="Output format: table, plain, json, yaml or csv.",
+        "--output", "-o", help="Output format: table, wide (every column whole), plain, "
+        "json, yaml or csv (one table: see --table).",
         show_default=False)] = None,
     timeout: Annotated[float | None, typer.Option(
         "--timeout", help="Per-request timeout in seconds, 0.1 to 3600 (env MQCTL_TIMEOUT; "
-        "default 3).", show_default=False)
+        "default 3). Also accepted after the command.", show_default=False)
     ] = None,
+    tz: Annotated[str | None, typer.Option(
+        "--tz", help="Time zone of every human-readable time and of times given without a "
+        "zone: an IANA name (Asia/Shanghai), UTC, an offset (+08:00) or local (env MQCTL_TZ, "
+        "profile key tz; default this machine's). JSON, YAML and CSV stay UTC. Also accepted "
+        "after the command.", show_default=False)] = None,
+    table: Annotated[str | None, typer.Option(
+        "--table", metavar="NAME", help="Print only this table (-o csv prints the main one "
+        "otherwise); before or after the command. Tables: group progress: queues (main), "
+        "topics; locks show: queues (main), summary, clients; consumers: clients (main), "
+        "findings; allocate what-if: moves (main), counts, queues (--by-queue), brokers and "
+        "differences (live); wire decode: frames (main) and messages of a capture, frame "
+        "(main) of one frame, body (main) or messages of a bare body. docs/output.md lists "
+        "every command's.", show_default=False)] = None,
     tls: Annotated[bool, typer.Option("--tls", help="Connect with TLS.")] = False,
     tls_ca: Annotated[str | None, typer.Option(
         "--tls-ca", help="CA file to verify the server certificate (implies --tls).",
@@ -73,27 +237,53 @@ def root(
     access_key: Annotated[str | None, typer.Option(
         "--access-key", help="ACL access key; the secret comes from the profile, a "
         "credentials file or MQCTL_SECRET_KEY, never from a flag.", show_default=False)] = None,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or notes on "
-                                        "stderr.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks (also after the "
+                                        "command).")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Nothing but errors: no "
+                                        "result tables or notes on stdout, no progress on "
+                                        "stderr (also after the command).")] = False,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Show the version and exit.")] = False,
 ) -> None:
-    ctx.obj = AppState(
+    st = ctx.obj = AppState(
         flags={"namesrv": namesrv, "output": output.value if output else None,
-               "timeout": timeout, "tls": tls or None, "tls_ca": tls_ca,
+               "timeout": timeout, "tz": tz, "tls": tls or None, "tls_ca": tls_ca,
                "tls_insecure": tls_insecure or None, "access_key": access_key},
-        config_file=config, profile=profile, debug=debug, quiet=quiet)
+        config_file=config, profile=profile, debug=debug, quiet=quiet, table=table)
+    _display_zone(st, tz)
     if debug:
         import logging
 
         logging.basicConfig(level=logging.DEBUG, format="%(name)s: %(message)s")
 
 
+def _display_zone(st: AppState, flag: str | None) -> None:
+    """Install the display zone (--tz > MQCTL_TZ > profile tz > this machine's) and the sink
+    of time-parsing warnings. A config that cannot be read is left to the command that needs
+    it (`sim up` and `wire decode` run without one)."""
+    from mqctl.cli.common import warn
+    from mqctl.errors import MqctlError
+    from mqctl.timeparse import resolve_tz, set_display_tz, set_warning_sink
+
+    set_warning_sink(warn)
+    name = flag or os.environ.get("MQCTL_TZ")
+    if name is None:
+        try:
+            name = st.settings().tz
+        except MqctlError:
+            name = None
+    try:
+        set_display_tz(resolve_tz(name))
+    except MqctlError as exc:
+        exc.message = f"{'--tz' if flag else 'MQCTL_TZ'}: {exc.message}"
+        raise
+
+
 app.add_typer(config_cmd.app, name="config")
 app.add_typer(wire.app, name="wire")
 app.command("time", cls=timecmd.TimeCommand)(timecmd.time_cmd)
 inspect.register(app)
+groups.register(app)
 app.command("snapshot")(snapshot.snapshot)
 allocate.register(app)
 app.add_typer(locks.app, name="locks")
@@ -101,3 +291,10 @@ app.add_typer(lag.app, name="lag")
 app.add_typer(sim.app, name="sim")
 app.command("demo")(demo.demo)
 app.add_typer(offsets.app, name="offsets")
+
+# issue 18 items 2, 3 and 5: topic status/consumers, group config, message show
+from mqctl.cli import group_config, message, topic  # noqa: E402
+
+app.add_typer(topic.app, name="topic")
+app.add_typer(message.app, name="message")
+group_config.register(inspect.group_app)

@@ -13,15 +13,22 @@ app = typer.Typer(help="Show effective settings and profiles.", no_args_is_help=
 def show(ctx: typer.Context, output: OutputOpt = None, namesrv: NamesrvOpt = None) -> None:
     """Print every effective setting, its value and where it came from (secrets redacted).
 
-    Precedence: flag > environment (NAMESRV_ADDR, MQCTL_*) > profile > default.
+    Precedence: flag > environment > profile > default; of the two environment variables for
+    the name servers, MQCTL_NAMESRV wins over NAMESRV_ADDR (set but empty is an error). NOTE
+    names the RocketMQ version the requests announce, the output chosen at run time and a CA
+    file that does not exist. JSON and YAML keep the values' types (null when unset).
+
+    Example: mqctl config show -o json
     """
     from mqctl.render import Result, Table, cols
 
     st = state(ctx)
     s = st.settings(namesrv=namesrv)
     rows = s.redacted()
-    emit(Result([Table(cols("setting", "value", "source"), rows)],
-                data={r["setting"]: {"value": r["value"], "source": r["source"]} for r in rows}),
+    emit(Result([Table(cols("setting", "value", "source", "note"), rows)],
+                data={r["setting"]: {"value": r["value"], "source": r["source"],
+                                     **({"note": r["note"]} if r["note"] else {})}
+                      for r in rows}),
          st.output(output))
 
 

@@ -43,29 +43,40 @@ class TimeCommand(TyperCommand):
 
 def time_cmd(
     ctx: typer.Context,
-    text: Annotated[list[str], typer.Argument(help="Time strings: now, epoch ms, ISO-8601, "
-                                                   "yyyy-MM-dd#HH:mm:ss:SSS, -2h, 30m, ...")],
+    text: Annotated[list[str], typer.Argument(
+        help="Time strings: now, epoch ms, ISO-8601, yyyy-MM-dd#HH:mm:ss:SSS, or relative "
+             "with a sign: -2h (2 hours ago), +10m (10 minutes from now).")],
     output: OutputOpt = None,
 ) -> None:
     """Parse time strings the way every mqctl command does and show the result.
 
     Times run from 1970-01-01T00:00:00Z (epoch ms 0) to 9999-12-31; anything outside is
-    refused (exit 2), e.g. 0001-01-01T00:00:00Z or -9999999999999999999h.
+    refused (exit 2), e.g. 0001-01-01T00:00:00Z or -9999999999999999999h. Times without a
+    zone are read in the --tz zone (default this machine's); LOCAL shows each instant in it
+    with its offset. FROM NOW is signed: -2h 0m is in the past. An unsigned relative time
+    (30m) is read as the past with a warning; a local time in a DST gap or overlap is read as
+    Java reads it with a warning here (both candidates named), and refused as a reset target.
 
     Example: mqctl time -2h "2024-06-01 10:00" 2024-06-01#10:00:00:000
+
+    Example: mqctl --tz Asia/Shanghai time now +10m
     """
     from mqctl.render import Column, Result, Table
-    from mqctl.timeparse import format_local, format_ms, now_ms, parse_time
+    from mqctl.timeparse import format_duration, format_local, format_ms, now_ms, parse_time
 
     st = state(ctx)
     now = now_ms()
     rows = []
     for t in text:
-        ms = parse_time(t, now=now)
+        ms = parse_time(t, now=now, strict=False)  # warned here, refused as a reset target
+        delta = ms - now
         rows.append({"input": t, "epoch_ms": ms, "utc": format_ms(ms, zero_unknown=False),
                      "local": format_local(ms, zero_unknown=False),
-                     "offset_from_now_s": round((ms - now) / 1000, 3)})
+                     "offset_from_now_s": round(delta / 1000, 3),
+                     "from_now": "0s" if not delta else
+                     ("+" if delta > 0 else "") + format_duration(delta)})
     emit(Result([Table([Column("input", "INPUT"), Column("epoch_ms", "EPOCH MS", "right"),
                         Column("utc", "UTC"), Column("local", "LOCAL"),
-                        Column("offset_from_now_s", "FROM NOW (S)", "right")], rows)]),
+                        Column("from_now", "FROM NOW", "right", raw="offset_from_now_s")],
+                       rows)]),
          st.output(output))
