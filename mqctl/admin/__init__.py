@@ -464,6 +464,35 @@ class Admin:
         groups = body.get("groupList") if isinstance(body, dict) else None
         return sorted(str(g) for g in (groups or []))
 
+    async def subscription_group_table(self, addr: str) -> dict[str, dict[str, Any]]:
+        """GET_ALL_SUBSCRIPTIONGROUP_CONFIG: every SubscriptionGroupConfig of the broker, by
+        group name. This, not GET_SUBSCRIPTIONGROUP_CONFIG (352, 5.x), is how to read one
+        group: 352 goes through SubscriptionGroupManager.findSubscriptionGroupConfig, which
+        CREATES a group it does not know when autoCreateSubscriptionGroup is on (the default),
+        so a misspelt name would leave a new group behind (mqadmin's
+        DefaultMQAdminExtImpl.examineSubscriptionGroupConfig reads the whole table too)."""
+        resp = await self.client.invoke(addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG,
+                                        idempotent=True,
+                                        timeout=max(self.client.options.timeout, 10.0))
+        body = _body(resp, "subscription groups")
+        table = body.get("subscriptionGroupTable") if isinstance(body, dict) else None
+        if table is not None and not isinstance(table, dict):
+            raise ProtocolError("subscription groups: subscriptionGroupTable is not an object")
+        return {str(g): (c if isinstance(c, dict) else {}) for g, c in (table or {}).items()}
+
+    async def pull_message(self, mq: MessageQueue, offset: int, addr: str, *,
+                           max_nums: int = 1) -> RemotingCommand:
+        """One PULL_MESSAGE that moves no group's offset (``mqctl.message.read_pull_fields``:
+        group TOOLS_CONSUMER, no commit flag, no suspend flag). SUCCESS (FOUND),
+        PULL_NOT_FOUND, PULL_RETRY_IMMEDIATELY and PULL_OFFSET_MOVED are answers about the
+        offset and come back as they are; any other code raises BrokerError."""
+        from mqctl.message import read_pull_fields
+
+        return await self.client.invoke(
+            addr, RequestCode.PULL_MESSAGE, read_pull_fields(mq, offset, max_nums),
+            idempotent=True,
+            ok_codes=(ResponseCode.SUCCESS, ResponseCode.PULL_NOT_FOUND,
+                      ResponseCode.PULL_RETRY_IMMEDIATELY, ResponseCode.PULL_OFFSET_MOVED))
 
 __all__ = ["Admin", "BrokerFailure", "NotFoundError", "NothingRead", "RUNNING_INFO_MIN_TIMEOUT",
            "answered", "failure_hint"]

@@ -228,6 +228,31 @@ MUTATING_REQUESTS: frozenset[int] = frozenset({
 })
 
 
+# PullSysFlag (common/sysflag/PullSysFlag.java, 4.9.3 and 5.3.3): bit 0 asks the broker to store
+# the request's commitOffset as the group's consumer offset (PullMessageProcessor: only when
+# hasCommitOffsetFlag && brokerAllowSuspend, on a master); bit 1 lets it hold the request
+# (long polling); bit 2 carries the subscription expression in the request.
+PULL_FLAG_COMMIT_OFFSET = 0x1
+PULL_FLAG_SUSPEND = 0x1 << 1
+PULL_FLAG_SUBSCRIPTION = 0x1 << 2
+
+
+def is_mutating(code: int | None, ext_fields: dict[str, str] | None = None) -> bool:
+    """Whether a request changes cluster state: the codes of MUTATING_REQUESTS, and a
+    PULL_MESSAGE / LITE_PULL_MESSAGE that carries the commit flag (or a sysFlag that cannot be
+    read, which a broker would not take either). A pull without it reads messages and commits
+    nothing (``mqctl message show``, as mqadmin queryMsgByOffset)."""
+    if code in MUTATING_REQUESTS:
+        return True
+    if code in (RequestCode.PULL_MESSAGE, RequestCode.LITE_PULL_MESSAGE):
+        try:
+            flag = int((ext_fields or {}).get("sysFlag", ""))
+        except ValueError:
+            return True
+        return bool(flag & PULL_FLAG_COMMIT_OFFSET)
+    return False
+
+
 def request_name(code: int | None) -> str:
     if code is None:
         return "?"

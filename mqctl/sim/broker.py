@@ -122,6 +122,23 @@ class GroupConf:
     broadcast: bool = False
     consume_from_min: bool = True
     consume_broadcast: bool = True
+    # the rest of SubscriptionGroupConfig, at RocketMQ's defaults (other-requests/201_*)
+    consume_enable: bool = True
+    retry_queue_nums: int = 1
+    retry_max_times: int = 16
+    broker_id: int = 0
+    which_broker_when_slowly: int = 1
+    notify_ids_changed: bool = True
+    consume_timeout_minute: int = 15
+    retry_policy: dict[str, Any] = field(default_factory=lambda: {"type": "CUSTOMIZED"})
+
+
+# SubscriptionGroupManager.init (4.9.3 and 5.3.3): groups every broker holds from its start,
+# whatever its autoCreateSubscriptionGroup says; TOOLS_CONSUMER (MixAll.TOOLS_CONSUMER_GROUP) is
+# the group mqadmin's tools pull with (queryMsgByOffset), and so does `mqctl message show`
+BUILTIN_GROUPS = ("TOOLS_CONSUMER", "FILTERSRV_CONSUMER", "SELF_TEST_C_GROUP",
+                  "CID_ONS-HTTP-PROXY", "CID_ONSAPI_PULL", "CID_ONSAPI_PERMISSION",
+                  "CID_ONSAPI_OWNER")
 
 
 @dataclass
@@ -796,14 +813,19 @@ def h_all_groups(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bo
     table = {}
     for g in sorted(b.groups.values(), key=lambda x: x.name):
         # SubscriptionGroupConfig: 4.9.3 has these 9 fields (other-requests/201_*)
-        e: dict[str, Any] = {"brokerId": 0, "consumeBroadcastEnable": g.consume_broadcast,
-                             "consumeEnable": True, "consumeFromMinEnable": g.consume_from_min,
-                             "groupName": g.name, "notifyConsumerIdsChangedEnable": True,
-                             "retryMaxTimes": 16, "retryQueueNums": 1,
-                             "whichBrokerWhenConsumeSlowly": 1}
+        e: dict[str, Any] = {"brokerId": g.broker_id,
+                             "consumeBroadcastEnable": g.consume_broadcast,
+                             "consumeEnable": g.consume_enable,
+                             "consumeFromMinEnable": g.consume_from_min,
+                             "groupName": g.name,
+                             "notifyConsumerIdsChangedEnable": g.notify_ids_changed,
+                             "retryMaxTimes": g.retry_max_times,
+                             "retryQueueNums": g.retry_queue_nums,
+                             "whichBrokerWhenConsumeSlowly": g.which_broker_when_slowly}
         if b.version >= V5_0_0:
-            e.update({"consumeMessageOrderly": g.orderly, "consumeTimeoutMinute": 15,
-                      "groupRetryPolicy": {"type": "CUSTOMIZED"}, "groupSysFlag": 0})
+            e.update({"consumeMessageOrderly": g.orderly,
+                      "consumeTimeoutMinute": g.consume_timeout_minute,
+                      "groupRetryPolicy": dict(g.retry_policy), "groupSysFlag": 0})
         if b.version >= V5_1_3:
             e["attributes"] = {}
         table[g.name] = dict(sorted(e.items()))
@@ -969,7 +991,81 @@ def _reset_legacy(b: SimBroker, cmd: RemotingCommand, topic: str, group: str, ts
     return _ok(cmd, {"offsetTable": table})
 
 
+def h_pull(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
+           ) -> RemotingCommand:
+    """PULL_MESSAGE as PullMessageProcessor (4.9.3; 5.3.3 with DefaultPullMessageResultHandler)
+    answers it, without long polling: the group's SubscriptionGroupConfig is looked up (auto-
+    created when autoCreateSubscriptionGroup, as findSubscriptionGroupConfig does; the builtin
+    groups always exist), then the topic, the queue id and the subscription; the store's status
+    (DefaultMessageStore.getMessage) becomes the response code with its name as the remark and
+    nextBeginOffset/minOffset/maxOffset/suggestWhichBrokerId in the header. The request's
+    commitOffset is stored only with the commit flag, on a master (tryCommitOffset:
+    ``brokerAllowSuspend && hasCommitOffsetFlag``); 5.x also records the pull offset of the
+    pulling group (ConsumerOffsetManager.commitPullOffset)."""
+    from mqctl.sim.messages import encode, make_message
+
+    group, topic = _ext(cmd, "consumerGroup") or "", _ext(cmd, "topic") or ""
+    qid, offset = _int(cmd, "queueId", -1), _int(cmd, "queueOffset", -1)
+    sys_flag, max_nums = _int(cmd, "sysFlag"), _int(cmd, "maxMsgNums", 1)
+    conf_g = b.groups.get(group)
+    if conf_g is None and group in BUILTIN_GROUPS:
+        conf_g = GroupConf(group)  # held from the broker's start (not listed by the sim's 201)
+    elif conf_g is None and b.auto_create_group:
+        conf_g = b.groups[group] = GroupConf(group)  # "auto create a subscription group"
+        b.data_version += 1
+    if conf_g is None:
+        return _fail(cmd, R.SUBSCRIPTION_GROUP_NOT_EXIST,
+                     f"subscription group [{group}] does not exist, "
+                     "See http://rocketmq.apache.org/docs/faq/ for further details.")
+    if not conf_g.consume_enable:
+        return _fail(cmd, R.NO_PERMISSION, f"subscription group no permission, {group}")
+    conf = b.topics.get(topic)
+    if conf is None:
+        return _fail(cmd, R.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please! "
+                     "See http://rocketmq.apache.org/docs/faq/ for further details.")
+    if qid < 0 or qid >= conf.read:
+        return _fail(cmd, R.INVALID_PARAMETER, f"queueId[{qid}] is illegal, topic:[{topic}] "
+                     f"topicConfig.readQueueNums:[{conf.read}] consumer:[{conn.remote}]")
+    if not sys_flag & 0x4 and b.subscription(group, topic) is None:
+        return _fail(cmd, R.SUBSCRIPTION_NOT_EXIST, "the consumer's group info not exist")
+    mn, mx = b.min_offset(topic, qid), b.max_offset(topic, qid)
+    body = b""
+    if mx == 0:
+        status, nxt = "NO_MESSAGE_IN_QUEUE", 0
+        code = R.PULL_OFFSET_MOVED if offset != 0 else R.PULL_NOT_FOUND
+    elif offset < mn:
+        status, nxt, code = "OFFSET_TOO_SMALL", mn, R.PULL_OFFSET_MOVED
+    elif offset == mx:
+        status, nxt, code = "OFFSET_OVERFLOW_ONE", offset, R.PULL_NOT_FOUND
+    elif offset > mx:
+        # 4.9.3 corrects to the min offset when it is 0; 5.x always to the max offset
+        nxt = mn if (b.version < V5_0_0 and mn == 0) else mx
+        status, code = "OFFSET_OVERFLOW_BADLY", R.PULL_OFFSET_MOVED
+    else:
+        # maxMsgNums, capped as the store caps a batch in memory (maxTransferCountOnMessage
+        # InMemory, 32)
+        n = max(1, min(max_nums, 32, mx - offset))
+        store_host = b.cluster.servers[b.name].addr if b.name in b.cluster.servers else ""
+        host, _, port = store_host.rpartition(":")
+        body = b"".join(encode(make_message(
+            topic, b.name, qid, o, b.qlog(topic, qid).store_ts(o),  # type: ignore[union-attr]
+            b.cluster.scenario.cluster, (host or "127.0.0.1", int(port or 10911))))
+            for o in range(offset, offset + n))
+        status, nxt, code = "FOUND", offset + n, R.SUCCESS
+    if not slave:
+        if b.version >= V5_1_0:
+            b.pulls[(group, topic, qid)] = nxt
+        if sys_flag & 0x1:
+            b.commit(group, topic, qid, _int(cmd, "commitOffset"))
+    ext: dict[str, Any] = {"suggestWhichBrokerId": 0, "nextBeginOffset": nxt, "minOffset": mn,
+                           "maxOffset": mx}
+    if b.version >= V5_0_0:
+        ext.update({"topicSysFlag": 0, "groupSysFlag": 0})
+    return cmd.response(code, status, ext, body)
+
+
 HANDLERS: dict[int, Any] = {
+    C.PULL_MESSAGE: h_pull,
     C.GET_CONSUME_STATS: h_consume_stats,
     C.GET_TOPIC_STATS_INFO: h_topic_stats,
     C.QUERY_CONSUME_TIME_SPAN: h_time_span,
@@ -995,5 +1091,5 @@ HANDLERS: dict[int, Any] = {
     C.INVOKE_BROKER_TO_RESET_OFFSET: h_reset,
 }
 
-__all__ = ["CHANNEL_EXPIRED_MS", "LOCK_LEASE_MS", "RETRY_PREFIX", "Channel", "GroupConf",
-           "LockEntry", "SimBroker", "TopicConf"]
+__all__ = ["BUILTIN_GROUPS", "CHANNEL_EXPIRED_MS", "LOCK_LEASE_MS", "RETRY_PREFIX", "Channel",
+           "GroupConf", "LockEntry", "SimBroker", "TopicConf"]

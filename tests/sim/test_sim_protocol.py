@@ -213,9 +213,10 @@ def test_bulk_reads(sim):
 
 
 def test_unknown_request_code(sim):
-    resp = call(sim, "broker-a", C.PULL_MESSAGE, {"topic": "TopicPay"})
+    # (PULL_MESSAGE is answered since `mqctl message show`: QUERY_MESSAGE is not)
+    resp = call(sim, "broker-a", C.QUERY_MESSAGE, {"topic": "TopicPay"})
     assert (resp.code, resp.remark) == (R.REQUEST_CODE_NOT_SUPPORTED,
-                                        " request type 11 not supported")
+                                        " request type 12 not supported")
     resp = call(sim, "namesrv", 9999)
     assert resp.code == R.REQUEST_CODE_NOT_SUPPORTED
 

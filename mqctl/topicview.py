@@ -1,0 +1,246 @@
+"""Topic views: ``mqctl topic status`` and ``mqctl topic consumers`` (read-only).
+
+``topic status`` is mqadmin ``topicStatus`` (tools/.../command/topic/TopicStatusSubCommand):
+GET_TOPIC_STATS_INFO (202) on each broker of the route, whose ``TopicStatsTable`` maps every
+queue to a ``TopicOffset`` {minOffset, maxOffset, lastUpdateTimestamp} (remoting/.../admin/
+TopicOffset.java; ``lastUpdateTimestamp`` is the store time of the queue's last message,
+``AdminBrokerProcessor.getTopicStatsInfo``: ``getMessageStoreTimeStamp(topic, i, max - 1)``,
+0 for an empty queue), plus ``topicPutTps`` from 5.3.x. Where a 4.9.3 broker leaves out the
+queues beyond the write queue number (corpus 4.9.3/read-gt-write/202_*: only the write
+queues), their min and max offsets are read with GET_MIN_OFFSET / GET_MAX_OFFSET and their
+last update is unknown, so that no readable queue is hidden (mqadmin hides them).
+
+``topic consumers`` is QUERY_TOPIC_CONSUME_BY_WHO (300) on each broker
+(``ConsumerManager.queryTopicConsumeByWho``: groups online with a subscription to the topic,
+plus ``ConsumerOffsetManager.whichGroupByTopic``: groups with committed offsets on it), then
+per group GET_CONSUME_STATS (208) with the topic on each broker for the lag, and
+GET_CONSUMER_CONNECTION_LIST (203) for the members.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mqctl.models import MessageQueue
+
+if TYPE_CHECKING:
+    from mqctl.admin import Admin, BrokerFailure
+
+# MixAll / TopicValidator: groups of RocketMQ's own tools and components, hidden unless asked
+SYSTEM_GROUPS = frozenset({"TOOLS_CONSUMER", "FILTERSRV_CONSUMER", "SELF_TEST_C_GROUP",
+                           "CID_ONS-HTTP-PROXY", "CID_ONSAPI_PULL", "CID_ONSAPI_PERMISSION",
+                           "CID_ONSAPI_OWNER", "CID_RMQ_SYS_TRANS", "SCHEDULE_CONSUMER",
+                           "DEFAULT_CONSUMER", "__MONITOR_CONSUMER"})
+
+
+def is_system_group(group: str) -> bool:
+    """``MixAll.isSysConsumerGroup`` (prefix CID_RMQ_SYS_) and the predefined groups."""
+    return group in SYSTEM_GROUPS or group.startswith("CID_RMQ_SYS_")
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStatus:
+    mq: MessageQueue
+    min_offset: int
+    max_offset: int
+    last_update_ts: int | None  # None: unknown (see ``unknown``)
+    readable: bool
+    writable: bool
+    unknown: str | None = None  # "empty" (no message stored) | "not-reported"
+
+    @property
+    def messages(self) -> int:
+        return max(0, self.max_offset - self.min_offset)
+
+
+@dataclass
+class _BrokerStats:
+    rows: list[QueueStatus]
+    put_tps: float | None
+
+
+@dataclass
+class TopicStatus:
+    topic: str
+    queues: list[QueueStatus]
+    put_tps: float | None  # None when no broker reports topicPutTps (before 5.3)
+    failures: list[BrokerFailure] = field(default_factory=list)
+
+    @property
+    def not_included(self) -> list[str]:
+        return sorted({f.broker for f in self.failures})
+
+
+async def capture_topic_status(admin: Admin, topic: str) -> TopicStatus:
+    from mqctl.admin import BrokerFailure, NothingRead
+    from mqctl.remoting.fastjson import loads
+
+    route = await admin.topic_route(topic, cached=False)
+    qdata = {q.broker_name: q for q in route.queues}
+
+    async def per_broker(addr: str) -> _BrokerStats:
+        from mqctl.models import TopicStats
+        from mqctl.remoting.codes import RequestCode
+
+        resp = await admin.client.invoke(addr, RequestCode.GET_TOPIC_STATS_INFO,
+                                         {"topic": topic}, idempotent=True)
+        body = loads(resp.body) if resp.body else {}
+        stats = TopicStats.from_body(body)
+        tps = body.get("topicPutTps") if isinstance(body, dict) else None
+        rows: list[QueueStatus] = []
+        for mq, off in sorted(stats.offsets.items()):
+            qd = qdata.get(mq.broker_name)
+            ts = off.last_update_timestamp
+            rows.append(QueueStatus(mq, off.min_offset, off.max_offset,
+                                    ts if ts > 0 else None,
+                                    bool(qd and mq.queue_id < qd.read_queue_nums),
+                                    bool(qd and mq.queue_id < qd.write_queue_nums),
+                                    None if ts > 0 else "empty"))
+        return _BrokerStats(rows, float(tps) if isinstance(tps, (int, float)) else None)
+
+    got = await admin._per_broker(route, per_broker)
+    failures = [v for v in got.values() if isinstance(v, BrokerFailure)]
+    if len(failures) == len(got) and got:
+        raise NothingRead(f"topic stats of {topic}", failures)
+    queues: list[QueueStatus] = []
+    tps_values: list[float] = []
+    missing: list[tuple[MessageQueue, str]] = []
+    for b in route.brokers:
+        v = got.get(b.broker_name)
+        if v is None or isinstance(v, BrokerFailure):
+            continue
+        queues.extend(v.rows)
+        if v.put_tps is not None:
+            tps_values.append(v.put_tps)
+        seen = {q.mq.queue_id for q in v.rows if q.mq.broker_name == b.broker_name}
+        qd = qdata.get(b.broker_name)
+        addr = b.master_addr or b.select_addr()
+        if qd is not None and addr:
+            for q in range(max(qd.read_queue_nums, qd.write_queue_nums)):
+                if q not in seen:
+                    missing.append((MessageQueue(topic, b.broker_name, q), addr))
+    if missing:
+        queues.extend(await _fill(admin, missing, qdata, failures))
+    queues.sort(key=lambda q: q.mq)
+    return TopicStatus(topic, queues, sum(tps_values) if tps_values else None, failures)
+
+
+async def _fill(admin: Admin, missing: list[tuple[MessageQueue, str]], qdata: dict[str, Any],
+                failures: list[BrokerFailure]) -> list[QueueStatus]:
+    """Queues a broker's stats left out (4.9.3: beyond the write queues): min and max offsets
+    from GET_MIN_OFFSET / GET_MAX_OFFSET, last update unknown."""
+    from mqctl.admin import BrokerFailure
+    from mqctl.remoting.client import fan_out
+
+    async def one(t: tuple[MessageQueue, str]) -> QueueStatus:
+        mq, addr = t
+        mn, mx = await admin.min_offset(mq, addr), await admin.max_offset(mq, addr)
+        qd = qdata[mq.broker_name]
+        return QueueStatus(mq, mn, mx, None, mq.queue_id < qd.read_queue_nums,
+                           mq.queue_id < qd.write_queue_nums,
+                           "not-reported" if mx > mn else "empty")
+
+    out = []
+    for o in await fan_out(missing, one, concurrency=admin.concurrency):
+        if o.ok:
+            out.append(o.value)
+        else:
+            assert o.error is not None
+            failures.append(BrokerFailure(o.item[0].broker_name, o.item[1], o.error))
+    return out  # type: ignore[return-value]
+
+
+# ------------------------------------------------------------------------------ consumers
+
+@dataclass
+class TopicConsumer:
+    group: str
+    listed_by: list[str]  # brokers whose QUERY_TOPIC_CONSUME_BY_WHO named the group
+    lag: int | None  # total over the brokers read; None when none was
+    queues: int
+    lag_not_included: list[str]  # brokers whose consume stats could not be read
+    consume_tps: float | None
+    online: bool | None  # None: unknown (the connection list could not be read)
+    members: int | None
+    message_model: str | None
+    consume_type: str | None
+    expression: str | None  # the group's subscription to this topic, when online
+    system: bool
+
+
+@dataclass
+class TopicConsumers:
+    topic: str
+    groups: list[TopicConsumer]
+    failures: list[BrokerFailure] = field(default_factory=list)  # QUERY_TOPIC_CONSUME_BY_WHO
+    hidden_system: list[str] = field(default_factory=list)
+
+    @property
+    def not_included(self) -> list[str]:
+        return sorted({f.broker for f in self.failures})
+
+
+async def capture_topic_consumers(admin: Admin, topic: str, *, include_system: bool = False
+                                  ) -> TopicConsumers:
+    from mqctl.admin import BrokerFailure, NothingRead
+    from mqctl.errors import MqctlError
+    from mqctl.remoting.client import fan_out
+
+    route = await admin.topic_route(topic, cached=False)
+    who = await admin._per_broker(route, lambda addr: admin.topics_consumed_by(topic, addr))
+    failures = [v for v in who.values() if isinstance(v, BrokerFailure)]
+    if who and len(failures) == len(who):
+        raise NothingRead(f"the groups of {topic}", failures)
+    listed: dict[str, list[str]] = {}
+    for b, v in sorted(who.items()):
+        if isinstance(v, list):
+            for g in v:
+                listed.setdefault(g, []).append(b)
+    hidden = sorted(g for g in listed if is_system_group(g)) if not include_system else []
+    groups = sorted(g for g in listed if g not in hidden)
+
+    async def one(group: str) -> TopicConsumer:
+        stats = await admin._per_broker(
+            route, lambda addr: admin.consume_stats(group, addr, topic))
+        lag = 0
+        queues = 0
+        tps = 0.0
+        read = False
+        not_inc = []
+        for b, s in sorted(stats.items()):
+            if isinstance(s, BrokerFailure):
+                not_inc.append(b)
+                continue
+            read = True
+            tps += s.consume_tps
+            for mq, w in s.offsets.items():
+                if mq.topic == topic:
+                    queues += 1
+                    lag += max(0, w.diff)
+        conn = None
+        online: bool | None
+        try:
+            conn = await admin.consumer_connection(group, route)
+            online = conn is not None
+        except MqctlError:  # BrokerError, ConnectError, a body that cannot be decoded
+            online = None
+        sub = conn.subscriptions.get(topic) if conn is not None else None
+        return TopicConsumer(
+            group, listed[group], lag if read else None, queues, not_inc,
+            tps if read else None, online,
+            len(conn.connections) if conn is not None else (0 if online is False else None),
+            conn.message_model if conn else None, conn.consume_type if conn else None,
+            sub.expression if sub is not None else None, is_system_group(group))
+
+    out: list[TopicConsumer] = []
+    for o in await fan_out(groups, one, concurrency=max(1, admin.concurrency // 4)):
+        if o.ok:
+            out.append(o.value)  # type: ignore[arg-type]
+        else:
+            raise o.error  # type: ignore[misc]
+    return TopicConsumers(topic, out, failures, hidden)
+
+
+__all__ = ["QueueStatus", "SYSTEM_GROUPS", "TopicConsumer", "TopicConsumers", "TopicStatus",
+           "capture_topic_consumers", "capture_topic_status", "is_system_group"]
