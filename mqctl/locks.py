@@ -55,7 +55,6 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -63,7 +62,7 @@ from typing import TYPE_CHECKING, Any
 from mqctl.errors import ConnectError, MqctlError, RefusedError, UsageError
 from mqctl.fsutil import atomic_write_text
 from mqctl.models import RETRY_PREFIX, MessageQueue, ProcessQueueInfo, java_string_key
-from mqctl.timeparse import format_duration, format_ms, now_ms
+from mqctl.timeparse import format_clock, format_duration, format_local, format_ms, now_ms
 
 if TYPE_CHECKING:
     from mqctl.admin import Admin, BrokerFailure
@@ -100,11 +99,11 @@ PROBLEM_STATES = frozenset({LockState.CONTESTED, LockState.STALE, LockState.LOCK
 
 
 def clock_text(ms: int) -> str:
-    """Local wall-clock time for hints: ``12:04:31`` (with the date when it is not today)."""
-    dt = datetime.fromtimestamp(ms / 1000)
-    if dt.date() != datetime.fromtimestamp(now_ms() / 1000).date():
-        return dt.strftime("%Y-%m-%d %H:%M:%S")
-    return dt.strftime("%H:%M:%S")
+    """Wall-clock time in the display zone (``--tz``) for tables and hints, with its zone:
+    ``12:04:31 +08:00`` (with the date when it is not today). Prose in hints and reasons uses
+    the same zone (:func:`format_local`), so a row never mixes local times with UTC ones; the
+    ``*_time`` fields of JSON/CSV stay ISO-8601 UTC."""
+    return format_clock(ms)
 
 
 # ------------------------------------------------------------------------------ claims
@@ -168,8 +167,14 @@ class Claim:
     def lease_runs(self, now: int) -> bool:
         return self.frees_at(now) is not None
 
-    def trusted(self, now: int) -> bool:
-        """``locked && !isLockExpired()``: the client still consumes under this lock."""
+    def trusted(self, now: int) -> bool | None:
+        """``locked && !isLockExpired()`` (ProcessQueue): the client still consumes under this
+        lock. Only a client that answered now can trust anything: a claim remembered from a
+        client that left the group (crashed or stopped) is trusted by no process (False), and
+        one of a member that does not answer (hung) is unknown (None), however recent its last
+        renewal; its broker lease is what still matters (FREES AT)."""
+        if not self.live:
+            return None if self.member else False
         return (self.locked and self.last_lock_ts > 0
                 and now - self.last_lock_ts <= CLIENT_TRUST_MS)
 
@@ -265,6 +270,13 @@ class QueueLock:
         return c.lease_end if c is not None else None
 
     @property
+    def _frees_latest(self) -> int | None:
+        c = self.subject
+        if self.frees_at is None or c is None or not c.lease_ends():
+            return self.frees_at
+        return max(self.frees_at, c.lease_ends()[-1])
+
+    @property
     def lease_left_ms(self) -> int | None:
         end = self.lease_end
         return max(0, end - self.now) if end is not None else None
@@ -283,6 +295,9 @@ class QueueLock:
             "lease_end_ts": end, "lease_end_time": format_ms(end) or None,
             "lease_left_ms": self.lease_left_ms,
             "frees_at_ts": self.frees_at, "frees_at_time": format_ms(self.frees_at) or None,
+            # the latest FREES AT can move to (see the stale hint); = frees_at when known
+            "frees_at_latest_ts": self._frees_latest,
+            "frees_at_latest_time": format_ms(self._frees_latest) or None,
             "try_unlock_times": c.try_unlock_times if c is not None else None,
             "dropped": c.dropped if c is not None else None,
             "predicted": list(self.predicted),
@@ -439,18 +454,26 @@ def classify_queue(mq: MessageQueue, claims: Sequence[Claim], predicted: Sequenc
                 "that time, not at it" if others else "")
         cmd = (f"mqctl locks release --group {group or '<group>'} --queue {q} "
                f"--topic {mq.topic} --execute")
-        basis = f"its last reported renewal {format_ms(c.last_lock_ts)}"
+        basis = f"its last reported renewal {format_local(c.last_lock_ts)}"
         if frees != ends[0]:
-            basis += (f", seen at {format_ms(c.observed_ts)}, and the renewals every "
+            basis += (f", seen at {format_local(c.observed_ts)}, and the renewals every "
                       f"{RENEW_INTERVAL_MS // 1000} s it may have made before it left")
         latest = ""
+        # FREES AT is the earliest lease end still possible: when the holder left between two
+        # observations it may have renewed (every 20 s) until it left, so FREES AT moves 20 s
+        # later each time it passes with no live client holding the lock, up to ends[-1]
+        window = (f" (FREES AT: its last reported renewal + {BROKER_LEASE_MS // 1000} s)")
         if frees != ends[-1]:
-            latest = (f"; {format_ms(ends[-1])} at the latest if it renewed again before it "
-                      f"left (gone at {format_ms(c.gone_ts)})")
+            latest = (f"; {format_local(ends[-1])} at the latest if it renewed again before it "
+                      f"left (gone at {format_local(c.gone_ts)})")
+            window = (f" at the earliest (FREES AT moves {RENEW_INTERVAL_MS // 1000} s later "
+                      f"each time it passes while no live client holds the lock, until "
+                      f"{clock_text(ends[-1])} at the latest: {c.client_id} may have renewed "
+                      f"every {RENEW_INTERVAL_MS // 1000} s until it left)")
         return make(LockState.STALE, c.client_id,
                     f"{c.client_id} {why}; its broker lease runs until "
-                    f"{format_ms(frees)} (estimated from {basis}){latest}",
-                    f"{q} is blocked until {clock_text(frees)} because {c.client_id} "
+                    f"{format_local(frees)} (estimated from {basis}){latest}",
+                    f"{q} is blocked until {clock_text(frees)}{window} because {c.client_id} "
                     f"stopped renewing ({why}){then}; `{cmd}` frees it now",
                     frees_at=frees)
     # 3-5. one claimer
@@ -478,7 +501,7 @@ def classify_queue(mq: MessageQueue, claims: Sequence[Claim], predicted: Sequenc
                 # 20:58:16.5, "pull message later because not locked in broker" in between.
                 mark = c.last_lock_ts + RENEW_INTERVAL_MS
                 why = (f"the broker granted the lock when {c.client_id} added the queue "
-                       f"({format_ms(c.last_lock_ts)}); a 4.x client marks it locked at its "
+                       f"({format_local(c.last_lock_ts)}); a 4.x client marks it locked at its "
                        f"next lock cycle (every {RENEW_INTERVAL_MS // 1000} s, by "
                        f"{clock_text(mark)}) and consumes it from then on")
                 return make(LockState.LOCK_FAILED, c.client_id,
@@ -528,7 +551,7 @@ def classify_queue(mq: MessageQueue, claims: Sequence[Claim], predicted: Sequenc
         elif gone_lapsed:
             x = _latest(gone_lapsed)
             why = (f"{x.client_id} left the group and its lease lapsed "
-                   f"({format_ms(x.lease_ends()[-1])}); {owner} locks it at its next rebalance "
+                   f"({format_local(x.lease_ends()[-1])}); {owner} locks it at its next rebalance "
                    f"(at once when a broker notifies the change, else within "
                    f"{RENEW_INTERVAL_MS // 1000} s)")
         else:
@@ -1118,7 +1141,7 @@ def plan_release(view: LockView, mq: MessageQueue, broker_addr: str, *,
     if claim is not None and not claim.live and claim.lease_end is not None \
             and now > claim.lease_end:
         warnings.append(f"the lease of {holder} has probably lapsed already "
-                        f"({format_ms(claim.lease_end)}); releasing is harmless")
+                        f"({format_local(claim.lease_end)}); releasing is harmless")
     return ReleasePlan(view.group, mq, holder, broker_addr, q, alive_renewing, force,
                        tuple(warnings))
 
