@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from mqctl.models import MessageQueue
-from mqctl.remoting.codes import MUTATING_REQUESTS, request_name
+from mqctl.remoting.codes import MUTATING_REQUESTS, is_mutating, request_name
 
 FORMATS = ["table", "plain", "json", "yaml", "csv"]
 MQ = MessageQueue
@@ -22,8 +22,10 @@ def run(cli, sim, *args):
 
 
 def assert_read_only(sim):
-    sent = {request_name(r.code) for r in sim.request_log if r.code in MUTATING_REQUESTS}
+    # MUTATING_REQUESTS, and a PULL_MESSAGE only without the commit flag (message show)
+    sent = {request_name(r.code) for r in sim.request_log if is_mutating(r.code, r.ext_fields)}
     assert sent == set(), f"read-only command sent {sent}"
+    assert not {r.code for r in sim.request_log} & set(MUTATING_REQUESTS)
     assert sim.request_log, "the command sent nothing at all"
 
 
@@ -289,3 +291,38 @@ def test_snapshot_with_a_broker_down_keeps_the_rest(cli, sim, tmp_path):
     rows = read_rows(next(tmp_path.rglob("*.jsonl")))
     assert rows and {r["broker"] for r in rows} == {"broker-b"}
     assert os.path.getsize(next(tmp_path.rglob("*.jsonl"))) > 0
+
+
+# issue 18 items 2, 3, 5: every new read-only view, checked against the request log
+ISSUE18_VIEWS = [
+    ("topic", "status", "TopicPay"),
+    ("topic", "consumers", "TopicPay", "--include-system"),
+    ("group", "config", "GID_PAY"),
+    ("message", "show", "-t", "TopicPay", "-b", "broker-a", "-q", "0", "--offset", "5"),
+]
+
+
+@pytest.mark.parametrize("args", ISSUE18_VIEWS, ids=lambda a: " ".join(a[:2]))
+def test_issue18_views_are_read_only(cli, sim, args):
+    sim.advance(5)
+    before = sim.call(lambda c: {k: dict(v) for k, v in c.brokers["broker-a"].offsets.items()})
+    sim.clear_request_log()
+    r = run(cli, sim, *args, "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert_read_only(sim)
+    after = sim.call(lambda c: {k: dict(v) for k, v in c.brokers["broker-a"].offsets.items()})
+    # the offline group's offsets (nobody else commits them) did not move, and the tools
+    # group has none
+    assert {k: v for k, v in after.items() if k[1] == "GID_REPLAY"} == {
+        k: v for k, v in before.items() if k[1] == "GID_REPLAY"}
+    assert not any(g == "TOOLS_CONSUMER" for (_t, g) in after)
+
+
+def test_read_only_check_catches_a_committing_pull():
+    from mqctl.remoting.codes import RequestCode
+
+    assert not is_mutating(RequestCode.PULL_MESSAGE, {"sysFlag": "4"})
+    assert is_mutating(RequestCode.PULL_MESSAGE, {"sysFlag": "5"})
+    assert is_mutating(RequestCode.PULL_MESSAGE, {"sysFlag": "x"})
+    assert is_mutating(RequestCode.HEART_BEAT, None)
+    assert not is_mutating(RequestCode.GET_TOPIC_STATS_INFO, {"topic": "T"})
