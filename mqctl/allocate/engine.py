@@ -65,8 +65,9 @@ def broadcast_allocation(queues: Iterable[MessageQueue], consumers: Iterable[str
     return Allocation(strategy=BROADCASTING, group=group, queues=tuple(mq_all),
                       consumers=tuple(cid_all),
                       assignments={c: list(mq_all) for c in dict.fromkeys(cid_all)},
-                      notes=("BROADCASTING group: every consumer consumes every queue; no "
-                             "allocation strategy applies",))
+                      notes=(f"{'group ' + group if group else 'the group'} is BROADCASTING: "
+                             "every consumer consumes every queue; no allocation strategy "
+                             "applies",))
 
 
 def allocate_group(strategy: str | AllocationStrategy, queues: Iterable[MessageQueue],

@@ -91,9 +91,7 @@ class LiveGroup:
         for f in self.failures:
             notes.append(f"broker {f.broker} ({f.addr or 'no address'}) did not answer: "
                          f"{f.message}")
-        if self.broadcasting:
-            notes.append(f"group {self.group} is BROADCASTING: every consumer consumes every "
-                         "queue; no allocation strategy applies")
+        # BROADCASTING: the allocation itself says so, once (engine.broadcast_allocation)
         if self.pop:
             notes.append(f"group {self.group} consumes in POP mode (5.x gRPC/proxy or pop "
                          "consumers): the broker hands out messages, not queues, so queue "

@@ -8,10 +8,12 @@ import typer
 
 from mqctl.cli.common import (
     ConcurrencyOpt,
+    GroupArg,
     NamesrvOpt,
     OutputOpt,
     TopicOpt,
     emit,
+    pick_group,
     state,
     warn,
     with_client,
@@ -106,11 +108,13 @@ def allocate(
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
     concurrency: ConcurrencyOpt = None,
+    group_pos: GroupArg = None,
 ) -> None:
     from mqctl.allocate import registry
     from mqctl.allocate.preview import PreviewOptions, build_params, offline_inputs, preview
     from mqctl.errors import PartialFailure, UsageError
 
+    group = pick_group(group_pos, group, example="mqctl allocate GID_PAY -t TopicPay")
     st = state(ctx)
     if list_strategies:
         from mqctl.allocate.report import strategies_result

@@ -70,6 +70,36 @@ NamesrvOpt = Annotated[str | None, typer.Option(
     "--namesrv", "-n", help="Name server address(es), 'host:port;host:port' "
                             "(env NAMESRV_ADDR; default 127.0.0.1:9876).", show_default=False)]
 GroupOpt = Annotated[str, typer.Option("--group", "-g", help="Consumer group.")]
+# The group is accepted both ways on every command that takes one (issue 17): as the first
+# argument (`mqctl consumers GID`) and as -g/--group (`mqctl locks show -g GID`).
+GroupArg = Annotated[str | None, typer.Argument(
+    help="Consumer group (or -g/--group).", show_default=False)]
+GroupOption = Annotated[str | None, typer.Option(
+    "--group", "-g", help="Consumer group (or as the first argument).", show_default=False)]
+
+
+def one_group(positional: str | None, option: str | None, *, example: str) -> str:
+    """The group given as the first argument or with -g/--group (required)."""
+    group = pick_group(positional, option, example=example, required=True)
+    assert group is not None
+    return group
+
+
+def pick_group(positional: str | None, option: str | None, *, example: str,
+               required: bool = False) -> str | None:
+    """The group given as the first argument or with -g/--group (the same one if both)."""
+    from mqctl.errors import UsageError
+
+    if positional is not None and option is not None and positional != option:
+        raise UsageError(f"two groups given: {positional!r} (argument) and {option!r} "
+                         "(-g/--group)", hint="give the group once, as the first argument or "
+                                              f"with -g/--group, e.g. {example}")
+    group = positional if positional is not None else option
+    if required and not group:
+        raise UsageError("missing the consumer group",
+                         hint=f"give it as the first argument or with -g/--group, e.g. "
+                              f"{example}")
+    return group
 TopicOpt = Annotated[str | None, typer.Option("--topic", "-t", help="Topic.", show_default=False)]
 ConcurrencyOpt = Annotated[int | None, typer.Option(
     "--concurrency", min=1, help="Requests in flight at once during fan-out (default 16).",

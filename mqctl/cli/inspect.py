@@ -10,10 +10,13 @@ import typer
 from mqctl.cli.common import (
     DEFAULT_WATCH,
     ConcurrencyOpt,
+    GroupArg,
+    GroupOption,
     NamesrvOpt,
     OptionalWatchCommand,
     OutputOpt,
     emit,
+    one_group,
     state,
     with_client,
 )
@@ -160,10 +163,11 @@ def cluster(
 
 def consumers(
     ctx: typer.Context,
-    group: Annotated[str, typer.Argument(help="Consumer group.")],
+    group: GroupArg = None,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
     concurrency: ConcurrencyOpt = None,
+    group_opt: GroupOption = None,
 ) -> None:
     """List a group's clients as EVERY broker sees them, with a consistency check.
 
@@ -175,6 +179,7 @@ def consumers(
     from mqctl.render import Column, Result, Table
     from mqctl.versions import version_name
 
+    group = one_group(group, group_opt, example="mqctl consumers GID_ORDER")
     st = state(ctx)
     settings = st.settings(namesrv=namesrv)
 
@@ -382,7 +387,7 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
 @group_app.command("progress", cls=OptionalWatchCommand)
 def progress(
     ctx: typer.Context,
-    group: Annotated[str, typer.Argument(help="Consumer group.")],
+    group: GroupArg = None,
     topic: Annotated[str | None, typer.Option("--topic", "-t", help="Only this topic "
                                               "(default: every topic the group consumes).",
                                               show_default=False)] = None,
@@ -398,6 +403,7 @@ def progress(
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
     concurrency: ConcurrencyOpt = None,
+    group_opt: GroupOption = None,
 ) -> None:
     """Per-queue progress: offsets, lag in messages, inflight, last consume time, exact time
     lag in seconds (QUERY_CONSUME_TIME_SPAN) and the owning client; totals per topic.
@@ -412,6 +418,7 @@ def progress(
     from mqctl.inspect import capture_progress, require_group
     from mqctl.remoting.client import RemotingClient
 
+    group = one_group(group, group_opt, example="mqctl group progress GID_ORDER")
     st = state(ctx)
     settings = st.settings(namesrv=namesrv)
     fmt = st.output(output)

@@ -10,11 +10,13 @@ import typer
 from mqctl.cli.common import (
     DEFAULT_WATCH,
     ConcurrencyOpt,
-    GroupOpt,
+    GroupArg,
+    GroupOption,
     NamesrvOpt,
     OptionalWatchCommand,
     OutputOpt,
     emit,
+    one_group,
     state,
     with_client,
 )
@@ -130,7 +132,8 @@ def _raise_partial(view: LockView) -> None:
 @app.command("show", cls=OptionalWatchCommand)
 def show(
     ctx: typer.Context,
-    group: GroupOpt,
+    group: GroupArg = None,
+    group_opt: GroupOption = None,
     topic: Annotated[str | None, typer.Option(
         "--topic", "-t", help="Only this topic (default: every topic the group subscribes "
         "to).", show_default=False)] = None,
@@ -166,6 +169,7 @@ def show(
     from mqctl.locks import capture_locks, ensure_lockable
     from mqctl.remoting.client import RemotingClient
 
+    group = one_group(group, group_opt, example="mqctl locks show GID_ORDER")
     st = state(ctx)
     settings = st.settings(namesrv=namesrv)
     fmt = st.output(output)
@@ -336,11 +340,12 @@ def _raise_failed(results: list[ReleaseResult], finish: list[str]) -> None:
 @app.command("release")
 def release(
     ctx: typer.Context,
-    group: GroupOpt,
     queue: Annotated[list[str], typer.Option(
         "--queue", metavar="BROKER:QUEUE_ID",
         help="The queue as BROKER:QUEUE_ID, e.g. broker-a:3 (repeat for several "
         "queues).")],
+    group: GroupArg = None,
+    group_opt: GroupOption = None,
     topic: Annotated[str | None, typer.Option(
         "--topic", "-t", help="The queue's topic (needed when the group subscribes to "
         "several topics with that queue).", show_default=False)] = None,
@@ -381,6 +386,8 @@ def release(
         record_releases,
     )
 
+    group = one_group(group, group_opt,
+                      example="mqctl locks release GID_ORDER --queue broker-a:3 -t TopicOrder")
     specs = [parse_queue_spec(q) for q in queue]
     st = state(ctx)
     settings = st.settings(namesrv=namesrv)

@@ -9,9 +9,12 @@ import typer
 
 from mqctl.cli.common import (
     ConcurrencyOpt,
+    GroupArg,
+    GroupOption,
     NamesrvOpt,
     OutputOpt,
     emit,
+    one_group,
     progress,
     state,
 )
@@ -45,7 +48,8 @@ VERIFY_HELP = ("Seconds to wait, polling, before judging the result (default: 10
 @app.command("show")
 def show(
     ctx: typer.Context,
-    group: GroupOpt,
+    group: GroupArg = None,
+    group_opt: GroupOption = None,
     topic: Annotated[str | None, typer.Option("--topic", "-t", help="Only this topic.",
                                               show_default=False)] = None,
     output: OutputOpt = None,
@@ -62,6 +66,7 @@ def show(
     from mqctl.inspect import capture_progress, require_group
     from mqctl.render import Column, Result, Table
 
+    group = one_group(group, group_opt, example="mqctl offsets show GID_REPLAY")
     st = state(ctx)
     settings = st.settings(namesrv=namesrv)
 
@@ -476,8 +481,9 @@ def rerun_hint(plan: Plan, bad: list[QueueResult], rb: str | None, scoped: bool)
 @app.command("reset")
 def reset(
     ctx: typer.Context,
-    group: GroupOpt,
     topic: TopicReq,
+    group: GroupArg = None,
+    group_opt: GroupOption = None,
     to_time: Annotated[str | None, typer.Option("--to-time", help="First message stored at or "
                                                 "after this time (any form `mqctl time` "
                                                 "accepts).", show_default=False)] = None,
@@ -532,6 +538,8 @@ def reset(
     """
     from mqctl.reset import export_format, parse_queue_scope, target_from_options
 
+    group = one_group(group, group_opt,
+                      example="mqctl offsets reset GID_REPLAY -t TopicPay --by-duration -2h")
     scope = parse_queue_scope(queues or [])
     if export:
         export_format(export)
@@ -550,7 +558,8 @@ def reset(
 def rollback(
     ctx: typer.Context,
     file: Annotated[str, typer.Argument(help="Rollback file written by `offsets reset "
-                                             "--execute`.")],
+                                             "--execute`, or a NAME from `offsets "
+                                             "rollbacks` (in the default directory).")],
     execute: Annotated[bool, typer.Option("--execute", help="Restore the offsets (default: "
                                           "only show the plan).")] = False,
     force: Annotated[bool, typer.Option("--force", help="Override refusals.")] = False,
@@ -572,10 +581,148 @@ def rollback(
     Example: mqctl offsets rollback ~/.local/state/mqctl/rollback/GID_REPLAY-...json --execute
     """
     from mqctl.reset import read_rollback
+    from mqctl.reset.files import find_rollback
 
     ns = ";".join(state(ctx).settings(namesrv=namesrv).namesrv)
-    group, topic, target, notes = read_rollback(file, namesrv=ns)
+    group, topic, target, notes = read_rollback(find_rollback(file), namesrv=ns)
     _run(ctx, group=group, topic=topic, target_fn=lambda: target, execute=execute, force=force,
          scope=None, export=None, rollback_file=None, verify_wait=verify_wait, output=output,
          namesrv=namesrv, concurrency=concurrency, notes=notes, rerun_scope=False,
          max_replay=max_replay, max_skip=max_skip, yes=yes)
+
+
+@app.command("rollbacks")
+def rollbacks(
+    ctx: typer.Context,
+    group: Annotated[str | None, typer.Option("--group", "-g", help="Only this group.",
+                                              show_default=False)] = None,
+    topic: Annotated[str | None, typer.Option("--topic", "-t", help="Only this topic.",
+                                              show_default=False)] = None,
+    directory: Annotated[str | None, typer.Option("--dir", help="Directory to list (default: "
+                                                  "~/.local/state/mqctl/rollback, or "
+                                                  "$XDG_STATE_HOME/mqctl/rollback).",
+                                                  show_default=False)] = None,
+    check: Annotated[bool, typer.Option("--check", help="Also read each group's committed "
+                                        "offsets (GET_CONSUME_STATS, read-only) and say "
+                                        "whether they are at the saved offsets or the "
+                                        "reset's.")] = False,
+    output: OutputOpt = None,
+    namesrv: NamesrvOpt = None,
+    concurrency: ConcurrencyOpt = None,
+) -> None:
+    """The saved rollback files, oldest first: group, topic, when, how many queues, the change
+    they undo, and whether a rollback restored them since (a later `offsets rollback
+    --execute` of the file, which records it in its own rollback file). Reads files only;
+    with --check it also reads the offsets from the cluster. `offsets rollback NAME` takes a
+    NAME from this list.
+
+    Example: mqctl offsets rollbacks -g GID_REPLAY
+    """
+    from pathlib import Path
+
+    from mqctl.render import Column, Result, Table
+    from mqctl.reset.files import list_rollbacks, rollback_dir
+    from mqctl.timeparse import format_ms
+
+    st = state(ctx)
+    root = Path(directory).expanduser() if directory else rollback_dir()
+    infos = [i for i in list_rollbacks(root)
+             if (group is None or i.group == group) and (topic is None or i.topic == topic)]
+    live: dict[str, str] = {}
+    failures: list[Any] = []
+    if check and infos:
+        live, failures = _rollbacks_live(st, [i for i in infos if not i.error], namesrv,
+                                         concurrency)
+    rows = []
+    for i in infos:
+        by = i.rolled_back_by[0] if i.rolled_back_by else None
+        note = []
+        if i.error:
+            note.append(i.error)
+        if i.remaining:
+            note.append(f"interrupted: {i.remaining.name} holds what was not sent")
+        if i.later:
+            note.append(f"{len(i.later)} later change(s) of {i.group}/{i.topic}: restoring "
+                        "this undoes them too")
+        rows.append({"name": i.name, "group": i.group, "topic": i.topic,
+                     "created": format_ms(i.created_ts) if i.created_ts else None,
+                     "created_ts": i.created_ts, "queues": i.queues,
+                     # what restoring it undoes: the reset's target, or "rollback of NAME"
+                     "undoes": (f"rollback of {Path(i.rollback_of).name}" if i.rollback_of
+                                else i.reason), "reason": i.reason,
+                     "rolled_back": (f"yes, {format_ms(by.created_ts)}" if by and by.created_ts
+                                     else "yes" if by else "no") if not i.error else None,
+                     "rolled_back_by": [b.name for b in i.rolled_back_by],
+                     "later_changes": [b.name for b in i.later],
+                     "rollback_of": i.rollback_of, "namesrv": i.namesrv,
+                     "interrupted_remaining": str(i.remaining) if i.remaining else None,
+                     "path": str(i.path), "error": i.error,
+                     **({"live": live.get(i.name)} if check else {}),
+                     "note": "; ".join(note)})
+    c = Column
+    columns = [c("name", "NAME", kind="key"), c("group", "GROUP"), c("topic", "TOPIC"),
+               c("created", "CREATED (UTC)", kind="low"), c("queues", "QUEUES", "right"),
+               c("undoes", "UNDOES", drop=2), c("rolled_back", "ROLLED BACK", kind="state")]
+    if check:
+        columns.append(c("live", "NOW", kind="state"))
+    columns.append(c("note", "NOTE", drop=1))
+    notes = [f"{len(rows)} rollback file(s) in {root}"
+             + ("" if group is None and topic is None else " (filtered)")]
+    if rows:
+        notes.append("restore one: mqctl offsets rollback NAME (the plan), then add --execute")
+    notes += [f"not checked: {f}" for f in failures]
+    emit(Result([Table(columns, rows, title="rollback files")], data={
+        "directory": str(root), "rollbacks": rows}, notes=notes), st.output(output))
+    if failures:
+        from mqctl.errors import PartialFailure
+
+        raise PartialFailure(f"{len(failures)} rollback file(s) could not be checked against "
+                             "the cluster: " + "; ".join(failures[:3]),
+                             [(f, f) for f in failures],
+                             hint="the NOW column says unknown for them; retry when the "
+                                  "brokers answer")
+
+
+def _rollbacks_live(st: Any, infos: list[Any], namesrv: str | None,
+                    concurrency: int | None) -> tuple[dict[str, str], list[str]]:
+    """``offsets rollbacks --check``: per file, where its group's committed offsets are now
+    (GET_CONSUME_STATS per broker of the topic's route; read-only). One read per group and
+    topic, shared by its files."""
+    from mqctl.admin import Admin
+    from mqctl.cli.common import with_client
+    from mqctl.errors import MqctlError
+    from mqctl.remoting.client import fan_out
+    from mqctl.reset.files import live_state
+
+    settings = st.settings(namesrv=namesrv)
+    pairs = sorted({(i.group, i.topic) for i in infos})
+
+    async def go(client: Any) -> tuple[dict[str, str], list[str]]:
+        admin = Admin(client, settings.namesrv,
+                      concurrency=concurrency or settings.concurrency)
+
+        async def read(pair: tuple[str, str]) -> dict[Any, int | None]:
+            g, t = pair
+            route = await admin.topic_route(t)
+            now: dict[Any, int | None] = {}
+            for b in route.brokers:
+                if b.master_addr is None:
+                    continue
+                stats = await admin.consume_stats(g, b.master_addr, t)
+                now.update({mq: w.consumer_offset for mq, w in stats.offsets.items()})
+            return now
+
+        got: dict[tuple[str, str], dict[Any, int | None]] = {}
+        failed: list[str] = []
+        for o in await fan_out(pairs, read, concurrency=admin.concurrency):
+            if o.ok and o.value is not None:
+                got[o.item] = o.value
+            else:
+                err = o.error.message if isinstance(o.error, MqctlError) else "failed"
+                failed.append(f"{o.item[0]}/{o.item[1]}: {err}")
+        out = {i.name: live_state(i, got[(i.group, i.topic)]) if (i.group, i.topic) in got
+               else "unknown (not read)" for i in infos}
+        return out, failed
+
+    result: tuple[dict[str, str], list[str]] = with_client(st, settings, go)
+    return result

@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,8 @@ PLAN_COLUMNS = ["group", "topic", "broker", "queue_id", "current", "target", "mi
                 "target_time"]
 PLAN_HINT = ("a plan file is what --export writes: CSV columns group,topic,broker,queue_id,"
              "target (others ignored), or its JSON form")
-ROLLBACK_HINT = "pass a file written by `mqctl offsets reset --execute` (see --rollback-file)"
+ROLLBACK_HINT = ("pass a file written by `mqctl offsets reset --execute` (see --rollback-file), "
+                 "or a NAME that `mqctl offsets rollbacks` lists")
 
 
 def _write(path: str | Path, text: str, what: str, mode: int | None = None) -> None:
@@ -199,11 +201,16 @@ def _read_plan_file(path: str, group: str, topic: str) -> Target:
 
 # ------------------------------------------------------------------------------ rollback
 
+def rollback_dir() -> Path:
+    """The default directory of rollback files: ``$XDG_STATE_HOME/mqctl/rollback``, else
+    ``~/.local/state/mqctl/rollback``."""
+    return Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / \
+        "mqctl" / "rollback"
+
+
 def rollback_path(group: str, topic: str, ts: int, base: str | None = None) -> Path:
     """``~/.local/state/mqctl/rollback/<group>-<topic>-<UTC time>.json`` (XDG_STATE_HOME)."""
-    root = Path(base) if base else Path(
-        os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "mqctl" / \
-        "rollback"
+    root = Path(base) if base else rollback_dir()
     stamp = format_ms(ts).replace(":", "").replace("-", "")
     safe = "".join(c if c.isalnum() or c in "-_%" else "_" for c in f"{group}-{topic}")
     return root / f"{safe}-{stamp}.json"
@@ -229,6 +236,10 @@ def write_rollback(plan: Plan, path: Path) -> None:
     doc = {"schema": ROLLBACK_SCHEMA, "group": plan.group, "topic": plan.topic,
            "namesrv": plan.namesrv, "created_ts": plan.created_ms,
            "created": format_ms(plan.created_ms), "reason": plan.target.describe(),
+           # a rollback's own rollback file names the file it restores: `offsets rollbacks`
+           # shows that file as rolled back
+           **({"rollback_of": str(Path(plan.target.text).resolve())}
+              if plan.target.kind == "rollback" else {}),
            "queues": [{"broker": q.mq.broker_name, "queue_id": q.mq.queue_id,
                        "offset": NO_OFFSET if q.current is None else q.current,
                        "reset_to": q.target} for q in plan.queues]}
@@ -303,3 +314,153 @@ def _read_rollback(path: str, namesrv: str | None) -> tuple[str, str, Target, li
         notes.append(f"restores the offsets saved at {created}, before the reset "
                      f"'{doc.get('reason') or '?'}'")
     return group, topic, Target("rollback", text=path, plan=plan, expected=expected), notes
+
+
+# ------------------------------------------------------------------------------ listing
+
+def find_rollback(name: str) -> str:
+    """``offsets rollback NAME``: an existing path as given; else a name from ``offsets
+    rollbacks`` (with or without ``.json``) in the default directory. Unknown names stay as
+    given (the reader then says the file is not found)."""
+    if Path(name).exists() or "/" in name or os.sep in name:
+        return name
+    root = rollback_dir()
+    for cand in (root / name, root / f"{name}.json"):
+        if cand.is_file():
+            return str(cand)
+    return name
+
+
+@dataclass(slots=True)
+class RollbackInfo:
+    """One file of the rollback directory, as ``offsets rollbacks`` lists it."""
+
+    path: Path
+    group: str | None = None
+    topic: str | None = None
+    created_ts: int | None = None
+    reason: str | None = None
+    namesrv: str | None = None
+    queues: int | None = None  # queues with a saved offset (what a rollback restores)
+    offsets: dict[MessageQueue, int] = field(default_factory=dict)  # saved, per queue
+    reset_to: dict[MessageQueue, int] = field(default_factory=dict)  # what the reset wrote
+    rollback_of: str | None = None  # this file was written by a rollback of that file
+    rolled_back_by: list[RollbackInfo] = field(default_factory=list)
+    later: list[RollbackInfo] = field(default_factory=list)  # later changes, same group/topic
+    remaining: Path | None = None  # <name>.remaining.csv: the run was interrupted
+    error: str | None = None  # not a readable rollback file
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+def _info(path: Path) -> RollbackInfo:
+    info = RollbackInfo(path)
+    try:
+        if path.stat().st_size > MAX_LISTED_BYTES:
+            info.error = f"larger than {MAX_LISTED_BYTES // 1_000_000} MB: not read"
+            return info
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        info.error = f"cannot be read: {getattr(exc, 'strerror', None) or exc}"
+        return info
+    if not isinstance(doc, dict) or doc.get("schema") != ROLLBACK_SCHEMA:
+        info.error = f"not an mqctl rollback file (schema {ROLLBACK_SCHEMA})"
+        return info
+    group, topic = doc.get("group"), doc.get("topic")
+    info.group = group if isinstance(group, str) else None
+    info.topic = topic if isinstance(topic, str) else None
+    ts = doc.get("created_ts")
+    info.created_ts = ts if isinstance(ts, int) and not isinstance(ts, bool) else None
+    info.reason = str(doc["reason"]) if doc.get("reason") is not None else None
+    info.namesrv = str(doc["namesrv"]) if doc.get("namesrv") else None
+    of = doc.get("rollback_of")
+    info.rollback_of = of if isinstance(of, str) and of else None
+    if info.rollback_of is None and isinstance(info.reason, str) and \
+            info.reason.startswith("from rollback file "):
+        # files written before "rollback_of": the reason names the file as it was given
+        info.rollback_of = info.reason[len("from rollback file "):]
+    entries = doc.get("queues")
+    if not isinstance(entries, list) or info.group is None or info.topic is None:
+        info.error = "malformed: no group, topic or queues"
+        return info
+    for q in entries:
+        try:
+            mq = MessageQueue(info.topic, str(q["broker"]), int(q["queue_id"]))
+            off = q.get("offset")
+            if off not in (None, NO_OFFSET):
+                info.offsets[mq] = _offset(off)
+            if q.get("reset_to") is not None:
+                info.reset_to[mq] = _offset(q["reset_to"])
+        except (KeyError, TypeError, ValueError, AttributeError):
+            info.error = "malformed queue entry"
+            return info
+    info.queues = len(info.offsets)
+    return info
+
+
+# a rollback file of 65,536 queues x 2 brokers is about 10 MB; anything far larger is not one
+MAX_LISTED_BYTES = 64_000_000
+
+
+def _same_file(ref: str, target: Path) -> bool:
+    """Does ``ref`` (a "rollback_of" path, or the path a user gave in an older file's reason)
+    name ``target``? Resolved paths compare exactly; a relative one from an older file matches
+    by name (it was resolved against a working directory not recorded)."""
+    p = Path(ref)
+    if p.is_absolute():
+        return p == target.resolve()
+    return p.name == target.name
+
+
+def list_rollbacks(root: Path | None = None) -> list[RollbackInfo]:
+    """Every ``*.json`` of the rollback directory, oldest first (files without a time last,
+    by name), each with the rollbacks that restored it and the later changes of its group and
+    topic. Read-only; a missing directory is an empty list."""
+    root = root or rollback_dir()
+    try:
+        paths = sorted(p for p in root.iterdir() if p.suffix == ".json" and p.is_file())
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise UsageError(f"cannot list the rollback directory {root}: "
+                         f"{exc.strerror or exc}") from None
+    infos = [_info(p) for p in paths]
+    infos.sort(key=lambda i: (i.created_ts is None, i.created_ts or 0, i.name))
+    for info in infos:
+        rest = info.path.with_name(f"{info.path.stem}.remaining.csv")
+        info.remaining = rest if rest.exists() else None
+    for n, a in enumerate(infos):
+        if a.error:
+            continue
+        for b in infos[n + 1:]:
+            if b.error or (b.group, b.topic) != (a.group, a.topic):
+                continue
+            if b.rollback_of and _same_file(b.rollback_of, a.path):
+                a.rolled_back_by.append(b)
+            else:
+                a.later.append(b)
+    return infos
+
+
+def live_state(info: RollbackInfo, current: dict[MessageQueue, int | None]) -> str:
+    """Pure: where the group is now, compared with the file (``offsets rollbacks --check``):
+    ``at the saved offsets`` (rolled back, or never moved on), ``at the reset's offsets``
+    (the reset is in place), or how many queues are elsewhere (consumers moved on, or another
+    change). A queue the brokers did not report is unknown, never a match."""
+    mqs = sorted(info.offsets)
+    if not mqs:
+        return "nothing to compare"
+    unknown = [m for m in mqs if current.get(m) is None]
+    if unknown:
+        return f"unknown ({len(unknown)} of {len(mqs)} queue(s) not read)"
+    if all(current[m] == info.offsets[m] for m in mqs):
+        return "at the saved offsets"
+    if info.reset_to and all(m in info.reset_to and current[m] == info.reset_to[m]
+                             for m in mqs):
+        return "at the reset's offsets"
+    saved = sum(1 for m in mqs if current[m] == info.offsets[m])
+    reset = sum(1 for m in mqs if current[m] == info.reset_to.get(m))
+    return (f"elsewhere: {saved} of {len(mqs)} queue(s) at the saved offsets, {reset} at the "
+            "reset's")
