@@ -214,6 +214,39 @@ MISSING_TEXT = {"end": "no message yet (the max offset: the next message to be w
                 "beyond-max": "beyond the max offset"}
 
 
+async def annotate_plan(admin: Admin, plan: Any) -> None:
+    """``offsets reset --show-messages``: the message at each queue's target, in
+    ``plan.messages`` (read as ``message show`` reads, one pull per queue, none for a target
+    at the max offset)."""
+    targets = [(q.mq, q.target, plan.brokers[q.mq.broker_name].addr) for q in plan.queues
+               if plan.brokers.get(q.mq.broker_name) is not None
+               and plan.brokers[q.mq.broker_name].addr]
+    ranges = {q.mq: (q.min_offset, q.max_offset) for q in plan.queues}
+    plan.messages.update(await messages_at(admin, targets, ranges))
+
+
+def plan_message_fields(value: MessageAt | MqctlError | None) -> dict[str, Any]:
+    """The cells a reset plan row gets from the message at its target."""
+    from mqctl.timeparse import format_local, format_ms
+
+    if isinstance(value, MessageAt) and value.message is not None:
+        m = value.message
+        return {"target_stored": format_local(m.store_timestamp),
+                "target_store_ts": m.store_timestamp,
+                "target_store_time": format_ms(m.store_timestamp) or None,
+                "target_keys": short_keys(m), "target_keys_list": m.keys,
+                "target_tags": m.tags, "target_msg_id": m.msg_id, "target_message": "found"}
+    if isinstance(value, MessageAt):
+        why = value.missing or "unknown"
+        return {"target_stored": "-", "target_store_ts": None, "target_store_time": None,
+                "target_keys": MISSING_TEXT.get(why, why), "target_keys_list": [],
+                "target_tags": None, "target_msg_id": None, "target_message": why}
+    why = f"not read: {value.message}" if value is not None else "not read"
+    return {"target_stored": "-", "target_store_ts": None, "target_store_time": None,
+            "target_keys": why, "target_keys_list": [], "target_tags": None,
+            "target_msg_id": None, "target_message": why}
+
+
 # ---------------------------------------------------------------------------- rendering
 
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
@@ -274,6 +307,7 @@ def short_keys(m: StoredMessage | None, width: int = 60) -> str:
 
 
 __all__ = ["DEFAULT_BODY_BYTES", "MISSING_TEXT", "MessageAt", "OffsetOutOfRange", "PullAnswer",
-           "READ_SYS_FLAG", "TOOLS_CONSUMER_GROUP", "body_head", "message_record",
+           "READ_SYS_FLAG", "TOOLS_CONSUMER_GROUP", "annotate_plan", "body_head",
+           "message_record", "plan_message_fields",
            "messages_at", "parse_pull", "printable", "pull_one", "range_text",
            "read_pull_fields", "read_message", "short_keys"]

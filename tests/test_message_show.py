@@ -269,3 +269,63 @@ def test_body_head_of_compressed_and_binary_bodies():
     (m4,), _ = decode_messages(bytes(lz4))
     h4 = body_head(m4, 12)
     assert h4["bodyHead"] is None and "LZ4" in h4["bodyNote"]
+
+
+# ----------------------------------------------------------- offsets reset --show-messages
+
+RESET = ["offsets", "reset", "-g", "GID_REPLAY", "-t", "TopicPay"]
+
+
+@pytest.mark.parametrize("fmt", ["json", "plain", "csv"])
+def test_reset_plan_shows_the_message_at_each_target(cli, sim, fmt):
+    sim.advance(5)
+    sim.clear_request_log()
+    asked = sim.call(lambda c: c.clock.now_ms()) - 600_000
+    r = run(cli, sim, *RESET, "--by-duration", "-10m", "--show-messages", "-o", fmt)
+    assert r.exit_code == 0, r.stderr
+    if fmt == "json":
+        qs = r.json["queues"]
+        assert len(qs) == 8
+        for q in qs:
+            tm = q["target_message"]
+            assert tm["target_message"] == "found"
+            assert tm["target_store_ts"] == store_ts(sim, q["broker"], "TopicPay",
+                                                     q["queue_id"], q["target"])
+            assert tm["target_keys_list"][0] == (f"TopicPay-{q['broker']}-{q['queue_id']}-"
+                                                 f"{q['target']}")
+            # a time reset's target is the first message stored at or after the time
+            assert tm["target_store_ts"] >= asked
+            assert store_ts(sim, q["broker"], "TopicPay", q["queue_id"], q["target"] - 1) < asked
+    elif fmt == "csv":
+        rows = list(csv.DictReader(io.StringIO(r.stdout)))
+        assert all(x["target_store_time"].endswith("Z") for x in rows if x.get("broker"))
+    else:
+        assert "TARGET STORED" in r.stdout and "TARGET KEYS" in r.stdout
+    pulls = [x for x in sim.request_log if x.code == C.PULL_MESSAGE]
+    assert len(pulls) == 8 and all(not is_mutating(x.code, x.ext_fields) for x in pulls)
+    assert_read_only(sim)  # a plan without --execute changes nothing
+
+
+def test_reset_to_latest_has_no_message_at_the_target(cli, sim):
+    sim.clear_request_log()
+    r = run(cli, sim, *RESET, "--to-latest", "--show-messages", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert {q["target_message"]["target_message"] for q in r.json["queues"]} == {"end"}
+    assert not [x for x in sim.request_log if x.code == C.PULL_MESSAGE]
+    r = run(cli, sim, *RESET, "--to-latest", "--show-messages", "-o", "plain")
+    assert "no message yet" in r.stdout
+
+
+def test_reset_without_show_messages_pulls_nothing(cli, sim):
+    sim.clear_request_log()
+    r = run(cli, sim, *RESET, "--to-earliest", "-o", "json")
+    assert r.exit_code == 0 and "target_message" not in r.json["queues"][0]
+    assert not [x for x in sim.request_log if x.code == C.PULL_MESSAGE]
+
+
+def test_reset_execute_with_show_messages_still_applies(cli, sim, tmp_path):
+    r = run(cli, sim, *RESET, "--to-earliest", "--show-messages", "--execute", "--yes",
+            "--rollback-file", str(tmp_path / "rb.json"), "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert {q["target_message"]["target_message"] for q in r.json["queues"]} == {"found"}
+    assert sim.call(lambda c: c.brokers["broker-a"].committed("GID_REPLAY", "TopicPay", 0)) == 0

@@ -121,6 +121,17 @@ def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
                     title=f"reset plan: {plan.group} / {plan.topic} {plan.target.describe()}",
                     name="plan")]
     data = plan.to_dict()
+    if plan.messages:  # --show-messages: the message at each target
+        from mqctl.message import plan_message_fields
+
+        for q, row, drow in zip(plan.queues, rows, data["queues"], strict=True):
+            cells = plan_message_fields(plan.messages.get(q.mq))
+            row.update(cells)
+            drow["target_message"] = {k: v for k, v in cells.items()
+                                      if k not in ("target_stored", "target_keys")}
+        tables[0].columns[-1:-1] = [c("target_stored", "TARGET STORED",
+                                      raw="target_store_time"),
+                                    c("target_keys", "TARGET KEYS")]
     data["execute"] = execute
     data["rollback_file"] = rollback
     notes = list(extra_notes or [])
@@ -185,7 +196,8 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
          verify_wait: float | None, output: Any, namesrv: str | None,
          concurrency: int | None, notes: list[str] | None = None,
          rerun_scope: bool = True, max_replay: int | None = None,
-         max_skip: int | None = None, yes: bool = False) -> None:
+         max_skip: int | None = None, yes: bool = False,
+         show_messages: bool = False) -> None:
     import asyncio
     from pathlib import Path
 
@@ -233,6 +245,10 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
         async with RemotingClient(settings.client_options()) as client:
             admin = Admin(client, settings.namesrv, concurrency=conc)
             plan = await make_plan(admin, group, topic, target_fn(), scope=scope, force=force)
+            if show_messages:  # the message at each target: one read-only pull per queue
+                from mqctl.message import annotate_plan
+
+                await annotate_plan(admin, plan)
             totals = plan_totals(plan)
             breaches = check_guards(totals, guards)
             guard_data.update(guards.to_dict(), totals=totals.to_dict(), breaches=breaches)
@@ -524,6 +540,9 @@ def reset(
     max_replay: MaxReplayOpt = None,
     max_skip: MaxSkipOpt = None,
     yes: YesOpt = False,
+    show_messages: Annotated[bool, typer.Option(
+        "--show-messages", help="Show the store time and keys of the message at each target "
+        "(one read-only pull per queue, as `mqctl message show`).")] = False,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
     concurrency: ConcurrencyOpt = None,
@@ -551,7 +570,7 @@ def reset(
     _run(ctx, group=group, topic=topic, target_fn=lambda: target, execute=execute, force=force,
          scope=scope, export=export, rollback_file=rollback_file, verify_wait=verify_wait,
          output=output, namesrv=namesrv, concurrency=concurrency, max_replay=max_replay,
-         max_skip=max_skip, yes=yes)
+         max_skip=max_skip, yes=yes, show_messages=show_messages)
 
 
 @app.command("rollback")

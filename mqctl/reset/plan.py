@@ -242,6 +242,8 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
     refusals: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # --show-messages: the message at each target (mqctl.message.MessageAt, or the error)
+    messages: dict[MessageQueue, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": PLAN_SCHEMA, "group": self.group, "topic": self.topic,
