@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -592,18 +593,63 @@ def is_system_topic(topic: str, cluster_names: set[str], broker_names: set[str])
 KIND_GROUPS = {"system": {"system", "cluster", "broker"}}
 
 
+def topic_queue_info(tables: Mapping[str, Mapping[str, Mapping[str, Any]]]
+                     ) -> dict[str, dict[str, Any]]:
+    """Per topic, from each master's GET_ALL_TOPIC_CONFIG table (``{broker: {topic:
+    TopicConfig}}``): read and write queues summed over the brokers that have it, those
+    brokers, and the message type. A 5.x TopicConfig carries ``attributes``; its type is the
+    ``message.type`` attribute (set with ``mqadmin updateTopic -a +message.type=FIFO``), NORMAL
+    when absent (TopicConfig.getTopicMessageType, TopicAttributes.TOPIC_MESSAGE_TYPE_ATTRIBUTE
+    in apache/rocketmq). 4.x has no message types and no ``attributes``: type None. Brokers
+    that disagree give ``FIFO/NORMAL``."""
+    out: dict[str, dict[str, Any]] = {}
+    for broker in sorted(tables):
+        for topic, conf in tables[broker].items():
+            d = out.setdefault(topic, {"read_queues": 0, "write_queues": 0, "brokers": [],
+                                       "types": set()})
+            d["read_queues"] += _int_or_zero(conf.get("readQueueNums"))
+            d["write_queues"] += _int_or_zero(conf.get("writeQueueNums"))
+            d["brokers"].append(broker)
+            attrs = conf.get("attributes")
+            if isinstance(attrs, dict):
+                mt = attrs.get("message.type") or attrs.get("+message.type") or "NORMAL"
+                d["types"].add(str(mt).upper())
+    for d in out.values():
+        types = d.pop("types")
+        d["message_type"] = "/".join(sorted(types)) or None
+    return out
+
+
+def _int_or_zero(v: Any) -> int:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return 0
+
+
 def topic_rows(names: list[str], cluster_names: set[str], broker_names: set[str], kind: str,
-               match: str | None = None) -> list[dict[str, Any]]:
+               match: str | None = None,
+               info: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Rows of ``mqctl topics``: ``kind`` all lists every name the name server returned
-    (GET_ALL_TOPIC_LIST_FROM_NAMESERVER), as mqadmin topicList does."""
+    (GET_ALL_TOPIC_LIST_FROM_NAMESERVER), as mqadmin topicList does. ``match`` is a
+    case-insensitive substring. ``info`` (:func:`topic_queue_info`) adds the queue counts and
+    the message type; a topic no answering broker has gets None (unknown), never 0."""
     rows = []
+    needle = match.casefold() if match else None
     for t in names:
         k = is_system_topic(t, cluster_names, broker_names)
         if kind != "all" and k not in KIND_GROUPS.get(kind, {kind}):
             continue
-        if match and match not in t:
+        if needle and needle not in t.casefold():
             continue
-        rows.append({"topic": t, "kind": k})
+        row: dict[str, Any] = {"topic": t, "kind": k}
+        if info is not None:
+            i = info.get(t)
+            row.update({"read_queues": i["read_queues"] if i else None,
+                        "write_queues": i["write_queues"] if i else None,
+                        "brokers": list(i["brokers"]) if i else [],
+                        "message_type": i["message_type"] if i else None})
+        rows.append(row)
     return rows
 
 

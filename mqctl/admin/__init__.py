@@ -447,6 +447,18 @@ class Admin:
         except (TypeError, ValueError):
             return None
 
+    async def topic_config_table(self, addr: str) -> dict[str, dict[str, Any]]:
+        """GET_ALL_TOPIC_CONFIG (21): every TopicConfig of the broker by topic name
+        (TopicConfigSerializeWrapper ``{topicConfigTable, dataVersion}``; 5.x configs carry
+        ``attributes``, 4.9.3 ones do not: real store-files/broker-a_topics.json). Read-only."""
+        resp = await self.client.invoke(addr, RequestCode.GET_ALL_TOPIC_CONFIG, idempotent=True,
+                                        timeout=max(self.client.options.timeout, 10.0))
+        body = _body(resp, "topic configs")
+        table = body.get("topicConfigTable") if isinstance(body, dict) else None
+        if table is not None and not isinstance(table, dict):
+            raise ProtocolError("topic configs: topicConfigTable is not an object")
+        return {str(t): (c if isinstance(c, dict) else {}) for t, c in (table or {}).items()}
+
     async def subscription_groups(self, addr: str) -> list[str]:
         """GET_ALL_SUBSCRIPTIONGROUP_CONFIG without paging fields: the whole table (every
         version answers that way; sending dataVersion without groupSeq breaks 5.3 brokers)."""

@@ -115,6 +115,7 @@ class AppState:
     profile: str | None = None
     debug: bool = False
     quiet: bool = False
+    table: str | None = None  # --table NAME: the one table to print (render.select_tables)
     _settings: Settings | None = None
     _warned: bool = False
 

@@ -108,27 +108,46 @@ def topics(
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
 ) -> None:
-    """List topics known to the name server, with their kind (normal, retry, dlq, system).
+    """List topics known to the name server, with their kind (normal, retry, dlq, system),
+    queue count and, on 5.x, message type.
 
     Kinds follow RocketMQ's TopicValidator: system includes the topics named after each
     cluster and broker (shown as kind cluster / broker) and <cluster>_REPLY_TOPIC; --kind all
-    lists every topic the name server returns, as mqadmin topicList does.
+    lists every topic the name server returns, as mqadmin topicList does. QUEUES: read queues
+    summed over the master brokers that have the topic (GET_ALL_TOPIC_CONFIG, one request per
+    broker); TYPE: the 5.x topic attribute message.type (NORMAL, FIFO, DELAY, TRANSACTION;
+    NORMAL when unset), `-` on 4.x (no message types). --match is case-insensitive.
 
-    Example: mqctl topics --kind all
+    Example: mqctl topics --kind all --match pay
     """
-    from mqctl.inspect import topic_rows
-    from mqctl.render import Result, Table, cols
+    from mqctl.admin import BrokerFailure
+    from mqctl.inspect import topic_queue_info, topic_rows
+    from mqctl.render import Column, Result, Table
 
     st = state(ctx)
     settings = st.settings(namesrv=namesrv)
 
     async def go(client: Any) -> Any:
         admin = _admin(client, settings)
-        return await admin.topic_list(), await admin.cluster_info()
+        names, info = await admin.topic_list(), await admin.cluster_info()
+        brokers = [info.brokers[k] for k in sorted(info.brokers)]
+        configs = await admin._per_broker(brokers, admin.topic_config_table) if brokers else {}
+        return names, info, configs
 
-    names, info = with_client(st, settings, go)
-    rows = topic_rows(names, set(info.clusters), set(info.brokers), kind.value, match)
-    emit(Result([Table(cols("topic", "kind"), rows)]), st.output(output))
+    names, info, configs = with_client(st, settings, go)
+    failures = [v for v in configs.values() if isinstance(v, BrokerFailure)]
+    tables = {b: v for b, v in configs.items() if not isinstance(v, BrokerFailure)}
+    rows = topic_rows(names, set(info.clusters), set(info.brokers), kind.value, match,
+                      info=topic_queue_info(tables))
+    shown = [{**r, "queues_cell": "-" if r["read_queues"] is None else r["read_queues"],
+              "type_cell": r["message_type"] or "-"} for r in rows]
+    notes = ([f"QUEUES and TYPE leave out {', '.join(sorted(f.broker for f in failures))} "
+              "(not included: it did not answer)"] if failures else [])
+    emit(Result([Table([Column("topic", "TOPIC"), Column("kind", "KIND"),
+                        Column("queues_cell", "QUEUES", "right", raw="read_queues"),
+                        Column("type_cell", "TYPE", raw="message_type")], shown)],
+                data=rows, notes=notes), st.output(output))
+    _raise_partial(failures, "topics")
 
 
 def cluster(

@@ -837,8 +837,14 @@ def h_all_groups(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bo
 
 def h_all_topics(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
                        ) -> RemotingCommand:
+    def body(c: TopicConf) -> dict[str, Any]:
+        d = c.to_body()
+        if b.version < V5_0_0:  # 4.9.3's TopicConfig has no attributes (store-files/*_topics)
+            d.pop("attributes", None)
+        return d
+
     return _ok(cmd, {"dataVersion": _dv(b),
-                     "topicConfigTable": {t: c.to_body() for t, c in sorted(b.topics.items())}})
+                     "topicConfigTable": {t: body(c) for t, c in sorted(b.topics.items())}})
 
 
 def h_runtime(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool

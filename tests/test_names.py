@@ -1,0 +1,118 @@
+"""Issue 17 items 3 and 5: the group both ways on every command that takes one, topics
+(case-insensitive --match, queue counts, 5.x message type), the broadcasting note once."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import REAL_CORPUS
+
+from mqctl.inspect import topic_queue_info, topic_rows
+from mqctl.remoting.codes import MUTATING_REQUESTS, RequestCode
+
+
+def run(cli, sim, *args):
+    return cli(["-n", sim.namesrv_addr, *args])
+
+
+def store_table(version: str, broker: str) -> dict:
+    path = REAL_CORPUS / version / "store-files" / f"{broker}_topics.json"
+    return json.loads(path.read_text())["topicConfigTable"]
+
+
+def test_topic_queue_info_from_the_real_store_files():
+    # 4.9.3: TopicConfig has no attributes, so no message type; 5.3.3: attributes {} = NORMAL
+    for version, expected in (("4.9.3", None), ("5.3.3", "NORMAL")):
+        tables = {b: store_table(version, b) for b in ("broker-a", "broker-b")}
+        info = topic_queue_info(tables)
+        both = [t for t in info if t in tables["broker-a"] and t in tables["broker-b"]]
+        assert both, version
+        t = both[0]
+        assert info[t]["read_queues"] == (tables["broker-a"][t]["readQueueNums"]
+                                          + tables["broker-b"][t]["readQueueNums"])
+        assert info[t]["brokers"] == ["broker-a", "broker-b"]
+        assert info[t]["message_type"] == expected, version
+
+
+def test_message_type_attribute_and_disagreeing_brokers():
+    fifo = {"readQueueNums": 4, "writeQueueNums": 4, "attributes": {"message.type": "FIFO"}}
+    plain = {"readQueueNums": 2, "writeQueueNums": 2, "attributes": {}}
+    info = topic_queue_info({"a": {"T": fifo, "U": fifo}, "b": {"T": plain}})
+    assert info["T"]["message_type"] == "FIFO/NORMAL" and info["T"]["read_queues"] == 6
+    assert info["U"] == {"read_queues": 4, "write_queues": 4, "brokers": ["a"],
+                         "message_type": "FIFO"}
+    rows = topic_rows(["T", "U", "Gone"], set(), set(), "all", "t", info=info)
+    assert [r["topic"] for r in rows] == ["T"]  # case-insensitive: 't' finds 'T'
+    rows = topic_rows(["T", "Gone"], set(), set(), "all", None, info=info)
+    assert rows[1]["read_queues"] is None and rows[1]["message_type"] is None  # unknown, not 0
+
+
+def test_topics_match_is_case_insensitive_with_queues_and_type(cli, sim):
+    sim.clear_request_log()
+    r = run(cli, sim, "topics", "--match", "pay", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert [x["topic"] for x in r.json] == ["TopicPay"]
+    row = r.json[0]
+    assert row["read_queues"] == 8 and row["brokers"] == ["broker-a", "broker-b"]
+    assert row["message_type"] == "NORMAL"  # the demo's brokers are 5.x
+    codes = {x.code for x in sim.request_log}
+    assert RequestCode.GET_ALL_TOPIC_CONFIG in codes and not codes & set(MUTATING_REQUESTS)
+    r = run(cli, sim, "topics", "--match", "TOPICPAY", "-o", "plain")
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["TOPIC", "KIND", "QUEUES", "TYPE"]
+    assert lines[1].split() == ["TopicPay", "normal", "8", "NORMAL"]
+
+
+def test_topics_on_4_9_3_has_no_message_type(cli, sim_factory):
+    s = sim_factory({"name": "t493", "clock": {"mode": "manual"},
+                     "brokers": [{"name": "broker-a", "version": "V4_9_3"}],
+                     "topics": [{"name": "T1", "queues": 3}], "groups": []})
+    r = run(cli, s, "topics", "--match", "t1", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert r.json == [{"topic": "T1", "kind": "normal", "read_queues": 3, "write_queues": 3,
+                       "brokers": ["broker-a"], "message_type": None}]
+    r = run(cli, s, "topics", "--match", "t1", "-o", "plain")
+    assert r.stdout.splitlines()[1].split() == ["T1", "normal", "3", "-"]
+
+
+@pytest.mark.parametrize("positional, option", [
+    (["consumers", "GID_PAY"], ["consumers", "-g", "GID_PAY"]),
+    (["group", "progress", "GID_PAY"], ["group", "progress", "--group", "GID_PAY"]),
+    (["locks", "show", "GID_ORDER", "--no-state"], ["locks", "show", "-g", "GID_ORDER",
+                                                     "--no-state"]),
+    (["offsets", "show", "GID_PAY"], ["offsets", "show", "-g", "GID_PAY"]),
+    (["allocate", "GID_PAY", "-t", "TopicPay"], ["allocate", "-g", "GID_PAY", "-t", "TopicPay"]),
+], ids=lambda a: " ".join(a[:2]))
+def test_the_group_is_accepted_both_ways(cli, sim, positional, option):
+    sim.advance(5)
+    a = run(cli, sim, *positional, "-o", "json")
+    b = run(cli, sim, *option, "-o", "json")
+    assert a.exit_code == b.exit_code == 0, (a.stderr, b.stderr)
+    key = "group" if isinstance(a.json, dict) and "group" in a.json else None
+    if key:
+        assert a.json[key] == b.json[key]
+    # the same answer both ways (the clock is manual: nothing moved in between)
+    assert a.json == b.json
+    # both forms, different groups: refused before anything is sent
+    both = run(cli, sim, *positional, "-g", "GID_OTHER")
+    assert both.exit_code == 2
+    assert "two groups given" in both.stderr and "Traceback" not in both.stderr
+
+
+@pytest.mark.parametrize("cmd", [["consumers"], ["group", "progress"], ["locks", "show"],
+                                 ["offsets", "show"]])
+def test_a_missing_group_is_a_usage_error_naming_both_forms(cli, cmd):
+    r = cli(["-n", "127.0.0.1:1", *cmd])
+    assert r.exit_code == 2
+    assert "mqctl: error: missing the consumer group" in r.stderr
+    assert "as the first argument or with -g/--group" in r.stderr
+
+
+def test_allocate_broadcasting_note_once(cli, sim):
+    for args in (["allocate", "-g", "GID_NEWS", "-t", "TopicNews"],
+                 ["allocate", "GID_NEWS", "-t", "TopicNews", "-o", "json"]):
+        r = run(cli, sim, *args)
+        assert r.exit_code == 0, r.stderr
+        assert r.stdout.count("BROADCASTING: every consumer consumes every queue") == 1, \
+            r.stdout
