@@ -50,7 +50,9 @@ HOISTED = {"-q": False, "--quiet": False, "--debug": False, "--timeout": True, "
 
 # Metavars by parameter name (help shows GROUP, TIME, FILE, never Python types).
 _METAVARS = {
-    "group": "GROUP", "topic": "TOPIC", "namesrv": "ADDR[;ADDR]", "profile": "NAME",
+    "group": "GROUP", "group_opt": "GROUP", "group_pos": "GROUP", "topic": "TOPIC",
+    "namesrv": "ADDR[;ADDR]",
+    "profile": "NAME",
     "config": "FILE", "tz": "ZONE", "log_tz": "ZONE", "broker_log_tz": "ZONE",
     "access_key": "KEY", "tls_ca": "FILE", "text": "TIME", "to_time": "TIME",
     "by_duration": "DURATION", "timeout": "SECONDS", "out": "DIR", "state_dir": "DIR",
