@@ -18,7 +18,10 @@ MixAll.TOOLS_CONSUMER_GROUP).pull(mq, "*", offset, 1)``, whose ``pullSyncImpl`` 
   asked for an offset out of range: that answer (PULL_OFFSET_MOVED) makes a 4.9.3 broker write
   an ``OffsetMovedEvent`` message into its OFFSET_MOVED_EVENT topic
   (``PullMessageProcessor.generateOffsetMovedEvent``);
-* unlike mqadmin, no consumer is started, so no HEART_BEAT registers TOOLS_CONSUMER.
+* unlike mqadmin, no consumer is started, so no HEART_BEAT registers TOOLS_CONSUMER;
+* a pending server-side reset of a group is erased only by a pull of that group
+  (``ConsumerOffsetManager.queryThenEraseResetOffset`` is keyed by topic@group), so a pull as
+  TOOLS_CONSUMER leaves it for the group's consumers.
 
 The record is decoded by ``mqctl.remoting.message`` (MessageDecoder's layout).
 """

@@ -329,3 +329,21 @@ def test_reset_execute_with_show_messages_still_applies(cli, sim, tmp_path):
     assert r.exit_code == 0, r.stderr
     assert {q["target_message"]["target_message"] for q in r.json["queues"]} == {"found"}
     assert sim.call(lambda c: c.brokers["broker-a"].committed("GID_REPLAY", "TopicPay", 0)) == 0
+
+
+def test_a_pending_server_side_reset_survives_message_show(cli, sim, tmp_path):
+    """A pull takes the PULLING group's pending reset only (queryThenEraseResetOffset is keyed
+    by topic@group): a group's reset waits for its own consumers after message show."""
+    r = run(cli, sim, *RESET, "--to-earliest", "--execute", "--yes", "--queues", "broker-a:0",
+            "--rollback-file", str(tmp_path / "rb.json"))
+    assert r.exit_code == 0, r.stderr
+    pending = sim.call(lambda c: dict(c.brokers["broker-a"].resets[("TopicPay", "GID_REPLAY")]))
+    assert pending == {0: 0}
+    r = run(cli, sim, *SHOW[:-1], "0", "--offset", "3")
+    assert r.exit_code == 0, r.stderr
+    assert sim.call(lambda c: dict(c.brokers["broker-a"].resets[("TopicPay", "GID_REPLAY")])) \
+        == pending
+    # the group's own pull takes it (PULL_OFFSET_MOVED, OFFSET_RESET, nextBeginOffset = 0)
+    a = parse_pull(pull(sim, "broker-a", "TopicPay", 0, 35000, group="GID_REPLAY"))
+    assert (a.code, a.status, a.next_begin_offset) == (R.PULL_OFFSET_MOVED, "OFFSET_RESET", 0)
+    assert ("TopicPay", "GID_REPLAY") not in sim.call(lambda c: set(c.brokers["broker-a"].resets))

@@ -1036,7 +1036,15 @@ def h_pull(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
         return _fail(cmd, R.SUBSCRIPTION_NOT_EXIST, "the consumer's group info not exist")
     mn, mx = b.min_offset(topic, qid), b.max_offset(topic, qid)
     body = b""
-    if mx == 0:
+    # queryThenEraseResetOffset(topic, group, queueId): only the pulling group's own pending
+    # server-side reset is taken (keyed by topic@group)
+    pend = b.resets.get((topic, group))
+    reset_to = pend.pop(qid, None) if b.server_side_reset and pend else None
+    if pend is not None and not pend:
+        b.resets.pop((topic, group), None)
+    if reset_to is not None:
+        status, nxt, code = "OFFSET_RESET", reset_to, R.PULL_OFFSET_MOVED
+    elif mx == 0:
         status, nxt = "NO_MESSAGE_IN_QUEUE", 0
         code = R.PULL_OFFSET_MOVED if offset != 0 else R.PULL_NOT_FOUND
     elif offset < mn:
