@@ -18,6 +18,7 @@ from mqctl.remoting import fastjson
 from mqctl.remoting.frame import MAX_FRAME, RemotingCommand, decode
 from mqctl.remoting.protocol import parse_hex_capture
 from mqctl.tcpdump import Capture, CapturedFrame
+from mqctl.versions import version_name
 
 KINDS = ("auto", "tcpdump", "pcap", "hex", "frame", "body")
 
@@ -262,6 +263,8 @@ def command_record(c: RemotingCommand, body: Any, body_format: str | None,
         "opaque": c.opaque,
         "language": c.language,
         "version": c.version,
+        # MQVersion.Version name of the ordinal (mqctl/versions.py): 373 is V4_8_0
+        "versionName": version_name(c.version) if isinstance(c.version, int) else None,
         "remark": c.remark,
         "extFields": redact(dict(c.ext_fields)) if c.ext_fields is not None else None,
         "bodyLength": len(c.body),

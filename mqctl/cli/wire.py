@@ -57,8 +57,10 @@ def decode_cmd(
 def _frame_view(rec: dict[str, Any], title: str) -> tuple[list[Any], list[str]]:
     from mqctl.render import Table, cols
 
-    fields = [{"field": k, "value": v} for k, v in rec.items()
-              if k not in ("body", "bodyError") and not (k == "bodyFormat" and v is None)]
+    fields = [{"field": k, "value": _version_text(rec) if k == "version" else v}
+              for k, v in rec.items()
+              if k not in ("body", "bodyError", "versionName")
+              and not (k == "bodyFormat" and v is None)]
     tables = [Table(cols("field", "value"), fields, title=title, name="fields")] if rec.get(
         "code") is not None else []
     body_tables, notes = _body_view(rec, "")
@@ -116,10 +118,16 @@ def _capture_view(rec: dict[str, Any]) -> tuple[list[Any], list[str]]:
     return [frames, *tables], notes
 
 
+def _version_text(rec: dict[str, Any]) -> str:
+    """``373 (V4_8_0)``: the ordinal with its RocketMQ version name (MQVersion.Version)."""
+    name = rec.get("versionName")
+    return f"{rec.get('version')} ({name})" if name else str(rec.get("version"))
+
+
 def _frame_heading(f: dict[str, Any]) -> str:
     head = (f"#{f['index']} {f['time'] or ''} {f['src']} -> {f['dst']} {f['type']}"
             f"{' (oneway)' if f['oneway'] else ''} {f['codeName']} ({f['code']}) "
-            f"opaque {f['opaque']}, {f['language']} v{f['version']}")
+            f"opaque {f['opaque']}, {f['language']} version {_version_text(f)}")
     if f["pair"] and f["type"] == "response":
         head += f", answers #{f['pair']} {f['requestCodeName']} ({f['requestCode']})"
     elif f["pair"]:
