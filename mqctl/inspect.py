@@ -310,6 +310,11 @@ class QueueProgress:
     cached_msg_count: int | None = None  # the owner's ProcessQueueInfo.cachedMsgCount
     cached_msg_max_offset: int | None = None  # ... and cachedMsgMaxOffset (None when empty)
     min_offset_source: str | None = None  # "topic-stats" | "min-offset" (GET_MIN_OFFSET)
+    # pop (5.x): the broker hands any queue's messages to whoever pops; no owner. The
+    # clients' PopProcessQueueInfo.waitAckCount (popped, not yet acked: invisible) summed,
+    # None when not every pop client reported it
+    pop: bool = False
+    pop_wait_ack: int | None = None
 
     @property
     def lag(self) -> int:
@@ -318,13 +323,18 @@ class QueueProgress:
     @property
     def inflight(self) -> int | None:
         """Messages pulled and not yet committed: the broker's ``pullOffset - consumerOffset``
-        (5.x), else the owner's cachedMsgCount (the client reports it), else unknown."""
+        (5.x), else the owner's cachedMsgCount (the client reports it), else unknown. A pop
+        queue: the pop clients' waitAckCount, else unknown (a pop does not move pullOffset)."""
+        if self.pop:
+            return self.pop_wait_ack
         if self.pull_offset is not None:
             return max(0, self.pull_offset - self.consumer_offset)
         return self.cached_msg_count
 
     @property
     def inflight_source(self) -> str | None:
+        if self.pop:
+            return "client" if self.pop_wait_ack is not None else None
         if self.pull_offset is not None:
             return "broker"
         return "client" if self.cached_msg_count is not None else None
@@ -373,9 +383,34 @@ class GroupProgress:
     # per topic: the failed brokers the topic's route names (all of them when no route known)
     not_included: list[str] = field(default_factory=list)
     not_included_by_topic: dict[str, list[str]] = field(default_factory=dict)
+    # issue 18 items 2, 9, 10: produce TPS per topic (sum of the brokers' topicPutTps; None
+    # when a broker does not report it: 4.x) and the clients' consumeOKTPS per topic (None
+    # without running info); whether running info was asked; the group consumes with pop;
+    # the %DLQ% topic's queues (None: not asked or unknown)
+    produce_tps: dict[str, float | None] = field(default_factory=dict)
+    client_tps: dict[str, float | None] = field(default_factory=dict)
+    running_info: bool = True
+    pop: bool = False
+    dlq: list[DlqQueue] | None = None
+    dlq_asked: bool = False
 
     def topics(self) -> list[str]:
         return sorted({q.mq.topic for q in self.queues})
+
+
+@dataclass(frozen=True, slots=True)
+class DlqQueue:
+    """One queue of ``%DLQ%<group>``: messages that exhausted their retries (maxReconsumeTimes)
+    and are kept, not consumed by the group; ``max - min`` of them are still stored."""
+
+    mq: MessageQueue
+    min_offset: int
+    max_offset: int
+    last_update_timestamp: int
+
+    @property
+    def messages(self) -> int:
+        return max(0, self.max_offset - self.min_offset)
 
 
 @dataclass
@@ -384,15 +419,21 @@ class CaptureCache:
 
     topic_stats: dict[tuple[str, str], Any] = field(default_factory=dict)
     min_offsets: dict[MessageQueue, int] = field(default_factory=dict)  # GET_MIN_OFFSET
+    put_tps: dict[tuple[str, str], float | None] = field(default_factory=dict)  # topicPutTps
     locks: dict[tuple[str, str], asyncio.Lock] = field(default_factory=dict)
 
 
 async def capture_progress(admin: Admin, group: str, topic: str | None = None, *,
                            running: bool = True, topic_stats: bool = True,
-                           cache: CaptureCache | None = None) -> GroupProgress:
-    """Everything ``group progress`` and ``snapshot`` need, for one group."""
+                           cache: CaptureCache | None = None, running_info: bool = True,
+                           dlq: bool = False) -> GroupProgress:
+    """Everything ``group progress`` and ``snapshot`` need, for one group.
+
+    ``running=False``: no member list at all; ``running_info=False`` (``--no-clients``): the
+    member list but no GET_CONSUMER_RUNNING_INFO (owners, locks, client caches unknown).
+    ``dlq``: also the ``%DLQ%<group>`` topic's queues (route + GET_TOPIC_STATS_INFO)."""
     ts = now_ms()
-    members = (await capture_members(admin, group, running=running, every_broker=False,
+    members = (await capture_members(admin, group, running=running_info, every_broker=False,
                                      must_read=False) if running else None)
     failures: list[BrokerFailure] = list(members.failures) if members else []
     if topic:
@@ -443,20 +484,35 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
     async def spans_of(pair: tuple[str, str]) -> list[QueueTimeSpan]:
         return await admin.time_spans(pair[1], group, baddr[pair[0]] or "")
 
+    put_tps: dict[tuple[str, str], float | None] = {}
+
+    async def fetch_tstats(tp: str, addr: str) -> tuple[Any, float | None]:
+        # an Admin stand-in without topic_stats_tps (tests' corpus replays): no produce TPS
+        fn = getattr(admin, "topic_stats_tps", None)
+        if fn is None:
+            return await admin.topic_stats(tp, addr), None
+        return await fn(tp, addr)  # type: ignore[no-any-return]
+
     async def tstats_of(pair: tuple[str, str]) -> dict[MessageQueue, TopicOffset]:
         addr = baddr[pair[0]] or ""
         key = (addr, pair[1])
         if cache is not None and key in cache.topic_stats:
+            put_tps[pair] = cache.put_tps.get(key)
             return cache.topic_stats[key]  # type: ignore[no-any-return]
         lock = cache.locks.setdefault(key, asyncio.Lock()) if cache is not None else None
         if lock is not None:
             async with lock:
                 if key in cache.topic_stats:  # type: ignore[union-attr]
+                    put_tps[pair] = cache.put_tps.get(key)  # type: ignore[union-attr]
                     return cache.topic_stats[key]  # type: ignore[union-attr, no-any-return]
-                result = (await admin.topic_stats(pair[1], addr)).offsets
-                cache.topic_stats[key] = result  # type: ignore[union-attr]
-                return result
-        return (await admin.topic_stats(pair[1], addr)).offsets
+                st, tps = await fetch_tstats(pair[1], addr)
+                cache.topic_stats[key] = st.offsets  # type: ignore[union-attr]
+                cache.put_tps[key] = tps  # type: ignore[union-attr]
+                put_tps[pair] = tps
+                return st.offsets
+        st, tps = await fetch_tstats(pair[1], addr)
+        put_tps[pair] = tps
+        return st.offsets
 
     plist = sorted(pairs)
     span_out = await fan_out(plist, spans_of, concurrency=admin.concurrency)
@@ -482,12 +538,23 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
                 failures.append(BrokerFailure(to.item[0], baddr.get(to.item[0]), to.error))
 
     owners: dict[MessageQueue, list[tuple[str, Any]]] = defaultdict(list)
+    pop_ack: dict[MessageQueue, int] = defaultdict(int)
+    conn = members.connection if members is not None else None
+    pop = conn is not None and conn.consume_type == "CONSUME_POP"
+    pop_complete = False  # every client answered its running info
     if members is not None:
+        pop = pop or any(cv.running is not None and (cv.running.consume_type == "CONSUME_POP"
+                                                      or bool(cv.running.mq_pop_table))
+                         for cv in members.clients.values())
+        pop_complete = running_info and bool(members.clients) and all(
+            cv.running is not None for cv in members.clients.values())
         for cid, cv in members.clients.items():
             if cv.running is not None:
                 for mq, pq in cv.running.mq_table.items():
                     if not pq.dropped:
                         owners[mq].append((cid, pq))
+                for mq, pinfo in cv.running.mq_pop_table.items():
+                    pop_ack[mq] += _wait_ack(pinfo)
 
     # queues the topic stats left out (4.x GET_TOPIC_STATS_INFO iterates writeQueueNums,
     # GET_CONSUME_STATS readQueueNums: corpus 4.9.3/read-gt-write/202_*, 208_*): one
@@ -538,7 +605,8 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
             cached_msg_count=first.cached_msg_count if first is not None else None,
             cached_msg_max_offset=(first.cached_msg_max_offset if first is not None
                                    and first.cached_msg_count > 0 else None),
-            min_offset_source=("topic-stats" if t else "min-offset" if mq in mins else None)))
+            min_offset_source=("topic-stats" if t else "min-offset" if mq in mins else None),
+            pop=pop, pop_wait_ack=(pop_ack.get(mq, 0) if pop and pop_complete else None)))
     unread = sorted({f.broker for f in stats_failed})
     by_topic: dict[str, list[str]] = {}
     for tp in sorted({q.mq.topic for q in queues} | ({topic} if topic else set())):
@@ -547,8 +615,77 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
         rt = admin.cached_route(tp)
         in_route = {b.broker_name for b in rt.brokers} if rt is not None else None
         by_topic[tp] = [b for b in unread if in_route is None or b in in_route]
+    produce: dict[str, float | None] = {}
+    if topic_stats:
+        for (b, tp) in plist:
+            v = put_tps.get((b, tp)) if (b, tp) in tstats_ok else None
+            produce[tp] = None if v is None or (tp in produce and produce[tp] is None) else (
+                (produce.get(tp) or 0.0) + v)
+    client_tps: dict[str, float | None] = {}
+    if members is not None and running_info and members.clients:
+        infos = [cv.running for cv in members.clients.values()]
+        for tp in sorted({q.mq.topic for q in queues}):
+            if any(i is None for i in infos):
+                client_tps[tp] = None
+                continue
+            client_tps[tp] = sum(_ok_tps(i.status_table.get(tp)) for i in infos
+                                 if i is not None)
+    dlq_rows: list[DlqQueue] | None = None
+    if dlq:
+        dlq_rows = await _dlq_queues(admin, group, failures)
     return GroupProgress(group, ts, cluster, queues, members, _dedupe(failures), tps,
-                         unread, {tp: bs for tp, bs in by_topic.items() if bs})
+                         unread, {tp: bs for tp, bs in by_topic.items() if bs},
+                         produce_tps=produce, client_tps=client_tps, running_info=running_info,
+                         pop=pop, dlq=dlq_rows, dlq_asked=dlq)
+
+
+def _wait_ack(v: Any) -> int:
+    """PopProcessQueueInfo.waitAckCount: popped and not yet acked (invisible) messages."""
+    try:
+        return max(0, int((v or {}).get("waitAckCount") or 0))
+    except (TypeError, ValueError, AttributeError):
+        return 0
+
+
+def _ok_tps(status: Any) -> float:
+    """ConsumeStatus.consumeOKTPS of a client's statusTable entry (0 when absent)."""
+    v = (status or {}).get("consumeOKTPS") if isinstance(status, dict) else None
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
+
+
+async def _dlq_queues(admin: Admin, group: str,
+                      failures: list[BrokerFailure]) -> list[DlqQueue] | None:
+    """``%DLQ%<group>``'s queues on every broker of its route: [] when the topic does not
+    exist (brokers create it with the first dead letter); None when a broker did not answer."""
+    topic = DLQ_PREFIX + group
+    try:
+        route = await admin.topic_route(topic)
+    except NotFoundError:
+        return []
+    except MqctlError as exc:
+        failures.append(BrokerFailure("namesrv", None, exc))
+        return None
+
+    async def one(b: BrokerData) -> list[DlqQueue]:
+        addr = b.master_addr or b.select_addr()
+        if addr is None:
+            from mqctl.errors import ConnectError
+
+            raise ConnectError(f"broker {b.broker_name} has no address")
+        st = await admin.topic_stats(topic, addr)
+        return [DlqQueue(mq, o.min_offset, o.max_offset, o.last_update_timestamp)
+                for mq, o in sorted(st.offsets.items())]
+
+    rows: list[DlqQueue] = []
+    unknown = False
+    for o in await fan_out(list(route.brokers), one, concurrency=admin.concurrency):
+        if o.ok:
+            rows.extend(o.value or [])
+        else:
+            assert o.error is not None
+            failures.append(BrokerFailure(o.item.broker_name, o.item.master_addr, o.error))
+            unknown = True
+    return None if unknown else rows
 
 
 def _dedupe(failures: list[BrokerFailure]) -> list[BrokerFailure]:

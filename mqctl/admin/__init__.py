@@ -377,6 +377,17 @@ class Admin:
                                         idempotent=True)
         return TopicStats.from_body(_body(resp, "topic stats"))
 
+    async def topic_stats_tps(self, topic: str, addr: str) -> tuple[TopicStats, float | None]:
+        """GET_TOPIC_STATS_INFO and the broker's ``topicPutTps`` (the topic's produce TPS on
+        this broker, BrokerStatsManager.tpsTopicPutNums; 5.3.3 sends it, 4.9.3 does not:
+        corpus */read-gt-write/202_*): ``None`` when absent, never 0."""
+        resp = await self.client.invoke(addr, RequestCode.GET_TOPIC_STATS_INFO, {"topic": topic},
+                                        idempotent=True)
+        body = _body(resp, "topic stats")
+        tps = body.get("topicPutTps") if isinstance(body, dict) else None
+        put = float(tps) if isinstance(tps, (int, float)) and not isinstance(tps, bool) else None
+        return TopicStats.from_body(body), put
+
     async def time_spans(self, topic: str, group: str, addr: str) -> list[QueueTimeSpan]:
         resp = await self.client.invoke(addr, RequestCode.QUERY_CONSUME_TIME_SPAN,
                                         {"topic": topic, "group": group}, idempotent=True)
@@ -468,6 +479,17 @@ class Admin:
         body = _body(resp, "subscription groups")
         table = body.get("subscriptionGroupTable") if isinstance(body, dict) else None
         return sorted(str(g) for g in (table or {}))
+
+    async def broker_consume_stats(self, addr: str, *, is_order: bool = False) -> Any:
+        """GET_BROKER_CONSUME_STATS (317), as mqadmin brokerConsumeStats: the consume stats of
+        every group of one broker in one answer (AdminBrokerProcessor.
+        fetchAllConsumeStatsInBroker; body ConsumeStatsList ``{brokerAddr, consumeStatsList:
+        [{group: [ConsumeStats per topic]}], totalDiff}``). Heavy on big brokers: mqadmin waits
+        up to 50 s, so at least 10 s here. Returns the decoded body."""
+        resp = await self.client.invoke(addr, RequestCode.GET_BROKER_CONSUME_STATS,
+                                        {"isOrder": is_order}, idempotent=True,
+                                        timeout=max(self.client.options.timeout, 10.0))
+        return _body(resp, "broker consume stats")
 
     async def topics_consumed_by(self, topic: str, addr: str) -> list[str]:
         resp = await self.client.invoke(addr, RequestCode.QUERY_TOPIC_CONSUME_BY_WHO,

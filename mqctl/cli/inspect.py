@@ -290,18 +290,26 @@ def not_included_note(p: GroupProgress) -> str:
 
 
 def progress_result(p: GroupProgress, *, only_lagging: bool = False,
-                    sort: SortKey = SortKey.queue) -> Result:
+                    sort: SortKey = SortKey.queue, retry: bool = True) -> Result:
     from mqctl.inspect import DELAY_REASONS, NEVER_COMMITTED, NOT_REPORTED
+    from mqctl.models import RETRY_PREFIX
     from mqctl.render import Column, Result, Table
     from mqctl.timeparse import format_duration, format_local, format_ms
 
-    qs = [q for q in p.queues if q.lag > 0] if only_lagging else list(p.queues)
+    # %RETRY% queues (the group's retry topic, 5.x pop retry topics) are the retry section's
+    retry_qs = [q for q in p.queues if q.mq.topic.startswith(RETRY_PREFIX)]
+    main_qs = [q for q in p.queues if not q.mq.topic.startswith(RETRY_PREFIX)]
+    qs = [q for q in main_qs if q.lag > 0] if only_lagging else list(main_qs)
     if sort == SortKey.lag:
         qs.sort(key=lambda q: (-q.lag, q.mq))
     elif sort == SortKey.time_lag:  # unknown time lags last, not first nor as 0
         qs.sort(key=lambda q: (q.delay_ms is None, -(q.delay_ms or 0), q.mq))
     elif sort == SortKey.owner:
         qs.sort(key=lambda q: (q.owner or "~", q.mq))
+    # which queue has no owner is unknown, not "all of them": the member list was not read,
+    # running info was not asked (--no-clients), or the group pops (no owners at all)
+    owners_unknown = p.pop or (p.members is not None and (
+        p.members.online_state is None or (not p.running_info and bool(p.members.clients))))
     rows = []
     for q in qs:
         rows.append({
@@ -317,15 +325,15 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
             "time_lag": ("-" if q.delay_ms is None else "0" if q.delay_ms == 0
                          else format_duration(q.delay_ms)),
             "time_lag_unknown": q.delay_reason,
-            "owner": q.owner, "owners": list(q.owners),
+            "owner": q.owner if not owners_unknown else None, "owners": list(q.owners),
         })
     per_topic: dict[str, dict[str, Any]] = {}
-    # the member list was not read: which queue has no owner is unknown, not "all of them"
-    owners_unknown = p.members is not None and p.members.online_state is None
-    for q in p.queues:
+    for q in main_qs:
         t = per_topic.setdefault(q.mq.topic, {
             "topic": q.mq.topic, "queues": 0, "lag": 0, "max_time_lag_s": 0.0,
             "time_lag_unknown": 0, "unowned": 0,
+            "produce_tps": _tps(p.produce_tps.get(q.mq.topic)),
+            "consume_tps_clients": _tps(p.client_tps.get(q.mq.topic)),
             "brokers_not_included": p.not_included_by_topic.get(q.mq.topic, [])})
         t["queues"] += 1
         t["lag"] += q.lag
@@ -338,15 +346,23 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
     topics = [per_topic[k] for k in sorted(per_topic)]
     for t in topics:
         t["not_included"] = ", ".join(t["brokers_not_included"]) or None
-    total_lag = sum(q.lag for q in p.queues)
+    for t in topics:
+        t["produce_tps_cell"] = "-" if t["produce_tps"] is None else f"{t['produce_tps']:.2f}"
+        t["consume_tps_cell"] = ("-" if t["consume_tps_clients"] is None
+                                 else f"{t['consume_tps_clients']:.2f}")
+    total_lag = sum(q.lag for q in main_qs)
     missing = not_included_note(p)
-    max_tl = max((q.delay_ms for q in p.queues if q.delay_ms is not None), default=0) / 1000
-    unknown = [q for q in p.queues if q.delay_ms is None]
+    max_tl = max((q.delay_ms for q in main_qs if q.delay_ms is not None), default=0) / 1000
+    unknown = [q for q in main_qs if q.delay_ms is None]
+    known_put = [v for v in p.produce_tps.values() if v is not None]
+    produce_total = (round(sum(known_put), 3) if p.produce_tps
+                     and len(known_put) == len(p.produce_tps) else None)
     data = {"group": p.group, "capture_ts": p.capture_ts,
             "capture_time": format_ms(p.capture_ts), "cluster": p.cluster,
-            "consume_tps": round(p.consume_tps, 3),
+            "consume_tps": round(p.consume_tps, 3), "produce_tps": produce_total,
+            "pop": p.pop, "running_info_asked": p.running_info,
             "queues": rows, "topics": topics,
-            "total": {"lag": total_lag, "max_time_lag_s": max_tl, "queues": len(p.queues),
+            "total": {"lag": total_lag, "max_time_lag_s": max_tl, "queues": len(main_qs),
                       "time_lag_unknown": len(unknown), "complete": not p.not_included,
                       "brokers_not_included": list(p.not_included)},
             "online": p.members.online_state if p.members else None,
@@ -366,13 +382,27 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
     tcols = [Column("topic", "TOPIC"), Column("queues", "QUEUES", "right"),
              Column("lag", "LAG", "right"), Column("max_time_lag_s", "MAX TIME LAG (S)", "right"),
              Column("time_lag_unknown", "TIME LAG UNKNOWN", "right"),
-             Column("unowned", "UNOWNED", "right")]
+             Column("unowned_cell", "UNOWNED", "right", raw="unowned"),
+             Column("produce_tps_cell", "PRODUCE TPS", "right", raw="produce_tps"),
+             Column("consume_tps_cell", "CONSUME TPS", "right", raw="consume_tps_clients")]
+    for t in topics:
+        t["unowned_cell"] = "-" if t["unowned"] is None else str(t["unowned"])
     if p.not_included:
         tcols.append(Column("not_included", "NOT INCLUDED", raw="brokers_not_included"))
     notes = [f"group {p.group}: total lag {total_lag} message(s){missing}, max time lag "
              f"{format_duration(max_tl * 1000) or '0'}"
              + (f" ({len(unknown)} queue(s) unknown)" if unknown else "")
-             + f", consume TPS {p.consume_tps:.2f}"]
+             + f", consume TPS {p.consume_tps:.2f}"
+             + (f", produce TPS {produce_total:.2f}" if produce_total is not None else
+                ", produce TPS unknown (the brokers send no topicPutTps before 5.3)"
+                if p.produce_tps else "")]
+    if p.pop:
+        notes.append(f"pop: no queue owners: {p.group} consumes with pop (5.x), the broker hands "
+                     "messages of every queue to whoever pops; INFLIGHT = popped and not yet "
+                     "acked (invisible) messages, the pop clients' waitAckCount")
+    elif not p.running_info and p.members is not None and p.members.clients:
+        notes.append("--no-clients: OWNER and UNOWNED unknown (no GET_CONSUMER_RUNNING_INFO); "
+                     "CONSUME TPS per topic needs the clients too")
     never = sum(1 for q in unknown if q.delay_reason == NEVER_COMMITTED)
     if never:
         notes.append(f"{never} queue(s) have no committed offset for {p.group}: TIME LAG `-` "
@@ -382,10 +412,10 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
     if unrep:
         notes.append(f"{unrep} lagging queue(s) have TIME LAG `-`: "
                      f"{DELAY_REASONS[NOT_REPORTED]}")
-    if any(q.inflight_source == "client" for q in p.queues):
+    if any(q.inflight_source == "client" and not q.pop for q in p.queues):
         notes.append("INFLIGHT (client): the owner's cachedMsgCount from its running info "
                      "(ProcessQueueInfo); the broker does not report pullOffset (before 5.x)")
-    if any(q.inflight is None for q in p.queues):
+    if any(q.inflight is None and not q.pop for q in p.queues):
         notes.append("INFLIGHT `-`: unknown (no pullOffset from the broker before 5.x and no "
                      "owner that reported its cache)")
     conn = p.members.connection if p.members else None
@@ -398,9 +428,55 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
         notes.append(f"no offsets found for group {p.group}"
                      + (" (group is offline)" if online is False else "")
                      + missing)
-    return Result([Table(qcols, rows, title=f"progress of {p.group}", name="queues"),
-                   Table(tcols, topics, title="per topic", name="topics")], data=data,
-                  notes=notes)
+    tables = [Table(qcols, rows, title=f"progress of {p.group}", name="queues"),
+              Table(tcols, topics, title="per topic", name="topics")]
+    if retry:
+        rrows, rnotes, rdata = _retry_section(p, retry_qs)
+        data.update(rdata)
+        notes.extend(rnotes)
+        tables.append(Table([Column("kind", "KIND"), Column("topic", "TOPIC"),
+                             Column("broker", "BROKER"), Column("queue_id", "QID", "right"),
+                             Column("min_offset_cell", "MIN OFFSET", "right", raw="min_offset"),
+                             Column("max_offset", "MAX OFFSET", "right"),
+                             Column("consumer_offset_cell", "CONSUMER OFFSET", "right",
+                                    raw="consumer_offset"),
+                             Column("backlog", "BACKLOG", "right")],
+                            rrows, title="retry and dead-letter", name="retry"))
+    return Result(tables, data=data, notes=notes)
+
+
+def _tps(v: float | None) -> float | None:
+    return None if v is None else round(v, 3)
+
+
+def _retry_section(p: GroupProgress, retry_qs: list[Any]
+                   ) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
+    """Rows, notes and JSON of the retry and dead-letter section (issue 18 item 2):
+    ``%RETRY%<group>`` queues (messages to be redelivered: broker offset - committed offset)
+    and ``%DLQ%<group>`` queues (dead letters still stored: max - min offset)."""
+    rows: list[dict[str, Any]] = []
+    for q in retry_qs:
+        rows.append({"kind": "retry", "topic": q.mq.topic, "broker": q.mq.broker_name,
+                     "queue_id": q.mq.queue_id, "min_offset": q.min_offset,
+                     "min_offset_cell": "-" if q.min_offset is None else str(q.min_offset),
+                     "max_offset": q.broker_offset, "consumer_offset": q.consumer_offset,
+                     "consumer_offset_cell": str(q.consumer_offset), "backlog": q.lag})
+    for d in p.dlq or []:
+        rows.append({"kind": "dlq", "topic": d.mq.topic, "broker": d.mq.broker_name,
+                     "queue_id": d.mq.queue_id, "min_offset": d.min_offset,
+                     "min_offset_cell": str(d.min_offset), "max_offset": d.max_offset,
+                     "consumer_offset": None, "consumer_offset_cell": "-",
+                     "backlog": d.messages})
+    retry_backlog = sum(q.lag for q in retry_qs)
+    dlq_messages = (sum(d.messages for d in p.dlq) if p.dlq is not None else None)
+    notes = [f"retry backlog {retry_backlog} message(s) in {len(retry_qs)} %RETRY% queue(s)"
+             + (f"; dead letters: {dlq_messages} in %DLQ%{p.group}" if dlq_messages
+                else "; no dead letters" if p.dlq == [] else
+                "; dead letters unknown" if p.dlq_asked else "")]
+    data = {"retry": rows, "retry_total": {"backlog": retry_backlog, "queues": len(retry_qs),
+                                           "dlq_messages": dlq_messages if p.dlq_asked
+                                           else None}}
+    return rows, notes, data
 
 
 @group_app.command("progress", cls=OptionalWatchCommand)
@@ -413,6 +489,13 @@ def progress(
     only_lagging: Annotated[bool, typer.Option("--only-lagging", help="Only queues with lag "
                                                "> 0.")] = False,
     sort: Annotated[SortKey, typer.Option("--sort", help="Row order.")] = SortKey.queue,
+    no_retry: Annotated[bool, typer.Option(
+        "--no-retry", help="Leave out the retry and dead-letter section (%RETRY%/%DLQ% "
+        "queues; saves the DLQ requests).")] = False,
+    no_clients: Annotated[bool, typer.Option(
+        "--no-clients", help="Do not call GET_CONSUMER_RUNNING_INFO on the clients (heavy "
+        "with hundreds of clients; the light --watch): owners, client caches and per-topic "
+        "consume TPS unknown.")] = False,
     watch: Annotated[float | None, typer.Option(
         "--watch", "-w", metavar="[SECONDS]", min=0.1,
         help=f"Refresh every SECONDS (default {DEFAULT_WATCH:g}) until Ctrl-C.",
@@ -430,7 +513,10 @@ def progress(
     `-` is unknown, never 0: TIME LAG of a queue the group never committed an offset for, or
     of a lagging read-only queue (brokers report time spans for write queues only); INFLIGHT
     before 5.x brokers (no pullOffset), unless the owner reports its cache: `50 (client)`.
-    Every readable queue is listed (more read than write queues included).
+    Every readable queue is listed (more read than write queues included). Per topic: the
+    produce TPS the brokers report (5.3+) next to the clients' consume TPS. The %RETRY% queues
+    and the %DLQ% topic are a separate section (--no-retry leaves it out). Pop (5.x) groups
+    have no queue owners: INFLIGHT is what the pop clients hold unacked.
 
     Example: mqctl group progress GID_ORDER --only-lagging --sort lag
     """
@@ -444,19 +530,21 @@ def progress(
 
     async def once(client: RemotingClient) -> GroupProgress:
         admin = _admin(client, settings, concurrency)
-        p = await capture_progress(admin, group, topic)
+        p = await capture_progress(admin, group, topic, running_info=not no_clients,
+                                   dlq=not no_retry)
         if not p.queues and not p.failures and not (p.members and p.members.online_state):
             await require_group(admin, group)
         return p
 
     if watch is None:
         p = with_client(st, settings, once)
-        emit(progress_result(p, only_lagging=only_lagging, sort=sort), fmt)
+        emit(progress_result(p, only_lagging=only_lagging, sort=sort, retry=not no_retry), fmt)
         _raise_partial(p.failures, f"group progress {group}")
         return
 
     watch_loop(settings, once, lambda p: progress_result(p, only_lagging=only_lagging,
-                                                         sort=sort), fmt, watch, count)
+                                                         sort=sort, retry=not no_retry),
+               fmt, watch, count)
 
 
 def register(app: typer.Typer) -> None:

@@ -216,6 +216,8 @@ class SimCluster:
             if self.log_dir:
                 b.lock_log = LockLog(self.log_dir, bs.name)
             self.brokers[bs.name] = b
+            for gname in system_groups(bs.version):
+                b.groups[gname] = GroupConf(gname)
         for t in sc.topics:
             self.topic_hosts[t.name] = list(t.brokers)
             for bn in t.brokers:
@@ -520,6 +522,16 @@ class SimCluster:
 # with traceTopicEnable (off: in neither list).
 SYSTEM_TOPICS_4X = ("SELF_TEST_TOPIC", "TBW102", "BenchmarkTest", "OFFSET_MOVED_EVENT",
                     "SCHEDULE_TOPIC_XXXX", "RMQ_SYS_TRANS_HALF_TOPIC")
+
+
+def system_groups(version: int) -> tuple[str, ...]:
+    """The groups SubscriptionGroupManager puts in every broker's table at start (MixAll's
+    TOOLS_CONSUMER, FILTERSRV_CONSUMER, SELF_TEST_C_GROUP, CID_ONS-HTTP-PROXY, CID_ONSAPI_*;
+    5.x adds CID_RMQ_SYS_TRANS): the real 201 answers list them on both versions
+    (other-requests/201_getAllSubscriptionGroupConfig)."""
+    base = ("TOOLS_CONSUMER", "FILTERSRV_CONSUMER", "SELF_TEST_C_GROUP", "CID_ONS-HTTP-PROXY",
+            "CID_ONSAPI_PULL", "CID_ONSAPI_PERMISSION", "CID_ONSAPI_OWNER")
+    return (*base, "CID_RMQ_SYS_TRANS") if version >= V5_0_0 else base
 
 
 def system_topics(cluster: str, broker: str, version: int) -> set[str]:

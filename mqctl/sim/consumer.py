@@ -76,6 +76,9 @@ class PQ:
     budget: float = 0.0
     last_persist_log: int = 0
     consumed_any: bool = False  # a message of this queue was consumed by this process
+    # pop: the messages the last consume tick took and has not acked yet (a pop consumer acks
+    # a batch once it is processed: PopProcessQueue's waitAckCount until the next tick)
+    last_batch: int = 0
 
 
 class SimConsumer:
@@ -537,6 +540,7 @@ class SimConsumer:
             backlog.append((mq, pq, max(0, b.max_offset(mq.topic, mq.queue_id) - pq.position)))
         consumed = 0
         for _mq, pq, n in self._share(backlog, capacity):
+            pq.last_batch = n if self.pop else 0
             if n > 0:
                 pq.position += n
                 pq.last_consume_ts = now
@@ -840,7 +844,7 @@ class SimConsumer:
         for mq, pq in self.pqs.items():
             if self.pop:
                 pop_table[mq] = {"droped": pq.dropped, "lastPopTimestamp": pq.last_pull_ts,
-                                 "waitAckCount": 0}
+                                 "waitAckCount": pq.last_batch}
                 continue
             mq_table[mq] = self._pq_info(mq, pq)
         tps = self.consume_tps()

@@ -1,0 +1,238 @@
+"""``mqctl groups``: every consumer group at a glance (issue 18 items 1, 2, 9)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from mqctl.cli.common import (
+    DEFAULT_WATCH,
+    ConcurrencyOpt,
+    NamesrvOpt,
+    OptionalWatchCommand,
+    OutputOpt,
+    emit,
+    state,
+    with_client,
+)
+from mqctl.cli.common import watch as watch_loop
+
+if TYPE_CHECKING:
+    from mqctl.groups import GroupsCapture, GroupSummary
+    from mqctl.render import Result
+
+# mqctl.groups.STATE_RULE, kept here too so that `mqctl --help` imports nothing heavy (a test
+# checks both say the same)
+STATE_HELP = (
+    "UNKNOWN: the membership could not be read, or the lag is unknown (a broker that hosts "
+    "the group's topics did not answer; a BROADCASTING group keeps its offsets in the "
+    "clients); EMPTY: no online member and no committed offset; OFFLINE: no online member, "
+    "committed offsets exist; STOPPED: online, lag > 0 and no message consumed in the last "
+    "minute; LAGGING: online, lag >= --lag-threshold or max time lag >= "
+    "--time-lag-threshold; OK: online and none of the above."
+)
+
+
+class GroupSort(StrEnum):
+    name = "name"
+    lag = "lag"
+    time_lag = "time-lag"
+    tps = "tps"
+    members = "members"
+    state = "state"
+    retry = "retry"
+    dlq = "dlq"
+
+
+STATE_ORDER = {"STOPPED": 0, "LAGGING": 1, "UNKNOWN": 2, "OFFLINE": 3, "EMPTY": 4, "OK": 5}
+
+
+def _sorted(groups: list[GroupSummary], key: GroupSort) -> list[GroupSummary]:
+    """Largest first for numbers; unknown values last, never as 0."""
+    def num(v: float | int | None) -> tuple[bool, float]:
+        return (v is None, -(v or 0))
+
+    if key == GroupSort.lag:
+        return sorted(groups, key=lambda s: (*num(s.lag if s.lag is not None
+                                                    else (s.lag_at_least or None)), s.group))
+    if key == GroupSort.time_lag:
+        return sorted(groups, key=lambda s: (*num(s.max_time_lag_ms), s.group))
+    if key == GroupSort.tps:
+        return sorted(groups, key=lambda s: (-s.consume_tps, s.group))
+    if key == GroupSort.members:
+        return sorted(groups, key=lambda s: (*num(s.members), s.group))
+    if key == GroupSort.retry:
+        return sorted(groups, key=lambda s: (*num(s.retry_lag), s.group))
+    if key == GroupSort.dlq:
+        return sorted(groups, key=lambda s: (*num(s.dlq_messages), s.group))
+    if key == GroupSort.state:
+        return sorted(groups, key=lambda s: (STATE_ORDER.get(s.state, 9), s.group))
+    return sorted(groups, key=lambda s: s.group)
+
+
+def _num_cell(v: int | None, at_least: int = 0) -> str:
+    if v is None:
+        return f">={at_least}" if at_least else "-"
+    return str(v)
+
+
+def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
+                  sort: GroupSort = GroupSort.name) -> Result:
+    from mqctl.render import Column, Result, Table
+    from mqctl.timeparse import format_duration, format_ms
+
+    gs = [s for s in c.groups if s.lagging] if only_lagging else list(c.groups)
+    rows = []
+    for s in _sorted(gs, sort):
+        tl = s.max_time_lag_ms
+        rows.append({
+            "group": s.group, "state": s.state, "reason": s.reason or None,
+            "members": s.members, "members_cell": _num_cell(s.members),
+            "consume_type": s.consume_type, "message_model": s.message_model,
+            "orderly": s.orderly, "strategy": s.strategy, "strategies": s.strategies,
+            "lag": s.lag, "lag_at_least": s.lag_at_least, "lag_cell": _num_cell(
+                s.lag, s.lag_at_least),
+            "max_time_lag_s": round(tl / 1000, 3) if tl is not None else None,
+            "max_time_lag": ("-" if tl is None else "0" if tl == 0 else format_duration(tl))
+            + (f" ({s.time_lag_unknown} unknown)" if s.time_lag_unknown and tl is not None
+               else ""),
+            "time_lag_unknown": s.time_lag_unknown,
+            "consume_tps": round(s.consume_tps, 3),
+            "inflight": s.inflight, "inflight_cell": _num_cell(s.inflight),
+            "retry_lag": s.retry_lag, "retry_cell": _num_cell(s.retry_lag),
+            "retry_queues": len(s.retry),
+            "dlq_topic": s.dlq_topic, "dlq_messages": s.dlq_messages,
+            "dlq_cell": _num_cell(s.dlq_messages),
+            "queues": len(s.queues), "topics": s.topics, "brokers": s.brokers,
+            "clients": s.client_ids, "running_info": s.running_info,
+            "not_included": s.not_included,
+        })
+    cols = [Column("group", "GROUP"), Column("state", "STATE"),
+            Column("members_cell", "MEMBERS", "right", raw="members"),
+            Column("consume_type", "TYPE"), Column("message_model", "MODEL"),
+            Column("orderly", "ORDERLY"), Column("strategy", "STRATEGY"),
+            Column("lag_cell", "LAG", "right", raw="lag"),
+            Column("max_time_lag", "MAX TIME LAG", raw="max_time_lag_s"),
+            Column("consume_tps", "TPS", "right"),
+            Column("inflight_cell", "INFLIGHT", "right", raw="inflight"),
+            Column("retry_cell", "RETRY", "right", raw="retry_lag"),
+            Column("dlq_cell", "DLQ", "right", raw="dlq_messages")]
+    counts = {st: sum(1 for s in c.groups if s.state == st)
+              for st in ("OK", "LAGGING", "STOPPED", "OFFLINE", "EMPTY", "UNKNOWN")}
+    known = [s.lag for s in c.groups if s.lag is not None]
+    data = {"capture_ts": c.capture_ts, "capture_time": format_ms(c.capture_ts),
+            "groups": rows, "states": counts,
+            "total": {"groups": len(c.groups), "shown": len(rows),
+                      "lag": sum(known) if len(known) == len(c.groups) else None,
+                      "lag_at_least": sum(s.lag_at_least for s in c.groups),
+                      "complete": not c.stats_failed,
+                      "brokers_not_included": c.stats_failed},
+            "brokers": c.brokers, "system_groups_hidden": c.hidden_system,
+            "clients_asked": c.clients, "time_lag_asked": c.time_lag,
+            "failures": [{"broker": f.broker, "addr": f.addr, "error": f.message}
+                         for f in c.failures]}
+    notes = [f"{len(c.groups)} group(s) on {len(c.brokers)} broker(s): "
+             + ", ".join(f"{n} {st}" for st, n in counts.items() if n)
+             + (f"; {len(rows)} shown (--only-lagging)" if only_lagging else "")]
+    if c.stats_failed:
+        notes.append(f"not included: {', '.join(c.stats_failed)} (GET_BROKER_CONSUME_STATS "
+                     "failed): the lag of groups whose topics they host is unknown, `>=N` is "
+                     "the lag on the brokers that answered")
+    if c.hidden_system:
+        notes.append(f"{c.hidden_system} system group(s) hidden (--include-system shows them)")
+    if not c.clients:
+        notes.append("--no-clients: STRATEGY, ORDERLY and pop INFLIGHT not asked "
+                     "(GET_CONSUMER_RUNNING_INFO)")
+    if any(s.consume_type == "pop" for s in c.groups):
+        notes.append("pop groups: the broker hands messages of every queue to whoever pops: no "
+                     "queue owners; INFLIGHT = messages popped and not yet acked "
+                     "(the clients' waitAckCount)")
+    if any(s.inflight is None and s.consume_type not in (None, "pop") for s in c.groups):
+        notes.append("INFLIGHT `-` for push/pull groups: GET_BROKER_CONSUME_STATS does not "
+                     "report pullOffset (see `mqctl group progress G`)")
+    notes.append("RETRY: messages waiting in %RETRY%<group> (and 5.x pop retry topics); DLQ: "
+                 "messages held in %DLQ%<group>")
+    return Result([Table(cols, rows, title="consumer groups", name="groups")], data=data,
+                  notes=notes)
+
+
+def groups(
+    ctx: typer.Context,
+    only_lagging: Annotated[bool, typer.Option(
+        "--only-lagging", help="Only groups with lag > 0.")] = False,
+    match: Annotated[str | None, typer.Option(
+        "--match", help="Only groups whose name contains this (case-insensitive; a glob with "
+        "* ? [).", show_default=False)] = None,
+    include_system: Annotated[bool, typer.Option(
+        "--include-system", help="Also list RocketMQ's own groups (TOOLS_CONSUMER, "
+        "SELF_TEST_C_GROUP, CID_ONSAPI_*, CID_RMQ_SYS_*, ...).")] = False,
+    sort: Annotated[GroupSort, typer.Option("--sort", help="Row order (numbers: largest "
+                                            "first, unknown last).")] = GroupSort.name,
+    no_clients: Annotated[bool, typer.Option(
+        "--no-clients", help="Do not ask the clients for their running info "
+        "(GET_CONSUMER_RUNNING_INFO): faster; STRATEGY, ORDERLY and pop INFLIGHT unknown.")
+    ] = False,
+    lag_threshold: Annotated[int, typer.Option(
+        "--lag-threshold", min=1, help="LAGGING from this many messages behind.")] = 1000,
+    time_lag_threshold: Annotated[float, typer.Option(
+        "--time-lag-threshold", min=0.001, metavar="SECONDS",
+        help="LAGGING from this time lag.")] = 60.0,
+    watch: Annotated[float | None, typer.Option(
+        "--watch", "-w", metavar="[SECONDS]", min=0.1,
+        help=f"Refresh every SECONDS (default {DEFAULT_WATCH:g}) until Ctrl-C.",
+        show_default=False)] = None,
+    count: Annotated[int | None, typer.Option("--count", help="With --watch: stop after N "
+                                              "refreshes.", show_default=False, min=1)] = None,
+    output: OutputOpt = None,
+    namesrv: NamesrvOpt = None,
+    concurrency: ConcurrencyOpt = None,
+) -> None:
+    """Every consumer group of the cluster, one row each: state, online members, consume
+    type (push/pull/pop), message model, orderly, the strategy the clients report, total lag,
+    max time lag, consume TPS, pop inflight, retry backlog and DLQ messages.
+
+    Fast on big clusters: two requests per broker answer for all groups
+    (GET_ALL_SUBSCRIPTIONGROUP_CONFIG, GET_BROKER_CONSUME_STATS as mqadmin brokerConsumeStats);
+    per group only the connection list, the clients' running info, the time spans of lagging
+    queues and the DLQ topic's stats. A lag mqctl cannot know is `-` (or `>=N`, the lag on the
+    brokers that answered), never 0.
+
+    STATE: {state_help}
+
+    Example: mqctl groups --only-lagging --sort lag
+    """
+    from mqctl.cli.inspect import _admin, _raise_partial
+    from mqctl.groups import capture_groups
+    from mqctl.remoting.client import RemotingClient
+
+    st = state(ctx)
+    settings = st.settings(namesrv=namesrv)
+    fmt = st.output(output)
+
+    async def once(client: RemotingClient) -> GroupsCapture:
+        admin = _admin(client, settings, concurrency)
+        return await capture_groups(admin, include_system=include_system, match=match,
+                                    clients=not no_clients, lag_threshold=lag_threshold,
+                                    time_lag_threshold_ms=int(time_lag_threshold * 1000))
+
+    def render(c: GroupsCapture) -> Result:
+        return groups_result(c, only_lagging=only_lagging, sort=sort)
+
+    if watch is None:
+        c = with_client(st, settings, once)
+        emit(render(c), fmt)
+        _raise_partial(c.failures, "groups")
+        return
+    watch_loop(settings, once, render, fmt, watch, count)
+
+
+groups.__doc__ = (groups.__doc__ or "").replace("{state_help}", STATE_HELP)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("groups", cls=OptionalWatchCommand)(groups)
+
+
+__all__ = ["GroupSort", "STATE_HELP", "groups", "groups_result", "register"]

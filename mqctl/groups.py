@@ -1,0 +1,504 @@
+"""``mqctl groups``: every consumer group of the cluster, one summary each (issue 18 item 1).
+
+The capture asks each master for ALL its groups at once instead of one request per group per
+broker:
+
+* GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201): the broker's subscription group table, the groups
+  that exist even without offsets (created by ``updateSubGroup`` or a first heartbeat);
+* GET_BROKER_CONSUME_STATS (317), as mqadmin ``brokerConsumeStats``: every group's offsets
+  and consume TPS on that broker (AdminBrokerProcessor.fetchAllConsumeStatsInBroker);
+* the name server's topic list: ``%RETRY%<group>`` names (mqadmin ``consumerProgress``
+  without ``-g`` finds groups this way) and the ``%DLQ%<group>`` topics that exist.
+
+Per group it then sends only what has no all-groups form: GET_CONSUMER_CONNECTION_LIST
+(members, consume type, model; brokers in turn until one knows the group online),
+GET_CONSUMER_RUNNING_INFO of each member (strategy, orderly, pop inflight; skipped with
+``clients=False``), QUERY_CONSUME_TIME_SPAN for the (broker, topic) pairs that lag (the exact
+time lag) and GET_TOPIC_STATS_INFO for the group's DLQ topic. All of it is read-only.
+
+What 317 does not say, and how it is handled: it iterates the WRITE queues of a topic (a
+read-only queue's lag is not in it), it never sets ``pullOffset`` (5.x sends 0: inflight is
+not read from it), and a broker that did not answer makes the lag of every group whose topics
+it hosts unknown (``None``; the sum over the brokers that answered is kept as
+``lag_at_least``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from mqctl.admin import Admin, BrokerFailure, NotFoundError, NothingRead
+from mqctl.errors import BrokerError, ConnectError, MqctlError
+from mqctl.inspect import classify_span
+from mqctl.models import (
+    DLQ_PREFIX,
+    RETRY_PREFIX,
+    STRATEGY_CLASS_NAMES,
+    BrokerData,
+    ConsumerConnection,
+    ConsumerRunningInfo,
+    ConsumeStats,
+    MessageQueue,
+    OffsetWrapper,
+)
+from mqctl.remoting.client import fan_out
+from mqctl.remoting.codes import ResponseCode
+from mqctl.timeparse import now_ms
+
+STATES = ("OK", "LAGGING", "STOPPED", "OFFLINE", "EMPTY", "UNKNOWN")
+
+# The state rule, in the order it is applied (docs/groups.md and `mqctl groups --help` print it)
+STATE_RULE = (
+    "UNKNOWN: the membership could not be read, or the lag is unknown (a broker that hosts the "
+    "group's topics did not answer; a BROADCASTING group keeps its offsets in the clients); "
+    "EMPTY: no online member and no committed offset on any broker (the group exists only in "
+    "the subscription group table); "
+    "OFFLINE: no online member, committed offsets exist; "
+    "STOPPED: online, lag > 0 and the brokers handed the group no message in the last minute "
+    "(consume TPS 0); "
+    "LAGGING: online, and lag >= --lag-threshold or max time lag >= --time-lag-threshold; "
+    "OK: online and none of the above."
+)
+
+DEFAULT_LAG_THRESHOLD = 1000
+DEFAULT_TIME_LAG_THRESHOLD_MS = 60_000
+
+CONSUME_TYPES = {"CONSUME_PASSIVELY": "push", "CONSUME_ACTIVELY": "pull", "CONSUME_POP": "pop"}
+
+
+@dataclass
+class DlqPart:
+    broker: str
+    min_offset: int
+    max_offset: int
+
+    @property
+    def messages(self) -> int:
+        return max(0, self.max_offset - self.min_offset)
+
+
+@dataclass
+class GroupSummary:
+    group: str
+    brokers: list[str] = field(default_factory=list)  # brokers whose tables name the group
+    topics: list[str] = field(default_factory=list)  # topics with offsets (retry topics apart)
+    queues: dict[MessageQueue, OffsetWrapper] = field(default_factory=dict)
+    retry: dict[MessageQueue, OffsetWrapper] = field(default_factory=dict)
+    consume_tps: float = 0.0
+    lag: int | None = None
+    lag_at_least: int = 0
+    retry_lag: int | None = None
+    dlq_topic: str | None = None
+    dlq: list[DlqPart] = field(default_factory=list)
+    dlq_messages: int | None = 0
+    members: int | None = None
+    client_ids: list[str] = field(default_factory=list)
+    consume_type: str | None = None  # push | pull | pop
+    message_model: str | None = None
+    orderly: bool | None = None
+    strategies: list[str] = field(default_factory=list)
+    running_info: str = "not asked"  # ok | not asked | "<n> of <m> failed"
+    inflight: int | None = None  # pop: the clients' waitAckCount (invisible messages)
+    max_time_lag_ms: int | None = None
+    time_lag_unknown: int = 0
+    time_lag_asked: bool = False
+    state: str = "UNKNOWN"
+    reason: str = ""
+    not_included: list[str] = field(default_factory=list)
+
+    @property
+    def strategy(self) -> str | None:
+        if not self.strategies:
+            return None
+        return self.strategies[0] if len(self.strategies) == 1 else (
+            "mixed: " + ", ".join(self.strategies))
+
+    @property
+    def lagging(self) -> bool:
+        """Lag > 0, known or at least (the filter of ``--only-lagging``)."""
+        return (self.lag or 0) > 0 or self.lag_at_least > 0
+
+
+@dataclass
+class GroupsCapture:
+    capture_ts: int
+    groups: list[GroupSummary]
+    brokers: list[str]  # the masters asked
+    failures: list[BrokerFailure]
+    stats_failed: list[str]  # brokers whose GET_BROKER_CONSUME_STATS failed
+    clients: bool = True
+    time_lag: bool = True
+    hidden_system: int = 0
+
+
+def is_system_group(group: str) -> bool:
+    from mqctl.snapshot import is_system_group as snap
+
+    return snap(group)
+
+
+def match_group(group: str, pattern: str | None) -> bool:
+    """``--match``: case-insensitive; a glob when it has ``*``, ``?`` or ``[``, else a
+    substring."""
+    if not pattern:
+        return True
+    g, p = group.lower(), pattern.lower()
+    if any(c in p for c in "*?["):
+        return fnmatch.fnmatchcase(g, p)
+    return p in g
+
+
+def group_state(s: GroupSummary, *, lag_threshold: int = DEFAULT_LAG_THRESHOLD,
+                time_lag_threshold_ms: int = DEFAULT_TIME_LAG_THRESHOLD_MS) -> tuple[str, str]:
+    """The state of one group and why (STATE_RULE, applied in that order). Pure."""
+    if s.members is None:
+        return "UNKNOWN", "the member list could not be read"
+    if s.message_model == "BROADCASTING" and s.members:
+        return "UNKNOWN", ("BROADCASTING: each client keeps its offsets locally, the brokers "
+                           "know no lag")
+    if s.lag is None:
+        return "UNKNOWN", ("lag unknown: " + ", ".join(s.not_included) + " did not answer"
+                           if s.not_included else "lag unknown")
+    if not s.members:
+        if not s.queues:
+            return "EMPTY", "no online member and no committed offset"
+        return "OFFLINE", "no online member"
+    if s.lag > 0 and s.consume_tps == 0:
+        return "STOPPED", f"lag {s.lag} and no message consumed in the last minute"
+    if s.lag >= lag_threshold:
+        return "LAGGING", f"lag {s.lag} >= {lag_threshold}"
+    if s.max_time_lag_ms is not None and s.max_time_lag_ms >= time_lag_threshold_ms:
+        return "LAGGING", (f"max time lag {s.max_time_lag_ms / 1000:g} s >= "
+                           f"{time_lag_threshold_ms / 1000:g} s")
+    return "OK", ""
+
+
+def _pop_retry_owner(name: str, groups: set[str], topics: set[str]) -> bool:
+    """A 5.x pop retry topic (``%RETRY%<group>_<topic>`` v1, ``%RETRY%<group>+<topic>`` v2,
+    KeyBuilder.buildPopRetryTopic), not the retry topic of a group of that name."""
+    if "+" in name:
+        return True
+    return any(name == f"{g}_{t}" for g in groups for t in topics if name.startswith(g + "_"))
+
+
+async def capture_groups(admin: Admin, *, include_system: bool = False,
+                         match: str | None = None, clients: bool = True,
+                         time_lag: bool = True, lag_threshold: int = DEFAULT_LAG_THRESHOLD,
+                         time_lag_threshold_ms: int = DEFAULT_TIME_LAG_THRESHOLD_MS
+                         ) -> GroupsCapture:
+    ts = now_ms()
+    info = await admin.cluster_info()
+    masters: dict[str, BrokerData] = {n: b for n, b in sorted(info.brokers.items())}
+    topic_names = await admin.topic_list()
+    failures: list[BrokerFailure] = []
+
+    def addr_of(b: BrokerData) -> str:
+        a = b.master_addr or b.select_addr()
+        if a is None:
+            raise ConnectError(f"broker {b.broker_name} has no address in the cluster info")
+        return a
+
+    blist = list(masters.values())
+    sub_out, stats_out = await asyncio.gather(
+        fan_out(blist, lambda b: admin.subscription_groups(addr_of(b)),
+                concurrency=admin.concurrency),
+        fan_out(blist, lambda b: admin.broker_consume_stats(addr_of(b)),
+                concurrency=admin.concurrency))
+    answered = {o.item.broker_name for o in [*sub_out, *stats_out] if o.ok}
+    for o in [*sub_out, *stats_out]:
+        if not o.ok:
+            assert o.error is not None
+            failures.append(BrokerFailure(o.item.broker_name, o.item.master_addr, o.error))
+    if blist and not answered:
+        raise NothingRead("the group tables (GET_ALL_SUBSCRIPTIONGROUP_CONFIG / "
+                          "GET_BROKER_CONSUME_STATS)", _dedupe(failures))
+    stats_failed = sorted({o.item.broker_name for o in stats_out if not o.ok})
+
+    known: dict[str, set[str]] = defaultdict(set)  # group -> brokers naming it
+    for o in sub_out:
+        if o.ok:
+            for g in o.value or []:
+                known[g].add(o.item.broker_name)
+    summaries: dict[str, GroupSummary] = {}
+
+    def summary(g: str) -> GroupSummary:
+        s = summaries.get(g)
+        if s is None:
+            s = summaries[g] = GroupSummary(g)
+        return s
+
+    for o in stats_out:
+        if not o.ok:
+            continue
+        broker = o.item.broker_name
+        body = o.value if isinstance(o.value, dict) else {}
+        for entry in body.get("consumeStatsList") or []:
+            if not isinstance(entry, dict):
+                continue
+            for g, stats in entry.items():
+                g = str(g)
+                known[g].add(broker)
+                s = summary(g)
+                for raw in stats or []:
+                    cs = ConsumeStats.from_body(raw)
+                    s.consume_tps += cs.consume_tps
+                    for mq, w in cs.offsets.items():
+                        if mq.broker_name != broker:
+                            continue
+                        # 317 never sets pullOffset (5.x sends 0): not an inflight figure
+                        w = OffsetWrapper(w.broker_offset, w.consumer_offset, None,
+                                          w.last_timestamp)
+                        (s.retry if mq.topic.startswith(RETRY_PREFIX) else s.queues)[mq] = w
+    all_topics = {t for t in topic_names if not t.startswith((RETRY_PREFIX, DLQ_PREFIX))}
+    dlq_topics = {t[len(DLQ_PREFIX):]: t for t in topic_names if t.startswith(DLQ_PREFIX)}
+    retry_names = {t[len(RETRY_PREFIX):] for t in topic_names if t.startswith(RETRY_PREFIX)}
+    for g in sorted(retry_names):
+        if g not in known and not _pop_retry_owner(g, set(known), all_topics):
+            known[g] = set()
+    hidden = 0
+    for g in sorted(known):
+        if not include_system and is_system_group(g):
+            hidden += 1
+            continue
+        if not match_group(g, match):
+            continue
+        s = summary(g)
+        s.brokers = sorted(known[g])
+    summaries = {g: s for g, s in summaries.items() if g in known
+                 and (include_system or not is_system_group(g)) and match_group(g, match)}
+
+    # lag, and which groups a failed broker may hide offsets of
+    topic_brokers: dict[str, set[str] | None] = {}
+    if stats_failed:
+        tlist = sorted({mq.topic for s in summaries.values() for mq in s.queues})
+        outs = await fan_out(tlist, admin.topic_route, concurrency=admin.concurrency)
+        for ro in outs:
+            topic_brokers[ro.item] = ({b.broker_name for b in ro.value.brokers}
+                                      if ro.ok and ro.value is not None else None)
+    for s in summaries.values():
+        s.topics = sorted({mq.topic for mq in s.queues})
+        s.lag_at_least = sum(max(0, w.diff) for w in s.queues.values())
+        retry_lag = sum(max(0, w.diff) for w in s.retry.values())
+        hidden_by: set[str] = set()
+        if stats_failed:
+            if not s.topics:
+                hidden_by = set(stats_failed)
+            for t in s.topics:
+                tb = topic_brokers.get(t)
+                hidden_by |= set(stats_failed) if tb is None else (tb & set(stats_failed))
+        s.not_included = sorted(hidden_by)
+        s.lag = None if hidden_by else s.lag_at_least
+        s.retry_lag = None if hidden_by else retry_lag
+        s.dlq_topic = dlq_topics.get(s.group)
+
+    groups = [summaries[g] for g in sorted(summaries)]
+    all_masters = list(masters.values())
+    await fan_out(groups, lambda s: _members(admin, s, masters, all_masters, clients),
+                  concurrency=admin.concurrency)
+    for s in groups:
+        if s.message_model == "BROADCASTING" and not s.queues:
+            # LocalFileOffsetStore: the clients keep the offsets, the brokers have none
+            s.lag = None
+    if time_lag:
+        await _time_lags(admin, groups, masters, failures)
+    await _dlqs(admin, [s for s in groups if s.dlq_topic], failures)
+    for s in groups:
+        s.state, s.reason = group_state(s, lag_threshold=lag_threshold,
+                                        time_lag_threshold_ms=time_lag_threshold_ms)
+    return GroupsCapture(ts, groups, sorted(masters), _dedupe(failures), stats_failed,
+                         clients, time_lag, hidden)
+
+
+async def _members(admin: Admin, s: GroupSummary, masters: dict[str, BrokerData],
+                   all_masters: list[BrokerData], clients: bool) -> None:
+    """GET_CONSUMER_CONNECTION_LIST on the brokers that name the group, in turn, until one
+    knows it online (each member heartbeats to every broker of its topics); every broker
+    answering CONSUMER_NOT_ONLINE = offline; no answer at all = unknown."""
+    order = [masters[b] for b in s.brokers if b in masters] or all_masters
+    conn: ConsumerConnection | None = None
+    said_offline = 0
+    via: BrokerData | None = None
+    for b in order:
+        addr = b.master_addr or b.select_addr()
+        if addr is None:
+            continue
+        try:
+            c = await admin.consumer_connection(s.group, addr)
+        except (ConnectError, BrokerError):
+            continue
+        if c is None:
+            said_offline += 1
+            continue
+        conn, via = c, b
+        break
+    if conn is None:
+        s.members = 0 if said_offline and said_offline == len(order) else None
+        return
+    s.members = len(conn.connections)
+    s.client_ids = sorted({c.client_id for c in conn.connections})
+    s.consume_type = CONSUME_TYPES.get(conn.consume_type or "", conn.consume_type)
+    s.message_model = conn.message_model
+    if not clients or not s.client_ids:
+        return
+    assert via is not None
+    rest = [b for b in order if b is not via]
+    infos = await admin.running_infos(s.group, s.client_ids, [via, *rest])
+    ok = [i for i in infos.values() if isinstance(i, ConsumerRunningInfo)]
+    failed = len(infos) - len(ok)
+    s.running_info = "ok" if not failed else f"{failed} of {len(infos)} failed"
+    if ok:
+        s.orderly = any(i.orderly for i in ok) if not failed else (
+            True if any(i.orderly for i in ok) else None)
+        names = set()
+        for i in ok:
+            cls = i.strategy_class
+            if cls:
+                names.add(STRATEGY_CLASS_NAMES.get(cls, cls.rsplit(".", 1)[-1]))
+        s.strategies = sorted(names)
+        if any(i.consume_type == "CONSUME_POP" or i.mq_pop_table for i in ok):
+            s.consume_type = "pop"
+        if s.consume_type == "pop" and not failed:
+            s.inflight = sum(_wait_ack(v) for i in ok for v in i.mq_pop_table.values())
+
+
+def _wait_ack(v: Any) -> int:
+    """PopProcessQueueInfo.waitAckCount: messages popped and not yet acked (invisible)."""
+    try:
+        return max(0, int((v or {}).get("waitAckCount") or 0))
+    except (TypeError, ValueError, AttributeError):
+        return 0
+
+
+async def _time_lags(admin: Admin, groups: list[GroupSummary], masters: dict[str, BrokerData],
+                     failures: list[BrokerFailure]) -> None:
+    """QUERY_CONSUME_TIME_SPAN for the (group, broker, topic) triples with a lagging queue: the
+    exact per-queue time lag (a caught-up queue's time lag is 0 without asking)."""
+    now = now_ms()
+    triples = sorted({(s.group, mq.broker_name, mq.topic) for s in groups
+                      for mq, w in s.queues.items() if w.diff > 0})
+    by_group = {s.group: s for s in groups}
+    for s in groups:
+        s.time_lag_asked = True
+        if s.lag is not None or s.lag_at_least:
+            s.max_time_lag_ms = 0
+
+    async def one(t: tuple[str, str, str]) -> Any:
+        g, broker, topic = t
+        b = masters.get(broker)
+        addr = (b.master_addr or b.select_addr()) if b else None
+        if addr is None:
+            raise ConnectError(f"broker {broker} has no address")
+        return await admin.time_spans(topic, g, addr)
+
+    for o in await fan_out(triples, one, concurrency=admin.concurrency):
+        g, broker, topic = o.item
+        s = by_group[g]
+        lagging = [mq for mq, w in s.queues.items()
+                   if mq.broker_name == broker and mq.topic == topic and w.diff > 0]
+        if not o.ok:
+            assert o.error is not None
+            failures.append(BrokerFailure(broker, masters[broker].master_addr if broker in
+                                          masters else None, o.error))
+            s.time_lag_unknown += len(lagging)
+            continue
+        spans = {sp.mq: sp for sp in (o.value or [])}
+        for mq in lagging:
+            delay, _reason, _committed = classify_span(s.queues[mq], spans.get(mq), now)
+            if delay is None:
+                s.time_lag_unknown += 1
+            else:
+                s.max_time_lag_ms = max(s.max_time_lag_ms or 0, delay)
+    for s in groups:
+        lagging_n = sum(1 for w in s.queues.values() if w.diff > 0)
+        if lagging_n and s.time_lag_unknown == lagging_n:
+            s.max_time_lag_ms = None  # every lagging queue unknown: no maximum to show
+
+
+async def _dlqs(admin: Admin, groups: list[GroupSummary],
+                failures: list[BrokerFailure]) -> None:
+    """The ``%DLQ%<group>`` messages each broker holds (GET_TOPIC_STATS_INFO: max - min)."""
+    async def one(s: GroupSummary) -> None:
+        assert s.dlq_topic is not None
+        try:
+            route = await admin.topic_route(s.dlq_topic)
+        except NotFoundError:
+            s.dlq_messages = 0
+            return
+        parts: list[DlqPart] = []
+        unknown = False
+        for b in route.brokers:
+            addr = b.master_addr or b.select_addr()
+            try:
+                if addr is None:
+                    raise ConnectError(f"broker {b.broker_name} has no address")
+                st = await admin.topic_stats(s.dlq_topic, addr)
+            except MqctlError as exc:
+                if isinstance(exc, BrokerError) and exc.code == ResponseCode.TOPIC_NOT_EXIST:
+                    continue
+                failures.append(BrokerFailure(b.broker_name, addr, exc))
+                unknown = True
+                continue
+            for _mq, off in sorted(st.offsets.items()):
+                parts.append(DlqPart(b.broker_name, off.min_offset, off.max_offset))
+        s.dlq = parts
+        s.dlq_messages = None if unknown else sum(p.messages for p in parts)
+
+    for o in await fan_out(groups, one, concurrency=admin.concurrency):
+        if not o.ok:
+            assert o.error is not None
+            o.item.dlq_messages = None
+            failures.append(BrokerFailure("namesrv", None, o.error))
+
+
+def _dedupe(failures: list[BrokerFailure]) -> list[BrokerFailure]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for f in failures:
+        key = (f.broker, f.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+# ------------------------------------------------------------------- serial baseline (bench)
+
+
+async def capture_groups_serial(admin: Admin, groups: list[str]) -> dict[str, int]:
+    """What a per-group tool does for the same view, one request after another (the bench's
+    baseline, as mqadmin consumerProgress per group): per group, the retry topic's route,
+    GET_CONSUME_STATS on each of its brokers, the connection list and the time spans of its
+    topics. Returns each group's total lag (to check both answers agree)."""
+    out: dict[str, int] = {}
+    info = await admin.cluster_info()
+    for g in groups:
+        try:
+            route = await admin.topic_route(RETRY_PREFIX + g, cached=False)
+            brokers = list(route.brokers)
+        except NotFoundError:
+            brokers = list(info.brokers.values())
+        lag = 0
+        topics: set[tuple[str, str]] = set()
+        for b in brokers:
+            addr = b.master_addr or ""
+            cs = await admin.consume_stats(g, addr)
+            for mq, w in cs.offsets.items():
+                if not mq.topic.startswith(RETRY_PREFIX) and mq.broker_name == b.broker_name:
+                    lag += max(0, w.diff)
+                    topics.add((addr, mq.topic))
+        if brokers:
+            await admin.consumer_connection(g, brokers[0].master_addr or "")
+        for addr, t in sorted(topics):
+            await admin.time_spans(t, g, addr)
+        out[g] = lag
+    return out
+
+
+__all__ = ["CONSUME_TYPES", "DEFAULT_LAG_THRESHOLD", "DEFAULT_TIME_LAG_THRESHOLD_MS",
+           "DlqPart", "GroupSummary", "GroupsCapture", "STATES", "STATE_RULE",
+           "capture_groups", "capture_groups_serial", "group_state", "is_system_group",
+           "match_group"]

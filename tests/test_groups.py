@@ -1,0 +1,309 @@
+"""Issue 18 items 1, 2, 9, 10: ``mqctl groups``, the retry/DLQ section and pop groups in
+``group progress``, produce TPS and ``--no-clients``, against the simulated cluster.
+
+Every expected number is read from the simulated brokers and clients (their offsets, stores
+and running state), never from the scenario's constants."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+import yaml
+
+from mqctl.models import DLQ_PREFIX, RETRY_PREFIX
+from mqctl.remoting.codes import MUTATING_REQUESTS, RequestCode, ResponseCode, request_name
+
+FORMATS = ["table", "plain", "json", "yaml", "csv"]
+
+SCENARIO = {
+    "name": "groups", "clock": {"mode": "manual"},
+    "brokers": [{"name": "broker-a"}, {"name": "broker-b"}],
+    "topics": [
+        {"name": "T", "queues": 4, "rate": 10, "history": "1h"},
+        {"name": "N", "queues": 2, "rate": 1, "history": "1h"},
+        # a retry topic with messages waiting and a dead-letter topic on one broker
+        {"name": "%RETRY%G_RETRY", "queues": 1, "rate": 0, "max_offset": 30},
+        {"name": "%DLQ%G_RETRY", "queues": 1, "rate": 0, "max_offset": 7,
+         "brokers": ["broker-a"]},
+    ],
+    "groups": [
+        {"name": "G_OK", "topics": ["T"], "consumers": [{"id": "10.1.0.1@1"},
+                                                       {"id": "10.1.0.2@2"}]},
+        {"name": "G_LAG", "topics": ["T"], "initial_lag": 5000,
+         "consumers": [{"id": "10.2.0.1@1", "behaviour": "slow", "rate": 2}]},
+        {"name": "G_STOP", "topics": ["T"], "initial_lag": 20,
+         "consumers": [{"id": "10.3.0.1@1", "behaviour": "stuck"}]},
+        {"name": "G_OFF", "topics": ["T"], "initial_lag": 40},
+        {"name": "G_EMPTY", "topics": []},
+        {"name": "G_RETRY", "topics": ["T", "%RETRY%G_RETRY"], "initial_lag": 3},
+        {"name": "G_POP", "consume_type": "CONSUME_POP", "topics": ["N"],
+         "consumers": [{"id": "10.5.0.1@1"}, {"id": "10.5.0.2@2"}]},
+        {"name": "G_BC", "model": "BROADCASTING", "topics": ["N"],
+         "consumers": [{"id": "10.6.0.1@1"}]},
+    ],
+}
+
+
+@pytest.fixture
+def gsim(sim_factory):
+    s = sim_factory(SCENARIO)
+    s.advance(90)
+    return s
+
+
+def run(cli, sim, *args):
+    return cli(["-n", sim.namesrv_addr, *args])
+
+
+def assert_read_only(sim):
+    sent = {request_name(r.code) for r in sim.request_log if r.code in MUTATING_REQUESTS}
+    assert sent == set(), f"read-only command sent {sent}"
+    assert sim.request_log, "the command sent nothing at all"
+
+
+def sim_lag(sim, group, *, retry=False):
+    """The group's lag from the brokers' own state: max offset - committed offset over the
+    write queues of each topic it has offsets for (GET_BROKER_CONSUME_STATS's queues)."""
+    def go(c):
+        total = 0
+        for b in c.brokers.values():
+            for (t, g), table in b.offsets.items():
+                if g != group or t.startswith(RETRY_PREFIX) != retry:
+                    continue
+                for q in range(b.topics[t].write):
+                    total += max(0, b.max_offset(t, q) - max(0, table.get(q, 0)))
+        return total
+    return sim.call(go)
+
+
+def sim_dlq(sim, group):
+    def go(c):
+        return sum(b.max_offset(DLQ_PREFIX + group, q) - b.min_offset(DLQ_PREFIX + group, q)
+                   for b in c.brokers.values() if DLQ_PREFIX + group in b.topics
+                   for q in range(b.topics[DLQ_PREFIX + group].write))
+    return sim.call(go)
+
+
+def by_group(r):
+    return {g["group"]: g for g in r.json["groups"]}
+
+
+# --------------------------------------------------------------------------- mqctl groups
+
+
+def test_groups_rows_match_the_brokers_and_clients(cli, gsim):
+    gsim.clear_request_log()
+    r = run(cli, gsim, "groups", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    g = by_group(r)
+    assert set(g) == {"G_OK", "G_LAG", "G_STOP", "G_OFF", "G_EMPTY", "G_RETRY", "G_POP",
+                      "G_BC"}
+    states = {k: v["state"] for k, v in g.items()}
+    assert states == {"G_OK": "OK", "G_LAG": "LAGGING", "G_STOP": "STOPPED",
+                      "G_OFF": "OFFLINE", "G_EMPTY": "EMPTY", "G_RETRY": "OFFLINE",
+                      "G_POP": "OK", "G_BC": "UNKNOWN"}
+    for name in ("G_OK", "G_LAG", "G_STOP", "G_OFF", "G_RETRY", "G_POP"):
+        assert g[name]["lag"] == sim_lag(gsim, name), name
+    assert g["G_LAG"]["lag"] > 1000 and g["G_STOP"]["lag"] > 0
+    # members as the brokers list them; offline groups 0, not unknown
+    members = gsim.call(lambda c: {n: len(c.brokers["broker-a"].members(n)) for n in g})
+    assert {k: v["members"] for k, v in g.items()} == members
+    assert g["G_OK"]["consume_type"] == "push" and g["G_POP"]["consume_type"] == "pop"
+    assert g["G_OK"]["strategy"] == "AVG" and g["G_OK"]["orderly"] is False
+    assert g["G_BC"]["message_model"] == "BROADCASTING" and g["G_BC"]["lag"] is None
+    # retry backlog and dead letters from the brokers' stores
+    assert g["G_RETRY"]["retry_lag"] == sim_lag(gsim, "G_RETRY", retry=True) > 0
+    assert g["G_RETRY"]["dlq_messages"] == sim_dlq(gsim, "G_RETRY") > 0
+    assert g["G_OK"]["dlq_messages"] == 0 and g["G_OK"]["dlq_topic"] is None
+    # pop inflight: what the pop clients hold unacked
+    wait = gsim.call(lambda c: sum(pq.last_batch for cs in c.consumers("G_POP")
+                                   for pq in cs.pqs.values()))
+    assert g["G_POP"]["inflight"] == wait
+    assert g["G_OK"]["inflight"] is None  # 317 has no pullOffset: unknown, not 0
+    # the time lag of the lagging group is positive, caught-up queues count 0
+    assert g["G_LAG"]["max_time_lag_s"] > 0 and g["G_EMPTY"]["max_time_lag_s"] == 0
+    assert g["G_BC"]["max_time_lag_s"] is None  # no lag known: no time lag either
+    # one GET_BROKER_CONSUME_STATS per broker, no per-group GET_CONSUME_STATS
+    codes = [x.code for x in gsim.request_log]
+    assert codes.count(RequestCode.GET_BROKER_CONSUME_STATS) == 2
+    assert RequestCode.GET_CONSUME_STATS not in codes
+    assert_read_only(gsim)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_groups_every_format(cli, gsim, fmt):
+    r = run(cli, gsim, "groups", "-o", fmt)
+    assert r.exit_code == 0, r.stderr
+    if fmt == "json":
+        assert {x["group"] for x in json.loads(r.stdout)["groups"]} >= {"G_OK", "G_LAG"}
+    elif fmt == "yaml":
+        assert {x["group"] for x in yaml.safe_load(r.stdout)["groups"]} >= {"G_OK", "G_LAG"}
+    elif fmt == "csv":
+        rows = list(csv.DictReader(io.StringIO(r.stdout)))
+        d = {x["group"]: x for x in rows}
+        assert d["G_OFF"]["state"] == "OFFLINE"
+        assert int(d["G_OFF"]["lag"]) == sim_lag(gsim, "G_OFF")
+        assert d["G_BC"]["lag"] == ""  # unknown: empty, not 0
+    else:
+        assert "G_STOP" in r.stdout and "STOPPED" in r.stdout and "LAGGING" in r.stdout
+    assert_read_only(gsim)
+
+
+def test_groups_filters_and_sort(cli, gsim):
+    lag = run(cli, gsim, "groups", "--only-lagging", "--sort", "lag", "-o", "json")
+    assert lag.exit_code == 0, lag.stderr
+    names = [x["group"] for x in lag.json["groups"]]
+    lags = [x["lag"] for x in lag.json["groups"]]
+    assert lags == sorted(lags, reverse=True) and all(v > 0 for v in lags)
+    assert "G_EMPTY" not in names and "G_BC" not in names and names[0] == "G_LAG"
+    m = run(cli, gsim, "groups", "--match", "g_o*", "-o", "json")
+    assert sorted(x["group"] for x in m.json["groups"]) == ["G_OFF", "G_OK"]
+    m2 = run(cli, gsim, "groups", "--match", "retry", "-o", "json")
+    assert [x["group"] for x in m2.json["groups"]] == ["G_RETRY"]
+    assert not any(x["group"] == "TOOLS_CONSUMER" for x in m.json["groups"])
+    sys_ = run(cli, gsim, "groups", "--include-system", "-o", "json")
+    names = {x["group"] for x in sys_.json["groups"]}
+    assert {"TOOLS_CONSUMER", "SELF_TEST_C_GROUP", "CID_RMQ_SYS_TRANS"} <= names
+    plain = run(cli, gsim, "groups")
+    assert "system group(s) hidden" in plain.stdout
+
+
+def test_groups_no_clients_sends_no_running_info(cli, gsim):
+    gsim.clear_request_log()
+    r = run(cli, gsim, "groups", "--no-clients", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert RequestCode.GET_CONSUMER_RUNNING_INFO not in {x.code for x in gsim.request_log}
+    g = by_group(r)
+    assert g["G_OK"]["strategy"] is None and g["G_OK"]["members"] == 2
+    assert g["G_POP"]["inflight"] is None
+    assert_read_only(gsim)
+
+
+def test_groups_partial_and_nothing_read(cli, gsim):
+    gsim.call(lambda c: c.faults.error("broker-b", RequestCode.GET_BROKER_CONSUME_STATS,
+                                       ResponseCode.SYSTEM_ERROR, "boom"))
+    r = run(cli, gsim, "groups", "-o", "json")
+    assert r.exit_code == 8, r.stderr
+    g = by_group(r)
+    # T lives on broker-b too: its groups' lag is unknown, the part read is kept
+    assert g["G_LAG"]["lag"] is None and g["G_LAG"]["lag_at_least"] > 0
+    assert g["G_LAG"]["state"] == "UNKNOWN" and g["G_LAG"]["not_included"] == ["broker-b"]
+    assert r.json["total"]["brokers_not_included"] == ["broker-b"]
+    t = run(cli, gsim, "groups")
+    assert t.exit_code == 8 and "not included: broker-b" in t.stdout and ">=" in t.stdout
+    for b in ("broker-a", "broker-b"):
+        for code in (RequestCode.GET_BROKER_CONSUME_STATS,
+                     RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG):
+            gsim.call(lambda c, b=b, code=code: c.faults.error(
+                b, code, ResponseCode.NO_PERMISSION, "check signature failed."))
+    none = run(cli, gsim, "groups")
+    assert none.exit_code == 5 and none.stdout == ""
+    assert "no broker answered" in none.stderr and "hint:" in none.stderr
+    assert "Traceback" not in none.stderr
+
+
+def test_groups_watch_refreshes(cli, gsim):
+    r = run(cli, gsim, "groups", "--watch", "0.1", "--count", "2", "-o", "plain")
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.count("# consumer groups") == 2
+
+
+# ------------------------------------------------------------------ group progress additions
+
+
+def test_progress_retry_and_dlq_section(cli, gsim):
+    r = run(cli, gsim, "group", "progress", "G_RETRY", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    d = r.json
+    assert all(not q["topic"].startswith(RETRY_PREFIX) for q in d["queues"])
+    assert d["total"]["lag"] == sim_lag(gsim, "G_RETRY")
+    retry = [x for x in d["retry"] if x["kind"] == "retry"]
+    dlq = [x for x in d["retry"] if x["kind"] == "dlq"]
+    assert {x["topic"] for x in retry} == {"%RETRY%G_RETRY"}
+    assert sum(x["backlog"] for x in retry) == d["retry_total"]["backlog"] == sim_lag(
+        gsim, "G_RETRY", retry=True)
+    assert [x["broker"] for x in dlq] == ["broker-a"]
+    assert sum(x["backlog"] for x in dlq) == d["retry_total"]["dlq_messages"] == sim_dlq(
+        gsim, "G_RETRY")
+    t = run(cli, gsim, "group", "progress", "G_RETRY")
+    assert "retry and dead-letter" in t.stdout and "dead letters: " in t.stdout
+    gsim.clear_request_log()
+    off = run(cli, gsim, "group", "progress", "G_RETRY", "--no-retry", "-o", "json")
+    assert off.exit_code == 0 and "retry" not in off.json
+    asked = [x.ext_fields.get("topic") for x in gsim.request_log
+             if x.code == RequestCode.GET_ROUTEINFO_BY_TOPIC and x.ext_fields]
+    assert DLQ_PREFIX + "G_RETRY" not in asked
+    assert_read_only(gsim)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_progress_produce_tps_next_to_consume_tps(cli, gsim, fmt):
+    r = run(cli, gsim, "group", "progress", "G_OK", "-o", fmt)
+    assert r.exit_code == 0, r.stderr
+    put = gsim.call(lambda c: sum(lg.segments[-1].rate for b in c.brokers.values()
+                                  for (t, _q), lg in b.logs.items() if t == "T"))
+    if fmt in ("json", "yaml"):
+        d = json.loads(r.stdout) if fmt == "json" else yaml.safe_load(r.stdout)
+        topic = d["topics"][0]
+        assert topic["produce_tps"] == pytest.approx(put)
+        tps = gsim.call(lambda c: sum(cs.consume_tps() for cs in c.consumers("G_OK")))
+        assert topic["consume_tps_clients"] == pytest.approx(tps, abs=0.01)
+        assert d["produce_tps"] == pytest.approx(put)
+    elif fmt == "csv":
+        assert "PRODUCE TPS" not in r.stdout  # csv: the queue table, machine keys
+    else:
+        assert "PRODUCE TPS" in r.stdout and f"produce TPS {put:.2f}" in r.stdout
+
+
+def test_progress_produce_tps_unknown_on_4x(cli, sim_factory):
+    doc = json.loads(json.dumps(SCENARIO))
+    for b in doc["brokers"]:
+        b["version"] = "V4_9_3"
+    s = sim_factory(doc)
+    s.advance(30)
+    r = run(cli, s, "group", "progress", "G_OK", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert r.json["topics"][0]["produce_tps"] is None and r.json["produce_tps"] is None
+    t = run(cli, s, "group", "progress", "G_OK")
+    assert "produce TPS unknown" in t.stdout
+
+
+def test_progress_no_clients_sends_no_running_info(cli, gsim):
+    gsim.clear_request_log()
+    r = run(cli, gsim, "group", "progress", "G_OK", "--no-clients", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    codes = {x.code for x in gsim.request_log}
+    assert RequestCode.GET_CONSUMER_RUNNING_INFO not in codes
+    assert RequestCode.GET_CONSUMER_CONNECTION_LIST in codes  # membership is still read
+    assert r.json["online"] is True and r.json["running_info_asked"] is False
+    assert all(q["owner"] is None for q in r.json["queues"])
+    assert all(t["unowned"] is None for t in r.json["topics"])  # unknown, not "all"
+    assert r.json["total"]["lag"] == sim_lag(gsim, "G_OK")
+    w = run(cli, gsim, "group", "progress", "G_OK", "--no-clients", "--watch", "0.1",
+            "--count", "2", "-o", "plain")
+    assert w.exit_code == 0 and w.stdout.count("# progress of G_OK") == 2
+    assert RequestCode.GET_CONSUMER_RUNNING_INFO not in {x.code for x in gsim.request_log}
+    assert_read_only(gsim)
+
+
+def test_progress_pop_group_has_no_owners_and_shows_inflight(cli, gsim):
+    r = run(cli, gsim, "group", "progress", "G_POP", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    d = r.json
+    assert d["pop"] is True
+    wait = gsim.call(lambda c: {(mq.broker_name, mq.queue_id): sum(
+        cs.pqs[mq].last_batch for cs in c.consumers("G_POP") if mq in cs.pqs)
+        for cs in c.consumers("G_POP") for mq in cs.pqs})
+    assert {(q["broker"], q["queue_id"]): q["inflight"] for q in d["queues"]} == wait
+    assert all(q["owner"] is None for q in d["queues"])
+    assert all(t["unowned"] is None for t in d["topics"])
+    t = run(cli, gsim, "group", "progress", "G_POP")
+    assert "pop: no queue owners" in t.stdout and "UNOWNED" in t.stdout
+    c = run(cli, gsim, "consumers", "G_POP", "-o", "json")
+    ids = gsim.call(lambda cl: sorted(ch.client_id for ch in cl.brokers["broker-a"].members(
+        "G_POP")))
+    assert sorted(x["client_id"] for x in c.json["clients"]) == ids
+    assert any(f["check"] == "pop" for f in c.json["findings"])
