@@ -48,6 +48,26 @@ def _json(text: str, what: str) -> Any:
         raise UsageError(f"{what} is not valid JSON: {exc}") from None
 
 
+def _got(v: Any) -> str:
+    """What a file held, for an error: as JSON (``["broker-a"]``, ``null``), never a Python
+    repr; ``missing`` for an absent value."""
+    if v is None:
+        return "missing"
+    text = v if isinstance(v, str) else json.dumps(v, default=str)
+    return f"got {text[:60] + '...' if len(text) > 60 else text}"
+
+
+def _whole(v: Any, what: str) -> int:
+    """A whole number from a plan row (CSV text or JSON number), else an error naming the
+    field: ``row 1: target must be a whole number (got ten)``."""
+    try:
+        if isinstance(v, bool | float) or v is None:
+            raise ValueError
+        return int(str(v).strip())
+    except (TypeError, ValueError):
+        raise UsageError(f"{what} must be a whole number ({_got(v)})") from None
+
+
 def _offset(v: Any) -> int:
     """An offset from a file: a non-negative integer up to Long.MAX_VALUE (no bool/float)."""
     if isinstance(v, bool | float):
@@ -165,18 +185,15 @@ def _read_plan_file(path: str, group: str, topic: str) -> Target:
         if r.get("topic") not in (None, "", topic):
             raise UsageError(f"plan file {path}: row {i} is for topic {r.get('topic')!r}, "
                              f"not {topic!r}")
-        broker = str(r.get("broker") or "")
+        b = r.get("broker")
+        if b is not None and not isinstance(b, str):
+            raise UsageError(f"plan file {path}: row {i}: broker must be a broker name "
+                             f"({_got(b)})")
+        broker = b or ""
         q = r.get("queue_id", r.get("queue"))
         t = r.get("target")
-        try:
-            if isinstance(q, bool) or isinstance(t, bool) or isinstance(q, float) \
-                    or isinstance(t, float):
-                raise ValueError
-            qid = int(str(q))
-            tgt = int(str(t))
-        except (TypeError, ValueError):
-            raise UsageError(f"plan file {path}: row {i}: queue_id and target must be "
-                             f"integers (got {q!r}, {t!r})") from None
+        qid = _whole(q, f"plan file {path}: row {i}: queue_id")
+        tgt = _whole(t, f"plan file {path}: row {i}: target")
         if tgt > MAX_OFFSET:
             raise UsageError(f"plan file {path}: row {i}: target {tgt} is beyond {MAX_OFFSET} "
                              "(the largest offset)")
@@ -195,7 +212,7 @@ def _read_plan_file(path: str, group: str, topic: str) -> Target:
                 expected[mq] = _offset(cur)
             except (TypeError, ValueError):
                 raise UsageError(f"plan file {path}: row {i}: current must be an offset or "
-                                 f"{NO_OFFSET!r} (got {cur!r})") from None
+                                 f"{NO_OFFSET} ({_got(cur)})") from None
     return Target("plan", text=path, plan=plan, expected=expected)
 
 
@@ -282,18 +299,29 @@ def _read_rollback(path: str, namesrv: str | None) -> tuple[str, str, Target, li
     expected: dict[MessageQueue, int | None] = {}
     notes: list[str] = []
     for i, q in enumerate(entries, 1):
+        where = f"rollback file {path}: entry {i}"
+        if not isinstance(q, dict):
+            raise UsageError(f"{where} is not an object ({_got(q)})")
+        broker = q.get("broker")
+        if not isinstance(broker, str) or not broker:
+            raise UsageError(f"{where}: broker must be a broker name ({_got(broker)})")
+        qid = q.get("queue_id")
+        if isinstance(qid, bool) or not isinstance(qid, int) or not 0 <= qid <= 65535:
+            raise UsageError(f"{where}: queue_id must be a whole number 0..65535 ({_got(qid)})")
+        mq = MessageQueue(topic, broker, qid)
+        off = q.get("offset")
+        if off == NO_OFFSET:
+            off = None
+        if off is not None and (isinstance(off, bool) or not isinstance(off, int)
+                                or not 0 <= off <= MAX_OFFSET):
+            raise UsageError(f"{where}: offset must be an offset 0..{MAX_OFFSET} or "
+                             f"{NO_OFFSET} ({_got(off)})")
+        # what the reset wrote (files of earlier versions may lack it: not checked)
         try:
-            mq = MessageQueue(topic, str(q["broker"]), int(q["queue_id"]))
-            off = q.get("offset")
-            if off == NO_OFFSET:
-                off = None
-            if off is not None and (isinstance(off, bool) or int(off) != off or off < 0
-                                    or off > MAX_OFFSET):
-                raise ValueError
-            # what the reset wrote (files of earlier versions may lack it: not checked)
             wrote = None if q.get("reset_to") is None else _offset(q["reset_to"])
-        except (KeyError, TypeError, ValueError, AttributeError):
-            raise UsageError(f"rollback file {path}: entry {i} is malformed") from None
+        except (TypeError, ValueError):
+            raise UsageError(f"{where}: reset_to must be an offset 0..{MAX_OFFSET} "
+                             f"({_got(q.get('reset_to'))})") from None
         if mq in plan:
             raise UsageError(f"rollback file {path}: {mq.short} appears twice")
         if wrote is not None and off is not None:

@@ -131,7 +131,7 @@ def test_plan_files(tmp_path):
         {"broker": "broker-a", "queue_id": 1, "target": 4}]}))
     assert read_plan_file(str(js), "G", "T").plan == {MessageQueue("T", "broker-a", 1): 4}
     cases = {
-        "G,T,broker-a,0,5,x\n": "must be integers",
+        "G,T,broker-a,0,5,x\n": r"row 1: target must be a whole number \(got x\)",
         "H,T,broker-a,0,5,1\n": "is for group 'H'",
         "G,U,broker-a,0,5,1\n": "is for topic 'U'",
         "G,T,broker-a,0,5,1\nG,T,broker-a,0,5,2\n": "appears twice",
@@ -316,7 +316,7 @@ def test_rollback_round_trip_and_other_namesrv(tmp_path):
     doc = json.loads(path.read_text())
     doc["queues"][0]["offset"] = -4
     path.write_text(json.dumps(doc))
-    with pytest.raises(UsageError, match="entry 1 is malformed"):
+    with pytest.raises(UsageError, match=r"entry 1: offset must be an offset .* \(got -4\)"):
         read_rollback(str(path))
 
 
@@ -332,7 +332,7 @@ def test_plan_file_more_validation(tmp_path):
     js = tmp_path / "p.json"
     js.write_text(json.dumps({"group": "G", "topic": "T", "queues": [
         {"broker": "broker-a", "queue_id": 1, "target": 4.5}]}))
-    with pytest.raises(UsageError, match="must be integers"):
+    with pytest.raises(UsageError, match=r"row 1: target must be a whole number \(got 4.5\)"):
         read_plan_file(str(js), "G", "T")
     js.write_text(json.dumps({"group": "G", "topic": "T", "queues": []}))
     with pytest.raises(UsageError, match="has no rows"):
