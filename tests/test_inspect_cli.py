@@ -299,6 +299,9 @@ ISSUE18_VIEWS = [
     ("topic", "consumers", "TopicPay", "--include-system"),
     ("group", "config", "GID_PAY"),
     ("message", "show", "-t", "TopicPay", "-b", "broker-a", "-q", "0", "--offset", "5"),
+    # items 1, 2, 9, 10: mqctl groups, group progress's retry/DLQ section and --no-clients
+    ("groups", "--include-system"),
+    ("group", "progress", "GID_POP", "--no-clients"),
 ]
 
 
