@@ -48,12 +48,12 @@ def _json(text: str, what: str) -> Any:
         raise UsageError(f"{what} is not valid JSON: {exc}") from None
 
 
-def _got(v: Any) -> str:
-    """What a file held, for an error: as JSON (``["broker-a"]``, ``null``), never a Python
-    repr; ``missing`` for an absent value."""
+def _got(v: Any, *, json_text: bool = False) -> str:
+    """What a file held, for an error: as JSON (``["broker-a"]``, ``"1"`` with
+    ``json_text``), a CSV cell as it is; never a Python repr; ``missing`` when absent."""
     if v is None:
         return "missing"
-    text = v if isinstance(v, str) else json.dumps(v, default=str)
+    text = v if isinstance(v, str) and not json_text else json.dumps(v, default=str)
     return f"got {text[:60] + '...' if len(text) > 60 else text}"
 
 
@@ -301,13 +301,15 @@ def _read_rollback(path: str, namesrv: str | None) -> tuple[str, str, Target, li
     for i, q in enumerate(entries, 1):
         where = f"rollback file {path}: entry {i}"
         if not isinstance(q, dict):
-            raise UsageError(f"{where} is not an object ({_got(q)})")
+            raise UsageError(f"{where} is not an object ({_got(q, json_text=True)})")
         broker = q.get("broker")
         if not isinstance(broker, str) or not broker:
-            raise UsageError(f"{where}: broker must be a broker name ({_got(broker)})")
+            raise UsageError(f"{where}: broker must be a broker name "
+                             f"({_got(broker, json_text=True)})")
         qid = q.get("queue_id")
         if isinstance(qid, bool) or not isinstance(qid, int) or not 0 <= qid <= 65535:
-            raise UsageError(f"{where}: queue_id must be a whole number 0..65535 ({_got(qid)})")
+            raise UsageError(f"{where}: queue_id must be a whole number 0..65535 "
+                             f"({_got(qid, json_text=True)})")
         mq = MessageQueue(topic, broker, qid)
         off = q.get("offset")
         if off == NO_OFFSET:
@@ -315,13 +317,13 @@ def _read_rollback(path: str, namesrv: str | None) -> tuple[str, str, Target, li
         if off is not None and (isinstance(off, bool) or not isinstance(off, int)
                                 or not 0 <= off <= MAX_OFFSET):
             raise UsageError(f"{where}: offset must be an offset 0..{MAX_OFFSET} or "
-                             f"{NO_OFFSET} ({_got(off)})")
+                             f"{NO_OFFSET} ({_got(off, json_text=True)})")
         # what the reset wrote (files of earlier versions may lack it: not checked)
         try:
             wrote = None if q.get("reset_to") is None else _offset(q["reset_to"])
         except (TypeError, ValueError):
             raise UsageError(f"{where}: reset_to must be an offset 0..{MAX_OFFSET} "
-                             f"({_got(q.get('reset_to'))})") from None
+                             f"({_got(q.get('reset_to'), json_text=True)})") from None
         if mq in plan:
             raise UsageError(f"rollback file {path}: {mq.short} appears twice")
         if wrote is not None and off is not None:

@@ -115,7 +115,7 @@ def test_rollback_files_of_earlier_versions_still_read(tmp_path):
     assert sum("had no committed offset before" in n for n in notes) == 2
     p.write_text(p.read_text().replace('"none"', '"nothing"'))
     with pytest.raises(Exception, match="entry 2: offset must be an offset .* or none "
-                                        r"\(got nothing\)"):
+                                        r'\(got "nothing"\)'):
         read_rollback(str(p))
 
 
