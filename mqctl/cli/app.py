@@ -171,9 +171,9 @@ class RootGroup(TyperGroup):
     _metavars_set = False
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if not RootGroup._metavars_set:
+        if not self._metavars_set:  # per command tree: get_command() builds a new one
             _set_metavars(self, set())
-            RootGroup._metavars_set = True
+            self._metavars_set = True
         return super().parse_args(ctx, arrange_args(self, ctx, list(args)))
 
     def list_commands(self, ctx: Any) -> list[str]:
