@@ -167,6 +167,10 @@ class TopicConsumer:
     consume_type: str | None
     expression: str | None  # the group's subscription to this topic, when online
     system: bool
+    # why ``lag`` is None: "not-read" (no broker's consume stats), "broadcasting" (each client
+    # keeps its offsets in a local file, LocalFileOffsetStore: the brokers' numbers are not
+    # the group's progress)
+    lag_unknown: str | None = None
 
 
 @dataclass
@@ -226,12 +230,14 @@ async def capture_topic_consumers(admin: Admin, topic: str, *, include_system: b
         except MqctlError:  # BrokerError, ConnectError, a body that cannot be decoded
             online = None
         sub = conn.subscriptions.get(topic) if conn is not None else None
+        broadcasting = conn is not None and conn.message_model == "BROADCASTING"
+        why = "broadcasting" if broadcasting else None if read else "not-read"
         return TopicConsumer(
-            group, listed[group], lag if read else None, queues, not_inc,
+            group, listed[group], lag if read and not broadcasting else None, queues, not_inc,
             tps if read else None, online,
             len(conn.connections) if conn is not None else (0 if online is False else None),
             conn.message_model if conn else None, conn.consume_type if conn else None,
-            sub.expression if sub is not None else None, is_system_group(group))
+            sub.expression if sub is not None else None, is_system_group(group), why)
 
     out: list[TopicConsumer] = []
     for o in await fan_out(groups, one, concurrency=max(1, admin.concurrency // 4)):

@@ -183,3 +183,14 @@ def test_real_topic_stats_answers_parse_as_mqadmin_prints_them(version):
     assert len(got) == (2 if version == "4.9.3" else 4)
     assert ("topicPutTps" in body) == (version == "5.3.3")
     assert all(o.last_update_timestamp > 0 for o in stats.offsets.values())
+
+
+def test_topic_consumers_broadcasting_lag_is_unknown(cli, sim):
+    r = run(cli, sim, "topic", "consumers", "TopicNews", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    g = {x["group"]: x for x in r.json["groups"]}
+    assert g["GID_NEWS"]["message_model"] == "BROADCASTING"
+    assert g["GID_NEWS"]["lag"] is None and g["GID_NEWS"]["lag_unknown"] == "broadcasting"
+    assert g["GID_POP"]["lag"] is not None and g["GID_POP"]["lag_unknown"] is None
+    r = run(cli, sim, "topic", "consumers", "TopicNews", "-o", "plain")
+    assert "LAG `-` for BROADCASTING groups" in r.stdout

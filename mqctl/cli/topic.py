@@ -113,6 +113,7 @@ def consumers_result(c: TopicConsumers) -> Result:
             "members": g.members, "message_model": g.message_model,
             "consume_type": g.consume_type, "subscription": g.expression,
             "lag": g.lag, "lag_cell": "-" if g.lag is None else str(g.lag),
+            "lag_unknown": g.lag_unknown,
             "queues": g.queues,
             "consume_tps": round(g.consume_tps, 3) if g.consume_tps is not None else None,
             "lag_not_included": g.lag_not_included,
@@ -136,8 +137,12 @@ def consumers_result(c: TopicConsumers) -> Result:
     if c.hidden_system:
         notes.append(f"{len(c.hidden_system)} RocketMQ system group(s) not shown "
                      f"({', '.join(c.hidden_system)}): --include-system")
-    if any(g.lag is None for g in c.groups):
+    if any(g.lag_unknown == "not-read" for g in c.groups):
         notes.append("LAG `-`: no broker's consume stats could be read for that group")
+    if any(g.lag_unknown == "broadcasting" for g in c.groups):
+        notes.append("LAG `-` for BROADCASTING groups: each client keeps its own offsets in a "
+                     "local file (LocalFileOffsetStore), so the brokers' numbers are not the "
+                     "group's progress")
     return Result([Table(cols, rows, title=f"groups consuming {c.topic}", name="groups")],
                   data=data, notes=notes)
 
