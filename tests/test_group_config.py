@@ -131,3 +131,12 @@ def test_real_subscription_group_tables(version):
               table["NC_NEVER"][k] != table["RI_G"][k]}
     assert differs == expect
     assert {"consumeFromMinEnable", "consumeBroadcastEnable"} <= expect  # updateSubGroup's
+
+
+def test_group_config_takes_the_group_as_argument_or_option(cli, sim):
+    a = run(cli, sim, "group", "config", "GID_PAY", "-o", "json")
+    b = run(cli, sim, "group", "config", "-g", "GID_PAY", "-o", "json")
+    assert a.exit_code == b.exit_code == 0 and a.json["fields"] == b.json["fields"]
+    assert_clean_error(run(cli, sim, "group", "config"), 2, "missing the consumer group")
+    assert_clean_error(run(cli, sim, "group", "config", "GID_PAY", "-g", "GID_AUDIT"), 2,
+                       "two groups given")

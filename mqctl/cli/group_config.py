@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from mqctl.cli.common import ConcurrencyOpt, NamesrvOpt, OutputOpt, emit, state, with_client
+from mqctl.cli.common import (
+    ConcurrencyOpt,
+    GroupArg,
+    GroupOption,
+    NamesrvOpt,
+    OutputOpt,
+    emit,
+    one_group,
+    state,
+    with_client,
+)
 
 if TYPE_CHECKING:
     from mqctl.groupconfig import GroupConfigView
@@ -64,7 +74,8 @@ def config_result(view: GroupConfigView) -> Result:
 
 def config(
     ctx: typer.Context,
-    group: Annotated[str, typer.Argument(help="Consumer group.")],
+    group: GroupArg = None,
+    group_opt: GroupOption = None,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
     concurrency: ConcurrencyOpt = None,
@@ -80,6 +91,7 @@ def config(
     """
     from mqctl.groupconfig import capture_group_config
 
+    group = one_group(group, group_opt, example="mqctl group config GID_PAY")
     st = state(ctx)
     settings = st.settings(namesrv=namesrv)
 
