@@ -182,6 +182,16 @@ def test_groups_no_clients_sends_no_running_info(cli, gsim):
     assert_read_only(gsim)
 
 
+def test_groups_no_time_lag_sends_no_time_spans(cli, gsim):
+    gsim.clear_request_log()
+    r = run(cli, gsim, "groups", "--no-time-lag", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert RequestCode.QUERY_CONSUME_TIME_SPAN not in {x.code for x in gsim.request_log}
+    g = by_group(r)
+    assert g["G_LAG"]["max_time_lag_s"] is None and g["G_LAG"]["state"] == "LAGGING"
+    assert g["G_OFF"]["lag"] == sim_lag(gsim, "G_OFF")
+
+
 def test_groups_partial_and_nothing_read(cli, gsim):
     gsim.call(lambda c: c.faults.error("broker-b", RequestCode.GET_BROKER_CONSUME_STATS,
                                        ResponseCode.SYSTEM_ERROR, "boom"))

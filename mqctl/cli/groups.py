@@ -142,6 +142,8 @@ def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
                      "the lag on the brokers that answered")
     if c.hidden_system:
         notes.append(f"{c.hidden_system} system group(s) hidden (--include-system shows them)")
+    if not c.time_lag:
+        notes.append("--no-time-lag: MAX TIME LAG not asked (QUERY_CONSUME_TIME_SPAN)")
     if not c.clients:
         notes.append("--no-clients: STRATEGY, ORDERLY and pop INFLIGHT not asked "
                      "(GET_CONSUMER_RUNNING_INFO)")
@@ -174,6 +176,10 @@ def groups(
         "--no-clients", help="Do not ask the clients for their running info "
         "(GET_CONSUMER_RUNNING_INFO): faster; STRATEGY, ORDERLY and pop INFLIGHT unknown.")
     ] = False,
+    no_time_lag: Annotated[bool, typer.Option(
+        "--no-time-lag", help="Do not ask the time spans of lagging queues "
+        "(QUERY_CONSUME_TIME_SPAN, one per lagging group, broker and topic): faster on big "
+        "clusters; MAX TIME LAG unknown, LAGGING judged on the lag alone.")] = False,
     lag_threshold: Annotated[int, typer.Option(
         "--lag-threshold", min=1, help="LAGGING from this many messages behind.")] = 1000,
     time_lag_threshold: Annotated[float, typer.Option(
@@ -214,7 +220,8 @@ def groups(
     async def once(client: RemotingClient) -> GroupsCapture:
         admin = _admin(client, settings, concurrency)
         return await capture_groups(admin, include_system=include_system, match=match,
-                                    clients=not no_clients, lag_threshold=lag_threshold,
+                                    clients=not no_clients, time_lag=not no_time_lag,
+                                    lag_threshold=lag_threshold,
                                     time_lag_threshold_ms=int(time_lag_threshold * 1000))
 
     def render(c: GroupsCapture) -> Result:
