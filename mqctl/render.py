@@ -4,6 +4,15 @@ Commands build a :class:`Result` (tables of rows, plus the structured ``data`` f
 and hand it to :func:`emit`. Same columns in every format; data to stdout; notes to stdout
 after the tables in the human formats (they are part of the answer), progress to stderr.
 Broker-provided strings are never interpreted as Rich markup.
+
+Width policy (``-o table`` on a terminal, :func:`fit_table`; docs/output.md "Table width"):
+every column has a kind (:data:`KINDS`). Numbers, keys (queue identity) and states are never
+cut; a table too wide for the terminal first wraps long headers of those columns onto two
+lines, then leaves out the columns that carry a drop rank (``Column.drop``, 1 first: the
+low-value ones, in an order each command declares), then shortens ids in the middle
+(``10.0.3.31@…#demo08``) and wraps text; a footer names what was left out or shortened.
+``-o wide`` shows every column whole. Machine output (``csv``) is ONE table: the result's
+main table or the one ``--table NAME`` picks.
 """
 
 from __future__ import annotations
@@ -17,7 +26,15 @@ import sys
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-FORMATS = ("table", "plain", "json", "yaml", "csv")
+FORMATS = ("table", "wide", "plain", "json", "yaml", "csv")
+
+# Column kinds. key: part of a row's identity (topic, broker, queue); state: what the row is
+# in (lock state); number: a count, offset, lag or duration in numbers; id: a long identifier
+# (client id, address) that may be shortened in the middle; text: prose or a list that may
+# wrap; low: a low-value column (a local clock time, a flag), the first to be left out.
+KINDS = ("key", "state", "number", "id", "text", "low")
+NEVER_CUT = ("key", "state", "number")
+ELLIPSIS = "\u2026"
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +45,34 @@ class Column:
     # The key CSV writes instead of ``key`` when the table cell is formatted for people (a
     # local clock time, "1m 5s"): CSV is for machines, so it gets ISO UTC times and seconds.
     raw: str | None = None
+    # One of KINDS; None: number when right-aligned, else text.
+    kind: str | None = None
+    # > 0: the column may be left out when the table does not fit the terminal (``-o table``);
+    # 1 goes first. 0: never left out. ``-o wide`` shows every column.
+    drop: int = 0
+    # Human formats: a number shown with its sign (+2, -1, +0); CSV keeps the plain int.
+    signed: bool = False
+    # Human formats: how an unknown (None) value shows, e.g. "-"; CSV leaves it empty.
+    unknown: str = ""
+
+    @property
+    def role(self) -> str:
+        if self.kind is not None:
+            return self.kind
+        return "number" if self.align == "right" else "text"
+
+    @property
+    def csv_key(self) -> str:
+        return self.raw or self.key
+
+    def display(self, row: dict[str, Any]) -> str:
+        """The cell as people read it (table, wide, plain)."""
+        v = row.get(self.key)
+        if v is None:
+            return self.unknown
+        if self.signed and isinstance(v, int) and not isinstance(v, bool):
+            return f"{v:+d}"
+        return cell(v)
 
 
 def cols(*spec: str | tuple[str, str] | Column) -> list[Column]:
@@ -49,6 +94,9 @@ class Table:
     rows: list[dict[str, Any]]
     title: str | None = None
     name: str | None = None  # key under which the rows appear in JSON when there are several
+    # Only for machine output and --table (e.g. a decoded frame's fields with its body as
+    # rows); the human formats show the same data in other tables and notes.
+    machine_only: bool = False
 
 
 @dataclass
@@ -56,6 +104,8 @@ class Result:
     tables: list[Table] = field(default_factory=list)
     data: Any = None  # structured form for json/yaml; defaults to the rows
     notes: list[str] = field(default_factory=list)
+    # The table `-o csv` prints (by name); default: the first table.
+    main: str | None = None
 
     def structured(self) -> Any:
         if self.data is not None:
@@ -152,16 +202,80 @@ def _fit(text: str, stream: IO[str]) -> str:
     return text.encode(enc, "replace").decode(enc)
 
 
+def table_name(t: Table, i: int) -> str:
+    """The name ``--table`` selects a table by: its JSON name, else its title, else tableN."""
+    return t.name or t.title or f"table{i + 1}"
+
+
+def _names(tables: list[Table]) -> list[str]:
+    out: list[str] = []
+    for i, t in enumerate(tables):
+        n = table_name(t, i)
+        if n not in out:
+            out.append(n)
+    return out
+
+
+def main_table(result: Result) -> list[Table]:
+    """The main table (``Result.main``, else the first) as a one-table list; [] if none."""
+    if not result.tables:
+        return []
+    if result.main is not None:
+        named = [t for i, t in enumerate(result.tables) if table_name(t, i) == result.main]
+        if named:
+            return _merged(named)
+    return [result.tables[0]]
+
+
+def _merged(tables: list[Table]) -> list[Table]:
+    """Tables of one name with the same columns (one per frame, say) are one table."""
+    first = tables[0]
+    if all([c.csv_key for c in t.columns] == [c.csv_key for c in first.columns]
+           for t in tables[1:]):
+        rows = [r for t in tables for r in t.rows]
+        return [Table(first.columns, rows, title=first.title, name=first.name,
+                      machine_only=first.machine_only)]
+    return tables[:1]
+
+
+def select_tables(result: Result, name: str | None, fmt: str) -> list[Table]:
+    """The tables a format prints: CSV one (the main one or ``name``); the human formats
+    every table people read, or only ``name``."""
+    if name is not None:
+        picked = [t for i, t in enumerate(result.tables) if table_name(t, i) == name]
+        if not picked:
+            from mqctl.errors import UsageError
+
+            names = _names(result.tables)
+            main = table_name(main_table(result)[0], 0) if names else None
+            choices = ", ".join(f"{n} (default)" if n == main else n for n in names)
+            raise UsageError(f"--table {name!r}: this command prints no table of that name",
+                             hint=(f"choose one of: {choices}" if names
+                                   else "this command prints no table"))
+        return _merged(picked)
+    if fmt == "csv":
+        return main_table(result)
+    return [t for t in result.tables if not t.machine_only]
+
+
+def _csv_cell(v: Any) -> str:
+    if isinstance(v, float) and math.isfinite(v) and not v.is_integer():
+        return repr(v)  # every digit: CSV is for machines
+    return cell(v)
+
+
 def render_csv(tables: list[Table]) -> str:
+    """One table: one header row, then one row per record (several tables would be several
+    headers in one stream, which no CSV reader loads: pick one with :func:`select_tables`)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     for i, t in enumerate(tables):
         if i:
             buf.write("\n")
-        keys = [c.raw or c.key for c in t.columns]
+        keys = [c.csv_key for c in t.columns]
         w.writerow(keys)
         for r in t.rows:
-            w.writerow([cell(r.get(k)) for k in keys])
+            w.writerow([_csv_cell(r.get(k)) for k in keys])
     return buf.getvalue()
 
 
@@ -173,7 +287,7 @@ def render_plain(tables: list[Table], notes: list[str]) -> str:
         if t.title:
             parts.append(f"# {t.title}")
         if t.rows:
-            parts.append(tabulate([[cell(r.get(c.key)) for c in t.columns] for r in t.rows],
+            parts.append(tabulate([[c.display(r) for c in t.columns] for r in t.rows],
                                   headers=[c.header for c in t.columns], tablefmt="plain",
                                   disable_numparse=True,
                                   colalign=[("right" if c.align == "right" else "left")
@@ -185,7 +299,164 @@ def render_plain(tables: list[Table], notes: list[str]) -> str:
     return "\n".join(parts).rstrip("\n") + "\n"
 
 
-def render_rich(tables: list[Table], notes: list[str], stream: IO[str]) -> None:
+# ------------------------------------------------------------------------- width policy
+
+GAP = 2  # what separates two columns: Rich's padding (0, 1) with pad_edge=False
+ID_MIN = 14  # an id is never shortened below this (``10.0.3.31@…`` still names the host)
+TEXT_MIN = 20  # nor is wrapping text narrowed below this
+
+
+@dataclass
+class Fitted:
+    """A table laid out for a width: what is shown, how wide, what was left out."""
+
+    columns: list[Column]
+    widths: list[int]
+    headers: list[str]  # may hold "\n" (a header wrapped onto two lines)
+    cells: list[list[str]]
+    dropped: list[Column]
+    shortened: list[Column]
+
+    @property
+    def total(self) -> int:
+        return sum(self.widths) + GAP * max(len(self.widths) - 1, 0)
+
+
+def _clen(s: str) -> int:
+    from rich.cells import cell_len
+
+    return max((cell_len(line) for line in s.split("\n")), default=0)
+
+
+def _wrap_header(header: str, width: int) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(header, width, break_long_words=False)) or header
+
+
+def _two_line_width(header: str, floor: int) -> int:
+    """The narrowest width >= floor at which the header takes at most two lines."""
+    w = max(floor, max((len(x) for x in header.split()), default=0))
+    while w < len(header) and _wrap_header(header, w).count("\n") > 1:
+        w += 1
+    return max(floor, min(w, len(header)))
+
+
+def shorten_middle(text: str, width: int) -> str:
+    """``10.0.3.31@4301#demo08`` -> ``10.0.3.31@…#demo08``: a client id keeps its host and
+    its instance name; anything else keeps its start and its end."""
+    if _clen(text) <= width or width < 3:
+        return text
+    at = text.find("@")
+    hash_ = text.rfind("#")
+    if 0 < at < hash_ and "," not in text:
+        head, tail = text[:at + 1], text[hash_:]
+        if len(head) + 1 + len(tail) <= width:
+            return head + ELLIPSIS + tail
+    keep = width - 1
+    h = (keep + 1) // 2
+    return text[:h] + ELLIPSIS + text[len(text) - (keep - h):]
+
+
+def fit_table(t: Table, width: int | None) -> Fitted:
+    """Lay ``t`` out in ``width`` terminal columns (None: every column whole, ``-o wide``).
+
+    Order, until the table fits: (1) wrap the header of a never-cut column (number, key,
+    state) onto two lines where it is wider than its values, widest saving first; (2) leave
+    out the columns with a drop rank, lowest rank first (each time starting again from whole
+    headers, so a header wraps only when it must); (3) shorten ids in the middle and wrap text,
+    down to ID_MIN / TEXT_MIN. Numbers, keys and states are never cut: a table that still does
+    not fit is printed wider than the terminal (which wraps the lines) rather than hide them.
+    """
+    cols = list(t.columns)
+    texts = {c.key + "\0" + c.header: [c.display(r) for r in t.rows] for c in cols}
+
+    def k(c: Column) -> str:
+        return c.key + "\0" + c.header
+
+    def natural(c: Column) -> int:
+        return max([_clen(c.header), *(_clen(x) for x in texts[k(c)])])
+
+    def values_width(c: Column) -> int:
+        return max((_clen(x) for x in texts[k(c)]), default=0)
+
+    def layout(shown: list[Column], limit: int | None) -> tuple[list[int], list[str], bool]:
+        widths = [natural(c) for c in shown]
+        headers = [c.header for c in shown]
+
+        def total() -> int:
+            return sum(widths) + GAP * max(len(widths) - 1, 0)
+
+        if limit is None or total() <= limit:
+            return widths, headers, True
+        savings = []
+        for i, c in enumerate(shown):
+            if c.role in NEVER_CUT:
+                w2 = _two_line_width(c.header, values_width(c))
+                if w2 < widths[i]:
+                    savings.append((widths[i] - w2, i, w2))
+        for _, i, w2 in sorted(savings, reverse=True):
+            widths[i] = w2
+            headers[i] = _wrap_header(shown[i].header, w2)
+            if total() <= limit:
+                return widths, headers, True
+        return widths, headers, False
+
+    # a low-value column with no rank of its own goes after the ranked ones
+    droppable = sorted((c for c in cols if c.drop > 0 or c.role == "low"),
+                       key=lambda c: c.drop or 99)
+    dropped: list[Column] = []
+    shown = cols
+    widths, headers, ok = layout(shown, width)
+    while not ok and droppable:
+        dropped.append(droppable.pop(0))
+        shown = [c for c in cols if c not in dropped]
+        widths, headers, ok = layout(shown, width)
+    shortened: list[Column] = []
+    if not ok and width is not None:
+        over = sum(widths) + GAP * max(len(widths) - 1, 0) - width
+        floors = [max(min(natural(c), ID_MIN if c.role == "id" else TEXT_MIN),
+                      max((len(x) for x in c.header.split()), default=0))
+                  if c.role in ("id", "text", "low") else widths[i]
+                  for i, c in enumerate(shown)]
+        while over > 0:
+            slack = [(widths[i] - floors[i], i) for i in range(len(shown))
+                     if widths[i] > floors[i]]
+            if not slack:
+                break
+            _, i = max(slack)
+            widths[i] -= 1
+            over -= 1
+        for i, c in enumerate(shown):
+            if widths[i] < natural(c):
+                headers[i] = _wrap_header(c.header, widths[i])
+                if c.role == "id" and any(_clen(x) > widths[i] for x in texts[k(c)]):
+                    shortened.append(c)
+    cells = []
+    for ri in range(len(t.rows)):
+        row = []
+        for i, c in enumerate(shown):
+            v = texts[k(c)][ri]
+            row.append(shorten_middle(v, widths[i]) if c in shortened else v)
+        cells.append(row)
+    return Fitted(shown, widths, headers, cells, dropped, shortened)
+
+
+def fit_footer(f: Fitted, width: int) -> str | None:
+    """The line under a table that did not fit whole, or None."""
+    parts = []
+    if f.dropped:
+        parts.append(f"columns not shown at {width} cols: "
+                     + ", ".join(c.header for c in f.dropped))
+    if f.shortened:
+        parts.append(f"shortened ({ELLIPSIS}): " + ", ".join(c.header for c in f.shortened))
+    if not parts:
+        return None
+    return "; ".join(parts) + "; -o wide shows them"
+
+
+def render_rich(tables: list[Table], notes: list[str], stream: IO[str], *,
+                wide: bool = False) -> None:
     from rich.console import Console
     from rich.table import Table as RichTable
     from rich.text import Text
@@ -197,47 +468,66 @@ def render_rich(tables: list[Table], notes: list[str], stream: IO[str]) -> None:
         pass
     console = Console(file=stream, highlight=False, markup=False, emoji=False,
                       width=None if tty else 240, no_color=os.environ.get("NO_COLOR") is not None)
+    term, height = console.size
+
     def text(s: str) -> Text:
         return Text(_fit(s, stream))
 
     for t in tables:
-        rt = RichTable(title=text(t.title) if t.title else None, title_justify="left",
-                       show_edge=False, box=None, header_style="bold", pad_edge=False)
-        for c in t.columns:
-            rt.add_column(text(c.header), justify="right" if c.align == "right" else "left",
-                          no_wrap=True)
-        for r in t.rows:
-            rt.add_row(*[text(cell(r.get(c.key))) for c in t.columns])
         if not t.rows:
             console.print(text((f"{t.title}: " if t.title else "") + "(none)"))
-        else:
-            console.print(rt)
+            console.print()
+            continue
+        f = fit_table(t, None if wide else term)
+        rt = RichTable(title=text(t.title) if t.title else None, title_justify="left",
+                       show_edge=False, box=None, header_style="bold", pad_edge=False)
+        for c, w, h in zip(f.columns, f.widths, f.headers, strict=True):
+            prose = c.role in ("text", "low")
+            rt.add_column(text(h), justify="right" if c.align == "right" else "left",
+                          no_wrap=not prose, overflow="fold", width=w, min_width=w)
+        for row in f.cells:
+            rt.add_row(*[text(x) for x in row])
+        # never narrower than the layout: Rich must not cut what fit_table kept whole (print's
+        # own width= cannot exceed the console's)
+        # own width= cannot exceed the console's; size, not width: a TERM=dumb console
+        # ignores a width set alone)
+        console.size = (max(term, f.total), height)
+        console.print(rt)
+        console.size = (term, height)
+        footer = fit_footer(f, term)
+        if footer:
+            console.print(text(footer))
         console.print()
     for n in notes:
         console.print(text(n))
 
 
-def emit(result: Result, fmt: str | None = None, stream: IO[str] | None = None) -> None:
+def emit(result: Result, fmt: str | None = None, stream: IO[str] | None = None, *,
+         table: str | None = None, quiet: bool = False) -> None:
+    """Write ``result`` in ``fmt``. ``table``: only that table (``--table NAME``; JSON/YAML
+    then hold its rows); ``quiet`` (``-q``): nothing at all, only errors reach the user. The
+    table name is checked even when quiet, so a typo fails the same way with and without -q."""
     stream = stream or sys.stdout
     fmt = fmt or default_format(stream)
-    # JSON and YAML stay exact on a stream that cannot encode the data: \uXXXX escapes
-    if fmt == "json":
-        text = to_json(result.structured()) + "\n"
-        stream.write(text if _encodable(text, stream)
-                     else to_json(result.structured(), ascii_only=True) + "\n")
-    elif fmt == "yaml":
-        text = to_yaml(result.structured())
-        stream.write(text if _encodable(text, stream)
-                     else to_yaml(result.structured(), ascii_only=True))
-    elif fmt == "csv":
-        stream.write(_fit(render_csv(result.tables), stream))
-    elif fmt == "plain":
-        stream.write(_fit(render_plain(result.tables, result.notes), stream))
-    elif fmt == "table":
-        render_rich(result.tables, result.notes, stream)
-    else:
+    if fmt not in FORMATS:
         from mqctl.errors import UsageError
 
         raise UsageError(f"unknown output format {fmt!r}",
                          hint=f"choose one of {', '.join(FORMATS)}")
+    tables = select_tables(result, table, fmt)
+    if quiet:
+        return
+    # JSON and YAML stay exact on a stream that cannot encode the data: \uXXXX escapes
+    if fmt in ("json", "yaml"):
+        data = tables[0].rows if table is not None else result.structured()
+        dump = to_json if fmt == "json" else to_yaml
+        text = dump(data) + ("\n" if fmt == "json" else "")
+        stream.write(text if _encodable(text, stream)
+                     else dump(data, ascii_only=True) + ("\n" if fmt == "json" else ""))
+    elif fmt == "csv":
+        stream.write(_fit(render_csv(tables), stream))
+    elif fmt == "plain":
+        stream.write(_fit(render_plain(tables, result.notes), stream))
+    else:
+        render_rich(tables, result.notes, stream, wide=fmt == "wide")
     stream.flush()

@@ -147,18 +147,21 @@ def whatif_result(w: WhatIf, by_queue: bool = False) -> Result:
     with_topic = _multi_topic(w.before, w.after)
     move_rows = [{"queue": queue_label(m.queue, with_topic), "from": m.source or "(none)",
                   "to": m.target or "(none)"} for m in w.moves]
-    tables = [Table([Column("queue", "QUEUE"), Column("from", "FROM"), Column("to", "TO")],
+    tables = [Table([Column("queue", "QUEUE", kind="key"), Column("from", "FROM", kind="id"),
+                     Column("to", "TO", kind="id")],
                     move_rows, title=f"moves: {w.moved_queues} of {len(w.after.queues)} "
                                      "queue(s) change owner", name="moves")]
-    delta_rows = [{"consumer": d.consumer,
-                   "before": d.before if d.before is not None else "-",
-                   "after": d.after if d.after is not None else "-",
-                   "delta": f"{d.delta:+d}",
+    # numbers stay numbers (CSV: empty when unknown, plain signed ints); the table shows
+    # "-" and "+2" (Column.unknown, Column.signed)
+    delta_rows = [{"consumer": d.consumer, "before": d.before, "after": d.after,
+                   "delta": d.delta,
                    "change": ("added" if d.before is None else "removed" if d.after is None
                               else "")}
                   for d in w.deltas()]
-    tables.append(Table([Column("consumer", "CONSUMER"), Column("before", "BEFORE", "right"),
-                         Column("after", "AFTER", "right"), Column("delta", "DELTA", "right"),
+    tables.append(Table([Column("consumer", "CONSUMER", kind="id"),
+                         Column("before", "BEFORE", "right", unknown="-"),
+                         Column("after", "AFTER", "right", unknown="-"),
+                         Column("delta", "DELTA", "right", signed=True),
                          Column("change", "CHANGE")], delta_rows,
                         title=f"queues per consumer: {w.before.strategy} -> {w.after.strategy}",
                         name="counts"))
@@ -169,9 +172,12 @@ def whatif_result(w: WhatIf, by_queue: bool = False) -> Result:
                  "after": ", ".join(oa.get(mq, [])) or "(none)",
                  "moved": set(ob.get(mq, [])) != set(oa.get(mq, []))}
                 for mq in sorted(set(ob) | set(oa), key=mq_key)]
-        tables.append(Table([Column("topic", "TOPIC"), Column("broker", "BROKER"),
-                             Column("queue", "QUEUE", "right"), Column("before", "BEFORE"),
-                             Column("after", "AFTER"), Column("moved", "MOVED")], rows,
+        tables.append(Table([Column("topic", "TOPIC", kind="key"),
+                             Column("broker", "BROKER", kind="key"),
+                             Column("queue", "QUEUE", "right"),
+                             Column("before", "BEFORE", kind="id"),
+                             Column("after", "AFTER", kind="id"),
+                             Column("moved", "MOVED", kind="low")], rows,
                             title="queues", name="queues"))
     total = len(w.after.queues)
     pct = f" ({100 * w.moved_queues / total:.0f}%)" if total else ""

@@ -58,9 +58,10 @@ def _main(argv: list[str] | None) -> int:
     import typer
     from typer import main as typer_main
 
+    from mqctl.cli.common import hoist_table
     from mqctl.errors import ExitCode, MqctlError
 
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = hoist_table(list(sys.argv[1:] if argv is None else argv))
     debug = "--debug" in args
     _tolerant_stdout()
     try:  # typer >= 0.23 vendors click

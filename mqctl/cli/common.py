@@ -26,6 +26,7 @@ T = TypeVar("T")
 
 class OutputFormat(StrEnum):
     table = "table"
+    wide = "wide"
     plain = "plain"
     json = "json"
     yaml = "yaml"
@@ -63,8 +64,9 @@ class OptionalWatchCommand(TyperCommand):
 
 # Options that mean the same thing on every command.
 OutputOpt = Annotated[OutputFormat | None, typer.Option(
-    "--output", "-o", help="Output format: table, plain, json, yaml or csv "
-                           "(default: table on a terminal, plain otherwise).",
+    "--output", "-o", help="Output format: table, wide (every column whole), plain, json, "
+                           "yaml or csv (one table: see --table) (default: table on a "
+                           "terminal, plain otherwise).",
     show_default=False)]
 NamesrvOpt = Annotated[str | None, typer.Option(
     "--namesrv", "-n", help="Name server address(es), 'host:port;host:port' "
@@ -162,9 +164,44 @@ def info(st: AppState, msg: str) -> None:
 
 
 def emit(result: Result, fmt: str) -> None:
+    """Through the one renderer, with the invocation's --table and -q (nothing but errors)."""
     from mqctl.render import emit as _emit
 
-    _emit(result, fmt)
+    st = _current_state()
+    _emit(result, fmt, table=st.table if st else None, quiet=st.quiet if st else False)
+
+
+def _current_state() -> AppState | None:
+    try:  # typer >= 0.23 vendors click
+        from typer._click.globals import get_current_context
+    except ImportError:  # pragma: no cover
+        from click import get_current_context  # type: ignore[no-redef]
+    ctx = get_current_context(silent=True)
+    obj = ctx.find_root().obj if ctx is not None else None
+    return obj if isinstance(obj, AppState) else None
+
+
+def hoist_table(args: list[str]) -> list[str]:
+    """``--table NAME`` anywhere on the line (``mqctl group progress G -o csv --table topics``)
+    goes first, where the root command reads it."""
+    out: list[str] = []
+    front: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            out.extend(args[i:])
+            break
+        if a == "--table" and i + 1 < len(args):
+            front = [a, args[i + 1]]
+            i += 2
+            continue
+        if a.startswith("--table="):
+            front = [a]
+        else:
+            out.append(a)
+        i += 1
+    return front + out
 
 
 def run_async(fn: Callable[[], Awaitable[T]]) -> T:
@@ -232,13 +269,17 @@ def watch(settings: Settings, fetch: Callable[[RemotingClient], Awaitable[T]],
     from mqctl.remoting.client import RemotingClient
 
     tty = sys.stdout.isatty()
+    st = _current_state()
+    quiet = st.quiet if st else False
 
     async def loop() -> None:
         n = 0
         async with RemotingClient(settings.client_options()) as client:
             while True:
                 value = await fetch(client)
-                if tty:
+                if quiet:
+                    pass
+                elif tty:
                     sys.stdout.write("\x1b[H\x1b[2J")
                 else:
                     sys.stdout.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} ---\n")

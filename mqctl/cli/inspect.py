@@ -244,13 +244,20 @@ def consumers(
             "failures": [{"broker": f.broker, "addr": f.addr, "error": f.message}
                          for f in m.failures]}
     tables = [
-        Table([Column("client_id", "CLIENT ID"), Column("addr", "ADDR"),
-               Column("language", "LANG"), Column("version", "VERSION"),
-               Column("consume_type", "TYPE"), Column("orderly", "ORDERLY"),
-               Column("strategy", "STRATEGY"), Column("subscriptions", "SUBSCRIPTIONS"),
+        # width policy (docs/output.md): LANG, VERSION, ORDERLY, ADDR, STRATEGY, TYPE drop
+        # in this order; client ids are shortened in the middle only after that
+        Table([Column("client_id", "CLIENT ID", kind="id"),
+               Column("addr", "ADDR", kind="id", drop=4),
+               Column("language", "LANG", kind="low", drop=1),
+               Column("version", "VERSION", kind="low", drop=2),
+               Column("consume_type", "TYPE", kind="low", drop=6),
+               Column("orderly", "ORDERLY", kind="low", drop=3),
+               Column("strategy", "STRATEGY", kind="low", drop=5),
+               Column("subscriptions", "SUBSCRIPTIONS"),
                Column("brokers", "SEEN BY")], rows, title=f"consumers of {group}",
               name="clients"),
-        Table([Column("severity", "SEVERITY"), Column("check", "CHECK"),
+        Table([Column("severity", "SEVERITY", kind="state"), Column("check", "CHECK",
+                                                                    kind="key"),
                Column("message", "FINDING")], frows, title="consistency check",
               name="findings"),
     ]
@@ -370,16 +377,19 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
                 {q.delay_reason for q in unknown if q.delay_reason})},
             "failures": [{"broker": f.broker, "addr": f.addr, "error": f.message}
                          for f in p.failures]}
-    qcols = [Column("topic", "TOPIC"), Column("broker", "BROKER"),
+    # width policy (docs/output.md): queue identity, LAG and TIME LAG are never cut; at 80-120
+    # columns LAST CONSUMED goes first, then INFLIGHT, BROKER OFFSET, CONSUMER OFFSET
+    qcols = [Column("topic", "TOPIC", kind="key"), Column("broker", "BROKER", kind="key"),
              Column("queue_id", "QID", "right"),
-             Column("broker_offset", "BROKER OFFSET", "right"),
-             Column("consumer_offset", "CONSUMER OFFSET", "right"),
+             Column("broker_offset", "BROKER OFFSET", "right", drop=3),
+             Column("consumer_offset", "CONSUMER OFFSET", "right", drop=4),
              Column("lag", "LAG", "right"),
-             Column("inflight_cell", "INFLIGHT", "right", raw="inflight"),
-             Column("last_consume", "LAST CONSUMED", raw="last_consume_time"),
-             Column("time_lag", "TIME LAG", raw="time_lag_s"),
-             Column("owner", "OWNER")]
-    tcols = [Column("topic", "TOPIC"), Column("queues", "QUEUES", "right"),
+             Column("inflight_cell", "INFLIGHT", "right", raw="inflight", drop=2),
+             Column("last_consume", "LAST CONSUMED", raw="last_consume_time", kind="low",
+                    drop=1),
+             Column("time_lag", "TIME LAG", raw="time_lag_s", kind="key"),
+             Column("owner", "OWNER", kind="id")]
+    tcols = [Column("topic", "TOPIC", kind="key"), Column("queues", "QUEUES", "right"),
              Column("lag", "LAG", "right"), Column("max_time_lag_s", "MAX TIME LAG (S)", "right"),
              Column("time_lag_unknown", "TIME LAG UNKNOWN", "right"),
              Column("unowned_cell", "UNOWNED", "right", raw="unowned"),

@@ -85,13 +85,18 @@ def view_result(view: LockView) -> Result:
     from mqctl.timeparse import format_local
 
     rows = [queue_row(q) for q in view.queues]
-    qcols = [Column("topic", "TOPIC"), Column("queue", "QUEUE"), Column("state", "STATE"),
-             Column("owner", "OWNER"), Column("locked", "LOCKED"),
-             Column("lock_age_s", "LOCK AGE (S)", "right"), Column("trusted", "TRUSTED"),
+    # width policy (docs/output.md): TOPIC, QUEUE, STATE, OWNER and LEASE LEFT are never left
+    # out; DROPPED, UNLOCK TRIES, TRUSTED, LOCKED, LOCK AGE, PREDICTED, FREES AT go in this order
+    qcols = [Column("topic", "TOPIC", kind="key"), Column("queue", "QUEUE", kind="key"),
+             Column("state", "STATE", kind="state"),
+             Column("owner", "OWNER", kind="id"), Column("locked", "LOCKED", kind="low", drop=4),
+             Column("lock_age_s", "LOCK AGE (S)", "right", drop=5),
+             Column("trusted", "TRUSTED", kind="low", drop=3),
              Column("lease_left_s", "LEASE LEFT (S)", "right"),
-             Column("frees_at", "FREES AT", raw="frees_at_time"),
-             Column("try_unlock_times", "UNLOCK TRIES", "right"),
-             Column("dropped", "DROPPED"), Column("predicted", "PREDICTED")]
+             Column("frees_at", "FREES AT", raw="frees_at_time", kind="low", drop=7),
+             Column("try_unlock_times", "UNLOCK TRIES", "right", drop=2),
+             Column("dropped", "DROPPED", kind="low", drop=1),
+             Column("predicted", "PREDICTED", kind="id", drop=6)]
     summary = view.summary()
     srows = [{"state": s, "queues": n, "meaning": STATE_MEANING[s]} for s, n in summary.items()]
     crows = []
@@ -99,11 +104,14 @@ def view_result(view: LockView) -> Result:
         d = c.to_dict()
         d["last_seen"] = format_local(c.last_seen_ts) if c.last_seen_ts else None
         crows.append(d)
-    ccols = [Column("client_id", "CLIENT ID"), Column("member", "MEMBER"),
-             Column("answered", "ANSWERED"), Column("orderly", "ORDERLY"),
-             Column("strategy", "STRATEGY"), Column("claimed", "CLAIMED", "right"),
+    ccols = [Column("client_id", "CLIENT ID", kind="id"),
+             Column("member", "MEMBER", kind="low", drop=4),
+             Column("answered", "ANSWERED", kind="low", drop=3),
+             Column("orderly", "ORDERLY", kind="low", drop=1),
+             Column("strategy", "STRATEGY", kind="low", drop=2),
+             Column("claimed", "CLAIMED", "right"),
              Column("locked", "LOCKED", "right"),
-             Column("last_seen", "LAST SEEN", raw="last_seen_time"),
+             Column("last_seen", "LAST SEEN", raw="last_seen_time", kind="low", drop=5),
              Column("error", "ERROR")]
     notes = [f"group {view.group} ({view.kind}): {len(view.queues)} queue(s) of "
              f"{len(view.topics)} topic(s) at {format_local(view.now)}"]
@@ -111,7 +119,8 @@ def view_result(view: LockView) -> Result:
     notes += view.hints()
     notes += list(view.notes)
     return Result([Table(qcols, rows, title=f"locks of {view.group}", name="queues"),
-                   Table([Column("state", "STATE"), Column("queues", "QUEUES", "right"),
+                   Table([Column("state", "STATE", kind="state"),
+                          Column("queues", "QUEUES", "right"),
                           Column("meaning", "MEANING")], srows, title="summary",
                          name="summary"),
                    Table(ccols, crows, title="clients", name="clients")],

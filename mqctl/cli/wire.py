@@ -51,7 +51,39 @@ def decode_cmd(
         return
     rec = to_record(d)
     tables, notes = _frame_view(rec, title=d.source_kind)
-    emit(Result(tables, data=rec, notes=notes), st.output(output))
+    machine, main = _machine_view(rec, tables)
+    emit(Result(tables + machine, data=rec, notes=notes, main=main), st.output(output))
+
+
+def _leaves(value: Any, path: str = "") -> list[tuple[str, Any]]:
+    """A decoded body as (path, value) rows: ``offsetTable.MessageQueue [...]``, ``x[0].y``."""
+    if isinstance(value, dict) and value:
+        return [leaf for k, v in value.items()
+                for leaf in _leaves(v, f"{path}.{k}" if path else str(k))]
+    if isinstance(value, list) and value:
+        return [leaf for i, v in enumerate(value) for leaf in _leaves(v, f"{path}[{i}]")]
+    if isinstance(value, (dict, list)):
+        return [(path, "{}" if isinstance(value, dict) else "[]")]
+    return [(path, value)]
+
+
+def _machine_view(rec: dict[str, Any], tables: list[Any]) -> tuple[list[Any], str]:
+    """What ``-o csv`` prints for one frame or a bare body (one table): a frame's header fields
+    followed by its body's leaves (``body.<path>``) as field/value rows; a bare body's message
+    rows, or its leaves as path/value rows."""
+    from mqctl.render import Table, cols
+
+    body = rec.get("body")
+    if rec.get("code") is not None:
+        fields: list[dict[str, Any]] = next((t.rows for t in tables if t.name == "fields"),
+                                            [])
+        rows = list(fields) + ([{"field": p, "value": v} for p, v in _leaves(body, "body")]
+                               if body is not None else [])
+        return [Table(cols("field", "value"), rows, name="frame", machine_only=True)], "frame"
+    if rec.get("bodyFormat") == "messages" and isinstance(body, list):
+        return [], "messages"
+    rows = [{"path": p, "value": v} for p, v in _leaves(body)] if body is not None else []
+    return [Table(cols("path", "value"), rows, name="body", machine_only=True)], "body"
 
 
 def _frame_view(rec: dict[str, Any], title: str) -> tuple[list[Any], list[str]]:

@@ -29,9 +29,9 @@ def sample_view():
                       previous={"dead@7": gone})[0]
 
 
-def render(fmt: str) -> str:
+def render(fmt: str, table: str | None = None) -> str:
     buf = io.StringIO()
-    emit(view_result(sample_view()), fmt, buf)
+    emit(view_result(sample_view()), fmt, buf, table=table)
     return buf.getvalue()
 
 
@@ -71,9 +71,10 @@ def test_yaml_equals_json():
 
 
 def test_csv_has_queue_summary_and_client_tables():
-    text = render("csv")
-    blocks = text.strip().split("\n\n")
-    assert len(blocks) == 3
+    # one table per CSV (issue 17): the queues by default, the others with --table
+    blocks = [render("csv"), render("csv", "summary"), render("csv", "clients")]
+    assert all("\n\n" not in b for b in blocks)
+    assert render("csv", "queues") == blocks[0]
     rows = list(csv.DictReader(io.StringIO(blocks[0])))
     assert [r["state"] for r in rows] == ["contested", "expiring", "lock-failed", "stale"]
     stale = rows[3]
