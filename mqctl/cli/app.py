@@ -176,6 +176,16 @@ class RootGroup(TyperGroup):
             self._metavars_set = True
         return super().parse_args(ctx, arrange_args(self, ctx, list(args)))
 
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        # while the shell completes a command line (resilient parsing), group and topic
+        # parameters complete from the cluster (mqctl.complete; a 1 s deadline, cached)
+        name, cmd, rest = super().resolve_command(ctx, args)
+        if cmd is not None and ctx.resilient_parsing:
+            from mqctl.complete import attach
+
+            attach(cmd)
+        return name, cmd, rest
+
     def list_commands(self, ctx: Any) -> list[str]:
         names = list(self.commands)
         known = [n for n in COMMAND_ORDER if n in self.commands]
