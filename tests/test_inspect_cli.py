@@ -302,6 +302,10 @@ ISSUE18_VIEWS = [
     # items 1, 2, 9, 10: mqctl groups, group progress's retry/DLQ section and --no-clients
     ("groups", "--include-system"),
     ("group", "progress", "GID_POP", "--no-clients"),
+    # items 6-8: offsets rollbacks --check reads the live offsets (a saved rollback file of
+    # GID_REPLAY); the guards change nothing new; completion: tests/test_cluster_completion.py
+    ("offsets", "rollbacks", "--check", "--dir",
+     os.path.join(os.path.dirname(__file__), "reset", "rollbacks")),
 ]
 
 
