@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 import pytest
 import yaml
@@ -140,3 +141,47 @@ def test_group_config_takes_the_group_as_argument_or_option(cli, sim):
     assert_clean_error(run(cli, sim, "group", "config"), 2, "missing the consumer group")
     assert_clean_error(run(cli, sim, "group", "config", "GID_PAY", "-g", "GID_AUDIT"), 2,
                        "two groups given")
+
+
+def test_demo_group_with_a_broker_that_allows_fewer_retries(cli, sim):
+    """demo.yaml: GID_MIXED's subscription group on broker-b has retryMaxTimes 3."""
+    r = run(cli, sim, "group", "config", "GID_MIXED", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert r.json["disagreements"] == ["retryMaxTimes"]
+    f = {x["field"]: x for x in r.json["fields"]}
+    assert f["retryMaxTimes"]["values"] == {"broker-a": 16, "broker-b": 3}
+
+
+def test_scenario_group_config_is_checked():
+    from mqctl.sim.cluster import _GROUP_CONFIG_ATTRS
+    from mqctl.sim.scenario import GROUP_CONFIG_FIELDS, ScenarioError, load_scenario
+
+    assert set(_GROUP_CONFIG_ATTRS) == set(GROUP_CONFIG_FIELDS)
+
+    def load(group_extra):
+        return load_scenario({**MIXED, "groups": [{**MIXED["groups"][0], **group_extra}]})
+
+    sc = load({"config": {"retryMaxTimes": 5}, "config_by_broker": {"broker-b": {
+        "consumeFromMinEnable": False}}})
+    assert sc.groups[0].config == {"retryMaxTimes": 5}
+    assert sc.groups[0].config_by_broker == {"broker-b": {"consumeFromMinEnable": False}}
+    for extra, path in [({"config": {"retryMaxTimes": "x"}}, "groups[0].config.retryMaxTimes"),
+                        ({"config": {"consumeEnable": False}}, "groups[0].config.consumeEnable"),
+                        ({"config_by_broker": {"broker-z": {}}},
+                         "groups[0].config_by_broker.broker-z"),
+                        ({"config": {"consumeFromMinEnable": 1}},
+                         "groups[0].config.consumeFromMinEnable")]:
+        with pytest.raises(ScenarioError, match=re.escape(path)):
+            load(extra)
+
+
+def test_scenario_group_config_reaches_each_broker(cli, sim_factory):
+    s = sim_factory({**MIXED, "groups": [{**MIXED["groups"][0],
+                                          "config": {"consumeTimeoutMinute": 30},
+                                          "config_by_broker": {"broker-a": {"brokerId": 1}}}]})
+    r = run(cli, s, "group", "config", "G", "-o", "json")
+    f = {x["field"]: x for x in r.json["fields"]}
+    assert f["brokerId"]["values"] == {"broker-a": 1, "broker-b": 0}
+    # 4.9.3 has no consumeTimeoutMinute: only broker-b (5.3.3) reports the scenario's value
+    assert f["consumeTimeoutMinute"]["values"] == {"broker-b": 30}
+    assert r.json["disagreements"] == ["brokerId"]

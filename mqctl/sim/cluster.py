@@ -104,6 +104,21 @@ class FaultController:
             srv.faults.errors.clear()
 
 
+
+# scenario name (RocketMQ's SubscriptionGroupConfig field) -> GroupConf attribute
+_GROUP_CONFIG_ATTRS = {"retryMaxTimes": "retry_max_times",
+                       "consumeTimeoutMinute": "consume_timeout_minute",
+                       "brokerId": "broker_id",
+                       "whichBrokerWhenConsumeSlowly": "which_broker_when_slowly",
+                       "consumeFromMinEnable": "consume_from_min",
+                       "consumeBroadcastEnable": "consume_broadcast"}
+
+
+def _set_group_config(conf: GroupConf, values: dict[str, Any]) -> None:
+    for k, v in values.items():
+        setattr(conf, _GROUP_CONFIG_ATTRS[k], v)
+
+
 class SimCluster:
     def __init__(self, scenario: Any = "demo", *, host: str = "127.0.0.1",
                  namesrv_port: int = 0, clock: str | None = None, speed: float | None = None,
@@ -230,6 +245,8 @@ class SimCluster:
         for i, g in enumerate(sc.groups):
             for b in self.brokers.values():
                 b.groups[g.name] = GroupConf(g.name, g.orderly, g.model == "BROADCASTING")
+                _set_group_config(b.groups[g.name], {**g.config,
+                                                     **g.config_by_broker.get(b.name, {})})
             topics = set(g.topics)
             for cs in g.consumers:
                 topics |= set(cs.subscriptions)

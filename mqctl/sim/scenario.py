@@ -132,6 +132,19 @@ class GroupSpec:
     consumers: tuple[ConsumerSpec, ...] = ()
     initial_lag: int = 0  # committed offsets start this many messages behind max
     consume_type: str = "CONSUME_PASSIVELY"
+    # SubscriptionGroupConfig fields (RocketMQ names) on every broker, and per broker (issue 18
+    # item 3: brokers that disagree); see GROUP_CONFIG_FIELDS
+    config: dict[str, Any] = field(default_factory=dict)
+    config_by_broker: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+# SubscriptionGroupConfig fields a scenario may set, and their type: the ones the sim only
+# reports (its consumers do not retry into a DLQ, time out, read from slaves or start anew), so
+# a value cannot contradict what the simulated consumers do
+GROUP_CONFIG_FIELDS: dict[str, type] = {
+    "retryMaxTimes": int, "consumeTimeoutMinute": int, "brokerId": int,
+    "whichBrokerWhenConsumeSlowly": int, "consumeFromMinEnable": bool,
+    "consumeBroadcastEnable": bool}
 
 
 @dataclass(frozen=True)
@@ -356,7 +369,8 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
     for i, g in enumerate(r.seq(top.get("groups"), "groups")):
         p = f"groups[{i}]"
         g = r.mapping(g, p, {"name", "model", "orderly", "consume_from", "strategy", "topics",
-                             "consumers", "initial_lag", "consume_type"})
+                             "consumers", "initial_lag", "consume_type", "config",
+                             "config_by_broker"})
         gname = r.string(g.get("name"), f"{p}.name", pattern=NAME)
         gtopics = tuple(str(x) for x in r.seq(g.get("topics"), f"{p}.topics"))
         for j, x in enumerate(gtopics):
@@ -432,7 +446,12 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
             initial_lag=r.integer(g.get("initial_lag", 0), f"{p}.initial_lag"),
             consume_type=r.choice(g.get("consume_type", "CONSUME_PASSIVELY"),
                                   f"{p}.consume_type",
-                                  ("CONSUME_PASSIVELY", "CONSUME_ACTIVELY", "CONSUME_POP"))))
+                                  ("CONSUME_PASSIVELY", "CONSUME_ACTIVELY", "CONSUME_POP")),
+            config=_group_config(r, g.get("config"), f"{p}.config"),
+            config_by_broker={
+                str(b): _group_config(r, v, f"{p}.config_by_broker.{b}")
+                for b, v in r.mapping(g.get("config_by_broker"), f"{p}.config_by_broker",
+                                      set(bnames)).items()}))
     gnames = [g.name for g in groups]
     if len(set(gnames)) != len(gnames):
         raise r.err("groups", "group names must be unique")
@@ -477,6 +496,17 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
                                                 "running_info_timeout"),
         seed=r.integer(top.get("seed", 7), "seed"), namesrv_version=ns_version)
 
+
+
+def _group_config(r: Any, v: Any, path: str) -> dict[str, Any]:
+    """A group's SubscriptionGroupConfig values (GROUP_CONFIG_FIELDS), checked by type."""
+    cfg = r.mapping(v, path, set(GROUP_CONFIG_FIELDS))
+    for k, x in cfg.items():
+        if GROUP_CONFIG_FIELDS[k] is bool and not isinstance(x, bool):
+            raise r.err(f"{path}.{k}", f"expected true or false, found {x!r}")
+        if GROUP_CONFIG_FIELDS[k] is int:
+            r.integer(x, f"{path}.{k}")
+    return dict(cfg)
 
 def _version(r: _Reader, v: Any, path: str) -> int:
     """A client or broker version: an MQVersion name (``V4_9_8``) or its ordinal."""
