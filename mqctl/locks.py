@@ -98,6 +98,11 @@ PROBLEM_STATES = frozenset({LockState.CONTESTED, LockState.STALE, LockState.LOCK
                             LockState.EXPIRING, LockState.UNKNOWN, LockState.UNOWNED})
 
 
+def _seconds(ms: int | None) -> float | None:
+    """Seconds with one decimal: the lock columns' unit in JSON and CSV alike."""
+    return round(ms / 1000, 1) if ms is not None else None
+
+
 def clock_text(ms: int) -> str:
     """Wall-clock time in the display zone (``--tz``) for tables and hints, with its zone:
     ``12:04:31 +08:00`` (with the date when it is not today). Prose in hints and reasons uses
@@ -294,6 +299,9 @@ class QueueLock:
             "lock_age_ms": self.lock_age_ms, "trusted": self.trusted,
             "lease_end_ts": end, "lease_end_time": format_ms(end) or None,
             "lease_left_ms": self.lease_left_ms,
+            # durations in seconds, as every machine format has them (docs/output.md); the
+            # _ms keys stay for the scripts that read them
+            "lock_age_s": _seconds(self.lock_age_ms), "lease_left_s": _seconds(self.lease_left_ms),
             "frees_at_ts": self.frees_at, "frees_at_time": format_ms(self.frees_at) or None,
             # the latest FREES AT can move to (see the stale hint); = frees_at when known
             "frees_at_latest_ts": self._frees_latest,

@@ -116,3 +116,41 @@ def test_allocate_broadcasting_note_once(cli, sim):
         assert r.exit_code == 0, r.stderr
         assert r.stdout.count("BROADCASTING: every consumer consumes every queue") == 1, \
             r.stdout
+
+
+def test_lag_report_summary_reads_as_the_glossary_says():
+    from mqctl.cli.lag import _readable
+    from mqctl.render import Column, Result, Table, render_csv, render_plain
+
+    cols = [Column("group", "GROUP"), Column("lag_seconds", "LAG S", "right"),
+            Column("lag_seconds_source", "LAG S SOURCE"),
+            Column("consume_rate", "CONSUME/S", "right")]
+    rows = [{"group": "G1", "lag_seconds": 10900.0, "lag_seconds_source": "exact",
+             "consume_rate": 10900.0},
+            {"group": "G2", "lag_seconds": None, "lag_seconds_source": None,
+             "consume_rate": 6630.4}]
+    view = _readable(Result([Table(cols, rows, name="summary")]))
+    text = render_plain(view.tables, [])
+    assert text.splitlines()[0].split() == ["GROUP", "TIME", "LAG", "TIME", "LAG", "SOURCE",
+                                            "CONSUME/S"]
+    assert text.splitlines()[1].split() == ["G1", "3h", "1m", "exact", "10900.00"]
+    assert text.splitlines()[2].split() == ["G2", "-", "6630.40"]
+    csv_text = render_csv(view.tables)
+    assert csv_text.splitlines()[0] == "group,lag_seconds,lag_seconds_source,consume_rate"
+    assert csv_text.splitlines()[1] == "G1,10900,exact,10900"
+
+
+def test_progress_and_locks_tables_show_durations(cli, sim):
+    sim.advance(150)  # demo09 crashed: lock ages, a stale queue
+    r = run(cli, sim, "group", "progress", "GID_AUDIT", "-o", "plain")
+    assert r.exit_code == 0, r.stderr
+    assert "MAX TIME LAG" in r.stdout and "(S)" not in r.stdout
+    j = run(cli, sim, "group", "progress", "GID_AUDIT", "-o", "json").json
+    t = j["topics"][0]
+    assert isinstance(t["max_time_lag_s"], float)
+    r = run(cli, sim, "locks", "show", "GID_ORDER", "--no-state", "-o", "plain")
+    header = r.stdout.splitlines()[1]
+    assert "LOCK AGE" in header and "LEASE LEFT" in header and "(S)" not in header
+    q = run(cli, sim, "locks", "show", "GID_ORDER", "--no-state", "-o", "json").json["queues"]
+    held = [x for x in q if x["lock_age_ms"] is not None]
+    assert held and all(x["lock_age_s"] == round(x["lock_age_ms"] / 1000, 1) for x in held)

@@ -353,6 +353,9 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
     topics = [per_topic[k] for k in sorted(per_topic)]
     for t in topics:
         t["not_included"] = ", ".join(t["brokers_not_included"]) or None
+        # the table shows the duration as people read it; JSON/CSV keep max_time_lag_s
+        t["max_time_lag"] = ("-" if t["time_lag_unknown"] == t["queues"] else
+                             format_duration(t["max_time_lag_s"] * 1000) or "0")
     for t in topics:
         t["produce_tps_cell"] = "-" if t["produce_tps"] is None else f"{t['produce_tps']:.2f}"
         t["consume_tps_cell"] = ("-" if t["consume_tps_clients"] is None
@@ -390,7 +393,8 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
              Column("time_lag", "TIME LAG", raw="time_lag_s", kind="key"),
              Column("owner", "OWNER", kind="id")]
     tcols = [Column("topic", "TOPIC", kind="key"), Column("queues", "QUEUES", "right"),
-             Column("lag", "LAG", "right"), Column("max_time_lag_s", "MAX TIME LAG (S)", "right"),
+             Column("lag", "LAG", "right"),
+             Column("max_time_lag", "MAX TIME LAG", "right", raw="max_time_lag_s"),
              Column("time_lag_unknown", "TIME LAG UNKNOWN", "right"),
              Column("unowned_cell", "UNOWNED", "right", raw="unowned"),
              Column("produce_tps_cell", "PRODUCE TPS", "right", raw="produce_tps"),

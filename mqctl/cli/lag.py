@@ -3,14 +3,54 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from mqctl.cli.common import OutputOpt, emit, info, state
 
+if TYPE_CHECKING:
+    from mqctl.render import Result
+
 app = typer.Typer(help="Lag and rebalance reports computed with Spark from exports.",
                   no_args_is_help=True)
+
+
+def _readable(view: Result) -> Result:
+    """The summary table as the glossary says (docs/output.md): time lag as a duration
+    (``3h 1m``, header TIME LAG, CSV/JSON ``lag_seconds`` in seconds) and rates with two
+    decimals in every row (``10900.00`` next to ``6630.40``, not ``10900``)."""
+    from dataclasses import replace
+
+    from mqctl.timeparse import format_duration
+
+    def dur(v: Any) -> str:
+        return "-" if v is None else (format_duration(float(v) * 1000) or "0")
+
+    def rate(v: Any) -> str:
+        return "-" if v is None else f"{float(v):.2f}"
+
+    shown = {"lag_seconds": ("time_lag", "TIME LAG", dur),
+             "lag_seconds_source": (None, "TIME LAG SOURCE", None),
+             "consume_rate": ("consume_rate_cell", None, rate),
+             "produce_rate": ("produce_rate_cell", None, rate)}
+    for t in view.tables:
+        if t.name != "summary":
+            continue
+        cols = []
+        for c in t.columns:
+            key, header, fmt = shown.get(c.key, (None, None, None))
+            cols.append(replace(c, key=key or c.key, header=header or c.header,
+                                raw=c.key if key else c.raw))
+        rows = []
+        for r in t.rows:
+            r = dict(r)
+            for k, (key, _h, fmt) in shown.items():
+                if key and fmt and k in r:
+                    r[key] = fmt(r[k])
+            rows.append(r)
+        t.columns, t.rows = cols, rows
+    return view
 
 
 @app.command("report")
@@ -108,7 +148,7 @@ def report(
         storm_rounds=storm_rounds, storm_window_ms=duration_ms(storm_window),
         prom_file=prom_file, spark_conf=spark_conf or None,
         progress=lambda m: info(st, m))
-    emit(result_view(res, limit), st.output(output))
+    emit(_readable(result_view(res, limit)), st.output(output))
     if res.breaches:
         exprs = sorted({b.expr for b in res.breaches})
         raise ThresholdBreached(

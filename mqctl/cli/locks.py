@@ -60,10 +60,15 @@ def _secs(ms: int | None) -> float | None:
 
 def queue_row(q: QueueLock) -> dict[str, Any]:
     from mqctl.locks import clock_text
+    from mqctl.timeparse import format_duration
 
     d = q.to_dict()
     d["lock_age_s"] = _secs(q.lock_age_ms)
     d["lease_left_s"] = _secs(q.lease_left_ms)
+    # tables: durations as people read them (27s, 1m 5s); CSV/JSON: seconds (lock_age_s)
+    d["lock_age"] = format_duration(q.lock_age_ms) if q.lock_age_ms is not None else None
+    d["lease_left"] = (format_duration(q.lease_left_ms) if q.lease_left_ms is not None
+                       else None)
     d["frees_at"] = clock_text(q.frees_at) if q.frees_at else None
     return d
 
@@ -90,9 +95,9 @@ def view_result(view: LockView) -> Result:
     qcols = [Column("topic", "TOPIC", kind="key"), Column("queue", "QUEUE", kind="key"),
              Column("state", "STATE", kind="state"),
              Column("owner", "OWNER", kind="id"), Column("locked", "LOCKED", kind="low", drop=4),
-             Column("lock_age_s", "LOCK AGE (S)", "right", drop=5),
+             Column("lock_age", "LOCK AGE", "right", raw="lock_age_s", drop=5),
              Column("trusted", "TRUSTED", kind="low", drop=3),
-             Column("lease_left_s", "LEASE LEFT (S)", "right"),
+             Column("lease_left", "LEASE LEFT", "right", raw="lease_left_s"),
              Column("frees_at", "FREES AT", raw="frees_at_time", kind="low", drop=7),
              Column("try_unlock_times", "UNLOCK TRIES", "right", drop=2),
              Column("dropped", "DROPPED", kind="low", drop=1),
@@ -218,7 +223,8 @@ def release_result(plans: list[ReleasePlan], before: LockView, after: LockView |
                     name="plan")]
     qcols = [Column("queue", "QUEUE"), Column("when", "WHEN"), Column("state", "STATE"),
              Column("owner", "OWNER"), Column("locked", "LOCKED"),
-             Column("lock_age_s", "LOCK AGE (S)", "right"), Column("frees_at", "FREES AT"),
+             Column("lock_age", "LOCK AGE", "right", raw="lock_age_s"),
+             Column("frees_at", "FREES AT", raw="frees_at_time"),
              Column("predicted", "PREDICTED"), Column("reason", "REASON")]
     qrows: list[dict[str, Any]] = []
     per_queue = []
