@@ -109,16 +109,20 @@ def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
             "clients": s.client_ids, "running_info": s.running_info,
             "not_included": s.not_included,
         })
-    cols = [Column("group", "GROUP"), Column("state", "STATE"),
+    # width policy (docs/output.md): GROUP, STATE, MEMBERS, LAG and MAX TIME LAG are never left
+    # out; ORDERLY, STRATEGY, MODEL, TYPE, INFLIGHT, RETRY, DLQ, TPS go in this order
+    cols = [Column("group", "GROUP", kind="key"), Column("state", "STATE", kind="state"),
             Column("members_cell", "MEMBERS", "right", raw="members"),
-            Column("consume_type", "TYPE"), Column("message_model", "MODEL"),
-            Column("orderly", "ORDERLY"), Column("strategy", "STRATEGY"),
+            Column("consume_type", "TYPE", kind="low", drop=4),
+            Column("message_model", "MODEL", kind="low", drop=3),
+            Column("orderly", "ORDERLY", kind="low", drop=1),
+            Column("strategy", "STRATEGY", kind="low", drop=2),
             Column("lag_cell", "LAG", "right", raw="lag"),
-            Column("max_time_lag", "MAX TIME LAG", raw="max_time_lag_s"),
-            Column("consume_tps", "TPS", "right"),
-            Column("inflight_cell", "INFLIGHT", "right", raw="inflight"),
-            Column("retry_cell", "RETRY", "right", raw="retry_lag"),
-            Column("dlq_cell", "DLQ", "right", raw="dlq_messages")]
+            Column("max_time_lag", "MAX TIME LAG", raw="max_time_lag_s", kind="key"),
+            Column("consume_tps", "TPS", "right", drop=8),
+            Column("inflight_cell", "INFLIGHT", "right", raw="inflight", drop=5),
+            Column("retry_cell", "RETRY", "right", raw="retry_lag", drop=6),
+            Column("dlq_cell", "DLQ", "right", raw="dlq_messages", drop=7)]
     counts = {st: sum(1 for s in c.groups if s.state == st)
               for st in ("OK", "LAGGING", "STOPPED", "OFFLINE", "EMPTY", "UNKNOWN")}
     known = [s.lag for s in c.groups if s.lag is not None]
