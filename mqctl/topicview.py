@@ -92,11 +92,14 @@ async def capture_topic_status(admin: Admin, topic: str) -> TopicStatus:
         for mq, off in sorted(stats.offsets.items()):
             qd = qdata.get(mq.broker_name)
             ts = off.last_update_timestamp
+            # 0 (or the store's -1) for no last message: an empty queue, or one whose last
+            # message the store no longer holds
+            why = (None if ts > 0 else "empty" if off.max_offset <= off.min_offset
+                   else "not-reported")
             rows.append(QueueStatus(mq, off.min_offset, off.max_offset,
                                     ts if ts > 0 else None,
                                     bool(qd and mq.queue_id < qd.read_queue_nums),
-                                    bool(qd and mq.queue_id < qd.write_queue_nums),
-                                    None if ts > 0 else "empty"))
+                                    bool(qd and mq.queue_id < qd.write_queue_nums), why))
         return _BrokerStats(rows, float(tps) if isinstance(tps, (int, float)) else None)
 
     got = await admin._per_broker(route, per_broker)
