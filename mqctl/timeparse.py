@@ -145,6 +145,17 @@ def _bad(text: str, why: str = "") -> TimeParseError:
                           hint=f"accepted forms: {ACCEPTED_FORMS}")
 
 
+def parse_offset_from_now_ms(text: str) -> int:
+    """A signed offset from now (``--by-duration -2h``): an unsigned value is the past, with
+    the same warning as an unsigned relative time."""
+    ms = parse_duration_ms(text, default_sign=-1)
+    s = text.strip()
+    if s and s[0] not in "+-":
+        _warn(f"duration {_shown(s)!r} has no sign: read as -{_shown(s)} (in the past); "
+              f"write -{_shown(s)} for the past or +{_shown(s)} for the future")
+    return ms
+
+
 def parse_duration_ms(text: str, *, default_sign: int = 1) -> int:
     """A signed duration in ms: ``-2h``, ``30m``, ``1h30m``, ``PT2H``, ``-P1DT2H``.
 
@@ -406,7 +417,8 @@ def format_duration(ms: int | float | None) -> str:
     return ("-" if neg else "") + out
 
 
-__all__ = ["ACCEPTED_FORMS", "MAX_MS", "MIN_MS", "parse_time", "parse_duration_ms", "format_ms",
+__all__ = ["ACCEPTED_FORMS", "MAX_MS", "MIN_MS", "parse_time", "parse_duration_ms",
+           "parse_offset_from_now_ms", "format_ms",
            "format_local", "format_clock", "format_duration", "now_ms", "set_clock",
            "resolve_tz", "set_display_tz", "display_tz", "set_warning_sink", "zone_name",
            "timedelta"]

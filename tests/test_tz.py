@@ -223,3 +223,16 @@ def test_frees_at_explains_its_window_when_the_holder_may_have_renewed():
                         group="G")
     assert "(FREES AT: its last reported renewal + 60 s)" in (q1.hint or "")
     assert q1.to_dict()["frees_at_latest_ts"] == q1.frees_at
+
+
+def test_unsigned_by_duration_warns_and_plans_the_past(cli, sim):
+    sim.advance(5)
+    r = cli(["-n", sim.namesrv_addr, "offsets", "reset", "GID_REPLAY", "-t", "TopicPay",
+             "--by-duration", "30m", "-o", "json"])
+    assert r.exit_code == 0, r.stderr
+    assert "duration '30m' has no sign: read as -30m (in the past)" in r.stderr
+    signed = cli(["-n", sim.namesrv_addr, "offsets", "reset", "GID_REPLAY", "-t", "TopicPay",
+                  "--by-duration", "-30m", "-o", "json"])
+    assert signed.exit_code == 0 and "no sign" not in signed.stderr
+    # the same instant (the sim's clock is manual); the text echoes what was typed
+    assert r.json["target"].split(" (")[0] == signed.json["target"].split(" (")[0]

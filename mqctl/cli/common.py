@@ -267,6 +267,7 @@ def watch(settings: Settings, fetch: Callable[[RemotingClient], Awaitable[T]],
     import time
 
     from mqctl.remoting.client import RemotingClient
+    from mqctl.timeparse import format_local
 
     tty = sys.stdout.isatty()
     st = _current_state()
@@ -282,7 +283,8 @@ def watch(settings: Settings, fetch: Callable[[RemotingClient], Awaitable[T]],
                 elif tty:
                     sys.stdout.write("\x1b[H\x1b[2J")
                 else:
-                    sys.stdout.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} ---\n")
+                    # the wall clock, in the display zone with its offset (--tz)
+                    sys.stdout.write(f"--- {format_local(int(time.time() * 1000))} ---\n")
                 emit(render(value), fmt)
                 n += 1
                 if count is not None and n >= count:

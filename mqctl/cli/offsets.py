@@ -503,8 +503,9 @@ def reset(
     to_time: Annotated[str | None, typer.Option("--to-time", help="First message stored at or "
                                                 "after this time (any form `mqctl time` "
                                                 "accepts).", show_default=False)] = None,
-    by_duration: Annotated[str | None, typer.Option("--by-duration", help="Relative to now, "
-                                                    "e.g. -2h.", show_default=False)] = None,
+    by_duration: Annotated[str | None, typer.Option(
+        "--by-duration", help="Relative to now, with a sign: -2h is 2 hours ago (an unsigned "
+        "2h is read as -2h, with a warning).", show_default=False)] = None,
     to_earliest: Annotated[bool, typer.Option("--to-earliest", help="The min offset.")
                            ] = False,
     to_latest: Annotated[bool, typer.Option("--to-latest", help="The max offset (skip the "

@@ -830,7 +830,7 @@ def target_from_options(*, to_time: str | None, by_duration: str | None, to_earl
                         to_latest: bool, to_offset: int | None, shift_by: int | None,
                         from_file: str | None, group: str, topic: str) -> Target:
     from mqctl.reset.files import read_plan_file
-    from mqctl.timeparse import parse_duration_ms, parse_time
+    from mqctl.timeparse import parse_offset_from_now_ms, parse_time
 
     chosen = [n for n, v in (("--to-time", to_time), ("--by-duration", by_duration),
                              ("--to-earliest", to_earliest), ("--to-latest", to_latest),
@@ -845,7 +845,7 @@ def target_from_options(*, to_time: str | None, by_duration: str | None, to_earl
     if to_time is not None:
         return Target("time", parse_time(to_time), text=to_time)
     if by_duration is not None:
-        d = parse_duration_ms(by_duration, default_sign=-1)
+        d = parse_offset_from_now_ms(by_duration)  # unsigned: the past, with a warning
         return Target("time", now_ms() + d, text=by_duration)
     if to_earliest:
         return Target("earliest")
