@@ -67,9 +67,10 @@ def status_result(s: TopicStatus) -> Result:
         notes.append(f"LAST UPDATED `-` on {empty} empty queue(s): no message stored")
     unrep = sum(1 for q in s.queues if q.unknown == "not-reported")
     if unrep:
-        notes.append(f"LAST UPDATED `-` on {unrep} queue(s) beyond the write queues: the "
-                     "broker's topic stats leave them out (4.x reports write queues only); "
-                     "their offsets come from GET_MIN_OFFSET / GET_MAX_OFFSET")
+        notes.append(f"LAST UPDATED `-` on {unrep} queue(s) holding messages: the broker's "
+                     "topic stats give no time for their last message (4.x reports the write "
+                     "queues only; the offsets of the others come from GET_MIN_OFFSET / "
+                     "GET_MAX_OFFSET)")
     return Result([Table(cols, rows, title=f"status of {s.topic}", name="queues")], data=data,
                   notes=notes)
 
