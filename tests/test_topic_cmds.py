@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from datetime import UTC, datetime
 
 import pytest
 import yaml
@@ -175,9 +176,13 @@ def test_real_topic_stats_answers_parse_as_mqadmin_prints_them(version):
     printed = {}
     for line in (base / "mqadmin_topicStatus_RW_T.txt").read_text().splitlines()[2:]:
         parts = line.split()
-        if len(parts) >= 4 and parts[0] == "broker-a":
-            printed[int(parts[1])] = (int(parts[2]), int(parts[3]))
-    got = {mq.queue_id: (o.min_offset, o.max_offset) for mq, o in stats.offsets.items()}
+        if len(parts) >= 6 and parts[0] == "broker-a":
+            # #Last Updated: UtilAll.formatDate(lastUpdateTimestamp), local time = UTC there
+            when = datetime.strptime(f"{parts[4]} {parts[5]}", "%Y-%m-%d %H:%M:%S,%f")
+            ms = int(when.replace(tzinfo=UTC).timestamp() * 1000)
+            printed[int(parts[1])] = (int(parts[2]), int(parts[3]), ms)
+    got = {mq.queue_id: (o.min_offset, o.max_offset, o.last_update_timestamp)
+           for mq, o in stats.offsets.items()}
     assert got == printed
     # 4.9.3 reports the 2 write queues only, 5.3.3 all 4 read queues and topicPutTps
     assert len(got) == (2 if version == "4.9.3" else 4)
