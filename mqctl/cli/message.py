@@ -38,6 +38,7 @@ def show_result(at: MessageAt, body_bytes: int) -> Result:
         ("keys", printable(" ".join(m.keys).encode()) or "-"),
         ("tags", printable(m.tags.encode()) if m.tags else "-"),
         ("msg id", m.msg_id),
+        ("commit log offset", str(m.commit_log_offset)),
         ("unique key", printable(m.properties.get("UNIQ_KEY", "").encode()) or "-"),
         ("reconsume times", str(m.reconsume_times)),
         ("body size", f"{len(m.body)} bytes" + (
