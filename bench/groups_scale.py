@@ -10,7 +10,7 @@ The cluster runs in its own process (``mqctl sim up``, the bundled ``large`` gen
 manual clock); ``--latency-ms`` delays every broker answer as a network round trip would.
 
     python bench/groups_scale.py [--brokers 32] [--groups 1000] [--consumers 1]
-                                 [--concurrency 16] [--latency-ms 1]
+                                 [--concurrency 16] [--latency-ms 1] [--lagging-every 10]
 """
 
 from __future__ import annotations
@@ -58,8 +58,15 @@ def main() -> None:
     ap.add_argument("--consumers", type=int, default=1, help="consumers per group")
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--latency-ms", type=float, default=1.0)
+    ap.add_argument("--lagging-every", type=int, default=10, metavar="N",
+                    help="every N-th group lags (the generator's initial lag), the others are "
+                    "caught up; 1: every group lags on every broker (the worst case for the "
+                    "time lag, one QUERY_CONSUME_TIME_SPAN per group and broker)")
     args = ap.parse_args()
     doc = large_scenario(args.brokers, 16, 4, args.groups, args.consumers)
+    for i, g in enumerate(doc["groups"]):
+        if i % args.lagging_every:
+            g["initial_lag"] = 0
     with SimProcess(doc, latency_ms=args.latency_ms) as sim:
         asyncio.run(parallel(sim.namesrv_addr, args.concurrency, False))  # warm-up, not timed
         fast, lags, reqs = asyncio.run(parallel(sim.namesrv_addr, args.concurrency, True))
@@ -67,9 +74,10 @@ def main() -> None:
         bare, _, reqs_bare = asyncio.run(parallel(sim.namesrv_addr, args.concurrency, False,
                                                   False))
         slow, lags1, reqs1 = asyncio.run(serial(sim.namesrv_addr, sorted(lags)))
+    lagging = sum(1 for v in lags.values() if v)
     print(f"cluster: {args.brokers} brokers x 64 queues x {len(lags)} groups "
-          f"({args.consumers} consumer(s) each), {args.latency_ms:g} ms per broker answer, "
-          "server in its own process")
+          f"({args.consumers} consumer(s) each, {lagging} lagging), {args.latency_ms:g} ms per "
+          "broker answer, server in its own process")
     print(f"mqctl groups (--concurrency {args.concurrency})          : {fast:7.2f} s, "
           f"{reqs} requests")
     print(f"mqctl groups --no-clients                      : {light:7.2f} s, "

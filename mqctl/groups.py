@@ -106,6 +106,8 @@ class GroupSummary:
     max_time_lag_ms: int | None = None
     time_lag_unknown: int = 0
     time_lag_asked: bool = False
+    time_lag_pairs_asked: int = 0  # QUERY_CONSUME_TIME_SPAN answers used
+    time_lag_pairs_skipped: int = 0  # (broker, topic) pairs whose bound was below the max
     state: str = "UNKNOWN"
     reason: str = ""
     not_included: list[str] = field(default_factory=list)
@@ -373,49 +375,65 @@ def _wait_ack(v: Any) -> int:
         return 0
 
 
+# Broker clocks may be ahead of this machine's by this much before a bound below could be off
+CLOCK_MARGIN_MS = 5_000
+
+
 async def _time_lags(admin: Admin, groups: list[GroupSummary], masters: dict[str, BrokerData],
                      failures: list[BrokerFailure]) -> None:
-    """QUERY_CONSUME_TIME_SPAN for the (group, broker, topic) triples with a lagging queue: the
-    exact per-queue time lag (a caught-up queue's time lag is 0 without asking)."""
+    """The exact max time lag of each lagging group, with as few QUERY_CONSUME_TIME_SPAN as
+    possible (one answers for one group's queues of one topic on one broker).
+
+    A lagging queue's time lag is ``now - storeTime(consumerOffset)``; the consume stats give
+    ``lastTimestamp = storeTime(consumerOffset - 1)``, which is not later, so ``now -
+    lastTimestamp`` bounds it from above. The (broker, topic) pairs are asked in the order of
+    their bound, largest first, and the asking stops once the largest exact time lag found is
+    at least the next pair's bound (plus CLOCK_MARGIN_MS for broker clocks ahead of this
+    machine): the maximum is then exact without asking the rest. A queue without
+    lastTimestamp (nothing committed) has no bound and is always asked. A caught-up queue's
+    time lag is 0 without asking."""
     now = now_ms()
-    triples = sorted({(s.group, mq.broker_name, mq.topic) for s in groups
-                      for mq, w in s.queues.items() if w.diff > 0})
-    by_group = {s.group: s for s in groups}
-    for s in groups:
+    inf = float("inf")
+
+    def bound(items: list[tuple[MessageQueue, OffsetWrapper]]) -> float:
+        return max((now - w.last_timestamp if w.last_timestamp > 0 else inf) for _, w in items)
+
+    async def one(s: GroupSummary) -> None:
         s.time_lag_asked = True
+        pairs: dict[tuple[str, str], list[tuple[MessageQueue, OffsetWrapper]]] = defaultdict(list)
+        for mq, w in sorted(s.queues.items()):
+            if w.diff > 0:
+                pairs[(mq.broker_name, mq.topic)].append((mq, w))
         if s.lag is not None or s.lag_at_least:
             s.max_time_lag_ms = 0
+        if not pairs:
+            return
+        best: int | None = None
+        order = sorted(pairs, key=lambda p: (-bound(pairs[p]), p))
+        for i, (broker, topic) in enumerate(order):
+            if best is not None and best >= bound(pairs[(broker, topic)]) + CLOCK_MARGIN_MS:
+                s.time_lag_pairs_skipped = len(order) - i
+                break
+            b = masters.get(broker)
+            addr = (b.master_addr or b.select_addr()) if b else None
+            try:
+                if addr is None:
+                    raise ConnectError(f"broker {broker} has no address")
+                spans = {sp.mq: sp for sp in await admin.time_spans(topic, s.group, addr)}
+            except MqctlError as exc:
+                failures.append(BrokerFailure(broker, addr, exc))
+                s.time_lag_unknown += len(pairs[(broker, topic)])
+                continue
+            s.time_lag_pairs_asked += 1
+            for mq, w in pairs[(broker, topic)]:
+                delay, _reason, _committed = classify_span(w, spans.get(mq), now)
+                if delay is None:
+                    s.time_lag_unknown += 1
+                else:
+                    best = delay if best is None else max(best, delay)
+        s.max_time_lag_ms = best  # None: every lagging queue asked was unknown
 
-    async def one(t: tuple[str, str, str]) -> Any:
-        g, broker, topic = t
-        b = masters.get(broker)
-        addr = (b.master_addr or b.select_addr()) if b else None
-        if addr is None:
-            raise ConnectError(f"broker {broker} has no address")
-        return await admin.time_spans(topic, g, addr)
-
-    for o in await fan_out(triples, one, concurrency=admin.concurrency):
-        g, broker, topic = o.item
-        s = by_group[g]
-        lagging = [mq for mq, w in s.queues.items()
-                   if mq.broker_name == broker and mq.topic == topic and w.diff > 0]
-        if not o.ok:
-            assert o.error is not None
-            failures.append(BrokerFailure(broker, masters[broker].master_addr if broker in
-                                          masters else None, o.error))
-            s.time_lag_unknown += len(lagging)
-            continue
-        spans = {sp.mq: sp for sp in (o.value or [])}
-        for mq in lagging:
-            delay, _reason, _committed = classify_span(s.queues[mq], spans.get(mq), now)
-            if delay is None:
-                s.time_lag_unknown += 1
-            else:
-                s.max_time_lag_ms = max(s.max_time_lag_ms or 0, delay)
-    for s in groups:
-        lagging_n = sum(1 for w in s.queues.values() if w.diff > 0)
-        if lagging_n and s.time_lag_unknown == lagging_n:
-            s.max_time_lag_ms = None  # every lagging queue unknown: no maximum to show
+    await fan_out(groups, one, concurrency=admin.concurrency)
 
 
 async def _dlqs(admin: Admin, groups: list[GroupSummary],

@@ -79,6 +79,33 @@ def sim_lag(sim, group, *, retry=False):
     return sim.call(go)
 
 
+def sim_max_time_lag(sim, group):
+    """max over the group's lagging queues of now - store time of the message at its committed
+    offset (QUERY_CONSUME_TIME_SPAN's delayTime), 0 when none lags."""
+    def go(c):
+        now = c.clock.now_ms()
+        out = 0
+        for b in c.brokers.values():
+            for (t, g), table in b.offsets.items():
+                if g != group or t.startswith(RETRY_PREFIX):
+                    continue
+                for q in range(b.topics[t].write):
+                    co = max(0, table.get(q, 0))
+                    if co < b.max_offset(t, q):
+                        out = max(out, now - b.msg_store_ts(t, q, co))
+        return out
+    return sim.call(go)
+
+
+def sim_lagging_pairs(sim, group):
+    def go(c):
+        return {(b.name, t) for b in c.brokers.values() for (t, g), table in b.offsets.items()
+                if g == group and not t.startswith(RETRY_PREFIX)
+                for q in range(b.topics[t].write)
+                if max(0, table.get(q, 0)) < b.max_offset(t, q)}
+    return sim.call(go)
+
+
 def sim_dlq(sim, group):
     def go(c):
         return sum(b.max_offset(DLQ_PREFIX + group, q) - b.min_offset(DLQ_PREFIX + group, q)
@@ -126,6 +153,11 @@ def test_groups_rows_match_the_brokers_and_clients(cli, gsim):
     # the time lag of the lagging group is positive, caught-up queues count 0
     assert g["G_LAG"]["max_time_lag_s"] > 0 and g["G_EMPTY"]["max_time_lag_s"] == 0
     assert g["G_BC"]["max_time_lag_s"] is None  # no lag known: no time lag either
+    # the maximum is exact even where pairs were skipped by their upper bound
+    for name in ("G_LAG", "G_STOP", "G_OFF", "G_OK"):
+        assert g[name]["max_time_lag_s"] == round(sim_max_time_lag(gsim, name) / 1000, 3), name
+        assert g[name]["time_lag_pairs_asked"] + g[name]["time_lag_pairs_skipped"] == len(
+            {(mq_b, t) for mq_b, t in sim_lagging_pairs(gsim, name)})
     # one GET_BROKER_CONSUME_STATS per broker, no per-group GET_CONSUME_STATS
     codes = [x.code for x in gsim.request_log]
     assert codes.count(RequestCode.GET_BROKER_CONSUME_STATS) == 2
@@ -317,3 +349,26 @@ def test_progress_pop_group_has_no_owners_and_shows_inflight(cli, gsim):
         "G_POP")))
     assert sorted(x["client_id"] for x in c.json["clients"]) == ids
     assert any(f["check"] == "pop" for f in c.json["findings"])
+
+
+def test_max_time_lag_skips_pairs_bounded_below_it_and_stays_exact(cli, sim_factory):
+    """SLOW's queues are 50 messages behind at 1 msg/s (50 s), FAST's 50 behind at 100 msg/s
+    (0.5 s): once a SLOW pair answered, the FAST pairs' bound (now - lastTimestamp) is below
+    the maximum and they are not asked; the maximum is the exact one."""
+    s = sim_factory({
+        "name": "bounds", "clock": {"mode": "manual"},
+        "brokers": [{"name": "broker-a"}, {"name": "broker-b"}],
+        "topics": [{"name": "SLOW", "queues": 2, "rate": 1, "history": "1h"},
+                   {"name": "FAST", "queues": 2, "rate": 100, "history": "1h"}],
+        "groups": [{"name": "G", "topics": ["SLOW", "FAST"], "initial_lag": 50}]})
+    s.advance(5)
+    s.clear_request_log()
+    r = run(cli, s, "groups", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    g = by_group(r)["G"]
+    assert g["max_time_lag_s"] == round(sim_max_time_lag(s, "G") / 1000, 3)
+    assert g["time_lag_pairs_skipped"] > 0
+    asked = [x.ext_fields.get("topic") for x in s.request_log
+             if x.code == RequestCode.QUERY_CONSUME_TIME_SPAN]
+    assert len(asked) == g["time_lag_pairs_asked"] < len(sim_lagging_pairs(s, "G"))
+    assert "FAST" not in asked[:1]

@@ -99,6 +99,8 @@ def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
             + (f" ({s.time_lag_unknown} unknown)" if s.time_lag_unknown and tl is not None
                else ""),
             "time_lag_unknown": s.time_lag_unknown,
+            "time_lag_pairs_asked": s.time_lag_pairs_asked,
+            "time_lag_pairs_skipped": s.time_lag_pairs_skipped,
             "consume_tps": round(s.consume_tps, 3),
             "inflight": s.inflight, "inflight_cell": _num_cell(s.inflight),
             "retry_lag": s.retry_lag, "retry_cell": _num_cell(s.retry_lag),

@@ -592,10 +592,13 @@ def h_broker_consume_stats(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
     is_order = _bool(cmd, "isOrder")
     stats_list: list[dict[str, Any]] = []
     total = inflight = 0
+    by_group: dict[str, set[str]] = {}  # whichTopicByConsumer, for every group at once
+    for (t, g) in b.offsets:
+        by_group.setdefault(g, set()).add(t)
     for gname in b.groups:
         per_topic = []
         info = b.group_info.get(gname)
-        for t in sorted({t for (t, g) in b.offsets if g == gname}):
+        for t in sorted(by_group.get(gname, ())):
             conf = b.topics.get(t)
             if conf is None or (is_order and not conf.order):
                 continue
