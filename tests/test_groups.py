@@ -311,6 +311,14 @@ def test_progress_produce_tps_unknown_on_4x(cli, sim_factory):
     assert r.json["topics"][0]["produce_tps"] is None and r.json["produce_tps"] is None
     t = run(cli, s, "group", "progress", "G_OK")
     assert "produce TPS unknown" in t.stdout
+    # groups on 4.9.3 brokers (no pullOffset in 317, no CID_RMQ_SYS_TRANS system group)
+    g = run(cli, s, "groups", "--include-system", "-o", "json")
+    assert g.exit_code == 0, g.stderr
+    rows = by_group(g)
+    assert "CID_RMQ_SYS_TRANS" not in rows and "TOOLS_CONSUMER" in rows
+    for name in ("G_OK", "G_LAG", "G_OFF", "G_RETRY"):
+        assert rows[name]["lag"] == sim_lag(s, name), name
+    assert rows["G_RETRY"]["dlq_messages"] == sim_dlq(s, "G_RETRY")
 
 
 def test_progress_no_clients_sends_no_running_info(cli, gsim):
