@@ -48,7 +48,7 @@ def config_result(view: GroupConfigView) -> Result:
             "failures": [{"broker": f.broker, "addr": f.addr, "error": f.message}
                          for f in view.failures]}
     cols = [Column("field", "FIELD")] + [Column(b, b.upper()) for b in holders] + [
-        Column("agree", "AGREE"), Column("meaning", "MEANING")]
+        Column("agree", "AGREE", kind="state"), Column("meaning", "MEANING", drop=1)]
     notes = []
     if differs:
         notes.append(f"brokers disagree on {len(differs)} field(s): {', '.join(differs)} (each "

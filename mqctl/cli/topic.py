@@ -57,7 +57,7 @@ def status_result(s: TopicStatus) -> Result:
     cols = [Column("broker", "BROKER"), Column("queue_id", "QID", "right"),
             Column("min_offset", "MIN OFFSET", "right"),
             Column("max_offset", "MAX OFFSET", "right"),
-            Column("messages", "MESSAGES", "right"), Column("perm", "PERM"),
+            Column("messages", "MESSAGES", "right"), Column("perm", "PERM", drop=1),
             Column("last_updated", "LAST UPDATED", raw="last_update_time")]
     notes = [f"topic {s.topic}: {len(rows)} queue(s), {total} message(s) held{missing}; put "
              f"TPS " + (f"{s.put_tps:.2f}" if s.put_tps is not None else
@@ -126,10 +126,10 @@ def consumers_result(c: TopicConsumers) -> Result:
                          for f in c.failures]}
     cols = [Column("group", "GROUP"), Column("state", "STATE", raw="online"),
             Column("members", "MEMBERS", "right"), Column("message_model", "MODEL"),
-            Column("subscription", "SUBSCRIPTION"),
+            Column("subscription", "SUBSCRIPTION", drop=3),
             Column("lag_cell", "LAG", "right", raw="lag"),
-            Column("consume_tps", "CONSUME TPS", "right"),
-            Column("listed_by", "LISTED BY")]
+            Column("consume_tps", "CONSUME TPS", "right", drop=2),
+            Column("listed_by", "LISTED BY", drop=1)]
     if any(g.lag_not_included for g in c.groups):
         cols.append(Column("not_included", "LAG NOT INCLUDED", raw="not_included"))
     missing = f" (not included: {', '.join(c.not_included)})" if c.not_included else ""
