@@ -211,6 +211,17 @@ def test_quiet_prints_nothing_but_errors(sim, cli):
     assert bad.exit_code != 0 and bad.stdout == "" and "mqctl: error:" in bad.stderr
 
 
+def test_quiet_silences_warnings(sim, cli, tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("current_profile: p\nprofiles:\n  p:\n    acl: {access_key: ak, "
+                   "secret_key: sk}\n")
+    cfg.chmod(0o644)  # a secret readable by others: a warning on every run
+    loud = cli(["--config", str(cfg), "-n", sim.namesrv_addr, "topics"])
+    assert loud.exit_code == 0 and "mqctl: warning: config file" in loud.stderr
+    quiet = cli(["--config", str(cfg), "-n", sim.namesrv_addr, "topics", "-q"])
+    assert quiet.exit_code == 0 and quiet.stderr == "" and quiet.stdout == ""
+
+
 def test_wire_body_and_frame_keep_their_body(cli):
     body = cli(["wire", "decode", str(SAMPLES / "bodies" / "reset_offset_body.fastjson."
                                        "rocketmq-client-go-test.json"), "-o", "csv"])

@@ -155,6 +155,10 @@ def state(ctx: typer.Context) -> AppState:
 
 
 def warn(msg: str) -> None:
+    """A warning on stderr; ``-q`` leaves nothing but errors, so none then."""
+    st = _current_state()
+    if st is not None and st.quiet:
+        return
     sys.stderr.write(f"mqctl: warning: {msg}\n")
 
 
