@@ -101,6 +101,7 @@ class MessageAt:
     # message to be written), "below-min" (removed from the store), "beyond-max", or the
     # broker's answer
     missing: str | None = None
+    answer_code: int | None = None  # the PULL_MESSAGE response code when it found nothing
 
 
 class OffsetOutOfRange(UsageError):
@@ -142,7 +143,7 @@ async def pull_one(admin: Admin, mq: MessageQueue, offset: int, addr: str, mn: i
     # the queue changed between the range check and the pull (retention, or a race)
     return MessageAt(mq, offset, addr, ans.min_offset if ans.min_offset is not None else mn,
                      ans.max_offset if ans.max_offset is not None else mx, None,
-                     f"{response_name(ans.code)} ({ans.status or 'no remark'})")
+                     f"{response_name(ans.code)} ({ans.status or 'no remark'})", ans.code)
 
 
 async def read_message(admin: Admin, topic: str, broker: str, queue_id: int,
@@ -170,9 +171,19 @@ async def read_message(admin: Admin, topic: str, broker: str, queue_id: int,
             hint="give an offset from the min offset to max offset - 1 (`mqctl topic status "
                  f"{topic}`); mqctl does not pull outside that range (a broker answers "
                  "PULL_OFFSET_MOVED, and a 4.x broker records an OFFSET_MOVED_EVENT message)")
-    at = await pull_one(admin, mq, offset, addr, mn, mx)
+    try:
+        at = await pull_one(admin, mq, offset, addr, mn, mx)
+    except BrokerError as exc:
+        if not exc.hint:
+            exc.hint = (
+                "reading needs subscribe permission on the topic and on group TOOLS_CONSUMER "
+                "(ACL: the access key's account), a readable topic and a readable broker"
+                if exc.code == ResponseCode.NO_PERMISSION else
+                "the broker refused the read: see its remark")
+        raise
     if at.message is None:
-        raise BrokerError(ResponseCode.PULL_NOT_FOUND, at.missing, addr=addr,
+        raise BrokerError(at.answer_code if at.answer_code is not None
+                          else ResponseCode.PULL_NOT_FOUND, at.missing, addr=addr,
                           request_code=RequestCode.PULL_MESSAGE,
                           hint=f"the queue now {range_text(at.min_offset, at.max_offset)}; "
                                "try again")

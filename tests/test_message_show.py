@@ -347,3 +347,21 @@ def test_a_pending_server_side_reset_survives_message_show(cli, sim, tmp_path):
     a = parse_pull(pull(sim, "broker-a", "TopicPay", 0, 35000, group="GID_REPLAY"))
     assert (a.code, a.status, a.next_begin_offset) == (R.PULL_OFFSET_MOVED, "OFFSET_RESET", 0)
     assert ("TopicPay", "GID_REPLAY") not in sim.call(lambda c: set(c.brokers["broker-a"].resets))
+
+
+def test_a_queue_that_changed_after_the_range_check_is_the_brokers_answer(cli, sim):
+    """The message went between GET_MAX_OFFSET and the pull (retention, a race): the broker's
+    code and remark, exit 5, no traceback."""
+    sim.call(lambda c: c.faults.error("broker-a", C.PULL_MESSAGE, R.PULL_NOT_FOUND,
+                                      remark="OFFSET_FOUND_NULL", times=1))
+    r = run(cli, sim, *SHOW, "--offset", "3")
+    assert r.exit_code == 5 and "Traceback" not in r.stderr
+    assert "PULL_NOT_FOUND (19)" in r.stderr and "try again" in r.stderr
+
+
+def test_a_refused_pull_is_a_broker_error(cli, sim):
+    sim.call(lambda c: c.faults.error("broker-a", C.PULL_MESSAGE, R.NO_PERMISSION,
+                                      remark="subscription group no permission, TOOLS_CONSUMER",
+                                      times=1))
+    r = run(cli, sim, *SHOW, "--offset", "3")
+    assert_clean_error(r, 5, "NO_PERMISSION (16)")
