@@ -168,9 +168,13 @@ def show(
 ) -> None:
     """Who holds the lock of each queue of an orderly group, as its clients report it.
 
-    Per queue: the owner, locked, lock age, whether the client still trusts it (<= 30 s), how
-    long the broker lease can still run (60 s from the last renewal the client reports),
-    unlock tries, dropped, and the owner the allocation predicts. States: held, expiring,
+    Per queue: the owner, locked, lock age, whether the client still trusts it (<= 30 s;
+    false for a client that left the group, empty for one that does not answer), how long
+    the broker lease can still run (60 s from the last renewal the client reports), FREES AT
+    (when a departed holder's lease ends: the earliest possible end, which moves 20 s later
+    each time it passes while the holder may have renewed before it left; the hint gives the
+    latest), unlock tries, dropped, and the owner the allocation predicts. Times are in the
+    --tz zone with their offset. States: held, expiring,
     stale, contested, lock-failed, unknown, unowned (see docs/locks.md). A client that stopped
     answering (hung) renewed nothing after its last answer: once its lease lapsed its queues
     are never stale again, also after the brokers drop it (~120 s after its last heartbeat).
