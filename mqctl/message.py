@@ -163,7 +163,14 @@ async def read_message(admin: Admin, topic: str, broker: str, queue_id: int,
                          f"(readQueueNums {qd.read_queue_nums}): brokers refuse pulls from it",
                          hint="pick a queue id below the read queue number")
     mq = MessageQueue(topic, broker, queue_id)
-    mn, mx = await admin.min_offset(mq, addr), await admin.max_offset(mq, addr)
+    try:
+        mn, mx = await admin.min_offset(mq, addr), await admin.max_offset(mq, addr)
+    except BrokerError as exc:
+        if not exc.hint:
+            from mqctl.admin import failure_hint
+
+            exc.hint = failure_hint([exc])
+        raise
     if not mn <= offset < mx:
         raise OffsetOutOfRange(
             f"offset {offset} is not in queue {broker}/{queue_id} of {topic}: it "

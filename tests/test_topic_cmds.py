@@ -199,3 +199,17 @@ def test_topic_consumers_broadcasting_lag_is_unknown(cli, sim):
     assert g["GID_POP"]["lag"] is not None and g["GID_POP"]["lag_unknown"] is None
     r = run(cli, sim, "topic", "consumers", "TopicNews", "-o", "plain")
     assert "LAG `-` for BROADCASTING groups" in r.stdout
+
+
+@pytest.mark.parametrize("args", [("topic", "status", "TopicPay"),
+                                  ("topic", "consumers", "TopicPay"),
+                                  ("group", "config", "GID_PAY"),
+                                  ("message", "show", "-t", "TopicPay", "-b", "broker-a", "-q",
+                                   "0", "--offset", "1")], ids=lambda a: " ".join(a[:2]))
+def test_every_broker_refusing_is_exit_5_not_an_empty_answer(cli, sim, args):
+    for b in ("broker-a", "broker-b"):
+        sim.call(lambda c, b=b: c.faults.error(b, None, 16, remark="check signature failed."))
+    r = run(cli, sim, *args, "-o", "json")
+    assert r.exit_code == 5, (r.stdout, r.stderr)
+    assert r.stdout == "" and "Traceback" not in r.stderr
+    assert "NO_PERMISSION" in r.stderr and "hint:" in r.stderr
