@@ -221,7 +221,7 @@ def complete_topics(ctx: typer.Context, incomplete: str) -> list[str]:
 
 
 def _is_group(param: Any) -> bool:
-    return param.name in ("group", "group_opt", "groups") or "--group" in getattr(
+    return param.name in ("group", "group_opt", "group_pos", "groups") or "--group" in getattr(
         param, "opts", ())
 
 

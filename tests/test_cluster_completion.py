@@ -58,6 +58,8 @@ def test_groups_and_topics_complete_from_the_cluster(sim, names):
     assert complete("mqctl offsets reset -g GID_REPLAY -t ",
                     NAMESRV_ADDR=ns).stdout.split() == topics
     assert complete(f"mqctl -n {ns} route ").stdout.split() == topics
+    assert complete(f"mqctl -n {ns} allocate GID_O").stdout.split() == ["GID_ORDER"]
+    assert complete(f"mqctl -n {ns} locks show --group GID_O").stdout.split() == ["GID_ORDER"]
     # RocketMQ's own names only when asked for by their first letters
     retry = complete(f"mqctl -n {ns} route %RE").stdout.split()
     assert retry and all(t.startswith("%RETRY%") for t in retry)
