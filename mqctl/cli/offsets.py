@@ -650,6 +650,7 @@ def rollbacks(
              if (group is None or i.group == group) and (topic is None or i.topic == topic)]
     live: dict[str, str] = {}
     failures: list[Any] = []
+    here = ";".join(st.settings(namesrv=namesrv).namesrv) if check else None
     if check and infos:
         live, failures = _rollbacks_live(st, [i for i in infos if not i.error], namesrv,
                                          concurrency)
@@ -661,6 +662,8 @@ def rollbacks(
             note.append(i.error)
         if i.remaining:
             note.append(f"interrupted: {i.remaining.name} holds what was not sent")
+        if here and i.namesrv and i.namesrv != here:
+            note.append(f"written against name server {i.namesrv}, checked against {here}")
         if i.later:
             note.append(f"{len(i.later)} later change(s) of {i.group}/{i.topic}: restoring "
                         "this undoes them too")
