@@ -69,6 +69,20 @@ def test_groups_and_topics_complete_from_the_cluster(sim, names):
     assert RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG in sent
 
 
+@pytest.mark.parametrize("shell, extra", [("zsh", {}),
+                                          ("fish", {"_TYPER_COMPLETE_FISH_ACTION": "get-args"})])
+def test_zsh_and_fish_protocols(sim, shell, extra):
+    e = dict(os.environ, _MQCTL_COMPLETE=f"complete_{shell}",
+             _TYPER_COMPLETE_ARGS=f"mqctl -n {sim.namesrv_addr} consumers GID_P", **extra)
+    r = subprocess.run([sys.executable, "-m", "mqctl"], env=e, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0 and r.stderr == ""
+    if shell == "fish":
+        assert r.stdout.split() == ["GID_PAY", "GID_POP"]
+    else:
+        assert '"GID_PAY"' in r.stdout and '"GID_POP"' in r.stdout and "GID_ORDER" not in r.stdout
+
+
 def test_answers_are_cached(sim, names):
     ns = sim.namesrv_addr
     assert complete(f"mqctl -n {ns} consumers ").stdout.split() == names[0]
