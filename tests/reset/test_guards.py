@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import pty
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -237,9 +238,11 @@ def test_yes_answer_applies(cli, sim, monkeypatch):
     assert len(rollback_files()) == 1
 
 
-def test_real_terminal_prompt_answered_no(sim, tmp_path):
-    """A real pseudo-terminal on stdin and stderr: the question shows the totals, 'n' stops
-    everything (exit 6), nothing is sent."""
+@pytest.mark.parametrize("answer", ["n", "SIGINT"])
+def test_real_terminal_prompt(sim, tmp_path, answer):
+    """A real pseudo-terminal on stdin and stderr: the question shows the totals; 'n' stops
+    everything (exit 6), so does an interrupt at the question (exit 130, at once: the
+    answer is read off the event loop); nothing is sent either way."""
     master, slave = pty.openpty()
     env = dict(os.environ, NAMESRV_ADDR=sim.namesrv_addr, XDG_STATE_HOME=str(tmp_path))
     p = subprocess.Popen([sys.executable, "-m", "mqctl", *BASE, "--to-earliest", "--execute",
@@ -258,12 +261,15 @@ def test_real_terminal_prompt_answered_no(sim, tmp_path):
                     break
         assert b"Proceed? [y/N]" in seen, seen
         assert b"8 queue(s)" in seen and b"replayed" in seen
-        os.write(master, b"n\n")
+        if answer == "SIGINT":
+            p.send_signal(signal.SIGINT)
+        else:
+            os.write(master, b"n\n")
         out, _ = p.communicate(timeout=60)
     finally:
         if p.poll() is None:
             p.kill()
         os.close(master)
-    assert p.returncode == 6
+    assert p.returncode == (130 if answer == "SIGINT" else 6)
     assert "# reset plan: GID_REPLAY / TopicPay to earliest" in out  # the plan came first
     assert mutating(sim) == [] and not list(tmp_path.rglob("*.json"))
