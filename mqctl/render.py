@@ -248,7 +248,10 @@ def select_tables(result: Result, name: str | None, fmt: str) -> list[Table]:
 
             names = _names(result.tables)
             main = table_name(main_table(result)[0], 0) if names else None
-            choices = ", ".join(f"{n} (default)" if n == main else n for n in names)
+            import shlex
+
+            choices = ", ".join(shlex.quote(n) + (" (default)" if n == main else "")
+                                for n in names)
             raise UsageError(f"--table {name!r}: this command prints no table of that name",
                              hint=(f"choose one of: {choices}" if names
                                    else "this command prints no table"))

@@ -38,6 +38,9 @@ running info), said in a note; clients that disagree are predicted per client, w
 What-if: --add-consumer / --remove-consumer / --compare STRATEGY show the queues that move.
 --against-live compares the prediction with what each client reports owning.
 
+Tables: consumers (queues with --by-queue); a what-if: moves (what -o csv prints), counts,
+queues (--by-queue); live adds brokers and differences. --table NAME picks one.
+
 \b
 Examples:
   mqctl allocate --strategy avg --queues broker-a:8,broker-b:8 --consumers 3

@@ -192,7 +192,8 @@ def consumers(
 
     Reports brokers that disagree on membership, duplicate client ids, clients whose
     subscriptions or allocation strategies differ, idle consumers (more consumers than
-    queues) and pop/gRPC consumers. Example: mqctl consumers GID_ORDER
+    queues) and pop/gRPC consumers. Tables: clients (what -o csv prints), findings (--table
+    findings). Example: mqctl consumers GID_ORDER
     """
     from mqctl.inspect import capture_members, check_members, require_group
     from mqctl.render import Column, Result, Table
@@ -531,6 +532,8 @@ def progress(
     produce TPS the brokers report (5.3+) next to the clients' consume TPS. The %RETRY% queues
     and the %DLQ% topic are a separate section (--no-retry leaves it out). Pop (5.x) groups
     have no queue owners: INFLIGHT is what the pop clients hold unacked.
+
+    Tables: queues (what -o csv prints), topics, retry (--table NAME picks one).
 
     Example: mqctl group progress GID_ORDER --only-lagging --sort lag
     """

@@ -182,6 +182,8 @@ def show(
     it after its next 20 s lock cycle. Read-only: sends no LOCK_BATCH_MQ, UNLOCK_BATCH_MQ or
     HEART_BEAT.
 
+    Tables: queues (what -o csv prints), summary, clients (--table NAME picks one).
+
     Example: mqctl locks show --group GID_ORDER --watch
     """
     from mqctl.locks import capture_locks, ensure_lockable
