@@ -159,13 +159,14 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
                    move_window_ms=max(0, move_window_ms), storm_rounds=storm_rounds,
                    storm_window_ms=max(0, storm_window_ms), summary_limit=max(1, summary_limit))
     say = progress or (lambda _m: None)
+    # before the JVM starts: a long run must not end unwritten (errors name the path as given)
+    _check_outputs(out_dir, prom_file)
     if _local(out_dir):
         # the JVM resolves a relative path against its own working directory, which is not
         # this process's once it changed directory after the session started (a reused session)
         from mqctl.lagjob.inputs import local_path
 
         out_dir = os.path.abspath(local_path(out_dir))
-    _check_outputs(out_dir, prom_file)  # before the JVM starts: a long run must not end unwritten
     if all(_local(s.path) for s in specs):  # fail fast, before the JVM starts
         from mqctl.lagjob.readers import list_local
 
