@@ -209,3 +209,26 @@ def test_pure_policy_order_and_middle_shortening():
     # a table that cannot fit keeps its numbers and keys whole and is wider than asked
     tiny = fit_table(t, 10)
     assert tiny.cells[0][:2] == ["TopicAudit", "123456789"] and tiny.total > 10
+
+
+def test_locks_show_shortens_owner_ids_in_the_middle_when_unavoidable(sim, cli):
+    """Below 80 columns, once every low-value column is gone, OWNER ids lose their middle
+    (never their host or their end) and the footer says so."""
+    args = ["locks", "show", "--group", "GID_ORDER"]
+    j = json_of(sim, cli, args)
+    lines = section(run_pty(sim, args, 56), "locks of GID_ORDER")
+    rows = [tokens(line) for line in row_lines(lines, "TopicOrder")]
+    assert len(rows) == len(j["queues"])
+    shortened = 0
+    for q, toks in zip(j["queues"], rows, strict=True):
+        assert toks[:3] == [q["topic"], q["queue"], q["state"]], toks
+        owner = toks[3]
+        if "\u2026" in owner:
+            head, tail = owner.split("\u2026")
+            assert q["owner"].startswith(head) and q["owner"].endswith(tail) and head and tail
+            shortened += 1
+        else:
+            assert owner == q["owner"]
+    assert shortened
+    footer = " ".join(line.strip() for line in lines)
+    assert "shortened (\u2026): OWNER" in footer and "-o wide shows them" in footer
