@@ -326,6 +326,9 @@ class Fitted:
 
 
 def _clen(s: str) -> int:
+    """Terminal cells the widest line of ``s`` takes (a CJK character takes two)."""
+    if "\n" not in s and s.isascii():
+        return len(s)
     from rich.cells import cell_len
 
     return max((cell_len(line) for line in s.split("\n")), default=0)
@@ -377,11 +380,13 @@ def fit_table(t: Table, width: int | None) -> Fitted:
     def k(c: Column) -> str:
         return c.key + "\0" + c.header
 
+    vw = {key: max((_clen(x) for x in vals), default=0) for key, vals in texts.items()}
+
     def natural(c: Column) -> int:
-        return max([_clen(c.header), *(_clen(x) for x in texts[k(c)])])
+        return max(_clen(c.header), vw[k(c)])
 
     def values_width(c: Column) -> int:
-        return max((_clen(x) for x in texts[k(c)]), default=0)
+        return vw[k(c)]
 
     def layout(shown: list[Column], limit: int | None) -> tuple[list[int], list[str], bool]:
         widths = [natural(c) for c in shown]

@@ -206,6 +206,10 @@ def test_pure_policy_order_and_middle_shortening():
     assert tighter.cells[0][2] == "10.0.3.\u2026demo08"  # down to ID_MIN, start and end
     assert shorten_middle("10.0.3.31@4301#demo08", 100) == "10.0.3.31@4301#demo08"
     assert shorten_middle("abcdefghijklmnop", 7) == "abc\u2026nop"
+    # widths are terminal cells: a Chinese topic name takes two per character
+    cjk = fit_table(Table([Column("t", "TOPIC", kind="key")], [{"t": "\u8ba2\u5355\u4e3b\u9898"}]),
+                    None)
+    assert cjk.widths == [8]
     # a table that cannot fit keeps its numbers and keys whole and is wider than asked
     tiny = fit_table(t, 10)
     assert tiny.cells[0][:2] == ["TopicAudit", "123456789"] and tiny.total > 10
