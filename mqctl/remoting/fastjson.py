@@ -105,6 +105,8 @@ class _Parser:
 
     def ws(self) -> None:
         s, n = self.s, self.n
+        if self.i < n and s[self.i] not in _WS and s[self.i] != "/":
+            return  # nothing to skip (most calls: compact bodies), without the regex
         i = _WS_RE.match(s, self.i).end()  # type: ignore[union-attr]
         if i >= n or s[i] != "/":
             self.i = i
