@@ -2,10 +2,11 @@
 
 The flow (``mqctl offsets reset``):
 
-1. **plan** (read-only, :mod:`mqctl.reset.plan`): per queue the min/max offsets
-   (GET_TOPIC_STATS_INFO), the committed offset (QUERY_CONSUMER_OFFSET), and the target: a time
-   (SEARCH_OFFSET_BY_TIMESTAMP, boundary LOWER: the first message stored at or after it),
-   earliest, latest, an offset, a shift, or an edited plan file. Targets outside ``[min, max]``
+1. **plan** (read-only, :mod:`mqctl.reset.plan`, its types in :mod:`mqctl.reset.types`): per
+   queue the min/max offsets (GET_TOPIC_STATS_INFO), the committed offset
+   (QUERY_CONSUMER_OFFSET), and the target: a time (SEARCH_OFFSET_BY_TIMESTAMP, boundary LOWER:
+   the first message stored at or after it), earliest, latest, an offset, a shift, or an edited
+   plan file. Targets outside ``[min, max]``
    are clamped, with a warning.
 2. **preflight**: the route resolves, every master is reachable, the group exists, the
    consumers' state (online, orderly, pop/gRPC, broadcasting), and each broker's reset path:
@@ -44,14 +45,7 @@ from mqctl.reset.plan import (
     LEGACY_CLIENT_PAUSE_S,
     LEGACY_COMMIT_WAIT_S,
     MAX_QUEUE_ID,
-    PLAN_SCHEMA,
     SERVER_SIDE_WAIT_S,
-    BrokerPlan,
-    ConsumerState,
-    Path_,
-    Plan,
-    QueuePlan,
-    Target,
     compute_target,
     default_wait,
     format_queue_scope,
@@ -61,6 +55,7 @@ from mqctl.reset.plan import (
     target_from_options,
     target_time,
 )
+from mqctl.reset.types import PLAN_SCHEMA, BrokerPlan, ConsumerState, Path_, Plan, QueuePlan, Target
 
 __all__ = ["BAD", "LEGACY_CLIENT_PAUSE_S", "LEGACY_COMMIT_WAIT_S",
            "MAX_QUEUE_ID", "PLAN_SCHEMA", "ROLLBACK_SCHEMA", "SERVER_SIDE_WAIT_S", "BrokerPlan",

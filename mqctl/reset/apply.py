@@ -22,7 +22,7 @@ from mqctl.models import MessageQueue
 from mqctl.remoting import fastjson
 from mqctl.remoting.client import fan_out
 from mqctl.remoting.codes import RequestCode
-from mqctl.reset.plan import Path_, Plan, QueuePlan
+from mqctl.reset.types import Path_, Plan, QueuePlan
 from mqctl.timeparse import now_ms
 
 PREVIOUSLY_RESET = "Offset has been previously reset"

@@ -14,7 +14,7 @@ from typing import Any
 from mqctl.errors import UsageError
 from mqctl.fsutil import atomic_write_text
 from mqctl.models import MessageQueue
-from mqctl.reset.plan import MAX_OFFSET, PLAN_SCHEMA, Plan, Target
+from mqctl.reset.types import MAX_OFFSET, PLAN_SCHEMA, Plan, Target
 from mqctl.timeparse import format_ms
 
 ROLLBACK_SCHEMA = "mqctl.rollback/1"

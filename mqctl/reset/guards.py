@@ -24,7 +24,7 @@ from mqctl.errors import UsageError
 
 if TYPE_CHECKING:
     from mqctl.config import Settings
-    from mqctl.reset.plan import Plan
+    from mqctl.reset.types import Plan
 
 # a change moving more messages than this asks for confirmation on a terminal (without --yes)
 DEFAULT_CONFIRM_ABOVE = 10_000
