@@ -247,6 +247,16 @@ def test_groups_partial_and_nothing_read(cli, gsim):
     assert "Traceback" not in none.stderr
 
 
+def test_groups_every_broker_down_is_a_connection_failure(cli, gsim):
+    for b in ("broker-a", "broker-b"):
+        gsim.call(lambda c, b=b: c.faults.broker_down(b))
+    gsim.advance(0.1)
+    r = run(cli, gsim, "--timeout", "1", "groups")
+    assert r.exit_code == 3, r.stderr
+    assert r.stdout == "" and "no broker answered the group tables" in r.stderr
+    assert "hint: no broker could be reached" in r.stderr
+
+
 def test_groups_watch_refreshes(cli, gsim):
     r = run(cli, gsim, "groups", "--watch", "0.1", "--count", "2", "-o", "plain")
     assert r.exit_code == 0, r.stderr
