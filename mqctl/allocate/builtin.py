@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from mqctl.allocate.base import AllocationStrategy, Assignment, distinct, java_key
 from mqctl.allocate.hashring import HashFunction, HashRing
@@ -285,19 +285,20 @@ class MachineRoomNearby(AllocationStrategy):
     description = ("same-room consumers first (--inner, --broker-room-regex, "
                    "--consumer-room-regex); orphan rooms shared by all")
 
+    #: the inner strategy when none is named. Through the registry (the CLI, allocate_group)
+    #: ``params["inner"]`` arrives created from any registered name, plugins included; a name
+    #: given to this class directly is one of the built-ins (this module knows no registry,
+    #: so that the registry can import it)
+    default_inner: ClassVar[str] = "avg"
+
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        inner = params.get("inner") or "avg"
+        inner = params.get("inner") or self.default_inner
         if isinstance(inner, AllocationStrategy):
             self.inner = inner
         else:
-            from mqctl.allocate.registry import registry
-
-            inner_params = {k: v for k, v in params.items() if k != "inner"}
-            if registry.canonical(str(inner))[0] == self.name:
-                raise UsageError("machine-room-nearby cannot be its own inner strategy",
-                                 hint="use --inner avg, avg-by-circle or consistent-hash")
-            self.inner = registry.create(str(inner), **inner_params)
+            self.inner = create_builtin(str(inner), outer=self.name,
+                                        **{k: v for k, v in params.items() if k != "inner"})
         broker = params.get("broker_room")
         consumer = params.get("consumer_room")
         self.broker_room: RoomResolver = broker or regex_resolver(
@@ -360,3 +361,22 @@ def _merge(out: Assignment, part: Mapping[str, Iterable[MessageQueue]],
 
 BUILTINS: tuple[type[AllocationStrategy], ...] = (
     Averagely, AveragelyByCircle, ConsistentHash, ByConfig, ByMachineRoom, MachineRoomNearby)
+
+
+def own_inner_error(outer: str) -> UsageError:
+    return UsageError(f"{outer} cannot be its own inner strategy",
+                      hint="use --inner avg, avg-by-circle or consistent-hash")
+
+
+def create_builtin(name: str, *, outer: str | None = None, **params: Any) -> AllocationStrategy:
+    """A built-in strategy by its name or RocketMQ's (``avg``, ``AVG_BY_CIRCLE``), without the
+    registry (which also knows plugins and Java class names); ``outer`` is the strategy that
+    will run it inside, which cannot be the same one."""
+    key = name.strip().lower().replace("_", "-")
+    if key == outer:
+        raise own_inner_error(outer)
+    for cls in BUILTINS:
+        if key in (cls.name, (cls.java_name or "").lower().replace("_", "-")):
+            return cls(**params)
+    raise UsageError(f"unknown built-in strategy {name!r}",
+                     hint=f"use one of {', '.join(cls.name for cls in BUILTINS)}")

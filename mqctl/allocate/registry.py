@@ -15,6 +15,10 @@ implements only ``allocate`` is run once per distinct consumer.
 Entry points are read lazily (only when a name is not a built-in, or when the list is asked
 for) and once. A plugin that fails to load is skipped and recorded in :attr:`Registry.problems`
 (the CLI prints them as warnings); it never breaks the built-ins.
+
+The registry imports the built-ins (:mod:`mqctl.allocate.builtin`), never the other way round:
+a strategy that runs another inside it (``machine-room-nearby``) names its default in the class
+attribute ``default_inner``, and :meth:`Registry.create` creates the inner one from its name.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mqctl.allocate.base import AllocationStrategy, Assignment, distinct
+from mqctl.allocate.builtin import BUILTINS, own_inner_error
 from mqctl.errors import MqctlError, PluginError, UsageError
 from mqctl.models import STRATEGY_CLASS_NAMES, MessageQueue
 
@@ -216,6 +221,10 @@ class Registry:
         entry, implied = self._entry(name)
         merged = {**params, **implied}
         builtin = entry.info.origin == "builtin"
+        default_inner = getattr(entry.factory, "default_inner", None)
+        if default_inner is not None and not isinstance(merged.get("inner"), AllocationStrategy):
+            inner = str(merged.get("inner") or default_inner)
+            merged["inner"] = self._inner(entry.info.name, inner, merged)
         try:
             obj = _call_with_params(entry.factory, merged)
         except MqctlError:
@@ -234,13 +243,18 @@ class Registry:
             raise PluginError(f"strategy {entry.info.name!r} ({entry.info.origin}): {exc}",
                               hint="a strategy needs allocate() or allocate_group()") from exc
 
+    def _inner(self, outer: str, inner: str, params: dict[str, Any]) -> AllocationStrategy:
+        """The strategy a wrapping strategy (``default_inner`` set: machine-room-nearby) runs
+        inside, created by name from this registry with the outer one's other parameters."""
+        if self.canonical(inner)[0] == outer:
+            raise own_inner_error(outer)
+        return self.create(inner, **{k: v for k, v in params.items() if k != "inner"})
+
     def is_plugin(self, name: str) -> bool:
         return self._entry(name)[0].info.origin != "builtin"
 
 
 def _builtin_registry() -> Registry:
-    from mqctl.allocate.builtin import BUILTINS
-
     r = Registry()
     for cls in BUILTINS:
         r.register(cls)
