@@ -4,6 +4,7 @@ and the lock view's TRUSTED / FREES AT semantics."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from datetime import UTC, timedelta, timezone
@@ -236,3 +237,32 @@ def test_unsigned_by_duration_warns_and_plans_the_past(cli, sim):
     assert signed.exit_code == 0 and "no sign" not in signed.stderr
     # the same instant (the sim's clock is manual); the text echoes what was typed
     assert r.json["target"].split(" (")[0] == signed.json["target"].split(" (")[0]
+
+
+def test_group_progress_and_locks_show_times_in_the_tz_zone(cli, sim, tmp_path):
+    ns = ["-n", sim.namesrv_addr]
+    state = ["--state-dir", str(tmp_path)]
+    sim.advance(110)  # observed before demo09 crashes (120 s), then stale after it
+    assert cli([*ns, "locks", "show", "GID_ORDER", *state]).exit_code in (0, 8)
+    sim.advance(40)
+    r = cli([*ns, "group", "progress", "GID_PAY", "-o", "plain", "--tz", "Asia/Shanghai"])
+    assert r.exit_code == 0, r.stderr
+    j = cli([*ns, "group", "progress", "GID_PAY", "-o", "json"]).json
+    q = next(x for x in j["queues"] if x["last_consume_ts"])
+    assert q["last_consume_time"].endswith("Z")  # machine formats stay UTC
+    set_display_tz(resolve_tz("Asia/Shanghai"))
+    assert format_local(q["last_consume_ts"]) in r.stdout
+    assert format_local(q["last_consume_ts"]).endswith(" +08:00")
+    r = cli([*ns, "--tz", "Asia/Shanghai", "locks", "show", "GID_ORDER", "-o", "plain",
+             *state])
+    assert r.exit_code in (0, 8), r.stderr
+    notes = [ln for ln in r.stdout.splitlines() if ln.startswith("group GID_ORDER")]
+    assert notes and notes[0].endswith("+08:00"), notes
+    assert "is blocked until" in r.stdout, r.stdout
+    assert re.search(r"blocked until \d{2}:\d{2}:\d{2} \+08:00 (at the earliest )?\(FREES AT",
+                     r.stdout), r.stdout
+    stale = [ln for ln in r.stdout.splitlines() if " stale " in f" {ln} " and "TopicOrder" in ln]
+    assert stale and all(re.search(r"\d{2}:\d{2}:\d{2} \+08:00", ln) for ln in stale)
+    # no UTC instant in a human line next to a local one
+    human = [ln for ln in r.stdout.splitlines() if "+08:00" in ln]
+    assert human and not any(re.search(r"\d{2}:\d{2}:\d{2}\.\d{3}Z", ln) for ln in human)
