@@ -52,7 +52,9 @@ def demo(
     with progress(st, "snapshots", steps) as advance:
         cap, res = run_demo(out_dir, hours=hours, interval_s=interval_s, master=master,
                             window=window, on_capture=lambda _i, _n: advance(1), progress=say)
-    view = result_view(res)
+    from mqctl.cli.lag import _readable
+
+    view = _readable(result_view(res))  # TIME LAG as a duration, as `lag report` shows it
     view.notes.insert(0, f"simulated {hours:g} h: {cap.captures} snapshot(s), {cap.rows} rows, "
                       f"logs in {cap.logs_dir}")
     if "html" in res.paths:
