@@ -154,3 +154,20 @@ def test_progress_and_locks_tables_show_durations(cli, sim):
     q = run(cli, sim, "locks", "show", "GID_ORDER", "--no-state", "-o", "json").json["queues"]
     held = [x for x in q if x["lock_age_ms"] is not None]
     assert held and all(x["lock_age_s"] == round(x["lock_age_ms"] / 1000, 1) for x in held)
+
+
+@pytest.mark.parametrize("queue, fragment", [
+    ("{topic: T, brokerName: [broker-a], queueId: 0}",
+     'brokerName must be a non-empty string (got ["broker-a"])'),
+    ('{topic: T, brokerName: broker-a, queueId: "1"}',
+     'queueId must be a non-negative integer (got "1")'),
+    ("{topic: T, brokerName: broker-a}", 'queue {"topic": "T", "brokerName": "broker-a"} '
+                                         "lacks queueId"),
+])
+def test_input_errors_show_values_as_json_never_python_reprs(cli, tmp_path, queue, fragment):
+    topo = tmp_path / "t.yaml"
+    topo.write_text(f"group: G\nqueues:\n  - {queue}\nconsumers: [c1]\n")
+    r = cli(["allocate", "--topology", str(topo)])
+    assert r.exit_code == 2
+    assert fragment in r.stderr, r.stderr
+    assert "['" not in r.stderr and "{'" not in r.stderr and "None" not in r.stderr

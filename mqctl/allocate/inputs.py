@@ -59,6 +59,13 @@ def generated_ids(n: int) -> list[str]:
             for i in range(n)]
 
 
+def _as_json(v: Any) -> str:
+    """A value from a file, in an error, as it would be written in JSON (``["broker-a"]``,
+    ``"1"``, ``null``), never a Python repr; long values are cut."""
+    text = json.dumps(v, default=str, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def parse_queue(item: Any, topic: str | None, where: str) -> MessageQueue:
     """An object ``{topic, brokerName, queueId}`` or a string ``broker:queueId``."""
     if isinstance(item, MessageQueue):
@@ -73,16 +80,17 @@ def parse_queue(item: Any, topic: str | None, where: str) -> MessageQueue:
         if "topic" not in item and not topic:
             missing.insert(0, "topic")
         if missing:
-            raise UsageError(f"{where}: queue {item!r} lacks {', '.join(missing)}",
+            raise UsageError(f"{where}: queue {_as_json(item)} lacks {', '.join(missing)}",
                              hint=QUEUE_HINT)
         t = item.get("topic", topic)
         b, q = item["brokerName"], item["queueId"]
-        if not isinstance(t, str) or not t or not isinstance(b, str) or not b:
-            raise UsageError(f"{where}: topic and brokerName must be non-empty strings: {item!r}",
-                             hint=QUEUE_HINT)
+        for name, v in (("topic", t), ("brokerName", b)):
+            if not isinstance(v, str) or not v:
+                raise UsageError(f"{where}: {name} must be a non-empty string (got "
+                                 f"{_as_json(v)})", hint=QUEUE_HINT)
         if isinstance(q, bool) or not isinstance(q, int) or q < 0:
-            raise UsageError(f"{where}: queueId must be a non-negative integer: {item!r}",
-                             hint=QUEUE_HINT)
+            raise UsageError(f"{where}: queueId must be a non-negative integer (got "
+                             f"{_as_json(q)})", hint=QUEUE_HINT)
         return MessageQueue(t, b, q)
     raise UsageError(f"{where}: a queue must be an object or 'broker:queueId', "
                      f"not {type(item).__name__}", hint=QUEUE_HINT)
@@ -188,7 +196,7 @@ def parse_topology(data: Any, source: str = "topology") -> Topology:
         bad = [i for i, c in enumerate(raw_c) if not isinstance(c, str) or not c]
         if bad:
             raise UsageError(f"{source}: consumers[{bad[0]}] is not a non-empty string: "
-                             f"{raw_c[bad[0]]!r}", hint=TOPOLOGY_HINT)
+                             f"{_as_json(raw_c[bad[0]])}", hint=TOPOLOGY_HINT)
         consumers = tuple(raw_c)
     else:
         raise UsageError(f"{source}: 'consumers' must be a list of client ids or a count, "
