@@ -426,12 +426,14 @@ class CaptureCache:
 async def capture_progress(admin: Admin, group: str, topic: str | None = None, *,
                            running: bool = True, topic_stats: bool = True,
                            cache: CaptureCache | None = None, running_info: bool = True,
-                           dlq: bool = False) -> GroupProgress:
+                           dlq: bool = False, produce_tps: bool = False) -> GroupProgress:
     """Everything ``group progress`` and ``snapshot`` need, for one group.
 
     ``running=False``: no member list at all; ``running_info=False`` (``--no-clients``): the
     member list but no GET_CONSUMER_RUNNING_INFO (owners, locks, client caches unknown).
-    ``dlq``: also the ``%DLQ%<group>`` topic's queues (route + GET_TOPIC_STATS_INFO)."""
+    ``dlq``: also the ``%DLQ%<group>`` topic's queues (route + GET_TOPIC_STATS_INFO).
+    ``produce_tps``: where a broker's topic stats carry no ``topicPutTps`` (before 5.3), ask
+    its TOPIC_PUT_NUMS stats (VIEW_BROKER_STATS_DATA) for the topic's produce TPS."""
     ts = now_ms()
     members = (await capture_members(admin, group, running=running_info, every_broker=False,
                                      must_read=False) if running else None)
@@ -615,6 +617,18 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
         rt = admin.cached_route(tp)
         in_route = {b.broker_name for b in rt.brokers} if rt is not None else None
         by_topic[tp] = [b for b in unread if in_route is None or b in in_route]
+    if topic_stats and produce_tps:
+        fetch_put = getattr(admin, "topic_put_tps", None)  # absent on tests' corpus replays
+        ask = [pr for pr in plist if pr in tstats_ok and put_tps.get(pr) is None
+               and baddr.get(pr[0]) and not pr[1].startswith(RETRY_PREFIX)]
+        if fetch_put is not None and ask:
+            for po in await fan_out(ask, lambda pr: fetch_put(pr[1], baddr[pr[0]] or ""),
+                                    concurrency=admin.concurrency):
+                if po.ok:
+                    put_tps[po.item] = po.value
+                else:
+                    assert po.error is not None
+                    failures.append(BrokerFailure(po.item[0], baddr.get(po.item[0]), po.error))
     produce: dict[str, float | None] = {}
     if topic_stats:
         for (b, tp) in plist:

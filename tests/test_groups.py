@@ -297,6 +297,7 @@ def test_progress_produce_tps_next_to_consume_tps(cli, gsim, fmt):
     assert r.exit_code == 0, r.stderr
     put = gsim.call(lambda c: sum(lg.segments[-1].rate for b in c.brokers.values()
                                   for (t, _q), lg in b.logs.items() if t == "T"))
+    assert RequestCode.VIEW_BROKER_STATS_DATA not in {x.code for x in gsim.request_log}
     if fmt in ("json", "yaml"):
         d = json.loads(r.stdout) if fmt == "json" else yaml.safe_load(r.stdout)
         topic = d["topics"][0]
@@ -310,17 +311,24 @@ def test_progress_produce_tps_next_to_consume_tps(cli, gsim, fmt):
         assert "PRODUCE TPS" in r.stdout and f"produce TPS {put:.2f}" in r.stdout
 
 
-def test_progress_produce_tps_unknown_on_4x(cli, sim_factory):
+def test_progress_produce_tps_on_4x_from_the_broker_stats(cli, sim_factory):
+    """4.9.3's GET_TOPIC_STATS_INFO has no topicPutTps: the TOPIC_PUT_NUMS stats item
+    (VIEW_BROKER_STATS_DATA, as mqadmin statsAll) gives it; 5.3.3 needs no extra request."""
     doc = json.loads(json.dumps(SCENARIO))
     for b in doc["brokers"]:
         b["version"] = "V4_9_3"
     s = sim_factory(doc)
     s.advance(30)
+    s.clear_request_log()
     r = run(cli, s, "group", "progress", "G_OK", "-o", "json")
     assert r.exit_code == 0, r.stderr
-    assert r.json["topics"][0]["produce_tps"] is None and r.json["produce_tps"] is None
+    put = s.call(lambda c: sum(lg.segments[-1].rate for b in c.brokers.values()
+                               for (t, _q), lg in b.logs.items() if t == "T"))
+    assert r.json["topics"][0]["produce_tps"] == pytest.approx(put)
+    asked = [x for x in s.request_log if x.code == RequestCode.VIEW_BROKER_STATS_DATA]
+    assert len(asked) == 2 and {x.ext_fields["statsName"] for x in asked} == {"TOPIC_PUT_NUMS"}
     t = run(cli, s, "group", "progress", "G_OK")
-    assert "produce TPS unknown" in t.stdout
+    assert f"produce TPS {put:.2f}" in t.stdout
     # groups on 4.9.3 brokers (no pullOffset in 317, no CID_RMQ_SYS_TRANS system group)
     g = run(cli, s, "groups", "--include-system", "-o", "json")
     assert g.exit_code == 0, g.stderr

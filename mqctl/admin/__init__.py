@@ -388,6 +388,27 @@ class Admin:
         put = float(tps) if isinstance(tps, (int, float)) and not isinstance(tps, bool) else None
         return TopicStats.from_body(body), put
 
+    async def topic_put_tps(self, topic: str, addr: str) -> float:
+        """VIEW_BROKER_STATS_DATA (315) TOPIC_PUT_NUMS ``topic``, as mqadmin statsAll: the
+        topic's produce TPS on this broker over the last minute (statsMinute.tps), on every
+        version (4.x sends no topicPutTps in GET_TOPIC_STATS_INFO). A broker that has no such
+        stats item (``The stats <TOPIC_PUT_NUMS> <t> not exist``: no message put since it
+        started) answers SYSTEM_ERROR: that is 0."""
+        try:
+            resp = await self.client.invoke(addr, RequestCode.VIEW_BROKER_STATS_DATA,
+                                            {"statsName": "TOPIC_PUT_NUMS", "statsKey": topic},
+                                            idempotent=True)
+        except BrokerError as exc:
+            if exc.code == ResponseCode.SYSTEM_ERROR and "not exist" in (exc.remark or ""):
+                return 0.0
+            raise
+        body = _body(resp, "broker stats")
+        minute = body.get("statsMinute") if isinstance(body, dict) else None
+        tps = minute.get("tps") if isinstance(minute, dict) else None
+        if not isinstance(tps, (int, float)) or isinstance(tps, bool):
+            raise ProtocolError(f"broker stats of {topic}: no statsMinute.tps")
+        return float(tps)
+
     async def time_spans(self, topic: str, group: str, addr: str) -> list[QueueTimeSpan]:
         resp = await self.client.invoke(addr, RequestCode.QUERY_CONSUME_TIME_SPAN,
                                         {"topic": topic, "group": group}, idempotent=True)

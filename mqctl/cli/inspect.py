@@ -365,9 +365,10 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
     missing = not_included_note(p)
     max_tl = max((q.delay_ms for q in main_qs if q.delay_ms is not None), default=0) / 1000
     unknown = [q for q in main_qs if q.delay_ms is None]
-    known_put = [v for v in p.produce_tps.values() if v is not None]
-    produce_total = (round(sum(known_put), 3) if p.produce_tps
-                     and len(known_put) == len(p.produce_tps) else None)
+    puts = [v for t, v in p.produce_tps.items() if not t.startswith(RETRY_PREFIX)]
+    known_put = [v for v in puts if v is not None]
+    produce_total = (round(sum(known_put), 3) if puts and len(known_put) == len(puts)
+                     else None)
     data = {"group": p.group, "capture_ts": p.capture_ts,
             "capture_time": format_ms(p.capture_ts), "cluster": p.cluster,
             "consume_tps": round(p.consume_tps, 3), "produce_tps": produce_total,
@@ -409,8 +410,8 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
              + (f" ({len(unknown)} queue(s) unknown)" if unknown else "")
              + f", consume TPS {p.consume_tps:.2f}"
              + (f", produce TPS {produce_total:.2f}" if produce_total is not None else
-                ", produce TPS unknown (the brokers send no topicPutTps before 5.3)"
-                if p.produce_tps else "")]
+                ", produce TPS unknown (a broker did not answer it)"
+                if puts else "")]
     if p.pop:
         notes.append(f"pop: no queue owners: {p.group} consumes with pop (5.x), the broker hands "
                      "messages of every queue to whoever pops; INFLIGHT = popped and not yet "
@@ -548,7 +549,7 @@ def progress(
     async def once(client: RemotingClient) -> GroupProgress:
         admin = _admin(client, settings, concurrency)
         p = await capture_progress(admin, group, topic, running_info=not no_clients,
-                                   dlq=not no_retry)
+                                   dlq=not no_retry, produce_tps=True)
         if not p.queues and not p.failures and not (p.members and p.members.online_state):
             await require_group(admin, group)
         return p

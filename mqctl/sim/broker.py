@@ -628,6 +628,28 @@ def h_broker_consume_stats(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
     return _ok(cmd, body)
 
 
+def h_view_stats(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
+                 slave: bool) -> RemotingCommand:
+    """VIEW_BROKER_STATS_DATA (315), AdminBrokerProcessor.ViewBrokerStatsData (4.9.3 and
+    5.3.3; mqadmin statsAll): the BrokerStatsManager item ``statsName``/``statsKey`` as
+    BrokerStatsData {statsMinute, statsHour, statsDay: {sum, tps, avgpt}}, SYSTEM_ERROR ``The
+    stats <name> <key> not exist`` when there is none. The sim keeps TOPIC_PUT_NUMS only:
+    the producers' current rate over the topic's write queues on this broker (sum = rate x
+    the window)."""
+    name, key = _ext(cmd, "statsName") or "", _ext(cmd, "statsKey") or ""
+    conf = b.topics.get(key)
+    if name != "TOPIC_PUT_NUMS" or conf is None:
+        return _fail(cmd, R.SYSTEM_ERROR, f"The stats <{name}> <{key}> not exist")
+    tps = float(sum(lg.segments[-1].rate for (t, q), lg in b.logs.items()
+                    if t == key and q < conf.write))
+
+    def item(window_s: int) -> dict[str, Any]:
+        return {"avgpt": 0.0, "sum": int(tps * window_s), "tps": tps}
+
+    return _ok(cmd, {"statsDay": item(86_400), "statsHour": item(3_600),
+                     "statsMinute": item(60)})
+
+
 def h_topic_stats(b: SimBroker, cmd: RemotingCommand, conn: ServerConn,
                         slave: bool) -> RemotingCommand:
     topic = _ext(cmd, "topic") or ""
@@ -1132,6 +1154,7 @@ HANDLERS: dict[int, Any] = {
     C.GET_CONSUME_STATS: h_consume_stats,
     C.GET_TOPIC_STATS_INFO: h_topic_stats,
     C.GET_BROKER_CONSUME_STATS: h_broker_consume_stats,
+    C.VIEW_BROKER_STATS_DATA: h_view_stats,
     C.QUERY_CONSUME_TIME_SPAN: h_time_span,
     C.QUERY_CONSUMER_OFFSET: h_query_offset,
     C.UPDATE_CONSUMER_OFFSET: h_update_offset,
