@@ -233,6 +233,7 @@ def test_groups_partial_and_nothing_read(cli, gsim):
     # T lives on broker-b too: its groups' lag is unknown, the part read is kept
     assert g["G_LAG"]["lag"] is None and g["G_LAG"]["lag_at_least"] > 0
     assert g["G_LAG"]["state"] == "UNKNOWN" and g["G_LAG"]["not_included"] == ["broker-b"]
+    assert g["G_LAG"]["consume_tps"] is None  # broker-b's share unknown: no partial sum
     assert r.json["total"]["brokers_not_included"] == ["broker-b"]
     t = run(cli, gsim, "groups")
     assert t.exit_code == 8 and "not included: broker-b" in t.stdout and ">=" in t.stdout
