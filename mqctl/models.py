@@ -1,6 +1,7 @@
 """Typed, immutable views of RocketMQ data.
 
-Wire bodies are parsed by :mod:`mqctl.remoting.fastjson` into plain dicts; the ``from_body``
+Wire bodies are parsed by :mod:`mqctl.remoting.fastjson` into plain dicts (a queue used as a
+map key is the codec's own :class:`~mqctl.remoting.fastjson.QueueKey`); the ``from_body``
 constructors here turn them into frozen dataclasses, tolerating the differences between
 RocketMQ versions (e.g. ``topicSynFlag`` before 4.9.0, ``pullOffset`` from 5.x).
 """
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mqctl.errors import BodyError
+from mqctl.remoting.fastjson import mq_map, queue_key
 
 PERM_PRIORITY = 8
 PERM_READ = 4
@@ -41,7 +43,8 @@ class MessageQueue:
     """``org.apache.rocketmq.common.message.MessageQueue``.
 
     Ordering is ``MessageQueue.compareTo``: topic, then brokerName (``String.compareTo``), then
-    queueId numerically, which is the dataclass field order.
+    queueId numerically, which is the dataclass field order. It equals, and hashes as, the
+    codec's :class:`~mqctl.remoting.fastjson.QueueKey` of the same queue.
     """
 
     topic: str
@@ -84,17 +87,13 @@ class MessageQueue:
 
     @classmethod
     def from_dict_or_none(cls, d: Any) -> MessageQueue | None:
-        if not isinstance(d, dict):
-            return None
-        topic, broker, qid = d.get("topic"), d.get("brokerName"), d.get("queueId")
-        if not isinstance(topic, str) or not isinstance(broker, str):
-            return None
-        if isinstance(qid, bool) or not isinstance(qid, int):
-            if isinstance(qid, str) and qid.lstrip("-").isdigit():
-                qid = int(qid)
-            else:
-                return None
-        return cls(topic, broker, qid)
+        k = queue_key(d)
+        return None if k is None else cls(k.topic, k.broker_name, k.queue_id)
+
+    @classmethod
+    def of(cls, q: Any) -> MessageQueue:
+        """This model's queue for any queue (the codec's QueueKey, or a MessageQueue)."""
+        return q if isinstance(q, MessageQueue) else cls(q.topic, q.broker_name, q.queue_id)
 
     @classmethod
     def from_dict(cls, d: Any) -> MessageQueue:
@@ -370,15 +369,19 @@ class OffsetWrapper:
         return d
 
 
+def queue_map(value: Any, value_key: str = "offset") -> dict[MessageQueue, Any]:
+    """A ``Map<MessageQueue, V>`` in any of its wire forms (:func:`mqctl.remoting.fastjson.mq_map`),
+    keyed by :class:`MessageQueue`."""
+    return {MessageQueue.of(k): v for k, v in mq_map(value, value_key).items()}
+
+
 def _offset_table(d: Any, what: str, tps_key: str) -> tuple[dict[MessageQueue, Any], float]:
     """The ``offsetTable`` (``Map<MessageQueue, V>`` in any wire form) and the TPS field of a
     ConsumeStats or TopicStatsTable body."""
-    from mqctl.remoting.fastjson import mq_map
-
     if not isinstance(d, dict):
         raise BodyError(f"{what}: expected an object")
     tps = d.get(tps_key) or 0.0
-    return mq_map(d.get("offsetTable")), float(tps) if isinstance(tps, (int, float)) else 0.0
+    return queue_map(d.get("offsetTable")), float(tps) if isinstance(tps, (int, float)) else 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -528,8 +531,6 @@ class ConsumerRunningInfo:
 
     @classmethod
     def from_body(cls, d: Any) -> ConsumerRunningInfo:
-        from mqctl.remoting.fastjson import mq_map
-
         if not isinstance(d, dict):
             raise BodyError("ConsumerRunningInfo: expected an object")
         props = d.get("properties") or {}
@@ -537,8 +538,8 @@ class ConsumerRunningInfo:
         return cls(properties={str(k): str(v) for k, v in props.items()},
                    subscriptions=tuple(Subscription.from_body(s) for s in subs),
                    mq_table={mq: ProcessQueueInfo.from_body(v)
-                             for mq, v in mq_map(d.get("mqTable")).items()},
-                   mq_pop_table={mq: v for mq, v in mq_map(d.get("mqPopTable")).items()},
+                             for mq, v in queue_map(d.get("mqTable")).items()},
+                   mq_pop_table=queue_map(d.get("mqPopTable")),
                    status_table={str(k): v for k, v in (d.get("statusTable") or {}).items()})
 
 

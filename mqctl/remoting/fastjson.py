@@ -13,10 +13,13 @@ Some servers (or proxies using Gson) send maps with complex keys as a list of pa
 ``[[{key}, value], ...]``, and the C++ variant of ``ResetOffsetBody`` is a list of objects
 with an ``offset`` field. :func:`mq_map` normalises all three forms.
 
+The codec knows no domain model (``docs/architecture.md``): a ``MessageQueue`` key is a
+:class:`QueueKey` here, and :mod:`mqctl.models` builds its ``MessageQueue`` from it.
+
 :func:`loads` is a recursive-descent parser (a tokenizer, not regex patching: regexes corrupt
 string values that contain ``,5:`` and cannot handle object keys). Object keys become:
-``str`` for quoted keys, ``int`` for bare integers, :class:`MessageQueue` for objects with
-exactly ``topic``/``brokerName``/``queueId``, and a :class:`FrozenKey` for any other value.
+``str`` for quoted keys, ``int`` for bare integers, :class:`QueueKey` for objects with
+``topic``/``brokerName``/``queueId``, and a :class:`FrozenKey` for any other value.
 Bare identifiers and trailing commas, which fastjson's own parser accepts, are accepted too.
 
 Every malformed input raises :class:`mqctl.errors.BodyError` with the position; nothing else
@@ -31,15 +34,80 @@ import re
 from typing import Any
 
 from mqctl.errors import BodyError
-from mqctl.models import MessageQueue
 
-__all__ = ["FrozenKey", "loads", "dumps", "dumps_fastjson", "mq_map", "to_plain", "MAX_DEPTH"]
+__all__ = ["FrozenKey", "QueueKey", "loads", "dumps", "dumps_fastjson", "mq_map", "queue_key",
+           "to_plain", "MAX_DEPTH"]
 
 MAX_DEPTH = 256
 
 
+class QueueKey:
+    """A ``MessageQueue`` (``org.apache.rocketmq.common.message.MessageQueue``) as the codec
+    sees it: the three fields, nothing of the domain. Read-only by convention (a plain class:
+    a frozen dataclass costs three times as much to build, and tables hold thousands).
+
+    It equals, and hashes as, any queue with the same three fields (``mqctl.models.MessageQueue``
+    included), so a table parsed here is looked up with the model's queues.
+    """
+
+    __slots__ = ("topic", "broker_name", "queue_id")
+
+    def __init__(self, topic: str, broker_name: str, queue_id: int) -> None:
+        self.topic = topic
+        self.broker_name = broker_name
+        self.queue_id = queue_id
+
+    def __repr__(self) -> str:
+        return (f"QueueKey(topic={self.topic!r}, broker_name={self.broker_name!r}, "
+                f"queue_id={self.queue_id!r})")
+
+    def __eq__(self, other: object) -> bool:
+        if not _is_queue(other):
+            return NotImplemented
+        o: Any = other
+        return (self.queue_id == o.queue_id and self.topic == o.topic
+                and self.broker_name == o.broker_name)
+
+    def __hash__(self) -> int:
+        # the hash of a dataclass with these three fields (mqctl.models.MessageQueue)
+        return hash((self.topic, self.broker_name, self.queue_id))
+
+    def sort_key(self) -> tuple[str, str, int]:
+        return (self.topic, self.broker_name, self.queue_id)
+
+    def __str__(self) -> str:
+        # MessageQueue.toString(): how the standard JSON writer keys a map by queue
+        return (f"MessageQueue [topic={self.topic}, brokerName={self.broker_name}, "
+                f"queueId={self.queue_id}]")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"brokerName": self.broker_name, "queueId": self.queue_id, "topic": self.topic}
+
+
+def _is_queue(value: Any) -> bool:
+    """A :class:`QueueKey`, or any object with its three fields (the model's MessageQueue)."""
+    return isinstance(value, QueueKey) or (
+        hasattr(value, "queue_id") and hasattr(value, "broker_name") and hasattr(value, "topic"))
+
+
+def queue_key(d: Any) -> QueueKey | None:
+    """The queue an object ``{topic, brokerName, queueId}`` names (other fields ignored; a
+    numeric string queue id is read as a number), or None when it names none."""
+    if not isinstance(d, dict):
+        return None
+    topic, broker, qid = d.get("topic"), d.get("brokerName"), d.get("queueId")
+    if not isinstance(topic, str) or not isinstance(broker, str):
+        return None
+    if isinstance(qid, bool) or not isinstance(qid, int):
+        if isinstance(qid, str) and qid.lstrip("-").isdigit():
+            qid = int(qid)
+        else:
+            return None
+    return QueueKey(topic, broker, qid)
+
+
 class FrozenKey(tuple):  # type: ignore[type-arg]
-    """A hashable stand-in for a non-string, non-MessageQueue object or array used as a key."""
+    """A hashable stand-in for a non-string, non-queue object or array used as a key."""
 
     __slots__ = ()
 
@@ -67,7 +135,7 @@ def _thaw(value: Any) -> Any:
 def _key_of(value: Any) -> Any:
     """Convert a parsed non-string key into a hashable canonical key."""
     if isinstance(value, dict):
-        mq = MessageQueue.from_dict_or_none(value)
+        mq = queue_key(value)
         if mq is not None:
             return mq
     if isinstance(value, (dict, list)):
@@ -352,22 +420,25 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(name)  # leave NaN/Infinity to the lenient parser's own rules
 
 
-def mq_map(value: Any, value_key: str = "offset") -> dict[MessageQueue, Any]:
-    """Normalise a ``Map<MessageQueue, V>`` in any of the three wire forms.
+def mq_map(value: Any, value_key: str = "offset") -> dict[Any, Any]:
+    """Normalise a ``Map<MessageQueue, V>`` in any of the three wire forms, keyed by queue.
 
-    * fastjson: ``{MessageQueue: v}`` (already keyed by :class:`MessageQueue` after loads);
+    * fastjson: ``{MessageQueue: v}`` (already keyed by :class:`QueueKey` after loads);
     * Gson pair list: ``[[{topic, brokerName, queueId}, v], ...]``;
     * ForC list: ``[{topic, brokerName, queueId, <value_key>: v}, ...]``.
+
+    Keys are :class:`QueueKey`, or the caller's own queues when the map was keyed by them
+    already; :func:`mqctl.models.queue_map` gives the model's ``MessageQueue`` keys.
     """
     if value is None:
         return {}
-    out: dict[MessageQueue, Any] = {}
+    out: dict[Any, Any] = {}
     if isinstance(value, dict):
         for k, v in value.items():
-            if isinstance(k, MessageQueue):
+            if _is_queue(k):
                 out[k] = v
             elif isinstance(k, FrozenKey):
-                mq = MessageQueue.from_dict_or_none(k.to_plain())
+                mq = queue_key(k.to_plain())
                 if mq is None:
                     raise BodyError(f"map key is not a MessageQueue: {k.to_plain()!r}")
                 out[mq] = v
@@ -377,13 +448,12 @@ def mq_map(value: Any, value_key: str = "offset") -> dict[MessageQueue, Any]:
     if isinstance(value, list):
         for item in value:
             if isinstance(item, list) and len(item) == 2 and isinstance(item[0], dict):
-                mq = MessageQueue.from_dict_or_none(item[0])
+                mq = queue_key(item[0])
                 if mq is None:
                     raise BodyError(f"pair key is not a MessageQueue: {item[0]!r}")
                 out[mq] = item[1]
             elif isinstance(item, dict):
-                mq = MessageQueue.from_dict_or_none(
-                    {k: item.get(k) for k in ("topic", "brokerName", "queueId")})
+                mq = queue_key({k: item.get(k) for k in ("topic", "brokerName", "queueId")})
                 if mq is None:
                     raise BodyError(f"list entry is not a MessageQueue: {item!r}")
                 out[mq] = item.get(value_key)
@@ -399,17 +469,13 @@ def mq_map(value: Any, value_key: str = "offset") -> dict[MessageQueue, Any]:
 
 def _plain(value: Any) -> Any:
     """Convert to JSON-compatible values for the standard writer."""
-    if isinstance(value, MessageQueue):
-        return value.to_dict()
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
-            if isinstance(k, MessageQueue):
-                # standard JSON cannot key by object: use MessageQueue.toString()
-                k = str(k)
-            elif isinstance(k, FrozenKey):
+            if isinstance(k, FrozenKey):
                 k = json.dumps(k.to_plain(), sort_keys=True, separators=(",", ":"))
             elif not isinstance(k, str):
+                # a queue key: standard JSON cannot key by object, MessageQueue.toString() does
                 k = str(k)
             out[k] = _plain(v)
         return out
@@ -429,7 +495,7 @@ def _plain(value: Any) -> Any:
 
 
 def to_plain(value: Any) -> Any:
-    """JSON-compatible copy: MessageQueue keys become their Java ``toString()``."""
+    """JSON-compatible copy: queue keys become their Java ``toString()``."""
     return _plain(value)
 
 
@@ -458,7 +524,7 @@ def dumps_fastjson(value: Any, *, sort_keys: bool = True) -> str:
     """Write a body the way a RocketMQ broker's fastjson does.
 
     Bean-like dicts have their string keys sorted (fastjson's ``SortField``), integer keys are
-    bare, :class:`MessageQueue` keys are objects, nulls inside objects are omitted.
+    bare, queue keys are objects, nulls inside objects are omitted.
     """
     out: list[str] = []
     _fj(value, out, sort_keys)
@@ -478,18 +544,19 @@ def _fj(value: Any, out: list[str], sort_keys: bool) -> None:
         out.append(_java_double(value))
     elif isinstance(value, str):
         out.append(_quote(value))
-    elif isinstance(value, MessageQueue):
-        _fj(value.to_dict(), out, sort_keys)
     elif isinstance(value, dict):
         out.append("{")
         items = [(k, v) for k, v in value.items() if v is not None]
         if sort_keys and items:
-            # strings: fastjson SortField; ints: HashMap order of small ints; MessageQueue: sorted
-            # for determinism (HashMap order is unspecified in Java).
-            for kind in (str, int, MessageQueue):
+            # strings: fastjson SortField; ints: HashMap order of small ints; queues: sorted for
+            # determinism (HashMap order is unspecified in Java), by their own sort_key()
+            for kind in (str, int):
                 if all(isinstance(k, kind) and not isinstance(k, bool) for k, _ in items):
                     items.sort(key=lambda kv: kv[0])
                     break
+            else:
+                if all(_is_queue(k) for k, _ in items):
+                    items.sort(key=lambda kv: kv[0].sort_key())
         first = True
         for k, v in items:
             if not first:
@@ -501,7 +568,7 @@ def _fj(value: Any, out: list[str], sort_keys: bool) -> None:
                 out.append(json.dumps(str(k).lower()))
             elif isinstance(k, int):
                 out.append(str(k))
-            elif isinstance(k, MessageQueue):
+            elif _is_queue(k):
                 _fj(k.to_dict(), out, True)
             elif isinstance(k, FrozenKey):
                 _fj(k.to_plain(), out, True)

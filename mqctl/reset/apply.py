@@ -18,7 +18,7 @@ from typing import Any
 from mqctl.admin import Admin
 from mqctl.errors import ConnectError, MqctlError, RequestTimeout
 from mqctl.interrupt import INTERRUPT_GRACE_S, Stop
-from mqctl.models import MessageQueue
+from mqctl.models import MessageQueue, queue_map
 from mqctl.remoting import fastjson
 from mqctl.remoting.client import fan_out
 from mqctl.remoting.codes import RequestCode
@@ -69,7 +69,7 @@ def _table(body: bytes) -> dict[MessageQueue, Any]:
     if not body:
         return {}
     doc = fastjson.loads(body)
-    return fastjson.mq_map(doc.get("offsetTable")) if isinstance(doc, dict) else {}
+    return queue_map(doc.get("offsetTable")) if isinstance(doc, dict) else {}
 
 
 def _failure_detail(exc: MqctlError) -> str:

@@ -436,7 +436,7 @@ def _int_keyed(m: dict[Any, Any]) -> bool:
 
 
 def _key(k: Any) -> str:
-    if isinstance(k, MessageQueue):
+    if isinstance(k, (MessageQueue, fastjson.QueueKey)):
         return f"{k.broker_name}/{k.queue_id}"
     return str(k)
 

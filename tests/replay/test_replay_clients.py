@@ -124,8 +124,8 @@ def check_header(rec: dict[str, Any], resp: Any) -> None:
 
 
 def mq_of(key: Any) -> MessageQueue:
-    if isinstance(key, MessageQueue):
-        return key
+    if not isinstance(key, str):  # the codec's QueueKey
+        return MessageQueue.of(key)
     return parse_offset_table_key(key)
 
 
