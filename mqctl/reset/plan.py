@@ -22,15 +22,7 @@ from mqctl.errors import ConnectError, MqctlError, UsageError
 from mqctl.models import RETRY_PREFIX, BrokerData, MessageQueue, TopicOffset, TopicRoute
 from mqctl.remoting.client import fan_out
 from mqctl.reset.files import read_plan_file
-from mqctl.reset.types import (
-    MAX_OFFSET,
-    BrokerPlan,
-    ConsumerState,
-    Path_,
-    Plan,
-    QueuePlan,
-    Target,
-)
+from mqctl.reset.types import MAX_OFFSET, BrokerPlan, ConsumerState, Path_, Plan, QueuePlan, Target
 from mqctl.timeparse import format_ms, now_ms
 from mqctl.versions import V5_0_0, V5_1_1, V5_2_0
 
