@@ -33,10 +33,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mqctl.admin.pull import READ_SYS_FLAG, TOOLS_CONSUMER_GROUP, read_pull_fields
 from mqctl.errors import BrokerError, MqctlError, ProtocolError, UsageError
 from mqctl.models import MessageQueue
 from mqctl.remoting.codes import (
-    PULL_FLAG_SUBSCRIPTION,
     RequestCode,
     ResponseCode,
     response_name,
@@ -47,18 +47,7 @@ if TYPE_CHECKING:
     from mqctl.admin import Admin
     from mqctl.remoting.frame import RemotingCommand
 
-TOOLS_CONSUMER_GROUP = "TOOLS_CONSUMER"  # MixAll.TOOLS_CONSUMER_GROUP
-READ_SYS_FLAG = PULL_FLAG_SUBSCRIPTION  # no commit, no suspend: buildSysFlag(false, false, true,
-#                                          false), as mqadmin's pull
 DEFAULT_BODY_BYTES = 256
-
-
-def read_pull_fields(mq: MessageQueue, offset: int, max_nums: int = 1) -> dict[str, Any]:
-    """PullMessageRequestHeader for a read that commits nothing (every @CFNotNull field)."""
-    return {"consumerGroup": TOOLS_CONSUMER_GROUP, "topic": mq.topic, "queueId": mq.queue_id,
-            "queueOffset": offset, "maxMsgNums": max_nums, "sysFlag": READ_SYS_FLAG,
-            "commitOffset": 0, "suspendTimeoutMillis": 0, "subscription": "*",
-            "subVersion": 0, "expressionType": "TAG", "bname": mq.broker_name}
 
 
 @dataclass(frozen=True, slots=True)
