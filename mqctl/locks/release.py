@@ -1,0 +1,320 @@
+"""Releasing a queue lock on behalf of its holder (``mqctl locks release``).
+
+The plan is pure (:func:`plan_release`: whose lock, and whether releasing it is safe); the
+apply step sends UNLOCK_BATCH_MQ (:func:`apply_release`, :func:`apply_releases`), the only
+mutating request of the locks commands; :func:`prepare_releases` and :func:`recheck` capture the
+view before and after (read-only), and :func:`record_releases` marks the state file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from mqctl.errors import ConnectError, MqctlError, RefusedError, UsageError
+from mqctl.locks.capture import capture_locks
+from mqctl.locks.model import RENEW_SLACK_MS, LockView, QueueLock, classify_queue, latest_claim
+from mqctl.locks.view import ensure_lockable
+from mqctl.models import RETRY_PREFIX, MessageQueue
+from mqctl.timeparse import format_duration, format_local, now_ms
+
+if TYPE_CHECKING:
+    from mqctl.admin import Admin
+    from mqctl.interrupt import Stop
+    from mqctl.locks.store import LockStore
+    from mqctl.models import TopicRoute
+
+_QUEUE_SPEC = re.compile(r"^(?P<broker>.+):(?P<qid>\d+)$")
+
+
+def parse_queue_spec(text: str) -> tuple[str, int]:
+    """``broker-a:3`` -> ("broker-a", 3)."""
+    m = _QUEUE_SPEC.match(text.strip())
+    if not m or not m.group("broker").strip():
+        raise UsageError(f"bad --queue {text!r}: expected BROKER:QUEUE_ID, e.g. broker-a:3",
+                         hint="see `mqctl locks show` for the queue names")
+    return m.group("broker").strip(), int(m.group("qid"))
+
+
+@dataclass(frozen=True, slots=True)
+class ReleasePlan:
+    group: str
+    mq: MessageQueue
+    holder: str
+    broker_addr: str
+    queue: QueueLock
+    alive_renewing: bool
+    forced: bool
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    def body(self) -> dict[str, Any]:
+        """UnlockBatchRequestBody (remoting/.../protocol/body/UnlockBatchRequestBody.java)."""
+        return {"consumerGroup": self.group, "clientId": self.holder,
+                "mqSet": [self.mq.to_dict()], "onlyThisBroker": False}
+
+    def describe(self) -> str:
+        return (f"send UNLOCK_BATCH_MQ to {self.mq.broker_name} master {self.broker_addr}: "
+                f"release the lock of {self.holder} on {self.mq} for group {self.group}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"group": self.group, "queue": self.mq.short, "topic": self.mq.topic,
+                "broker": self.mq.broker_name, "queue_id": self.mq.queue_id,
+                "holder": self.holder, "broker_addr": self.broker_addr,
+                "state": self.queue.state.value, "alive_renewing": self.alive_renewing,
+                "forced": self.forced, "request": "UNLOCK_BATCH_MQ", "body": self.body(),
+                "action": self.describe(), "warnings": list(self.warnings)}
+
+
+def resolve_queue(view: LockView, broker: str, queue_id: int, topic: str | None
+                  ) -> MessageQueue:
+    matches = sorted({q.mq for q in view.queues
+                      if q.mq.broker_name == broker and q.mq.queue_id == queue_id
+                      and (topic is None or q.mq.topic == topic)})
+    if topic is not None and not matches:
+        # a topic the group does not (or no longer) subscribe to: still a valid target
+        return MessageQueue(topic, broker, queue_id)
+    if not matches:
+        known = sorted({q.mq.broker_name for q in view.queues})
+        raise UsageError(f"group {view.group} has no queue {broker}:{queue_id}"
+                         + (f" (brokers: {', '.join(known)})" if known else ""),
+                         hint="see `mqctl locks show` for the queue names; add --topic for "
+                              "a topic the group no longer subscribes to")
+    if len(matches) > 1:
+        raise UsageError(f"--queue {broker}:{queue_id} matches queues of {len(matches)} topics "
+                         f"({', '.join(m.topic for m in matches)}): add --topic",
+                         hint="e.g. --topic " + matches[0].topic)
+    return matches[0]
+
+
+def plan_release(view: LockView, mq: MessageQueue, broker_addr: str, *,
+                 client: str | None = None, force: bool = False,
+                 slack_ms: int = RENEW_SLACK_MS) -> ReleasePlan:
+    """Decide on whose behalf to release ``mq`` and whether that is safe (pure).
+
+    The broker removes an entry only when the clientId sent equals the holder
+    (``RebalanceLockManager.unlockBatch``), so the holder must be known: the latest locked
+    claim (live or remembered) unless ``client`` names it.
+    """
+    q = view.queue(mq) or classify_queue(mq, (), (), now=view.now, group=view.group)
+    now = view.now
+    warnings: list[str] = []
+    if client is not None:
+        holder = client
+        other = [c for c in q.claims if c.client_id != client and c.live and c.locked
+                 and not c.overdue(now, slack_ms) and c.lease_runs(now)]
+        if other and not force:
+            raise RefusedError(f"{other[0].client_id} holds and renews the lock of {mq.short}, "
+                               f"not {client}: the broker releases a lock only for its holder "
+                               "and would ignore this request",
+                               hint="drop --client to act on the recorded holder, or --force")
+        if not any(c.client_id == client for c in q.claims):
+            warnings.append(f"{client} is not recorded as a claimer of {mq.short}: if it does "
+                            "not hold the broker lock the broker ignores the request")
+    else:
+        locked = [c for c in q.claims if c.locked and c.last_lock_ts > 0]
+        holders = list(dict.fromkeys(c.client_id for c in locked))
+        if not holders:
+            raise UsageError(f"no client is recorded as holding the lock of {mq.short} in group "
+                             f"{view.group} (state {q.state.value})",
+                             hint="pass --client ID of the holder (e.g. from the broker's "
+                                  "lock.log); the broker only releases a lock for its holder")
+        live_holders = [c for c in locked if c.live and not c.dropped]
+        if len({c.client_id for c in live_holders}) > 1:
+            raise UsageError(f"{len(holders)} clients claim the lock of {mq.short} "
+                             f"({', '.join(holders)}): pass --client to pick one",
+                             hint="see `mqctl locks show` for their lock ages")
+        holder = latest_claim(locked).client_id
+    claim = next((c for c in q.claims if c.client_id == holder), None)
+    alive_renewing = bool(claim is not None and claim.live and claim.locked
+                          and not claim.overdue(now, slack_ms) and claim.lease_runs(now))
+    if alive_renewing and not force:
+        age = claim.age(now) if claim is not None else None
+        raise RefusedError(f"{holder} is alive and renewing its lock on {mq.short} (last "
+                           f"renewal {format_duration(age or 0)} ago): releasing it would not "
+                           "help, it re-locks the queue at its next renewal",
+                           hint="use --force to release it anyway; to move the queue, stop or "
+                                "restart that consumer")
+    if alive_renewing:
+        warnings.append(f"{holder} is alive and renewing: it takes the lock back at its next "
+                        "renewal (within 20 s) while it is still assigned the queue")
+    if claim is not None and not claim.live and claim.lease_end is not None \
+            and now > claim.lease_end:
+        warnings.append(f"the lease of {holder} has probably lapsed already "
+                        f"({format_local(claim.lease_end)}); releasing is harmless")
+    return ReleasePlan(view.group, mq, holder, broker_addr, q, alive_renewing, force,
+                       tuple(warnings))
+
+
+def master_addr(route: TopicRoute, broker: str) -> str:
+    b = route.broker(broker)
+    if b is None:
+        raise UsageError(f"broker {broker} is not in the route of {route.topic}",
+                         hint="brokers: " + ", ".join(x.broker_name for x in route.brokers))
+    addr = b.master_addr
+    if not addr:
+        raise ConnectError(f"broker {broker} has no master in the route: locks live on the "
+                           "master only", hint="wait for the master to come back")
+    return addr
+
+
+async def apply_release(admin: Admin, plan: ReleasePlan) -> None:
+    """Send UNLOCK_BATCH_MQ (mutating) to the master of the queue's broker.
+
+    The header (UnlockBatchMqRequestHeader) has no field of its own; ``bname`` names the target
+    broker as RpcRequestHeader does. SUCCESS carries no body: the broker does not say whether an
+    entry was removed (it only logs it in lock.log).
+    """
+    from mqctl.remoting import fastjson
+    from mqctl.remoting.codes import RequestCode
+
+    body = fastjson.dumps(plan.body()).encode()
+    await admin.client.invoke(plan.broker_addr, RequestCode.UNLOCK_BATCH_MQ,
+                              {"bname": plan.mq.broker_name}, body)
+
+
+class ReleaseStatus(StrEnum):
+    RELEASED = "released"  # SUCCESS: the broker removed the entry if the holder held it
+    FAILED = "failed"  # the request failed (it may or may not have reached the broker)
+    NOT_SENT = "not-sent"  # an interrupt, or an earlier request to the same broker failed
+    UNKNOWN = "unknown"  # sent, no answer before mqctl stopped (interrupt): may have changed
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseResult:
+    plan: ReleasePlan
+    status: ReleaseStatus
+    detail: str
+    error: MqctlError | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        p = self.plan
+        return {"queue": p.mq.short, "topic": p.mq.topic, "broker": p.mq.broker_name,
+                "queue_id": p.mq.queue_id, "holder": p.holder, "broker_addr": p.broker_addr,
+                "status": self.status.value, "detail": self.detail}
+
+
+async def apply_releases(admin: Admin, plans: Sequence[ReleasePlan], *,
+                         stop: Stop | None = None, grace_s: float | None = None,
+                         concurrency: int | None = None) -> list[ReleaseResult]:
+    """Send one UNLOCK_BATCH_MQ per queue (so each queue's outcome is known): brokers
+    concurrently (bounded), a broker's queues one at a time in the given order; the first
+    failure on a broker stops that broker (its remaining queues are ``not-sent``). Never
+    re-sends.
+
+    ``stop`` (SIGINT/SIGTERM, the ``offsets reset --execute`` mechanism,
+    :class:`mqctl.interrupt.Stop`): no new request is sent (``not-sent``); the ones in flight
+    are waited for up to ``grace_s`` (default ``INTERRUPT_GRACE_S``, 5 s; a second interrupt
+    ends the wait) and are ``unknown`` if still unanswered."""
+    import asyncio
+
+    from mqctl.interrupt import INTERRUPT_GRACE_S
+
+    grace = INTERRUPT_GRACE_S if grace_s is None else grace_s
+    by_broker: dict[str, list[ReleasePlan]] = defaultdict(list)
+    for p in plans:
+        by_broker[p.mq.broker_name].append(p)
+    results: dict[MessageQueue, ReleaseResult] = {}
+    inflight: set[MessageQueue] = set()
+    sem = asyncio.Semaphore(concurrency or admin.concurrency)
+
+    def not_sent(name: str) -> str:
+        return (f"not sent: interrupted ({stop.reason})" if stop is not None and stop.stopped
+                else f"not sent: an earlier request to {name} failed")
+
+    async def one_broker(name: str) -> None:
+        async with sem:
+            try:
+                for p in by_broker[name]:
+                    if stop is not None and stop.stopped:
+                        break
+                    inflight.add(p.mq)
+                    try:
+                        await apply_release(admin, p)
+                    except MqctlError as exc:
+                        inflight.discard(p.mq)
+                        results[p.mq] = ReleaseResult(p, ReleaseStatus.FAILED, exc.message, exc)
+                        break
+                    inflight.discard(p.mq)  # (still in flight if cancelled: unknown)
+                    results.setdefault(p.mq, ReleaseResult(
+                        p, ReleaseStatus.RELEASED, "the broker answered SUCCESS"))
+            finally:
+                for p in by_broker[name]:
+                    if p.mq in inflight:  # cancelled while waiting for the answer
+                        results.setdefault(p.mq, ReleaseResult(
+                            p, ReleaseStatus.UNKNOWN, "sent, no answer before mqctl stopped "
+                            f"({stop.reason if stop else 'cancelled'}): it may or may not have "
+                            "been released; sending it again is harmless"))
+
+    task = asyncio.ensure_future(asyncio.gather(*(one_broker(n) for n in by_broker)))
+    if stop is None:
+        await task
+    else:
+        await stop.race(task, grace)
+    return [results.get(p.mq) or ReleaseResult(p, ReleaseStatus.NOT_SENT,
+                                                not_sent(p.mq.broker_name))
+            for p in plans]
+
+
+def record_releases(store: LockStore | None, results: Iterable[ReleaseResult]) -> None:
+    """Mark the released queues in the state file (not the unknown ones: their holder may
+    still hold them)."""
+    if store is None:
+        return
+    for r in results:
+        if r.status == ReleaseStatus.RELEASED:
+            store.mark_released(r.plan.group, r.plan.holder, r.plan.mq, now_ms())
+
+
+async def prepare_releases(admin: Admin, group: str, queues: Sequence[tuple[str, int]], *,
+                           topic: str | None = None, client: str | None = None,
+                           force: bool = False, store: LockStore | None = None,
+                           slack_ms: int = RENEW_SLACK_MS
+                           ) -> tuple[list[ReleasePlan], LockView]:
+    """Capture the group's lock view once (read-only) and plan the release of each queue's
+    lock; any queue that cannot be released safely refuses the whole command (nothing sent)."""
+    view = await capture_locks(admin, group, topic=topic, store=store, slack_ms=slack_ms)
+    ensure_lockable(view)
+    mqs = list(dict.fromkeys(resolve_queue(view, b, q, topic) for b, q in queues))
+    routes: dict[str, TopicRoute] = {}
+    plans = []
+    for mq in mqs:
+        if mq.topic not in routes:
+            routes[mq.topic] = await admin.topic_route(mq.topic)
+        plans.append(plan_release(view, mq, master_addr(routes[mq.topic], mq.broker_name),
+                                  client=client, force=force, slack_ms=slack_ms))
+    return plans, view
+
+
+async def prepare_release(admin: Admin, group: str, broker: str, queue_id: int, *,
+                          topic: str | None = None, client: str | None = None,
+                          force: bool = False, store: LockStore | None = None,
+                          slack_ms: int = RENEW_SLACK_MS) -> tuple[ReleasePlan, LockView]:
+    """Capture the group's lock view (read-only) and plan the release of one queue's lock."""
+    plans, view = await prepare_releases(admin, group, [(broker, queue_id)], topic=topic,
+                                         client=client, force=force, store=store,
+                                         slack_ms=slack_ms)
+    return plans[0], view
+
+
+async def recheck(admin: Admin, plans: Sequence[ReleasePlan], *,
+                  store: LockStore | None = None, slack_ms: int = RENEW_SLACK_MS) -> LockView:
+    """Re-capture the lock view of the released queues' topics (read-only)."""
+    topics = {p.mq.topic for p in plans}
+    one = next(iter(topics)) if len(topics) == 1 else None
+    return await capture_locks(admin, plans[0].group, topic=one, store=store,
+                               include_retry=any(t.startswith(RETRY_PREFIX) for t in topics),
+                               slack_ms=slack_ms)
+
+
+async def execute_release(admin: Admin, plan: ReleasePlan, *, store: LockStore | None = None,
+                          slack_ms: int = RENEW_SLACK_MS) -> LockView:
+    """Send the release, record it in the state file, and re-check the queue."""
+    (r,) = await apply_releases(admin, [plan])
+    if r.error is not None:
+        raise r.error
+    record_releases(store, [r])
+    return await recheck(admin, [plan], store=store, slack_ms=slack_ms)

@@ -1,0 +1,190 @@
+"""The lock state file: what each client last reported, kept between runs.
+
+A client that stops answering (hung) or leaves the group (crashed, stopped) keeps its last
+known claims visible, with their age: ``<dir>/<namesrv-hash>/<group>.json``, written
+atomically. :func:`merge_state` decides what the next file keeps (pure); :class:`LockStore`
+reads and writes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from mqctl.errors import MqctlError
+from mqctl.fsutil import atomic_write_text
+from mqctl.locks.model import Claim
+from mqctl.models import MessageQueue, java_string_key
+from mqctl.timeparse import format_ms
+
+# remembered observations of members that never answer again are dropped after a week
+STATE_RETENTION_MS = 7 * 24 * 3600 * 1000
+STATE_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class StoredClient:
+    """What a client last reported (its whole mqTable), and when."""
+
+    client_id: str
+    observed_ts: int
+    claims: tuple[Claim, ...]
+    orderly: bool | None = True
+    gone_ts: int = 0           # when mqctl first found it no longer a member (0: a member)
+    silent_ts: int = 0         # when mqctl first found it a member that did not answer
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"observedTs": self.observed_ts, "orderly": self.orderly}
+        if self.gone_ts:
+            doc["goneTs"] = self.gone_ts
+        if self.silent_ts:
+            doc["silentTs"] = self.silent_ts
+        doc["mqTable"] = [{**c.mq.to_dict(), "locked": c.locked,
+                           "lastLockTimestamp": c.last_lock_ts,
+                           "tryUnlockTimes": c.try_unlock_times, "droped": c.dropped}
+                          for c in self.claims]
+        return doc
+
+    @classmethod
+    def from_json(cls, cid: str, d: Any) -> StoredClient:
+        if not isinstance(d, dict):
+            raise ValueError(f"client {cid}: not an object")
+        ts = int(d.get("observedTs") or 0)
+        gone = int(d.get("goneTs") or 0)
+        silent = int(d.get("silentTs") or 0)
+        orderly = d.get("orderly")
+        claims = []
+        for e in d.get("mqTable") or []:
+            mq = MessageQueue.from_dict(e)
+            claims.append(Claim(cid, mq, bool(e.get("locked")),
+                                int(e.get("lastLockTimestamp") or 0),
+                                int(e.get("tryUnlockTimes") or 0), bool(e.get("droped")),
+                                live=False, observed_ts=ts,
+                                orderly=orderly if isinstance(orderly, bool) else None))
+        return cls(cid, ts, tuple(claims), orderly if isinstance(orderly, bool) else None,
+                   gone, silent)
+
+    def remembered(self, *, member: bool) -> list[Claim]:
+        return [replace(c, live=False, member=member, observed_ts=self.observed_ts,
+                        orderly=self.orderly, gone_ts=0 if member else self.gone_ts,
+                        silent_ts=self.silent_ts)
+                for c in self.claims]
+
+    def departed(self, *, member: bool, now: int) -> StoredClient:
+        """This record as of ``now`` for a client that did not answer: a client that left keeps
+        the moment it was first found gone (it cannot have renewed a lock after that); one that
+        is a member again has none. A member that does not answer is silent from the first
+        time it was found so (kept after it leaves: it renewed nothing after its last answer)."""
+        if member:
+            st = replace(self, gone_ts=0) if self.gone_ts else self
+            return st if st.silent_ts else replace(st, silent_ts=now)
+        return self if self.gone_ts else replace(self, gone_ts=now)
+
+    def lease_may_run(self, now: int) -> bool:
+        return any(c.lease_runs(now) for c in self.remembered(member=not self.gone_ts))
+
+
+def merge_state(previous: Mapping[str, StoredClient], observed: Mapping[str, StoredClient],
+                members: Iterable[str], now: int) -> dict[str, StoredClient]:
+    """The next state file: fresh observations replace old ones; clients that did not answer
+    keep their last observation while they are members (their claims show as ``unknown``) or
+    while a lease of theirs may still run (their queues show as ``stale``)."""
+    members = set(members)
+    out: dict[str, StoredClient] = dict(observed)
+    for cid, st in previous.items():
+        if cid in out:
+            continue
+        if now - st.observed_ts > STATE_RETENTION_MS:
+            continue
+        st = st.departed(member=cid in members, now=now)
+        if cid in members or st.lease_may_run(now):
+            out[cid] = st
+    return dict(sorted(out.items(), key=lambda kv: java_string_key(kv[0])))
+
+
+def default_state_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mqctl" / "locks"
+
+
+def namesrv_hash(namesrv: Sequence[str] | str) -> str:
+    if isinstance(namesrv, str):
+        namesrv = [p.strip() for p in namesrv.split(";") if p.strip()]
+    key = ";".join(sorted(namesrv))
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+_SAFE = re.compile(r"[^A-Za-z0-9._%|-]")
+
+
+def _file_name(group: str) -> str:
+    safe = _SAFE.sub("_", group)
+    if safe != group or safe.startswith("."):
+        safe = f"{safe.lstrip('.')}-{hashlib.sha256(group.encode()).hexdigest()[:8]}"
+    return f"{safe}.json"
+
+
+class LockStore:
+    """``<dir>/<namesrv-hash>/<group>.json``: the previous observation of each client.
+
+    Written atomically (temp file + rename); an unreadable file is ignored with a note.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str] | None, namesrv: Sequence[str] | str):
+        self.root = Path(directory) if directory is not None else default_state_dir()
+        self.namesrv = namesrv if isinstance(namesrv, str) else ";".join(namesrv)
+        self.dir = self.root / namesrv_hash(namesrv)
+        self.problems: list[str] = []
+
+    def path(self, group: str) -> Path:
+        return self.dir / _file_name(group)
+
+    def load(self, group: str) -> dict[str, StoredClient]:
+        p = self.path(group)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            self.problems.append(f"cannot read lock state {p}: {exc.strerror}")
+            return {}
+        try:
+            d = json.loads(text)
+            if not isinstance(d, dict) or d.get("version") != STATE_VERSION:
+                raise ValueError("unknown format")
+            if d.get("group") not in (None, group):
+                raise ValueError(f"file is for group {d.get('group')!r}")
+            clients = d.get("clients") or {}
+            if not isinstance(clients, dict):
+                raise ValueError("clients is not an object")
+            return {str(k): StoredClient.from_json(str(k), v) for k, v in clients.items()}
+        except (ValueError, TypeError, KeyError, AttributeError, MqctlError) as exc:
+            self.problems.append(f"ignoring unreadable lock state {p}: {exc}")
+            return {}
+
+    def save(self, group: str, clients: Mapping[str, StoredClient], now: int) -> None:
+        doc = {"version": STATE_VERSION, "group": group, "namesrv": self.namesrv,
+               "savedTs": now, "savedTime": format_ms(now),
+               "clients": {cid: st.to_json() for cid, st in clients.items()}}
+        try:
+            atomic_write_text(self.path(group), json.dumps(doc, indent=1, sort_keys=False)
+                              + "\n")
+        except OSError as exc:
+            self.problems.append(f"cannot write lock state {self.path(group)}: "
+                                 f"{exc.strerror or exc}")
+
+    def mark_released(self, group: str, client_id: str, mq: MessageQueue, now: int) -> None:
+        """Record that ``client_id``'s lock on ``mq`` was released on its behalf."""
+        clients = self.load(group)
+        st = clients.get(client_id)
+        if st is None:
+            return
+        claims = tuple(replace(c, locked=False) if c.mq == mq else c for c in st.claims)
+        clients[client_id] = replace(st, claims=claims)
+        self.save(group, clients, now)
