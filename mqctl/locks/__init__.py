@@ -15,7 +15,8 @@ The parts (``mqctl locks show`` / ``mqctl locks release``):
 4. **capture** (read-only requests, :mod:`mqctl.locks.capture`): :func:`capture_locks`.
 5. **release** (:mod:`mqctl.locks.release`): :func:`plan_release` decides on whose behalf
    and whether it is safe (pure); :func:`apply_release` sends UNLOCK_BATCH_MQ, the one
-   mutating request; :func:`execute_release` plans, applies, records and re-checks.
+   mutating request; :func:`execute_release` applies a plan, records it in the state file
+   and re-checks the queue.
 """
 
 from mqctl.locks.capture import capture_locks
