@@ -23,6 +23,7 @@ from mqctl.remoting import fastjson
 from mqctl.remoting.codes import RequestCode, ResponseCode
 from mqctl.remoting.frame import RemotingCommand
 from mqctl.sim.logs import LockLog, mq_text
+from mqctl.sim.ports import Channel
 from mqctl.sim.server import ServerConn
 from mqctl.sim.store import QueueLog
 from mqctl.versions import (
@@ -39,8 +40,7 @@ from mqctl.versions import (
 )
 
 if TYPE_CHECKING:
-    from mqctl.sim.cluster import SimCluster
-    from mqctl.sim.consumer import SimConsumer
+    from mqctl.sim.ports import BrokerSite, SimClient
 
 STATS_WINDOW_MS = 60_000  # BrokerStatsManager's "in minute" stats (StatsItem.getStatsDataInMinute)
 LOCK_LEASE_MS = 60_000  # RebalanceLockManager.REBALANCE_LOCK_MAX_LIVE_TIME
@@ -54,22 +54,6 @@ C = RequestCode
 class LockEntry:
     client_id: str
     last_update: int
-
-
-@dataclass
-class Channel:
-    key: int
-    client_id: str
-    addr: str
-    language: str
-    version: int
-    consume_type: str
-    message_model: str
-    consume_from_where: str
-    subscriptions: dict[str, dict[str, Any]]  # topic -> SubscriptionData dict
-    last_update: int
-    consumer: SimConsumer | None = None  # a simulated client
-    conn: ServerConn | None = None  # an external client connected over TCP
 
 
 @dataclass
@@ -143,7 +127,7 @@ BUILTIN_GROUPS = ("TOOLS_CONSUMER", "FILTERSRV_CONSUMER", "SELF_TEST_C_GROUP",
 
 @dataclass
 class SimBroker:
-    cluster: SimCluster
+    cluster: BrokerSite  # what it sees of the cluster it runs in (mqctl.sim.ports)
     name: str
     server_side_reset: bool = True
     version: int = 479  # MQVersion ordinal the broker reports (GET_BROKER_RUNTIME_INFO)
@@ -413,7 +397,7 @@ class SimBroker:
             self.notify_changed(group)
         return new_channel or subs_changed
 
-    def unregister(self, group: str, *, consumer: SimConsumer | None = None,
+    def unregister(self, group: str, *, consumer: SimClient | None = None,
                    conn: ServerConn | None = None, client_id: str | None = None,
                    notify: bool = True) -> bool:
         """UNREGISTER_CLIENT or a closed connection (``doChannelCloseEvent``): the channel

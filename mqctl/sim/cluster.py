@@ -28,6 +28,7 @@ from mqctl.sim.broker import GroupConf, SimBroker, TopicConf
 from mqctl.sim.clock import Scheduler, SimClock
 from mqctl.sim.consumer import SimConsumer
 from mqctl.sim.logs import LockLog
+from mqctl.sim.ports import WatchedClient
 from mqctl.sim.scenario import Scenario, TopicSpec, load_scenario
 from mqctl.sim.server import ErrorRule, RequestRecord, ServerConn, SimServer
 from mqctl.sim.store import QueueLog
@@ -264,7 +265,7 @@ class SimCluster:
         for b in self.brokers.values():
             self.scheduler.call_every(10_000, b.scan_expired)
 
-    def watch_idle(self, consumer: SimConsumer) -> None:
+    def watch_idle(self, consumer: WatchedClient) -> None:
         """A consumer stopped sending anything (hung): each broker closes its connection 120 s
         after the last request on it and notifies the group at once, as the real broker's
         idle check does. Real 4.9.3 and 5.3.3 (lock-crash/pause_*): broker-a, to which the
@@ -283,7 +284,7 @@ class SimCluster:
             self.scheduler.call_at(last + CHANNEL_IDLE_MS,
                                    partial(self._idle_close, b, consumer, last))
 
-    def _idle_close(self, b: SimBroker, consumer: SimConsumer, since: int) -> None:
+    def _idle_close(self, b: SimBroker, consumer: WatchedClient, since: int) -> None:
         if not consumer.hung or consumer.traffic.get(b.name) != since:
             return  # it woke up (and sent something) meanwhile
         b.unregister(consumer.group.name, consumer=consumer)

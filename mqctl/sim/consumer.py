@@ -26,15 +26,14 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from mqctl.models import RETRY_PREFIX, STRATEGY_CLASS_NAMES, MessageQueue, java_string_key
-from mqctl.sim.broker import Channel
 from mqctl.sim.logs import ClientLog, mq_text
+from mqctl.sim.ports import Channel
 from mqctl.sim.scenario import ConsumerSpec, GroupSpec
 from mqctl.versions import V5_0_0, V5_2_0, version_name
 
 if TYPE_CHECKING:
-    from mqctl.sim.broker import SimBroker
     from mqctl.sim.clock import _Event
-    from mqctl.sim.cluster import SimCluster
+    from mqctl.sim.ports import BrokerLink, ConsumerSite
 
 HEARTBEAT_MS = 30_000
 REBALANCE_MS = 20_000
@@ -82,8 +81,8 @@ class PQ:
 
 
 class SimConsumer:
-    def __init__(self, cluster: SimCluster, group: GroupSpec, spec: ConsumerSpec, index: int):
-        self.cluster = cluster
+    def __init__(self, cluster: ConsumerSite, group: GroupSpec, spec: ConsumerSpec, index: int):
+        self.cluster = cluster  # what it sees of the cluster (mqctl.sim.ports)
         self.group = group
         self.spec = spec
         self.client_id = spec.client_id
@@ -271,7 +270,7 @@ class SimConsumer:
                       "tagsSet": tags, "topic": t}
         return out
 
-    def heartbeat_brokers(self) -> list[SimBroker]:
+    def heartbeat_brokers(self) -> list[BrokerLink]:
         names: set[str] = set()
         for t in self.topics():
             names.update(self.cluster.topic_brokers(t))
@@ -453,7 +452,7 @@ class SimConsumer:
             self.rebalance()
         self.cluster.scheduler.call_later(delay_ms, run)
 
-    def _compute_pull_from_where(self, b: SimBroker, mq: MessageQueue) -> int:
+    def _compute_pull_from_where(self, b: BrokerLink, mq: MessageQueue) -> int:
         """RebalancePushImpl.computePullFromWhereWithException: the broker's offset
         (QUERY_CONSUMER_OFFSET without setZeroIfNotFound, so a young queue answers 0), else
         by consumeFromWhere (BROADCASTING: a fresh local offset file)."""
@@ -574,7 +573,7 @@ class SimConsumer:
             out.append((mq, pq, n))
         return out
 
-    def _offset_moved(self, mq: MessageQueue, pq: PQ, new: int, b: SimBroker) -> None:
+    def _offset_moved(self, mq: MessageQueue, pq: PQ, new: int, b: BrokerLink) -> None:
         """DefaultMQPushConsumerImpl's OFFSET_ILLEGAL case: drop the process queue, then write
         the new offset to the offset store, persist it to the broker and remove the queue
         (RebalanceImpl.removeProcessQueue), which a rebalance adds again from the broker's
