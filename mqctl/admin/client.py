@@ -366,13 +366,8 @@ class Admin:
         """GET_ALL_TOPIC_CONFIG (21): every TopicConfig of the broker by topic name
         (TopicConfigSerializeWrapper ``{topicConfigTable, dataVersion}``; 5.x configs carry
         ``attributes``, 4.9.3 ones do not: real store-files/broker-a_topics.json). Read-only."""
-        resp = await self.client.invoke(addr, RequestCode.GET_ALL_TOPIC_CONFIG, idempotent=True,
-                                        timeout=max(self.client.options.timeout, 10.0))
-        body = json_body(resp, "topic configs")
-        table = body.get("topicConfigTable") if isinstance(body, dict) else None
-        if table is not None and not isinstance(table, dict):
-            raise ProtocolError("topic configs: topicConfigTable is not an object")
-        return {str(t): (c if isinstance(c, dict) else {}) for t, c in (table or {}).items()}
+        return await self._config_table(addr, RequestCode.GET_ALL_TOPIC_CONFIG, "topic configs",
+                                        "topicConfigTable")
 
     async def subscription_groups(self, addr: str) -> list[str]:
         """GET_ALL_SUBSCRIPTIONGROUP_CONFIG without paging fields: the whole table (every
@@ -409,14 +404,20 @@ class Admin:
         CREATES a group it does not know when autoCreateSubscriptionGroup is on (the default),
         so a misspelt name would leave a new group behind (mqadmin's
         DefaultMQAdminExtImpl.examineSubscriptionGroupConfig reads the whole table too)."""
-        resp = await self.client.invoke(addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG,
-                                        idempotent=True,
+        return await self._config_table(addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG,
+                                        "subscription groups", "subscriptionGroupTable")
+
+    async def _config_table(self, addr: str, code: int, what: str, key: str
+                            ) -> dict[str, dict[str, Any]]:
+        """One of the broker's config tables (``key`` of the answer), by name; an entry that is
+        not an object reads as ``{}``. At least 10 s: the tables of big brokers are large."""
+        resp = await self.client.invoke(addr, code, idempotent=True,
                                         timeout=max(self.client.options.timeout, 10.0))
-        body = json_body(resp, "subscription groups")
-        table = body.get("subscriptionGroupTable") if isinstance(body, dict) else None
+        body = json_body(resp, what)
+        table = body.get(key) if isinstance(body, dict) else None
         if table is not None and not isinstance(table, dict):
-            raise ProtocolError("subscription groups: subscriptionGroupTable is not an object")
-        return {str(g): (c if isinstance(c, dict) else {}) for g, c in (table or {}).items()}
+            raise ProtocolError(f"{what}: {key} is not an object")
+        return {str(n): (c if isinstance(c, dict) else {}) for n, c in (table or {}).items()}
 
     async def pull_message(self, mq: MessageQueue, offset: int, addr: str, *,
                            max_nums: int = 1) -> RemotingCommand:
