@@ -1,0 +1,473 @@
+"""The import graph of ``mqctl/`` keeps the shape docs/architecture.md describes.
+
+An AST walk over every module (nothing is imported) collects each ``import mqctl...`` and
+``from mqctl... import ...`` with where it runs:
+
+* ``module``: at import time (the module's body, a class body, a module-level ``if``/``try``);
+* ``function``: inside a function, so when it is called (still a runtime dependency);
+* ``type``: under ``if TYPE_CHECKING:``, never at run time.
+
+Then: no circle through ``module`` and ``function`` imports, none through ``type`` imports
+either (reported apart), and no import against the layers below. The rules are data here and
+prose in docs/architecture.md ("Who may import whom"): change both together. Known exceptions
+are the explicit, commented ``TODO_EDGES``: each is work still to do, and the test fails once
+one is no longer needed, so that the list only shrinks.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "mqctl"
+DOC = ROOT / "docs" / "architecture.md"
+
+# Layers, top to bottom: a module may import its own layer and the layers below it, never one
+# above. A module's layer is given by the longest prefix (a module or a package) that names it.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("entry", ("mqctl.__main__", "mqctl.cli")),
+    ("app", ("mqctl.complete", "mqctl.demo", "mqctl.sim")),
+    ("domain", ("mqctl.allocate", "mqctl.groupconfig", "mqctl.groups", "mqctl.inspect",
+                "mqctl.lagjob", "mqctl.locks", "mqctl.message", "mqctl.reset", "mqctl.snapshot",
+                "mqctl.tcpdump", "mqctl.topicview", "mqctl.wire")),
+    ("admin", ("mqctl.admin", "mqctl.config")),
+    ("core", ("mqctl.fsutil", "mqctl.interrupt", "mqctl.models", "mqctl.render",
+              "mqctl.timeparse", "mqctl.versions")),
+    ("remoting", ("mqctl.remoting",)),
+    ("base", ("mqctl", "mqctl.errors", "mqctl.remoting.codes")),
+]
+
+# Packages that only these importers (and the package itself) may import: the simulated
+# cluster is beside the product, and the Spark job is heavy (tests/test_startup.py).
+ONLY_FROM: dict[str, tuple[str, ...]] = {
+    "mqctl.sim": ("mqctl.cli.sim", "mqctl.cli.demo", "mqctl.demo"),
+    "mqctl.lagjob": ("mqctl.cli.lag", "mqctl.cli.demo", "mqctl.demo"),
+}
+
+# Known exceptions, each a todo: (importer prefix, imported prefix) -> why it is still here.
+# An edge matches when its importer and its imported module are (under) these names, so that
+# a module split into a package keeps its entry. None today: the last ones (the simulator's
+# type-only broker / cluster / consumer circle) went with mqctl/sim/ports.py.
+TODO_EDGES: dict[tuple[str, str], str] = {}
+
+# Circles broken by issue 19 (one import of each, the one that went): they may not come back,
+# not even as a TODO_EDGES entry.
+BROKEN: tuple[tuple[str, str], ...] = (
+    ("mqctl.remoting.fastjson", "mqctl.models"),       # the codec's own QueueKey
+    ("mqctl.allocate.builtin", "mqctl.allocate.registry"),  # the registry makes the inner one
+    ("mqctl.reset.files", "mqctl.reset.plan"),         # mqctl.reset.types
+    ("mqctl.admin", "mqctl.message"),                  # mqctl.admin.pull
+    ("mqctl.sim.broker", "mqctl.sim.cluster"),         # mqctl.sim.ports
+    ("mqctl.sim.broker", "mqctl.sim.consumer"),
+    ("mqctl.sim.consumer", "mqctl.sim.cluster"),
+)
+
+# Below cli/ nothing prints or exits: these are the only other places allowed to (a module or
+# package, or module:function for one top-level function of a module).
+PRINTS: tuple[str, ...] = (
+    "mqctl.cli",
+    "mqctl.render",  # the one output path: cli hands it the rows and the stream
+    # the spark-submit entry point (python -m mqctl.lagjob.job): its own error boundary
+    "mqctl.lagjob.job:main",
+    "mqctl.lagjob.job:_stderr_line",
+)
+RUNTIME = ("module", "function")
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    importer: str
+    imported: str
+    kind: str  # module | function | type
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.importer} -> {self.imported} ({self.kind}, line {self.line})"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return ((isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+            or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
+
+
+def _targets(node: ast.Import | ast.ImportFrom, package: str, known: set[str]) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    base = node.module or ""
+    if node.level:  # relative: from the importing package, up level - 1
+        up = package.split(".")
+        up = up[:len(up) - node.level + 1]
+        base = ".".join(up + ([base] if base else []))
+    # `from pkg import sub` imports the submodule; `from mod import name` the module
+    return [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
+
+
+def import_edges(mods: dict[str, Path] | None = None) -> list[Edge]:
+    mods = modules() if mods is None else mods
+    known = set(mods)
+    edges: list[Edge] = []
+    for name, path in mods.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+        def walk(node: ast.AST, kind: str, name: str = name, package: str = package) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.If) and _is_type_checking(child.test):
+                    for stmt in child.body:
+                        walk_one(stmt, "type", name, package)
+                    for stmt in child.orelse:
+                        walk_one(stmt, kind, name, package)
+                    continue
+                inner = kind
+                if kind == "module" and isinstance(
+                        child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                    inner = "function"
+                walk_one(child, inner, name, package)
+
+        def walk_one(node: ast.AST, kind: str, name: str, package: str) -> None:
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                for target in dict.fromkeys(_targets(node, package, known)):
+                    if target == "mqctl" or target.startswith("mqctl."):
+                        edges.append(Edge(name, target, kind, node.lineno))
+            else:
+                walk(node, kind)
+
+        walk(ast.parse(path.read_text(encoding="utf-8"), str(path)), "module")
+    return edges
+
+
+def under(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def todo_for(e: Edge, todos: dict[tuple[str, str], str] | None = None
+             ) -> tuple[str, str] | None:
+    for key in TODO_EDGES if todos is None else todos:
+        if under(e.importer, key[0]) and under(e.imported, key[1]):
+            return key
+    return None
+
+
+def stale(edges: list[Edge], todos: dict[tuple[str, str], str]) -> list[tuple[str, str]]:
+    """The entries of ``todos`` that no import matches any more."""
+    live = {todo_for(e, todos) for e in edges}
+    return sorted(set(todos) - live)
+
+
+def layer_of(module: str) -> tuple[int, str, str]:
+    """(rank, layer name, the prefix that placed it); rank 0 is the top."""
+    best: tuple[int, int, str, str] | None = None
+    for rank, (layer, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if under(module, prefix) and (best is None or len(prefix) > best[0]):
+                best = (len(prefix), rank, layer, prefix)
+    assert best is not None, module
+    return best[1], best[2], best[3]
+
+
+def cycles(edges: list[Edge]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    graph: dict[str, set[str]] = defaultdict(set)
+    for e in edges:
+        if e.importer != e.imported:
+            graph[e.importer].add(e.imported)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, children = work[-1]
+            for w in children:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    comp = []
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        comp.append(w)
+                        if w == v:
+                            break
+                    if len(comp) > 1:
+                        found.append(sorted(comp))
+    return sorted(found)
+
+
+def describe(comps: list[list[str]], edges: list[Edge]) -> str:
+    lines = []
+    for comp in comps:
+        lines.append("circle: " + ", ".join(comp))
+        lines += [f"    {e}" for e in edges if e.importer in comp and e.imported in comp]
+    return "\n".join(lines)
+
+
+@pytest.fixture(scope="module")
+def edges() -> list[Edge]:
+    return import_edges()
+
+
+# ---------------------------------------------------------------------------- the walk itself
+
+def test_the_walk_sees_every_kind_of_import(tmp_path):
+    pkg = tmp_path / "mqctl"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("from . import b\n")
+    (pkg / "sub" / "b.py").write_text("")
+    (pkg / "a.py").write_text(
+        "from __future__ import annotations\n"
+        "import typing\n"
+        "from mqctl.sub import b\n"
+        "if typing.TYPE_CHECKING:\n"
+        "    from mqctl.sub.b import Thing\n"
+        "class C:\n"
+        "    from mqctl import sub\n"
+        "    def m(self):\n"
+        "        import mqctl.sub.b\n"
+        "        from .sub import b as _b\n")
+    found = {(e.importer, e.imported, e.kind) for e in import_edges({
+        "mqctl": pkg / "__init__.py", "mqctl.sub": pkg / "sub" / "__init__.py",
+        "mqctl.sub.b": pkg / "sub" / "b.py", "mqctl.a": pkg / "a.py"})}
+    assert found == {("mqctl.sub", "mqctl.sub.b", "module"),
+                     ("mqctl.a", "mqctl.sub.b", "module"),
+                     ("mqctl.a", "mqctl.sub.b", "type"),
+                     ("mqctl.a", "mqctl.sub", "module"),
+                     ("mqctl.a", "mqctl.sub.b", "function")}
+
+
+def test_cycles_finds_a_circle_and_only_it():
+    e = [Edge("a", "b", "module", 1), Edge("b", "c", "function", 1), Edge("c", "a", "module", 1),
+         Edge("c", "d", "module", 1), Edge("d", "d", "module", 1)]
+    assert cycles(e) == [["a", "b", "c"]]
+    assert cycles(e[1:]) == []
+
+
+def test_the_real_graph_is_walked(edges):
+    """The walk finds the imports this test relies on (a broken walk would pass everything)."""
+    seen = {(e.importer, e.imported, e.kind) for e in edges}
+    assert ("mqctl.__main__", "mqctl.cli", "module") in seen
+    assert any(e.importer.startswith("mqctl.cli.") and e.kind == "function" for e in edges)
+    assert any(e.kind == "type" for e in edges)
+    assert ("mqctl.models", "mqctl.remoting.fastjson", "module") in seen
+
+
+# ---------------------------------------------------------------------------- no circles
+
+def test_no_import_circle_at_run_time(edges):
+    runtime = [e for e in edges if e.kind in RUNTIME and todo_for(e) is None]
+    comps = cycles(runtime)
+    assert comps == [], "import circles (module- and function-level imports):\n" + describe(
+        comps, runtime)
+
+
+def test_no_import_circle_through_type_only_imports(edges):
+    allowed = [e for e in edges if todo_for(e) is None]
+    comps = cycles(allowed)
+    assert comps == [], "import circles once TYPE_CHECKING imports count:\n" + describe(
+        comps, allowed)
+
+
+def test_the_circles_of_issue_19_stay_broken(edges):
+    """None of the imports that closed a circle comes back, even as an allowed exception."""
+    back = [str(e) for e in edges
+            if any(under(e.importer, a) and under(e.imported, b) for a, b in BROKEN)]
+    assert back == []
+    assert not set(BROKEN) & set(TODO_EDGES)
+    codec = sorted({e.imported for e in edges if e.importer == "mqctl.remoting.fastjson"})
+    assert codec == ["mqctl.errors"]
+
+
+# ---------------------------------------------------------------------------- direction
+
+def test_every_module_has_a_layer():
+    """A new top-level module or package is placed in LAYERS (and in docs/architecture.md)."""
+    unplaced = [m for m in modules() if m != "mqctl" and layer_of(m)[2] == "mqctl"]
+    assert unplaced == []
+
+
+def against_the_layers(edges: list[Edge]) -> list[str]:
+    wrong = []
+    for e in edges:
+        if todo_for(e) is not None:
+            continue
+        (low, low_name, _), (high, high_name, _) = layer_of(e.importer), layer_of(e.imported)
+        if high < low:
+            wrong.append(f"{e}: {low_name} imports {high_name}, a layer above it")
+    return wrong
+
+
+def outside_their_commands(edges: list[Edge]) -> list[str]:
+    wrong = []
+    for e in edges:
+        for package, importers in ONLY_FROM.items():
+            if (under(e.imported, package) and not under(e.importer, package)
+                    and not any(under(e.importer, i) for i in importers)
+                    and todo_for(e) is None):
+                wrong.append(f"{e}: only {', '.join(importers)} may import {package}")
+    return wrong
+
+
+def test_imports_follow_the_layers(edges):
+    assert against_the_layers(edges) == []
+
+
+def test_sim_and_lagjob_are_imported_only_by_their_commands(edges):
+    assert outside_their_commands(edges) == []
+
+
+def test_the_direction_checks_can_fail():
+    bad = [Edge("mqctl.remoting.fastjson", "mqctl.models", "function", 1),  # codec -> model
+           Edge("mqctl.models", "mqctl.admin", "type", 2),                  # core -> admin
+           Edge("mqctl.reset.plan", "mqctl.cli.offsets", "function", 3),    # domain -> cli
+           Edge("mqctl.snapshot", "mqctl.lagjob.job", "function", 4),       # not its command
+           Edge("mqctl.locks", "mqctl.sim.cluster", "module", 5)]           # sim from product
+    ok = [Edge("mqctl.cli.offsets", "mqctl.reset", "function", 6),
+          Edge("mqctl.models", "mqctl.remoting.fastjson", "module", 7),
+          Edge("mqctl.errors", "mqctl.remoting.codes", "function", 8),
+          Edge("mqctl.sim.broker", "mqctl.allocate", "function", 9),
+          Edge("mqctl.cli.lag", "mqctl.lagjob", "function", 10)]
+    assert [w.split(":")[0] for w in against_the_layers(bad + ok)] == [
+        str(e).split(":")[0] for e in bad[:3]] + [str(bad[4]).split(":")[0]]
+    assert len(outside_their_commands(bad + ok)) == 2
+
+
+def test_every_todo_edge_is_still_needed(edges):
+    """A todo fixed is a todo removed: an entry that no longer matches any import fails."""
+    assert stale(edges, TODO_EDGES) == []
+
+
+def test_todo_entries_match_by_prefix_and_go_stale():
+    todos = {("mqctl.admin", "mqctl.message"): "x", ("mqctl.sim.broker", "mqctl.sim.cluster"): "y"}
+    e = [Edge("mqctl.admin.client", "mqctl.message", "function", 1),   # admin split: still it
+         Edge("mqctl.sim.broker", "mqctl.sim.ports", "module", 2)]
+    assert todo_for(e[0], todos) == ("mqctl.admin", "mqctl.message")
+    assert todo_for(e[1], todos) is None
+    assert stale(e, todos) == [("mqctl.sim.broker", "mqctl.sim.cluster")]
+
+
+# ---------------------------------------------------------------------------- printing
+
+def _prints(tree: ast.AST, allowed: frozenset[str] = frozenset()) -> list[int]:
+    """Lines of print(), sys.exit(), X.print() and X.write() on sys.stdout/stderr, outside an
+    ``if __name__ == "__main__":`` block and the top-level functions named in ``allowed``."""
+    lines = []
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if (isinstance(child, ast.If) and isinstance(child.test, ast.Compare)
+                    and isinstance(child.test.left, ast.Name)
+                    and child.test.left.id == "__name__"):
+                continue
+            if node is tree and isinstance(child, ast.FunctionDef) and child.name in allowed:
+                continue
+            if isinstance(child, ast.Call):
+                f = child.func
+                text = ast.unparse(f)
+                if (text in ("print", "sys.exit", "exit", "quit")
+                        or re.fullmatch(r"sys\.(stdout|stderr)\.write", text)
+                        or (isinstance(f, ast.Attribute) and f.attr == "print")):
+                    lines.append(child.lineno)
+            visit(child)
+
+    visit(tree)
+    return lines
+
+
+def test_nothing_below_cli_prints_or_exits():
+    found = []
+    for name, path in modules().items():
+        if any(under(name, p) for p in PRINTS):
+            continue
+        allowed = frozenset(p.partition(":")[2] for p in PRINTS if p.partition(":")[0] == name)
+        for line in _prints(ast.parse(path.read_text(encoding="utf-8")), allowed):
+            found.append(f"{name}:{line}")
+    assert found == []
+
+
+def test_the_print_check_can_fail():
+    tree = ast.parse("import sys\ndef f():\n    print('x')\n    console.print(1)\n"
+                     "    sys.stderr.write('y')\nif __name__ == '__main__':\n    sys.exit(f())\n")
+    assert _prints(tree) == [3, 4, 5]
+    assert _prints(tree, frozenset({"f"})) == []
+
+
+# ---------------------------------------------------------------------------- the page
+
+def test_docs_architecture_mirrors_the_rules():
+    """Every layer, every package or module a layer names, every ONLY_FROM rule and every todo
+    edge appears on docs/architecture.md."""
+    text = DOC.read_text(encoding="utf-8")
+    missing = []
+    for layer, prefixes in LAYERS:
+        if f"**{layer}**" not in text:
+            missing.append(f"layer {layer}")
+        for prefix in prefixes:
+            if prefix != "mqctl" and f"`{prefix}`" not in text:
+                missing.append(prefix)
+    for package, importers in ONLY_FROM.items():
+        for i in importers:
+            if f"`{i}`" not in text:
+                missing.append(f"{package} importer {i}")
+    for a, b in TODO_EDGES:
+        if f"`{a}` -> `{b}`" not in text:
+            missing.append(f"todo {a} -> {b}")
+    assert missing == []
+
+
+# ---------------------------------------------------------------------------- the codec's key
+
+def test_codec_key_and_model_queue_are_one_key():
+    """The codec returns its own QueueKey, the model its MessageQueue: the two must meet in a
+    dict (a parsed offset table is looked up with the model's queues, and the reverse)."""
+    from mqctl.models import MessageQueue, queue_map
+    from mqctl.remoting import fastjson
+
+    parsed = fastjson.loads('{{"brokerName":"b","queueId":3,"topic":"T"}:7,'
+                            '{"brokerName":"b","queueId":"4","topic":"T"}:8}')
+    keys = list(parsed)
+    assert [type(k).__name__ for k in keys] == ["QueueKey", "QueueKey"]
+    assert parsed[MessageQueue("T", "b", 4)] == 8
+    assert {MessageQueue("T", "b", 3): 1}[keys[0]] == 1
+    assert keys[0] != MessageQueue("T", "b", 4) and keys[0] != ("T", "b", 3)
+    model = queue_map(parsed)
+    assert [type(k) for k in model] == [MessageQueue, MessageQueue]
+    assert sorted(model) == [MessageQueue("T", "b", 3), MessageQueue("T", "b", 4)]
+    # written back the same way, whichever key type the map holds
+    assert fastjson.dumps_fastjson(parsed) == fastjson.dumps_fastjson(model) == (
+        '{{"brokerName":"b","queueId":3,"topic":"T"}:7,{"brokerName":"b","queueId":4,'
+        '"topic":"T"}:8}')
+    assert fastjson.dumps(parsed) == fastjson.dumps(model)
