@@ -91,6 +91,7 @@ def parse_queue(item: Any, topic: str | None, where: str) -> MessageQueue:
         if isinstance(q, bool) or not isinstance(q, int) or q < 0:
             raise UsageError(f"{where}: queueId must be a non-negative integer (got "
                              f"{_as_json(q)})", hint=QUEUE_HINT)
+        assert isinstance(t, str)  # checked in the loop above (mypy cannot follow it)
         return MessageQueue(t, b, q)
     raise UsageError(f"{where}: a queue must be an object or 'broker:queueId', "
                      f"not {type(item).__name__}", hint=QUEUE_HINT)
