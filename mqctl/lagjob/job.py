@@ -530,8 +530,9 @@ class _Run:
         W.write_text(sp, prom_path, prom_text)
         written["prometheus"] = prom_path
         html_path = W.join(self.out, "report.html")
-        W.write_text(sp, html_path, self._html(gt, group_rows, events, storms, summary, counts,
-                                               quarantined, run_ts))
+        W.write_text(sp, html_path, self._html(
+            {"gt": gt, "lag": lag, "events": events, "storms": storms, "unowned": unowned,
+             "locks": locks}, group_rows, summary, counts, quarantined, run_ts))
         written["html"] = html_path
         from mqctl.timeparse import format_ms
 
@@ -552,56 +553,38 @@ class _Run:
                             counts=counts, inputs=inputs, dates=run_dates,
                             truncated=n_latest > len(summary), notes=list(self.notes))
 
-    def _html(self, gt: DataFrame, group_rows: list[dict[str, Any]], events: DataFrame,
-              storms: DataFrame, summary: list[dict[str, Any]], counts: dict[str, int],
-              quarantined: int, run_ts: int) -> str:
-        from pyspark.sql import functions as F
-
-        from mqctl.lagjob import writers as W
+    def _html(self, frames: dict[str, DataFrame], group_rows: list[dict[str, Any]],
+              summary: list[dict[str, Any]], counts: dict[str, int], quarantined: int,
+              run_ts: int) -> str:
+        """report.html: bounded data from the frames, then the page (mqctl/lagjob/html.py)."""
+        from mqctl.lagjob import html as H
         from mqctl.timeparse import format_ms
 
         o = self.o
-        keys = [(g.get("cluster") or "", g["group"]) for g in group_rows[:o.chart_groups]]
-        series: list[dict[str, Any]] = []
-        if keys:
-            top = self.spark.createDataFrame(keys, "cluster string, `group` string")
-            per = (gt.join(F.broadcast(top), on=["cluster", "group"])
-                   .groupBy("cluster", "group", "capture_ts")
-                   .agg(F.try_sum("total_lag").alias("total_lag"),
-                        F.max("lag_seconds").alias("lag_seconds")))
-            cap = len(keys) * o.chart_points
-            rows = per.limit(cap + 1).collect()
-            if len(rows) > cap:  # too many captures to draw: the maximum per time bucket
-                span = per.agg(F.min("capture_ts").alias("lo"),
-                               F.max("capture_ts").alias("hi")).collect()[0]
-                bucket = max(1, (span["hi"] - span["lo"]) // o.chart_points + 1)
-                rows = (per.withColumn("capture_ts",
-                                       F.floor(F.col("capture_ts") / bucket) * bucket)
-                        .groupBy("cluster", "group", "capture_ts")
-                        .agg(F.max("total_lag").alias("total_lag"),
-                             F.max("lag_seconds").alias("lag_seconds"))
-                        .limit(cap).collect())
-                self.notes.append(f"charts show the maximum per {bucket // 1000}s bucket")
-            series = [{"group": r["group"] if not r["cluster"] else
-                       f"{r['group']} ({r['cluster']})", "ts": r["capture_ts"],
-                       "total_lag": r["total_lag"], "lag_seconds": r["lag_seconds"]}
-                      for r in rows]
-        ev = [] if not counts["rebalance_events"] else [
-            _plain(r.asDict()) for r in events.orderBy(F.col("ts").desc())
-            .limit(o.timeline_events).select("ts", "group", "client", "topic", "n_gained",
-                                             "n_lost", "source_kind", "cause").collect()]
-        st = [] if not counts["storms"] else [
-            _plain(r.asDict()) for r in storms.orderBy(F.col("start_ts").desc()).limit(500)
-            .collect()]
-        shown = summary[:200]
-        meta = {"title": "mqctl lag report",
+        lim = H.HtmlLimits(groups=o.chart_groups, points=o.chart_points,
+                           timeline_events=o.timeline_events)
+        data = H.collect_report_data(
+            self.spark, gt=frames["gt"], lag=frames["lag"], events=frames["events"],
+            storms=frames["storms"], unowned=frames["unowned"], locks=frames["locks"],
+            group_rows=group_rows, limits=lim,
+            has_events=bool(counts["rebalance_events"] or counts["reset_events"]),
+            has_storms=bool(counts["storms"]))
+        if data.bucket_ms is not None:
+            self.notes.append(f"charts show the maximum per {data.bucket_ms // 1000}s bucket")
+        shown = summary[:lim.status_rows]
+        meta = {"title": "mqctl lag report", "first_ts": data.first_ts,
+                "last_ts": data.last_ts, "captures": data.captures, "window": o.window,
                 "subtitle": f"generated {format_ms(run_ts)}; window {o.window} capture(s); "
                             f"{counts['lag_rows']} queue observation(s); "
                             f"{counts['rebalance_events']} rebalance event(s); "
-                            f"{counts['storms']} storm(s); {quarantined} quarantined record(s)",
-                "notes": self.notes + ([f"showing {len(shown)} of {len(summary)} rows"]
+                            f"{counts['storms']} storm(s); "
+                            f"{counts['lock_takeovers']} lock takeover(s); "
+                            f"{quarantined} quarantined record(s)",
+                "notes": self.notes + ([f"the status table shows {len(shown)} of "
+                                        f"{len(summary)} rows"]
                                        if len(shown) < len(summary) else [])}
-        return W.render_html(series=series, events=ev, storms=st, status_rows=shown, meta=meta)
+        return H.render_html(series=data.series, events=data.events, storms=data.storms,
+                             status_rows=shown, meta=meta, groups=data.groups, limits=lim)
 
 
 def _plain(d: dict[str, Any]) -> dict[str, Any]:

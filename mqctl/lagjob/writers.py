@@ -1,21 +1,21 @@
 """Outputs of the lag job: date-partitioned Parquet datasets (replaced per date on a re-run),
 text files written atomically, the Prometheus textfile and the self-contained HTML report.
 
-The renderers (:func:`render_prometheus`, :func:`render_html`) are pure functions over bounded
-lists of rows, so they are tested without Spark.
+The renderers (:func:`render_prometheus`; the page's :func:`render_html` lives in
+:mod:`mqctl.lagjob.html`) are pure functions over bounded lists of rows, so they are tested
+without Spark.
 """
 
 from __future__ import annotations
 
-import html
 import json
 import math
 import posixpath
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from mqctl.fsutil import atomic_write_text
+from mqctl.lagjob.html import render_html as render_html  # the page moved there; re-exported
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -205,117 +205,6 @@ def render_prometheus(topic_rows: Iterable[dict[str, Any]], group_rows: Iterable
     for name, value, help_ in run:
         out += [f"# HELP {name} {help_}", f"# TYPE {name} gauge", f"{name} {_num(value) or 0}"]
     return "\n".join(out) + "\n"
-
-
-# --------------------------------------------------------------------------------------------
-# HTML report
-
-def _iso(ms: Any) -> str | None:
-    if ms is None:
-        return None
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
-
-
-def _table(columns: list[tuple[str, str]], rows: list[dict[str, Any]]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for _, h in columns)
-    body = []
-    for r in rows:
-        cells = []
-        for k, _ in columns:
-            v = r.get(k)
-            if isinstance(v, float):
-                v = f"{v:.1f}" if math.isfinite(v) else ""
-            elif isinstance(v, (list, tuple)):
-                v = " ".join(str(x) for x in v)
-            cls = f' class="st-{html.escape(str(v))}"' if k in ("status", "group_status") else ""
-            cells.append(f"<td{cls}>{html.escape('' if v is None else str(v))}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    if not rows:
-        body.append(f'<tr><td colspan="{len(columns)}">(none)</td></tr>')
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-
-
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:1.5em;color:#222}
-h1{font-size:1.4em} h2{font-size:1.15em;margin-top:1.6em}
-table{border-collapse:collapse;font-size:.85em} td,th{border:1px solid #ddd;padding:3px 6px}
-th{background:#f4f4f4;text-align:left} .meta{color:#666;font-size:.85em}
-.st-OK{background:#e8f6e8} .st-WARN{background:#fff4d6} .st-STALL,.st-REWIND{background:#ffe0cc}
-.st-STOP{background:#ffd0d0}
-"""
-
-
-def render_html(*, series: list[dict[str, Any]], events: list[dict[str, Any]],
-                storms: list[dict[str, Any]], status_rows: list[dict[str, Any]],
-                meta: dict[str, Any]) -> str:
-    """One self-contained page: plotly.js is inlined (no ``<script src>``), so it opens
-    offline. ``series`` rows: ``group, ts, total_lag, lag_seconds``; ``events``: ``ts, group,
-    client, topic, n_gained, n_lost, source_kind``; ``storms``: ``group, start_ts, end_ts,
-    rounds``."""
-    import plotly.graph_objects as go
-    from plotly.offline import get_plotlyjs
-
-    figs: list[tuple[str, Any]] = []
-    by_group: dict[str, list[dict[str, Any]]] = {}
-    for r in series:
-        by_group.setdefault(str(r["group"]), []).append(r)
-    for key, title, ytitle in (("total_lag", "Lag over time per group (messages)", "messages"),
-                               ("lag_seconds", "Time lag per group (seconds, slowest queue)",
-                                "seconds")):
-        fig = go.Figure()
-        for g, rows in sorted(by_group.items()):
-            rows = sorted(rows, key=lambda x: x["ts"])
-            fig.add_trace(go.Scatter(x=[_iso(x["ts"]) for x in rows], y=[x.get(key) for x in rows],
-                                     mode="lines+markers", name=g))
-        fig.update_layout(title=title, xaxis_title="capture (UTC)", yaxis_title=ytitle,
-                          height=420, margin={"l": 60, "r": 20, "t": 50, "b": 50})
-        figs.append((title, fig))
-    tl = go.Figure()
-    by_src: dict[str, list[dict[str, Any]]] = {}
-    for e in events:
-        by_src.setdefault(str(e.get("source_kind")), []).append(e)
-    for src, rows in sorted(by_src.items()):
-        tl.add_trace(go.Scatter(
-            x=[_iso(e["ts"]) for e in rows], y=[e["group"] for e in rows], mode="markers",
-            name=f"rebalance ({src})",
-            marker={"size": [6 + min(14, (e.get("n_gained") or 0) + (e.get("n_lost") or 0))
-                             for e in rows]},
-            text=[f"{e.get('client')} {e.get('topic')}: +{e.get('n_gained')} -{e.get('n_lost')}"
-                  for e in rows], hoverinfo="text+x"))
-    for i, s in enumerate(storms):
-        tl.add_trace(go.Scatter(
-            x=[_iso(s["start_ts"]), _iso(s["end_ts"])], y=[s["group"], s["group"]],
-            mode="lines", line={"width": 12, "color": "rgba(220,40,40,0.35)"},
-            name="storm", legendgroup="storm", showlegend=i == 0,
-            hovertext=f"storm: {s.get('rounds')} rounds", hoverinfo="text"))
-    tl.update_layout(title="Rebalance timeline", xaxis_title="time (UTC)", height=420,
-                     margin={"l": 120, "r": 20, "t": 50, "b": 50})
-    figs.append(("Rebalance timeline", tl))
-    parts = [
-        "<!DOCTYPE html><html><head><meta charset=\"utf-8\">",
-        f"<title>{html.escape(str(meta.get('title', 'mqctl lag report')))}</title>",
-        f"<style>{_CSS}</style>",
-        f"<script type=\"text/javascript\">{get_plotlyjs()}</script>",
-        "</head><body>",
-        f"<h1>{html.escape(str(meta.get('title', 'mqctl lag report')))}</h1>",
-        f"<p class=\"meta\">{html.escape(str(meta.get('subtitle', '')))}</p>",
-        "<h2>Groups (latest capture)</h2>",
-        _table([("cluster", "cluster"), ("group", "group"), ("topic", "topic"),
-                ("status", "status"), ("total_lag", "lag"), ("max_lag", "max lag"),
-                ("lag_seconds", "lag s"), ("lag_seconds_source", "lag s source"),
-                ("consume_rate", "consume/s"), ("produce_rate", "produce/s"),
-                ("complete", "complete"), ("capture_time", "capture")], status_rows),
-    ]
-    for title, fig in figs:
-        parts.append(f"<h2>{html.escape(title)}</h2>")
-        parts.append(fig.to_html(full_html=False, include_plotlyjs=False,
-                                 config={"displaylogo": False, "responsive": True}))
-    notes = meta.get("notes") or []
-    if notes:
-        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(str(n))}</li>"
-                                                      for n in notes) + "</ul>")
-    parts.append("</body></html>")
-    return "\n".join(parts)
 
 
 def summary_json(data: dict[str, Any]) -> str:

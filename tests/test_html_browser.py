@@ -1,0 +1,141 @@
+"""report.html in a real headless browser: the page loads without a JavaScript error, plotly
+draws the overview charts, every group has its timeline, the legend is there and hostile
+names stay text. Skipped (with the reason) where no Chromium/Chrome is installed: Debian
+`apt-get install -y chromium`, or MQCTL_BROWSER=/path/to/chrome; `./dev test` installs it."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("plotly")
+
+from lagjob.test_html_report import EVIL, sample_page
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
+
+
+def find_browser() -> str | None:
+    env = os.environ.get("MQCTL_BROWSER")
+    if env:
+        return shutil.which(env) or (env if Path(env).is_file() else None)
+    return next((p for p in map(shutil.which, BROWSERS) if p), None)
+
+
+BROWSER = find_browser()
+pytestmark = pytest.mark.skipif(
+    BROWSER is None, reason="no headless browser: install Chromium (Debian: apt-get install -y "
+    "chromium; ./dev test does) or set MQCTL_BROWSER to a Chrome/Chromium binary")
+
+# first thing in <head>: every uncaught error and console.error lands in an attribute of
+# <html>, which --dump-dom then shows
+CATCH = ("<script>(function(){var d=document.documentElement;function add(m){"
+         "d.setAttribute('data-js-errors',(d.getAttribute('data-js-errors')||'')+m+'\\n');}"
+         "window.addEventListener('error',function(e){add('error: '+e.message);});"
+         "window.addEventListener('unhandledrejection',function(e){add('rejection: '+e.reason);});"
+         "var ce=console.error;console.error=function(){add('console.error: '+"
+         "Array.prototype.join.call(arguments,' '));ce.apply(console,arguments);};})();"
+         "</script>")
+
+
+def _run(args: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
+    assert BROWSER is not None
+    return subprocess.run(
+        [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         "--hide-scrollbars", f"--user-data-dir={tmp / 'profile'}",
+         "--virtual-time-budget=15000", *args], capture_output=True, text=True, timeout=180)
+
+
+class _Dom(HTMLParser):
+    """Elements (tag, attrs) and the text inside elements of a class."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.elements: list[tuple[str, dict[str, str]]] = []
+        self.texts: dict[str, list[str]] = {}
+        self._open: list[str | None] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        self.elements.append((tag, a))
+        cls = a.get("class", "").split()
+        self._open.append(cls[0] if cls and tag == "span" else None)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "span" and self._open:
+            self._open.pop()
+
+    def handle_data(self, data: str) -> None:
+        for c in self._open:
+            if c:
+                self.texts.setdefault(c, []).append(data)
+
+    def all(self, tag: str, cls: str | None = None) -> list[dict[str, str]]:
+        return [a for t, a in self.elements
+                if t == tag and (cls is None or cls in a.get("class", "").split())]
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("browser")
+    page = sample_page().replace("<head>", "<head>" + CATCH, 1)
+    path = tmp / "report.html"
+    path.write_text(page, encoding="utf-8")
+    res = _run(["--dump-dom", path.as_uri()], tmp)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "<html" in res.stdout, res.stderr[-2000:]
+    dom = _Dom()
+    dom.feed(res.stdout)
+    return {"dom": dom, "html": res.stdout, "tmp": tmp, "path": path}
+
+
+def test_no_javascript_errors_and_plotly_drew_every_chart(rendered):
+    root = rendered["dom"].all("html")[0]
+    assert "data-js-errors" not in root, root.get("data-js-errors")
+    plots = rendered["dom"].all("div", "plotly-graph-div")
+    assert len(plots) == 3
+    # Plotly.newPlot ran: it marks the div and draws its own SVG into it
+    assert len(rendered["dom"].all("div", "js-plotly-plot")) == 3
+    assert len(rendered["dom"].all("svg", "main-svg")) >= 3
+
+
+def test_the_error_catcher_catches(tmp_path):
+    """The check above can fail: a page with a broken script reports it."""
+    path = tmp_path / "broken.html"
+    path.write_text(f"<!DOCTYPE html><html><head>{CATCH}</head><body>"
+                    "<script>undefinedFunction()</script></body></html>")
+    res = _run(["--dump-dom", path.as_uri()], tmp_path)
+    assert re.search(r'data-js-errors="error: Uncaught ReferenceError: undefinedFunction',
+                     res.stdout), res.stdout[:500]
+
+
+def test_sections_legend_timelines_and_escaped_names(rendered):
+    dom = rendered["dom"]
+    ids = {a.get("id") for _, a in dom.elements if a.get("id")}
+    assert {"status", "legend", "groups", "overview", "notes", "g-0", "g-1"} <= ids
+    sections = dom.all("section", "group")
+    assert [s["class"] for s in sections] == ["group st-STOP", "group st-WARN"]
+    timelines = dom.all("svg", "timeline")
+    assert [t["id"] for t in timelines] == ["svg-0", "svg-1"]  # one per group
+    assert len(dom.all("dl", "status-legend")) == 1 and len(dom.all("dl", "column-legend")) == 1
+    assert [a["class"] for a in dom.all("tr") if a.get("class")] == ["st-STOP", "st-WARN"]
+    # the hostile group name is text in the browser's DOM, no element came out of it
+    assert dom.texts["gname"] == ["GID_AUDIT", EVIL]
+    assert not dom.all("img")
+    assert len(dom.all("rect", "own")) == 3 and len(dom.all("rect", "unowned")) == 2
+
+
+def test_screenshot(rendered):
+    png = rendered["tmp"] / "report.png"
+    res = _run(["--window-size=1280,1600", f"--screenshot={png}", rendered["path"].as_uri()],
+               rendered["tmp"])
+    assert res.returncode == 0, res.stderr[-2000:]
+    head = png.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    assert int.from_bytes(head[16:20], "big") == 1280  # IHDR width
