@@ -367,3 +367,22 @@ def test_snapshot_gzip_and_keep_against_the_sim(cli, sim, tmp_path):
     bad = cli(["-n", sim.namesrv_addr, "snapshot", "--out", str(tmp_path), "-g", "GID_PAY",
                "--keep", "7"])
     assert bad.exit_code == 2 and "has no unit" in bad.stderr
+
+
+def test_gzip_capture_on_a_full_disk_leaves_nothing(tmp_path, monkeypatch):
+    """ENOSPC while the compressed bytes are written: one usage error naming the file, no
+    temporary file, no date directory (as for the plain format, tests/test_snapshot_out_errors)."""
+    import errno
+
+    real = gzip.GzipFile.write
+
+    def full(self, data):
+        real(self, data[:10])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(gzip.GzipFile, "write", full)
+    with pytest.raises(UsageError, match=r"cannot write the capture file .*\.jsonl\.gz: No "
+                                         r"space left on device") as e:
+        write(a_snapshot(), tmp_path / "out", compress="gzip")
+    assert "nothing was left half written" in (e.value.hint or "")
+    assert not any(tmp_path.rglob("*"))

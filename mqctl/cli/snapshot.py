@@ -27,7 +27,7 @@ def snapshot(
                                                  "keep system groups too.")] = False,
     compress: Annotated[Compression, typer.Option(
         "--compress", help="File format: 'gzip' writes .jsonl.gz (the lag report reads it as "
-                           "it is; about 1% of the plain size), 'none' plain .jsonl.")
+                           "it is; 1% to 3% of the plain size), 'none' plain .jsonl.")
     ] = Compression.none,
     keep: Annotated[str | None, typer.Option(
         "--keep", help="After the capture, delete capture files in OUT older than this "
