@@ -437,7 +437,7 @@ def fmt_count(v: Any) -> str:
 
 def _short(v: Any) -> str:
     """Axis labels: 1k, 10k, 1M."""
-    for div, suf in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+    for div, suf in ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
         if v >= div:
             return f"{v / div:g}{suf}"
     return f"{v:g}"
@@ -513,7 +513,8 @@ def _lag_ticks(vmax: float) -> list[tuple[float, str]]:
     """0, then powers of ten up to the first at or above ``vmax`` (1 is left out on a tall
     scale: it would sit on top of 0)."""
     top = max(1, math.ceil(math.log10(max(vmax, 1.0))))
-    ks = range(0 if top < 3 else 1, top + 1)
+    step = max(1, math.ceil(top / 7))  # at most about 7 labels in the panel
+    ks = [k for k in range(0 if top < 3 else 1, top + 1) if (top - k) % step == 0]
     return [(0, "0")] + [(10.0 ** k, _short(10.0 ** k)) for k in ks]
 
 

@@ -275,3 +275,13 @@ def test_collect_report_data_bounds_and_owner_runs(spark):
                                                "last_ts": data.last_ts},
                          groups=data.groups)
     assert page.count('<svg class="timeline"') == 2
+
+
+@pytest.mark.parametrize("vmax", [0, 1, 40, 480, 832_000, 1e15, 2.0**63 - 1])
+def test_log_axis_covers_the_maximum_with_few_labels(vmax):
+    ticks = H._lag_ticks(vmax)
+    assert ticks[0] == (0, "0") and ticks[-1][0] >= vmax
+    assert 2 <= len(ticks) <= 9
+    assert len({label for _, label in ticks}) == len(ticks)
+    secs = H._sec_ticks(vmax)
+    assert secs[0] == (0, "0") and (secs[-1][0] >= vmax or secs[-1][1] == "100d")
