@@ -22,7 +22,7 @@ def chaos():
 
 
 def test_chaos_short_run(chaos):
-    report = chaos.run_chaos(duration=40, seed=11)
+    report = chaos.run_chaos(duration=40, seed=11, min_rounds=30)
     assert report.violations == [], report.violations
     assert report.commands >= 20 and report.resets >= 4
     assert sum(v for k, v in report.faults.items() if k in ("down", "drop", "latency", "error",
