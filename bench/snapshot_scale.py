@@ -8,8 +8,13 @@ gzip at levels 1 and 6, 6 being ``mqctl snapshot``'s): write time (best of ``--r
 size, as ratios against the plain file and against the capture's own time, so the cost of
 compression at capture time is measured side by side with what it saves on disk.
 
+With ``--spark-read N``, the other side: N captures (the same rows at N capture times) in
+each format, read by Spark (local[2]) as the lag report's first step does (the text of every
+line, then the JSON of every line); best of 3 after a warm-up, as a ratio gzip / plain.
+
     python bench/snapshot_scale.py [--brokers 32] [--groups 200] [--concurrency 16]
                                    [--latency-ms 1] [--repeat 5] [--skip-sequential]
+                                   [--spark-read 20]
 """
 
 from __future__ import annotations
@@ -87,6 +92,54 @@ def compression_table(snap: Snapshot, capture_s: float, repeat: int) -> None:
               f"({100 * (s - plain_s) / (capture_s + plain_s):+.1f}% of capture + write)")
 
 
+def spark_read(snap: Snapshot, n: int) -> None:
+    """Spark reading N captures plain and gzip (the lag report's input side)."""
+    from dataclasses import replace
+
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master("local[2]").appName("mqctl bench snapshot read")
+             .config("spark.ui.enabled", "false").config("spark.driver.memory", "2g")
+             .config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        with tempfile.TemporaryDirectory(prefix="mqctl-bench-read-") as tmp:
+            sizes: dict[str, int] = {}
+            for fmt in ("none", "gzip"):
+                total = 0
+                for i in range(n):
+                    ts = snap.capture_ts + i * 60_000
+                    rows = [dict(r, capture_ts=ts) for r in snap.rows]
+                    p = write(replace(snap, capture_ts=ts, rows=rows), Path(tmp) / fmt,
+                              compress=fmt)
+                    assert p is not None
+                    total += p.stat().st_size
+                sizes[fmt] = total
+
+            def timed(fmt: str, how: str) -> float:
+                best = float("inf")
+                for _ in range(3):
+                    t0 = time.perf_counter()
+                    reader = spark.read.option("recursiveFileLookup", "true")
+                    df = reader.text(f"{tmp}/{fmt}") if how == "text" else \
+                        reader.json(f"{tmp}/{fmt}")
+                    count = df.count()
+                    best = min(best, time.perf_counter() - t0)
+                assert count == n * len(snap.rows), (fmt, how, count)
+                return best
+
+            timed("none", "text")  # warm-up: JIT, class loading
+            print(f"Spark (local[2]) reading {n} captures of {len(snap.rows)} rows, best of 3:")
+            for how in ("text", "json"):
+                plain_s, gz_s = timed("none", how), timed("gzip", how)
+                print(f"  {how:<5}: plain {plain_s:6.2f} s ({sizes['none']} bytes), gzip "
+                      f"{gz_s:6.2f} s ({sizes['gzip']} bytes): gzip / plain = "
+                      f"{gz_s / plain_s:.2f}")
+    finally:
+        spark.stop()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--brokers", type=int, default=32)
@@ -96,6 +149,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5, help="writes per format (best is shown)")
     ap.add_argument("--skip-sequential", action="store_true",
                     help="skip the --concurrency 1 capture (only the file formats)")
+    ap.add_argument("--spark-read", type=int, default=0, metavar="N",
+                    help="also time Spark reading N captures plain and gzip")
     args = ap.parse_args()
     doc = large_scenario(args.brokers, 16, 4, args.groups, 2)
     with SimProcess(doc, latency_ms=args.latency_ms) as sim:
@@ -112,6 +167,8 @@ def main() -> None:
               f"{reqs1} requests, peak {peak1} in flight")
         print(f"speed-up: {slow / fast:.1f}x")
     compression_table(snap, fast, args.repeat)
+    if args.spark_read:
+        spark_read(snap, args.spark_read)
 
 
 if __name__ == "__main__":
