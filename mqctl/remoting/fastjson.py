@@ -29,6 +29,7 @@ escapes (the fuzz suite in ``fuzz/`` checks that).
 from __future__ import annotations
 
 import json
+import json.scanner
 import math
 import re
 from typing import Any
@@ -154,6 +155,15 @@ _NUM_RE = re.compile(r"[0-9+\-.eE]*")
 _WS_RE = re.compile(r"[ \t\n\r\f\v\ufeff]*")
 
 
+# The C scanner of the standard library reads the entries of a map keyed by objects (a
+# ``MessageQueue`` key and its offset wrapper: the bulk of consume stats and offset tables) many
+# times faster than the recursive descent below (``_Parser.std_value``). It is not tried
+# everywhere: a failed attempt costs a pass over the text before it (the error's line number).
+_DECODER: Any = json.JSONDecoder(parse_constant=lambda name: _reject_constant(name))
+_scan = json.scanner.make_scanner(_DECODER)
+_SURROGATE_RE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 class _Parser:
     __slots__ = ("s", "n", "i", "depth")
 
@@ -233,6 +243,22 @@ class _Parser:
             raise self.error(f"unexpected word {word!r}", self.i - len(word))
         raise self.error(f"unexpected character {c!r}")
 
+    def std_value(self) -> Any:
+        """A value where standard JSON is all but certain (the keys and values of a map keyed by
+        objects: ``MessageQueue`` keys, offset wrappers): the C scanner first, our rules where
+        it fails. A value with more brackets than the depth left, or with a lone UTF-16
+        surrogate escape, is read by our rules too (MAX_DEPTH holds; U+FFFD as ours makes it)."""
+        s, i = self.s, self.i
+        try:
+            v, end = _scan(s, i)
+        except (StopIteration, ValueError, RecursionError):
+            return self.value()
+        if (s.count("{", i, end) + s.count("[", i, end) > MAX_DEPTH - self.depth
+                or _SURROGATE_RE.search(s, i, end) is not None):
+            return self.value()
+        self.i = end
+        return v
+
     def enter(self) -> None:
         self.depth += 1
         if self.depth > MAX_DEPTH:
@@ -242,6 +268,7 @@ class _Parser:
         self.enter()
         self.i += 1
         out: dict[Any, Any] = {}
+        std = False  # keyed by objects: a Java Map<MessageQueue, V>, its entries standard JSON
         self.ws()
         if self.i < self.n and self.s[self.i] == "}":
             self.i += 1
@@ -259,7 +286,8 @@ class _Parser:
             if c == '"' or c == "'":
                 key = self.string()
             elif c == "{" or c == "[":
-                key = _key_of(self.value())
+                key = _key_of(self.std_value())
+                std = True
             elif c == "-" or c.isdigit():
                 key = self.number()
                 if isinstance(key, float):
@@ -273,7 +301,7 @@ class _Parser:
                 raise self.error("expected ':' after key")
             self.i += 1
             self.ws()
-            out[key] = self.value()
+            out[key] = self.std_value() if std else self.value()
             self.ws()
             if self.i >= self.n:
                 raise self.error("unterminated object")
