@@ -111,6 +111,21 @@ def report(
     limit: Annotated[int, typer.Option("--limit", min=1, help="Group/topic rows shown here "
                                                               "(all are in summary.csv).")
                      ] = 20,
+    state_dir: Annotated[str | None, typer.Option(
+        "--state", help="Where snapshot files are kept parsed between runs (an ingested Parquet "
+                        "table and its manifest; default OUT/_state): a re-run parses only new "
+                        "or changed files and rewrites only the dates they touch.",
+        show_default=False)] = None,
+    full: Annotated[bool, typer.Option(
+        "--full", help="Re-parse every input and rewrite every date (rebuilds --state).")
+    ] = False,
+    since: Annotated[str | None, typer.Option(
+        "--since", help="Report captures and events from this time on (e.g. 2024-06-01, -24h); "
+                        "earlier captures still feed the status window.", show_default=False)
+    ] = None,
+    until: Annotated[str | None, typer.Option(
+        "--until", help="Ignore what was captured after this time.", show_default=False)
+    ] = None,
     output: OutputOpt = None,
 ) -> None:
     """Compute offset lag, time lag, Burrow-style status and rebalance history from exports
@@ -147,7 +162,7 @@ def report(
         max_skew_ms=duration_ms(max_skew), align_ms=duration_ms(align),
         storm_rounds=storm_rounds, storm_window_ms=duration_ms(storm_window),
         prom_file=prom_file, spark_conf=spark_conf or None,
-        progress=lambda m: info(st, m))
+        progress=lambda m: info(st, m), state=state_dir, full=full, since=since, until=until)
     emit(_readable(result_view(res, limit)), st.output(output))
     if res.breaches:
         exprs = sorted({b.expr for b in res.breaches})

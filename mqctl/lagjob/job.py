@@ -21,7 +21,8 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit mqctl/l
         sys.path.pop(0)  # don't let lagjob/*.py shadow top-level modules
     sys.path.insert(0, os.path.dirname(os.path.dirname(_here)))
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
@@ -82,6 +83,8 @@ class ReportResult:
     dates: list[str]
     truncated: bool = False
     notes: list[str] = field(default_factory=list)
+    # wall seconds per stage of the run, in order (docs/lag-performance.md; bench/lag_scale.py)
+    timings: dict[str, float] = field(default_factory=dict)
 
     @property
     def breached(self) -> bool:
@@ -114,6 +117,18 @@ class Options:
     chart_groups: int = 20
     chart_points: int = 2000
     timeline_events: int = 5000
+    since_ms: int | None = None  # report from this time on (datasets: from its date on)
+    until_ms: int | None = None  # ignore observations after this time
+
+    def fingerprint(self) -> str:
+        """The options that change what is computed (the state's outputs were written with)."""
+        import hashlib
+
+        keep = {k: str(getattr(self, k)) for k in (
+            "window", "allowed_lag", "allowed_lag_seconds", "tz", "log_tz", "pinned_tz",
+            "cluster", "max_skew_ms", "align_ms", "move_window_ms", "round_gap_ms",
+            "storm_rounds", "storm_window_ms", "since_ms", "until_ms")}
+        return hashlib.sha256(repr(sorted(keep.items())).encode()).hexdigest()[:16]
 
 
 def _tz(value: str | tzinfo | None) -> tzinfo | None:
@@ -131,7 +146,9 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
                move_window_ms: int = 300_000, storm_rounds: int = 3,
                storm_window_ms: int = 600_000, prom_file: str | None = None,
                summary_limit: int = 1000, spark_conf: dict[str, str] | None = None,
-               progress: Callable[[str], None] | None = None) -> ReportResult:
+               progress: Callable[[str], None] | None = None, state: str | None = None,
+               incremental: bool = True, full: bool = False, since: str | None = None,
+               until: str | None = None) -> ReportResult:
     """Run the report over ``inputs`` (paths, globs, directories, URIs, or ``KIND=PATH``) and
     write everything under ``out_dir``. Thresholds are checked after everything is written;
     breaches are returned (``ReportResult.breaches``), not raised.
@@ -139,6 +156,13 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
     ``tz``: zone of mqadmin dates and of path timestamps without a zone (default: local);
     ``log_tz``: zone of 4.x client logs (default: local); ``broker_log_tz``: zone of lock.log and
     5.x client logs (their logback pattern pins GMT+8).
+
+    Incremental (``incremental``, the default): snapshot files are parsed once into an ingested
+    Parquet table under ``state`` (default ``OUT/_state``) with a manifest (path, size,
+    modification time); a re-run parses only new and changed files and rewrites only the
+    ``lag``/``group_status`` date partitions from the first date whose observations changed.
+    ``full``: rebuild the state and rewrite every date. ``since``/``until``: times
+    (``2024-06-01``, ``2024-06-01T10:00:00Z``, ``-2h``) bounding what the run reports.
     """
     specs = [s if isinstance(s, InputSpec) else parse_input_spec(s) for s in inputs]
     if not specs:
@@ -157,7 +181,11 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
                    pinned_tz=_tz(broker_log_tz) or GMT8, cluster=cluster,
                    max_skew_ms=max(0, max_skew_ms), align_ms=max(0, align_ms),
                    move_window_ms=max(0, move_window_ms), storm_rounds=storm_rounds,
-                   storm_window_ms=max(0, storm_window_ms), summary_limit=max(1, summary_limit))
+                   storm_window_ms=max(0, storm_window_ms), summary_limit=max(1, summary_limit),
+                   since_ms=_time_ms(since, "--since", _tz(tz)),
+                   until_ms=_time_ms(until, "--until", _tz(tz)))
+    if opts.since_ms is not None and opts.until_ms is not None and opts.since_ms > opts.until_ms:
+        raise UsageError("--since is after --until", hint="give --since before --until")
     say = progress or (lambda _m: None)
     # before the JVM starts: a long run must not end unwritten (errors name the path as given)
     _check_outputs(out_dir, prom_file)
@@ -174,7 +202,13 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
         _check_listing(listing)
     else:
         listing = None
-    from mqctl.lagjob.session import ensure_workers_import_mqctl, spark_session, utc_session
+    from mqctl.lagjob.session import (
+        ensure_workers_import_mqctl,
+        run_settings,
+        sized_settings,
+        spark_session,
+        utc_session,
+    )
 
     with spark_session(master, conf=spark_conf, spark=spark) as handle, \
             utc_session(handle.spark):
@@ -184,7 +218,38 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
 
             listing = list_inputs(handle.spark, specs)
             _check_listing(listing)
-        return _Run(handle.spark, listing, out_dir, opts, thresholds, prom_file, say).run()
+        sc = handle.spark.sparkContext
+        size = sum(f.size * (5 if f.path.endswith(".gz") else 1) for f in listing.files
+                   if f.ignored is None)
+        tuned = {k: v for k, v in sized_settings(size, sc.defaultParallelism,
+                                                 (sc.master or "").startswith("local")).items()
+                 if k not in (spark_conf or {})}  # the user's --conf wins
+        state_dir = None
+        if incremental:
+            from mqctl.lagjob import writers as W
+
+            state_dir = state or W.join(out_dir, "_state")
+            if _local(state_dir):
+                from mqctl.lagjob.inputs import local_path
+
+                state_dir = os.path.abspath(local_path(state_dir))
+        with run_settings(handle.spark, tuned):
+            run = _Run(handle.spark, listing, out_dir, opts, thresholds, prom_file, say)
+            run.state, run.full = state_dir, full
+            return run.run()
+
+
+def _time_ms(text: str | None, flag: str, tz: tzinfo | None) -> int | None:
+    if text is None or not str(text).strip():
+        return None
+    from mqctl.timeparse import parse_time
+
+    try:
+        return parse_time(str(text), tz=tz, strict=False)
+    except UsageError as exc:
+        exc.message = f"{flag}: {exc.message}"
+        exc.args = (exc.message,)
+        raise
 
 
 def _local(path: str) -> bool:
@@ -256,6 +321,29 @@ class _Run:
         self.say = say
         self.persisted: list[DataFrame] = []
         self.notes: list[str] = []
+        self.timings: dict[str, float] = {}
+        self.state: str | None = None  # the ingested table's directory (incremental runs)
+        self.full = False
+        self.touched: set[str] | None = None  # dates whose observations changed (incremental)
+        from mqctl.lagjob.ingest import Manifest
+
+        self.manifest = Manifest()
+        self.write_all = True
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Time a stage (wall seconds, added up per name) and label its Spark jobs with it
+        (job group ``mqctl-lag:<name>``: the event log and the status tracker show it)."""
+        import time
+
+        sc = self.spark.sparkContext
+        sc.setJobGroup(f"mqctl-lag:{name}", name, interruptOnCancel=False)
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - t0
+            sc.setJobGroup("mqctl-lag:other", "other", interruptOnCancel=False)
 
     def keep(self, df: DataFrame) -> DataFrame:
         """Cache a frame that several later steps read."""
@@ -265,13 +353,14 @@ class _Run:
         self.persisted.append(df)
         return df
 
-    def cut(self, df: DataFrame) -> DataFrame:
+    def cut(self, df: DataFrame, name: str) -> DataFrame:
         """Materialise a stage and cut its lineage (``localCheckpoint``): later stages join and
         window over it several times, and without the cut the analysed plans grow with every
         reuse of the same subtree."""
         from pyspark import StorageLevel
 
-        return df.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
+        with self.stage(name):
+            return df.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
 
     def run(self) -> ReportResult:
         before = _persistent_rdd_ids(self.spark)
@@ -290,8 +379,128 @@ class _Run:
                 df.unpersist()
             _release_checkpoints(self.spark, before)
 
+    def _snapshots(self, files: list[Any], run_ms: int) -> tuple[DataFrame, DataFrame]:
+        """(observations, bad lines with ``line``) of the snapshot files: through the ingested
+        table when the run keeps state (:meth:`_ingest`), else parsed now."""
+        if self.state is not None:
+            return self._ingest(files, run_ms)
+        obs, bad, _fast, _bad_files = self._parse_snapshots([f.path for f in files], run_ms)
+        return obs, bad
+
+    def _ingest(self, files: list[Any], run_ms: int) -> tuple[DataFrame, DataFrame]:
+        """Incremental read (:mod:`mqctl.lagjob.ingest`): drop the rows of changed and vanished
+        files, parse the new and changed files (and the files with bad lines, never ingested),
+        append their rows to the table as a new batch, commit the manifest. Sets
+        ``self.touched``: the dates whose observations changed."""
+        from pyspark.sql import functions as F
+
+        from mqctl.lagjob import ingest as I
+        from mqctl.lagjob import transforms as X
+        from mqctl.lagjob import writers as W
+        from mqctl.lagjob.inputs import local_path
+
+        sp, st = self.spark, self.state
+        assert st is not None
+        man = self.manifest
+        plan = I.plan(man, files)
+        touched = set(plan.stale_dates)
+        with self.stage("ingest"):
+            gone = [man.files[p]["source"] for p in plan.stale
+                    if man.files[p].get("source") and not man.files[p].get("bad")]
+            if gone:
+                I.drop_rows(sp, st, man, gone, plan.stale_dates)
+            for p in plan.stale:
+                del man.files[p]
+        from_date = None
+        if self.o.since_ms is not None:  # --since: a day of history before it is enough
+            from datetime import UTC, datetime
+
+            from_date = datetime.fromtimestamp((self.o.since_ms - X.DAY_MS) / 1000,
+                                               tz=UTC).strftime("%Y-%m-%d")
+        base = I.table(sp, st, man, from_date)
+        obs_frames = [] if base is None else [base.select(*X.SNAPSHOT_OBS)]
+        bad = None
+        to_parse = plan.new + [p for p in plan.kept if man.files[p].get("bad")]
+        if to_parse:
+            obs_n, bad, fast, bad_files = self._parse_snapshots(to_parse, run_ms)
+            obs_frames.append(obs_n)
+            by_path = {f.path: f for f in files}
+
+            def path_of(source: str) -> str:
+                return local_path(source) if W.is_local(source) else source
+
+            with self.stage("ingest"):
+                per = {r["source"]: sorted(r["dates"]) for r in fast.filter(
+                    F.col("observed_ts").isNotNull()).groupBy("source").agg(
+                    F.collect_set(X.date_of(F.col("observed_ts"))).alias("dates")).collect()}
+                unmapped = [s for s in per if path_of(s) not in by_path]
+                skip = set(bad_files) | set(unmapped)  # re-read every run, never ingested
+                batch = man.next_batch()
+                new_rows = fast.filter(F.col("reason").isNull()).select(*X.SNAPSHOT_OBS)
+                if skip:
+                    new_rows = new_rows.filter(~F.col("source").isin(sorted(skip)))
+                if any(s not in skip for s in per):
+                    (X.with_date(new_rows, "observed_ts").withColumn("batch", F.lit(batch))
+                     .write.mode("append").partitionBy("date").parquet(W.join(st, I.TABLE)))
+                known = {path_of(s): s for s in per}
+                for p in to_parse:
+                    f = by_path[p]
+                    src = known.get(p)
+                    dates = per.get(src, []) if src else []
+                    if not (p in man.files and man.files[p].get("bad")):
+                        touched.update(dates)  # (an unchanged bad file changes nothing)
+                    man.files[p] = {"size": f.size, "mtime_ms": f.mtime_ms, "source": src,
+                                    "dates": dates, "bad": src in skip if src else False}
+                man.batches.append(batch)
+        if plan.stale or to_parse:
+            man.pending = sorted(set(man.pending) | touched)
+            if self.write_all:  # until this run completes, no earlier output is trusted
+                man.fingerprint = ""
+            with self.stage("ingest"):
+                I.save(sp, st, man)
+        obs = obs_frames[0]
+        for f in obs_frames[1:]:
+            obs = obs.unionByName(f)
+        if bad is None:
+            bad = sp.createDataFrame([], "source string, source_kind string, line long, "
+                                     "reason string, detail string, content string, "
+                                     "observed_ts long")
+        self.touched = touched
+        return obs, bad
+
+    def _parse_snapshots(self, snap_paths: list[str], run_ms: int
+                         ) -> tuple[DataFrame, DataFrame, DataFrame, list[str]]:
+        """(observations, bad lines with ``line``, the parsed records, the files with bad lines)
+        of the snapshot files, each JSON record parsed once: Spark's JSON reader with the schema
+        for every file; a file with any bad record is read again as text
+        (:func:`readers.read_snapshots`), which names each bad line's number and content
+        exactly as before. The checks are the same on both paths
+        (:func:`transforms.check_snapshot_records`)."""
+        from pyspark.sql import functions as F
+
+        from mqctl.lagjob import readers
+        from mqctl.lagjob import transforms as X
+
+        sp = self.spark
+        fast = self.cut(X.check_snapshot_records(readers.read_snapshot_json(sp, snap_paths),
+                                                 run_ms), "parse snapshots")
+        with self.stage("parse snapshots"):
+            bad_files = sorted(r["source"] for r in fast.filter(F.col("reason").isNotNull())
+                               .select("source").distinct().collect())
+        obs, bad = X.split_snapshot_records(fast)
+        if not bad_files:
+            return obs, bad.withColumn("line", F.lit(None).cast("long")), fast, []
+        records, lines = readers.read_snapshots(sp, snap_paths, run_ms)
+        records = self.cut(records.filter(F.col("source").isin(bad_files)),
+                           "parse snapshots (files with bad lines)")
+        obs_b, bad_b = X.split_snapshot_records(records)
+        good = obs.filter(~F.col("source").isin(bad_files))
+        return good.unionByName(obs_b), X.line_numbers(bad_b, lines), fast, bad_files
+
     # -----------------------------------------------------------------------------------------
     def _run(self) -> ReportResult:
+        import time
+
         from pyspark.sql import functions as F
 
         from mqctl.lagjob import readers, schemas
@@ -311,20 +520,33 @@ class _Run:
         self.say("lag report: reading " + ", ".join(f"{n} {k}" for k, n in inputs.items())
                  + " file(s)")
 
+        from mqctl.lagjob import writers as W
+
+        fp = o.fingerprint()
+        only_snapshots = set(by_kind) <= {Kind.SNAPSHOT} and not self.listing.unknown()
+        if self.state is not None:
+            from mqctl.lagjob import ingest as I
+
+            man = None if self.full else I.load(sp, self.state)
+            if man is None:  # none yet, unreadable, or --full: start over
+                I.delete(sp, W.join(self.state, I.TABLE))
+                man = I.Manifest()
+            self.manifest = man
+            # the earlier dates of lag/group_status are kept only when they were written by a
+            # run of the same options into this --out and nothing else feeds them
+            self.write_all = (self.full or man.fingerprint != fp or man.out != self.out
+                              or not only_snapshots or not I.exists(sp, W.join(self.out, "lag")))
+        else:
+            self.write_all = True
+
         # ---- read ---------------------------------------------------------------------------
         obs_frames: list[DataFrame] = []
         bad_frames: list[DataFrame] = []
         bad_cols = ["source", "source_kind", "line", "reason", "detail", "content",
                     "observed_ts"]
         if paths.get(Kind.SNAPSHOT):
-            records, snap_lines = readers.read_snapshots(sp, paths[Kind.SNAPSHOT], now_ms())
-            records = self.cut(records)  # the JSON is parsed once
-            obs_s, bad_s = X.split_snapshot_records(records)
+            obs_s, bad_s = self._snapshots(by_kind[Kind.SNAPSHOT], now_ms())
             obs_frames.append(obs_s)
-            if bad_s.limit(1).count():  # line numbers cost a scan: only when needed
-                bad_s = X.line_numbers(bad_s, snap_lines)
-            else:
-                bad_s = bad_s.withColumn("line", F.lit(None).cast("long"))
             bad_frames.append(bad_s.select(*bad_cols))
         whole = {k: v for k, v in paths.items() if k in (
             Kind.CONSUMER_OFFSET, Kind.TOPICS, Kind.SUBSCRIPTION_GROUP, Kind.CONSUMER_PROGRESS,
@@ -360,18 +582,28 @@ class _Run:
         obs = obs_frames[0].select(*obs_cols)
         for f in obs_frames[1:]:
             obs = obs.unionByName(f.select(*obs_cols))
+        if o.until_ms is not None:  # --until: what was captured after it is not read
+            until = F.lit(int(o.until_ms))
+            obs = obs.filter(F.col("observed_ts") <= until)
+            points = points.filter(F.col("observed_ts") <= until)
+            logs = logs.filter(F.col("ts") <= until)
+        if o.since_ms is not None:  # --since: one day before it feeds windows and brackets
+            start = F.lit(int(o.since_ms) - X.DAY_MS)
+            obs = obs.filter(F.col("observed_ts") >= start)
+            points = points.filter(F.col("observed_ts") >= start)
+            logs = logs.filter(F.col("ts") >= start)
         times = obs.select("cluster", "observed_ts")
         for f in (points, members, topic_cfg, group_cfg):
             times = times.unionByName(f.select("cluster", "observed_ts"))
-        index = self.cut(X.capture_index(times, o.align_ms))
+        index = self.cut(X.capture_index(times, o.align_ms), "capture index")
         obs = X.with_capture(obs, index)
         points = X.with_capture(points, index)
         members = X.with_capture(members, index)
         topic_cfg = X.with_capture(topic_cfg, index)
         group_cfg = X.with_capture(group_cfg, index)
         self.say("lag report: computing lag and time lag")
-        dedup = self.cut(X.dedupe_observations(obs))
-        history = self.cut(X.broker_history(dedup, points))
+        dedup = self.cut(X.dedupe_observations(obs), "dedupe")
+        history = self.cut(X.broker_history(dedup, points), "broker history")
         lagged = X.with_lag(X.fill_broker_offsets(dedup, history, o.max_skew_ms))
         timed = X.estimate_time_lag(lagged, history)
         enriched = X.enrich(
@@ -381,36 +613,50 @@ class _Run:
         queues = X.queue_status(enriched, o.window, o.allowed_lag, o.allowed_lag_seconds)
         disp = F.regexp_replace(F.col("source"), r"^file:(//)?", "")
         lag = self.cut(X.with_date(queues).withColumn("capture_time", X.iso_of(F.col(
-            "capture_ts"))).withColumn("source", disp).select(*LAG_COLUMNS))
+            "capture_ts"))).withColumn("source", disp).select(*LAG_COLUMNS), "lag")
 
         # ---- group status ---------------------------------------------------------------------
         self.say("lag report: evaluating status over a window of "
                  f"{o.window} capture(s)")
         gt = self.cut(X.with_date(X.group_topic_status(lag)).withColumn(
-            "capture_time", X.iso_of(F.col("capture_ts"))).select(*GROUP_COLUMNS))
+            "capture_time", X.iso_of(F.col("capture_ts"))).select(*GROUP_COLUMNS), "group status")
 
         # ---- rebalance history ----------------------------------------------------------------
         self.say("lag report: rebalance history")
         # logs carry no cluster: take the one of their group's snapshots/exports (item 10)
-        logs = X.infer_log_cluster(logs, dedup) if not o.cluster else logs
-        lchanges = X.log_changes(logs)
-        track = self.cut(X.owner_track(lag))
-        # a logged change and the capture change it explains are one event
-        merged = X.merge_changes(X.changes_from_track(track), lchanges, o.align_ms)
+        has_logs = bool(paths.get(Kind.CLIENT_LOG) or paths.get(Kind.LOCK_LOG))
+        logs = X.infer_log_cluster(logs, dedup) if not o.cluster and has_logs else logs
+        track = self.cut(X.owner_track(lag), "owner track")
+        captured = X.changes_from_track(track)
         # offset resets (logged, or offsets back with the same owner) are events of their own,
         # and a client's drop-and-re-add around one is no rebalance (item 11)
-        resets = self.cut(X.reset_events(logs).unionByName(X.capture_resets(lag)))
-        changes = self.cut(X.mark_resets(merged, resets))
+        resets = X.capture_resets(lag)
+        if has_logs:
+            resets = X.reset_events(logs).unionByName(resets)
+        resets = self.cut(resets, "resets")
+        if has_logs:  # a logged change and the capture change it explains are one event
+            merged = X.merge_changes(captured, X.log_changes(logs), o.align_ms)
+        else:  # (without logs both steps below change nothing: skip their joins)
+            merged = captured.select(*X.CHANGE_COLS)
+        with self.stage("resets"):
+            no_resets = resets.isEmpty()
+        changes = self.cut(merged if no_resets else X.mark_resets(merged, resets), "changes")
         events = self.cut(X.with_date(X.rebalance_events(changes).unionByName(resets), "ts")
-                          .withColumn("source", disp))
-        moves = self.cut(X.with_date(X.queue_moves(changes, o.move_window_ms), "ts"))
-        logged = changes.filter(F.col("source_kind").startswith("client-log"))
-        unowned = self.cut(X.with_date(X.drop_reset_gaps(X.unowned_from_track(track), changes)
-                                       .unionByName(X.unowned_from_logs(logged)), "start_ts"))
+                          .withColumn("source", disp), "events")
+        moves = self.cut(X.with_date(X.queue_moves(changes, o.move_window_ms), "ts"), "moves")
+        unowned_df = X.unowned_from_track(track)
+        if not no_resets:
+            unowned_df = X.drop_reset_gaps(unowned_df, changes)
+        if has_logs:
+            logged = changes.filter(F.col("source_kind").startswith("client-log"))
+            unowned_df = unowned_df.unionByName(X.unowned_from_logs(logged))
+        unowned = self.cut(X.with_date(unowned_df, "start_ts"), "unowned")
         rounds = X.rebalance_rounds(events, o.round_gap_ms)
         storms = self.cut(X.with_date(X.rebalance_storms(rounds, o.storm_rounds,
-                                                          o.storm_window_ms), "start_ts"))
-        locks = self.cut(X.with_date(X.lock_events(logs), "ts").withColumn("source", disp))
+                                                          o.storm_window_ms), "start_ts"), "storms")
+        locks = X.with_date(X.lock_events(logs), "ts").withColumn("source", disp)
+        if has_logs:
+            locks = self.cut(locks, "locks")
 
         # ---- quarantine -----------------------------------------------------------------------
         bad = bad_frames[0]
@@ -428,13 +674,22 @@ class _Run:
             bad.withColumn("source", disp).join(F.broadcast(fts), on="source", how="left")
             .withColumn("observed_ts", F.coalesce(F.col("observed_ts"), F.col("file_ts"),
                                                   F.lit(run_ts))).drop("file_ts"),
-            "observed_ts"))
+            "observed_ts"), "quarantine")
 
         # ---- counts and dates of everything, in one job ---------------------------------------
-        from mqctl.lagjob import writers as W
-
-        latest = self.cut(X.latest_status(gt, events))
-        groups_df = self.cut(X.latest_groups(gt, events))
+        if o.since_ms is not None:
+            # --since: the report covers captures and events from it on; the datasets hold
+            # whole days (a partition is replaced whole), so they start at its date
+            since, day = F.lit(int(o.since_ms)), X.date_of(F.lit(int(o.since_ms)))
+            lag, gt, events, moves, storms, unowned, locks, quarantine = (
+                df.filter(F.col("date") >= day) for df in (
+                    lag, gt, events, moves, storms, unowned, locks, quarantine))
+            gt_r = gt.filter(F.col("capture_ts") >= since)
+            ev_r = events.filter(F.col("ts") >= since)
+        else:
+            gt_r, ev_r = gt, events
+        latest = self.cut(X.latest_status(gt_r, ev_r), "latest")
+        groups_df = self.cut(X.latest_groups(gt_r, ev_r), "groups")
         frames: dict[str, DataFrame] = {
             "lag": lag, "group_status": gt, "rebalance/events": events,
             "rebalance/moves": moves, "rebalance/storms": storms, "rebalance/unowned": unowned,
@@ -451,8 +706,9 @@ class _Run:
             stats_df = part_df if stats_df is None else stats_df.unionByName(part_df)
         assert stats_df is not None
         stats: dict[str, dict[str | None, int]] = {}
-        for r in stats_df.groupBy("ds", "date").count().collect():
-            stats.setdefault(r["ds"], {})[r["date"]] = int(r["count"])
+        with self.stage("counts"):
+            for r in stats_df.groupBy("ds", "date").count().collect():
+                stats.setdefault(r["ds"], {})[r["date"]] = int(r["count"])
 
         def total(name: str) -> int:
             return sum(stats.get(name, {}).values())
@@ -463,14 +719,33 @@ class _Run:
 
         # ---- write datasets -------------------------------------------------------------------
         written = self.written  # what a failed write reports as done
+        # an incremental run rewrites the big per-capture datasets only from the first date
+        # whose observations changed: a row depends on its capture and earlier ones only
+        # (status window, time-lag brackets, previous owner), so earlier dates are unchanged
+        write_from: str | None = None
+        if not self.write_all:
+            changed = sorted(set(self.manifest.pending) | (self.touched or set()))
+            write_from = changed[0] if changed else "9999-12-31"
         for name, df in frames.items():
             path = W.join(self.out, name)
-            self.say(f"lag report: writing {name} ({len(ds_dates[name])} date partition(s))")
-            W.write_partitioned(sp, df, path, run_dates, ds_dates[name],
-                                one_file_per_date=name not in ("lag", "group_status"))
+            dates, all_dates = ds_dates[name], run_dates
+            if write_from is not None and name in ("lag", "group_status"):
+                dates = [d for d in dates if d >= write_from]
+                all_dates = [d for d in run_dates if d >= write_from]
+                df = df.filter(F.col("date") >= write_from)
+                if not all_dates:
+                    self.say(f"lag report: {name} unchanged")
+                    written[name] = path
+                    continue
+            self.say(f"lag report: writing {name} ({len(dates)} date partition(s))")
+            with self.stage("write " + name):
+                W.write_partitioned(sp, df, path, all_dates, dates,
+                                    one_file_per_date=name not in ("lag", "group_status"))
             written[name] = path
 
         # ---- summaries ------------------------------------------------------------------------
+        t_sum = time.perf_counter()
+        sp.sparkContext.setJobGroup("mqctl-lag:summaries", "summaries", interruptOnCancel=False)
         counts = {
             "observations": n_obs, "lag_rows": n_lag, "duplicates": n_obs - n_lag,
             "group_topic_rows": total("group_status"), "rebalance_events":
@@ -547,11 +822,19 @@ class _Run:
         json_path = W.join(self.out, "summary.json")
         written["summary_json"] = json_path
         W.write_text(sp, json_path, W.json_text(data))
+        if self.state is not None:  # everything is written: the state matches the outputs
+            from mqctl.lagjob import ingest as I
+
+            self.manifest.pending, self.manifest.fingerprint = [], fp
+            self.manifest.out = self.out
+            I.save(sp, self.state, self.manifest)
+        self.timings["summaries"] = time.perf_counter() - t_sum
         self.say(f"lag report: done ({n_lag} lag row(s), {quarantined} quarantined)")
         return ReportResult(summary=summary, groups=group_rows, paths=written,
                             quarantine=qcounts, quarantined=quarantined, breaches=breaches,
                             counts=counts, inputs=inputs, dates=run_dates,
-                            truncated=n_latest > len(summary), notes=list(self.notes))
+                            truncated=n_latest > len(summary), notes=list(self.notes),
+                            timings=dict(self.timings))
 
     def _html(self, frames: dict[str, DataFrame], group_rows: list[dict[str, Any]],
               summary: list[dict[str, Any]], counts: dict[str, int], quarantined: int,
@@ -661,6 +944,10 @@ def build_parser() -> Any:
     p.add_argument("--storm-window", default="10m")
     p.add_argument("--prom-file", default=None)
     p.add_argument("--conf", action="append", default=[], help="spark setting KEY=VALUE")
+    p.add_argument("--state", default=None, help="ingested table (default OUT/_state)")
+    p.add_argument("--full", action="store_true", help="re-parse everything, rewrite all dates")
+    p.add_argument("--since", default=None)
+    p.add_argument("--until", default=None)
     p.add_argument("-o", "--output", default="plain")
     p.add_argument("-q", "--quiet", action="store_true")
     return p
@@ -705,7 +992,8 @@ def main(argv: list[str] | None = None) -> int:
             align_ms=duration_ms(args.align), storm_rounds=args.storm_rounds,
             storm_window_ms=duration_ms(args.storm_window), prom_file=args.prom_file,
             spark_conf=conf or None,
-            progress=None if args.quiet else _stderr_line)
+            progress=None if args.quiet else _stderr_line, state=args.state, full=args.full,
+            since=args.since, until=args.until)
         emit(result_view(res), args.output)
     except MqctlError as exc:
         sys.stderr.write(f"mqctl: error: {exc.message}\n")

@@ -234,6 +234,27 @@ def read_snapshots(spark: SparkSession, paths: list[str], run_ms: int | None = N
     return transforms.parse_snapshot_records(lines, schemas.SNAPSHOT_JSON, run_ms), lines
 
 
+def read_snapshot_json(spark: SparkSession, paths: list[str]) -> DataFrame:
+    """Canonical snapshot files through Spark's JSON reader with the snapshot schema: one row per
+    JSON record, ``j`` (the parsed struct, as ``from_json`` gives it), ``value`` (the record's
+    text when it did not parse: ``j._corrupt``), ``source``, and null ``block``/``rid``. For
+    :func:`transforms.check_snapshot_records`. No text pass and no ``from_json``: the fast path
+    for files whose every line is good (the job re-reads a file with a bad line through
+    :func:`read_snapshots`, which gives bad lines their numbers and content)."""
+    from pyspark.sql import functions as F
+
+    from mqctl.lagjob import schemas
+
+    df = (spark.read.schema(schemas.SNAPSHOT_JSON).option("mode", "PERMISSIVE")
+          .option("columnNameOfCorruptRecord", "_corrupt").json(paths))
+    names = schemas.SNAPSHOT_JSON.fieldNames()
+    return df.select(F.struct(*[F.col(f"`{n}`") for n in names]).alias("j"),
+                     F.col("_corrupt").alias("value"),
+                     F.col("_metadata.file_path").alias("source"),
+                     F.lit(None).cast("long").alias("block"),
+                     F.lit(None).cast("long").alias("rid"))
+
+
 def _file_records(rows: Iterable[Any], tz: tzinfo | None, cluster: str) -> Iterator[Any]:
     for row in rows:
         source = local_path(row["source"])

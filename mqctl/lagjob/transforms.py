@@ -114,6 +114,19 @@ def parse_snapshot_records(lines: DataFrame, schema: object,
     and its value. Blank lines are skipped (not errors). Every row that passes keeps the
     transforms' arithmetic within a long (see :func:`with_lag`, :func:`estimate_time_lag`).
     """
+    parsed = (lines.filter(F.trim(F.col("value")) != "")
+              .withColumn("j", F.from_json(F.col("value"), schema,  # type: ignore[arg-type]
+                                           {"mode": "PERMISSIVE",
+                                            "columnNameOfCorruptRecord": "_corrupt"})))
+    return check_snapshot_records(parsed, run_ms)
+
+
+def check_snapshot_records(parsed: DataFrame, run_ms: int | None = None) -> DataFrame:
+    """The checks and columns of :func:`parse_snapshot_records` over rows already parsed into
+    the struct ``j`` (``schemas.SNAPSHOT_JSON``), with ``value`` (the line, or at least the
+    corrupt record text when ``j._corrupt`` is set), ``source``, ``block`` and ``rid``.
+    :func:`mqctl.lagjob.readers.read_snapshot_json` gives such rows straight from Spark's
+    JSON reader (no text pass, no ``from_json``)."""
     from mqctl.lagjob.parsers import (
         FUTURE_SLACK_MS,
         MIN_CAPTURE_MS,
@@ -123,10 +136,6 @@ def parse_snapshot_records(lines: DataFrame, schema: object,
     from mqctl.lagjob.schemas import SNAPSHOT_NUMBERS, SNAPSHOT_REQUIRED
 
     j = F.col("j")
-    parsed = (lines.filter(F.trim(F.col("value")) != "")
-              .withColumn("j", F.from_json(F.col("value"), schema,  # type: ignore[arg-type]
-                                           {"mode": "PERMISSIVE",
-                                            "columnNameOfCorruptRecord": "_corrupt"})))
 
     def raw(c: str) -> Column:
         return F.get_json_object(F.col("value"), "$." + c)

@@ -1,0 +1,200 @@
+"""Incremental runs: canonical snapshot files parsed once into an ingested Parquet table.
+
+State directory (``--state DIR``, default ``OUT/_state``)::
+
+    manifest.json                  what is ingested (written atomically, after the data)
+    snapshots/date=YYYY-MM-DD/...  the parsed observations (``transforms.SNAPSHOT_OBS`` +
+                                   ``batch``), partitioned by the UTC date of the capture
+
+The manifest lists every ingested file with its size and modification time (and the dates
+and ``batch`` of its rows), the committed batches, and a fingerprint of the options that change
+the computed results. A run ingests the files that are new or whose size or modification
+time changed, and drops the rows of changed files and of files no longer among the inputs
+(rewriting only the date partitions they had rows in). Rows of a batch that was written but
+never committed (the run died before the manifest) are ignored and removed by the next run.
+A file with any bad line is not ingested: it is re-read every run (bad lines keep their line
+numbers and content in the quarantine dataset).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+VERSION = 1
+MANIFEST = "manifest.json"
+TABLE = "snapshots"
+
+
+@dataclass
+class Manifest:
+    fingerprint: str = ""
+    out: str = ""
+    batches: list[int] = field(default_factory=list)
+    files: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # dates whose observations changed since the outputs were last written in full
+    pending: list[str] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        return json.dumps({"version": VERSION, "fingerprint": self.fingerprint, "out": self.out,
+                           "batches": sorted(self.batches), "files": self.files,
+                           "pending": sorted(self.pending)},
+                          indent=1, sort_keys=True) + "\n"
+
+    @classmethod
+    def parse(cls, text: str) -> Manifest | None:
+        try:
+            d = json.loads(text)
+        except ValueError:
+            return None
+        if not isinstance(d, dict) or d.get("version") != VERSION:
+            return None
+        files = d.get("files")
+        batches = d.get("batches")
+        if not isinstance(files, dict) or not isinstance(batches, list):
+            return None
+        pending = d.get("pending") or []
+        return cls(str(d.get("fingerprint", "")), str(d.get("out", "")),
+                   [int(b) for b in batches], files, [str(x) for x in pending])
+
+    def next_batch(self) -> int:
+        return max([0, *self.batches]) + 1
+
+
+def load(spark: SparkSession, state: str) -> Manifest | None:
+    """The manifest of ``state`` (None: none yet, or unreadable: then everything is re-read)."""
+    from mqctl.lagjob import writers as W
+
+    text = read_text(spark, W.join(state, MANIFEST))
+    return None if text is None else Manifest.parse(text)
+
+
+def save(spark: SparkSession, state: str, manifest: Manifest) -> None:
+    """Atomically (a temp file, then a rename): a run that dies leaves the previous one."""
+    from mqctl.lagjob import writers as W
+
+    if W.is_local(state):
+        import os
+
+        from mqctl.lagjob.inputs import local_path
+
+        os.makedirs(local_path(state), exist_ok=True)
+    W.write_text(spark, W.join(state, MANIFEST), manifest.to_json())
+
+
+def read_text(spark: SparkSession, path: str) -> str | None:
+    """A small text file (local or Hadoop FS), None when it does not exist."""
+    from mqctl.lagjob import writers as W
+
+    if W.is_local(path):
+        from mqctl.lagjob.inputs import local_path
+
+        try:
+            with open(local_path(path), encoding="utf-8") as fh:
+                return fh.read()
+        except FileNotFoundError:
+            return None
+    fs, hp = W._hadoop_fs(spark, path)
+    if not fs.exists(hp):
+        return None
+    stream = fs.open(hp)
+    try:
+        jvm: Any = spark.sparkContext._jvm
+        data = jvm.org.apache.commons.io.IOUtils.toByteArray(stream)
+    finally:
+        stream.close()
+    return bytes(data).decode("utf-8")
+
+
+def exists(spark: SparkSession, path: str) -> bool:
+    from mqctl.lagjob import writers as W
+
+    fs, hp = W._hadoop_fs(spark, path)
+    return bool(fs.exists(hp))
+
+
+def delete(spark: SparkSession, path: str) -> None:
+    from mqctl.lagjob import writers as W
+
+    fs, hp = W._hadoop_fs(spark, path)
+    if fs.exists(hp):
+        fs.delete(hp, True)
+
+
+@dataclass
+class Plan:
+    """What a run does with the state: ``new`` files to ingest (paths), ``stale`` ingested
+    files whose rows go (changed or no longer an input), and the dates those rows had."""
+
+    new: list[str]
+    stale: list[str]
+    stale_dates: set[str]
+    kept: list[str]
+
+
+def plan(manifest: Manifest, files: list[Any]) -> Plan:
+    """Compare the inputs (``readers.InputFile``: path, size, mtime_ms) with the manifest."""
+    current = {f.path: f for f in files}
+    kept, stale = [], []
+    for p, m in manifest.files.items():
+        f = current.get(p)
+        if f is not None and m.get("size") == f.size and m.get("mtime_ms") == f.mtime_ms:
+            kept.append(p)
+        else:
+            stale.append(p)
+    kept_set = set(kept)
+    new = [p for p in current if p not in kept_set]
+    dates = {d for p in stale for d in manifest.files[p].get("dates", [])}
+    return Plan(new=new, stale=sorted(stale), stale_dates=dates, kept=sorted(kept))
+
+
+def table(spark: SparkSession, state: str, manifest: Manifest,
+          from_date: str | None = None) -> DataFrame | None:
+    """The committed rows of the ingested table (None when nothing is ingested); ``from_date``:
+    only the date partitions from it on (the others are not read at all)."""
+    from pyspark.sql import functions as F
+
+    from mqctl.lagjob import writers as W
+
+    if not any(m.get("dates") and not m.get("bad") for m in manifest.files.values()):
+        return None
+    path = W.join(state, TABLE)
+    df = spark.read.parquet(path)
+    if from_date is not None:
+        df = df.filter(F.col("date") >= F.to_date(F.lit(from_date)))
+    return df.filter(F.col("batch").isin(manifest.batches)).drop("batch", "date")
+
+
+def drop_rows(spark: SparkSession, state: str, manifest: Manifest, sources: list[str],
+              dates: set[str]) -> None:
+    """Remove the rows of ``sources`` (and of uncommitted batches) from the ``dates``
+    partitions: each is rewritten to a sibling directory, then swapped in."""
+    from pyspark.sql import functions as F
+
+    from mqctl.lagjob import writers as W
+
+    base = W.join(state, TABLE)
+    gone = set(sources)
+    for d in sorted(dates):
+        part = W.join(base, f"date={d}")
+        if not exists(spark, part):
+            continue
+        if not any(d in m.get("dates", []) and m.get("source") not in gone and not m.get("bad")
+                   for m in manifest.files.values()):
+            delete(spark, part)  # no other file has rows on that date
+            continue
+        tmp = W.join(state, f".rewrite-date={d}")
+        delete(spark, tmp)
+        keep = (spark.read.parquet(part)
+                .filter(F.col("batch").isin(manifest.batches)
+                        & ~F.col("source").isin(sources)))
+        keep.write.mode("overwrite").parquet(tmp)
+        delete(spark, part)
+        fs, hp = W._hadoop_fs(spark, tmp)
+        _fs2, dst = W._hadoop_fs(spark, part)
+        if not fs.rename(hp, dst):
+            raise OSError(f"cannot rename {tmp} to {part}")
