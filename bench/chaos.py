@@ -468,7 +468,7 @@ def nothing_read_case(sim: SimThread, faults: FaultThread, mode: str, snap: Path
             cmds = [c for c in cmds if c[0] in ("progress", "offsets-show")]
         try:
             for name, args in cmds:
-                files = {str(f) for f in snap.rglob("*.jsonl")}
+                files = {str(f) for f in snap.rglob("*.jsonl*")}
                 seen = len(sim.request_log)
                 r = run_cmd(sim.namesrv_addr, args, limit, report, f"{name}-{mode}",
                             allowed={8} if mode == "partial" else {3 if mode == "down" else 5})
@@ -477,7 +477,7 @@ def nothing_read_case(sim: SimThread, faults: FaultThread, mode: str, snap: Path
                 if mode == "partial":
                     check_partial_total(name, refusing[0], r.returncode, r.stdout, report)
                     continue
-                new = sorted({str(f) for f in snap.rglob("*.jsonl")} - files)
+                new = sorted({str(f) for f in snap.rglob("*.jsonl*")} - files)
                 sent = sorted({request_name(x.code) for x in sim.request_log[seen:]
                                if x.code in MUTATING_REQUESTS})
                 check_nothing_read(name, mode, r.returncode, r.stdout, r.stderr, new, sent,

@@ -221,7 +221,9 @@ def test_broker_down_is_a_partial_failure(cli, sim):
 # ---------------------------------------------------------------------------- snapshot
 
 def read_rows(path):
-    return [json.loads(ln) for ln in open(path, encoding="utf-8")]
+    from mqctl.snapshot import read_rows as rows_of_file  # .jsonl.gz by default
+
+    return rows_of_file(path)
 
 
 def test_snapshot_writes_canonical_rows(cli, sim, tmp_path):
@@ -229,7 +231,7 @@ def test_snapshot_writes_canonical_rows(cli, sim, tmp_path):
     r = run(cli, sim, "snapshot", "--out", str(tmp_path), "--all-groups", "-o", "json")
     assert r.exit_code == 0, r.stderr
     d = r.json
-    files = list(tmp_path.rglob("*.jsonl"))
+    files = list(tmp_path.rglob("*.jsonl.gz"))
     assert [str(f) for f in files] == [d["file"]]
     assert not [p for p in tmp_path.rglob(".*") if p.name.endswith(".tmp")]
     rows = read_rows(files[0])
@@ -265,7 +267,7 @@ def test_snapshot_needs_groups_and_refuses_overlap(cli, sim, tmp_path):
     assert r.exit_code == 6 and "still writing" in r.stderr
     r = run(cli, sim, "snapshot", "--out", str(tmp_path), "-g", "GID_PAY", "-g", "GID_AUDIT")
     assert r.exit_code == 0
-    assert len(list(tmp_path.rglob("*.jsonl"))) == 1
+    assert len(list(tmp_path.rglob("*.jsonl.gz"))) == 1
 
 
 def test_snapshot_of_a_misspelt_group_is_a_partial_failure(cli, sim, tmp_path):
@@ -278,7 +280,7 @@ def test_snapshot_of_a_misspelt_group_is_a_partial_failure(cli, sim, tmp_path):
     status = {g["group"]: (g["rows"], g["status"]) for g in r.json["groups"]}
     assert status["GID_PAYY"] == (0, "not found") and status["GID_NEW"] == (0, "ok")
     assert status["GID_PAY"][0] > 0 and status["GID_PAY"][1] == "ok"
-    assert read_rows(next(tmp_path.rglob("*.jsonl")))  # the rest is written
+    assert read_rows(next(tmp_path.rglob("*.jsonl.gz")))  # the rest is written
     assert_read_only(sim)
 
 
@@ -288,9 +290,9 @@ def test_snapshot_with_a_broker_down_keeps_the_rest(cli, sim, tmp_path):
     r = run(cli, sim, "--timeout", "1", "snapshot", "--out", str(tmp_path), "-g", "GID_REPLAY",
             "-o", "json")
     assert r.exit_code == 8 and "broker-a" in r.stderr
-    rows = read_rows(next(tmp_path.rglob("*.jsonl")))
+    rows = read_rows(next(tmp_path.rglob("*.jsonl.gz")))
     assert rows and {r["broker"] for r in rows} == {"broker-b"}
-    assert os.path.getsize(next(tmp_path.rglob("*.jsonl"))) > 0
+    assert os.path.getsize(next(tmp_path.rglob("*.jsonl.gz"))) > 0
 
 
 # issue 18 items 2, 3, 5: every new read-only view, checked against the request log

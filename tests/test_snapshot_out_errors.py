@@ -11,7 +11,7 @@ import pytest
 
 import mqctl.fsutil as fsutil
 
-ARGS = ["snapshot", "-g", "GID_PAY"]
+ARGS = ["snapshot", "-g", "GID_PAY", "--compress", "none"]  # gzip: test_snapshot_retention
 
 
 def snap(cli, sim, out, *extra):

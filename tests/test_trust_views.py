@@ -67,7 +67,7 @@ def test_snapshot_writes_no_empty_file_when_nothing_was_read(acl_sim, tmp_path):
     r = run_cli(["snapshot", "--out", str(tmp_path), "-g", "GID_PAY", "-o", "json"],
                 env=wrong(acl_sim))
     assert_refused(r, stdout_empty=False)
-    assert not list(tmp_path.rglob("*.jsonl")), "a 0-row capture file was written"
+    assert not list(tmp_path.rglob("*.jsonl*")), "a 0-row capture file was written"
     d = json.loads(r.stdout)
     assert d["file"] is None and d["rows"] == 0
     assert d["groups"] == [{"group": "GID_PAY", "rows": 0, "status": "failed", "error":
@@ -77,7 +77,7 @@ def test_snapshot_writes_no_empty_file_when_nothing_was_read(acl_sim, tmp_path):
                  env=wrong(acl_sim))
     assert r2.exit_code == 5 and "for 2 group(s)" not in r2.stdout + r2.stderr
     assert "0 of 2 group(s) captured" in r2.stdout and "2 failed" in r2.stdout
-    assert not list(tmp_path.rglob("*.jsonl"))
+    assert not list(tmp_path.rglob("*.jsonl*"))
 
 
 def test_snapshot_counts_captured_failed_and_unknown_groups(acl_sim, tmp_path):
@@ -86,7 +86,7 @@ def test_snapshot_counts_captured_failed_and_unknown_groups(acl_sim, tmp_path):
     assert r.exit_code == 8, r.stderr
     assert "for 2 group(s)" not in r.stdout
     assert "1 of 2 group(s) captured" in r.stdout and "1 not found (TYPO)" in r.stdout
-    assert len(list(tmp_path.rglob("*.jsonl"))) == 1
+    assert len(list(tmp_path.rglob("*.jsonl*"))) == 1
 
 
 def test_every_broker_down_is_a_connection_error(cli, sim, tmp_path):
@@ -101,7 +101,7 @@ def test_every_broker_down_is_a_connection_error(cli, sim, tmp_path):
         assert "no broker answered" in r.stderr and "broker-a" in r.stderr
         assert "hint:" in r.stderr and "offline" not in r.stdout + r.stderr
         assert "total lag 0" not in r.stdout
-    assert not list(tmp_path.rglob("*.jsonl"))
+    assert not list(tmp_path.rglob("*.jsonl*"))
 
 
 def test_one_broker_refusing_consume_stats_names_it_next_to_the_totals(cli, sim):

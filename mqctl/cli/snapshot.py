@@ -28,7 +28,7 @@ def snapshot(
     compress: Annotated[Compression, typer.Option(
         "--compress", help="File format: 'gzip' writes .jsonl.gz (the lag report reads it as "
                            "it is; 1% to 3% of the plain size), 'none' plain .jsonl.")
-    ] = Compression.none,
+    ] = Compression.gzip,
     keep: Annotated[str | None, typer.Option(
         "--keep", help="After the capture, delete capture files in OUT older than this "
                        "(e.g. 7d), never the newest of a cluster; the output says which.",
