@@ -336,14 +336,20 @@ class _Run:
         (job group ``mqctl-lag:<name>``: the event log and the status tracker show it)."""
         import time
 
-        sc = self.spark.sparkContext
-        sc.setJobGroup(f"mqctl-lag:{name}", name, interruptOnCancel=False)
+        self._job_group(name)
         t0 = time.perf_counter()
         try:
             yield
         finally:
             self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - t0
-            sc.setJobGroup("mqctl-lag:other", "other", interruptOnCancel=False)
+            self._job_group("other")
+
+    def _job_group(self, name: str) -> None:
+        try:
+            self.spark.sparkContext.setJobGroup(f"mqctl-lag:{name}", name,
+                                                interruptOnCancel=False)
+        except Exception:  # no SparkContext here (Spark Connect): the timer still works
+            pass
 
     def keep(self, df: DataFrame) -> DataFrame:
         """Cache a frame that several later steps read."""
@@ -745,7 +751,7 @@ class _Run:
 
         # ---- summaries ------------------------------------------------------------------------
         t_sum = time.perf_counter()
-        sp.sparkContext.setJobGroup("mqctl-lag:summaries", "summaries", interruptOnCancel=False)
+        self._job_group("summaries")
         counts = {
             "observations": n_obs, "lag_rows": n_lag, "duplicates": n_obs - n_lag,
             "group_topic_rows": total("group_status"), "rebalance_events":
