@@ -382,6 +382,25 @@ def format_local(ms: int | None, *, zero_unknown: bool = True) -> str:
     return f"{dt.year:04d}-{dt:%m-%d %H:%M:%S} {_zone_suffix(dt)}"
 
 
+_ISO_UTC_RE = re.compile(r"\b(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,3}))?Z")
+
+
+def localize_iso(text: str) -> str:
+    """Every ISO-8601 UTC instant in a text for people (``>= 2024-06-01T10:00:00.000Z``, as
+    plans and plan files keep them) shown in the display zone instead (``>= 2024-06-01
+    18:00:00 +08:00``): tables follow ``--tz`` while files and machine formats stay UTC."""
+    def one(m: re.Match[str]) -> str:
+        y, mo, d, h, mi, sec, frac = m.groups()
+        try:
+            dt = datetime(int(y), int(mo), int(d), int(h), int(mi), int(sec),
+                          int((frac or "0").ljust(3, "0")) * 1000, tzinfo=UTC)
+        except ValueError:
+            return m.group(0)
+        return format_local(int((dt - _EPOCH) / timedelta(milliseconds=1)), zero_unknown=False)
+
+    return _ISO_UTC_RE.sub(one, text)
+
+
 def format_clock(ms: int | None, now: int | None = None) -> str:
     """A short local time for tables: ``19:21:32 +08:00`` when it falls on the same day as
     ``now`` in the display zone, else the full :func:`format_local`; empty for None/0."""

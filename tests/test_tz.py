@@ -19,6 +19,7 @@ from mqctl.timeparse import (
     format_clock,
     format_duration,
     format_local,
+    localize_iso,
     parse_time,
     resolve_tz,
     set_display_tz,
@@ -266,3 +267,25 @@ def test_group_progress_and_locks_show_times_in_the_tz_zone(cli, sim, tmp_path):
     # no UTC instant in a human line next to a local one
     human = [ln for ln in r.stdout.splitlines() if "+08:00" in ln]
     assert human and not any(re.search(r"\d{2}:\d{2}:\d{2}\.\d{3}Z", ln) for ln in human)
+
+
+def test_reset_plan_table_follows_tz_while_csv_and_json_stay_utc(cli, sim):
+    """A reset plan's TARGET TIME is in the --tz zone in tables (no '...Z' next to local times
+    elsewhere); CSV and JSON (and so plan files) keep the ISO UTC text."""
+    ns = ["-n", sim.namesrv_addr]
+    sim.advance(5)
+    args = [*ns, "--tz", "Asia/Shanghai", "offsets", "reset", "GID_REPLAY", "-t", "TopicPay",
+            "--by-duration", "-30m"]
+    j = cli([*args, "-o", "json"]).json
+    texts = [q["target_time"] for q in j["queues"] if "Z" in (q["target_time"] or "")]
+    assert texts, j["queues"]
+    plain = cli([*args, "-o", "plain"])
+    assert plain.exit_code == 0, plain.stderr
+    set_display_tz(resolve_tz("Asia/Shanghai"))
+    for t in texts:
+        assert localize_iso(t) in plain.stdout and localize_iso(t).endswith("+08:00")
+    # the rows: no UTC instant (the title keeps the target as it was given, with its zone)
+    rows = plain.stdout.split("reset plan:", 1)[1].split("\n", 1)[1]
+    assert not re.search(r"\d{2}:\d{2}:\d{2}\.\d{3}Z", rows)
+    csv_out = cli([*args, "-o", "csv"]).stdout
+    assert all(t in csv_out for t in texts)

@@ -110,13 +110,18 @@ def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
 
     c = Column
     # CURRENT "none": the group has no committed offset there (known, not unknown "-")
+    from mqctl.timeparse import localize_iso
+
     rows = [dict(q.row(), current="none") if q.current is None else q.row()
             for q in plan.queues]
+    for row in rows:  # the table in the --tz zone; CSV, JSON and plan files keep UTC
+        row["target_time_shown"] = localize_iso(row.get("target_time") or "")
     tables = [Table([c("broker", "BROKER"), c("queue_id", "QID", "right"),
                      c("min", "MIN", "right"), c("max", "MAX", "right"),
                      c("current", "CURRENT", "right"), c("target", "TARGET", "right"),
                      c("change", "CHANGE", "right"), c("replay", "REPLAY", "right"),
-                     c("skip", "SKIP", "right"), c("target_time", "TARGET TIME"),
+                     c("skip", "SKIP", "right"),
+                     c("target_time_shown", "TARGET TIME", raw="target_time"),
                      c("note", "NOTE")], rows,
                     title=f"reset plan: {plan.group} / {plan.topic} {plan.target.describe()}",
                     name="plan")]
