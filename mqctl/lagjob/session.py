@@ -43,6 +43,8 @@ logger.shutdown.name = org.apache.spark.util.ShutdownHookManager
 logger.shutdown.level = error
 logger.blockmgr.name = org.apache.spark.storage.BlockManager
 logger.blockmgr.level = error
+logger.checkpointed.name = org.apache.spark.rdd.MapPartitionsRDD
+logger.checkpointed.level = error
 """
 
 

@@ -1034,7 +1034,8 @@ def queue_moves(changes: DataFrame, window_ms: int) -> DataFrame:
         F.abs(F.col("g.ts") - F.col("l.ts")) <= F.lit(window_ms)]
     j = g.join(lo, on=cond, how="inner")
     w = Window.partitionBy(*[F.col("g." + c) for c in GQUEUE], F.col("g.ts"), F.col("g.client")
-                           ).orderBy(F.abs(F.col("g.ts") - F.col("l.ts")), F.col("l.ts").desc())
+                           ).orderBy(F.abs(F.col("g.ts") - F.col("l.ts")), F.col("l.ts").desc(),
+                                     F.col("l.client"))  # ties: the same pick on every run
     j = j.withColumn("_rn", F.row_number().over(w)).filter(F.col("_rn") == 1)
     return j.select(
         F.col("g.ts").alias("ts"),
@@ -1050,7 +1051,9 @@ def unowned_from_logs(changes: DataFrame) -> DataFrame:
     had no owner in between; a loss that nothing follows is ``open`` (the logs end, or the new
     owner's log was not given). A loss right after another client's gain is a handover with
     overlap, not an unowned interval."""
-    w = Window.partitionBy(*GQUEUE).orderBy("ts", F.col("change").desc())
+    # client last: two clients losing the queue at one moment are ordered the same way on
+    # every run, whatever the partitioning (a local and a cluster run must agree)
+    w = Window.partitionBy(*GQUEUE).orderBy("ts", F.col("change").desc(), "client")
     c = (_not_reset(changes).withColumn("_next_change", F.lead("change").over(w))
          .withColumn("_next_ts", F.lead("ts").over(w))
          .withColumn("_prev_change", F.lag("change").over(w))

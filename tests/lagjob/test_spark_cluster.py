@@ -6,9 +6,8 @@ shows) on 127.0.0.1 with ephemeral ports; the demo scenario's snapshots (gzip, a
 ``mqctl snapshot --compress gzip`` writes them) and logs go through ``mqctl lag report --master
 spark://127.0.0.1:PORT`` in its own process (the driver; the executor runs in the worker's
 JVM and imports mqctl from the zip the job ships), and every output equals a local run's with
-the same settings, except where the rebalance history breaks ties by row order today (queue
-moves and unowned intervals when two clients lose a queue at one moment): a difference there
-is reported as that known bug (xfail), any other difference fails.
+the same settings (this test found that queue moves and unowned intervals broke ties between
+two clients losing a queue at one moment by row order; they are ordered by client now).
 Both processes are always stopped (their whole process groups, bounded waits).
 """
 
@@ -154,11 +153,6 @@ def demo_inputs(root: Path) -> list[str]:
     return [f"snapshot={cap.snapshots_dir}", str(cap.logs_dir)]
 
 
-# datasets whose rows depend on row order today (ties between clients at one moment): a
-# difference there is the known bug named in the xfail below, any other difference fails
-TIE_DEPENDENT = ("rebalance/moves", "rebalance/unowned")
-
-
 def read_dataset(spark, path: Path) -> list[tuple]:
     df = spark.read.parquet(str(path))
     cols = sorted(df.columns)
@@ -216,7 +210,7 @@ def test_report_on_a_standalone_cluster_equals_a_local_run(request, tmp_path):
     from mqctl.lagjob.job import DATASETS
 
     spark = request.getfixturevalue("spark")  # only now: no idle JVM during the runs
-    compared, tie_dependent = 0, []
+    compared = 0
     for ds in DATASETS:
         lp, rp = tmp_path / "local" / ds, tmp_path / "remote" / ds
         assert lp.is_dir() == rp.is_dir(), ds
@@ -224,15 +218,7 @@ def test_report_on_a_standalone_cluster_equals_a_local_run(request, tmp_path):
             continue
         left, right = read_dataset(spark, lp), read_dataset(spark, rp)
         assert len(right) == len(left), ds
-        if right != left and ds in TIE_DEPENDENT:
-            tie_dependent.append(ds)
-            continue
         assert right == left, ds
         compared += len(left)
     assert compared > 1000  # the lag rows alone: 10 captures x the demo's queues
     assert not any(ROOT.glob("spark-warehouse"))
-    if tie_dependent:
-        pytest.xfail(f"{', '.join(tie_dependent)} differ from the local run: when two clients "
-                     "lose a queue at the same moment the rebalance history picks one by row "
-                     "order, which changes with the partitioning and task order (transforms."
-                     "queue_moves / unowned_from_logs have no tie-breaker); all else is equal")
