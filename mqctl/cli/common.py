@@ -106,6 +106,12 @@ TopicOpt = Annotated[str | None, typer.Option("--topic", "-t", help="Topic.", sh
 ConcurrencyOpt = Annotated[int | None, typer.Option(
     "--concurrency", min=1, help="Requests in flight at once during fan-out (default 16).",
     show_default=False)]
+WatchOpt = Annotated[float | None, typer.Option(
+    "--watch", "-w", metavar="[SECONDS]", min=0.1,
+    help=f"Refresh every SECONDS (default {DEFAULT_WATCH:g}) until Ctrl-C.",
+    show_default=False)]
+CountOpt = Annotated[int | None, typer.Option(
+    "--count", min=1, help="With --watch: stop after N refreshes.", show_default=False)]
 
 
 @dataclass

@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from mqctl.cli.common import (
-    DEFAULT_WATCH,
     ConcurrencyOpt,
+    CountOpt,
     NamesrvOpt,
     OptionalWatchCommand,
     OutputOpt,
+    WatchOpt,
     emit,
     state,
     with_client,
@@ -192,12 +193,8 @@ def groups(
     time_lag_threshold: Annotated[float, typer.Option(
         "--time-lag-threshold", min=0.001, metavar="SECONDS",
         help="LAGGING from this time lag.")] = 60.0,
-    watch: Annotated[float | None, typer.Option(
-        "--watch", "-w", metavar="[SECONDS]", min=0.1,
-        help=f"Refresh every SECONDS (default {DEFAULT_WATCH:g}) until Ctrl-C.",
-        show_default=False)] = None,
-    count: Annotated[int | None, typer.Option("--count", help="With --watch: stop after N "
-                                              "refreshes.", show_default=False, min=1)] = None,
+    watch: WatchOpt = None,
+    count: CountOpt = None,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
     concurrency: ConcurrencyOpt = None,

@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from mqctl.cli.common import (
-    DEFAULT_WATCH,
     ConcurrencyOpt,
+    CountOpt,
     GroupArg,
     GroupOption,
     NamesrvOpt,
     OptionalWatchCommand,
     OutputOpt,
+    WatchOpt,
     emit,
     one_group,
     state,
@@ -512,12 +513,8 @@ def progress(
         "--no-clients", help="Do not call GET_CONSUMER_RUNNING_INFO on the clients (heavy "
         "with hundreds of clients; the light --watch): owners, client caches and per-topic "
         "consume TPS unknown.")] = False,
-    watch: Annotated[float | None, typer.Option(
-        "--watch", "-w", metavar="[SECONDS]", min=0.1,
-        help=f"Refresh every SECONDS (default {DEFAULT_WATCH:g}) until Ctrl-C.",
-        show_default=False)] = None,
-    count: Annotated[int | None, typer.Option("--count", help="With --watch: stop after N "
-                                              "refreshes.", show_default=False, min=1)] = None,
+    watch: WatchOpt = None,
+    count: CountOpt = None,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
     concurrency: ConcurrencyOpt = None,

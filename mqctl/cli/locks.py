@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from mqctl.cli.common import (
-    DEFAULT_WATCH,
     ConcurrencyOpt,
+    CountOpt,
     GroupArg,
     GroupOption,
     NamesrvOpt,
     OptionalWatchCommand,
     OutputOpt,
+    WatchOpt,
     emit,
     one_group,
     state,
@@ -153,13 +154,8 @@ def show(
         "to).", show_default=False)] = None,
     include_retry: Annotated[bool, typer.Option(
         "--include-retry", help="Also show the group's %RETRY% topic queues.")] = False,
-    watch: Annotated[float | None, typer.Option(
-        "--watch", "-w", metavar="[SECONDS]", min=0.1,
-        help=f"Refresh in place every SECONDS (default {DEFAULT_WATCH:g}) until Ctrl-C.",
-        show_default=False)] = None,
-    count: Annotated[int | None, typer.Option(
-        "--count", min=1, help="With --watch: stop after N refreshes.",
-        show_default=False)] = None,
+    watch: WatchOpt = None,
+    count: CountOpt = None,
     state_dir: StateDirOpt = None,
     no_state: NoStateOpt = False,
     output: OutputOpt = None,
