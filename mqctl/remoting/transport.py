@@ -48,6 +48,17 @@ async def default_request_handler(conn: Connection, cmd: RemotingCommand) -> Rem
                         f" request type {cmd.code} not supported", language="PYTHON")
 
 
+def _raise_if_cancelled() -> None:
+    """Python 3.11's ``asyncio.wait_for`` returns the inner future's outcome when it is done by
+    the time a cancellation arrives, and the cancellation is lost: on SIGTERM or Ctrl-C the
+    connection's shutdown fails the pending request with a ConnectError, a caller that retries
+    on the next broker sends a new request, and mqctl waits for it (up to --timeout) instead of
+    stopping (CPython gh-86296, fixed by 3.12's rewrite). A task being cancelled stops here."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
 class Connection:
     def __init__(self, addr: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                  *, on_request: RequestHandler | None = None, max_frame: int = MAX_FRAME,
@@ -194,7 +205,7 @@ class Connection:
             raise ConnectError(f"cannot send to {self.addr}: {exc}", addr=self.addr,
                                hint=_DROPPED_HINT) from None
         try:
-            return await asyncio.wait_for(fut, timeout)
+            resp = await asyncio.wait_for(fut, timeout)
         except TimeoutError:
             self._pending.pop(opaque, None)
             raise RequestTimeout(
@@ -202,6 +213,11 @@ class Connection:
                 f"from {self.addr}", addr=self.addr, code=cmd.code,
                 hint="the broker may be overloaded or unreachable; raise --timeout if it is slow"
             ) from None
+        except Exception:
+            _raise_if_cancelled()
+            raise
+        _raise_if_cancelled()
+        return resp
 
     async def send_oneway(self, cmd: RemotingCommand) -> None:
         if self._closed:
