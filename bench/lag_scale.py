@@ -205,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     from pyspark.sql import SparkSession
 
     from mqctl.lagjob import run_report
+    from mqctl.lagjob.session import JVM_OPTS
 
     ev_dir = root / "eventlog"
     if ev_dir.exists():
@@ -212,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     ev_dir.mkdir()
     spark = (SparkSession.builder.master(a.master).appName("mqctl-lag-scale")
              .config("spark.driver.memory", a.driver_memory)
+             .config("spark.driver.extraJavaOptions", JVM_OPTS)  # as the CLI's session
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.driver.bindAddress", "127.0.0.1")

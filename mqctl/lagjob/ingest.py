@@ -4,7 +4,10 @@ State directory (``--state DIR``, default ``OUT/_state``)::
 
     manifest.json                  what is ingested (written atomically, after the data)
     snapshots/date=YYYY-MM-DD/...  the parsed observations (``transforms.SNAPSHOT_OBS`` +
-                                   ``batch``), partitioned by the UTC date of the capture
+                                   ``reason`` (null) + ``batch``), partitioned by the UTC date
+                                   of the capture
+    staging-<batch>/               the files a run parsed, in the table's layout; moved into
+                                   the table when none has a bad line, removed at the end
 
 The manifest lists every ingested file with its size and modification time (and the dates
 and ``batch`` of its rows), the committed batches, and a fingerprint of the options that change
@@ -28,6 +31,7 @@ if TYPE_CHECKING:
 VERSION = 1
 MANIFEST = "manifest.json"
 TABLE = "snapshots"
+STAGING = "staging"  # a run's parsed files (``staging-<batch>``; Spark skips .hidden paths)
 
 
 @dataclass
@@ -84,6 +88,45 @@ def save(spark: SparkSession, state: str, manifest: Manifest) -> None:
 
         os.makedirs(local_path(state), exist_ok=True)
     W.write_text(spark, W.join(state, MANIFEST), manifest.to_json())
+
+
+def clear_staging(spark: SparkSession, state: str) -> None:
+    """Remove the staging directories of earlier (finished or dead) runs."""
+    from mqctl.lagjob import writers as W
+
+    fs, hp = W._hadoop_fs(spark, state)
+    if not fs.exists(hp):
+        return
+    for st in fs.listStatus(hp):
+        if st.getPath().getName().startswith(STAGING):
+            fs.delete(st.getPath(), True)
+
+
+def adopt(spark: SparkSession, staged: str, table: str) -> int:
+    """Move the data files of a staging directory (``date=`` partitions) into the table's
+    partitions; returns how many. File names are unique per write (Spark puts the write's id
+    in them), so nothing of the table is replaced. A run that dies half-way leaves moved files
+    of a batch the manifest never committed: :func:`table` ignores them."""
+    from mqctl.lagjob import writers as W
+
+    fs, src = W._hadoop_fs(spark, staged)
+    _fs, dst = W._hadoop_fs(spark, table)
+    jvm: Any = spark.sparkContext._jvm
+    moved = 0
+    for part in fs.listStatus(src):
+        name = part.getPath().getName()
+        if not part.isDirectory() or not name.startswith("date="):
+            continue
+        target = jvm.org.apache.hadoop.fs.Path(dst, name)
+        fs.mkdirs(target)
+        for f in fs.listStatus(part.getPath()):
+            fname = f.getPath().getName()
+            if f.isDirectory() or fname.startswith((".", "_")):
+                continue
+            if not fs.rename(f.getPath(), jvm.org.apache.hadoop.fs.Path(target, fname)):
+                raise OSError(f"cannot move {f.getPath().toString()} into {table}")
+            moved += 1
+    return moved
 
 
 def read_text(spark: SparkSession, path: str) -> str | None:

@@ -390,8 +390,7 @@ class _Run:
         table when the run keeps state (:meth:`_ingest`), else parsed now."""
         if self.state is not None:
             return self._ingest(files, run_ms)
-        obs, bad, _fast, _bad_files = self._parse_snapshots([f.path for f in files], run_ms)
-        return obs, bad
+        return self._parse_snapshots([f.path for f in files], run_ms)
 
     def _ingest(self, files: list[Any], run_ms: int) -> tuple[DataFrame, DataFrame]:
         """Incremental read (:mod:`mqctl.lagjob.ingest`): drop the rows of changed and vanished
@@ -423,47 +422,56 @@ class _Run:
 
             from_date = datetime.fromtimestamp((self.o.since_ms - X.DAY_MS) / 1000,
                                                tz=UTC).strftime("%Y-%m-%d")
-        base = I.table(sp, st, man, from_date)
-        obs_frames = [] if base is None else [base.select(*X.SNAPSHOT_OBS)]
         bad = None
+        extra: list[DataFrame] = []  # rows of files that are read every run, never ingested
         to_parse = plan.new + [p for p in plan.kept if man.files[p].get("bad")]
         if to_parse:
-            obs_n, bad, fast, bad_files = self._parse_snapshots(to_parse, run_ms)
-            obs_frames.append(obs_n)
+            batch = man.next_batch()
+            staged_dir, staged = self._stage_snapshots(to_parse, run_ms, batch)
             by_path = {f.path: f for f in files}
 
             def path_of(source: str) -> str:
                 return local_path(source) if W.is_local(source) else source
 
             with self.stage("ingest"):
-                per = {r["source"]: sorted(r["dates"]) for r in fast.filter(
-                    F.col("observed_ts").isNotNull()).groupBy("source").agg(
-                    F.collect_set(X.date_of(F.col("observed_ts"))).alias("dates")).collect()}
+                per = {r["source"]: (sorted(d for d in r["dates"] if d), int(r["bad"]))
+                       for r in staged.groupBy("source").agg(
+                           F.collect_set(X.date_of(F.col("observed_ts"))).alias("dates"),
+                           F.count("reason").alias("bad")).collect()}
+                bad_files = sorted(s for s, (_d, n) in per.items() if n)
                 unmapped = [s for s in per if path_of(s) not in by_path]
                 skip = set(bad_files) | set(unmapped)  # re-read every run, never ingested
-                batch = man.next_batch()
-                new_rows = fast.filter(F.col("reason").isNull()).select(*X.SNAPSHOT_OBS)
-                if skip:
-                    new_rows = new_rows.filter(~F.col("source").isin(sorted(skip)))
-                if any(s not in skip for s in per):
-                    (X.with_date(new_rows, "observed_ts").withColumn("batch", F.lit(batch))
+                if per and not skip:  # the common case: the staged files become the batch
+                    I.adopt(sp, staged_dir, W.join(st, I.TABLE))
+                elif any(s not in skip for s in per):
+                    (staged.filter(~F.col("source").isin(sorted(skip)))
                      .write.mode("append").partitionBy("date").parquet(W.join(st, I.TABLE)))
                 known = {path_of(s): s for s in per}
                 for p in to_parse:
                     f = by_path[p]
                     src = known.get(p)
-                    dates = per.get(src, []) if src else []
+                    dates = per[src][0] if src else []
                     if not (p in man.files and man.files[p].get("bad")):
                         touched.update(dates)  # (an unchanged bad file changes nothing)
                     man.files[p] = {"size": f.size, "mtime_ms": f.mtime_ms, "source": src,
                                     "dates": dates, "bad": src in skip if src else False}
                 man.batches.append(batch)
+            if unmapped:
+                extra.append(staged.filter(F.col("source").isin(sorted(unmapped))
+                                           & F.col("reason").isNull()).select(*X.SNAPSHOT_OBS))
+            if bad_files:
+                obs_b, bad = self._reparse_bad_files(bad_files, run_ms)
+                extra.append(obs_b)
         if plan.stale or to_parse:
             man.pending = sorted(set(man.pending) | touched)
             if self.write_all:  # until this run completes, no earlier output is trusted
                 man.fingerprint = ""
             with self.stage("ingest"):
                 I.save(sp, st, man)
+        base = I.table(sp, st, man, from_date)
+        obs_frames = ([] if base is None else [base.select(*X.SNAPSHOT_OBS)]) + extra
+        if not obs_frames:
+            obs_frames.append(self.spark.createDataFrame([], X.SNAPSHOT_OBS_DDL))
         obs = obs_frames[0]
         for f in obs_frames[1:]:
             obs = obs.unionByName(f)
@@ -475,13 +483,11 @@ class _Run:
         return obs, bad
 
     def _parse_snapshots(self, snap_paths: list[str], run_ms: int
-                         ) -> tuple[DataFrame, DataFrame, DataFrame, list[str]]:
-        """(observations, bad lines with ``line``, the parsed records, the files with bad lines)
-        of the snapshot files, each JSON record parsed once: Spark's JSON reader with the schema
-        for every file; a file with any bad record is read again as text
-        (:func:`readers.read_snapshots`), which names each bad line's number and content
-        exactly as before. The checks are the same on both paths
-        (:func:`transforms.check_snapshot_records`)."""
+                         ) -> tuple[DataFrame, DataFrame]:
+        """(observations, bad lines with ``line``) of the snapshot files (a run without state),
+        each JSON record parsed once: Spark's JSON reader with the schema for every file; a
+        file with any bad record is read again as text (:meth:`_reparse_bad_files`). The checks
+        are the same on both paths (:func:`transforms.check_snapshot_records`)."""
         from pyspark.sql import functions as F
 
         from mqctl.lagjob import readers
@@ -495,13 +501,51 @@ class _Run:
                                .select("source").distinct().collect())
         obs, bad = X.split_snapshot_records(fast)
         if not bad_files:
-            return obs, bad.withColumn("line", F.lit(None).cast("long")), fast, []
-        records, lines = readers.read_snapshots(sp, snap_paths, run_ms)
+            return obs, bad.withColumn("line", F.lit(None).cast("long"))
+        obs_b, bad_b = self._reparse_bad_files(bad_files, run_ms)
+        return obs.filter(~F.col("source").isin(bad_files)).unionByName(obs_b), bad_b
+
+    def _reparse_bad_files(self, bad_files: list[str], run_ms: int
+                           ) -> tuple[DataFrame, DataFrame]:
+        """(observations, bad lines with ``line``) of the files with bad lines, read as text
+        (:func:`readers.read_snapshots`): each bad line keeps its number and content."""
+        from pyspark.sql import functions as F
+
+        from mqctl.lagjob import readers
+        from mqctl.lagjob import transforms as X
+
+        records, lines = readers.read_snapshots(self.spark, bad_files, run_ms)
         records = self.cut(records.filter(F.col("source").isin(bad_files)),
                            "parse snapshots (files with bad lines)")
         obs_b, bad_b = X.split_snapshot_records(records)
-        good = obs.filter(~F.col("source").isin(bad_files))
-        return good.unionByName(obs_b), X.line_numbers(bad_b, lines), fast, bad_files
+        return obs_b, X.line_numbers(bad_b, lines)
+
+    def _stage_snapshots(self, paths: list[str], run_ms: int, batch: int
+                         ) -> tuple[str, DataFrame]:
+        """Parse and check the snapshot files in one pass, written as Parquet to a staging
+        directory of the state in the ingested table's layout (``date=`` partitions,
+        ``batch``); returns the directory and its rows read back. No checkpoint of the parsed
+        rows: the write is the only pass over the JSON, and a batch without bad lines becomes
+        part of the table by moving its files (:func:`ingest.adopt`)."""
+        from pyspark.sql import functions as F
+
+        from mqctl.lagjob import ingest as I
+        from mqctl.lagjob import readers
+        from mqctl.lagjob import transforms as X
+        from mqctl.lagjob import writers as W
+
+        sp, st = self.spark, self.state
+        assert st is not None
+        staging = W.join(st, f"{I.STAGING}-{batch}")
+        with self.stage("parse snapshots"):
+            I.clear_staging(sp, st)
+            checked = X.check_snapshot_records(readers.read_snapshot_json(sp, paths), run_ms)
+            (X.with_date(checked, "observed_ts").select(*X.SNAPSHOT_OBS, "reason", "date")
+             .withColumn("batch", F.lit(batch))
+             .write.partitionBy("date").parquet(staging))
+        # (the schema given: a write of files without rows leaves no file to infer it from)
+        return staging, sp.read.schema(
+            f"{X.SNAPSHOT_OBS_DDL}, reason string, batch int, date date").parquet(staging)
 
     # -----------------------------------------------------------------------------------------
     def _run(self) -> ReportResult:
@@ -632,6 +676,8 @@ class _Run:
         # logs carry no cluster: take the one of their group's snapshots/exports (item 10)
         has_logs = bool(paths.get(Kind.CLIENT_LOG) or paths.get(Kind.LOCK_LOG))
         logs = X.infer_log_cluster(logs, dedup) if not o.cluster and has_logs else logs
+        if has_logs:  # read by a dozen joins and windows below: parse and resolve them once
+            logs = self.cut(logs, "logs")
         track = self.cut(X.owner_track(lag), "owner track")
         captured = X.changes_from_track(track)
         # offset resets (logged, or offsets back with the same owner) are events of their own,
@@ -641,7 +687,8 @@ class _Run:
             resets = X.reset_events(logs).unionByName(resets)
         resets = self.cut(resets, "resets")
         if has_logs:  # a logged change and the capture change it explains are one event
-            merged = X.merge_changes(captured, X.log_changes(logs), o.align_ms)
+            logged_changes = self.cut(X.log_changes(logs), "log changes")
+            merged = X.merge_changes(captured, logged_changes, o.align_ms)
         else:  # (without logs both steps below change nothing: skip their joins)
             merged = captured.select(*X.CHANGE_COLS)
         with self.stage("resets"):
@@ -834,6 +881,7 @@ class _Run:
             self.manifest.pending, self.manifest.fingerprint = [], fp
             self.manifest.out = self.out
             I.save(sp, self.state, self.manifest)
+            I.clear_staging(sp, self.state)
         self.timings["summaries"] = time.perf_counter() - t_sum
         self.say(f"lag report: done ({n_lag} lag row(s), {quarantined} quarantined)")
         return ReportResult(summary=summary, groups=group_rows, paths=written,

@@ -76,8 +76,15 @@ class SessionHandle:
     owned: bool  # we created it, so we stop it
 
 
+# HotSpot leaves methods over 8,000 bytes of bytecode to the interpreter; Spark's whole-stage
+# code for the snapshot checks and the status windows is larger than that, and ran at half
+# speed or less (docs/lag-performance.md: parse + checks 6.6 s -> 3.9 s at 1M rows)
+JVM_OPTS = "-XX:-DontCompileHugeMethods"
+
+
 def default_conf(master: str | None) -> dict[str, str]:
     conf = {
+        "spark.executor.extraJavaOptions": JVM_OPTS,
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.execution.pythonUDF.arrow.enabled": "false",
         "spark.sql.sources.partitionOverwriteMode": "dynamic",
@@ -127,7 +134,7 @@ def spark_session(master: str | None = "local[*]", *, conf: Mapping[str, str] | 
         # applied when the SparkContext starts, also under spark-submit (whose driver JVM
         # already runs with Spark's INFO profile)
         settings["spark.log.level"] = log_level.upper()
-        java_opts = f"-Dlog4j2.configurationFile=file:{log_cfg}"
+        java_opts = f"{JVM_OPTS} -Dlog4j2.configurationFile=file:{log_cfg}"
         user = dict(conf or {})
         if "spark.driver.extraJavaOptions" in user:
             java_opts = f"{user.pop('spark.driver.extraJavaOptions')} {java_opts}"
@@ -197,7 +204,9 @@ def sized_settings(input_bytes: int, parallelism: int, local: bool) -> dict[str,
       every shuffle stage);
     * adaptive execution on, coalescing small shuffle partitions to 64 MB;
     * a small file open cost (64 KB instead of 4 MB): a capture per minute is many small files,
-      and with the default every file below 4 MB becomes a task of its own.
+      and with the default every file below 4 MB becomes a task of its own;
+    * on a local master, the input files are listed by the driver (Spark lists more than 32
+      paths with a job of one task per path: 125 tasks for 125 capture files).
 
     Nothing is cached beyond what the job cuts; these are session settings the run restores.
     """
@@ -205,13 +214,16 @@ def sized_settings(input_bytes: int, parallelism: int, local: bool) -> dict[str,
     want = -(-max(0, input_bytes) // (128 * MB))
     lo, hi = (2 * cores, 4 * cores) if local else (cores, 2000)
     parts = max(lo, min(want, hi))
-    return {
+    out = {
         "spark.sql.shuffle.partitions": str(parts),
         "spark.sql.adaptive.enabled": "true",
         "spark.sql.adaptive.coalescePartitions.enabled": "true",
         "spark.sql.adaptive.advisoryPartitionSizeInBytes": str(64 * MB),
         "spark.sql.files.openCostInBytes": str(64 * 1024),
     }
+    if local:  # the driver lists the files itself: a job of one task per file costs more
+        out["spark.sql.sources.parallelPartitionDiscovery.threshold"] = "1000000"
+    return out
 
 
 @contextmanager

@@ -95,6 +95,12 @@ SNAPSHOT_OBS = ["observed_ts", "cluster", "group", "topic", "broker", "queue_id"
                 "broker_offset", "min_offset", "consumer_offset", "pull_offset",
                 "last_timestamp", "delay_ms", "owner", "owners", "members", "online", "orderly",
                 "source_kind", "source"]
+# their types (an empty frame of observations)
+SNAPSHOT_OBS_DDL = ("observed_ts long, cluster string, group string, topic string, "
+                    "broker string, queue_id int, broker_offset long, min_offset long, "
+                    "consumer_offset long, pull_offset long, last_timestamp long, "
+                    "delay_ms long, owner string, owners array<string>, members int, "
+                    "online boolean, orderly boolean, source_kind string, source string")
 SNAPSHOT_BAD = ["source", "source_kind", "block", "rid", "reason", "detail", "content",
                 "observed_ts"]
 

@@ -26,7 +26,7 @@ def spark():
                .config("spark.driver.memory", "1g")
                .config("spark.driver.bindAddress", "127.0.0.1")
                .config("spark.driver.extraJavaOptions",
-                       "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 "
+                       "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-DontCompileHugeMethods "
                        "-XX:ReservedCodeCacheSize=512m")
                .config("spark.sql.session.timeZone", "UTC")
                .getOrCreate())

@@ -81,8 +81,14 @@ def test_incremental_runs_equal_one_full_run(spark, tmp_path):
     man = json.loads((inc / "_state" / "manifest.json").read_text())
     assert man["batches"] == [1, 2] and man["files"][str(bad)]["bad"] is True
 
-    # nothing new: nothing parsed, lag and group_status not rewritten
+    # nothing new: nothing parsed, lag and group_status not rewritten; the staging directory
+    # a dead run left behind (its files were never committed) is removed
+    assert not list((inc / "_state").glob("staging*"))
+    dead = inc / "_state" / "staging-9" / "date=2024-06-01"
+    dead.mkdir(parents=True)
+    (dead / "part-0.parquet").write_bytes(b"PAR1")
     r3 = run(spark, root, inc)
+    assert not list((inc / "_state").glob("staging*"))
     assert "write lag" not in r3.timings and "write group_status" not in r3.timings
     assert r3.counts == r2.counts
 
