@@ -1,0 +1,122 @@
+"""The lag job's transforms: pure ``DataFrame -> DataFrame`` functions (built-in Spark functions
+only, no Python UDFs), each testable with small inline data.
+
+Vocabulary:
+
+* an **observation** is one queue of one group at one capture (``OBS_FIELDS`` plus
+  ``capture_ts``); ``observed_ts`` is when that source captured it, ``capture_ts`` the aligned
+  capture it belongs to (:func:`capture_index`);
+* the **broker history** of a queue is its (time, max offset) points from every source;
+* a **change** is one queue gained or lost by one client; an **event** groups the changes of a
+  client (and topic) at one moment; a **round** groups a group's events that follow each other
+  closely; a **storm** is many rounds in a short window.
+
+Method notes (``docs/exports.md`` sections 3-5 have the full rules):
+
+* time lag, exact when the capture carries it (snapshot ``delay_ms`` from
+  QUERY_CONSUME_TIME_SPAN) and 0 when caught up; otherwise interpolated like
+  kafka-lag-exporter (``LookupTable.scala``) but anchored on captured points: the expected
+  store time of the first unconsumed message, between the two captures whose max offsets
+  bracket it (:func:`estimate_time_lag`); a lower bound when it predates the first capture;
+* status per queue over the last ``window`` captures follows Burrow
+  (``core/internal/evaluator/caching.go``), adapted to RocketMQ, which has no commit
+  timestamps (:func:`queue_status`).
+
+The package is split by subject, each module a set of pure functions:
+
+* :mod:`.common`: the queue keys, the source priority and the date helpers;
+* :mod:`.snapshot`: the canonical snapshot's records parsed and checked;
+* :mod:`.observations`: captures, one observation per queue and capture, broker offsets, lag;
+* :mod:`.timelag`: the time lag;
+* :mod:`.status`: the queue, group-topic and group status;
+* :mod:`.rebalance`: the rebalance history (changes, resets, moves, unowned, rounds, storms,
+  locks).
+
+This ``__init__`` is the package's face: callers use ``from mqctl.lagjob import transforms as
+X`` and ``X.name``. No module of the package imports it.
+"""
+
+from mqctl.lagjob.transforms.common import (
+    DAY_MS,
+    GQUEUE,
+    OBS_KEY,
+    QUEUE,
+    SOURCE_PRIORITY,
+    date_of,
+    iso_of,
+    with_date,
+)
+from mqctl.lagjob.transforms.observations import (
+    broker_history,
+    capture_index,
+    dedupe_observations,
+    enrich,
+    fill_broker_offsets,
+    with_capture,
+    with_lag,
+)
+from mqctl.lagjob.transforms.rebalance import (
+    CHANGE_COLS,
+    LIFE_EVENTS,
+    LOCK_EVENTS,
+    RESET_WINDOW_MS,
+    RESTART_GAP_MS,
+    capture_changes,
+    capture_resets,
+    changes_from_track,
+    drop_reset_gaps,
+    infer_log_cluster,
+    lock_events,
+    log_changes,
+    mark_resets,
+    merge_changes,
+    owner_track,
+    queue_moves,
+    rebalance_events,
+    rebalance_rounds,
+    rebalance_storms,
+    reset_events,
+    unowned_from_captures,
+    unowned_from_logs,
+    unowned_from_track,
+)
+from mqctl.lagjob.transforms.snapshot import (
+    SNAPSHOT_BAD,
+    SNAPSHOT_OBS,
+    SNAPSHOT_OBS_DDL,
+    check_snapshot_records,
+    line_numbers,
+    parse_snapshot_lines,
+    parse_snapshot_records,
+    split_snapshot_records,
+)
+from mqctl.lagjob.transforms.status import (
+    SEVERITY,
+    STATUSES,
+    group_topic_status,
+    latest_groups,
+    latest_status,
+    queue_status,
+    severity,
+    status_name,
+)
+from mqctl.lagjob.transforms.timelag import (
+    MAX_REAL_DELAY_MS,
+    estimate_time_lag,
+    not_a_delay,
+)
+
+__all__ = [
+    "CHANGE_COLS", "DAY_MS", "GQUEUE", "LIFE_EVENTS", "LOCK_EVENTS", "MAX_REAL_DELAY_MS",
+    "OBS_KEY", "QUEUE", "RESET_WINDOW_MS", "RESTART_GAP_MS", "SEVERITY", "SNAPSHOT_BAD",
+    "SNAPSHOT_OBS", "SNAPSHOT_OBS_DDL", "SOURCE_PRIORITY", "STATUSES", "broker_history",
+    "capture_changes", "capture_index", "capture_resets", "changes_from_track",
+    "check_snapshot_records", "date_of", "dedupe_observations", "drop_reset_gaps", "enrich",
+    "estimate_time_lag", "fill_broker_offsets", "group_topic_status", "infer_log_cluster",
+    "iso_of", "latest_groups", "latest_status", "line_numbers", "lock_events", "log_changes",
+    "mark_resets", "merge_changes", "not_a_delay", "owner_track", "parse_snapshot_lines",
+    "parse_snapshot_records", "queue_moves", "queue_status", "rebalance_events",
+    "rebalance_rounds", "rebalance_storms", "reset_events", "severity", "split_snapshot_records",
+    "status_name", "unowned_from_captures", "unowned_from_logs", "unowned_from_track",
+    "with_capture", "with_date", "with_lag",
+]

@@ -1,0 +1,120 @@
+"""Observations, captures and lag: the aligned capture of every observation, one
+observation per queue and capture, the broker history, broker offsets filled from it, the
+lag, and the members and configs joined in."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from mqctl.lagjob.transforms.common import OBS_KEY, QUEUE, _priority
+
+
+def capture_index(times: DataFrame, align_ms: int) -> DataFrame:
+    """Distinct ``(cluster, observed_ts)`` -> ``capture_ts``: consecutive observation times of
+    a cluster closer than ``align_ms`` form one capture (per-broker exports taken by the same
+    cron run a few seconds apart), named by its first time. ``align_ms=0``: exact times."""
+    d = times.select("cluster", "observed_ts").distinct()
+    w = Window.partitionBy("cluster").orderBy("observed_ts")
+    gap = F.col("observed_ts") - F.lag("observed_ts").over(w)
+    d = d.withColumn("new", F.when(gap.isNull() | (gap > F.lit(align_ms)), 1).otherwise(0))
+    d = d.withColumn("session", F.sum("new").over(w.rowsBetween(Window.unboundedPreceding, 0)))
+    ws = Window.partitionBy("cluster", "session")
+    return d.select("cluster", "observed_ts", F.min("observed_ts").over(ws).alias("capture_ts"))
+
+
+def with_capture(df: DataFrame, index: DataFrame) -> DataFrame:
+    return df.join(F.broadcast(index), on=["cluster", "observed_ts"], how="left")
+
+
+def dedupe_observations(obs: DataFrame) -> DataFrame:
+    """One row per queue, group and capture: snapshot > consumerProgress > brokerConsumeStats
+    > consumerOffset.json, then the latest observation, then the larger broker offset."""
+    w = Window.partitionBy(*OBS_KEY).orderBy(
+        _priority(F.col("source_kind")), F.col("observed_ts").desc(),
+        F.col("broker_offset").desc_nulls_last(), F.col("source"))
+    return (obs.withColumn("_rn", F.row_number().over(w)).filter(F.col("_rn") == 1)
+            .drop("_rn"))
+
+
+def broker_history(obs: DataFrame, points: DataFrame) -> DataFrame:
+    """``(cluster, topic, broker, queue_id, t, B, min_offset)``: every captured max offset of a
+    queue, once per time (many groups share a queue)."""
+    a = obs.filter(F.col("broker_offset").isNotNull()).select(
+        *QUEUE, F.col("observed_ts").alias("t"), F.col("broker_offset").alias("B"),
+        "min_offset")
+    b = points.select(*QUEUE, F.col("observed_ts").alias("t"), F.col("broker_offset").alias("B"),
+                      "min_offset")
+    return a.unionByName(b).groupBy(*QUEUE, "t").agg(F.max("B").alias("B"),
+                                                      F.max("min_offset").alias("min_offset"))
+
+
+def fill_broker_offsets(obs: DataFrame, history: DataFrame, max_skew_ms: int) -> DataFrame:
+    """Give observations without a max offset (consumerOffset.json) the nearest captured max
+    offset of the same queue within ``max_skew_ms`` (topicStatus, or another source).
+
+    Adds ``broker_offset_ts`` (when that max offset was captured; the observation's own time
+    when it carried one). The time match is a bucketed equi-join (buckets of ``max_skew_ms``),
+    so its cost does not grow with the number of captures per queue.
+    """
+    has = obs.filter(F.col("broker_offset").isNotNull()).withColumn(
+        "broker_offset_ts", F.col("observed_ts"))
+    need = obs.filter(F.col("broker_offset").isNull()).drop("broker_offset")
+    bucket = max(1, int(max_skew_ms))
+    h = (history.withColumn("_b0", F.floor(F.col("t") / bucket))
+         .withColumn("_b", F.explode(F.array(F.col("_b0") - 1, F.col("_b0"), F.col("_b0") + 1)))
+         .select(*[F.col(c).alias("h_" + c) for c in QUEUE], "_b", F.col("t").alias("h_t"),
+                 F.col("B").alias("h_B"), F.col("min_offset").alias("h_min")))
+    n = need.withColumn("_b", F.floor(F.col("observed_ts") / bucket))
+    cond = [n[c] == h["h_" + c] for c in QUEUE] + [
+        n["_b"] == h["_b"], F.abs(h["h_t"] - n["observed_ts"]) <= F.lit(max_skew_ms)]
+    j = n.join(h, on=cond, how="left")
+    w = Window.partitionBy(*OBS_KEY).orderBy(
+        F.abs(F.col("h_t") - F.col("observed_ts")).asc_nulls_last(), F.col("h_t").desc())
+    j = j.withColumn("_rn", F.row_number().over(w)).filter(F.col("_rn") == 1)
+    filled = (j.withColumn("broker_offset", F.col("h_B"))
+              .withColumn("min_offset", F.coalesce(F.col("min_offset"), F.col("h_min")))
+              .withColumn("broker_offset_ts", F.col("h_t"))
+              .select(*has.columns))
+    return has.unionByName(filled)
+
+
+def with_lag(obs: DataFrame) -> DataFrame:
+    """``lag`` = max offset - consumer offset, clamped at 0 (a consumer offset read after the
+    max offset can be ahead; Burrow #271 clamps too); ``inflight`` = pull - consumer."""
+    raw = F.col("broker_offset") - F.col("consumer_offset")
+    return (obs.withColumn("lag", F.when(raw.isNull(), F.lit(None).cast("long"))
+                           .otherwise(F.greatest(raw, F.lit(0)).cast("long")))
+            .withColumn("inflight", (F.col("pull_offset") - F.col("consumer_offset"))
+                        .cast("long")))
+
+
+def enrich(obs: DataFrame, members: DataFrame | None, topic_cfg: DataFrame | None,
+           group_cfg: DataFrame | None) -> DataFrame:
+    """Fill ``online``/``members`` from consumerProgress' group list of the same capture,
+    ``orderly`` from subscriptionGroup.json (consumeMessageOrderly) or topics.json (FIFO), and
+    add ``consume_enable`` (subscriptionGroup.json) for the same broker and capture. ``None``
+    for an input kind that was not given skips its join."""
+    out = obs.withColumn("consume_enable", F.lit(None).cast("boolean"))
+    if members is not None:
+        m = (members.groupBy("cluster", "group", "capture_ts")
+             .agg(F.max("members").alias("_m_members"), F.max("online").alias("_m_online")))
+        out = (out.join(m, on=["cluster", "group", "capture_ts"], how="left")
+               .withColumn("online", F.coalesce(F.col("online"), F.col("_m_online")))
+               .withColumn("members", F.coalesce(F.col("members"), F.col("_m_members")))
+               .drop("_m_members", "_m_online"))
+    if group_cfg is not None:
+        g = (group_cfg.groupBy("cluster", "broker", "group", "capture_ts")
+             .agg(F.min(F.col("consume_enable").cast("int")).alias("_g_enable"),
+                  F.max(F.col("orderly").cast("int")).alias("_g_orderly")))
+        out = (out.join(g, on=["cluster", "broker", "group", "capture_ts"], how="left")
+               .withColumn("orderly", F.coalesce(F.col("orderly"), F.col("_g_orderly") == 1))
+               .withColumn("consume_enable", F.col("_g_enable") == 1)
+               .drop("_g_enable", "_g_orderly"))
+    if topic_cfg is not None:
+        t = (topic_cfg.groupBy("cluster", "broker", "topic", "capture_ts")
+             .agg(F.max(F.col("orderly").cast("int")).alias("_t_orderly")))
+        out = (out.join(t, on=["cluster", "broker", "topic", "capture_ts"], how="left")
+               .withColumn("orderly", F.coalesce(F.col("orderly"), F.col("_t_orderly") == 1))
+               .drop("_t_orderly"))
+    return out

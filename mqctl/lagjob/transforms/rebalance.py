@@ -1,0 +1,502 @@
+"""Rebalance history: the queue owners' changes from captures and from client logs, offset
+resets, queue moves, unowned intervals, rounds, storms and broker lock events.
+
+A **change** is one queue gained or lost by one client; an **event** groups the changes of a
+client (and topic) at one moment; a **round** groups a group's events that follow each other
+closely; a **storm** is many rounds in a short window."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from mqctl.lagjob.transforms.common import GQUEUE
+
+CHANGE_COLS = ["ts", "window_start_ts", "cluster", "group", "topic", "broker", "queue_id",
+               "client", "change", "source_kind", "source", "strategy", "cid_all", "mq_all",
+               "cause"]
+
+
+def owner_track(obs: DataFrame) -> DataFrame:
+    """Each queue's owner across the captures where ownership is known (snapshots;
+    consumerProgress ``-s true``): a group-topic capture counts only when some queue has an
+    owner, or the group is offline (then every queue is truly unowned). One pass over the data
+    shared by :func:`changes_from_track` and :func:`unowned_from_track`."""
+    cols = [*GQUEUE, "capture_ts", "owner", "online", "source_kind", "source"]
+    known = Window.partitionBy("cluster", "group", "topic", "capture_ts")
+    o = (obs.select(*cols)
+         .withColumn("_known", (F.max(F.col("owner").isNotNull().cast("int")).over(known) == 1)
+                     | (F.col("online") == F.lit(False)))
+         .filter(F.col("_known")).drop("_known"))
+    w = Window.partitionBy(*GQUEUE).orderBy("capture_ts")
+    none = F.col("owner").isNull().cast("int")
+    return (o.withColumn("_prev_owner", F.lag("owner").over(w))
+            .withColumn("_prev_ts", F.lag("capture_ts").over(w))
+            .withColumn("_next_ts", F.lead("capture_ts").over(w))
+            .withColumn("_none", none)
+            .withColumn("_island", F.sum(F.when(none != F.lag(none).over(w), 1).otherwise(0))
+                        .over(w.rowsBetween(Window.unboundedPreceding, 0))))
+
+
+def changes_from_track(track: DataFrame) -> DataFrame:
+    """Owner changes between consecutive captures: the new owner gained the queue, the
+    previous one lost it (``window_start_ts`` = the previous capture: it happened in between).
+    """
+    o = track.filter(F.col("_prev_ts").isNotNull()
+                     & ~F.col("owner").eqNullSafe(F.col("_prev_owner")))
+    base: list[Any] = [F.col("capture_ts").alias("ts"), F.col("_prev_ts").alias("window_start_ts"),
+                       "cluster", "group", "topic", "broker", "queue_id"]
+    tail: list[Any] = [F.lit(None).cast("string").alias("strategy"),
+                       F.lit(None).cast("int").alias("cid_all"),
+                       F.lit(None).cast("int").alias("mq_all"),
+                       F.lit("rebalance").alias("cause")]
+    gained = o.filter(F.col("owner").isNotNull()).select(
+        *base, F.col("owner").alias("client"), F.lit("gained").alias("change"),
+        F.col("source_kind"), F.col("source"), *tail)
+    lost = o.filter(F.col("_prev_owner").isNotNull()).select(
+        *base, F.col("_prev_owner").alias("client"), F.lit("lost").alias("change"),
+        F.col("source_kind"), F.col("source"), *tail)
+    return gained.unionByName(lost)
+
+
+def unowned_from_track(track: DataFrame) -> DataFrame:
+    """Intervals in which a queue had no owner in consecutive captures.
+
+    ``start_ts`` = first capture without an owner, ``since_ts`` = the last capture that still
+    had one (the queue lost its owner in between), ``end_ts`` = the capture where an owner
+    appeared again (null while still unowned: ``open``)."""
+    isl = track.groupBy(*GQUEUE, "_island").agg(
+        F.max("_none").alias("_none"), F.min("capture_ts").alias("start_ts"),
+        F.max("capture_ts").alias("last_ts"),
+        F.min_by("_prev_ts", F.col("capture_ts")).alias("since_ts"),
+        F.max_by("_next_ts", F.col("capture_ts")).alias("end_ts"),
+        F.first("source_kind").alias("source_kind"))
+    isl = isl.filter(F.col("_none") == 1)
+    return isl.select(
+        *GQUEUE, "since_ts", "start_ts", "end_ts",
+        F.when(F.col("end_ts").isNotNull(), F.col("end_ts") - F.col("start_ts"))
+         .otherwise(F.col("last_ts") - F.col("start_ts")).alias("duration_ms"),
+        F.col("end_ts").isNull().alias("open"), "source_kind")
+
+
+def capture_changes(obs: DataFrame) -> DataFrame:
+    """Owner changes between consecutive captures (see :func:`owner_track`)."""
+    return changes_from_track(owner_track(obs))
+
+
+def unowned_from_captures(obs: DataFrame) -> DataFrame:
+    """Unowned intervals from captures (see :func:`unowned_from_track`)."""
+    return unowned_from_track(owner_track(obs))
+
+
+RESTART_GAP_MS = 30_000
+RESET_WINDOW_MS = 30_000
+LIFE_EVENTS = ("result", "start", "stop", "persist", "reset")
+
+
+def _attributed(rows: DataFrame, logs: DataFrame) -> DataFrame:
+    """Life-cycle lines with a client: lines that do not name it (start, stop, add/remove) get
+    the client that the same file's result or offset-commit lines of the group name, else the
+    file's client key (its directory)."""
+    named = (logs.filter(F.col("event").isin("result", "persist") & F.col("client").isNotNull())
+             .groupBy("source", "group").agg(F.min("client").alias("_fc")))
+    return (rows.join(named, on=["source", "group"], how="left")
+            .withColumn("client", F.coalesce(F.col("client"), F.col("_fc"), F.col("client_key")))
+            .drop("_fc"))
+
+
+def _qset(mqs: str) -> Column:
+    return F.array_sort(F.transform(mqs, lambda m: F.concat_ws(
+        ":", m["broker"], m["queue_id"].cast("string"))))
+
+
+def log_changes(logs: DataFrame, restart_gap_ms: int = RESTART_GAP_MS,
+                reset_window_ms: int = RESET_WINDOW_MS) -> DataFrame:
+    """Per-queue gains and losses from client logs, with their ``cause``.
+
+    ``result`` lines ("[client ]rebalanced result changed", RebalanceImpl) carry a client's whole
+    result set: a change is the difference to that client's previous set for the group and
+    topic **in the same run** of the client; identical consecutive sets produce nothing.
+
+    A run starts at the client's start line (DefaultMQPushConsumerImpl#start "the consumer [G]
+    start beginning") or at a result line more than ``restart_gap_ms`` after the client's
+    previous line when the logs hold its offset commits (a client holding queues commits their
+    offsets every 5 s, so such a gap is a restart whose start line is not in the given logs).
+    A new run starts from an empty set, so a client restarted with the same id (real RocketMQ:
+    kill -9, then start again) gains its queues again. The end of a run loses the run's last
+    set: at the stop line (MQClientInstance#unregisterClient, cause ``stop``), or, when the run
+    simply ends and the client starts again (killed: it logs nothing), at its last line (its
+    last 5-s offset commit, cause ``crash``: it died within about 5 s after that).
+
+    Changes within ``reset_window_ms`` after the client logged an offset reset (4.x
+    "invoke reset offset operation from broker": the process queues are dropped and re-added
+    10 s later; 5.x "Fix Offset, G, remove unnecessary mq") have cause ``reset``: the allocation
+    did not change. Everything else is ``rebalance``.
+
+    For a log file, group and topic without any result line, the ``add a new mq`` / ``remove
+    unnecessary mq`` lines are used instead, attributed to the file's client and grouped per
+    second (one rebalance logs its adds and removes within milliseconds).
+    ``logs``: ``ts, seq, source, client_key, cluster, event, group, topic, client, mqs, ...``.
+    """
+    life = _attributed(logs.filter(F.col("event").isin(*LIFE_EVENTS)), logs)
+    wc = Window.partitionBy("cluster", "client", "group").orderBy("ts", "seq")
+    gap = F.col("ts") - F.lag("ts").over(wc)
+    # the gap rule needs the offset-commit lines: without them (a grep of the rebalance lines)
+    # a quiet period says nothing
+    commits = F.max((F.col("event") == "persist").cast("int")).over(
+        Window.partitionBy("cluster", "client", "group")) == 1
+    new_run = ((F.col("event") == "start")
+               | ((F.col("event") == "result") & commits & (gap > F.lit(int(restart_gap_ms)))))
+    upto = wc.rowsBetween(Window.unboundedPreceding, 0)
+    life = (life.withColumn("_run", F.sum(new_run.cast("int")).over(upto))
+            .withColumn("_reset_ts", F.last(F.when(F.col("event") == "reset", F.col("ts")),
+                                            ignorenulls=True).over(upto)))
+    after_reset = (F.col("_reset_ts").isNotNull()
+                   & (F.col("ts") - F.col("_reset_ts") <= F.lit(int(reset_window_ms))))
+    cause = F.when(after_reset, F.lit("reset")).otherwise(F.lit("rebalance"))
+    res = life.filter(F.col("event") == "result").withColumn("_set", _qset("mqs"))
+    w = Window.partitionBy("cluster", "client", "group", "topic", "_run").orderBy("ts", "seq")
+    empty = F.array().cast("array<string>")
+    res = (res.withColumn("_prev", F.lag("_set").over(w))
+           .withColumn("_gained", F.array_except("_set", F.coalesce(F.col("_prev"), empty)))
+           .withColumn("_lost", F.array_except(F.coalesce(F.col("_prev"), empty), "_set"))
+           .withColumn("cause", cause))
+    base: list[Any] = [F.col("ts"), F.col("window_start_ts"), "cluster", "group", "topic"]
+    tail: list[Any] = ["client", "source_kind", "source", "strategy", "cid_all", "mq_all",
+                       "cause"]
+
+    def explode(df: DataFrame, col: str, change: str) -> DataFrame:
+        return (df.select(*base, F.explode(col).alias("_q"), *tail)
+                .withColumn("broker", F.regexp_extract("_q", r"^(.*):(\d+)$", 1))
+                .withColumn("queue_id", F.regexp_extract("_q", r"^(.*):(\d+)$", 2).cast("int"))
+                .withColumn("change", F.lit(change)).drop("_q"))
+
+    res = res.withColumn("window_start_ts", F.col("ts"))
+    from_results = explode(res, "_gained", "gained").unionByName(explode(res, "_lost", "lost"))
+    # the end of each run: its last set is lost at the stop line, or at the last line (crash)
+    wl = Window.partitionBy("cluster", "client", "group", "topic", "_run").orderBy(
+        F.col("ts").desc(), F.col("seq").desc())
+    last = (res.withColumn("_rn", F.row_number().over(wl)).filter(F.col("_rn") == 1)
+            .select("cluster", "client", "group", "topic", "_run", "_set",
+                    F.col("ts").alias("_last_ts"), "source_kind", "source", "strategy",
+                    "cid_all", "mq_all"))
+    runs = life.groupBy("cluster", "client", "group", "_run").agg(
+        F.min(F.when(F.col("event") == "stop", F.col("ts"))).alias("_stop_ts"),
+        F.max(F.when(F.col("event") != "stop", F.col("ts"))).alias("_alive_ts"))
+    runs = runs.withColumn("_next", F.lead("_run").over(
+        Window.partitionBy("cluster", "client", "group").orderBy("_run")))
+    ends = last.join(runs, on=["cluster", "client", "group", "_run"], how="inner")
+    stopped = F.col("_stop_ts").isNotNull() & (F.col("_stop_ts") >= F.col("_last_ts"))
+    ends = (ends.filter(stopped | F.col("_next").isNotNull())
+            .withColumn("ts", F.when(stopped, F.col("_stop_ts")).otherwise(F.col("_alive_ts")))
+            .withColumn("window_start_ts", F.col("ts"))
+            .withColumn("cause", F.when(stopped, F.lit("stop")).otherwise(F.lit("crash"))))
+    from_ends = explode(ends, "_set", "lost")
+    # fallback: add/remove lines of (file, group, topic) keys without any result line
+    addrm = _attributed(logs.filter(F.col("event").isin("add", "remove", "reset")), logs)
+    resets = (addrm.filter(F.col("event") == "reset")
+              .select("cluster", "client", "group", F.col("ts").alias("_r_ts")))
+    keys_with_results = logs.filter(F.col("event") == "result").select(
+        "source", "group", "topic").distinct()
+    fb = (addrm.filter(F.col("event") != "reset")
+          .join(keys_with_results, on=["source", "group", "topic"], how="left_anti"))
+    fb = (fb.join(resets, on=["cluster", "client", "group"], how="left")
+          .withColumn("_hit", (F.col("ts") >= F.col("_r_ts"))
+                      & (F.col("ts") - F.col("_r_ts") <= F.lit(int(reset_window_ms))))
+          .groupBy(*[c for c in fb.columns])
+          .agg(F.max(F.col("_hit").cast("int")).alias("_hit")))
+    fb = (fb.withColumn("ts", (F.floor(F.col("ts") / 1000) * 1000).cast("long"))
+          .select(F.col("ts"), F.col("ts").alias("window_start_ts"), "cluster", "group", "topic",
+                  F.explode("mqs").alias("_m"), "client",
+                  F.when(F.col("event") == "add", "gained").otherwise("lost").alias("change"),
+                  "source_kind", "source", "strategy", "cid_all", "mq_all",
+                  F.when(F.col("_hit") == 1, F.lit("reset")).otherwise(F.lit("rebalance"))
+                  .alias("cause"))
+          .withColumn("broker", F.col("_m")["broker"])
+          .withColumn("queue_id", F.col("_m")["queue_id"]).drop("_m"))
+    return (from_results.select(*CHANGE_COLS).unionByName(from_ends.select(*CHANGE_COLS))
+            .unionByName(fb.select(*CHANGE_COLS)))
+
+
+def _reset_event_cols() -> list[Any]:
+    """The columns of :func:`rebalance_events` for a reset event (``ts, window_start_ts,
+    cluster, group, topic, client, source_kind, source, queues`` given)."""
+    empty = F.array().cast("array<string>")
+    return ["ts", "window_start_ts", "cluster", "group", "topic", "client", "source_kind",
+            empty.alias("gained"), empty.alias("lost"),
+            F.lit(None).cast("string").alias("strategy"), F.lit(None).cast("int").alias("cid_all"),
+            F.lit(None).cast("int").alias("mq_all"), "source", F.lit(0).alias("n_gained"),
+            F.lit(0).alias("n_lost"), F.lit("reset").alias("cause"), "queues"]
+
+
+def reset_events(logs: DataFrame, window_ms: int = RESET_WINDOW_MS) -> DataFrame:
+    """One ``reset`` event per client, group and burst of reset lines (4.x "invoke reset offset
+    operation from broker", one per broker; 5.x "Fix Offset ... remove unnecessary mq", one per
+    queue), with the queues named when the lines name them. Same columns as
+    :func:`rebalance_events`; ``gained``/``lost`` are empty (the allocation did not change)."""
+    r = _attributed(logs.filter(F.col("event") == "reset"), logs)
+    w = Window.partitionBy("cluster", "client", "group").orderBy("ts", "seq")
+    gap = F.col("ts") - F.lag("ts").over(w)
+    r = (r.withColumn("_new", F.when(gap.isNull() | (gap > F.lit(int(window_ms))), 1)
+                      .otherwise(0))
+         .withColumn("_burst", F.sum("_new").over(w.rowsBetween(Window.unboundedPreceding, 0))))
+    topic = F.coalesce(F.col("topic"), F.element_at("mqs", 1)["topic"])
+    return (r.withColumn("_topic", topic)
+            .groupBy("cluster", "group", "client", "source_kind", "_burst")
+            .agg(F.min("ts").alias("ts"), F.first("_topic", ignorenulls=True).alias("topic"),
+                 F.array_sort(F.array_distinct(F.flatten(F.collect_list(_qset("mqs")))))
+                 .alias("queues"),
+                 F.first("source").alias("source"),
+                 F.first("detail", ignorenulls=True).alias("detail"))
+            .withColumn("window_start_ts", F.col("ts")).select(*_reset_event_cols()))
+
+
+def rebalance_events(changes: DataFrame) -> DataFrame:
+    """One row per client, group, topic, moment and cause: the queues it gained and lost
+    (``broker:queueId``, sorted). ``cause``: ``rebalance``, ``stop``, ``crash`` or ``reset``
+    (see :func:`log_changes`; captures give ``rebalance``)."""
+    q = F.concat_ws(":", F.col("broker"), F.col("queue_id").cast("string"))
+    return (changes.groupBy("ts", "cluster", "group", "topic", "client", "source_kind",
+                            "cause")
+            .agg(F.min("window_start_ts").alias("window_start_ts"),
+                 F.array_sort(F.collect_set(F.when(F.col("change") == "gained", q)))
+                  .alias("gained"),
+                 F.array_sort(F.collect_set(F.when(F.col("change") == "lost", q))).alias("lost"),
+                 F.first("strategy", ignorenulls=True).alias("strategy"),
+                 F.max("cid_all").alias("cid_all"), F.max("mq_all").alias("mq_all"),
+                 F.first("source").alias("source"))
+            .withColumn("n_gained", F.size("gained"))
+            .withColumn("n_lost", F.size("lost"))
+            .withColumn("queues", F.array_sort(F.array_union("gained", "lost"))))
+
+
+def infer_log_cluster(logs: DataFrame, obs: DataFrame) -> DataFrame:
+    """Log lines carry no cluster: without ``--cluster`` (or a ``cluster=`` path segment) they
+    take the cluster of their group's observations when the group is in exactly one cluster,
+    so the log and snapshot halves of one group's history meet. A group seen in several
+    clusters (or only in logs) keeps ``""``."""
+    g = (obs.filter(F.col("cluster").isNotNull() & (F.col("cluster") != ""))
+         .groupBy("group").agg(F.min("cluster").alias("_c"),
+                               F.countDistinct("cluster").alias("_n"))
+         .filter(F.col("_n") == 1).select("group", "_c"))
+    blank = F.col("cluster").isNull() | (F.col("cluster") == "")
+    return (logs.join(F.broadcast(g), on="group", how="left")
+            .withColumn("cluster", F.when(blank, F.coalesce(F.col("_c"), F.lit("")))
+                        .otherwise(F.col("cluster")))
+            .drop("_c"))
+
+
+def merge_changes(captured: DataFrame, logged: DataFrame, tol_ms: int) -> DataFrame:
+    """Captured and logged changes together, one row per real change: a capture change (the
+    owner differed between two captures) that a log change of the same queue, client and
+    direction explains (logged inside the capture interval, ``window_start_ts .. ts``, give or
+    take ``tol_ms`` of clock skew) is dropped, and the log change, which has the exact time,
+    keeps both sources (``source_kind`` ``client-log+snapshot``)."""
+    keys = [*GQUEUE, "client", "change"]
+    c = captured.select(*keys, "ts", "window_start_ts", "source_kind").alias("c")
+    lg = logged.select(*keys, "ts", "source").alias("l")
+    cond = [F.col("c." + k).eqNullSafe(F.col("l." + k)) for k in keys] + [
+        F.col("l.ts") >= F.col("c.window_start_ts") - F.lit(int(tol_ms)),
+        F.col("l.ts") <= F.col("c.ts") + F.lit(int(tol_ms))]
+    hits = c.join(lg, on=cond, how="inner").select(
+        *[F.col("c." + k).alias(k) for k in keys], F.col("c.ts").alias("_cts"),
+        F.col("l.ts").alias("_lts"), F.col("l.source").alias("_lsrc"),
+        F.col("c.source_kind").alias("_ck"))
+    matched_c = hits.select(*keys, F.col("_cts").alias("ts")).distinct()
+    rest = captured.join(matched_c, on=[*keys, "ts"], how="left_anti")
+    lk = hits.groupBy(*keys, F.col("_lts").alias("ts"), F.col("_lsrc").alias("source")).agg(
+        F.array_sort(F.collect_set("_ck")).alias("_cks"))
+    out = (logged.join(lk, on=[*[logged[k].eqNullSafe(lk[k]) for k in keys],
+                               logged["ts"] == lk["ts"], logged["source"] == lk["source"]],
+                       how="left")
+           .select(*[logged[c] for c in logged.columns], lk["_cks"]))
+    both = F.concat_ws("+", F.col("source_kind"), F.array_join("_cks", "+"))
+    out = out.withColumn("source_kind", F.when(F.col("_cks").isNotNull(), both)
+                         .otherwise(F.col("source_kind"))).drop("_cks")
+    return rest.select(*CHANGE_COLS).unionByName(out.select(*CHANGE_COLS))
+
+
+def capture_resets(obs: DataFrame) -> DataFrame:
+    """Reset events seen in captures: a queue's committed offset went back between two
+    captures with the same owner (captures without owner in between do not count: an offset
+    reset; a rebalance changes the owner).
+    One event per capture, group, topic and owner; same columns as :func:`reset_events`."""
+    w = Window.partitionBy(*GQUEUE).orderBy("capture_ts")
+    # compared with the previous capture that had an owner: the 4.x push reset drops the
+    # process queues for 10 s, so a capture in between shows the queue without owner
+    o = (obs.filter(F.col("owner").isNotNull() & F.col("consumer_offset").isNotNull())
+         .withColumn("_prev_c", F.lag("consumer_offset").over(w))
+         .withColumn("_prev_owner", F.lag("owner").over(w))
+         .withColumn("_prev_ts", F.lag("capture_ts").over(w)))
+    back = o.filter((F.col("consumer_offset") < F.col("_prev_c"))
+                    & F.col("owner").isNotNull() & (F.col("owner") == F.col("_prev_owner")))
+    q = F.concat_ws(":", F.col("broker"), F.col("queue_id").cast("string"))
+    return (back.groupBy("capture_ts", "cluster", "group", "topic", "owner", "source_kind")
+            .agg(F.min("_prev_ts").alias("window_start_ts"),
+                 F.array_sort(F.collect_set(q)).alias("queues"),
+                 F.first("source").alias("source"))
+            .withColumnRenamed("capture_ts", "ts").withColumnRenamed("owner", "client")
+            .select(*_reset_event_cols()))
+
+
+def mark_resets(changes: DataFrame, resets: DataFrame,
+                window_ms: int = RESET_WINDOW_MS) -> DataFrame:
+    """Give cause ``reset`` to a queue's loss and re-gain by the same client (nothing else
+    happened to the queue in between) when that client logged or showed a reset of the group
+    from ``window_ms`` before the loss's window to ``window_ms`` after the gain: the 4.x push
+    reset drops the process queues and re-adds them 10 s later without any rebalance, which
+    captures (running info) and add/remove lines see as a loss and a gain."""
+    w = Window.partitionBy(*GQUEUE).orderBy("ts", F.col("change").desc())
+    c = (changes.withColumn("_next_change", F.lead("change").over(w))
+         .withColumn("_next_client", F.lead("client").over(w))
+         .withColumn("_next_ts", F.lead("ts").over(w)))
+    pairs = c.filter((F.col("change") == "lost") & (F.col("_next_change") == "gained")
+                     & (F.col("_next_client") == F.col("client"))).select(
+        *GQUEUE, "client", F.col("ts").alias("_lost_ts"),
+        F.col("window_start_ts").alias("_lost_ws"), F.col("_next_ts").alias("_gained_ts"))
+    r = resets.select("cluster", "group", "client", F.col("ts").alias("_r_ts"))
+    hit = (pairs.join(r, on=["cluster", "group", "client"], how="inner")
+           .filter((F.col("_r_ts") >= F.col("_lost_ws") - F.lit(int(window_ms)))
+                   & (F.col("_r_ts") <= F.col("_gained_ts") + F.lit(int(window_ms))))
+           .select(*GQUEUE, "client", "_lost_ts", "_gained_ts").distinct())
+    marks = (hit.select(*GQUEUE, "client", F.col("_lost_ts").alias("ts"),
+                        F.lit("lost").alias("change"))
+             .unionByName(hit.select(*GQUEUE, "client", F.col("_gained_ts").alias("ts"),
+                                     F.lit("gained").alias("change")))
+             .distinct().withColumn("_m", F.lit(True)))
+    return (changes.join(marks, on=[*GQUEUE, "client", "ts", "change"], how="left")
+            .withColumn("cause", F.when(F.col("_m"), F.lit("reset"))
+                        .otherwise(F.col("cause")))
+            .select(*CHANGE_COLS))
+
+
+def drop_reset_gaps(unowned: DataFrame, changes: DataFrame) -> DataFrame:
+    """Unowned intervals from captures that are a reset's drop-and-re-add
+    (:func:`mark_resets`): the interval starts at the reset loss of the queue."""
+    gaps = (changes.filter((F.col("cause") == "reset") & (F.col("change") == "lost"))
+            .select(*GQUEUE, F.col("ts").alias("start_ts")).distinct())
+    return unowned.join(gaps, on=[*GQUEUE, "start_ts"], how="left_anti")
+
+
+def _not_reset(df: DataFrame) -> DataFrame:
+    """Changes or events that are not offset resets: a reset drops and re-adds a client's
+    queues without changing the allocation, so it is no move, no unowned interval, no round."""
+    if "cause" not in df.columns:
+        return df
+    return df.filter(~F.col("cause").eqNullSafe(F.lit("reset")))
+
+
+def queue_moves(changes: DataFrame, window_ms: int) -> DataFrame:
+    """A queue lost by one client and gained by another within ``window_ms``.
+
+    ``gap_ms`` = gain time - loss time: positive = the queue had no owner for that long;
+    negative = both clients held it (a duplicate-consumption window); 0 for moves seen between
+    two captures (then ``window_start_ts`` bounds when it happened)."""
+    changes = _not_reset(changes)
+    g = changes.filter(F.col("change") == "gained").alias("g")
+    lo = changes.filter(F.col("change") == "lost").alias("l")
+    cond = [F.col("g." + c).eqNullSafe(F.col("l." + c)) for c in GQUEUE] + [
+        F.col("g.client") != F.col("l.client"),
+        F.abs(F.col("g.ts") - F.col("l.ts")) <= F.lit(window_ms)]
+    j = g.join(lo, on=cond, how="inner")
+    w = Window.partitionBy(*[F.col("g." + c) for c in GQUEUE], F.col("g.ts"), F.col("g.client")
+                           ).orderBy(F.abs(F.col("g.ts") - F.col("l.ts")), F.col("l.ts").desc(),
+                                     F.col("l.client"))  # ties: the same pick on every run
+    j = j.withColumn("_rn", F.row_number().over(w)).filter(F.col("_rn") == 1)
+    return j.select(
+        F.col("g.ts").alias("ts"),
+        F.least(F.col("g.window_start_ts"), F.col("l.ts")).alias("window_start_ts"),
+        *[F.col("g." + c).alias(c) for c in GQUEUE],
+        F.col("l.client").alias("from_client"), F.col("g.client").alias("to_client"),
+        F.col("l.ts").alias("lost_ts"), (F.col("g.ts") - F.col("l.ts")).alias("gap_ms"),
+        F.col("g.source_kind").alias("source_kind"))
+
+
+def unowned_from_logs(changes: DataFrame) -> DataFrame:
+    """From log changes: a loss followed (on that queue, in time order) by a gain = the queue
+    had no owner in between; a loss that nothing follows is ``open`` (the logs end, or the new
+    owner's log was not given). A loss right after another client's gain is a handover with
+    overlap, not an unowned interval."""
+    # client last: two clients losing the queue at one moment are ordered the same way on
+    # every run, whatever the partitioning (a local and a cluster run must agree)
+    w = Window.partitionBy(*GQUEUE).orderBy("ts", F.col("change").desc(), "client")
+    c = (_not_reset(changes).withColumn("_next_change", F.lead("change").over(w))
+         .withColumn("_next_ts", F.lead("ts").over(w))
+         .withColumn("_prev_change", F.lag("change").over(w))
+         .withColumn("_prev_client", F.lag("client").over(w)))
+    overlap = (F.col("_prev_change") == "gained") & (F.col("_prev_client") != F.col("client"))
+    lost = c.filter((F.col("change") == "lost") & ~F.coalesce(overlap, F.lit(False))
+                    & (F.col("_next_change").isNull() | (F.col("_next_change") == "gained")))
+    return lost.select(
+        *GQUEUE, F.col("ts").alias("since_ts"), F.col("ts").alias("start_ts"),
+        F.col("_next_ts").alias("end_ts"), (F.col("_next_ts") - F.col("ts")).alias("duration_ms"),
+        F.col("_next_ts").isNull().alias("open"), "source_kind")
+
+
+def rebalance_rounds(events: DataFrame, gap_ms: int) -> DataFrame:
+    """Group a group's events into rounds: events closer than ``gap_ms`` to the previous one
+    (every member re-balances within one RebalanceService interval, 20 s, of a change)."""
+    w = Window.partitionBy("cluster", "group").orderBy("ts")
+    gap = F.col("ts") - F.lag("ts").over(w)
+    e = (_not_reset(events)
+         .withColumn("_new", F.when(gap.isNull() | (gap > F.lit(gap_ms)), 1).otherwise(0))
+         .withColumn("_round", F.sum("_new").over(w.rowsBetween(Window.unboundedPreceding, 0))))
+    return e.groupBy("cluster", "group", "_round").agg(
+        F.min("ts").alias("start_ts"), F.max("ts").alias("end_ts"),
+        F.count(F.lit(1)).alias("events"),
+        F.array_sort(F.collect_set("client")).alias("clients"),
+        F.sum("n_gained").alias("queues_gained"), F.sum("n_lost").alias("queues_lost"),
+    ).drop("_round")
+
+
+def rebalance_storms(rounds: DataFrame, min_rounds: int, window_ms: int) -> DataFrame:
+    """Storms: at least ``min_rounds`` rebalance rounds of a group within ``window_ms``;
+    overlapping windows merge into one storm (start, end, rounds, events, clients)."""
+    w = Window.partitionBy("cluster", "group").orderBy("start_ts").rangeBetween(-window_ms, 0)
+    r = (rounds.withColumn("_cnt", F.count(F.lit(1)).over(w))
+         .withColumn("_from", F.min("start_ts").over(w)))
+    trig = r.filter(F.col("_cnt") >= F.lit(min_rounds)).select(
+        "cluster", "group", F.col("_from").alias("s"), F.col("end_ts").alias("e"))
+    wo = Window.partitionBy("cluster", "group").orderBy("s", "e")
+    trig = (trig.withColumn("_maxe", F.max("e").over(wo.rowsBetween(Window.unboundedPreceding,
+                                                                      -1)))
+            .withColumn("_new", F.when(F.col("_maxe").isNull() | (F.col("s") > F.col("_maxe")),
+                                       1).otherwise(0))
+            .withColumn("_storm", F.sum("_new").over(wo.rowsBetween(Window.unboundedPreceding,
+                                                                     0))))
+    spans = trig.groupBy("cluster", "group", "_storm").agg(F.min("s").alias("s_start"),
+                                                           F.max("e").alias("s_end"))
+    j = spans.join(rounds, on=["cluster", "group"], how="inner").filter(
+        (F.col("s_start") <= F.col("start_ts")) & (F.col("start_ts") <= F.col("s_end")))
+    return j.groupBy("cluster", "group", "s_start", "s_end").agg(
+        F.count(F.lit(1)).alias("rounds"), F.sum("events").alias("events"),
+        F.array_sort(F.array_distinct(F.flatten(F.collect_list("clients")))).alias("clients"),
+    ).select("cluster", "group", F.col("s_start").alias("start_ts"),
+             F.col("s_end").alias("end_ts"),
+             (F.col("s_end") - F.col("s_start")).alias("duration_ms"), "rounds", "events",
+             "clients")
+
+
+LOCK_EVENTS = ("acquire", "takeover", "conflict", "unlock", "unlock_conflict",
+               "unlock_not_locked", "unlock_no_group", "client_lock_ok", "client_lock_failed",
+               "client_unlock", "add_lock_failed")
+
+
+def lock_events(logs: DataFrame) -> DataFrame:
+    """Lock history, one row per queue: broker lock.log acquisitions, takeovers of expired
+    locks (``prev_client`` = the old holder), refusals and releases, plus the clients' own
+    lock results. ``takeover`` marks "expired ... new client id" / 4.x "lock expired, I got
+    it"."""
+    e = logs.filter(F.col("event").isin(*LOCK_EVENTS))
+    e = e.select("ts", "cluster", "group", "event", "client", "prev_client", "source_kind",
+                 "source", "client_key",
+                 F.explode_outer("mqs").alias("_m"))
+    return e.select(
+        "ts", "cluster", "group", F.col("_m")["topic"].alias("topic"),
+        F.col("_m")["broker"].alias("broker"), F.col("_m")["queue_id"].alias("queue_id"),
+        "event", F.coalesce(F.col("client"), F.when(
+            F.col("source_kind") == "client-log", F.col("client_key"))).alias("client"),
+        "prev_client", (F.col("event") == "takeover").alias("takeover"), "source_kind",
+        "source")

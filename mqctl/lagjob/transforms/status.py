@@ -1,0 +1,206 @@
+"""Status (Burrow) and rates: per queue over the last ``window`` captures, following Burrow
+(``core/internal/evaluator/caching.go``) adapted to RocketMQ, which has no commit timestamps
+(:func:`queue_status`); per group and topic; and the latest per group."""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from mqctl.lagjob.transforms.common import GQUEUE
+from mqctl.lagjob.transforms.rebalance import _not_reset
+
+# Burrow's partition statuses, in mqctl's severity order (group status = the worst; thresholds
+# compare these). Burrow ranks OK < WARN < STOP < STALL < REWIND and caps a group at ERR; mqctl
+# ranks STOP worst (nobody is consuming: every message waits) and REWIND below STALL (the
+# consumer is moving, re-reading messages) and keeps the queue status as the group's.
+STATUSES = ("OK", "WARN", "REWIND", "STALL", "STOP")
+SEVERITY = {s: i for i, s in enumerate(STATUSES)}
+
+
+def severity(status: Column) -> Column:
+    expr = F.lit(None).cast("int")
+    for s, i in SEVERITY.items():
+        expr = F.when(status == s, F.lit(i)).otherwise(expr)
+    return expr
+
+
+def status_name(code: Column) -> Column:
+    expr = F.lit(None).cast("string")
+    for s, i in SEVERITY.items():
+        expr = F.when(code == i, F.lit(s)).otherwise(expr)
+    return expr
+
+
+def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0,
+                 allowed_lag_seconds: float = 0.0) -> DataFrame:
+    """Per queue and capture: ``status`` over the last ``window`` captures with a known lag,
+    ``complete`` (= samples / window), and ``consume_rate`` / ``produce_rate`` (messages/s
+    since the previous capture; negative moves count as 0).
+
+    Burrow's ``calculatePartitionStatus`` (linkedin/Burrow ``core/internal/evaluator/
+    caching.go``, 1.9), in its order, only while the current sample is not caught up:
+
+    1. STOP. Burrow's test ("no commit for longer than the window spans", unless a broker
+       offset of the window is <= the current consumer offset: ``checkIfRecentLagZero``) needs
+       commit timestamps, which RocketMQ does not keep (clients commit every 5 s whether or not
+       they moved). Adapted: the group is offline at this capture (no members in the snapshot
+       or in consumerProgress' group list, or ``consumeEnable=false`` in
+       subscriptionGroup.json): membership is known, so Burrow's grace does not apply; or, when
+       membership is unknown (store files, mqadmin captures), the offset did not move over a
+       full window while the lag grew, with Burrow's grace;
+    2. REWIND: the offset decreased between two samples of the window and never got back to
+       where it was before the (first) decrease (``checkIfOffsetsRewind`` and
+       ``checkIfRewindRecovered``); checked before rule 3, as in Burrow, so a rewind to
+       earliest after a caught-up sample is not hidden by it;
+    3. OK if the sample was caught up at any point of the window;
+    4. STALL: the offset never moved in the window;
+    5. WARN: the lag never decreased between consecutive samples;
+    6. else OK.
+
+    "Caught up" (Burrow's lag <= ``allowed-lag``) also counts a sample whose time lag is at
+    most ``allowed_lag_seconds``: RocketMQ consumers commit every 5 s (and with each pull), so
+    a healthy group's committed offset always trails the head by a few seconds of messages;
+    with Burrow's literal rule such a group would be WARN forever.
+
+    Rules 2, 4 and 5 need two samples: a single capture can only be OK or STOP.
+    """
+    n_win = max(1, int(window))
+    key = GQUEUE
+    known = lag.filter(F.col("lag").isNotNull())
+    unknown = lag.filter(F.col("lag").isNull())
+    w = Window.partitionBy(*key).orderBy("capture_ts")
+    frame = w.rowsBetween(-(n_win - 1), 0)
+    online_eff = F.when(F.col("consume_enable") == F.lit(False), F.lit(False)).otherwise(
+        F.col("online"))
+    caught_up = F.col("lag") <= F.lit(int(allowed_lag))
+    if allowed_lag_seconds > 0:
+        # a lower bound of the time lag proves nothing about being caught up
+        caught_up = caught_up | (F.col("lag_seconds").isNotNull()
+                                 & ~F.coalesce(F.col("lower_bound"), F.lit(False))
+                                 & (F.col("lag_seconds") <= F.lit(float(allowed_lag_seconds))))
+    s = (known.withColumn("_ok", caught_up)
+         .withColumn("_offs", F.collect_list("consumer_offset").over(frame))
+         .withColumn("_lags", F.collect_list("lag").over(frame))
+         .withColumn("_oks", F.collect_list("_ok").over(frame))
+         .withColumn("_bros", F.collect_list("broker_offset").over(frame))
+         .withColumn("_prev_c", F.lag("consumer_offset").over(w))
+         .withColumn("_prev_b", F.lag("broker_offset").over(w))
+         .withColumn("_prev_t", F.lag("observed_ts").over(w))
+         .withColumn("_online", online_eff))
+    n = F.size("_offs")
+    cur = F.element_at("_lags", -1)
+    first_lag = F.element_at("_lags", 1)
+    all_same = F.array_min("_offs") == F.array_max("_offs")
+    two = F.expr("sequence(2, greatest(size(_offs), 2))")
+    # the first decrease (index i, 1-based), and whether a later sample got back to offs[i-1]
+    first_dec = F.when(n >= 2, F.array_min(F.filter(two, lambda i: F.element_at("_offs", i)
+                                                    < F.element_at("_offs", i - 1))))
+    s = s.withColumn("_dec", first_dec)
+    rewind = (n >= 2) & F.col("_dec").isNotNull() & ~F.exists(
+        F.slice("_offs", F.col("_dec"), n),
+        lambda o: o >= F.element_at("_offs", F.col("_dec") - 1))
+    any_ok = F.exists("_oks", lambda x: x)
+    never_dec = (n >= 2) & F.forall(two, lambda i: F.element_at("_lags", i)
+                                    >= F.element_at("_lags", i - 1))
+    # Burrow's checkIfRecentLagZero: a max offset of the window at or below the current offset
+    recent_zero = F.exists("_bros", lambda b: b <= F.col("consumer_offset"))
+    stopped = ((F.col("_online") == F.lit(False))
+               | (F.col("_online").isNull() & (n == n_win) & (n >= 2) & all_same
+                  & (cur > first_lag) & ~recent_zero))
+    status = (F.when(F.col("_ok"), "OK").when(stopped, "STOP").when(rewind, "REWIND")
+              .when(any_ok, "OK").when((n >= 2) & all_same, "STALL")
+              .when(never_dec, "WARN").otherwise("OK"))
+    dt = (F.col("observed_ts") - F.col("_prev_t")) / 1000.0
+    s = (s.withColumn("status", status)
+         .withColumn("complete", (n / F.lit(float(n_win))).cast("double"))
+         .withColumn("window_samples", n.cast("int"))
+         .withColumn("consume_rate", F.when(dt > 0, F.greatest(
+             F.col("consumer_offset") - F.col("_prev_c"), F.lit(0)) / dt))
+         .withColumn("produce_rate", F.when(dt > 0, F.greatest(
+             F.col("broker_offset") - F.col("_prev_b"), F.lit(0)) / dt))
+         .drop("_ok", "_oks", "_offs", "_lags", "_bros", "_dec", "_prev_c", "_prev_b",
+               "_prev_t", "_online"))
+    u = (unknown.withColumn("status", F.lit(None).cast("string"))
+         .withColumn("complete", F.lit(None).cast("double"))
+         .withColumn("window_samples", F.lit(None).cast("int"))
+         .withColumn("consume_rate", F.lit(None).cast("double"))
+         .withColumn("produce_rate", F.lit(None).cast("double")))
+    return s.unionByName(u)
+
+
+def group_topic_status(queues: DataFrame) -> DataFrame:
+    """Per capture, group and topic: totals, maxima, rates, the worst queue status, and the
+    group's status (worst over its topics at that capture)."""
+    q = queues.withColumn("_sev", severity(F.col("status")))
+    agg = q.groupBy("cluster", "group", "topic", "capture_ts").agg(
+        F.count(F.lit(1)).alias("queues"),
+        F.count("lag").alias("queues_known"),
+        F.try_sum("lag").alias("total_lag"),
+        F.max("lag").alias("max_lag"),
+        F.max("lag_seconds").alias("lag_seconds"),
+        F.max_by("lag_seconds_source", F.coalesce(F.col("lag_seconds"), F.lit(-1.0)))
+         .alias("lag_seconds_source"),
+        F.max(F.col("estimated").cast("int")).alias("_est"),
+        F.sum("consume_rate").alias("consume_rate"),
+        F.sum("produce_rate").alias("produce_rate"),
+        F.max("_sev").alias("status_code"),
+        # Burrow's group complete: the fraction of queues whose window is full
+        F.avg((F.col("complete") >= F.lit(1.0)).cast("double")).alias("complete"),
+        F.max(F.col("online").cast("int")).alias("_online"),
+        F.max("members").alias("members"),
+        F.sum(F.when(F.col("owner").isNull() & F.col("lag").isNotNull(), 1).otherwise(0))
+         .alias("_no_owner"),
+        F.max("observed_ts").alias("observed_ts"),
+    )
+    wg = Window.partitionBy("cluster", "group", "capture_ts")
+    return (agg.withColumn("status", status_name(F.col("status_code")))
+            .withColumn("group_status_code", F.max("status_code").over(wg))
+            .withColumn("group_status", status_name(F.col("group_status_code")))
+            .withColumn("estimated", F.col("_est") == 1)
+            .withColumn("online", F.when(F.col("_online").isNull(), F.lit(None).cast("boolean"))
+                        .otherwise(F.col("_online") == 1))
+            .drop("_est", "_online", "_no_owner"))
+
+
+def latest_status(group_topic: DataFrame, rebalances: DataFrame | None = None) -> DataFrame:
+    """The last capture of every group and topic, with the run's peaks (``peak_lag``,
+    ``peak_lag_seconds``) and, when given, the group's rebalance event count."""
+    w_all = Window.partitionBy("cluster", "group", "topic")
+    w = w_all.orderBy(F.col("capture_ts").desc())
+    out = (group_topic.withColumn("peak_lag", F.max("total_lag").over(w_all))
+           .withColumn("peak_lag_seconds", F.max("lag_seconds").over(w_all))
+           .withColumn("captures", F.count(F.lit(1)).over(w_all))
+           .withColumn("_rn", F.row_number().over(w)).filter(F.col("_rn") == 1).drop("_rn"))
+    if rebalances is not None:
+        r = _not_reset(rebalances).groupBy("cluster", "group").agg(
+            F.count(F.lit(1)).alias("rebalances"))
+        out = out.join(r, on=["cluster", "group"], how="left").withColumn(
+            "rebalances", F.coalesce(F.col("rebalances"), F.lit(0)).cast("long"))
+    return out
+
+
+def latest_groups(group_topic: DataFrame, rebalances: DataFrame | None = None) -> DataFrame:
+    """Per group: its latest capture's totals over topics and the group status."""
+    w = Window.partitionBy("cluster", "group").orderBy(F.col("capture_ts").desc())
+    last = (group_topic.withColumn("_last", F.first("capture_ts").over(w))
+            .filter(F.col("capture_ts") == F.col("_last")))
+    out = last.groupBy("cluster", "group", "capture_ts").agg(
+        F.count(F.lit(1)).alias("topics"), F.try_sum("total_lag").alias("total_lag"),
+        F.max("lag_seconds").alias("lag_seconds"),
+        F.max("group_status_code").alias("group_status_code"),
+        # the fraction of the group's queues (over its topics) whose window is full
+        (F.sum(F.col("complete") * F.col("queues_known"))
+         / F.sum(F.when(F.col("complete").isNotNull(), F.col("queues_known")))).alias("complete"),
+        F.max("members").alias("members"),
+        F.max(F.col("online").cast("int")).alias("_online"))
+    out = (out.withColumn("group_status", status_name(F.col("group_status_code")))
+           .withColumn("online", F.when(F.col("_online").isNull(),
+                                        F.lit(None).cast("boolean"))
+                       .otherwise(F.col("_online") == 1)).drop("_online"))
+    if rebalances is not None:
+        r = _not_reset(rebalances).groupBy("cluster", "group").agg(
+            F.count(F.lit(1)).alias("rebalances"))
+        out = out.join(r, on=["cluster", "group"], how="left").withColumn(
+            "rebalances", F.coalesce(F.col("rebalances"), F.lit(0)).cast("long"))
+    return out
