@@ -29,3 +29,38 @@ def test_huge_generated_methods_are_compiled_on_driver_and_executors():
     assert "-XX:-DontCompileHugeMethods" in JVM_OPTS
     assert default_conf("local[2]")["spark.executor.extraJavaOptions"] == JVM_OPTS
     assert default_conf("spark://127.0.0.1:7077")["spark.executor.extraJavaOptions"] == JVM_OPTS
+
+
+def test_driver_memory_grows_with_the_input_up_to_half_the_machine():
+    from mqctl.lagjob.session import driver_memory
+
+    gb = 1024 * MB
+    assert driver_memory(0, 24 * gb) == "1024m"  # Spark's own default for small inputs
+    # the 10M-row bench input (6.6 GB of JSON) died at 1 GB and ran at 6 GB
+    assert int(driver_memory(6_630_000_000, 24 * gb)[:-1]) > 6 * 1024
+    assert driver_memory(100 * gb, 24 * gb) == "12288m"
+    assert driver_memory(100 * gb, gb) == "1024m"  # never below Spark's default
+
+
+class Py4JNetworkError(Exception):  # the name py4j gives a lost connection to the JVM
+    pass
+
+
+def test_out_of_memory_is_a_one_line_error_naming_the_step_and_what_was_written():
+    from mqctl.errors import ExitCode
+    from mqctl.lagjob.job import spark_failure
+
+    oom = RuntimeError("An error occurred while calling o123.localCheckpoint.\n"
+                       ": org.apache.spark.SparkException: Job aborted due to stage failure: "
+                       "java.lang.OutOfMemoryError: Java heap space")
+    err = spark_failure(oom, "lag", {"lag": "/out/lag"})
+    assert err is not None and err.exit_code == ExitCode.USAGE
+    assert "Spark ran out of memory in the lag report's 'lag' step" in err.message
+    assert "already written: lag" in err.message and "\n" not in err.message
+    assert "spark.driver.memory" in (err.hint or "")
+    for gone in (ConnectionRefusedError(111, "Connection refused"), Py4JNetworkError("x")):
+        err = spark_failure(gone, "dedupe", {})
+        assert err is not None and "JVM stopped" in err.message
+        assert "already written: nothing" in err.message
+    assert spark_failure(ValueError("a bug"), "lag", {}) is None
+    assert spark_failure(OSError(28, "No space left on device"), "lag", {}) is None

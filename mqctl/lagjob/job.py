@@ -203,6 +203,7 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
     else:
         listing = None
     from mqctl.lagjob.session import (
+        driver_memory,
         ensure_workers_import_mqctl,
         run_settings,
         sized_settings,
@@ -210,7 +211,12 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
         utc_session,
     )
 
-    with spark_session(master, conf=spark_conf, spark=spark) as handle, \
+    session_conf = dict(spark_conf or {})
+    if listing is not None and (master is None or master.startswith("local")) \
+            and "spark.driver.memory" not in session_conf:
+        # (used only when this call starts the JVM: not under spark-submit or a given session)
+        session_conf["spark.driver.memory"] = driver_memory(_input_bytes(listing))
+    with spark_session(master, conf=session_conf, spark=spark) as handle, \
             utc_session(handle.spark):
         ensure_workers_import_mqctl(handle.spark)
         if listing is None:
@@ -219,8 +225,7 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
             listing = list_inputs(handle.spark, specs)
             _check_listing(listing)
         sc = handle.spark.sparkContext
-        size = sum(f.size * (5 if f.path.endswith(".gz") else 1) for f in listing.files
-                   if f.ignored is None)
+        size = _input_bytes(listing)
         tuned = {k: v for k, v in sized_settings(size, sc.defaultParallelism,
                                                  (sc.master or "").startswith("local")).items()
                  if k not in (spark_conf or {})}  # the user's --conf wins
@@ -237,6 +242,12 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
             run = _Run(handle.spark, listing, out_dir, opts, thresholds, prom_file, say)
             run.state, run.full = state_dir, full
             return run.run()
+
+
+def _input_bytes(listing: Any) -> int:
+    """The input's size for sizing the session (a gzip file counts five times its size)."""
+    return sum(f.size * (5 if f.path.endswith(".gz") else 1) for f in listing.files
+               if f.ignored is None)
 
 
 def _time_ms(text: str | None, flag: str, tz: tzinfo | None) -> int | None:
@@ -280,6 +291,27 @@ def _check_listing(listing: Any) -> None:
                          hint="check the paths and globs; hidden files (.name) are skipped")
 
 
+def spark_failure(exc: BaseException, stage: str, written: dict[str, str]
+                  ) -> UsageError | None:
+    """The one-line error (exit 2) of a run that Spark could not finish for lack of memory:
+    a task's ``java.lang.OutOfMemoryError``, or the JVM gone (Spark's handler stops the JVM on
+    an out-of-memory error in a task thread; Python then finds no JVM to talk to). None for
+    any other exception."""
+    text = f"{type(exc).__name__}: {exc}"
+    name = type(exc).__name__
+    oom = "OutOfMemoryError" in text
+    gone = (isinstance(exc, ConnectionRefusedError) or name == "Py4JNetworkError"
+            or "Answer from Java side is empty" in text)
+    if not (oom or gone):
+        return None
+    what = "Spark ran out of memory" if oom else "Spark's JVM stopped (most often: out of memory)"
+    done = ", ".join(written) or "nothing"
+    return UsageError(f"{what} in the lag report's '{stage}' step; already written: {done} "
+                      "(the rest was not)",
+                      hint="give Spark more memory, e.g. --conf spark.driver.memory=8g (on a "
+                      "cluster also spark.executor.memory); Spark's log above names the task")
+
+
 def _persistent_rdd_ids(spark: SparkSession) -> set[int] | None:
     """Ids of the RDDs the session holds in storage now (None where the JVM is not reachable,
     e.g. Spark Connect)."""
@@ -320,6 +352,7 @@ class _Run:
         self.written: dict[str, str] = {}
         self.say = say
         self.persisted: list[DataFrame] = []
+        self.current = "read"  # the stage running now (named when Spark fails in it)
         self.notes: list[str] = []
         self.timings: dict[str, float] = {}
         self.state: str | None = None  # the ingested table's directory (incremental runs)
@@ -337,6 +370,7 @@ class _Run:
         import time
 
         self._job_group(name)
+        self.current = name
         t0 = time.perf_counter()
         try:
             yield
@@ -372,7 +406,13 @@ class _Run:
         before = _persistent_rdd_ids(self.spark)
         try:
             return self._run()
-        except OSError as exc:  # e.g. the disk filled up during the run: name what failed
+        except Exception as exc:
+            failed = spark_failure(exc, self.current, self.written)
+            if failed is not None:
+                raise failed from exc
+            if not isinstance(exc, OSError):
+                raise
+            # e.g. the disk filled up during the run: name what failed
             from mqctl.fsutil import local_path_error
 
             err = local_path_error(exc, exc.filename or self.out, "report output")
@@ -382,7 +422,10 @@ class _Run:
             raise err from exc
         finally:
             for df in self.persisted:
-                df.unpersist()
+                try:
+                    df.unpersist()
+                except Exception:  # the JVM is gone: the error above says so
+                    pass
             _release_checkpoints(self.spark, before)
 
     def _snapshots(self, files: list[Any], run_ms: int) -> tuple[DataFrame, DataFrame]:
