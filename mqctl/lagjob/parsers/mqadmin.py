@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import tzinfo
 
 from mqctl.lagjob.inputs import Kind, PathMeta, header_names, local_ms
@@ -13,6 +13,46 @@ from mqctl.lagjob.parsers.common import MEMBER, OBS, OUT_OF_RANGE, POINT, Rec, b
 
 _PREAMBLE = ("RocketMQLog:", "log4j:", "$ ")
 _DATE_TIME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,3}))?$")
+
+
+
+# qid, broker offset, consumer offset, inflight, last consumed store time
+_Offsets = tuple[int, int, int, int | None, int | None]
+
+def _offset_rows(rows: Iterable[tuple[int, str]], header: list[str], source: str, kind: str,
+                 ts: int, tz: tzinfo | None
+                 ) -> Iterator[tuple[dict[str, str], _Offsets, Rec | None]]:
+    """Each row of a per-queue offset table (consumerProgress, brokerConsumeStats) as
+    ``({column: value}, (qid, broker offset, consumer offset, inflight, last time), None)``,
+    or ``({}, _, bad record)``: fewer fields than the header (the last column takes the rest of
+    the line: client ids and times hold spaces), a number that does not parse, or a value out
+    of range. ``inflight`` and the last time are None without their column."""
+    ncols = len(header)
+    none: _Offsets = (0, 0, 0, None, None)
+    for lineno, s in rows:
+        toks = s.split()
+        if len(toks) < ncols:
+            yield {}, none, bad(source, kind, lineno, "malformed row",
+                                f"expected {ncols} columns", s, ts)
+            continue
+        vals = dict(zip(header[:-1], toks[: ncols - 1], strict=False))
+        vals[header[-1]] = " ".join(toks[ncols - 1:])
+        try:
+            qid = int(vals["QID"])
+            bo = int(vals["Broker Offset"])
+            co = int(vals["Consumer Offset"])
+            inflight = int(vals["Inflight"]) if "Inflight" in vals else None
+            last = parse_local_time(vals.get("LastTime", ""), tz) if "LastTime" in vals else None
+        except ValueError as exc:
+            yield {}, none, bad(source, kind, lineno, "malformed row", str(exc), s, ts)
+            continue
+        why = range_problem(queue_ids=(qid,), broker_offset=bo, consumer_offset=co,
+                            inflight=inflight,
+                            pull_offset=co + inflight if inflight is not None else None)
+        if why is not None:
+            yield {}, none, bad(source, kind, lineno, OUT_OF_RANGE, why, s, ts)
+            continue
+        yield vals, (qid, bo, co, inflight, last), None
 
 
 def parse_local_time(text: str, tz: tzinfo | None) -> int | None:
@@ -82,28 +122,10 @@ def parse_consumer_progress(source: str, text: str, meta: PathMeta, ts: int, clu
                   "name the file consumerProgress.<GROUP>[.anything] or put it under "
                   "group=<GROUP>/", "", ts)
         return
-    ncols = len(header)
-    for lineno, s in rows:
-        toks = s.split()
-        if len(toks) < ncols:
-            yield bad(source, kind, lineno, "malformed row", f"expected {ncols} columns", s, ts)
-            continue
-        vals = dict(zip(header[:-1], toks[: ncols - 1], strict=False))
-        vals[header[-1]] = " ".join(toks[ncols - 1:])
-        try:
-            qid = int(vals["QID"])
-            bo = int(vals["Broker Offset"])
-            co = int(vals["Consumer Offset"])
-            inflight = int(vals["Inflight"]) if "Inflight" in vals else None
-            last = parse_local_time(vals.get("LastTime", ""), tz) if "LastTime" in vals else None
-        except ValueError as exc:
-            yield bad(source, kind, lineno, "malformed row", str(exc), s, ts)
-            continue
-        why = range_problem(queue_ids=(qid,), broker_offset=bo, consumer_offset=co,
-                            inflight=inflight,
-                            pull_offset=co + inflight if inflight is not None else None)
-        if why is not None:
-            yield bad(source, kind, lineno, OUT_OF_RANGE, why, s, ts)
+    for vals, (qid, bo, co, inflight, last), err in _offset_rows(rows, header, source, kind,
+                                                                 ts, tz):
+        if err is not None:
+            yield err
             continue
         ip = vals.get("Client IP")
         owner = ip if ip and ip.upper() != "N/A" else None
@@ -150,25 +172,10 @@ def parse_broker_consume_stats(source: str, text: str, ts: int, cluster: str,
         yield bad(source, kind, None, "unknown table layout", "missing " + ", ".join(missing),
                   " ".join("#" + h for h in header), ts)
         return
-    ncols = len(header)
-    for lineno, s in rows:
-        toks = s.split()
-        if len(toks) < ncols:
-            yield bad(source, kind, lineno, "malformed row", f"expected {ncols} columns", s, ts)
-            continue
-        vals = dict(zip(header[:-1], toks[: ncols - 1], strict=False))
-        vals[header[-1]] = " ".join(toks[ncols - 1:])
-        try:
-            qid = int(vals["QID"])
-            bo = int(vals["Broker Offset"])
-            co = int(vals["Consumer Offset"])
-            last = parse_local_time(vals.get("LastTime", ""), tz) if "LastTime" in vals else None
-        except ValueError as exc:
-            yield bad(source, kind, lineno, "malformed row", str(exc), s, ts)
-            continue
-        why = range_problem(queue_ids=(qid,), broker_offset=bo, consumer_offset=co)
-        if why is not None:
-            yield bad(source, kind, lineno, OUT_OF_RANGE, why, s, ts)
+    for vals, (qid, bo, co, _inflight, last), err in _offset_rows(rows, header, source, kind,
+                                                                   ts, tz):
+        if err is not None:
+            yield err
             continue
         yield (OBS, (ts, cluster, vals["Group"], vals["Topic"], vals["Broker Name"], qid, bo,
                      None, co, None, last, None, None, None, None, None, None, kind, source))

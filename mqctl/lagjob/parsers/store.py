@@ -101,21 +101,28 @@ def parse_consumer_offset(source: str, text: str, meta: PathMeta, ts: int,
                          None, None, None, None, None, kind, source))
 
 
+def _broker_table(source: str, kind: str, text: str, meta: PathMeta, ts: int, key: str,
+                  file: str) -> tuple[dict[str, Any], Rec | None]:
+    """The ``key`` table of a broker's store file, or the record that quarantines the file (not
+    JSON, not that file, or no broker in its path)."""
+    doc, err = _load_store(source, kind, text, ts)
+    if err is not None:
+        return {}, err
+    table = doc.get(key) if isinstance(doc, dict) else None
+    if not isinstance(table, dict):
+        return {}, bad(source, kind, 1, f"not a {file}", f"expected {key}", text[:200], ts)
+    if meta.broker is None:
+        return {}, bad(source, kind, None, "broker unknown",
+                       "put the file under <broker>/ or broker=<name>/", "", ts)
+    return table, None
+
+
 def parse_topics(source: str, text: str, meta: PathMeta, ts: int,
                  cluster: str) -> Iterator[Rec]:
     kind = Kind.TOPICS.value
-    doc, err = _load_store(source, kind, text, ts)
+    table, err = _broker_table(source, kind, text, meta, ts, "topicConfigTable", "topics.json")
     if err is not None:
         yield err
-        return
-    table = doc.get("topicConfigTable") if isinstance(doc, dict) else None
-    if not isinstance(table, dict):
-        yield bad(source, kind, 1, "not a topics.json", "expected topicConfigTable",
-                  text[:200], ts)
-        return
-    if meta.broker is None:
-        yield bad(source, kind, None, "broker unknown",
-                  "put the file under <broker>/ or broker=<name>/", "", ts)
         return
     for name, cfg in table.items():
         if not isinstance(cfg, dict) or not isinstance(name, str):
@@ -134,18 +141,10 @@ def parse_topics(source: str, text: str, meta: PathMeta, ts: int,
 def parse_subscription_group(source: str, text: str, meta: PathMeta, ts: int,
                              cluster: str) -> Iterator[Rec]:
     kind = Kind.SUBSCRIPTION_GROUP.value
-    doc, err = _load_store(source, kind, text, ts)
+    table, err = _broker_table(source, kind, text, meta, ts, "subscriptionGroupTable",
+                               "subscriptionGroup.json")
     if err is not None:
         yield err
-        return
-    table = doc.get("subscriptionGroupTable") if isinstance(doc, dict) else None
-    if not isinstance(table, dict):
-        yield bad(source, kind, 1, "not a subscriptionGroup.json",
-                  "expected subscriptionGroupTable", text[:200], ts)
-        return
-    if meta.broker is None:
-        yield bad(source, kind, None, "broker unknown",
-                  "put the file under <broker>/ or broker=<name>/", "", ts)
         return
     for name, cfg in table.items():
         if not isinstance(cfg, dict) or not isinstance(name, str):

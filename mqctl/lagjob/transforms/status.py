@@ -163,6 +163,16 @@ def group_topic_status(queues: DataFrame) -> DataFrame:
             .drop("_est", "_online", "_no_owner"))
 
 
+def _with_rebalances(out: DataFrame, rebalances: DataFrame | None) -> DataFrame:
+    """Add each group's count of rebalance events (resets are not rebalances), 0 for none."""
+    if rebalances is None:
+        return out
+    r = _not_reset(rebalances).groupBy("cluster", "group").agg(
+        F.count(F.lit(1)).alias("rebalances"))
+    return out.join(r, on=["cluster", "group"], how="left").withColumn(
+        "rebalances", F.coalesce(F.col("rebalances"), F.lit(0)).cast("long"))
+
+
 def latest_status(group_topic: DataFrame, rebalances: DataFrame | None = None) -> DataFrame:
     """The last capture of every group and topic, with the run's peaks (``peak_lag``,
     ``peak_lag_seconds``) and, when given, the group's rebalance event count."""
@@ -172,12 +182,7 @@ def latest_status(group_topic: DataFrame, rebalances: DataFrame | None = None) -
            .withColumn("peak_lag_seconds", F.max("lag_seconds").over(w_all))
            .withColumn("captures", F.count(F.lit(1)).over(w_all))
            .withColumn("_rn", F.row_number().over(w)).filter(F.col("_rn") == 1).drop("_rn"))
-    if rebalances is not None:
-        r = _not_reset(rebalances).groupBy("cluster", "group").agg(
-            F.count(F.lit(1)).alias("rebalances"))
-        out = out.join(r, on=["cluster", "group"], how="left").withColumn(
-            "rebalances", F.coalesce(F.col("rebalances"), F.lit(0)).cast("long"))
-    return out
+    return _with_rebalances(out, rebalances)
 
 
 def latest_groups(group_topic: DataFrame, rebalances: DataFrame | None = None) -> DataFrame:
@@ -198,9 +203,4 @@ def latest_groups(group_topic: DataFrame, rebalances: DataFrame | None = None) -
            .withColumn("online", F.when(F.col("_online").isNull(),
                                         F.lit(None).cast("boolean"))
                        .otherwise(F.col("_online") == 1)).drop("_online"))
-    if rebalances is not None:
-        r = _not_reset(rebalances).groupBy("cluster", "group").agg(
-            F.count(F.lit(1)).alias("rebalances"))
-        out = out.join(r, on=["cluster", "group"], how="left").withColumn(
-            "rebalances", F.coalesce(F.col("rebalances"), F.lit(0)).cast("long"))
-    return out
+    return _with_rebalances(out, rebalances)
