@@ -699,8 +699,8 @@ class _Run:
         # nothing to merge shuffles only the keys (1M rows: 1.7 s and 1.5 s for the cut
         # against 6 s, docs/lag-performance.md), and most inputs have no duplicates
         with self.stage("dedupe"):
-            dupes = not obs.groupBy(*X.OBS_KEY).count().filter(F.col("count") > 1).isEmpty()
-        dedup = self.cut(X.dedupe_observations(obs) if dupes else obs, "dedupe")
+            to_merge = not obs.groupBy(*X.OBS_KEY).count().filter(F.col("count") > 1).isEmpty()
+        dedup = self.cut(X.dedupe_observations(obs) if to_merge else obs, "dedupe")
         history = self.cut(X.broker_history(dedup, points), "broker history")
         lagged = X.with_lag(X.fill_broker_offsets(dedup, history, o.max_skew_ms))
         timed = X.estimate_time_lag(lagged, history)
