@@ -213,8 +213,9 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
 
     session_conf = dict(spark_conf or {})
     if listing is not None and (master is None or master.startswith("local")) \
-            and "spark.driver.memory" not in session_conf:
-        # (used only when this call starts the JVM: not under spark-submit or a given session)
+            and "spark.driver.memory" not in session_conf and spark is None \
+            and "PYSPARK_GATEWAY_PORT" not in os.environ:  # (spark-submit sized its JVM)
+        # (used only when this call starts the JVM, not with an active session)
         session_conf["spark.driver.memory"] = driver_memory(_input_bytes(listing))
     with spark_session(master, conf=session_conf, spark=spark) as handle, \
             utc_session(handle.spark):
