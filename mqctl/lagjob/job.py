@@ -703,7 +703,10 @@ class _Run:
             to_merge = not obs.groupBy(*X.OBS_KEY).count().filter(F.col("count") > 1).isEmpty()
         dedup = self.cut(X.dedupe_observations(obs) if to_merge else obs, "dedupe")
         history = self.cut(X.broker_history(dedup, points), "broker history")
-        lagged = X.with_lag(X.fill_broker_offsets(dedup, history, o.max_skew_ms))
+        with self.stage("broker history"):  # (a scan of the cut rows; no shuffle)
+            unfilled = not dedup.filter(F.col("broker_offset").isNull()).isEmpty()
+        lagged = X.with_lag(X.fill_broker_offsets(dedup, history, o.max_skew_ms) if unfilled
+                            else X.own_broker_offsets(dedup))
         timed = X.estimate_time_lag(lagged, history)
         enriched = X.enrich(
             timed, members if paths.get(Kind.CONSUMER_PROGRESS) else None,

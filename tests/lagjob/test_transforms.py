@@ -94,6 +94,19 @@ def test_fill_broker_offsets_takes_the_nearest_point_within_skew(spark):
     assert (got[40 * S]["broker_offset"], got[40 * S]["broker_offset_ts"]) == (99, 40 * S)
 
 
+def test_own_broker_offsets_is_the_fill_when_every_row_has_one(spark):
+    # the job skips fill_broker_offsets' join when no observation lacks a max offset
+    df = obs_df(spark, [{"capture_ts": 40 * S, "broker_offset": 99, "consumer_offset": 7},
+                        {"capture_ts": 100 * S, "broker_offset": 120, "consumer_offset": 8}])
+    h = history(spark, [(40 * S, 10), (130 * S, 20)])
+    filled = X.fill_broker_offsets(df, h, 60 * S)
+    own = X.own_broker_offsets(df)
+    assert own.columns == filled.columns
+    rows = sorted(r.asDict().items() for r in own.collect())
+    assert rows == sorted(r.asDict().items() for r in filled.collect())
+    assert {r.broker_offset_ts for r in own.collect()} == {40 * S, 100 * S}
+
+
 def test_lag_is_clamped_and_inflight(spark):
     df = obs_df(spark, [{"capture_ts": 0, "broker_offset": 10, "consumer_offset": 12},
                         {"capture_ts": 1, "broker_offset": 10, "consumer_offset": 4}])

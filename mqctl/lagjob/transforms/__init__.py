@@ -52,6 +52,7 @@ from mqctl.lagjob.transforms.observations import (
     dedupe_observations,
     enrich,
     fill_broker_offsets,
+    own_broker_offsets,
     with_capture,
     with_lag,
 )
@@ -114,7 +115,8 @@ __all__ = [
     "check_snapshot_records", "date_of", "dedupe_observations", "drop_reset_gaps", "enrich",
     "estimate_time_lag", "fill_broker_offsets", "group_topic_status", "infer_log_cluster",
     "iso_of", "latest_groups", "latest_status", "line_numbers", "lock_events", "log_changes",
-    "mark_resets", "merge_changes", "not_a_delay", "owner_track", "parse_snapshot_lines",
+    "mark_resets", "merge_changes", "not_a_delay", "own_broker_offsets", "owner_track",
+    "parse_snapshot_lines",
     "parse_snapshot_records", "queue_moves", "queue_status", "rebalance_events",
     "rebalance_rounds", "rebalance_storms", "reset_events", "severity", "split_snapshot_records",
     "status_name", "unowned_from_captures", "unowned_from_logs", "unowned_from_track",

@@ -49,6 +49,13 @@ def broker_history(obs: DataFrame, points: DataFrame) -> DataFrame:
                                                       F.max("min_offset").alias("min_offset"))
 
 
+def own_broker_offsets(obs: DataFrame) -> DataFrame:
+    """Observations that carry their own max offset: ``broker_offset_ts`` is their own time.
+    When every observation does (no consumerOffset.json among the inputs), this is all of
+    :func:`fill_broker_offsets`, without its join."""
+    return obs.withColumn("broker_offset_ts", F.col("observed_ts"))
+
+
 def fill_broker_offsets(obs: DataFrame, history: DataFrame, max_skew_ms: int) -> DataFrame:
     """Give observations without a max offset (consumerOffset.json) the nearest captured max
     offset of the same queue within ``max_skew_ms`` (topicStatus, or another source).
@@ -57,8 +64,7 @@ def fill_broker_offsets(obs: DataFrame, history: DataFrame, max_skew_ms: int) ->
     when it carried one). The time match is a bucketed equi-join (buckets of ``max_skew_ms``),
     so its cost does not grow with the number of captures per queue.
     """
-    has = obs.filter(F.col("broker_offset").isNotNull()).withColumn(
-        "broker_offset_ts", F.col("observed_ts"))
+    has = own_broker_offsets(obs.filter(F.col("broker_offset").isNotNull()))
     need = obs.filter(F.col("broker_offset").isNull()).drop("broker_offset")
     bucket = max(1, int(max_skew_ms))
     h = (history.withColumn("_b0", F.floor(F.col("t") / bucket))
