@@ -619,7 +619,12 @@ class SimThread:
         self.loop.run_forever()
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float = 60) -> T:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+        try:
+            fut = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        except BaseException:
+            coro.close()  # never scheduled (the loop is closed): not "never awaited"
+            raise
+        return fut.result(timeout)
 
     def call(self, fn: Callable[[SimCluster], T], timeout: float = 60) -> T:
         async def go() -> T:
