@@ -189,12 +189,7 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
     say = progress or (lambda _m: None)
     # before the JVM starts: a long run must not end unwritten (errors name the path as given)
     _check_outputs(out_dir, prom_file)
-    if _local(out_dir):
-        # the JVM resolves a relative path against its own working directory, which is not
-        # this process's once it changed directory after the session started (a reused session)
-        from mqctl.lagjob.inputs import local_path
-
-        out_dir = os.path.abspath(local_path(out_dir))
+    out_dir = _absolute(out_dir)
     if all(_local(s.path) for s in specs):  # fail fast, before the JVM starts
         from mqctl.lagjob.readers import list_local
 
@@ -234,11 +229,7 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
         if incremental:
             from mqctl.lagjob import writers as W
 
-            state_dir = state or W.join(out_dir, "_state")
-            if _local(state_dir):
-                from mqctl.lagjob.inputs import local_path
-
-                state_dir = os.path.abspath(local_path(state_dir))
+            state_dir = _absolute(state or W.join(out_dir, "_state"))
         with run_settings(handle.spark, tuned):
             run = _Run(handle.spark, listing, out_dir, opts, thresholds, prom_file, say)
             run.state, run.full = state_dir, full
@@ -266,6 +257,17 @@ def _time_ms(text: str | None, flag: str, tz: tzinfo | None) -> int | None:
 
 def _local(path: str) -> bool:
     return path.startswith("file:") or "://" not in path
+
+
+def _absolute(path: str) -> str:
+    """A local path made absolute (a URI as it is): the JVM resolves a relative path against
+    its own working directory, which is not this process's once it changed directory after the
+    session started (a reused session)."""
+    if not _local(path):
+        return path
+    from mqctl.lagjob.inputs import local_path
+
+    return os.path.abspath(local_path(path))
 
 
 def _check_outputs(out_dir: str, prom_file: str | None) -> None:
@@ -520,9 +522,9 @@ class _Run:
         for f in obs_frames[1:]:
             obs = obs.unionByName(f)
         if bad is None:
-            bad = sp.createDataFrame([], "source string, source_kind string, line long, "
-                                     "reason string, detail string, content string, "
-                                     "observed_ts long")
+            from mqctl.lagjob import schemas
+
+            bad = sp.createDataFrame([], schemas.BAD)
         self.touched = touched
         return obs, bad
 
@@ -553,14 +555,12 @@ class _Run:
                            ) -> tuple[DataFrame, DataFrame]:
         """(observations, bad lines with ``line``) of the files with bad lines, read as text
         (:func:`readers.read_snapshots`): each bad line keeps its number and content."""
-        from pyspark.sql import functions as F
 
         from mqctl.lagjob import readers
         from mqctl.lagjob import transforms as X
 
         records, lines = readers.read_snapshots(self.spark, bad_files, run_ms)
-        records = self.cut(records.filter(F.col("source").isin(bad_files)),
-                           "parse snapshots (files with bad lines)")
+        records = self.cut(records, "parse snapshots (files with bad lines)")
         obs_b, bad_b = X.split_snapshot_records(records)
         return obs_b, X.line_numbers(bad_b, lines)
 
