@@ -64,3 +64,22 @@ def test_out_of_memory_is_a_one_line_error_naming_the_step_and_what_was_written(
         assert "already written: nothing" in err.message
     assert spark_failure(ValueError("a bug"), "lag", {}) is None
     assert spark_failure(OSError(28, "No space left on device"), "lag", {}) is None
+
+
+def test_a_disk_filling_inside_spark_is_a_one_line_error_naming_the_step():
+    """A JVM-side write (a Parquet file, a shuffle or checkpoint block) that finds the disk
+    full reaches Python as a Py4J/Spark error whose text carries Java's IOException
+    (issue 15 item 6: environment problems are named, not called bugs)."""
+    from mqctl.errors import ExitCode
+    from mqctl.lagjob.job import spark_failure
+
+    for java in ("java.io.IOException: No space left on device",
+                 "java.io.IOException: Disk quota exceeded"):
+        exc = RuntimeError("An error occurred while calling o512.parquet.\n: "
+                           "org.apache.spark.SparkException: Job aborted due to stage failure: "
+                           f"Task 0 in stage 41.0 failed 1 times: {java}\n\tat java.base/...")
+        err = spark_failure(exc, "write lag", {"group_status": "/out/group_status"})
+        assert err is not None and err.exit_code == ExitCode.USAGE
+        assert err.message == ("a disk filled up during the lag report's 'write lag' step; "
+                               "already written: group_status (the rest was not)")
+        assert "spark.local.dir" in (err.hint or "")

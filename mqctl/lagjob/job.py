@@ -294,21 +294,34 @@ def _check_listing(listing: Any) -> None:
                          hint="check the paths and globs; hidden files (.name) are skipped")
 
 
+# what a JVM-side write says when the disk (or the user's quota) is full: Java's IOException
+# carries the C library's strerror text (java.io.UnixFileSystem, FileOutputStream natives)
+_DISK_FULL = ("No space left on device", "Disk quota exceeded")
+
+
 def spark_failure(exc: BaseException, stage: str, written: dict[str, str]
                   ) -> UsageError | None:
-    """The one-line error (exit 2) of a run that Spark could not finish for lack of memory:
-    a task's ``java.lang.OutOfMemoryError``, or the JVM gone (Spark's handler stops the JVM on
-    an out-of-memory error in a task thread; Python then finds no JVM to talk to). None for
-    any other exception."""
+    """The one-line error (exit 2) of a run that Spark could not finish for lack of memory or
+    disk: a task's ``java.lang.OutOfMemoryError``, the JVM gone (Spark's handler stops the JVM
+    on an out-of-memory error in a task thread; Python then finds no JVM to talk to), or a
+    JVM-side write that found the disk full (a Parquet file of ``--out``, a shuffle or
+    checkpoint block in ``spark.local.dir``). None for any other exception, and for a Python
+    ``OSError`` (the caller names its file)."""
     text = f"{type(exc).__name__}: {exc}"
     name = type(exc).__name__
+    done = ", ".join(written) or "nothing"
+    if not isinstance(exc, OSError) and any(m in text for m in _DISK_FULL):
+        return UsageError(f"a disk filled up during the lag report's '{stage}' step; already "
+                          f"written: {done} (the rest was not)",
+                          hint="free space where --out points and in Spark's scratch directory "
+                          "(spark.local.dir, /tmp by default), then run the report again: it "
+                          "rewrites what it needs")
     oom = "OutOfMemoryError" in text
     gone = (isinstance(exc, ConnectionRefusedError) or name == "Py4JNetworkError"
             or "Answer from Java side is empty" in text)
     if not (oom or gone):
         return None
     what = "Spark ran out of memory" if oom else "Spark's JVM stopped (most often: out of memory)"
-    done = ", ".join(written) or "nothing"
     return UsageError(f"{what} in the lag report's '{stage}' step; already written: {done} "
                       "(the rest was not)",
                       hint="give Spark more memory, e.g. --conf spark.driver.memory=8g (on a "

@@ -1,7 +1,7 @@
-"""Resets against what real RocketMQ 4.9.3 and 5.3.3 answered (tests/reset/corpus, copied from
-the recorded corpus), and the same states in the simulated cluster: never-committed queues
-(issue 14 item 6), more read than write queues (item 7), a rewind the client already replayed
-before verify read it (item 8)."""
+"""Resets against what real RocketMQ 4.9.3 and 5.3.3 answered (the recorded corpus beside
+the checkout, ../shared/samples/real), and the same states in the simulated cluster:
+never-committed queues (issue 14 item 6), more read than write queues (item 7), a rewind the
+client already replayed before verify read it (item 8)."""
 
 from __future__ import annotations
 
@@ -10,20 +10,27 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from conftest import REAL_CORPUS
 
 from mqctl.models import MessageQueue
 from mqctl.remoting import fastjson
 from mqctl.remoting.codes import RequestCode
 from mqctl.reset.probe import committed_queue_ids
 
-CORPUS = Path(__file__).parent / "corpus"
 MQ = MessageQueue
 ALL_OFFSETS = RequestCode.GET_ALL_CONSUMER_OFFSET
 UPDATE = RequestCode.UPDATE_CONSUMER_OFFSET
 
 
+def recorded(version: str, name: str) -> Path:
+    """The one file of that name among the version's scenarios (never-committed/, reset/, ...)."""
+    found = sorted((REAL_CORPUS / version).glob(f"*/{name}"))
+    assert len(found) == 1, (version, name, found)
+    return found[0]
+
+
 def exchange(version: str, name: str) -> dict:
-    return json.loads((CORPUS / version / name).read_text())
+    return json.loads(recorded(version, name).read_text())
 
 
 def body(version: str, name: str):
@@ -202,9 +209,7 @@ class CorpusStats:
 
         self.clock = clock
         self.reads: dict[str, list[tuple[int, object]]] = {}
-        for f in sorted((CORPUS / version).glob("208_*.broker-*.json")):
-            if "RW_G" in f.name:
-                continue
+        for f in sorted((REAL_CORPUS / version / "reset").glob("208_*.broker-*.json")):
             d = json.loads(f.read_text())
             cs = ConsumeStats.from_body(fastjson.loads(d["response"]["body_text"]))
             broker = f.name.rsplit(".", 2)[1]
@@ -348,12 +353,12 @@ def test_the_mqadmin_comparison_quotes_the_recordings():
     doc = (Path(__file__).parents[2] / "docs" / "reset.md").read_text()
     section = doc[doc.index("## Compared with mqadmin `resetOffsetByTime`"):]
     for version in ("4.9.3", "5.3.3"):
-        rec = (CORPUS / version / "mqadmin_resetOffsetByTime.txt").read_text().splitlines()
+        rec = recorded(version, "mqadmin_resetOffsetByTime.txt").read_text().splitlines()
         rows = [ln.split() for ln in rec if ln.startswith("broker-")]
         assert len(rows) == 8 and {r[2] for r in rows} == {"0"}  # every queue went to 0
         assert version in section
     quoted = section[section.index("```text") + 8:].split("```", 1)[0].splitlines()
-    rec = (CORPUS / "4.9.3" / "mqadmin_resetOffsetByTime.txt").read_text().splitlines()
+    rec = recorded("4.9.3", "mqadmin_resetOffsetByTime.txt").read_text().splitlines()
     norm = [" ".join(re.sub(r"\s+# \d{4}-\S+Z$", "", ln).split()) for ln in rec]  # time note
     for ln in quoted:
         if ln != "...":
