@@ -1,5 +1,5 @@
 """Session settings of the lag report (issue 16 item 4): chosen from the input size, the
-master, and never the user's --conf (pure: no JVM)."""
+master, and never the user's --conf (no JVM is started here)."""
 
 from __future__ import annotations
 
@@ -25,10 +25,83 @@ def test_a_local_master_lists_input_files_in_the_driver():
     assert key not in sized_settings(MB, 2, local=False)
 
 
+def test_a_small_local_run_compiles_no_whole_stage_code():
+    from mqctl.lagjob.session import SMALL_INPUT_BYTES
+
+    key = "spark.sql.codegen.wholeStage"
+    assert sized_settings(11 * MB, 2, local=True)[key] == "false"
+    assert key not in sized_settings(SMALL_INPUT_BYTES, 2, local=True)
+    assert key not in sized_settings(11 * MB, 2, local=False)
+
+
 def test_huge_generated_methods_are_compiled_on_driver_and_executors():
     assert "-XX:-DontCompileHugeMethods" in JVM_OPTS
     assert default_conf("local[2]")["spark.executor.extraJavaOptions"] == JVM_OPTS
     assert default_conf("spark://127.0.0.1:7077")["spark.executor.extraJavaOptions"] == JVM_OPTS
+
+
+def test_a_small_input_gets_the_quick_compiler_and_the_serial_collector():
+    from mqctl.lagjob.session import SMALL_INPUT_BYTES, driver_java_options
+
+    small = driver_java_options(11 * MB)  # the demo's snapshots and logs
+    assert "-XX:TieredStopAtLevel=1" in small.split() and "-XX:+UseSerialGC" in small.split()
+    assert "-XX:ReservedCodeCacheSize=256m" in small.split()  # C1 alone gets 48 MB
+    assert "-XX:-DontCompileHugeMethods" in small.split()
+    big = driver_java_options(660 * MB)  # 1M rows: C2 pays off (docs/lag-performance.md)
+    assert big == JVM_OPTS and "TieredStopAtLevel" not in big
+    assert driver_java_options(SMALL_INPUT_BYTES) == JVM_OPTS
+    assert driver_java_options(SMALL_INPUT_BYTES - 1) == small
+
+
+class _Started(Exception):
+    pass
+
+
+def _session_args(monkeypatch, tmp_path, submit=False, **kw):
+    """What run_report hands to spark_session for a 1 KB snapshot input (the fake session
+    stops the run there)."""
+    import contextlib
+
+    import mqctl.lagjob.session as S
+    from mqctl.lagjob.job import run_report
+
+    seen: dict = {}
+
+    @contextlib.contextmanager
+    def fake(master, *, conf=None, spark=None, java_opts=S.JVM_OPTS, **_):
+        seen.update(master=master, conf=dict(conf or {}), java_opts=java_opts, spark=spark)
+        raise _Started
+        yield  # pragma: no cover
+
+    monkeypatch.setattr(S, "spark_session", fake)
+    if submit:  # under spark-submit: its JVM is already running, sized by its options
+        monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "1")
+    else:
+        monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    snap = tmp_path / "snap.jsonl"
+    snap.write_text('{"capture_ts": 1717200000000}\n' * 20, encoding="utf-8")
+    try:
+        run_report([str(snap)], str(tmp_path / "out"), **kw)
+    except _Started:
+        pass
+    return seen
+
+
+def test_run_report_sizes_only_a_driver_jvm_it_starts(monkeypatch, tmp_path):
+    from mqctl.lagjob.session import SMALL_JVM_OPTS
+
+    own = _session_args(monkeypatch, tmp_path, master="local[2]")
+    assert own["java_opts"] == SMALL_JVM_OPTS and own["conf"]["spark.driver.memory"] == "1024m"
+    # the user's JVM options could clash with ours (two collectors): theirs, plus only ours
+    # that are always set
+    theirs = _session_args(monkeypatch, tmp_path, master="local[2]", spark_conf={
+        "spark.driver.extraJavaOptions": "-XX:+UseG1GC"})
+    assert theirs["java_opts"] == JVM_OPTS
+    assert theirs["conf"]["spark.driver.extraJavaOptions"] == "-XX:+UseG1GC"
+    cluster = _session_args(monkeypatch, tmp_path, master="spark://127.0.0.1:7077")
+    assert cluster["java_opts"] == JVM_OPTS and "spark.driver.memory" not in cluster["conf"]
+    submit = _session_args(monkeypatch, tmp_path, submit=True, master=None)
+    assert submit["java_opts"] == JVM_OPTS and "spark.driver.memory" not in submit["conf"]
 
 
 def test_driver_memory_grows_with_the_input_up_to_half_the_machine():

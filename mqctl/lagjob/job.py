@@ -198,6 +198,8 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
     else:
         listing = None
     from mqctl.lagjob.session import (
+        JVM_OPTS,
+        driver_java_options,
         driver_memory,
         ensure_workers_import_mqctl,
         run_settings,
@@ -207,12 +209,16 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
     )
 
     session_conf = dict(spark_conf or {})
+    java_opts = JVM_OPTS
     if listing is not None and (master is None or master.startswith("local")) \
-            and "spark.driver.memory" not in session_conf and spark is None \
-            and "PYSPARK_GATEWAY_PORT" not in os.environ:  # (spark-submit sized its JVM)
-        # (used only when this call starts the JVM, not with an active session)
-        session_conf["spark.driver.memory"] = driver_memory(_input_bytes(listing))
-    with spark_session(master, conf=session_conf, spark=spark) as handle, \
+            and spark is None and "PYSPARK_GATEWAY_PORT" not in os.environ:
+        # a JVM this call starts, sized for the input (spark-submit sized its own JVM; an
+        # active session is used as it is)
+        if "spark.driver.extraJavaOptions" not in session_conf:  # (theirs could clash: two GCs)
+            java_opts = driver_java_options(_input_bytes(listing))
+        if "spark.driver.memory" not in session_conf:
+            session_conf["spark.driver.memory"] = driver_memory(_input_bytes(listing))
+    with spark_session(master, conf=session_conf, spark=spark, java_opts=java_opts) as handle, \
             utc_session(handle.spark):
         ensure_workers_import_mqctl(handle.spark)
         if listing is None:

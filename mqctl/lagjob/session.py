@@ -21,7 +21,9 @@ SPARK_HINT = "pip install 'mqctl[spark]'"
 JAVA_HINT = ("install Java 17 (e.g. apt-get install openjdk-17-jre-headless) and put it on "
              "PATH or set JAVA_HOME")
 
-# log4j2 for the driver JVM: WARN and above, minus the start-up chatter
+# log4j2 for the driver JVM: WARN and above, minus the start-up chatter and the notices of
+# blocks that spill to disk as designed (the cuts are MEMORY_AND_DISK: "Not enough space to
+# cache rdd_... in memory!" at 10M rows)
 _LOG4J2 = """\
 status = error
 rootLogger.level = {level}
@@ -45,6 +47,8 @@ logger.blockmgr.name = org.apache.spark.storage.BlockManager
 logger.blockmgr.level = error
 logger.checkpointed.name = org.apache.spark.rdd.MapPartitionsRDD
 logger.checkpointed.level = error
+logger.memstore.name = org.apache.spark.storage.memory.MemoryStore
+logger.memstore.level = error
 """
 
 
@@ -80,6 +84,20 @@ class SessionHandle:
 # code for the snapshot checks and the status windows is larger than that, and ran at half
 # speed or less (docs/lag-performance.md: parse + checks 6.6 s -> 3.9 s at 1M rows)
 JVM_OPTS = "-XX:-DontCompileHugeMethods"
+# A small run is over before the optimising compiler (C2) pays for itself: on this 2-core
+# machine the demo's report (11 MB of input) ran in 21-23 s with the quick compiler only and
+# the serial collector against 25-27 s with the defaults, a 65 MB input in 22-23 s against
+# 27-28 s, while 1M rows (660 MB) took 75 s against 60 s (docs/lag-performance.md). The quick
+# compiler's code cache is 48 MB by default, which the report's generated classes fill.
+SMALL_INPUT_BYTES = 128 * 1024 * 1024
+SMALL_JVM_OPTS = (f"{JVM_OPTS} -XX:TieredStopAtLevel=1 -XX:+UseSerialGC "
+                  "-XX:ReservedCodeCacheSize=256m")
+
+
+def driver_java_options(input_bytes: int) -> str:
+    """HotSpot options for a driver JVM that mqctl starts on a local master for a run over
+    ``input_bytes`` of input (the driver is the only executor there)."""
+    return SMALL_JVM_OPTS if input_bytes < SMALL_INPUT_BYTES else JVM_OPTS
 
 
 def default_conf(master: str | None) -> dict[str, str]:
@@ -100,9 +118,12 @@ def default_conf(master: str | None) -> dict[str, str]:
 @contextmanager
 def spark_session(master: str | None = "local[*]", *, conf: Mapping[str, str] | None = None,
                   spark: SparkSession | None = None, log_level: str = "WARN",
-                  app_name: str = "mqctl lag report") -> Iterator[SessionHandle]:
+                  app_name: str = "mqctl lag report",
+                  java_opts: str = JVM_OPTS) -> Iterator[SessionHandle]:
     """Yield the run's session: ``spark`` if given (never stopped here), the active session if
     one exists (a test fixture, ``spark-submit``, a notebook), else a new one (stopped at the end).
+    ``java_opts``: HotSpot options of a driver JVM started here (the user's
+    ``spark.driver.extraJavaOptions`` come first; a later option wins, as HotSpot reads them).
 
     ``master=None`` leaves the master to ``spark-submit`` (falls back to ``local[*]``).
     """
@@ -134,12 +155,12 @@ def spark_session(master: str | None = "local[*]", *, conf: Mapping[str, str] | 
         # applied when the SparkContext starts, also under spark-submit (whose driver JVM
         # already runs with Spark's INFO profile)
         settings["spark.log.level"] = log_level.upper()
-        java_opts = f"{JVM_OPTS} -Dlog4j2.configurationFile=file:{log_cfg}"
+        driver_opts = f"{java_opts} -Dlog4j2.configurationFile=file:{log_cfg}"
         user = dict(conf or {})
         if "spark.driver.extraJavaOptions" in user:
-            java_opts = f"{user.pop('spark.driver.extraJavaOptions')} {java_opts}"
+            driver_opts = f"{user.pop('spark.driver.extraJavaOptions')} {driver_opts}"
         settings.update(user)
-        settings["spark.driver.extraJavaOptions"] = java_opts
+        settings["spark.driver.extraJavaOptions"] = driver_opts
         for k, v in settings.items():
             builder = builder.config(k, v)
         try:
@@ -209,7 +230,9 @@ def sized_settings(input_bytes: int, parallelism: int, local: bool) -> dict[str,
     * a small file open cost (64 KB instead of 4 MB): a capture per minute is many small files,
       and with the default every file below 4 MB becomes a task of its own;
     * on a local master, the input files are listed by the driver (Spark lists more than 32
-      paths with a job of one task per path: 125 tasks for 125 capture files).
+      paths with a job of one task per path: 125 tasks for 125 capture files);
+    * on a local master and a small input (below ``SMALL_INPUT_BYTES``), no whole-stage code
+      generation.
 
     Nothing is cached beyond what the job cuts; these are session settings the run restores.
     """
@@ -226,6 +249,10 @@ def sized_settings(input_bytes: int, parallelism: int, local: bool) -> dict[str,
     }
     if local:  # the driver lists the files itself: a job of one task per file costs more
         out["spark.sql.sources.parallelPartitionDiscovery.threshold"] = "1000000"
+    if local and input_bytes < SMALL_INPUT_BYTES:
+        # compiling a whole stage's code costs more than it saves on a few thousand rows:
+        # the demo's report 25.8-27.0 s without against 27.6 s with (docs/lag-performance.md)
+        out["spark.sql.codegen.wholeStage"] = "false"
     return out
 
 

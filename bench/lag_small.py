@@ -1,0 +1,96 @@
+"""A small lag report end to end: the demo's data through `mqctl lag report`, as a user runs it.
+
+Issue 16 item 4 (small inputs fast): a tiny report should cost little more than Spark's own
+start. Runs, interleaved, N times each, every one a fresh process (so a fresh JVM):
+  * floor: the session mqctl starts for this input (same JVM options) and one trivial job;
+  * ours: `mqctl lag report` over the demo's snapshots and logs (the JVM options mqctl picks
+    for the input's size: the quick compiler and the serial collector below 128 MB);
+  * before: the same command with the options mqctl uses for large inputs (what every run
+    used before), forced by giving any `spark.driver.extraJavaOptions`;
+and prints the medians and the ratios ours / floor and ours / before.
+
+    python bench/lag_small.py [--rounds 3] [--data DIR]
+
+Without --data, the demo's timeline (3 simulated hours, a snapshot every 2 minutes) is
+captured once into a temporary directory first (the simulated cluster; no Spark).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+FLOOR = '''
+import sys
+from mqctl.lagjob.session import driver_java_options, driver_memory, spark_session
+size = int(sys.argv[1])
+conf = {"spark.ui.enabled": "false", "spark.driver.memory": driver_memory(size)}
+with spark_session("local[*]", conf=conf, java_opts=driver_java_options(size)) as h:
+    h.spark.range(1000).selectExpr("sum(id)").collect()
+'''
+
+
+def input_bytes(*dirs: Path) -> int:
+    return sum(f.stat().st_size for d in dirs for f in d.rglob("*") if f.is_file())
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> float:
+    time.sleep(3)  # the previous JVM's exit must not share the cores with this run
+    t0 = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
+                   env=env)
+    return time.perf_counter() - t0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--data", help="a directory with snapshots/ and logs/ (mqctl demo --out)")
+    args = ap.parse_args(argv)
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
+    with tempfile.TemporaryDirectory(prefix="mqctl-bench-small-") as tmp:
+        data = Path(args.data) if args.data else Path(tmp, "demo")
+        if not args.data:
+            from mqctl.demo import capture_timeline
+
+            t0 = time.perf_counter()
+            cap = asyncio.run(capture_timeline(data, hours=3.0, interval_s=120.0))
+            print(f"demo timeline: {cap.rows} rows in {cap.captures} captures "
+                  f"({time.perf_counter() - t0:.1f} s)")
+        snaps, logs = data / "snapshots", data / "logs"
+        size = input_bytes(snaps, logs)
+        out = Path(tmp, "report")
+        report = [sys.executable, "-m", "mqctl", "-q", "lag", "report", str(snaps), str(logs),
+                  "--out", str(out)]
+        runs: dict[str, list[float]] = {"floor": [], "ours": [], "before": []}
+        cmds = {
+            "floor": [sys.executable, "-c", FLOOR, str(size)],
+            "ours": report,
+            "before": report + ["--conf", "spark.driver.extraJavaOptions=-Dmqctl.bench=1"],
+        }
+        print(f"input: {size / 1e6:.1f} MB; {args.rounds} round(s), each a fresh process")
+        for i in range(args.rounds):
+            order = list(cmds) if i % 2 == 0 else list(reversed(cmds))
+            for name in order:
+                shutil.rmtree(out, ignore_errors=True)
+                runs[name].append(timed(cmds[name], env))
+            print("  round", i + 1, " ".join(f"{k} {runs[k][-1]:.1f} s" for k in cmds))
+        med = {k: statistics.median(v) for k, v in runs.items()}
+        print(f"median: floor (Spark start + one job) {med['floor']:.1f} s; "
+              f"mqctl lag report {med['ours']:.1f} s; with the large-input JVM options "
+              f"{med['before']:.1f} s")
+        print(f"ours / floor = x{med['ours'] / med['floor']:.2f}; "
+              f"ours / before = x{med['ours'] / med['before']:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
