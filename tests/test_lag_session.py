@@ -78,10 +78,13 @@ def _session_args(monkeypatch, tmp_path, submit=False, **kw):
         monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "1")
     else:
         monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
-    snap = tmp_path / "snap.jsonl"
-    snap.write_text('{"capture_ts": 1717200000000}\n' * 20, encoding="utf-8")
+    inputs = kw.pop("inputs", None)
+    if inputs is None:
+        snap = tmp_path / "snap.jsonl"
+        snap.write_text('{"capture_ts": 1717200000000}\n' * 20, encoding="utf-8")
+        inputs = [str(snap)]
     try:
-        run_report([str(snap)], str(tmp_path / "out"), **kw)
+        run_report(inputs, str(tmp_path / "out"), **kw)
     except _Started:
         pass
     return seen
@@ -156,3 +159,49 @@ def test_a_disk_filling_inside_spark_is_a_one_line_error_naming_the_step():
         assert err.message == ("a disk filled up during the lag report's 'write lag' step; "
                                "already written: group_status (the rest was not)")
         assert "spark.local.dir" in (err.hint or "")
+
+
+def test_gzip_inputs_are_sized_by_what_they_hold(tmp_path):
+    """A capture compresses ~100-fold: sized at its size on disk (or 5x it), a 10M-row gzip
+    input would get a small run's driver (and run out of memory)."""
+    import gzip
+    from types import SimpleNamespace
+
+    from mqctl.lagjob.job import _input_bytes
+
+    line = b'{"capture_ts": 1717200000000, "group": "GID_PAY", "topic": "TopicPay"}\n'
+    raw = line * 40_000  # 2.9 MB
+    gz = tmp_path / "capture.jsonl.gz"
+    gz.write_bytes(gzip.compress(raw, compresslevel=6))
+    plain = tmp_path / "capture.jsonl"
+    plain.write_bytes(raw)
+    junk = tmp_path / "broken.jsonl.gz"
+    junk.write_bytes(b"\x1f\x8b" + b"\0" * 30)  # a trailer that says 0 bytes
+
+    def listing(*paths, uri=False):
+        files = [SimpleNamespace(path=(p.as_uri() if uri else str(p)), size=p.stat().st_size,
+                                 ignored=None) for p in paths]
+        return SimpleNamespace(files=files)
+
+    assert gz.stat().st_size * 20 < len(raw)
+    assert _input_bytes(listing(gz)) == len(raw)  # the trailer's ISIZE
+    assert _input_bytes(listing(gz, uri=True)) == len(raw)  # file: URIs are local too
+    assert _input_bytes(listing(plain)) == len(raw)
+    assert _input_bytes(listing(junk)) == 5 * junk.stat().st_size  # never below 5x
+    remote = SimpleNamespace(files=[SimpleNamespace(path="hdfs://nn/x.jsonl.gz", size=1000,
+                                                    ignored=None)])
+    assert _input_bytes(remote) == 5000  # not readable from here: 5x
+
+
+def test_a_big_gzip_input_gets_a_big_runs_driver(monkeypatch, tmp_path):
+    import gzip
+
+    from mqctl.lagjob.session import SMALL_INPUT_BYTES
+
+    raw = b'{"capture_ts": 1717200000000, "group": "GID_PAY"}\n' * (SMALL_INPUT_BYTES // 50 + 1)
+    snap = tmp_path / "in" / "capture.jsonl.gz"
+    snap.parent.mkdir()
+    snap.write_bytes(gzip.compress(raw, compresslevel=1))
+    seen = _session_args(monkeypatch, tmp_path, inputs=[str(snap)], master="local[2]")
+    assert seen["java_opts"] == JVM_OPTS  # not the small run's quick compiler
+    assert int(seen["conf"]["spark.driver.memory"][:-1]) >= 1024 + len(raw) // MB

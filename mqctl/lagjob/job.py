@@ -243,9 +243,30 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
 
 
 def _input_bytes(listing: Any) -> int:
-    """The input's size for sizing the session (a gzip file counts five times its size)."""
-    return sum(f.size * (5 if f.path.endswith(".gz") else 1) for f in listing.files
-               if f.ignored is None)
+    """The input's size, uncompressed, for sizing the session."""
+    return sum(_uncompressed_size(f.path, f.size) for f in listing.files if f.ignored is None)
+
+
+def _uncompressed_size(path: str, size: int) -> int:
+    """A file's size as the report reads it. A local gzip file: its trailer's ISIZE (RFC 1952
+    section 2.3.1: the uncompressed length of the last member, mod 2^32), at least five times
+    its size (a file of several members, or over 4 GiB). A snapshot capture compresses about
+    100-fold (docs/exports.md), so counting gzip files at their size on disk would size a
+    10M-row run like a small one. Elsewhere, or unreadable: five times its size."""
+    if not path.endswith(".gz"):
+        return size
+    guess = 5 * size
+    if not _local(path) or size < 18:  # (a gzip member's header and trailer take 18 bytes)
+        return guess
+    from mqctl.lagjob.inputs import local_path
+
+    try:
+        with open(local_path(path), "rb") as fh:
+            fh.seek(-4, os.SEEK_END)
+            isize = int.from_bytes(fh.read(4), "little")
+    except OSError:
+        return guess
+    return max(isize, guess)
 
 
 def _time_ms(text: str | None, flag: str, tz: tzinfo | None) -> int | None:
