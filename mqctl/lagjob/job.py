@@ -685,7 +685,11 @@ class _Run:
         whole = {k: v for k, v in paths.items() if k in (
             Kind.CONSUMER_OFFSET, Kind.TOPICS, Kind.SUBSCRIPTION_GROUP, Kind.CONSUMER_PROGRESS,
             Kind.BROKER_CONSUME_STATS, Kind.TOPIC_STATUS)}
-        recs = self.keep(readers.read_whole_files(sp, whole, o.tz, o.cluster))
+        recs = readers.read_whole_files(sp, whole, o.tz, o.cluster)
+        # nothing to read: an empty relation (Filter(false)) that the optimiser drops from
+        # every union and join below, where a cached empty frame is a job at each use (with
+        # adaptive execution every scan of a cached frame is a query stage of its own)
+        recs = self.keep(recs) if any(whole.values()) else recs.where(F.lit(False))
 
         def part(tag: str) -> DataFrame:
             return recs.filter(F.col("tag") == tag).select(f"{tag}.*")
@@ -694,10 +698,10 @@ class _Run:
         bad_frames.append(part("bad").select(*bad_cols))
         points, members = part("point"), part("member")
         topic_cfg, group_cfg = part("topic_cfg"), part("group_cfg")
-        logs_raw, log_lines = readers.read_logs(
-            sp, {k: v for k, v in paths.items() if k in (Kind.CLIENT_LOG, Kind.LOCK_LOG)},
-            o.log_tz, o.pinned_tz, o.cluster)
-        logs_raw = self.keep(logs_raw)
+        log_paths = {k: v for k, v in paths.items() if k in (Kind.CLIENT_LOG, Kind.LOCK_LOG)}
+        logs_raw, log_lines = readers.read_logs(sp, log_paths, o.log_tz, o.pinned_tz, o.cluster)
+        logs_raw = (self.keep(logs_raw) if any(log_paths.values())
+                    else logs_raw.where(F.lit(False)))  # (as recs above)
         logs = logs_raw.filter(F.col("log").isNotNull()).select(
             "source", "source_kind", "client_key", "cluster", F.struct("block", "rid").alias("seq"),
             *[F.col("log")[n].alias(n) for n, _ in schemas.P.LOG_FIELDS])
