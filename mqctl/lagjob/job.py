@@ -210,14 +210,16 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
 
     session_conf = dict(spark_conf or {})
     java_opts = JVM_OPTS
-    if listing is not None and (master is None or master.startswith("local")) \
+    # (once: a gzip file's size is read from its trailer)
+    size = _input_bytes(listing) if listing is not None else None
+    if size is not None and (master is None or master.startswith("local")) \
             and spark is None and "PYSPARK_GATEWAY_PORT" not in os.environ:
         # a JVM this call starts, sized for the input (spark-submit sized its own JVM; an
         # active session is used as it is)
         if "spark.driver.extraJavaOptions" not in session_conf:  # (theirs could clash: two GCs)
-            java_opts = driver_java_options(_input_bytes(listing))
+            java_opts = driver_java_options(size)
         if "spark.driver.memory" not in session_conf:
-            session_conf["spark.driver.memory"] = driver_memory(_input_bytes(listing))
+            session_conf["spark.driver.memory"] = driver_memory(size)
     with spark_session(master, conf=session_conf, spark=spark, java_opts=java_opts) as handle, \
             utc_session(handle.spark):
         ensure_workers_import_mqctl(handle.spark)
@@ -226,8 +228,9 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
 
             listing = list_inputs(handle.spark, specs)
             _check_listing(listing)
+            size = _input_bytes(listing)
+        assert size is not None
         sc = handle.spark.sparkContext
-        size = _input_bytes(listing)
         tuned = {k: v for k, v in sized_settings(size, sc.defaultParallelism,
                                                  (sc.master or "").startswith("local")).items()
                  if k not in (spark_conf or {})}  # the user's --conf wins
