@@ -32,6 +32,7 @@ from mqctl.lagjob.inputs import (
     GMT8,
     InputSpec,
     Kind,
+    local_path,
     parse_input_spec,
     parse_tz,
 )
@@ -261,8 +262,6 @@ def _uncompressed_size(path: str, size: int) -> int:
     guess = 5 * size
     if not _local(path) or size < 18:  # (a gzip member's header and trailer take 18 bytes)
         return guess
-    from mqctl.lagjob.inputs import local_path
-
     try:
         with open(local_path(path), "rb") as fh:
             fh.seek(-4, os.SEEK_END)
@@ -295,8 +294,6 @@ def _absolute(path: str) -> str:
     session started (a reused session)."""
     if not _local(path):
         return path
-    from mqctl.lagjob.inputs import local_path
-
     return os.path.abspath(local_path(path))
 
 
@@ -305,8 +302,6 @@ def _check_outputs(out_dir: str, prom_file: str | None) -> None:
     (a regular file, read-only, no permission, a full disk; a --prom-file whose directory is
     missing). Only local paths: a Hadoop URI is checked by its file system when written."""
     from mqctl.fsutil import output_location_error
-    from mqctl.lagjob.inputs import local_path
-
     checks = [(out_dir, "report directory", True)]
     if prom_file:
         checks.append((prom_file, "Prometheus file", False))
@@ -439,6 +434,15 @@ class _Run:
         self.persisted.append(df)
         return df
 
+    def keep_read(self, df: DataFrame, paths: dict[Kind, list[str]]) -> DataFrame:
+        """Cache a frame read from ``paths`` that several later steps read. With no file to
+        read, an empty relation (``Filter(false)``) instead, which the optimiser drops from
+        every union and join: a cached empty frame costs a job at each use (with adaptive
+        execution every scan of a cached frame is a query stage of its own)."""
+        from pyspark.sql import functions as F
+
+        return self.keep(df) if any(paths.values()) else df.where(F.lit(False))
+
     def cut(self, df: DataFrame, name: str) -> DataFrame:
         """Materialise a stage and cut its lineage (``localCheckpoint``): later stages join and
         window over it several times, and without the cut the analysed plans grow with every
@@ -491,7 +495,6 @@ class _Run:
         from mqctl.lagjob import ingest as I
         from mqctl.lagjob import transforms as X
         from mqctl.lagjob import writers as W
-        from mqctl.lagjob.inputs import local_path
 
         sp, st = self.spark, self.state
         assert st is not None
@@ -598,7 +601,6 @@ class _Run:
                            ) -> tuple[DataFrame, DataFrame]:
         """(observations, bad lines with ``line``) of the files with bad lines, read as text
         (:func:`readers.read_snapshots`): each bad line keeps its number and content."""
-
         from mqctl.lagjob import readers
         from mqctl.lagjob import transforms as X
 
@@ -688,11 +690,7 @@ class _Run:
         whole = {k: v for k, v in paths.items() if k in (
             Kind.CONSUMER_OFFSET, Kind.TOPICS, Kind.SUBSCRIPTION_GROUP, Kind.CONSUMER_PROGRESS,
             Kind.BROKER_CONSUME_STATS, Kind.TOPIC_STATUS)}
-        recs = readers.read_whole_files(sp, whole, o.tz, o.cluster)
-        # nothing to read: an empty relation (Filter(false)) that the optimiser drops from
-        # every union and join below, where a cached empty frame is a job at each use (with
-        # adaptive execution every scan of a cached frame is a query stage of its own)
-        recs = self.keep(recs) if any(whole.values()) else recs.where(F.lit(False))
+        recs = self.keep_read(readers.read_whole_files(sp, whole, o.tz, o.cluster), whole)
 
         def part(tag: str) -> DataFrame:
             return recs.filter(F.col("tag") == tag).select(f"{tag}.*")
@@ -703,8 +701,7 @@ class _Run:
         topic_cfg, group_cfg = part("topic_cfg"), part("group_cfg")
         log_paths = {k: v for k, v in paths.items() if k in (Kind.CLIENT_LOG, Kind.LOCK_LOG)}
         logs_raw, log_lines = readers.read_logs(sp, log_paths, o.log_tz, o.pinned_tz, o.cluster)
-        logs_raw = (self.keep(logs_raw) if any(log_paths.values())
-                    else logs_raw.where(F.lit(False)))  # (as recs above)
+        logs_raw = self.keep_read(logs_raw, log_paths)
         logs = logs_raw.filter(F.col("log").isNotNull()).select(
             "source", "source_kind", "client_key", "cluster", F.struct("block", "rid").alias("seq"),
             *[F.col("log")[n].alias(n) for n, _ in schemas.P.LOG_FIELDS])
