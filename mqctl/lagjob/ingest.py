@@ -42,11 +42,15 @@ class Manifest:
     files: dict[str, dict[str, Any]] = field(default_factory=dict)
     # dates whose observations changed since the outputs were last written in full
     pending: list[str] = field(default_factory=list)
+    # the committed batches of the derived state (``derived/``, :mod:`mqctl.lagjob.bounded`);
+    # empty: there is none, and the next run cannot be a bounded one
+    derived: list[int] = field(default_factory=list)
 
     def to_json(self) -> str:
         return json.dumps({"version": VERSION, "fingerprint": self.fingerprint, "out": self.out,
                            "batches": sorted(self.batches), "files": self.files,
-                           "pending": sorted(self.pending)},
+                           "pending": sorted(self.pending),
+                           "derived": sorted(self.derived)},
                           indent=1, sort_keys=True) + "\n"
 
     @classmethod
@@ -62,11 +66,13 @@ class Manifest:
         if not isinstance(files, dict) or not isinstance(batches, list):
             return None
         pending = d.get("pending") or []
+        derived = d.get("derived") or []
         return cls(str(d.get("fingerprint", "")), str(d.get("out", "")),
-                   [int(b) for b in batches], files, [str(x) for x in pending])
+                   [int(b) for b in batches], files, [str(x) for x in pending],
+                   [int(b) for b in derived])
 
     def next_batch(self) -> int:
-        return max([0, *self.batches]) + 1
+        return max([0, *self.batches, *self.derived]) + 1
 
 
 def load(spark: SparkSession, state: str) -> Manifest | None:

@@ -403,6 +403,12 @@ class _Run:
 
         self.manifest = Manifest()
         self.write_all = True
+        # a bounded re-run (mqctl/lagjob/bounded.py): allowed (until it turned out impossible),
+        # the batch this run ingested whole (None: none, or not whole), the bound when it is one
+        self.may_bound = True
+        self.new_batch: int | None = None
+        self.clean_ingest = False
+        self.bound: Any = None
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -455,7 +461,15 @@ class _Run:
     def run(self) -> ReportResult:
         before = _persistent_rdd_ids(self.spark)
         try:
-            return self._run()
+            from mqctl.lagjob.bounded import NotBounded
+
+            try:
+                return self._run()
+            except NotBounded as why:  # (raised before anything is written)
+                self.say(f"lag report: not a bounded re-run ({why}): computing every capture")
+                self._unpersist()
+                self.may_bound, self.bound, self.notes = False, None, []
+                return self._run()
         except Exception as exc:
             failed = spark_failure(exc, self.current, self.written)
             if failed is not None:
@@ -471,12 +485,16 @@ class _Run:
             err.args = (err.message,)
             raise err from exc
         finally:
-            for df in self.persisted:
-                try:
-                    df.unpersist()
-                except Exception:  # the JVM is gone: the error above says so
-                    pass
+            self._unpersist()
             _release_checkpoints(self.spark, before)
+
+    def _unpersist(self) -> None:
+        for df in self.persisted:
+            try:
+                df.unpersist()
+            except Exception:  # the JVM is gone: the error above says so
+                pass
+        self.persisted = []
 
     def _snapshots(self, files: list[Any], run_ms: int) -> tuple[DataFrame, DataFrame]:
         """(observations, bad lines with ``line``) of the snapshot files: through the ingested
@@ -535,6 +553,7 @@ class _Run:
                 skip = set(bad_files) | set(unmapped)  # re-read every run, never ingested
                 if per and not skip:  # the common case: the staged files become the batch
                     I.adopt(sp, staged_dir, W.join(st, I.TABLE))
+                    self.new_batch = batch
                 elif any(s not in skip for s in per):
                     (staged.filter(~F.col("source").isin(sorted(skip)))
                      .write.mode("append").partitionBy("date").parquet(W.join(st, I.TABLE)))
@@ -572,6 +591,9 @@ class _Run:
 
             bad = sp.createDataFrame([], schemas.BAD)
         self.touched = touched
+        # a bounded re-run needs every earlier row as it was and only whole new files
+        self.clean_ingest = (not plan.stale and not extra
+                             and not any(m.get("bad") for m in man.files.values()))
         return obs, bad
 
     def _parse_snapshots(self, snap_paths: list[str], run_ms: int
@@ -608,6 +630,101 @@ class _Run:
         records = self.cut(records, "parse snapshots (files with bad lines)")
         obs_b, bad_b = X.split_snapshot_records(records)
         return obs_b, X.line_numbers(bad_b, lines)
+
+    def _bounded_observations(self) -> tuple[DataFrame, DataFrame]:
+        """(the look-back's and the new captures' observations, every ingested observation)
+        of a bounded re-run; sets ``self.bound`` (:func:`bounded.plan`, which raises
+        :class:`bounded.NotBounded` when the new captures do not all follow the earlier
+        ones)."""
+        from datetime import UTC, datetime
+
+        from pyspark.sql import functions as F
+
+        from mqctl.lagjob import bounded as B
+        from mqctl.lagjob import ingest as I
+        from mqctl.lagjob import transforms as X
+
+        sp, st, man = self.spark, self.state, self.manifest
+        assert st is not None
+        with self.stage("bound"):
+            self.bound = b = B.plan(B.table_times(sp, st, man, self.new_batch),
+                                    self.o.align_ms, self.o.window)
+        from_date = datetime.fromtimestamp(b.from_ts / 1000, tz=UTC).strftime("%Y-%m-%d")
+        recent, everything = I.table(sp, st, man, from_date), I.table(sp, st, man)
+        assert recent is not None and everything is not None  # (this run ingested a batch)
+        self.say("lag report: a bounded re-run: the captures from "
+                 f"{_iso(b.new_ts)}, with the earlier ones from {_iso(b.from_ts)}")
+        return (recent.select(*X.SNAPSHOT_OBS).filter(F.col("observed_ts") >= F.lit(b.from_ts)),
+                everything.select(*X.SNAPSHOT_OBS))
+
+    def _append_new(self, new: dict[str, DataFrame]) -> tuple[DataFrame, DataFrame]:
+        """Bounded re-run: add the new captures' rows of ``lag`` and ``group_status`` to their
+        date partitions; returns both datasets read back whole. Until the run completes, the
+        earlier outputs are not trusted: the manifest's fingerprint is cleared first, so a run
+        that dies in between (part of the rows added) makes the next one rewrite every date."""
+        from pyspark.sql import functions as F
+
+        from mqctl.lagjob import bounded as B
+        from mqctl.lagjob import ingest as I
+        from mqctl.lagjob import writers as W
+
+        sp, man = self.spark, self.manifest
+        man.fingerprint = ""
+        I.save(sp, self.state or "", man)
+        back = {}
+        for name, df in new.items():
+            path = W.join(self.out, name)
+            self.say(f"lag report: adding the new captures to {name}")
+            with self.stage("write " + name):
+                B.append_partitions(sp, df, path, W.join(self.out, f"_new-{name}"))
+            self.written[name] = path
+            back[name] = (sp.read.parquet(path).withColumn("date", F.col("date").cast("string"))
+                          .select(*(LAG_COLUMNS if name == "lag" else GROUP_COLUMNS)))
+        return back["lag"], back["group_status"]
+
+    def _save_derived(self, history: DataFrame, changes: DataFrame, resets: DataFrame,
+                      unowned: DataFrame) -> None:
+        """Write the derived state (:mod:`mqctl.lagjob.bounded`) as a new batch: a bounded
+        run adds its new rows (the whole of each part once there are ``COMPACT_AFTER``
+        batches), any other run the whole of each; the unowned intervals are always whole.
+        Committed by the manifest the caller saves next."""
+        from pyspark.sql import functions as F
+
+        from mqctl.lagjob import bounded as B
+
+        sp, st, man, bound = self.spark, self.state or "", self.manifest, self.bound
+        gen = man.next_batch()
+        with self.stage("derived state"):
+            if bound is not None and len(man.derived) < B.COMPACT_AFTER:
+                new = F.lit(bound.new_ts)
+                history, changes = history.filter(F.col("t") >= new), changes.filter(
+                    F.col("ts") >= new)
+                resets = resets.filter(F.col("ts") >= new)
+                batches = [*man.derived, gen]
+            else:
+                batches = [gen]
+            for name, df in (("history", history), ("changes", changes), ("resets", resets),
+                             ("unowned", unowned)):
+                B.write(sp, st, name, df, gen)
+        man.derived = batches
+
+    def _check_bound(self, dedup: DataFrame, table_all: DataFrame) -> None:
+        """Raise :class:`bounded.NotBounded` when a queue of the new captures lacks look-back
+        (:func:`bounded.check_frame`) and has observations before it."""
+        from mqctl.lagjob import bounded as B
+        from mqctl.lagjob.transforms import GQUEUE
+
+        b = self.bound
+        with self.stage("bound"):
+            short = B.check_frame(dedup, b.new_ts, self.o.window).limit(
+                B.MAX_SHORT_KEYS + 1).collect()
+            if len(short) > B.MAX_SHORT_KEYS:
+                raise B.NotBounded(f"more than {B.MAX_SHORT_KEYS} queues have a short look-back")
+            if short:
+                keys = self.spark.createDataFrame(short, dedup.select(*GQUEUE).schema)
+                if B.earlier_rows(table_all, keys, b.from_ts):
+                    raise B.NotBounded("a queue was not seen in the last "
+                                       f"{self.o.window + 1} captures")
 
     def _stage_snapshots(self, paths: list[str], run_ms: int, batch: int
                          ) -> tuple[str, DataFrame]:
@@ -675,16 +792,25 @@ class _Run:
             # run of the same options into this --out and nothing else feeds them
             self.write_all = (self.full or man.fingerprint != fp or man.out != self.out
                               or not only_snapshots or not I.exists(sp, W.join(self.out, "lag")))
+            # the previous run finished (no pending dates) and left its derived state
+            try_bound = (self.may_bound and not self.write_all and bool(man.derived)
+                         and not man.pending and o.since_ms is None and o.until_ms is None)
         else:
-            self.write_all = True
+            self.write_all, try_bound = True, False
+        # the derived state is kept by runs over snapshots only and the whole history
+        keep_derived = (self.state is not None and only_snapshots and o.since_ms is None
+                        and o.until_ms is None)
 
         # ---- read ---------------------------------------------------------------------------
         obs_frames: list[DataFrame] = []
         bad_frames: list[DataFrame] = []
         bad_cols = ["source", "source_kind", "line", "reason", "detail", "content",
                     "observed_ts"]
+        table_all = None  # (bounded: every ingested observation, counted)
         if paths.get(Kind.SNAPSHOT):
             obs_s, bad_s = self._snapshots(by_kind[Kind.SNAPSHOT], now_ms())
+            if try_bound and self.clean_ingest and self.new_batch is not None:
+                obs_s, table_all = self._bounded_observations()
             obs_frames.append(obs_s)
             bad_frames.append(bad_s.select(*bad_cols))
         whole = {k: v for k, v in paths.items() if k in (
@@ -746,9 +872,21 @@ class _Run:
         with self.stage("dedupe"):
             to_merge = not obs.groupBy(*X.OBS_KEY).count().filter(F.col("count") > 1).isEmpty()
         dedup = self.cut(X.dedupe_observations(obs) if to_merge else obs, "dedupe")
-        history = self.cut(X.broker_history(dedup, points), "broker history")
+        bound = self.bound
+        if bound is not None:
+            assert table_all is not None
+            self._check_bound(dedup, table_all)
+        from mqctl.lagjob import bounded as B
+
+        history = X.broker_history(dedup, points)
+        if bound is not None:  # the earlier history, as the previous run found it
+            old = B.read(sp, self.state or "", "history", self.manifest.derived)
+            history = old.filter(F.col("t") < F.lit(bound.from_ts)).unionByName(history)
+        history = self.cut(history, "broker history")
         with self.stage("broker history"):  # (a scan of the cut rows; no shuffle)
             unfilled = not dedup.filter(F.col("broker_offset").isNull()).isEmpty()
+        if bound is not None and unfilled:  # (the fill may take a later capture's max offset)
+            raise B.NotBounded("an observation has no max offset")
         lagged = X.with_lag(X.fill_broker_offsets(dedup, history, o.max_skew_ms) if unfilled
                             else X.own_broker_offsets(dedup))
         timed = X.estimate_time_lag(lagged, history)
@@ -760,12 +898,18 @@ class _Run:
         disp = F.regexp_replace(F.col("source"), r"^file:(//)?", "")
         lag = self.cut(X.with_date(queues).withColumn("capture_time", X.iso_of(F.col(
             "capture_ts"))).withColumn("source", disp).select(*LAG_COLUMNS), "lag")
+        # (bounded: ``lag`` holds the look-back too; the new rows are ``lag_new``)
+        lag_new = lag if bound is None else lag.filter(F.col("capture_ts")
+                                                       >= F.lit(bound.new_ts))
 
         # ---- group status ---------------------------------------------------------------------
         self.say("lag report: evaluating status over a window of "
                  f"{o.window} capture(s)")
-        gt = self.cut(X.with_date(X.group_topic_status(lag)).withColumn(
+        gt = self.cut(X.with_date(X.group_topic_status(lag_new)).withColumn(
             "capture_time", X.iso_of(F.col("capture_ts"))).select(*GROUP_COLUMNS), "group status")
+        lag_all = lag
+        if bound is not None:  # appended to the earlier dates, then read whole
+            lag_all, gt = self._append_new({"lag": lag_new, "group_status": gt})
 
         # ---- rebalance history ----------------------------------------------------------------
         self.say("lag report: rebalance history")
@@ -779,6 +923,15 @@ class _Run:
         # offset resets (logged, or offsets back with the same owner) are events of their own,
         # and a client's drop-and-re-add around one is no rebalance (item 11)
         resets = X.capture_resets(lag)
+        unowned_track = X.unowned_from_track(track)
+        if bound is not None:  # the new ones and the earlier ones, as the previous run found
+            st, done, new_ts = self.state or "", self.manifest.derived, F.lit(bound.new_ts)
+            captured = B.read(sp, st, "changes", done).unionByName(
+                captured.filter(F.col("ts") >= new_ts).select(*X.CHANGE_COLS))
+            resets = B.read(sp, st, "resets", done).unionByName(
+                resets.filter(F.col("ts") >= new_ts).select(*B.columns("resets")))
+            unowned_track = B.merge_unowned(B.read(sp, st, "unowned", done), unowned_track,
+                                            track)
         if has_logs:
             resets = X.reset_events(logs).unionByName(resets)
         resets = self.cut(resets, "resets")
@@ -793,7 +946,7 @@ class _Run:
         events = self.cut(X.with_date(X.rebalance_events(changes).unionByName(resets), "ts")
                           .withColumn("source", disp), "events")
         moves = self.cut(X.with_date(X.queue_moves(changes, o.move_window_ms), "ts"), "moves")
-        unowned_df = X.unowned_from_track(track)
+        unowned_df = unowned_track
         if not no_resets:
             unowned_df = X.drop_reset_gaps(unowned_df, changes)
         if has_logs:
@@ -837,6 +990,8 @@ class _Run:
             ev_r = events.filter(F.col("ts") >= since)
         else:
             gt_r, ev_r = gt, events
+        if bound is not None:  # every row of lag (written), not just the look-back and new ones
+            lag = lag_all
         latest = self.cut(X.latest_status(gt_r, ev_r), "latest")
         groups_df = self.cut(X.latest_groups(gt_r, ev_r), "groups")
         frames: dict[str, DataFrame] = {
@@ -844,7 +999,8 @@ class _Run:
             "rebalance/moves": moves, "rebalance/storms": storms, "rebalance/unowned": unowned,
             "rebalance/locks": locks, "quarantine": quarantine}
         extra: dict[str, DataFrame] = {
-            "observations": obs, "latest": latest, "groups": groups_df,
+            "observations": obs if table_all is None else table_all, "latest": latest,
+            "groups": groups_df,
             "lock_takeovers": locks.filter(F.col("takeover")),
             "reset_events": events.filter(F.col("cause") == "reset")}
         stats_df = None
@@ -877,6 +1033,8 @@ class _Run:
             write_from = changed[0] if changed else "9999-12-31"
         for name, df in frames.items():
             path = W.join(self.out, name)
+            if bound is not None and name in ("lag", "group_status"):
+                continue  # (appended: _append_new)
             dates, all_dates = ds_dates[name], run_dates
             if write_from is not None and name in ("lag", "group_status"):
                 dates = [d for d in dates if d >= write_from]
@@ -972,12 +1130,21 @@ class _Run:
         written["summary_json"] = json_path
         W.write_text(sp, json_path, W.json_text(data))
         if self.state is not None:  # everything is written: the state matches the outputs
+            from mqctl.lagjob import bounded as B
             from mqctl.lagjob import ingest as I
 
+            if keep_derived:
+                self._save_derived(history, captured, resets, unowned_track)
+            else:
+                self.manifest.derived = []
             self.manifest.pending, self.manifest.fingerprint = [], fp
             self.manifest.out = self.out
             I.save(sp, self.state, self.manifest)
             I.clear_staging(sp, self.state)
+            if keep_derived:
+                B.prune(sp, self.state, self.manifest.derived)
+            else:
+                B.drop(sp, self.state)
         self.timings["summaries"] = time.perf_counter() - t_sum
         self.say(f"lag report: done ({n_lag} lag row(s), {quarantined} quarantined)")
         return ReportResult(summary=summary, groups=group_rows, paths=written,
@@ -1018,6 +1185,12 @@ class _Run:
                                        if len(shown) < len(summary) else [])}
         return H.render_html(series=data.series, events=data.events, storms=data.storms,
                              status_rows=shown, meta=meta, groups=data.groups, limits=lim)
+
+
+def _iso(ms: int) -> str:
+    from mqctl.timeparse import format_ms
+
+    return format_ms(ms)
 
 
 def _plain(d: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,281 @@
+"""Bounded re-runs of the lag report (issue 16 item 2): compute only the new captures, with
+just enough history before them, and keep the results equal to a full recompute.
+
+Every row of ``lag`` and ``group_status`` depends on its own capture and earlier ones only:
+
+* the status window and the rates read the queue's previous ``window`` samples with a known lag
+  (:func:`transforms.queue_status`);
+* the time lag reads the queue's broker history up to the observation (the bracketing points,
+  the segment, the first capture of the segment: :func:`transforms.estimate_time_lag`);
+* the owner track reads the queue's previous capture with known ownership, and an offset reset
+  the previous capture with an owner (:func:`transforms.owner_track`,
+  :func:`transforms.capture_resets`).
+
+So a run whose new captures all come after everything already ingested (by more than
+``--align``, so no capture merges across the bound ``B``) computes the rows from ``B`` on over the
+observations from a look-back ``C`` (the last ``window + 1`` captures before ``B``), with the
+broker history read whole from the derived state, and appends them to the date partitions of
+``lag`` and ``group_status``. The rebalance datasets are small: they are recomputed whole from
+the derived state's changes, resets and unowned intervals plus the new ones.
+
+The derived state (``STATE/derived``), written by every run that keeps state over snapshots
+only::
+
+    history/batch=N/   the broker history (max offset per queue and time)
+    changes/batch=N/   owner changes found between captures (before reset marking)
+    resets/batch=N/    offset resets found in captures
+    unowned/batch=N/   unowned intervals found in captures (before reset gaps); whole, per run
+
+A full run writes one batch of each; a bounded run appends its new rows as a batch (and the
+whole unowned intervals); the manifest's ``derived`` lists the committed batches. Rows of a
+batch that was never committed are ignored and removed later.
+
+The look-back is checked, not assumed: a queue of the new captures whose look-back lacks the
+samples its window needs, an owned capture or a capture with known ownership, and that has
+observations before ``C``, makes the run a full one (:func:`check_frame`). So do a changed or
+vanished input file, a file with bad lines, another input kind than snapshots, ``--since`` or
+``--until``, a missing max offset, and a run that did not finish before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+DERIVED = "derived"
+HISTORY_DDL = ("cluster string, topic string, broker string, queue_id int, t long, B long, "
+               "min_offset long")
+CHANGES_DDL = ("ts long, window_start_ts long, cluster string, group string, topic string, "
+               "broker string, queue_id int, client string, change string, source_kind string, "
+               "source string, strategy string, cid_all int, mq_all int, cause string")
+RESETS_DDL = ("ts long, window_start_ts long, cluster string, group string, topic string, "
+              "client string, source_kind string, gained array<string>, lost array<string>, "
+              "strategy string, cid_all int, mq_all int, source string, n_gained int, "
+              "n_lost int, cause string, queues array<string>")
+UNOWNED_DDL = ("cluster string, group string, topic string, broker string, queue_id int, "
+               "since_ts long, start_ts long, end_ts long, duration_ms long, open boolean, "
+               "source_kind string")
+PARTS = {"history": HISTORY_DDL, "changes": CHANGES_DDL, "resets": RESETS_DDL,
+         "unowned": UNOWNED_DDL}
+# a bounded run appends one batch per part; past this many the parts are rewritten as one
+COMPACT_AFTER = 32
+# queues whose look-back is short are checked for earlier rows; past this many: a full run
+MAX_SHORT_KEYS = 10_000
+
+
+class NotBounded(Exception):
+    """The run cannot be a bounded one (the message says why): compute everything."""
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """``new_ts``: the first new observation (the rows from it on are computed and appended);
+    ``from_ts``: the look-back's first capture (the rows from it on are read)."""
+
+    new_ts: int
+    from_ts: int
+
+
+def plan(times: list[tuple[str, int, bool]], align_ms: int, window: int) -> Bound:
+    """The bound from the distinct ``(cluster, observed_ts, new)`` of the ingested table
+    (``new``: ingested by this run). Captures are runs of times less than ``align_ms`` apart
+    (:func:`transforms.capture_index`); the look-back starts at the ``window + 1``-th capture
+    before the new ones of every cluster with new captures (at its first time: the capture's
+    name). Raises :class:`NotBounded` when there is nothing new, or when a new time is not after
+    every earlier one (of its cluster: by more than ``align_ms``, so that it cannot join a
+    capture already reported)."""
+    new_times = [int(t) for _c, t, n in times if n]
+    if not new_times:
+        raise NotBounded("no new capture")
+    new_ts = min(new_times)
+    if any(not n and int(t) >= new_ts for _c, t, n in times):
+        raise NotBounded("a new capture is earlier than one already reported")
+    per: dict[str, tuple[list[int], list[int]]] = {}
+    for cluster, ts, is_new in times:
+        per.setdefault(cluster, ([], []))[1 if is_new else 0].append(int(ts))
+    starts_before: list[int] = []
+    for cluster, (old, new) in sorted(per.items()):
+        if not old or not new:
+            continue  # a cluster without new captures, or only new ones: no look-back
+        old.sort()
+        if min(new) - old[-1] <= align_ms:
+            raise NotBounded(f"a new capture of cluster {cluster!r} is within --align of an "
+                             "earlier one")
+        starts = [old[0]] + [b for a, b in pairwise(old) if b - a > align_ms]
+        starts_before.append(starts[max(0, len(starts) - (max(1, window) + 1))])
+    return Bound(new_ts=new_ts, from_ts=min(starts_before, default=new_ts))
+
+
+def table_times(spark: SparkSession, state: str, manifest: Any, batch: int | None
+                ) -> list[tuple[str, int, bool]]:
+    """Distinct ``(cluster, observed_ts, new)`` of the committed rows of the ingested table
+    (``new``: of ``batch``, this run's)."""
+    from pyspark.sql import functions as F
+
+    from mqctl.lagjob import ingest as I
+    from mqctl.lagjob import writers as W
+
+    df = spark.read.parquet(W.join(state, I.TABLE)).filter(
+        F.col("batch").isin(manifest.batches))
+    new = F.col("batch") == F.lit(-1 if batch is None else int(batch))
+    return [(r[0], int(r[1]), bool(r[2])) for r in
+            df.select("cluster", "observed_ts", new.alias("new")).distinct().collect()]
+
+
+def check_frame(obs: DataFrame, new_ts: int, window: int) -> DataFrame:
+    """The queues (``GQUEUE``) of the new captures whose look-back may be short: fewer than
+    ``window - 1`` (at least 1) earlier samples with a known lag (status window, rates), no
+    earlier capture with known ownership (owned, or the group offline: the previous owner), or
+    an owned new capture without an earlier owned one (reset detection). Such a queue is fine
+    when it has no observation before the look-back (:func:`earlier_rows`).
+    ``obs``: the look-back and new observations with ``capture_ts``, one per queue and
+    capture."""
+    from pyspark.sql import functions as F
+
+    from mqctl.lagjob.transforms import GQUEUE
+
+    new = F.col("capture_ts") >= F.lit(int(new_ts))
+    old = ~new
+    known_lag = F.col("broker_offset").isNotNull() & F.col("consumer_offset").isNotNull()
+    owned = F.col("owner").isNotNull() & F.col("consumer_offset").isNotNull()
+    ownership = F.col("owner").isNotNull() | (F.col("online") == F.lit(False))
+
+    def any_of(c: Any) -> Any:
+        return F.max(c.cast("int"))
+
+    agg = obs.groupBy(*GQUEUE).agg(
+        any_of(new).alias("_new"),
+        F.sum((old & known_lag).cast("int")).alias("_n"),
+        any_of(old & ownership).alias("_known"),
+        any_of(old & owned).alias("_owned"),
+        any_of(new & owned).alias("_owned_new"))
+    short = ((F.col("_n") < F.lit(max(1, int(window) - 1))) | (F.col("_known") == 0)
+             | ((F.col("_owned_new") == 1) & (F.col("_owned") == 0)))
+    return agg.filter((F.col("_new") == 1) & short).select(*GQUEUE)
+
+
+def earlier_rows(table: DataFrame, keys: DataFrame, from_ts: int) -> bool:
+    """Whether any of ``keys`` (``GQUEUE``) has an observation before ``from_ts``."""
+    from pyspark.sql import functions as F
+
+    from mqctl.lagjob.transforms import GQUEUE
+
+    before = table.filter(F.col("observed_ts") < F.lit(int(from_ts))).select(*GQUEUE)
+    return not before.join(F.broadcast(keys), on=GQUEUE, how="left_semi").isEmpty()
+
+
+def merge_unowned(old: DataFrame, new: DataFrame, track: DataFrame) -> DataFrame:
+    """The unowned intervals of the whole history from the previous run's (``old``) and the
+    look-back's (``new``, :func:`transforms.unowned_from_track` over the look-back and the new
+    captures' ``track``). Per queue, the look-back recomputes every interval that reaches its
+    first capture with known ownership (``first``) or starts after it; an interval that was
+    open there started earlier, so the recomputed one gets the earlier start (and the capture
+    that still had an owner before it). Older intervals are kept as they were."""
+    from pyspark.sql import functions as F
+
+    from mqctl.lagjob.transforms import GQUEUE
+
+    first = track.groupBy(*GQUEUE).agg(F.min("capture_ts").alias("_first"))
+    o = old.join(F.broadcast(first), on=GQUEUE, how="left")
+    before = F.col("_first").isNull() | (F.col("end_ts").isNotNull()
+                                         & (F.col("end_ts") <= F.col("_first")))
+    kept = o.filter(before).drop("_first")
+    reach = (o.filter(~before & (F.col("start_ts") < F.col("_first")))
+             .select(*GQUEUE, F.col("_first").alias("start_ts"),
+                     F.col("start_ts").alias("_start0"), F.col("since_ts").alias("_since0")))
+    n = new.join(reach, on=[*GQUEUE, "start_ts"], how="left")
+    last = F.when(F.col("end_ts").isNotNull(), F.col("end_ts")).otherwise(
+        F.col("start_ts") + F.col("duration_ms"))
+    n = (n.withColumn("duration_ms", F.when(F.col("_start0").isNotNull(),
+                                            last - F.col("_start0"))
+                      .otherwise(F.col("duration_ms")))
+         .withColumn("since_ts", F.when(F.col("_start0").isNotNull(), F.col("_since0"))
+                     .otherwise(F.col("since_ts")))
+         .withColumn("start_ts", F.coalesce(F.col("_start0"), F.col("start_ts")))
+         .drop("_start0", "_since0"))
+    return kept.unionByName(n.select(*kept.columns))
+
+
+# --------------------------------------------------------------------------------------------
+# the derived state
+
+def columns(name: str) -> list[str]:
+    """The columns of one part, in order."""
+    return [c.split(" ")[0] for c in PARTS[name].split(", ")]
+
+
+def part_path(state: str, name: str) -> str:
+    from mqctl.lagjob import writers as W
+
+    return W.join(state, DERIVED, name)
+
+
+def read(spark: SparkSession, state: str, name: str, batches: list[int]) -> DataFrame:
+    """The committed rows of one part (``unowned``: of the last batch only)."""
+    from pyspark.sql import functions as F
+
+    from mqctl.lagjob import ingest as I
+
+    path = part_path(state, name)
+    if not I.exists(spark, path):
+        return spark.createDataFrame([], PARTS[name])
+    df = spark.read.schema(f"{PARTS[name]}, batch int").parquet(path)
+    keep = [max(batches)] if name == "unowned" else list(batches)
+    return df.filter(F.col("batch").isin(keep)).drop("batch")
+
+
+def write(spark: SparkSession, state: str, name: str, df: DataFrame, batch: int) -> None:
+    """Add ``df`` to one part as ``batch`` (committed by the manifest, not here)."""
+    from pyspark.sql import functions as F
+
+    from mqctl.lagjob import ingest as I
+    from mqctl.lagjob import writers as W
+
+    path = part_path(state, name)
+    I.delete(spark, W.join(path, f"batch={batch}"))  # (a dead run's batch of the same id)
+    (df.select(*columns(name)).withColumn("batch", F.lit(int(batch))).coalesce(1)
+     .write.mode("append").partitionBy("batch").parquet(path))
+
+
+def prune(spark: SparkSession, state: str, batches: list[int]) -> None:
+    """Remove the batches of every part that the manifest does not list (dead runs, parts
+    rewritten whole), after the manifest was saved."""
+    from mqctl.lagjob import writers as W
+
+    keep = set(batches)
+    last = max(batches) if batches else None
+    for name in PARTS:
+        fs, hp = W._hadoop_fs(spark, part_path(state, name))
+        if not fs.exists(hp):
+            continue
+        for st in fs.listStatus(hp):
+            n = st.getPath().getName()
+            if not n.startswith("batch="):
+                continue
+            b = int(n.split("=", 1)[1]) if n.split("=", 1)[1].isdigit() else -1
+            if b not in keep or (name == "unowned" and b != last):
+                fs.delete(st.getPath(), True)
+
+
+def drop(spark: SparkSession, state: str) -> None:
+    from mqctl.lagjob import ingest as I
+    from mqctl.lagjob import writers as W
+
+    I.delete(spark, W.join(state, DERIVED))
+
+
+def append_partitions(spark: SparkSession, df: DataFrame, path: str, staging: str) -> None:
+    """Add ``df``'s rows to the ``date=`` partitions of the dataset at ``path``: written to
+    ``staging`` first, then its files moved in (:func:`ingest.adopt`; file names are unique per
+    write). A run that dies between the moves leaves the dataset with part of the rows: the
+    manifest's fingerprint is cleared before (``_Run``), so the next run rewrites every date."""
+    from mqctl.lagjob import ingest as I
+
+    I.delete(spark, staging)
+    df.write.partitionBy("date").parquet(staging)
+    I.adopt(spark, staging, path)
+    I.delete(spark, staging)

@@ -1,0 +1,168 @@
+"""Bounded re-runs (issue 16 item 2): a run whose new captures follow the ingested ones computes
+only those, over a look-back of ``window + 1`` captures and the derived state, and appends them.
+The judge is a full run over the same inputs: every dataset row for row, the summaries, the
+counts. The behaviours are chosen to cross the bound: owners moving, an unowned interval open
+over several runs, an offline group, an offset reset, a group that appears late, a queue that
+is missing for longer than the look-back (which makes that run a full one)."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pyspark")
+
+from .builders import snap_row, write_snapshot
+
+T0 = 1717200000000  # 2024-06-01T00:00:00Z
+STEP = 3 * 3600_000  # a capture every 3 hours: the runs cross dates
+DATASETS = ("lag", "group_status", "rebalance/events", "rebalance/moves", "rebalance/storms",
+            "rebalance/unowned", "rebalance/locks", "quarantine")
+WINDOW = 3
+
+
+def capture(i: int) -> list[dict]:
+    rng = random.Random(i)
+    ts = T0 + i * STEP
+    rows = []
+
+    def add(g: str, t: str, q: int, b: int, c: int, owner: str | None, members: list[str],
+            online: bool | None = None, delay: int | None = None) -> None:
+        rows.append(snap_row(ts, g, t, q, b, c, owner=owner, members=members, online=online,
+                             delay_ms=delay, last_timestamp=ts - 1000))
+
+    for t in ("TopicA", "TopicB"):
+        for q in range(3):
+            b = 1000 + i * (200 + 50 * q)
+            two = ["c1@1", "c2@2"]
+            add("G_OK", t, q, b, b, two[q % 2], two, delay=0)
+            # owners move every third capture; no delay: the time lag is interpolated
+            moving = two if i % 3 else ["c1@1", "c3@3"]
+            add("G_MOVE", t, q, b, b - rng.randrange(1, 300), moving[q % 2], moving)
+            # queue 2 has no owner from capture 5 to 8 (open over several runs)
+            gone = q == 2 and 5 <= i <= 8
+            add("G_GONE", t, q, b, b - 100, None if gone else two[q % 2], two)
+            # an offline group: nobody owns anything, the lag grows
+            add("G_OFF", t, q, b, 900, None, [], online=False)
+            # an offset reset at capture 12: the offset goes back with the same owner
+            add("G_RESET", t, q, b, (b - 50) if i != 12 else 500, "c1@1", ["c1@1"])
+            if i >= 11:  # a group that appears late
+                add("G_LATE", t, q, b, b - 10, "c9@9", ["c9@9"])
+            if not (t == "TopicB" and q == 0 and 3 <= i <= 8):  # missing for 6 captures
+                add("G_GAP", t, q, b, b - 5 * i, "c1@1", ["c1@1"])
+    return rows
+
+
+def write_capture(root: Path, i: int) -> Path:
+    return write_snapshot(root, "c1", T0 + i * STEP, capture(i))
+
+
+def dataset_rows(spark, out: Path, name: str) -> list[str]:
+    if not (out / name).exists():
+        return []
+    df = spark.read.parquet(str(out / name))
+    return sorted(repr(sorted((k, str(v) if k == "date" else v)
+                              for k, v in r.asDict(recursive=True).items()))
+                  for r in df.collect())
+
+
+def run(spark, root: Path, out: Path, said: list[str] | None = None, **kw):
+    from mqctl.lagjob import run_report
+
+    return run_report([str(root)], str(out), spark=spark, tz="UTC", window=WINDOW,
+                      progress=(said.append if said is not None else None), **kw)
+
+
+def assert_same(spark, inc: Path, full: Path, ri, rf) -> None:
+    for name in DATASETS:
+        assert dataset_rows(spark, inc, name) == dataset_rows(spark, full, name), name
+    assert ri.counts == rf.counts and ri.quarantine == rf.quarantine
+    assert ri.summary == rf.summary and ri.groups == rf.groups and ri.dates == rf.dates
+    a = json.loads((inc / "summary.json").read_text())
+    b = json.loads((full / "summary.json").read_text())
+    for k in ("counts", "dates", "summary", "groups", "quarantine"):
+        assert a[k] == b[k], k
+    assert (inc / "summary.csv").read_text() == (full / "summary.csv").read_text()
+
+
+def bounded(said: list[str]) -> bool:
+    return (any("a bounded re-run" in m for m in said)
+            and not any("not a bounded re-run" in m for m in said))
+
+
+def test_bounded_reruns_equal_one_full_run(spark, tmp_path):
+    root, inc = tmp_path / "in", tmp_path / "inc"
+    for i in range(5):
+        write_capture(root, i)
+    said: list[str] = []
+    run(spark, root, inc, said)
+    assert not any("bounded" in m for m in said)  # the first run computes everything
+    man = json.loads((inc / "_state" / "manifest.json").read_text())
+    assert len(man["derived"]) == 1
+    assert (inc / "_state" / "derived" / "history").is_dir()
+
+    outcome, res = {}, None
+    for new in ([5], [6, 7], [8], [9], [10], [11, 12]):
+        for i in new:
+            write_capture(root, i)
+        said = []
+        res = run(spark, root, inc, said)
+        outcome[new[0]] = bounded(said)
+        assert "bound" in res.timings
+    # capture 9 brings back G_GAP's queue after 6 captures, more than the look-back of 4
+    # (window + 1); at 10 it has one sample of the two its window needs: both runs compute
+    # everything. Every other one is bounded.
+    assert outcome == {5: True, 6: True, 8: True, 9: False, 10: False, 11: True}
+    man = json.loads((inc / "_state" / "manifest.json").read_text())
+    assert len(man["derived"]) == 2  # the full run at 10 wrote one batch, 11 another
+    assert sorted(p.name for p in (inc / "_state" / "derived" / "history").iterdir()
+                  if p.name.startswith("batch=")) == [f"batch={b}" for b in man["derived"]]
+
+    full = tmp_path / "full"
+    rf = run(spark, root, full, incremental=False)
+    assert_same(spark, inc, full, res, rf)
+    ri = run(spark, root, inc)  # nothing new: the same outputs again
+    assert_same(spark, inc, full, ri, rf)
+    # the behaviours really are there
+    assert rf.counts["reset_events"] >= 1 and rf.counts["unowned_intervals"] >= 1
+    assert rf.counts["queue_moves"] >= 1
+    unowned = spark.read.parquet(str(full / "rebalance" / "unowned")).filter(
+        "group = 'G_GONE'").collect()
+    assert {(r["start_ts"], r["end_ts"]) for r in unowned} == {
+        (T0 + 5 * STEP, T0 + 9 * STEP)}
+
+
+def test_a_capture_before_the_last_one_is_not_bounded(spark, tmp_path):
+    root, inc, full = tmp_path / "in", tmp_path / "inc", tmp_path / "full"
+    for i in (0, 1, 2, 4, 5):
+        write_capture(root, i)
+    run(spark, root, inc)
+    write_capture(root, 3)  # arrives late
+    said: list[str] = []
+    ri = run(spark, root, inc, said)
+    assert any("not a bounded re-run (a new capture is earlier" in m for m in said)
+    rf = run(spark, root, full, incremental=False)
+    assert_same(spark, inc, full, ri, rf)
+
+
+def test_plan_picks_the_look_back_per_cluster():
+    from mqctl.lagjob.bounded import NotBounded, plan
+
+    s = 60_000
+    times = [("a", t * s, False) for t in range(10)] + [("a", 10 * s, True)]
+    # window 3: the 4th capture before the new one (times 6, 7, 8, 9 minutes)
+    b = plan(times, align_ms=10_000, window=3)
+    assert (b.new_ts, b.from_ts) == (10 * s, 6 * s)
+    # a capture spread over two times (aligned into one): it counts once, named by its first
+    times2 = times + [("a", 8 * s + 5_000, False)]
+    assert plan(times2, align_ms=10_000, window=3).from_ts == 6 * s
+    # another cluster with a longer interval: the earliest look-back of the two
+    times3 = times + [("b", t * 5 * s, False) for t in range(2)] + [("b", 10 * s + 1, True)]
+    assert plan(times3, align_ms=10_000, window=3).from_ts == 0
+    with pytest.raises(NotBounded, match="within --align"):
+        plan(times + [("a", 9 * s + 5_000, True)], align_ms=10_000, window=3)
+    with pytest.raises(NotBounded, match="no new capture"):
+        plan([("a", 0, False)], align_ms=10_000, window=3)
