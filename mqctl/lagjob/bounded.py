@@ -228,8 +228,10 @@ def read(spark: SparkSession, state: str, name: str, batches: list[int]) -> Data
     return df.filter(F.col("batch").isin(keep)).drop("batch")
 
 
-def write(spark: SparkSession, state: str, name: str, df: DataFrame, batch: int) -> None:
-    """Add ``df`` to one part as ``batch`` (committed by the manifest, not here)."""
+def write(spark: SparkSession, state: str, name: str, df: DataFrame, batch: int, *,
+          whole: bool = False) -> None:
+    """Add ``df`` to one part as ``batch`` (committed by the manifest, not here): one file,
+    except a whole broker history (queues x captures rows), written by every task."""
     from pyspark.sql import functions as F
 
     from mqctl.lagjob import ingest as I
@@ -237,8 +239,10 @@ def write(spark: SparkSession, state: str, name: str, df: DataFrame, batch: int)
 
     path = part_path(state, name)
     I.delete(spark, W.join(path, f"batch={batch}"))  # (a dead run's batch of the same id)
-    (df.select(*columns(name)).withColumn("batch", F.lit(int(batch))).coalesce(1)
-     .write.mode("append").partitionBy("batch").parquet(path))
+    df = df.select(*columns(name)).withColumn("batch", F.lit(int(batch)))
+    if not (whole and name == "history"):
+        df = df.coalesce(1)
+    df.write.mode("append").partitionBy("batch").parquet(path)
 
 
 def prune(spark: SparkSession, state: str, batches: list[int]) -> None:

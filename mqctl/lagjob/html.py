@@ -110,8 +110,12 @@ def collect_report_data(spark: SparkSession, *, gt: DataFrame, lag: DataFrame,
             out = out.unionByName(f)
         return out
 
+    chosen = sorted({g for _c, g in keys})
+
     def pick(df: DataFrame) -> DataFrame:
-        # the chosen groups' rows with their index; a missing cluster and "" are one key
+        # the chosen groups' rows with their index; a missing cluster and "" are one key (the
+        # group filter first: Parquet reads skip on it, and most rows go before the lookup)
+        df = df.filter(F.col("group").isin(chosen))
         gmap = F.create_map(*[F.lit(x) for i, (c, g) in enumerate(keys)
                               for x in (f"{c}{_SEP}{g}", i)])
         gi = gmap[F.concat_ws(_SEP, F.coalesce(F.col("cluster"), F.lit("")), F.col("group"))]

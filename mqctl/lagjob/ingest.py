@@ -45,12 +45,16 @@ class Manifest:
     # the committed batches of the derived state (``derived/``, :mod:`mqctl.lagjob.bounded`);
     # empty: there is none, and the next run cannot be a bounded one
     derived: list[int] = field(default_factory=list)
+    # observations merged as duplicates by the run that wrote the outputs (a bounded run adds
+    # its own: the earlier observations are not read again)
+    duplicates: int = 0
 
     def to_json(self) -> str:
         return json.dumps({"version": VERSION, "fingerprint": self.fingerprint, "out": self.out,
                            "batches": sorted(self.batches), "files": self.files,
                            "pending": sorted(self.pending),
-                           "derived": sorted(self.derived)},
+                           "derived": sorted(self.derived),
+                           "duplicates": self.duplicates},
                           indent=1, sort_keys=True) + "\n"
 
     @classmethod
@@ -69,10 +73,10 @@ class Manifest:
         derived = d.get("derived") or []
         return cls(str(d.get("fingerprint", "")), str(d.get("out", "")),
                    [int(b) for b in batches], files, [str(x) for x in pending],
-                   [int(b) for b in derived])
+                   [int(b) for b in derived], int(d.get("duplicates") or 0))
 
     def next_batch(self) -> int:
-        return max([0, *self.batches, *self.derived]) + 1
+        return max([0, *self.batches]) + 1
 
 
 def load(spark: SparkSession, state: str) -> Manifest | None:

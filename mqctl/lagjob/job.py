@@ -408,6 +408,7 @@ class _Run:
         self.may_bound = True
         self.new_batch: int | None = None
         self.clean_ingest = False
+        self.aged_out: set[str] = set()  # dates of ingested files no longer among the inputs
         self.bound: Any = None
 
     @contextmanager
@@ -592,7 +593,11 @@ class _Run:
             bad = sp.createDataFrame([], schemas.BAD)
         self.touched = touched
         # a bounded re-run needs every earlier row as it was and only whole new files
-        self.clean_ingest = (not plan.stale and not extra
+        # (files that are no longer among the inputs aged out: `snapshot --keep`)
+        current = {f.path for f in files}
+        changed = [p for p in plan.stale if p in current]
+        self.aged_out = set(plan.stale_dates) if plan.stale and not changed else set()
+        self.clean_ingest = (not changed and not extra
                              and not any(m.get("bad") for m in man.files.values()))
         return obs, bad
 
@@ -650,6 +655,8 @@ class _Run:
             self.bound = b = B.plan(B.table_times(sp, st, man, self.new_batch),
                                     self.o.align_ms, self.o.window)
         from_date = datetime.fromtimestamp(b.from_ts / 1000, tz=UTC).strftime("%Y-%m-%d")
+        if self.aged_out and max(self.aged_out) >= from_date:
+            raise B.NotBounded("an input file of the look-back's dates is gone")
         recent, everything = I.table(sp, st, man, from_date), I.table(sp, st, man)
         assert recent is not None and everything is not None  # (this run ingested a batch)
         self.say("lag report: a bounded re-run: the captures from "
@@ -693,20 +700,18 @@ class _Run:
         from mqctl.lagjob import bounded as B
 
         sp, st, man, bound = self.spark, self.state or "", self.manifest, self.bound
-        gen = man.next_batch()
+        gen = max([0, *man.batches, *man.derived]) + 1  # (ids of their own; never reused)
         with self.stage("derived state"):
-            if bound is not None and len(man.derived) < B.COMPACT_AFTER:
+            whole = bound is None or len(man.derived) >= B.COMPACT_AFTER
+            if not whole:
                 new = F.lit(bound.new_ts)
                 history, changes = history.filter(F.col("t") >= new), changes.filter(
                     F.col("ts") >= new)
                 resets = resets.filter(F.col("ts") >= new)
-                batches = [*man.derived, gen]
-            else:
-                batches = [gen]
             for name, df in (("history", history), ("changes", changes), ("resets", resets),
                              ("unowned", unowned)):
-                B.write(sp, st, name, df, gen)
-        man.derived = batches
+                B.write(sp, st, name, df, gen, whole=whole)
+        man.derived = [gen] if whole else [*man.derived, gen]
 
     def _check_bound(self, dedup: DataFrame, table_all: DataFrame) -> None:
         """Raise :class:`bounded.NotBounded` when a queue of the new captures lacks look-back
@@ -806,7 +811,7 @@ class _Run:
         bad_frames: list[DataFrame] = []
         bad_cols = ["source", "source_kind", "line", "reason", "detail", "content",
                     "observed_ts"]
-        table_all = None  # (bounded: every ingested observation, counted)
+        table_all = None  # (bounded: every ingested observation, for the look-back check)
         if paths.get(Kind.SNAPSHOT):
             obs_s, bad_s = self._snapshots(by_kind[Kind.SNAPSHOT], now_ms())
             if try_bound and self.clean_ingest and self.new_batch is not None:
@@ -932,6 +937,8 @@ class _Run:
                 resets.filter(F.col("ts") >= new_ts).select(*B.columns("resets")))
             unowned_track = B.merge_unowned(B.read(sp, st, "unowned", done), unowned_track,
                                             track)
+        if keep_derived:  # (read below and written to the derived state)
+            unowned_track = self.cut(unowned_track, "unowned")
         if has_logs:
             resets = X.reset_events(logs).unionByName(resets)
         resets = self.cut(resets, "resets")
@@ -999,10 +1006,13 @@ class _Run:
             "rebalance/moves": moves, "rebalance/storms": storms, "rebalance/unowned": unowned,
             "rebalance/locks": locks, "quarantine": quarantine}
         extra: dict[str, DataFrame] = {
-            "observations": obs if table_all is None else table_all, "latest": latest,
+            "observations": obs, "latest": latest,
             "groups": groups_df,
             "lock_takeovers": locks.filter(F.col("takeover")),
             "reset_events": events.filter(F.col("cause") == "reset")}
+        if bound is not None:  # (only the look-back and the new captures were read)
+            extra["obs_new"] = obs.filter(F.col("capture_ts") >= F.lit(bound.new_ts))
+            extra["lag_new"] = lag_new
         stats_df = None
         for name, df in {**frames, **extra}.items():
             part_df = df.select(F.lit(name).alias("ds"), (F.col("date") if name in frames
@@ -1021,6 +1031,9 @@ class _Run:
         ds_dates = {name: sorted(d for d in stats.get(name, {}) if d) for name in frames}
         run_dates = sorted(set().union(*ds_dates.values()))
         n_obs, n_lag = total("observations"), total("lag")
+        if bound is not None:  # the earlier duplicates (kept) and the new captures' ones
+            n_obs = n_lag + self.manifest.duplicates + total("obs_new") - total("lag_new")
+        self.manifest.duplicates = n_obs - n_lag
 
         # ---- write datasets -------------------------------------------------------------------
         written = self.written  # what a failed write reports as done
@@ -1133,8 +1146,9 @@ class _Run:
             from mqctl.lagjob import bounded as B
             from mqctl.lagjob import ingest as I
 
-            if keep_derived:
-                self._save_derived(history, captured, resets, unowned_track)
+            if keep_derived:  # (without resets the changes are the captured ones, cut)
+                self._save_derived(history, captured if not no_resets else changes, resets,
+                                   unowned_track)
             else:
                 self.manifest.derived = []
             self.manifest.pending, self.manifest.fingerprint = [], fp
