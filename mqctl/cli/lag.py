@@ -113,8 +113,9 @@ def report(
                      ] = 20,
     state_dir: Annotated[str | None, typer.Option(
         "--state", help="Where snapshot files are kept parsed between runs (an ingested Parquet "
-                        "table and its manifest; default OUT/_state): a re-run parses only new "
-                        "or changed files and rewrites only the dates they touch.",
+                        "table, its manifest and what later captures need; default "
+                        "OUT/_state): a re-run parses only new or changed files; new captures "
+                        "after the reported ones are computed alone and added.",
         show_default=False)] = None,
     full: Annotated[bool, typer.Option(
         "--full", help="Re-parse every input and rewrite every date (rebuilds --state).")

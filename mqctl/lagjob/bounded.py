@@ -172,9 +172,10 @@ def merge_unowned(old: DataFrame, new: DataFrame, track: DataFrame) -> DataFrame
     """The unowned intervals of the whole history from the previous run's (``old``) and the
     look-back's (``new``, :func:`transforms.unowned_from_track` over the look-back and the new
     captures' ``track``). Per queue, the look-back recomputes every interval that reaches its
-    first capture with known ownership (``first``) or starts after it; an interval that was
-    open there started earlier, so the recomputed one gets the earlier start (and the capture
-    that still had an owner before it). Older intervals are kept as they were."""
+    first capture with known ownership (``first``) or starts after it; one that reaches
+    ``first`` started there or earlier, so the recomputed one gets the earlier start and the
+    capture that still had an owner before it (``since_ts``), which the look-back does not
+    see. Older intervals are kept as they were."""
     from pyspark.sql import functions as F
 
     from mqctl.lagjob.transforms import GQUEUE
@@ -184,7 +185,7 @@ def merge_unowned(old: DataFrame, new: DataFrame, track: DataFrame) -> DataFrame
     before = F.col("_first").isNull() | (F.col("end_ts").isNotNull()
                                          & (F.col("end_ts") <= F.col("_first")))
     kept = o.filter(before).drop("_first")
-    reach = (o.filter(~before & (F.col("start_ts") < F.col("_first")))
+    reach = (o.filter(~before & (F.col("start_ts") <= F.col("_first")))
              .select(*GQUEUE, F.col("_first").alias("start_ts"),
                      F.col("start_ts").alias("_start0"), F.col("since_ts").alias("_since0")))
     n = new.join(reach, on=[*GQUEUE, "start_ts"], how="left")

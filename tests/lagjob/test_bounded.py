@@ -200,3 +200,29 @@ def test_captures_that_aged_out_stay_in_the_report(spark, tmp_path):
     run(spark, root, inc, said)
     assert any("not a bounded re-run (an input file of the look-back's dates is gone)" in m
                for m in said), said
+
+
+def test_merge_unowned_keeps_what_the_look_back_cannot_see(spark):
+    from mqctl.lagjob import bounded as B
+
+    key = ("c1", "G", "T", "broker-a")
+    cols = B.UNOWNED_DDL
+    old = spark.createDataFrame([
+        (*key, 0, None, 10, 20, 10, False, "snapshot"),   # ended before the look-back
+        (*key, 1, 40, 50, None, 30, True, "snapshot"),    # open when the look-back starts
+        (*key, 2, 60, 70, None, 10, True, "snapshot"),    # started at the look-back's start
+        (*key, 3, 40, 50, 90, 40, False, "snapshot"),     # ended inside the look-back
+    ], cols)
+    # the look-back starts at 70 for every queue; what it finds again
+    new = spark.createDataFrame([
+        (*key, 1, None, 70, 100, 30, False, "snapshot"),  # now closed at 100
+        (*key, 2, None, 70, None, 20, True, "snapshot"),  # still open, last seen at 90
+        (*key, 3, None, 70, 90, 20, False, "snapshot"),   # (a truncated copy of the old one)
+    ], cols)
+    track = spark.createDataFrame([(*key, q, 70) for q in range(4)],
+                                  "cluster string, group string, topic string, broker string, "
+                                  "queue_id int, capture_ts long")
+    got = sorted(tuple(r) for r in B.merge_unowned(old, new, track).select(
+        "queue_id", "since_ts", "start_ts", "end_ts", "duration_ms", "open").collect())
+    assert got == [(0, None, 10, 20, 10, False), (1, 40, 50, 100, 50, False),
+                   (2, 60, 70, None, 20, True), (3, 40, 50, 90, 40, False)]
