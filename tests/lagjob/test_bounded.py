@@ -16,11 +16,10 @@ import pytest
 pytest.importorskip("pyspark")
 
 from .builders import snap_row, write_snapshot
+from .test_incremental import assert_same
 
 T0 = 1717200000000  # 2024-06-01T00:00:00Z
 STEP = 3 * 3600_000  # a capture every 3 hours: the runs cross dates
-DATASETS = ("lag", "group_status", "rebalance/events", "rebalance/moves", "rebalance/storms",
-            "rebalance/unowned", "rebalance/locks", "quarantine")
 WINDOW = 3
 
 
@@ -60,32 +59,11 @@ def write_capture(root: Path, i: int) -> Path:
     return write_snapshot(root, "c1", T0 + i * STEP, capture(i))
 
 
-def dataset_rows(spark, out: Path, name: str) -> list[str]:
-    if not (out / name).exists():
-        return []
-    df = spark.read.parquet(str(out / name))
-    return sorted(repr(sorted((k, str(v) if k == "date" else v)
-                              for k, v in r.asDict(recursive=True).items()))
-                  for r in df.collect())
-
-
 def run(spark, root: Path, out: Path, said: list[str] | None = None, **kw):
     from mqctl.lagjob import run_report
 
     return run_report([str(root)], str(out), spark=spark, tz="UTC", window=WINDOW,
                       progress=(said.append if said is not None else None), **kw)
-
-
-def assert_same(spark, inc: Path, full: Path, ri, rf) -> None:
-    for name in DATASETS:
-        assert dataset_rows(spark, inc, name) == dataset_rows(spark, full, name), name
-    assert ri.counts == rf.counts and ri.quarantine == rf.quarantine
-    assert ri.summary == rf.summary and ri.groups == rf.groups and ri.dates == rf.dates
-    a = json.loads((inc / "summary.json").read_text())
-    b = json.loads((full / "summary.json").read_text())
-    for k in ("counts", "dates", "summary", "groups", "quarantine"):
-        assert a[k] == b[k], k
-    assert (inc / "summary.csv").read_text() == (full / "summary.csv").read_text()
 
 
 def bounded(said: list[str]) -> bool:

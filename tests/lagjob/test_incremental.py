@@ -55,6 +55,20 @@ def dataset_rows(spark, out: Path, name: str) -> list[str]:
                   for r in spark.read.parquet(str(out / name)).collect())
 
 
+def assert_same(spark, inc: Path, full: Path, ri, rf) -> None:
+    """The outputs of ``inc`` (result ``ri``) are those of the full run ``full`` (``rf``):
+    every dataset row for row, the summaries, the counts."""
+    for name in DATASETS:
+        assert dataset_rows(spark, inc, name) == dataset_rows(spark, full, name), name
+    assert ri.counts == rf.counts and ri.quarantine == rf.quarantine
+    assert ri.summary == rf.summary and ri.groups == rf.groups and ri.dates == rf.dates
+    a = json.loads((inc / "summary.json").read_text())
+    b = json.loads((full / "summary.json").read_text())
+    for k in ("counts", "dates", "summary", "groups", "quarantine"):
+        assert a[k] == b[k], k
+    assert (inc / "summary.csv").read_text() == (full / "summary.csv").read_text()
+
+
 def run(spark, root: Path, out: Path, **kw):
     from mqctl.lagjob import run_report
 
@@ -107,15 +121,7 @@ def test_incremental_runs_equal_one_full_run(spark, tmp_path):
 
     rf = run(spark, root, full, incremental=False)
     assert not (full / "_state").exists()
-    for name in DATASETS:
-        assert dataset_rows(spark, inc, name) == dataset_rows(spark, full, name), name
-    assert r4.counts == rf.counts and r4.quarantine == rf.quarantine
-    assert r4.summary == rf.summary and r4.groups == rf.groups and r4.dates == rf.dates
-    a = json.loads((inc / "summary.json").read_text())
-    b = json.loads((full / "summary.json").read_text())
-    for k in ("counts", "dates", "summary", "groups", "quarantine"):
-        assert a[k] == b[k], k
-    assert (inc / "summary.csv").read_text() == (full / "summary.csv").read_text()
+    assert_same(spark, inc, full, r4, rf)
     # the run that saw no change wrote nothing it did not have to, and left no temp files
     assert not list((inc / "_state").glob(".*"))
 
