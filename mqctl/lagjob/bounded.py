@@ -215,6 +215,13 @@ def part_path(state: str, name: str) -> str:
     return W.join(state, DERIVED, name)
 
 
+def present(spark: SparkSession, state: str) -> bool:
+    """Whether every part of the derived state is there (a removed one: compute everything)."""
+    from mqctl.lagjob import ingest as I
+
+    return all(I.exists(spark, part_path(state, name)) for name in PARTS)
+
+
 def read(spark: SparkSession, state: str, name: str, batches: list[int]) -> DataFrame:
     """The committed rows of one part (``unowned``: of the last batch only)."""
     from pyspark.sql import functions as F

@@ -800,6 +800,10 @@ class _Run:
             # the previous run finished (no pending dates) and left its derived state
             try_bound = (self.may_bound and not self.write_all and bool(man.derived)
                          and not man.pending and o.since_ms is None and o.until_ms is None)
+            if try_bound:
+                from mqctl.lagjob import bounded as B
+
+                try_bound = B.present(sp, self.state)
         else:
             self.write_all, try_bound = True, False
         # the derived state is kept by runs over snapshots only and the whole history

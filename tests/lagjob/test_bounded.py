@@ -204,3 +204,20 @@ def test_merge_unowned_keeps_what_the_look_back_cannot_see(spark):
         "queue_id", "since_ts", "start_ts", "end_ts", "duration_ms", "open").collect())
     assert got == [(0, None, 10, 20, 10, False), (1, 40, 50, 100, 50, False),
                    (2, 60, 70, None, 20, True), (3, 40, 50, 90, 40, False)]
+
+
+def test_a_removed_derived_state_means_a_full_run(spark, tmp_path):
+    import shutil
+
+    root, inc = tmp_path / "in", tmp_path / "inc"
+    for i in range(5):
+        write_capture(root, i)
+    run(spark, root, inc)
+    shutil.rmtree(inc / "_state" / "derived" / "changes")
+    write_capture(root, 5)
+    said: list[str] = []
+    ri = run(spark, root, inc, said)
+    assert not any("bounded" in m for m in said), said
+    assert (inc / "_state" / "derived" / "changes").is_dir()  # written again, whole
+    rf = run(spark, root, tmp_path / "full", incremental=False)
+    assert_same(spark, inc, tmp_path / "full", ri, rf)
