@@ -8,6 +8,8 @@ State directory (``--state DIR``, default ``OUT/_state``)::
                                    of the capture
     staging-<batch>/               the files a run parsed, in the table's layout; moved into
                                    the table when none has a bad line, removed at the end
+    derived/                       what a bounded re-run needs from before its look-back
+                                   (:mod:`mqctl.lagjob.bounded`)
 
 The manifest lists every ingested file with its size and modification time (and the dates
 and ``batch`` of its rows), the committed batches, and a fingerprint of the options that change
@@ -189,12 +191,16 @@ class Plan:
     kept: list[str]
 
 
-def plan(manifest: Manifest, files: list[Any]) -> Plan:
-    """Compare the inputs (``readers.InputFile``: path, size, mtime_ms) with the manifest."""
+def plan(manifest: Manifest, files: list[Any], *, keep_aged: bool = False) -> Plan:
+    """Compare the inputs (``readers.InputFile``: path, size, mtime_ms) with the manifest.
+    ``keep_aged``: files marked as aged out (:func:`age_out`) that are still gone are neither
+    kept nor stale (their rows stay)."""
     current = {f.path: f for f in files}
     kept, stale = [], []
     for p, m in manifest.files.items():
         f = current.get(p)
+        if f is None and keep_aged and m.get("aged"):
+            continue
         if f is not None and m.get("size") == f.size and m.get("mtime_ms") == f.mtime_ms:
             kept.append(p)
         else:
@@ -220,6 +226,27 @@ def table(spark: SparkSession, state: str, manifest: Manifest,
     if from_date is not None:
         df = df.filter(F.col("date") >= F.to_date(F.lit(from_date)))
     return df.filter(F.col("batch").isin(manifest.batches)).drop("batch", "date")
+
+
+def age_out(spark: SparkSession, state: str, manifest: Manifest, paths: list[str]) -> None:
+    """Mark ingested files that are no longer among the inputs as aged out (``aged``): their
+    rows stay in the table, which a bounded re-run reads only after them, until every file of
+    their date has aged out; then the date's partition is deleted at once and they are
+    forgotten. Any other run drops their rows first (they are stale in :func:`plan`)."""
+    from mqctl.lagjob import writers as W
+
+    for p in paths:
+        manifest.files[p]["aged"] = True
+    dates = {d for p in paths for d in manifest.files[p].get("dates", [])}
+    for d in sorted(dates):
+        if any(d in m.get("dates", []) and not m.get("aged") for m in manifest.files.values()):
+            continue
+        delete(spark, W.join(state, TABLE, f"date={d}"))
+        for p, m in list(manifest.files.items()):
+            if m.get("aged") and d in m.get("dates", []):
+                m["dates"] = [x for x in m["dates"] if x != d]
+                if not m["dates"]:
+                    del manifest.files[p]
 
 
 def drop_rows(spark: SparkSession, state: str, manifest: Manifest, sources: list[str],

@@ -409,6 +409,8 @@ class _Run:
         self.new_batch: int | None = None
         self.clean_ingest = False
         self.aged_out: set[str] = set()  # dates of ingested files no longer among the inputs
+        self.deferred = False  # their rows were kept in the table (:func:`ingest.age_out`)
+        self.try_bound = False
         self.bound: Any = None
 
     @contextmanager
@@ -519,6 +521,20 @@ class _Run:
         assert st is not None
         man = self.manifest
         plan = I.plan(man, files)
+        current = {f.path for f in files}
+        changed = [p for p in plan.stale if p in current]
+        # files that aged out (`snapshot --keep`) while nothing else changed: when the run can
+        # be a bounded one, their rows stay in the table (marked) until their whole date is
+        # gone, then that partition goes at once; rewriting the date for every deleted file
+        # costs about 5 s per 1M rows of it (docs/lag-performance.md)
+        self.aged_out = set(plan.stale_dates) if plan.stale and not changed else set()
+        self.deferred = bool(self.aged_out) and self.try_bound
+        if self.deferred:
+            with self.stage("ingest"):
+                I.age_out(sp, st, man, plan.stale)
+            plan = I.plan(man, files, keep_aged=True)
+        for p in plan.kept:  # (an aged-out file given again: its rows are still there)
+            man.files[p].pop("aged", None)
         touched = set(plan.stale_dates)
         with self.stage("ingest"):
             gone = [man.files[p]["source"] for p in plan.stale
@@ -593,10 +609,6 @@ class _Run:
             bad = sp.createDataFrame([], schemas.BAD)
         self.touched = touched
         # a bounded re-run needs every earlier row as it was and only whole new files
-        # (files that are no longer among the inputs aged out: `snapshot --keep`)
-        current = {f.path for f in files}
-        changed = [p for p in plan.stale if p in current]
-        self.aged_out = set(plan.stale_dates) if plan.stale and not changed else set()
         self.clean_ingest = (not changed and not extra
                              and not any(m.get("bad") for m in man.files.values()))
         return obs, bad
@@ -816,10 +828,15 @@ class _Run:
         bad_cols = ["source", "source_kind", "line", "reason", "detail", "content",
                     "observed_ts"]
         table_all = None  # (bounded: every ingested observation, for the look-back check)
+        self.try_bound = try_bound
         if paths.get(Kind.SNAPSHOT):
             obs_s, bad_s = self._snapshots(by_kind[Kind.SNAPSHOT], now_ms())
             if try_bound and self.clean_ingest and self.new_batch is not None:
                 obs_s, table_all = self._bounded_observations()
+            elif self.deferred:  # (any other run reads the table without their rows)
+                from mqctl.lagjob.bounded import NotBounded
+
+                raise NotBounded("capture files aged out, and no new capture")
             obs_frames.append(obs_s)
             bad_frames.append(bad_s.select(*bad_cols))
         whole = {k: v for k, v in paths.items() if k in (

@@ -147,37 +147,56 @@ def test_plan_picks_the_look_back_per_cluster():
 
 
 def test_captures_that_aged_out_stay_in_the_report(spark, tmp_path):
-    """`snapshot --keep` deletes old capture files: a bounded run drops their rows from the
-    ingested table but does not recompute the report's history for it (`lag prune` ages the
-    report out): its outputs equal a full run over the inputs as they were ingested."""
+    """`snapshot --keep` deletes old capture files: a bounded run does not recompute the
+    report's history for it (`lag prune` ages the report out): its outputs equal a full run over
+    the inputs as they were ingested. Their rows stay in the ingested table until their whole
+    date is gone, then that partition goes at once."""
     root, inc = tmp_path / "in", tmp_path / "inc"
-    for i in range(13):  # 8 captures on June 1, 5 on June 2
-        write_capture(root, i)
+    paths = {i: write_capture(root, i) for i in range(13)}  # 8 captures on June 1, 5 on June 2
     run(spark, root, inc)
+    table = inc / "_state" / "snapshots"
+
+    def judge(restore: range, name: str):
+        # a full run over the inputs as they were ingested (the same paths)
+        for i in restore:
+            write_capture(root, i)
+        rf = run(spark, root, tmp_path / name, incremental=False)
+        for i in restore:
+            write_capture(root, i).unlink()
+        return rf
+
     for i in (0, 1):  # the first date's first captures age out
-        write_capture(root, i).unlink()
+        paths[i].unlink()
     write_capture(root, 13)  # its look-back (captures 9-12) is on June 2
     said: list[str] = []
     ri = run(spark, root, inc, said)
     assert bounded(said), said
     man = json.loads((inc / "_state" / "manifest.json").read_text())
-    assert len(man["files"]) == 12  # captures 2-13
-    table = spark.read.parquet(str(inc / "_state" / "snapshots"))
-    assert table.filter(f"observed_ts < {T0 + 2 * STEP}").count() == 0
-    # the judge: a full run over the inputs as they were ingested (the same paths)
-    for i in (0, 1):
-        write_capture(root, i)
-    rf = run(spark, root, tmp_path / "full", incremental=False)
-    assert_same(spark, inc, tmp_path / "full", ri, rf)
-    for i in (0, 1):
-        write_capture(root, i).unlink()
-    # a capture file of the look-back's dates gone: every capture is computed again
-    write_capture(root, 12).unlink()
+    assert sorted(p for p, m in man["files"].items() if m.get("aged")) == sorted(
+        str(paths[i]) for i in (0, 1))
+    assert spark.read.parquet(str(table)).filter(f"observed_ts < {T0 + 2 * STEP}").count() > 0
+    assert_same(spark, inc, tmp_path / "full1", ri, judge(range(2), "full1"))
+
+    for i in range(2, 8):  # the rest of June 1
+        paths[i].unlink()
     write_capture(root, 14)
+    said = []
+    ri = run(spark, root, inc, said)
+    assert bounded(said), said
+    assert not (table / "date=2024-06-01").exists()
+    man = json.loads((inc / "_state" / "manifest.json").read_text())
+    assert sorted(d for m in man["files"].values() for d in m["dates"]) == ["2024-06-02"] * 7
+    assert_same(spark, inc, tmp_path / "full2", ri, judge(range(8), "full2"))
+
+    # a capture file of the look-back's dates gone: every capture is computed again
+    paths[12].unlink()
+    write_capture(root, 15)
     said = []
     run(spark, root, inc, said)
     assert any("not a bounded re-run (an input file of the look-back's dates is gone)" in m
                for m in said), said
+    man = json.loads((inc / "_state" / "manifest.json").read_text())
+    assert len(man["files"]) == 7 and not any(m.get("aged") for m in man["files"].values())
 
 
 def test_merge_unowned_keeps_what_the_look_back_cannot_see(spark):
