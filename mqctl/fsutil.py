@@ -174,3 +174,32 @@ def output_location_error(path: str | os.PathLike[str], what: str, *,
         return local_path_error(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(probe_dir)),
                                 path, what)
     return None
+
+
+@contextlib.contextmanager
+def dir_lock(directory: str | os.PathLike[str], name: str, busy: str, hint: str
+             ) -> Iterator[None]:
+    """An exclusive, non-blocking lock on ``DIR/name`` (``flock``; released when the process
+    ends, however it ends): two overlapping cron runs that would write ``DIR`` at once. Held:
+    :class:`~mqctl.errors.RefusedError` (exit 6) ``busy``, with ``hint``. Creates ``DIR``."""
+    import fcntl
+
+    from mqctl.errors import RefusedError
+
+    d = Path(directory)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise local_path_error(exc, d, "to the output directory") from None
+    try:
+        fh = open(d / name, "a+")  # noqa: SIM115
+    except OSError as exc:  # a read-only directory or mount, a full disk
+        raise local_path_error(exc, d, "to the output directory") from None
+    try:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RefusedError(busy, hint=hint) from None
+        yield
+    finally:
+        fh.close()

@@ -10,20 +10,19 @@ time in their names, never the newest of a cluster.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import gzip
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, cast
 
 from mqctl.admin import Admin, BrokerFailure
-from mqctl.errors import MqctlError, RefusedError, UsageError
-from mqctl.fsutil import atomic_writer, local_path_error
+from mqctl.errors import MqctlError, UsageError
+from mqctl.fsutil import atomic_writer, dir_lock, local_path_error
 from mqctl.inspect import CaptureCache, GroupProgress, capture_progress
 from mqctl.models import RETRY_PREFIX
 from mqctl.remoting.client import fan_out
@@ -337,26 +336,9 @@ def apply_prune(plan: CapturePrunePlan) -> list[CaptureFile]:
     return done
 
 
-@contextlib.contextmanager
-def run_lock(out_dir: str | os.PathLike[str]) -> Iterator[None]:
+def run_lock(out_dir: str | os.PathLike[str]) -> contextlib.AbstractContextManager[None]:
     """An exclusive, non-blocking lock on ``OUT/.mqctl-snapshot.lock`` (overlapping cron runs)."""
-    d = Path(out_dir)
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise local_path_error(exc, d, "to the output directory") from None
-    lock_path = d / ".mqctl-snapshot.lock"
-    try:
-        fh = open(lock_path, "a+")  # noqa: SIM115
-    except OSError as exc:  # a read-only directory or mount, a full disk
-        raise local_path_error(exc, d, "to the output directory") from None
-    try:
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise RefusedError(f"another mqctl snapshot is still writing to {d}",
-                               hint="the previous run has not finished; lower the cron "
-                                    "frequency or raise --concurrency") from None
-        yield
-    finally:
-        fh.close()
+    return dir_lock(out_dir, ".mqctl-snapshot.lock",
+                    f"another mqctl snapshot is still writing to {Path(out_dir)}",
+                    "the previous run has not finished; lower the cron frequency or raise "
+                    "--concurrency")

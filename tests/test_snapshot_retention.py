@@ -339,6 +339,21 @@ def test_lag_prune_waits_for_no_capture(tmp_path):
     assert len(list_captures(tmp_path)) == 2
 
 
+def test_lag_prune_waits_for_no_report_run(tmp_path):
+    import fcntl
+
+    make_report(tmp_path, {"lag": ["2020-01-01", "2020-01-02"]})
+    with open(tmp_path / ".mqctl-lag.lock", "a+") as fh:  # a report run writing there
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        plan = run_cli(["lag", "prune", "--out", str(tmp_path), "--keep", "1d"])
+        r = run_cli(["lag", "prune", "--out", str(tmp_path), "--keep", "1d", "--execute"])
+    assert plan.exit_code == 0  # a plan reads only
+    assert r.exit_code == 6 and "another mqctl lag report is still writing" in r.stderr
+    assert (tmp_path / "lag" / "date=2020-01-01").is_dir()
+    done = run_cli(["lag", "prune", "--out", str(tmp_path), "--keep", "1d", "--execute"])
+    assert done.exit_code == 0 and not (tmp_path / "lag" / "date=2020-01-01").exists()
+
+
 def test_snapshot_gzip_and_keep_against_the_sim(cli, sim, tmp_path):
     make_captures(tmp_path, [("DefaultCluster", T0), ("other", T0)])
     (tmp_path / "2024-06-01" / "keep-me.txt").write_text("not a capture")

@@ -230,8 +230,11 @@ def prune(
         cap_plan = plan_prune(list_captures(snap_dir), keep_ms=keep_ms, now=now)
     if execute:
         if report_plan is not None:
-            report_plan = dataclasses.replace(
-                report_plan, delete=retention.apply_report_prune(report_plan))
+            from mqctl.lagjob.job import report_lock
+
+            with report_lock(str(d)):  # (not under a report run: exit 6 while one writes)
+                report_plan = dataclasses.replace(
+                    report_plan, delete=retention.apply_report_prune(report_plan))
         if cap_plan is not None and snap_dir is not None:
             # a capture running now is not raced: the snapshot's own lock (exit 6 if held)
             with run_lock(snap_dir):

@@ -22,7 +22,7 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit mqctl/l
     sys.path.insert(0, os.path.dirname(os.path.dirname(_here)))
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
@@ -353,6 +353,21 @@ def spark_failure(exc: BaseException, stage: str, written: dict[str, str]
                       "cluster also spark.executor.memory); Spark's log above names the task")
 
 
+def report_lock(out: str) -> AbstractContextManager[None]:
+    """Two report runs into one ``--out`` at once (a cron run that outlasts its interval)
+    would interleave their state and appends: the second is refused (exit 6) by a lock on
+    ``OUT/.mqctl-lag.lock``; ``lag prune --out`` takes it too. Local directories only (a
+    Hadoop path: no lock)."""
+    if not _local(out):
+        return nullcontext()
+    from mqctl.fsutil import dir_lock
+
+    d = local_path(out)
+    return dir_lock(d, ".mqctl-lag.lock", f"another mqctl lag report is still writing to {d}",
+                    "the previous run has not finished; run the report less often (or give "
+                    "each run its own --out)")
+
+
 def _persistent_rdd_ids(spark: SparkSession) -> set[int] | None:
     """Ids of the RDDs the session holds in storage now (None where the JVM is not reachable,
     e.g. Spark Connect)."""
@@ -466,13 +481,15 @@ class _Run:
         try:
             from mqctl.lagjob.bounded import NotBounded
 
-            try:
-                return self._run()
-            except NotBounded as why:  # (raised before anything is written)
-                self.say(f"lag report: not a bounded re-run ({why}): computing every capture")
-                self._unpersist()
-                self.may_bound, self.bound, self.notes = False, None, []
-                return self._run()
+            with report_lock(self.out):
+                try:
+                    return self._run()
+                except NotBounded as why:  # (raised before anything is written)
+                    self.say(f"lag report: not a bounded re-run ({why}): computing every "
+                             "capture")
+                    self._unpersist()
+                    self.may_bound, self.bound, self.notes = False, None, []
+                    return self._run()
         except Exception as exc:
             failed = spark_failure(exc, self.current, self.written)
             if failed is not None:

@@ -240,3 +240,18 @@ def test_a_removed_derived_state_means_a_full_run(spark, tmp_path):
     assert (inc / "_state" / "derived" / "changes").is_dir()  # written again, whole
     rf = run(spark, root, tmp_path / "full", incremental=False)
     assert_same(spark, inc, tmp_path / "full", ri, rf)
+
+
+def test_a_second_run_into_the_same_out_is_refused(spark, tmp_path):
+    """A cron run that outlasts its interval: the next one is refused (exit 6), nothing of the
+    running one's state or outputs is touched."""
+    from mqctl.errors import RefusedError
+    from mqctl.lagjob.job import report_lock
+
+    root, out = tmp_path / "in", tmp_path / "out"
+    write_capture(root, 0)
+    with report_lock(str(out)), pytest.raises(RefusedError, match="another mqctl lag report "
+                                                                  "is still writing"):
+        run(spark, root, out)
+    assert not (out / "_state").exists() and not (out / "lag").exists()
+    assert run(spark, root, out).counts["lag_rows"] == 36  # free again
