@@ -223,15 +223,11 @@ def present(spark: SparkSession, state: str) -> bool:
 
 
 def read(spark: SparkSession, state: str, name: str, batches: list[int]) -> DataFrame:
-    """The committed rows of one part (``unowned``: of the last batch only)."""
+    """The committed rows of one part (``unowned``: of the last batch only); every part is
+    there (:func:`present`)."""
     from pyspark.sql import functions as F
 
-    from mqctl.lagjob import ingest as I
-
-    path = part_path(state, name)
-    if not I.exists(spark, path):
-        return spark.createDataFrame([], PARTS[name])
-    df = spark.read.schema(f"{PARTS[name]}, batch int").parquet(path)
+    df = spark.read.schema(f"{PARTS[name]}, batch int").parquet(part_path(state, name))
     keep = [max(batches)] if name == "unowned" else list(batches)
     return df.filter(F.col("batch").isin(keep)).drop("batch")
 

@@ -562,10 +562,7 @@ class _Run:
                 del man.files[p]
         from_date = None
         if self.o.since_ms is not None:  # --since: a day of history before it is enough
-            from datetime import UTC, datetime
-
-            from_date = datetime.fromtimestamp((self.o.since_ms - X.DAY_MS) / 1000,
-                                               tz=UTC).strftime("%Y-%m-%d")
+            from_date = _utc_day(self.o.since_ms - X.DAY_MS)
         bad = None
         extra: list[DataFrame] = []  # rows of files that are read every run, never ingested
         to_parse = plan.new + [p for p in plan.kept if man.files[p].get("bad")]
@@ -670,26 +667,25 @@ class _Run:
         of a bounded re-run; sets ``self.bound`` (:func:`bounded.plan`, which raises
         :class:`bounded.NotBounded` when the new captures do not all follow the earlier
         ones)."""
-        from datetime import UTC, datetime
-
         from pyspark.sql import functions as F
 
         from mqctl.lagjob import bounded as B
         from mqctl.lagjob import ingest as I
         from mqctl.lagjob import transforms as X
+        from mqctl.timeparse import format_ms
 
         sp, st, man = self.spark, self.state, self.manifest
         assert st is not None
         with self.stage("bound"):
             self.bound = b = B.plan(B.table_times(sp, st, man, self.new_batch),
                                     self.o.align_ms, self.o.window)
-        from_date = datetime.fromtimestamp(b.from_ts / 1000, tz=UTC).strftime("%Y-%m-%d")
+        from_date = _utc_day(b.from_ts)
         if self.aged_out and max(self.aged_out) >= from_date:
             raise B.NotBounded("an input file of the look-back's dates is gone")
         recent, everything = I.table(sp, st, man, from_date), I.table(sp, st, man)
         assert recent is not None and everything is not None  # (this run ingested a batch)
         self.say("lag report: a bounded re-run: the captures from "
-                 f"{_iso(b.new_ts)}, with the earlier ones from {_iso(b.from_ts)}")
+                 f"{format_ms(b.new_ts)}, with the earlier ones from {format_ms(b.from_ts)}")
         return (recent.select(*X.SNAPSHOT_OBS).filter(F.col("observed_ts") >= F.lit(b.from_ts)),
                 everything.select(*X.SNAPSHOT_OBS))
 
@@ -827,14 +823,14 @@ class _Run:
             self.write_all = (self.full or man.fingerprint != fp or man.out != self.out
                               or not only_snapshots or not I.exists(sp, W.join(self.out, "lag")))
             # the previous run finished (no pending dates) and left its derived state
-            try_bound = (self.may_bound and not self.write_all and bool(man.derived)
+            self.try_bound = (self.may_bound and not self.write_all and bool(man.derived)
                          and not man.pending and o.since_ms is None and o.until_ms is None)
-            if try_bound:
+            if self.try_bound:
                 from mqctl.lagjob import bounded as B
 
-                try_bound = B.present(sp, self.state)
+                self.try_bound = B.present(sp, self.state)
         else:
-            self.write_all, try_bound = True, False
+            self.write_all, self.try_bound = True, False
         # the derived state is kept by runs over snapshots only and the whole history
         keep_derived = (self.state is not None and only_snapshots and o.since_ms is None
                         and o.until_ms is None)
@@ -845,10 +841,9 @@ class _Run:
         bad_cols = ["source", "source_kind", "line", "reason", "detail", "content",
                     "observed_ts"]
         table_all = None  # (bounded: every ingested observation, for the look-back check)
-        self.try_bound = try_bound
         if paths.get(Kind.SNAPSHOT):
             obs_s, bad_s = self._snapshots(by_kind[Kind.SNAPSHOT], now_ms())
-            if try_bound and self.clean_ingest and self.new_batch is not None:
+            if self.try_bound and self.clean_ingest and self.new_batch is not None:
                 obs_s, table_all = self._bounded_observations()
             elif self.deferred:  # (any other run reads the table without their rows)
                 from mqctl.lagjob.bounded import NotBounded
@@ -1239,10 +1234,11 @@ class _Run:
                              status_rows=shown, meta=meta, groups=data.groups, limits=lim)
 
 
-def _iso(ms: int) -> str:
-    from mqctl.timeparse import format_ms
+def _utc_day(ms: int) -> str:
+    """The UTC date (``yyyy-MM-dd``) of an epoch-ms time: a ``date=`` partition's name."""
+    from datetime import UTC, datetime
 
-    return format_ms(ms)
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d")
 
 
 def _plain(d: dict[str, Any]) -> dict[str, Any]:
