@@ -299,12 +299,12 @@ def test_a_concurrent_clients_locked_flag_is_no_grant():
     # evidence that the broker took the departed holder's lock away
     gone = claim("dead@7", age=10_000, live=False, member=False)
     conc = claim("c@1", locked=True, age=2_000, orderly=False)
-    assert conc.granted_ts is None
     q = classify([gone, conc], predicted=["c@1"])
-    assert q.to_dict()["claims"][1]["superseded_by"] is None
     # ... and a concurrent consumer consumes without any lock: nothing blocks it
     assert (q.state, q.owner) == (LockState.LOCK_FAILED, "c@1")
     assert "concurrently" in q.reason
+    assert conc.granted_ts is None
+    assert q.to_dict()["claims"][1]["superseded_by"] is None
 
 
 def test_a_4x_concurrent_claimer_is_not_blocked_by_a_departed_holder_either():
