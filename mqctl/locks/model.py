@@ -30,8 +30,9 @@ States of a queue and their precedence (the first rule that applies wins):
    their own allocation assigns it to them: split views), or its one claimer's client id is
    used by several processes (duplicate ``ip@pid``);
 2. ``stale``: no answering client holds a lease on it, but a client that is gone -- no longer
-   a member (crashed, left) or not answering (hung, overloaded) -- was last seen holding it and
-   its broker lease can still run: it blocks the queue until ``frees_at``;
+   a member (crashed, left) or not answering (hung, overloaded) -- was last seen holding it,
+   its broker lease can still run and no other client was granted the lock since (Evidence,
+   below): it blocks the queue until ``frees_at``;
 3. ``lock-failed``: claimed but not locked (or the lock lapsed: last renewal older than the
    60 s lease, or the claimer consumes concurrently), or assigned by the allocation to an
    answering client that has not locked it;

@@ -121,14 +121,14 @@ def new_connection(st: StoredClient, addrs: Sequence[str]) -> str | None:
     killed since, or one paused since) says nothing about now.
     """
     if st.gone_ts:
-        return (f"left the group (found gone at {format_local(st.gone_ts)}) and is a member "
-                "again: it has connected anew since (restarted, or reconnected after the "
-                "brokers dropped it)")
-    if st.addrs and addrs and not set(st.addrs) & set(addrs):
-        return (f"has connected anew since (restarted, or reconnected): its connection "
-                f"{', '.join(st.addrs)} is no longer listed, the brokers list "
-                f"{', '.join(addrs)}")
-    return None
+        why = f"it left the group (found gone at {format_local(st.gone_ts)}) and is back"
+    elif st.addrs and addrs and not set(st.addrs) & set(addrs):
+        why = (f"its connection {', '.join(st.addrs)} is no longer listed (now "
+               f"{', '.join(addrs)})")
+    else:
+        return None
+    return (f"has connected anew since mqctl last saw it answer at "
+            f"{format_local(st.observed_ts)} (restarted, or reconnected): {why}")
 
 
 def merge_state(previous: Mapping[str, StoredClient], observed: Mapping[str, StoredClient],

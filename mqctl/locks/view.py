@@ -8,7 +8,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from mqctl.errors import MqctlError, RefusedError
-from mqctl.locks.model import RENEW_SLACK_MS, Claim, ClientLocks, LockView, classify_queue
+from mqctl.locks.model import (
+    RENEW_SLACK_MS,
+    Claim,
+    ClientLocks,
+    LockView,
+    QueueLock,
+    classify_queue,
+    superseded_by,
+)
 from mqctl.locks.store import StoredClient, client_addrs, merge_state, new_connection
 from mqctl.models import MessageQueue, java_string_key
 from mqctl.timeparse import format_local
@@ -109,9 +117,21 @@ def _restarts(previous: Mapping[str, StoredClient], clients: Mapping[str, Client
             continue
         cv = clients.get(cid)
         if why := new_connection(st, client_addrs(cv.addr) if cv is not None else ()):
-            out[cid] = (f"{why}: it does not answer, and what it reported at "
-                        f"{format_local(st.observed_ts)} no longer applies")
+            out[cid] = f"{why}; what it reported then no longer applies"
     return out
+
+
+def _superseded_notes(queues: Iterable[QueueLock]) -> list[str]:
+    """Remembered claims that a later grant to another client outranks (model: Evidence)."""
+    by: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for q in queues:
+        for c in q.claims:
+            if not c.live and (s := superseded_by(c, q.claims)) is not None:
+                by[(c.client_id, s.client_id)].append(q.mq.short)
+    return [f"{old}'s last known claim on {', '.join(qs)} is superseded: the broker granted "
+            f"{new} the lock after {old}'s last reported renewal ({old} unlocked it when it "
+            "stopped, or its lease ended), so it blocks nothing"
+            for (old, new), qs in sorted(by.items())]
 
 
 def group_kind(m: GroupMembers) -> str:
@@ -233,6 +253,7 @@ def build_view(members: GroupMembers, *, now: int,
                         "holds or renews a lock; leases of consumers that just stopped run out "
                         "60 s after their last renewal")
     allnotes += [f"{cid} {why}" for cid, why in restarted.items()]
+    allnotes += _superseded_notes(queues)
     if any(not c.live for q in queues for c in q.claims):
         allnotes.append("claims of clients that did not answer are their last known ones "
                         "(source 'unknown'), from the state file of an earlier run")

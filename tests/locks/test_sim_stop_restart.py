@@ -105,6 +105,9 @@ def test_graceful_stop_hands_the_queues_to_the_survivor_never_stale(cli, sim_fac
         o2_claim = next(c for c in row["claims"] if c["client_id"] == O2)
         assert o2_claim["superseded_by"] == O1              # its record stays visible
     assert not any("locks release" in h for h in d["hints"])
+    assert any(n.startswith(f"{O2}'s last known claim on broker-b:0, broker-b:1, broker-b:2, "
+                            f"broker-b:3 is superseded: the broker granted {O1} the lock")
+               for n in d["notes"])
     # the release is refused: o1 already has the lock (4.9.3: granted, not marked yet; 5.3.3:
     # locked, so o1 is the holder and it renews), the broker would ignore o2's release
     r = cli(["--timeout", "3", "locks", "release", "-n", sim.namesrv_addr, "--group", G,
