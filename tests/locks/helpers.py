@@ -75,3 +75,16 @@ def capture(clients: dict[str, ConsumerRunningInfo | str], *, members: list[str]
 def queues(n_per_broker: int = 4, topic: str = "T") -> list[MessageQueue]:
     return [MessageQueue(topic, b, i) for b in ("broker-a", "broker-b")
             for i in range(n_per_broker)]
+
+
+def lock_crash_scenario(version: int, **o2: object) -> dict:
+    """The real lock-crash setup (../shared/samples/real/<v>/lock-crash): orderly group LC_G on
+    LC_T (4 queues on each of two brokers), consumers o1 and o2 of ``version``; ``o2`` adds
+    behaviour to o2 (crash_at, hang_at, leave_at, restart_at, ...)."""
+    return {"name": "lc", "running_info_timeout": 0.3,
+            "brokers": [{"name": "broker-a"}, {"name": "broker-b"}],
+            "topics": [{"name": "LC_T", "queues": 4, "rate": 1, "history": "10m"}],
+            "groups": [{"name": "LC_G", "orderly": True, "topics": ["LC_T"], "consume_from":
+                        "CONSUME_FROM_LAST_OFFSET",
+                        "consumers": [{"id": "127.0.1.91@o1", "version": version},
+                                      {"id": "127.0.1.92@o2", "version": version, **o2}]}]}

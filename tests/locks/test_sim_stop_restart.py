@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import pytest
 
+from locks.helpers import lock_crash_scenario
 from mqctl.models import MessageQueue
 from mqctl.remoting.codes import RequestCode
 from mqctl.versions import V4_9_3, V5_3_3
@@ -29,14 +30,7 @@ B_QS = [MessageQueue(T, "broker-b", i) for i in range(4)]
 VERSIONS = pytest.mark.parametrize("version", [V4_9_3, V5_3_3], ids=["4.9.3", "5.3.3"])
 
 
-def scenario(version: int, **o2: object) -> dict:
-    return {"name": "lc", "running_info_timeout": 0.3,
-            "brokers": [{"name": "broker-a"}, {"name": "broker-b"}],
-            "topics": [{"name": T, "queues": 4, "rate": 1, "history": "10m"}],
-            "groups": [{"name": G, "orderly": True, "topics": [T], "consume_from":
-                        "CONSUME_FROM_LAST_OFFSET",
-                        "consumers": [{"id": O1, "version": version},
-                                      {"id": O2, "version": version, **o2}]}]}
+scenario = lock_crash_scenario
 
 
 def show(cli, sim, state_dir) -> dict:
