@@ -481,8 +481,13 @@ def classify_queue(mq: MessageQueue, claims: Sequence[Claim], predicted: Sequenc
     assigned = [p for p in dict.fromkeys(predicted) if p in answered]
     contenders = list(dict.fromkeys(claimers + (assigned if len(assigned) >= 2 else [])))
     if len(contenders) >= 2:
+        # the owner: the claimer the broker granted the lock last (Evidence), else the one
+        # whose lease runs
+        granted = [c for c in active if c.granted_ts is not None]
         holders = [c for c in active if c.lease_runs(now)]
-        owner = latest_claim(holders).client_id if holders else contenders[0]
+        owner = (max(granted, key=lambda c: (c.granted_ts or 0, c.observed_ts)).client_id
+                 if granted else latest_claim(holders).client_id if holders
+                 else contenders[0])
         desc = "; ".join([c.describe(now) for c in active]
                          + [f"{p} (assigned, not holding it)" for p in contenders
                             if p not in claimers])

@@ -313,3 +313,12 @@ def test_a_4x_concurrent_claimer_is_not_blocked_by_a_departed_holder_either():
                  predicted=["c@1"])
     assert (q.state, q.owner) == (LockState.LOCK_FAILED, "c@1")
     assert "concurrently" in q.reason and "locks release" not in q.hint
+
+
+def test_contested_owner_is_the_claimer_granted_last():
+    # a@1 still reads locked (renewed 40 s ago); the broker granted b@2 the lock 2 s ago (4.x:
+    # not marked yet): b@2 holds it, a@1's next lockAll fails
+    q = classify([claim("a@1", age=40_000), claim("b@2", locked=False, age=2_000)],
+                 predicted=["a@1", "b@2"])
+    assert q.state is LockState.CONTESTED
+    assert q.owner == "b@2"
