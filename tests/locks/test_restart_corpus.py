@@ -150,3 +150,40 @@ def test_restarted_client_that_answers_is_named_and_its_lock_age_restarts(v):
     assert "restarted at" in (c2.reconnected or "")
     assert next(c for c in view.clients if c.client_id == o1).reconnected is None
     assert after[o2].start_ts == c2.start_ts and after[o2].gone_ts == 0
+
+
+# ------------------------------------------------------------------ item 4d: the stop unlocks
+
+
+def test_a_graceful_stop_unlocks_every_queue_at_once_on_the_real_5x_broker():
+    """The fact behind the evidence rule (docs/locks.md, "Evidence"): the real 5.3.3 orderly
+    consumer 127.0.2.62@rio (running-info/, group RI_OG) was stopped gracefully ("stop both");
+    its shutdown (ConsumeMessageOrderlyService.shutdown -> RebalanceImpl.unlockAll) released
+    every queue it had locked, one UNLOCK_BATCH_MQ per broker, seconds later, long before its
+    60 s lease would have ended. The lock lines of RI_OG ran alongside lock-crash
+    (README: filter.log is cut by position); the 4.9.3 excerpt ends before its stop."""
+    v = REAL_CORPUS / "5.3.3"
+    acts = (v / "running-info" / "actions.txt").read_text()
+    m = re.search(r"^(\S+)Z stop both", acts, re.M)
+    assert m
+    stop = int(datetime.fromisoformat(m.group(1) + "+00:00").timestamp() * 1000)
+    gmt8 = 8 * 3600 * 1000
+    for broker in ("broker-a", "broker-b"):
+        text = (v / "lock-crash" / f"kill_{broker}_filter.log").read_text()
+        lines = [x for x in text.splitlines() if "group=RI_OG" in x]
+        locked = {_mq_of(x) for x in lines if "tryLockBatch" in x}
+        unlocks = [x for x in lines if "unlockBatch: unlock mq" in x]
+        assert all("clientId=127.0.2.62@rio" in x for x in unlocks)
+        unlocked = {_mq_of(x): int(datetime.strptime(x[:19], "%Y-%m-%d %H:%M:%S")
+                                   .replace(tzinfo=UTC).timestamp() * 1000) - gmt8
+                    for x in unlocks}
+        assert len(locked) == 5 and set(unlocked) == locked     # 4 RI_OT queues + the retry
+        assert all(0 <= t - stop < 5_000 for t in unlocked.values())
+        # one request per broker: one broker thread logs them all
+        assert len({x.split(" - ")[0].split()[-1] for x in unlocks}) == 1
+
+
+def _mq_of(line: str) -> tuple[str, ...]:
+    m = re.search(r"topic=(\S+), brokerName=\S+, queueId=(\d+)", line)
+    assert m, line
+    return m.groups()
