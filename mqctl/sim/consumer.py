@@ -54,6 +54,17 @@ PERSIST_LOG_MS = 30_000
 _CLASS_OF = {v: k for k, v in STRATEGY_CLASS_NAMES.items()}
 
 
+def _new_connection_addr(addr: str, run: int) -> str:
+    """The clientAddr of a restarted process: the broker's member list shows each channel's
+    remote address (AdminBrokerProcessor.getConsumerConnectionList:
+    RemotingHelper.parseChannelRemoteAddr), and a new process connects from another ephemeral
+    port (real 4.9.3/5.3.3 lock-crash: o2's port after its restart, consumerConnection_*)."""
+    host, sep, port = addr.rpartition(":")
+    if not sep or not port.isdigit():
+        return f"{addr}#{run}"
+    return f"{host}:{32768 + (int(port) * 31 + run * 7919) % 28000}"
+
+
 def strategy_class(name: str) -> str:
     key = name.strip().upper().replace("-", "_")
     if key.startswith("MACHINE_ROOM_NEARBY"):
@@ -155,6 +166,8 @@ class SimConsumer:
         if fresh:
             self.runs += 1
             self.start_ts = self.now()
+            if self.runs > 1:
+                self.addr = _new_connection_addr(self.addr, self.runs)
         for t in self.topics():
             self.sub_versions.setdefault(t, self.start_ts)
         if self.cluster.log_dir and self.log is None:
@@ -229,18 +242,27 @@ class SimConsumer:
             self.start()
 
     def leave(self) -> None:
-        """Graceful shutdown: persist offsets, unlock (orderly), UNREGISTER_CLIENT."""
+        """Graceful shutdown in DefaultMQPushConsumerImpl.shutdown's order (4.9.3 and 5.3.3):
+        ConsumeMessageOrderlyService.shutdown -> RebalanceImpl.unlockAll (orderly: one
+        UNLOCK_BATCH_MQ per broker, "the message queue unlock OK"), persistConsumerOffset,
+        unregisterConsumer (UNREGISTER_CLIENT: the broker notifies the others, who take the
+        queues at once)."""
         if self.state not in ("running", "hung"):
             return
-        self.commit()
         if self.orderly:
             by_broker: dict[str, list[MessageQueue]] = {}
             for mq in self.pqs:
                 by_broker.setdefault(mq.broker_name, []).append(mq)
             for bn, mqs in by_broker.items():
                 b = self.cluster.brokers.get(bn)
-                if b is not None:
+                if b is not None and self.cluster.broker_up(bn):
                     b.unlock_batch(self.group.name, mqs, self.client_id)
+                    for mq in mqs:
+                        self.pqs[mq].locked = False
+                        self._log("unlock_ok", "the message queue unlock OK, Group: "
+                                  f"{self.group.name} "
+                                  f"{mq_text(mq.topic, mq.broker_name, mq.queue_id)}")
+        self.commit()
         self.state = "stopped"
         self._stop_timers()
         self.pqs.clear()
