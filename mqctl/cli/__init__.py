@@ -12,9 +12,13 @@ __all__ = ["app", "main"]
 
 
 def _print_error(message: str, hint: str | None) -> None:
-    sys.stderr.write(f"mqctl: error: {message}\n")
+    """One line each, escaped as every human output is (a broker's remark, a client id or a
+    group name read from a file may hold ESC sequences or newlines: mqctl.render.printable)."""
+    from mqctl.render import printable
+
+    sys.stderr.write(f"mqctl: error: {printable(message)}\n")
     if hint:
-        sys.stderr.write(f"hint: {hint}\n")
+        sys.stderr.write(f"hint: {printable(hint)}\n")
 
 
 class _Interrupted(BaseException):

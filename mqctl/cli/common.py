@@ -165,12 +165,19 @@ def warn(msg: str) -> None:
     st = _current_state()
     if st is not None and st.quiet:
         return
-    sys.stderr.write(f"mqctl: warning: {msg}\n")
+    sys.stderr.write(f"mqctl: warning: {escaped(msg)}\n")
 
 
 def info(st: AppState, msg: str) -> None:
     if not st.quiet:
-        sys.stderr.write(f"{msg}\n")
+        sys.stderr.write(f"{escaped(msg)}\n")
+
+
+def escaped(msg: str) -> str:
+    """A line for the terminal with cluster text in it: escaped (mqctl.render.printable)."""
+    from mqctl.render import printable
+
+    return printable(msg)
 
 
 def emit(result: Result, fmt: str) -> None:
