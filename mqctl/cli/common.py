@@ -46,9 +46,10 @@ def watch_default(args: list[str]) -> list[str]:
         out.append(a)
         if a in ("--watch", "-w"):
             nxt = args[i + 1] if i + 1 < len(args) else None
-            try:
-                ok = nxt is not None and float(nxt) >= 0
-            except ValueError:
+            try:  # any number is the value, so that `--watch -1` is refused as out of range
+                float(nxt)  # type: ignore[arg-type]
+                ok = True
+            except (TypeError, ValueError):
                 ok = False
             if not ok:
                 out.append(str(DEFAULT_WATCH))
