@@ -153,8 +153,7 @@ class Settings:
             ("require_guards", self.require_guards, "require_guards", ""),
             ("confirm_above", self.confirm_above if self.confirm_above is not None
              else DEFAULT_CONFIRM_ABOVE, "confirm_above",
-             "an offsets reset/rollback --execute moving more messages asks first on a "
-             "terminal (--yes skips)"),
+             "offsets reset/rollback --execute asks first above this many messages"),
         ]
         return [{"setting": k, "value": v, "source": self.sources.get(src, "default"),
                  "note": note} for k, v, src, note in rows]
