@@ -36,13 +36,13 @@ from typing import TYPE_CHECKING, Any
 from mqctl.admin.pull import READ_SYS_FLAG, TOOLS_CONSUMER_GROUP, read_pull_fields
 from mqctl.errors import BrokerError, MqctlError, ProtocolError, UsageError
 from mqctl.models import MessageQueue
-from mqctl.render import printable as escape
 from mqctl.remoting.codes import (
     RequestCode,
     ResponseCode,
     response_name,
 )
 from mqctl.remoting.message import StoredMessage, decode_messages, to_record
+from mqctl.render import printable as escape
 
 if TYPE_CHECKING:
     from mqctl.admin import Admin

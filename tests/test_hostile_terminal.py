@@ -17,13 +17,13 @@ import asyncio
 import csv
 import io
 import json
-import threading
 from collections.abc import Callable, Iterator
 
 import pytest
 import yaml
 from conftest import run_cli
 from sim_fixtures import start_sim
+from tcp_peer import Handler, TcpPeer
 
 from mqctl.errors import ExitCode
 from mqctl.remoting.codes import RequestCode, ResponseCode
@@ -260,49 +260,6 @@ def test_sim_up_names_an_unusable_log_dir_not_the_port(tmp_path):
     assert "listen" not in r.stderr and "--port" not in r.stderr.split("hint:", 1)[1]
 
 
-class _Server:
-    """A TCP server on 127.0.0.1 (its own loop and thread) running ``handle`` per
-    connection: an echo service, a peer that never answers."""
-
-    def __init__(self, handle: Callable[..., object]):
-        self.loop = asyncio.new_event_loop()
-        self.tasks: set[asyncio.Task[object]] = set()
-        ready = threading.Event()
-
-        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            task = asyncio.current_task()
-            assert task is not None
-            self.tasks.add(task)
-            try:
-                await handle(reader, writer)  # type: ignore[misc]
-            except (asyncio.CancelledError, ConnectionError):
-                pass
-            finally:
-                writer.close()
-
-        async def main() -> None:
-            self.server = await asyncio.start_server(serve, "127.0.0.1", 0)
-            self.addr = f"127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
-            ready.set()
-
-        self.thread = threading.Thread(target=lambda: (self.loop.run_until_complete(main()),
-                                                       self.loop.run_forever()), daemon=True)
-        self.thread.start()
-        assert ready.wait(10)
-
-    def close(self) -> None:
-        async def shutdown() -> None:
-            self.server.close()
-            for t in self.tasks:
-                t.cancel()
-            await asyncio.gather(*self.tasks, return_exceptions=True)
-
-        asyncio.run_coroutine_threadsafe(shutdown(), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(5)
-        self.loop.close()
-
-
 async def _echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     while data := await reader.read(65536):
         writer.write(data)
@@ -315,11 +272,12 @@ async def _silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) ->
 
 
 @pytest.fixture
-def server() -> Iterator[Callable[..., _Server]]:
-    started: list[_Server] = []
+def server() -> Iterator[Callable[[Handler], TcpPeer]]:
+    """Peers on ephemeral ports: an echo service, one that never answers."""
+    started: list[TcpPeer] = []
 
-    def make(handle: Callable[..., object]) -> _Server:
-        started.append(_Server(handle))
+    def make(handle: Handler) -> TcpPeer:
+        started.append(TcpPeer(handle))
         return started[-1]
 
     yield make

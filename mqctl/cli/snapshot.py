@@ -49,8 +49,8 @@ def snapshot(
     A group that could not be read is counted as failed; a capture without any row writes no
     file, and when no group could be read it exits 5 (brokers refused, e.g. a wrong ACL
     secret) or 3 (unreachable). A --group that no broker knows is bad input, exit 2 (as for
-    `group progress`), after the other groups were captured. A full disk, a read-only directory or an --out that is a
-    regular file: exit 2 with a hint, nothing half written.
+    `group progress`), after the other groups were captured. A full disk, a read-only
+    directory or an --out that is a regular file: exit 2 with a hint, nothing half written.
 
     Example: mqctl snapshot --out /var/lib/mqctl/snapshots --all-groups --compress gzip
     --keep 7d
