@@ -59,6 +59,11 @@ class Column:
     # Human formats: how an unknown (None) value shows, e.g. "-"; CSV leaves it empty.
     unknown: str = ""
 
+    def __post_init__(self) -> None:
+        # a header may be cluster text (group config's columns are broker names): escaped once
+        # here, so the widths, the wrapping and every format see the escaped one
+        object.__setattr__(self, "header", printable(self.header))
+
     @property
     def role(self) -> str:
         if self.kind is not None:

@@ -144,6 +144,19 @@ def test_width_is_counted_after_escaping(hostile):
     assert evil.index("10.0.0.1:") == other.index("10.0.0.2:"), r.stdout
 
 
+@pytest.mark.parametrize("fmt", ["table", "plain", "wide"])
+def test_a_header_from_the_cluster_is_escaped(fmt):
+    """`group config` has a column per broker, headed by the broker's name."""
+    from mqctl.render import Result, emit
+
+    out = io.StringIO()
+    t = Table([Column("field", "FIELD"), Column("b", "BROKER\x1b[2J\u202e\nFAKE")],
+              [{"field": "retryMaxTimes", "b": 16}], title=EVIL_GROUP)
+    emit(Result([t], notes=[f"group {EVIL_GROUP}"]), fmt, out)
+    assert_inert(out.getvalue())
+    assert "BROKER\\x1b[2J\\u202e\\nFAKE" in out.getvalue()
+
+
 def _rollback_file(path, group: str) -> None:
     from mqctl.reset.files import ROLLBACK_SCHEMA
 
