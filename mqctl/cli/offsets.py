@@ -14,6 +14,7 @@ from mqctl.cli.common import (
     NamesrvOpt,
     OutputOpt,
     emit,
+    escaped,
     one_group,
     progress,
     state,
@@ -379,7 +380,7 @@ async def _ask(question: str) -> str | None:
 
     def read() -> None:
         try:
-            sys.stderr.write(question)
+            sys.stderr.write(escaped(question))  # the group and topic come from a plan file
             sys.stderr.flush()
             line: str | None = sys.stdin.readline() or None
         except (OSError, ValueError):

@@ -60,6 +60,10 @@ def parse_queue_scope(specs: Sequence[str]) -> set[tuple[str, int]] | None:
         return None
     out: set[tuple[str, int]] = set()
     for spec in specs:
+        if not spec.replace(",", "").strip():  # `--queues ''` is no scope, not "no queue"
+            raise UsageError(f"--queues {spec!r} names no queue",
+                             hint="give broker:queueId, e.g. --queues broker-a:0,1, or leave "
+                                  "--queues out for every queue of the topic")
         broker: str | None = None
         for item in (p.strip() for p in spec.split(",")):
             if not item:
