@@ -465,6 +465,9 @@ def _drift(plan: Plan, force: bool) -> None:
     t = plan.target
     if not t.per_queue or not t.expected:
         return
+    if t.kind == "rollback":
+        _rollback_drift(plan, force)
+        return
     moved: list[str] = []
     big: list[str] = []
     for q in plan.queues:
@@ -489,22 +492,105 @@ def _drift(plan: Plan, force: bool) -> None:
     def listed(xs: list[str]) -> str:
         return "; ".join(xs[:6]) + (f"; ... {len(xs) - 6} more" if len(xs) > 6 else "")
 
-    if t.kind == "plan":
-        if moved:
-            plan.warnings.append(f"stale plan: {len(moved)} queue(s) moved since the plan was "
-                                 f"made (its CURRENT -> live): {listed(moved)}")
-        if big and not force:
-            plan.refusals.append(f"stale plan {t.text}: {len(big)} queue(s) moved more than "
-                                 f"the plan's own change ({listed(big)}); export a new plan, "
-                                 "or --force to apply its targets anyway")
-        return
+    if moved:
+        plan.warnings.append(f"stale plan: {len(moved)} queue(s) moved since the plan was "
+                             f"made (its CURRENT -> live): {listed(moved)}")
+    if big and not force:
+        plan.refusals.append(f"stale plan {t.text}: {len(big)} queue(s) moved more than "
+                             f"the plan's own change ({listed(big)}); export a new plan, "
+                             "or --force to apply its targets anyway")
+
+
+def _rollback_drift(plan: Plan, force: bool) -> None:
+    """A rollback file against the live offsets, per queue: ``wrote`` (the file's reset_to,
+    what the reset wrote), ``saved`` (what the rollback restores), ``now``.
+
+    Consumers only move forward from what the reset wrote, so a queue at or past ``wrote``
+    is this reset's own story: after a rewind (``wrote < saved``) the group is replaying it
+    (``now < saved``: the rollback skips the rest) or has replayed it and moved on (``now >=
+    saved``: the saved offsets are behind the group, a rollback would replay again); after a
+    forward move it consumed on. A queue behind ``wrote`` was moved back by something else:
+    another reset or rollback, another group's file, an older reset's. A file written against
+    another name server, or with later changes of the group and topic beside it, is named as
+    such (``Target.elsewhere``)."""
+    t = plan.target
+    replaying: list[tuple[str, int, int]] = []  # (queue, replayed, rewind)
+    replayed: list[tuple[str, int, int]] = []  # (queue, saved, now)
+    consumed: list[tuple[str, int]] = []  # forward reset: (queue text, consumed since)
+    moved: list[str] = []
+    big: list[str] = []
+    for q in plan.queues:
+        if q.mq not in t.expected or q.far_beyond:
+            continue
+        wrote, now = t.expected[q.mq], q.current
+        if wrote == now:
+            continue
+        saved = t.plan.get(q.mq, q.target)
+        if now is not None and now == saved:
+            continue  # already at the saved offset (restored, or never moved): nothing to send
+        if wrote is None or now is None:
+            text = (f"{q.mq.short} {'none' if wrote is None else wrote} -> now "
+                    f"{'none' if now is None else now}")
+            moved.append(text)
+            big.append(text)
+            continue
+        drift, change = now - wrote, saved - wrote
+        text = f"{q.mq.short} {wrote} -> now {now} (drift {drift:+d}, plan change {change:+d})"
+        moved.append(text)
+        if now < wrote or t.elsewhere:  # not consumers (or a file that may not be this one)
+            if abs(drift) > abs(change):
+                big.append(text)
+        elif wrote < saved and now < saved:
+            replaying.append((q.mq.short, now - wrote, saved - wrote))
+        elif wrote < saved:
+            replayed.append((q.mq.short, saved, now))
+        elif abs(drift) > abs(change):
+            consumed.append((text, drift))
+
+    def listed(xs: list[str]) -> str:
+        return "; ".join(xs[:6]) + (f"; ... {len(xs) - 6} more" if len(xs) > 6 else "")
+
     if moved:
         plan.warnings.append(f"rollback file {t.text}: {len(moved)} queue(s) are not at the "
                              f"offset the reset wrote (reset_to -> live): {listed(moved)}")
+    if replaying:
+        left = sum(rw - done for _, done, rw in replaying)
+        plan.warnings.append(
+            f"rollback file {t.text}: the group is replaying this reset's rewind on "
+            f"{len(replaying)} queue(s) ("
+            + listed([f"{name} replayed {done} of {rw}" for name, done, rw in replaying])
+            + f"): the rollback puts them back at the saved offsets and skips the {left} "
+            "message(s) not replayed yet")
+    if replayed:
+        again = sum(now - saved for _, saved, now in replayed)
+        text = (f"rollback file {t.text}: group {plan.group} has replayed this reset's rewind "
+                f"and consumed past the saved offsets on {len(replayed)} queue(s) ("
+                + listed([f"{name} saved {saved}, now {now}" for name, saved, now in replayed])
+                + ")" + (f", and is still replaying on {len(replaying)} more" if replaying
+                         else "")
+                + f": the replay is complete there, so the saved offsets are behind the group "
+                f"and a rollback would rewind it again, replaying {again} message(s)")
+        if force:
+            plan.warnings.append(text + " (--force)")
+        else:
+            plan.refusals.append(text + "; nothing to undo there; --force to rewind to the "
+                                 "saved offsets anyway (a file of another group or cluster, "
+                                 "or of an older reset, reads the same way: check it first)")
+    if consumed:
+        more = sum(d for _, d in consumed)
+        text = (f"rollback file {t.text}: group {plan.group} consumed on from the offsets this "
+                f"reset wrote on {len(consumed)} queue(s), more than the reset moved "
+                f"({listed([x for x, _ in consumed])}): restoring the saved offsets replays "
+                f"those {more} message(s) too")
+        if force:
+            plan.warnings.append(text + " (--force)")
+        else:
+            plan.refusals.append(text + "; --force to restore them anyway")
     if big and not force:
+        why = ("; ".join(t.elsewhere) + ": ") if t.elsewhere else ""
         plan.refusals.append(f"rollback file {t.text} does not match group {plan.group}'s "
-                             f"offsets: {len(big)} queue(s) moved more than the rollback's own "
-                             f"change ({listed(big)}); is it another group's or an older "
+                             f"offsets: {why}{len(big)} queue(s) moved more than the rollback's "
+                             f"own change ({listed(big)}); is it another group's or an older "
                              "reset's file? check it, or --force")
 
 

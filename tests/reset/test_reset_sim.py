@@ -269,9 +269,18 @@ def test_known_group_without_offsets_gets_them(cli, sim_factory):
     assert d["summary"] == {"verified": 2}
     assert offsets(s, "G_NEW", "T") == {MQ("T", "broker-a", q["queue_id"]): q["target"]
                                         for q in d["queues"]}
-    # the rollback file knows there was nothing before: rollback leaves those queues alone
-    r = run(cli, s, "offsets", "rollback", d["rollback_file"])
-    assert r.exit_code == 2 and "has no offsets to restore" in r.stderr
+    # the rollback file knows there was nothing before: rollback leaves those queues alone,
+    # and says what that means (issue 25 item 5: not a usage error)
+    s.clear_request_log()
+    for extra in ([], ["--execute"]):
+        r = run(cli, s, "offsets", "rollback", d["rollback_file"], *extra, "-o", "json")
+        assert r.exit_code == 0, r.stderr
+        assert r.json["nothing_to_restore"] is True
+        assert [(q["broker"], q["queue_id"], q["saved"], q["reset_to"])
+                for q in r.json["queues"]] == [("broker-a", q["queue_id"], None, q["target"])
+                                               for q in d["queues"]]
+    assert writes(s) == [] and offsets(s, "G_NEW", "T") == {
+        MQ("T", "broker-a", q["queue_id"]): q["target"] for q in d["queues"]}
 
 
 def test_time_in_the_future_and_before_retention_are_warned(cli, sim):
