@@ -296,6 +296,21 @@ def test_verify_of_the_5x_server_side_recording_reads_it_taken_at_once():
     assert {(r.status, r.now, r.lowest) for r in res} == {(Status.VERIFIED, 0, 0)}
 
 
+def test_a_5x_server_side_reset_read_only_after_the_replay_is_applied_by_the_broker():
+    """The same 5.3.3 recording, read only once the client had re-consumed everything (the
+    +25 s read: 50 on every queue, as the issue's 20 msg/s group was within a second): never
+    read at 0, yet the broker answered the reset, wrote it before answering and ignores
+    commits until the next pull takes it, and the 5.3.3 client writes it at once: verified,
+    'applied by the broker', not `not-taken (offset is 50, expected 0)` (issue 25 item 1)."""
+    from mqctl.reset import Path_, Status
+
+    res = _verify_recording("5.3.3", Path_.SERVER_SIDE, "2026-11-23T21:00:11.000Z", 1.0)
+    assert {(r.status, r.now, r.lowest) for r in res} == {(Status.VERIFIED, 50, 50)}
+    assert all(r.detail == "applied by the broker (it wrote 0 before answering and ignores "
+               "the clients' commits until their next pull takes it); the group has "
+               "re-consumed to 50" for r in res), res[0].detail
+
+
 REPLAY = {"name": "replay", "clock": {"mode": "manual"},
           "brokers": [{"name": "broker-a", "version": "V4_9_3"},
                       {"name": "broker-b", "version": "V4_9_3"}],
