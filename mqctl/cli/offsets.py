@@ -175,7 +175,7 @@ def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
     elif plan.refusals:
         notes.append("nothing was changed (refused)")
     if rollback:
-        _cmd_, first = undo_steps(plan, rollback)
+        _, first = undo_steps(plan, rollback)
         notes.append(f"rollback file: {rollback} (written before the first change; restore "
                      + (f"with: {first}: " if first else "with: ")
                      + f"mqctl offsets rollback {rollback} --execute)")
@@ -228,11 +228,6 @@ def undo_steps(plan: Plan, rb: str) -> tuple[str, str | None]:
                      f"{', '.join(legacy)} take explicit offsets only from an offline group: "
                      "live consumers overwrite them), then")
     return cmd, None
-
-
-def undo_text(plan: Plan, rb: str) -> str:
-    cmd, first = undo_steps(plan, rb)
-    return f"{first}: {cmd}" if first else cmd
 
 
 def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute: bool,
@@ -443,9 +438,7 @@ def _interrupted(plan: Plan, results: list[QueueResult], rb: str, phase: str,
     it, and the error to exit with (130)."""
     from mqctl.errors import ExitCode, MqctlError
     from mqctl.interrupt import INTERRUPT_GRACE_S
-    from mqctl.reset import Status
-
-    from mqctl.reset import Path_
+    from mqctl.reset import Path_, Status
 
     def pushed(r: QueueResult) -> bool:  # a legacy push: the clients apply it 10 s later
         b = plan.brokers.get(r.plan.mq.broker_name)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -457,6 +457,30 @@ def _far_beyond(plan: Plan) -> None:
             "placeholder is not clamped; use --to-latest to skip the backlog")
 
 
+def _listed(xs: list[str]) -> str:
+    return "; ".join(xs[:6]) + (f"; ... {len(xs) - 6} more" if len(xs) > 6 else "")
+
+
+def _drifts(plan: Plan) -> Iterator[tuple[QueuePlan, int | None, int | None, int, str]]:
+    """The queues of a per-queue file not at the offset the file expects: (queue, expected,
+    committed now, the file's target, the drift as text)."""
+    t = plan.target
+    for q in plan.queues:
+        if q.mq not in t.expected or q.far_beyond:
+            continue
+        exp, now = t.expected[q.mq], q.current
+        if exp == now:
+            continue
+        want = t.plan.get(q.mq, q.target)
+        if exp is None or now is None:
+            text = (f"{q.mq.short} {'none' if exp is None else exp} -> now "
+                    f"{'none' if now is None else now}")
+        else:
+            text = (f"{q.mq.short} {exp} -> now {now} (drift {now - exp:+d}, plan change "
+                    f"{want - exp:+d})")
+        yield q, exp, now, want, text
+
+
 def _drift(plan: Plan, force: bool) -> None:
     """A per-queue file (plan or rollback) checked against the live offsets: the offset it
     expects (the plan's CURRENT, the rollback's reset_to) vs the committed one now. Any drift
@@ -470,34 +494,16 @@ def _drift(plan: Plan, force: bool) -> None:
         return
     moved: list[str] = []
     big: list[str] = []
-    for q in plan.queues:
-        if q.mq not in t.expected or q.far_beyond:
-            continue
-        exp, now = t.expected[q.mq], q.current
-        if exp == now:
-            continue
-        want = t.plan.get(q.mq, q.target)
-        if exp is None or now is None:
-            text = (f"{q.mq.short} {'none' if exp is None else exp} -> now "
-                    f"{'none' if now is None else now}")
-            larger = True
-        else:
-            drift, change = now - exp, want - exp
-            text = f"{q.mq.short} {exp} -> now {now} (drift {drift:+d}, plan change {change:+d})"
-            larger = abs(drift) > abs(change)
+    for _q, exp, now, want, text in _drifts(plan):
         moved.append(text)
-        if larger:
+        if exp is None or now is None or abs(now - exp) > abs(want - exp):
             big.append(text)
-
-    def listed(xs: list[str]) -> str:
-        return "; ".join(xs[:6]) + (f"; ... {len(xs) - 6} more" if len(xs) > 6 else "")
-
     if moved:
         plan.warnings.append(f"stale plan: {len(moved)} queue(s) moved since the plan was "
-                             f"made (its CURRENT -> live): {listed(moved)}")
+                             f"made (its CURRENT -> live): {_listed(moved)}")
     if big and not force:
         plan.refusals.append(f"stale plan {t.text}: {len(big)} queue(s) moved more than "
-                             f"the plan's own change ({listed(big)}); export a new plan, "
+                             f"the plan's own change ({_listed(big)}); export a new plan, "
                              "or --force to apply its targets anyway")
 
 
@@ -519,24 +525,14 @@ def _rollback_drift(plan: Plan, force: bool) -> None:
     consumed: list[tuple[str, int]] = []  # forward reset: (queue text, consumed since)
     moved: list[str] = []
     big: list[str] = []
-    for q in plan.queues:
-        if q.mq not in t.expected or q.far_beyond:
-            continue
-        wrote, now = t.expected[q.mq], q.current
-        if wrote == now:
-            continue
-        saved = t.plan.get(q.mq, q.target)
-        if now is not None and now == saved:
+    for q, wrote, now, saved, text in _drifts(plan):
+        if now == saved:
             continue  # already at the saved offset (restored, or never moved): nothing to send
+        moved.append(text)
         if wrote is None or now is None:
-            text = (f"{q.mq.short} {'none' if wrote is None else wrote} -> now "
-                    f"{'none' if now is None else now}")
-            moved.append(text)
             big.append(text)
             continue
         drift, change = now - wrote, saved - wrote
-        text = f"{q.mq.short} {wrote} -> now {now} (drift {drift:+d}, plan change {change:+d})"
-        moved.append(text)
         if now < wrote or t.elsewhere:  # not consumers (or a file that may not be this one)
             if abs(drift) > abs(change):
                 big.append(text)
@@ -547,25 +543,22 @@ def _rollback_drift(plan: Plan, force: bool) -> None:
         elif abs(drift) > abs(change):
             consumed.append((text, drift))
 
-    def listed(xs: list[str]) -> str:
-        return "; ".join(xs[:6]) + (f"; ... {len(xs) - 6} more" if len(xs) > 6 else "")
-
     if moved:
         plan.warnings.append(f"rollback file {t.text}: {len(moved)} queue(s) are not at the "
-                             f"offset the reset wrote (reset_to -> live): {listed(moved)}")
+                             f"offset the reset wrote (reset_to -> live): {_listed(moved)}")
     if replaying:
         left = sum(rw - done for _, done, rw in replaying)
         plan.warnings.append(
             f"rollback file {t.text}: the group is replaying this reset's rewind on "
             f"{len(replaying)} queue(s) ("
-            + listed([f"{name} replayed {done} of {rw}" for name, done, rw in replaying])
+            + _listed([f"{name} replayed {done} of {rw}" for name, done, rw in replaying])
             + f"): the rollback puts them back at the saved offsets and skips the {left} "
             "message(s) not replayed yet")
     if replayed:
         again = sum(now - saved for _, saved, now in replayed)
         text = (f"rollback file {t.text}: group {plan.group} has replayed this reset's rewind "
                 f"and consumed past the saved offsets on {len(replayed)} queue(s) ("
-                + listed([f"{name} saved {saved}, now {now}" for name, saved, now in replayed])
+                + _listed([f"{name} saved {saved}, now {now}" for name, saved, now in replayed])
                 + ")" + (f", and is still replaying on {len(replaying)} more" if replaying
                          else "")
                 + f": the replay is complete there, so the saved offsets are behind the group "
@@ -580,7 +573,7 @@ def _rollback_drift(plan: Plan, force: bool) -> None:
         more = sum(d for _, d in consumed)
         text = (f"rollback file {t.text}: group {plan.group} consumed on from the offsets this "
                 f"reset wrote on {len(consumed)} queue(s), more than the reset moved "
-                f"({listed([x for x, _ in consumed])}): restoring the saved offsets replays "
+                f"({_listed([x for x, _ in consumed])}): restoring the saved offsets replays "
                 f"those {more} message(s) too")
         if force:
             plan.warnings.append(text + " (--force)")
@@ -590,7 +583,7 @@ def _rollback_drift(plan: Plan, force: bool) -> None:
         why = ("; ".join(t.elsewhere) + ": ") if t.elsewhere else ""
         plan.refusals.append(f"rollback file {t.text} does not match group {plan.group}'s "
                              f"offsets: {why}{len(big)} queue(s) moved more than the rollback's "
-                             f"own change ({listed(big)}); is it another group's or an older "
+                             f"own change ({_listed(big)}); is it another group's or an older "
                              "reset's file? check it, or --force")
 
 

@@ -25,7 +25,6 @@ from mqctl.models import MessageQueue
 from mqctl.remoting.client import ClientOptions, RemotingClient
 from mqctl.remoting.codes import RequestCode
 from mqctl.reset import Status, Target, apply_plan, default_wait, make_plan, verify
-from mqctl.reset.evidence import OwnerRead, SeenQueue, legacy_evidence
 
 MQ = MessageQueue
 WRITES = {RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, RequestCode.UPDATE_CONSUMER_OFFSET}
@@ -173,7 +172,7 @@ def test_a_4x_legacy_push_a_client_never_applied_is_not_taken(sim_factory):
     for c in s.call(lambda c: c.consumers("G")):
         c.reset_offset = lambda *a, **kw: None  # the push never arrives
     before = offsets(s)
-    plan, res, seen = reset_on_manual_clock(s, Target("time", s.clock.now_ms() - 120_000,
+    _plan, res, seen = reset_on_manual_clock(s, Target("time", s.clock.now_ms() - 120_000,
                                                       text="-2m"))
     assert [r.status for r in res] == [Status.NOT_TAKEN] * 8
     assert all("not applied: 10.9.0." in r.detail and "still has the process queue it had "
@@ -184,13 +183,15 @@ def test_a_4x_legacy_push_a_client_never_applied_is_not_taken(sim_factory):
 def test_a_4x_legacy_push_without_owner_evidence_is_unknown(sim_factory):
     """Without the owners' running info (not readable), a rewind never read at its target is
     unknown: neither verified nor not-taken."""
+    from mqctl.reset.evidence import OwnerRead
+
     s = sim_factory(scenario("V4_9_3", consumers=1))
     s.advance(6)
 
     async def unreadable(admin, plan):
         return OwnerRead(0, error="GET_CONSUMER_RUNNING_INFO timed out")
 
-    plan, res, _ = reset_on_manual_clock(s, Target("time", s.clock.now_ms() - 120_000,
+    _plan, res, _ = reset_on_manual_clock(s, Target("time", s.clock.now_ms() - 120_000,
                                                    text="-2m"), owners=unreadable)
     unseen = [r for r in res if r.taken_after_ms is None]
     assert unseen and {r.status for r in unseen} == {Status.UNKNOWN}
@@ -202,31 +203,38 @@ A0 = MQ("T", "broker-a", 0)
 
 
 def seen_(cid="c@1", created=1000, dropped=False, orderly=False, started="s1"):
+    from mqctl.reset.evidence import SeenQueue
+
     return SeenQueue(cid, started, orderly, created, dropped)
 
 
 @pytest.mark.parametrize("base, final, verdict, text", [
     # a concurrent consumer's ProcessQueue re-created since the push: applied
-    ([seen_()], [seen_(created=12_000)], "applied", "re-created its process queue"),
+    ([{}], [{"created": 12_000}], "applied", "re-created its process queue"),
     # the very same ProcessQueue 25 s after the push: not applied
-    ([seen_()], [seen_()], "not-applied", "still has the process queue it had before"),
+    ([{}], [{}], "not-applied", "still has the process queue it had before"),
     # still dropped: the client is in its 10 s pause
-    ([seen_(dropped=True)], [seen_(dropped=True)], "unknown", "still applying it"),
+    ([{"dropped": True}], [{"dropped": True}], "unknown", "still applying it"),
     # orderly: lockAll renews lastLockTimestamp, nothing to tell
-    ([seen_(orderly=True)], [seen_(orderly=True, created=12_000)], "unknown", "is orderly"),
+    ([{"orderly": True}], [{"orderly": True, "created": 12_000}], "unknown", "is orderly"),
     # a restarted process (same id, another start): not the same process queue's story
-    ([seen_()], [seen_(started="s2", created=12_000)], "unknown", "another owner or process"),
+    ([{}], [{"started": "s2", "created": 12_000}], "unknown", "another owner or process"),
     # nobody held it when the push came: no client applies it
     ([], [], "not-applied", "no online consumer held this queue"),
 ])
 def test_legacy_evidence_per_queue(base, final, verdict, text):
-    b = OwnerRead(500, {A0: base} if base else {}, members=("c@1",))
-    f = OwnerRead(25_000, {A0: final} if final else {}, members=("c@1",))
+    from mqctl.reset.evidence import OwnerRead, legacy_evidence
+
+    b = OwnerRead(500, {A0: [seen_(**x) for x in base]} if base else {}, members=("c@1",))
+    f = OwnerRead(25_000, {A0: [seen_(**x) for x in final]} if final else {},
+                  members=("c@1",))
     got, why = legacy_evidence(A0, b, f, pushed_ms=0, pushes=1)
     assert got == verdict and text in why, why
 
 
 def test_legacy_evidence_needs_a_read_before_the_clients_apply():
+    from mqctl.reset.evidence import OwnerRead, legacy_evidence
+
     late = OwnerRead(9_500, {A0: [seen_(created=9_000)]}, members=("c@1",))
     f = OwnerRead(25_000, {A0: [seen_(created=9_000)]}, members=("c@1",))
     got, why = legacy_evidence(A0, late, f, pushed_ms=0, pushes=1)
@@ -299,7 +307,10 @@ def test_interrupted_online_legacy_reset_says_pushed_not_applied_and_an_undo_tha
                      "--execute", "--rollback-file", str(rb)], tmp_path)
     wait_for(proc, lambda: any(r.code == RequestCode.INVOKE_BROKER_TO_RESET_OFFSET
                                for r in s.request_log), "the push")
-    time.sleep(0.5)  # the answer is back; verify waits (wall clock) for the clients
+    # verify has begun: it reads the owners' process queues right after the push
+    wait_for(proc, lambda: any(r.code == RequestCode.GET_CONSUMER_RUNNING_INFO
+                               for r in s.request_log), "verify's first read")
+    time.sleep(0.3)  # verify waits (wall clock) for the clients
     proc.send_signal(signal.SIGINT)
     code, out, err = finish(proc)
     assert code == 130, err
@@ -334,12 +345,13 @@ def _reset_then_wait(cli, s, rb, duration: str, until) -> dict:
     r = cli(["-n", s.namesrv_addr, "offsets", "reset", "-g", "G", "-t", "T", "--by-duration",
              duration, "--execute", "--rollback-file", str(rb), "-o", "json"])
     assert r.exit_code == 0, r.stderr
-    saved = {(q["broker"], q["queue_id"]): q["offset"]
-             for q in json.loads(rb.read_text())["queues"]}
+    doc = json.loads(rb.read_text())["queues"]
+    saved = {(q["broker"], q["queue_id"]): q["offset"] for q in doc}
+    wrote = {(q["broker"], q["queue_id"]): q["reset_to"] for q in doc}
     deadline = time.monotonic() + 20
-    while not until(saved) and time.monotonic() < deadline:
+    while not until(saved, wrote) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert until(saved)
+    assert until(saved, wrote)
     return saved
 
 
@@ -357,7 +369,7 @@ def test_rollback_right_after_a_replayed_rewind_says_so_and_names_force(cli, sim
     time.sleep(0.5)
     rb = tmp_path / "rb.json"
     saved = _reset_then_wait(cli, s, rb, "-1m",
-                             lambda sv: all(_live(s)[k] > v for k, v in sv.items()))
+                             lambda sv, _w: all(_live(s)[k] > v for k, v in sv.items()))
     r = cli(["-n", s.namesrv_addr, "offsets", "rollback", str(rb), "--execute", "-o", "json"])
     assert r.exit_code == 6, r.stderr
     d = r.json
@@ -384,11 +396,9 @@ def test_rollback_while_the_replay_is_in_progress_is_allowed_and_says_how_far(
                     clock="accelerated", speed=10)
     time.sleep(0.5)
     rb = tmp_path / "rb.json"
-    first = json.loads(cli(["-n", s.namesrv_addr, "offsets", "reset", "-g", "G", "-t", "T",
-                            "--by-duration", "-10m", "-o", "json"]).stdout)
-    targets = {(q["broker"], q["queue_id"]): q["target"] for q in first["queues"]}
+    # until the consumer replayed a little on at least 4 queues (and far from all of it)
     _reset_then_wait(cli, s, rb, "-10m",
-                     lambda sv: sum(_live(s)[k] > targets[k] + 2 for k in sv) >= 4)
+                     lambda sv, wrote: sum(_live(s)[k] > wrote[k] + 2 for k in sv) >= 4)
     r = cli(["-n", s.namesrv_addr, "offsets", "rollback", str(rb), "--execute", "-o", "json"])
     assert r.exit_code == 0, r.stderr
     (w,) = [x for x in r.json["warnings"] if "is replaying this reset's rewind" in x]
