@@ -308,8 +308,13 @@ def test_interrupted_online_legacy_reset_says_pushed_not_applied_and_an_undo_tha
     wait_for(proc, lambda: any(r.code == RequestCode.INVOKE_BROKER_TO_RESET_OFFSET
                                for r in s.request_log), "the push")
     # verify has begun: it reads the owners' process queues right after the push
-    wait_for(proc, lambda: any(r.code == RequestCode.GET_CONSUMER_RUNNING_INFO
-                               for r in s.request_log), "verify's first read")
+
+    def read_after_push() -> bool:
+        codes = [r.code for r in s.request_log]
+        push = codes.index(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET)
+        return RequestCode.GET_CONSUMER_RUNNING_INFO in codes[push:]
+
+    wait_for(proc, read_after_push, "verify's first read")
     time.sleep(0.3)  # verify waits (wall clock) for the clients
     proc.send_signal(signal.SIGINT)
     code, out, err = finish(proc)
