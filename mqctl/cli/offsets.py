@@ -667,8 +667,11 @@ def rollback(
 ) -> None:
     """Plan, and with --execute restore, the offsets saved in a rollback file (a new rollback
     file of the offsets it replaces is written first). Queues saved as "none" (no committed
-    offset before the reset) get no request: they keep the offset the reset wrote. A file
-    whose offsets do not match the group's (another group, an older reset) is refused unless
+    offset before the reset) get no request: they keep the offset the reset wrote (a file of
+    only such queues says what that means and exits 0). Right after an online rewind the plan
+    says how far the group replayed it: still replaying, the rollback skips the rest; replayed
+    past the saved offsets, it is refused unless --force (it would replay again). A file whose
+    offsets do not match the group's (another group, an older reset) is refused unless
     --force. Ctrl-C or SIGTERM while applying stops as `offsets reset` does (exit 130).
 
     Example: mqctl offsets rollback ~/.local/state/mqctl/rollback/GID_REPLAY-...json --execute
