@@ -44,6 +44,7 @@ from mqctl.models import (
     ConsumeStats,
     MessageQueue,
     OffsetWrapper,
+    TopicRoute,
 )
 from mqctl.remoting.client import fan_out
 from mqctl.remoting.codes import ResponseCode
@@ -53,10 +54,11 @@ STATES = ("OK", "LAGGING", "STOPPED", "OFFLINE", "EMPTY", "UNKNOWN")
 
 # The state rule, in the order it is applied (docs/groups.md and `mqctl groups --help` print it)
 STATE_RULE = (
-    "UNKNOWN: the membership could not be read, or the lag is unknown (a broker that hosts the "
-    "group's topics did not answer; a BROADCASTING group keeps its offsets in the clients); "
+    "UNKNOWN: the membership could not be read; "
     "EMPTY: no online member and no committed offset on any broker (the group exists only in "
-    "the subscription group table); "
+    "the subscription group table; its lag is unknown, nothing was read); "
+    "UNKNOWN: the lag is unknown (a broker that hosts the group's topics did not answer; a "
+    "BROADCASTING group keeps its offsets in the clients); "
     "OFFLINE: no online member, committed offsets exist; "
     "STOPPED: online, lag > 0 and the brokers handed the group no message in the last minute "
     "(consume TPS 0); "
@@ -111,6 +113,16 @@ class GroupSummary:
     state: str = "UNKNOWN"
     reason: str = ""
     not_included: list[str] = field(default_factory=list)
+    # issue 25: the online members' subscribed topics; topics whose route could not be read
+    # (their coverage unknown); queues without a committed offset (``none``, the reset plans'
+    # rule: mqctl.reset.probe.committed_offsets) and their lag (mqadmin's Diff)
+    subscribed: list[str] = field(default_factory=list)
+    uncovered: dict[str, str] = field(default_factory=dict)
+    no_offset: list[MessageQueue] = field(default_factory=list)
+
+    @property
+    def no_offset_lag(self) -> int:
+        return sum(max(0, self.queues[mq].diff) for mq in self.no_offset if mq in self.queues)
 
     @property
     def strategy(self) -> str | None:
@@ -162,12 +174,14 @@ def group_state(s: GroupSummary, *, lag_threshold: int = DEFAULT_LAG_THRESHOLD,
     if s.message_model == "BROADCASTING" and s.members:
         return "UNKNOWN", ("BROADCASTING: each client keeps its offsets locally, the brokers "
                            "know no lag")
+    if not s.members and not s.queues and not s.retry and not s.not_included \
+            and not s.uncovered:
+        return "EMPTY", "no online member and no committed offset"
     if s.lag is None:
-        return "UNKNOWN", ("lag unknown: " + ", ".join(s.not_included) + " did not answer"
-                           if s.not_included else "lag unknown")
+        why = [", ".join(s.not_included) + " did not answer"] if s.not_included else []
+        why += [f"topic {t}: {r}" for t, r in sorted(s.uncovered.items())]
+        return "UNKNOWN", "lag unknown" + (": " + "; ".join(why) if why else "")
     if not s.members:
-        if not s.queues:
-            return "EMPTY", "no online member and no committed offset"
         return "OFFLINE", "no online member"
     if s.lag > 0 and s.consume_tps == 0:
         return "STOPPED", f"lag {s.lag} and no message consumed in the last minute"
@@ -273,15 +287,19 @@ async def capture_groups(admin: Admin, *, include_system: bool = False,
     summaries = {g: s for g, s in summaries.items() if g in known
                  and (include_system or not is_system_group(g)) and match_group(g, match)}
 
-    # lag, and which groups a failed broker may hide offsets of
-    topic_brokers: dict[str, set[str] | None] = {}
-    if stats_failed:
-        tlist = sorted({mq.topic for s in summaries.values() for mq in s.queues})
-        outs = await fan_out(tlist, admin.topic_route, concurrency=admin.concurrency)
-        for ro in outs:
-            topic_brokers[ro.item] = ({b.broker_name for b in ro.value.brokers}
-                                      if ro.ok and ro.value is not None else None)
-    for s in summaries.values():
+    groups = [summaries[g] for g in sorted(summaries)]
+    all_masters = list(masters.values())
+    await fan_out(groups, lambda s: _members(admin, s, masters, all_masters, clients),
+                  concurrency=admin.concurrency)
+    # every readable queue of every topic each group consumes or has offsets for, on every
+    # broker of its route (issue 25 item 3), then the lag, and which groups a failed broker
+    # may hide offsets of
+    routes = await _routes(admin, groups)
+    await _cover(admin, groups, routes, set(stats_failed), failures)
+    topic_brokers: dict[str, set[str] | None] = {
+        t: None if isinstance(r, MqctlError) else {b.broker_name for b in r.brokers}
+        for t, r in routes.items() if r is not None}
+    for s in groups:
         s.topics = sorted({mq.topic for mq in s.queues})
         s.lag_at_least = sum(max(0, w.diff) for w in s.queues.values())
         retry_lag = sum(max(0, w.diff) for w in s.retry.values())
@@ -293,18 +311,16 @@ async def capture_groups(admin: Admin, *, include_system: bool = False,
                 tb = topic_brokers.get(t)
                 hidden_by |= set(stats_failed) if tb is None else (tb & set(stats_failed))
         s.not_included = sorted(hidden_by)
-        s.lag = None if hidden_by else s.lag_at_least
-        s.retry_lag = None if hidden_by else retry_lag
+        unknown = bool(hidden_by or s.uncovered)
+        # nothing read (no offset anywhere, no subscription): no lag, not 0 (issue 25 item 4)
+        s.lag = None if unknown or not (s.queues or s.retry) else s.lag_at_least
+        s.retry_lag = None if unknown else retry_lag
         s.dlq_topic = dlq_topics.get(s.group)
-
-    groups = [summaries[g] for g in sorted(summaries)]
-    all_masters = list(masters.values())
-    await fan_out(groups, lambda s: _members(admin, s, masters, all_masters, clients),
-                  concurrency=admin.concurrency)
     for s in groups:
         if s.message_model == "BROADCASTING" and not s.queues:
             # LocalFileOffsetStore: the clients keep the offsets, the brokers have none
             s.lag = None
+    await _no_offsets(admin, groups, masters, failures)
     if time_lag:
         await _time_lags(admin, groups, masters, failures)
     await _dlqs(admin, [s for s in groups if s.dlq_topic], failures)
@@ -344,6 +360,7 @@ async def _members(admin: Admin, s: GroupSummary, masters: dict[str, BrokerData]
     s.client_ids = sorted({c.client_id for c in conn.connections})
     s.consume_type = CONSUME_TYPES.get(conn.consume_type or "", conn.consume_type)
     s.message_model = conn.message_model
+    s.subscribed = sorted(conn.subscriptions)
     if not clients or not s.client_ids:
         return
     assert via is not None
@@ -365,6 +382,101 @@ async def _members(admin: Admin, s: GroupSummary, masters: dict[str, BrokerData]
             s.consume_type = "pop"
         if s.consume_type == "pop" and not failed:
             s.inflight = sum(_wait_ack(v) for i in ok for v in i.mq_pop_table.values())
+
+
+async def _routes(admin: Admin, groups: list[GroupSummary]
+                  ) -> dict[str, TopicRoute | MqctlError | None]:
+    """The route of every topic a group has offsets for or subscribes to (None: no route, the
+    topic is gone), BROADCASTING groups apart (their offsets are in the clients)."""
+    topics = sorted({mq.topic for s in groups for mq in [*s.queues, *s.retry]}
+                    | {t for s in groups if s.message_model != "BROADCASTING"
+                       for t in s.subscribed})
+    out: dict[str, TopicRoute | MqctlError | None] = {}
+    for o in await fan_out(topics, admin.topic_route, concurrency=admin.concurrency):
+        if o.ok:
+            out[o.item] = o.value
+        elif isinstance(o.error, NotFoundError):
+            out[o.item] = None
+        else:
+            assert o.error is not None
+            out[o.item] = o.error
+    return out
+
+
+async def _cover(admin: Admin, groups: list[GroupSummary],
+                 routes: dict[str, TopicRoute | MqctlError | None], stats_failed: set[str],
+                 failures: list[BrokerFailure]) -> None:
+    """Issue 25 item 3: GET_BROKER_CONSUME_STATS (AdminBrokerProcessor.
+    fetchAllConsumeStatsInBroker) names a group only on the brokers that hold offsets of it
+    (ConsumerOffsetManager.whichTopicByConsumer) and iterates a topic's WRITE queues; so a
+    broker of the topic's route without the group's offsets (4.9.3: a group offline with
+    offsets on broker-a only) and the read-only queues are missing. Each such (group, broker,
+    topic) is asked GET_CONSUME_STATS with the topic, which lists every read queue
+    (never-committed ones as consumerOffset 0). Only where something is missing."""
+    todo: list[tuple[GroupSummary, BrokerData, str]] = []
+    for s in groups:
+        if s.message_model == "BROADCASTING":
+            continue
+        for t in sorted({mq.topic for mq in [*s.queues, *s.retry]} | set(s.subscribed)):
+            r = routes.get(t)
+            if isinstance(r, MqctlError):
+                s.uncovered[t] = f"its route could not be read: {r.message}"
+                continue
+            for qd in r.queues if r is not None else ():
+                b = r.broker(qd.broker_name) if r is not None else None
+                if not qd.readable or b is None or qd.broker_name in stats_failed:
+                    continue
+                have = s.retry if t.startswith(RETRY_PREFIX) else s.queues
+                if any(MessageQueue(t, qd.broker_name, q) not in have
+                       for q in range(qd.read_queue_nums)):
+                    todo.append((s, b, t))
+
+    async def one(item: tuple[GroupSummary, BrokerData, str]) -> ConsumeStats:
+        s, b, t = item
+        addr = b.master_addr or b.select_addr()
+        if addr is None:
+            raise ConnectError(f"broker {b.broker_name} has no address")
+        return await admin.consume_stats(s.group, addr, t)
+
+    for o in await fan_out(todo, one, concurrency=admin.concurrency):
+        s, b, t = o.item
+        if not o.ok:
+            assert o.error is not None
+            failures.append(BrokerFailure(b.broker_name, b.master_addr, o.error))
+            s.uncovered[t] = f"GET_CONSUME_STATS on {b.broker_name} failed: {o.error.message}"
+            continue
+        assert o.value is not None
+        have = s.retry if t.startswith(RETRY_PREFIX) else s.queues
+        for mq, w in o.value.offsets.items():
+            if mq.topic == t and mq.broker_name == b.broker_name and mq not in have:
+                # as from 317: pullOffset is not an inflight figure here
+                have[mq] = OffsetWrapper(w.broker_offset, w.consumer_offset, None,
+                                         w.last_timestamp)
+
+
+async def _no_offsets(admin: Admin, groups: list[GroupSummary],
+                      masters: dict[str, BrokerData], failures: list[BrokerFailure]) -> None:
+    """Which queues that read consumerOffset 0 have no committed offset (``none``): the reset
+    plans' rule (mqctl.reset.probe.committed_offsets), the brokers' versions and offset tables
+    read once for all groups."""
+    from mqctl.reset.probe import OffsetTableCache, committed_offsets
+
+    cache = OffsetTableCache()
+    addrs = {n: b.master_addr or b.select_addr() for n, b in masters.items()}
+
+    async def one(s: GroupSummary) -> None:
+        zeros = [mq for mq, w in s.queues.items() if w.consumer_offset == 0]
+        if not zeros or s.message_model == "BROADCASTING":
+            return
+        got = await committed_offsets(admin, s.group, zeros, {mq: 0 for mq in zeros}, addrs,
+                                      cache=cache)
+        for name, exc in sorted(got.failed.items()):
+            failures.append(BrokerFailure(name, addrs.get(name), exc))
+        for name, (exc, _zs) in sorted(got.unchecked.items()):
+            failures.append(BrokerFailure(name, addrs.get(name), exc))
+        s.no_offset = sorted(mq for mq, v in got.offsets.items() if v is None)
+
+    await fan_out(groups, one, concurrency=admin.concurrency)
 
 
 def _wait_ack(v: Any) -> int:
