@@ -314,5 +314,5 @@ async def capture_topic_consumers(admin: Admin, topic: str, *, include_system: b
     return TopicConsumers(topic, out, failures, hidden, dropped, unverified, config_failed)
 
 
-__all__ = ["DroppedEntry", "QueueStatus", "SYSTEM_GROUPS", "TopicConsumer", "TopicConsumers", "TopicStatus",
-           "capture_topic_consumers", "capture_topic_status", "is_system_group"]
+__all__ = ["DroppedEntry", "QueueStatus", "SYSTEM_GROUPS", "TopicConsumer", "TopicConsumers",
+           "TopicStatus", "capture_topic_consumers", "capture_topic_status", "is_system_group"]
