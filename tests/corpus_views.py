@@ -55,7 +55,7 @@ class CorpusAdmin:
                  routes: dict[str, Any] | None = None, connection: Any = None,
                  running: dict[str, Any] | None = None, min_offsets: dict[MessageQueue, int]
                  | None = None, brokers: tuple[str, ...] = ("broker-a", "broker-b"),
-                 topics: list[str] | None = None):
+                 topics: list[str] | None = None, no_topic: dict[str, Any] | None = None):
         self.version = version
         self.info = ClusterInfo.from_body(body(version,
                                                "other-requests/106_getBrokerClusterInfo"
@@ -63,6 +63,8 @@ class CorpusAdmin:
         self.brokers = [self.info.brokers[b] for b in brokers]
         self.by_addr = {b.master_addr: b.broker_name for b in self.brokers}
         self.stats, self.spans, self.tstats = stats or {}, spans or {}, tstats or {}
+        # GET_CONSUME_STATS without a topic, per broker (default: the same as with one)
+        self.no_topic = no_topic
         self.routes = routes or {}
         self.connection = connection
         self.running = running or {}
@@ -125,7 +127,9 @@ class CorpusAdmin:
 
     async def consume_stats(self, group: str, addr: str, topic: str | None = None
                             ) -> ConsumeStats:
-        self.calls.append(("consume_stats", self._broker(addr)))
+        self.calls.append(("consume_stats", self._broker(addr), topic))
+        if topic is None and self.no_topic is not None:
+            return ConsumeStats.from_body(self.no_topic[self._broker(addr)])
         return ConsumeStats.from_body(self.stats[self._broker(addr)])
 
     async def time_spans(self, topic: str, group: str, addr: str) -> list[QueueTimeSpan]:
