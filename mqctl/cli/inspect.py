@@ -583,7 +583,10 @@ def progress(
     Every readable queue is listed (more read than write queues included). Per topic: the
     produce TPS the brokers report (5.3+) next to the clients' consume TPS. The %RETRY% queues
     and the %DLQ% topic are a separate section (--no-retry leaves it out). Pop (5.x) groups
-    have no queue owners: INFLIGHT is what the pop clients hold unacked.
+    have no queue owners: their inflight (what the pop clients hold unacked) is per broker, as
+    the clients count it. CONSUMER OFFSET `none`: the group has no committed offset there
+    (its LAG counts the whole queue; where a consumer would start depends on
+    consumeFromWhere). INFLIGHT `0 (no owner)`: no client holds the queue.
 
     Tables: queues (what -o csv prints), topics, retry (--table NAME picks one).
 

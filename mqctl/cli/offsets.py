@@ -58,6 +58,8 @@ def show(
 ) -> None:
     """Committed offsets per queue, with the queue's min and max offsets and the lag.
 
+    Every readable queue of the group's topics on every broker of their routes; CURRENT
+    `none` where the group has no committed offset (its LAG counts the whole queue).
     Example: mqctl offsets show -g GID_REPLAY -t TopicPay
     """
     from mqctl.admin import Admin

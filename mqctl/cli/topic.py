@@ -174,7 +174,8 @@ def consumers(
     its lag on this topic, members and subscription.
 
     A group is listed when it is online with a subscription to the topic or has committed
-    offsets on it, so an offline group keeps appearing with its lag. LAG is the group's total
+    offsets on it, so an offline group keeps appearing with its lag. A name the brokers list
+    that is not a group (5.3.3 lists the topic's own name) is dropped, and the notes say so. LAG is the group's total
     on this topic over every broker (GET_CONSUME_STATS), `-` when none could be read.
     Example: mqctl topic consumers TopicPay
     """
