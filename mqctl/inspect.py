@@ -550,7 +550,7 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
         route = await admin.topic_route(topic)
         brokers = list(route.brokers)
     else:
-        brokers = members.brokers if members else await admin.group_brokers(group)
+        brokers = list(members.brokers) if members else await admin.group_brokers(group)
         # offline groups may have offsets anywhere: ask every broker of the cluster
         if members is None or not members.online_state:
             info = await admin.cluster_info()

@@ -19,6 +19,7 @@ GET_CONSUMER_CONNECTION_LIST (203) for the members.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -225,49 +226,57 @@ async def capture_topic_consumers(admin: Admin, topic: str, *, include_system: b
     # ConsumerManager.registerConsumer / registerConsumerWithoutSub (heartbeat v2) add
     # subscriptionData.getTopic() to topicGroupTable instead of the group
     # (apache/rocketmq#9352, released in 5.3.3; fixed after it by #9424 and #9444)
-    tables = await admin._per_broker(route, admin.subscription_groups)
-    configured = {g for v in tables.values() if isinstance(v, list) for g in v}
-    table_failed = sorted(b for b, v in tables.items() if isinstance(v, BrokerFailure))
+    tables: dict[str, list[str] | BrokerFailure] = {}
+    tables_lock = asyncio.Lock()
     unverified: dict[str, str] = {}
 
-    async def has_offsets(group: str, stats: dict[str, Any]) -> bool | None:
-        """Whether ``group`` has a committed offset on the topic (the never-committed rule
-        of mqctl.reset.probe); None when it cannot be told."""
+    async def configured() -> tuple[set[str], list[str]]:
+        """The subscription group names of the route's brokers (asked once, when a listed
+        name has no committed offset to prove it a group), and the brokers that failed."""
+        async with tables_lock:
+            if not tables:
+                tables.update(await admin._per_broker(route, admin.subscription_groups))
+        return ({g for v in tables.values() if isinstance(v, list) for g in v},
+                sorted(b for b, v in tables.items() if isinstance(v, BrokerFailure)))
+
+    async def is_group(group: str, stats: dict[str, Any]) -> tuple[bool | None, str]:
+        """(True, ""): a committed offset on the topic or a subscription group config;
+        (False, why): neither; (None, why): cannot be told. Committed offsets by the
+        never-committed rule of mqctl.reset.probe (a 0 is not an offset by itself)."""
         from mqctl.reset.probe import committed_offsets
 
         reported = {mq: w.consumer_offset for s in stats.values()
                     if not isinstance(s, BrokerFailure) for mq, w in s.offsets.items()
                     if mq.topic == topic}
         if any(v > 0 for v in reported.values()):
-            return True
+            return True, ""
+        names, table_failed = await configured()
+        if group in names:
+            return True, ""
         got = await committed_offsets(admin, group, reported, reported, route.master_addrs())
-        if any(v is not None for mq, v in got.offsets.items()
-               if not any(mq in zs for _e, zs in got.unchecked.values())):
-            return True
-        if got.failed or got.unchecked or any(isinstance(s, BrokerFailure)
-                                              for s in stats.values()):
-            return None
-        return False
+        unsure = {mq for _e, zs in got.unchecked.values() for mq in zs}
+        if any(v is not None for mq, v in got.offsets.items() if mq not in unsure):
+            return True, ""
+        unread = sorted({*table_failed, *got.failed, *got.unchecked,
+                         *(b for b, s in stats.items() if isinstance(s, BrokerFailure))})
+        if unread:
+            return None, (f"no subscription group config of that name and no committed offset "
+                          f"on {topic} on the brokers that answered ({', '.join(unread)} did "
+                          "not)")
+        return False, ("not a group: no broker has a subscription group config of that name "
+                       f"and it has no committed offset on {topic}"
+                       + (" (5.3.3 brokers list the topic's own name: ConsumerManager."
+                          "registerConsumer adds the topic, not the group, to topicGroupTable; "
+                          "apache/rocketmq#9352)" if group == topic else ""))
 
     async def one(group: str) -> TopicConsumer | DroppedEntry:
         stats = await admin._per_broker(
             route, lambda addr: admin.consume_stats(group, addr, topic))
-        if group not in configured:
-            offsets = await has_offsets(group, stats)
-            if offsets is False and not table_failed:
-                return DroppedEntry(group, listed[group], (
-                    "not a group: no broker has a subscription group config of that name and "
-                    f"it has no committed offset on {topic}"
-                    + (" (5.3.3 brokers list the topic's own name: ConsumerManager."
-                       "registerConsumer adds the topic, not the group, to topicGroupTable; "
-                       "apache/rocketmq#9352)" if group == topic else "")))
-            if not offsets:
-                unverified[group] = (
-                    f"no subscription group config on the brokers that answered (not read: "
-                    f"{', '.join(table_failed) or 'none'}) and its committed offsets on "
-                    f"{topic} could not be read" if offsets is None else
-                    f"no subscription group config and no committed offset on {topic} on the "
-                    f"brokers that answered ({', '.join(table_failed)} did not answer)")
+        verdict, reason = await is_group(group, stats)
+        if verdict is False:
+            return DroppedEntry(group, listed[group], reason)
+        if verdict is None:
+            unverified[group] = reason
         lag = 0
         queues = 0
         tps = 0.0

@@ -252,3 +252,16 @@ def test_every_broker_refusing_is_exit_5_not_an_empty_answer(cli, sim, args):
     assert r.exit_code == 5, (r.stdout, r.stderr)
     assert r.stdout == "" and "Traceback" not in r.stderr
     assert "NO_PERMISSION" in r.stderr and "hint:" in r.stderr
+
+
+def test_topic_consumers_keeps_an_unproven_name_and_says_why(cli, sim):
+    """Where a broker's subscription group table does not answer, a listed name without a
+    committed offset cannot be proven a group or not: it stays, with a note, and the exit is
+    8 (partial), never a silent drop."""
+    sim.call(lambda c: c.faults.error("broker-a", C.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, 1,
+                                      remark="busy"))
+    r = run(cli, sim, "topic", "consumers", "TopicNews", "-o", "json")
+    assert r.exit_code == 8, r.stderr
+    g = {x["group"]: x for x in r.json["groups"]}
+    assert "broker-a did not" in g["TopicNews"]["unverified"]
+    assert r.json["dropped"] == [] and g["GID_POP"]["unverified"] is None

@@ -137,7 +137,9 @@ def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
     data = {"capture_ts": c.capture_ts, "capture_time": format_ms(c.capture_ts),
             "groups": rows, "states": counts,
             "total": {"groups": len(c.groups), "shown": len(rows),
-                      "lag": sum(known) if len(known) == len(c.groups) else None,
+                      # an EMPTY group has nothing to count (its own lag is unknown)
+                      "lag": sum(known) if all(s.lag is not None or s.state == "EMPTY"
+                                               for s in c.groups) else None,
                       "lag_at_least": sum(s.lag_at_least for s in c.groups),
                       "complete": not c.stats_failed,
                       "brokers_not_included": c.stats_failed},

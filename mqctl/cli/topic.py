@@ -175,8 +175,9 @@ def consumers(
 
     A group is listed when it is online with a subscription to the topic or has committed
     offsets on it, so an offline group keeps appearing with its lag. A name the brokers list
-    that is not a group (5.3.3 lists the topic's own name) is dropped, and the notes say so. LAG is the group's total
-    on this topic over every broker (GET_CONSUME_STATS), `-` when none could be read.
+    that is not a group (5.3.3 lists the topic's own name) is dropped, and the notes say so.
+    LAG is the group's total on this topic over every broker (GET_CONSUME_STATS), `-` when
+    none could be read.
     Example: mqctl topic consumers TopicPay
     """
     from mqctl.topicview import capture_topic_consumers
