@@ -36,6 +36,7 @@ from mqctl.errors import BrokerError, ConnectError, MqctlError
 from mqctl.inspect import classify_span
 from mqctl.models import (
     DLQ_PREFIX,
+    PERM_READ,
     RETRY_PREFIX,
     STRATEGY_CLASS_NAMES,
     BrokerData,
@@ -44,7 +45,6 @@ from mqctl.models import (
     ConsumeStats,
     MessageQueue,
     OffsetWrapper,
-    TopicRoute,
 )
 from mqctl.remoting.client import fan_out
 from mqctl.remoting.codes import ResponseCode
@@ -294,11 +294,10 @@ async def capture_groups(admin: Admin, *, include_system: bool = False,
     # every readable queue of every topic each group consumes or has offsets for, on every
     # broker of its route (issue 25 item 3), then the lag, and which groups a failed broker
     # may hide offsets of
-    routes = await _routes(admin, groups)
-    await _cover(admin, groups, routes, set(stats_failed), failures)
+    hosts, unknown_hosts, bdata = await _hosts(admin, groups, masters)
+    await _cover(admin, groups, hosts, unknown_hosts, bdata, set(stats_failed), failures)
     topic_brokers: dict[str, set[str] | None] = {
-        t: None if isinstance(r, MqctlError) else {b.broker_name for b in r.brokers}
-        for t, r in routes.items() if r is not None}
+        t: None if t in unknown_hosts else set(bs) for t, bs in hosts.items()}
     for s in groups:
         s.topics = sorted({mq.topic for mq in s.queues})
         s.lag_at_least = sum(max(0, w.diff) for w in s.queues.values())
@@ -384,52 +383,76 @@ async def _members(admin: Admin, s: GroupSummary, masters: dict[str, BrokerData]
             s.inflight = sum(_wait_ack(v) for i in ok for v in i.mq_pop_table.values())
 
 
-async def _routes(admin: Admin, groups: list[GroupSummary]
-                  ) -> dict[str, TopicRoute | MqctlError | None]:
-    """The route of every topic a group has offsets for or subscribes to (None: no route, the
-    topic is gone), BROADCASTING groups apart (their offsets are in the clients)."""
+async def _hosts(admin: Admin, groups: list[GroupSummary], masters: dict[str, BrokerData]
+                 ) -> tuple[dict[str, dict[str, int]], dict[str, str], dict[str, BrokerData]]:
+    """Which brokers host each topic a group has offsets for or subscribes to (BROADCASTING
+    groups apart: their offsets are in the clients), with its readable queue count: one
+    GET_ALL_TOPIC_CONFIG per master (the table mqctl topics reads) instead of a route per
+    topic; where a master's table did not answer, the topics' routes say what it hosts.
+    Returns (topic -> {broker: read queues}, topics whose hosts are unknown -> why, the
+    brokers by name)."""
     topics = sorted({mq.topic for s in groups for mq in [*s.queues, *s.retry]}
                     | {t for s in groups if s.message_model != "BROADCASTING"
                        for t in s.subscribed})
-    out: dict[str, TopicRoute | MqctlError | None] = {}
-    for o in await fan_out(topics, admin.topic_route, concurrency=admin.concurrency):
-        if o.ok:
-            out[o.item] = o.value
-        elif isinstance(o.error, NotFoundError):
-            out[o.item] = None
-        else:
-            assert o.error is not None
-            out[o.item] = o.error
-    return out
+    hosts: dict[str, dict[str, int]] = {t: {} for t in topics}
+    unknown: dict[str, str] = {}
+    bdata = dict(masters)
+    if not topics:
+        return hosts, unknown, bdata
+    configs = await admin._per_broker(list(masters.values()), admin.topic_config_table)
+    failed = {b for b, v in configs.items() if isinstance(v, BrokerFailure)}
+    for b, table in configs.items():
+        if isinstance(table, BrokerFailure):
+            continue
+        for t in set(topics) & set(table):
+            conf = table[t]
+            if _int(conf.get("perm")) & PERM_READ:
+                hosts[t][b] = _int(conf.get("readQueueNums"))
+    if failed:
+        for o in await fan_out(topics, admin.topic_route, concurrency=admin.concurrency):
+            if o.ok and o.value is not None:
+                for qd in o.value.queues:
+                    rb = o.value.broker(qd.broker_name)
+                    if qd.broker_name in failed and qd.readable and rb is not None:
+                        hosts[o.item][qd.broker_name] = qd.read_queue_nums
+                        bdata.setdefault(qd.broker_name, rb)
+            elif not isinstance(o.error, NotFoundError):
+                assert o.error is not None
+                unknown[o.item] = (f"{', '.join(sorted(failed))} did not answer its topic table "
+                                   f"and the route could not be read: {o.error.message}")
+    return hosts, unknown, bdata
 
 
-async def _cover(admin: Admin, groups: list[GroupSummary],
-                 routes: dict[str, TopicRoute | MqctlError | None], stats_failed: set[str],
+def _int(v: Any) -> int:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return 0
+
+
+async def _cover(admin: Admin, groups: list[GroupSummary], hosts: dict[str, dict[str, int]],
+                 unknown: dict[str, str], bdata: dict[str, BrokerData], stats_failed: set[str],
                  failures: list[BrokerFailure]) -> None:
     """Issue 25 item 3: GET_BROKER_CONSUME_STATS (AdminBrokerProcessor.
     fetchAllConsumeStatsInBroker) names a group only on the brokers that hold offsets of it
     (ConsumerOffsetManager.whichTopicByConsumer) and iterates a topic's WRITE queues; so a
-    broker of the topic's route without the group's offsets (4.9.3: a group offline with
-    offsets on broker-a only) and the read-only queues are missing. Each such (group, broker,
-    topic) is asked GET_CONSUME_STATS with the topic, which lists every read queue
-    (never-committed ones as consumerOffset 0). Only where something is missing."""
+    broker hosting the topic without the group's offsets (4.9.3: a group offline with offsets
+    on broker-a only) and the read-only queues are missing. Each such (group, broker, topic)
+    is asked GET_CONSUME_STATS with the topic, which lists every read queue (never-committed
+    ones as consumerOffset 0). Only where something is missing."""
     todo: list[tuple[GroupSummary, BrokerData, str]] = []
     for s in groups:
         if s.message_model == "BROADCASTING":
             continue
         for t in sorted({mq.topic for mq in [*s.queues, *s.retry]} | set(s.subscribed)):
-            r = routes.get(t)
-            if isinstance(r, MqctlError):
-                s.uncovered[t] = f"its route could not be read: {r.message}"
-                continue
-            for qd in r.queues if r is not None else ():
-                b = r.broker(qd.broker_name) if r is not None else None
-                if not qd.readable or b is None or qd.broker_name in stats_failed:
+            if t in unknown:
+                s.uncovered[t] = unknown[t]
+            have = s.retry if t.startswith(RETRY_PREFIX) else s.queues
+            for name, n in sorted(hosts.get(t, {}).items()):
+                if name in stats_failed or name not in bdata:
                     continue
-                have = s.retry if t.startswith(RETRY_PREFIX) else s.queues
-                if any(MessageQueue(t, qd.broker_name, q) not in have
-                       for q in range(qd.read_queue_nums)):
-                    todo.append((s, b, t))
+                if any(MessageQueue(t, name, q) not in have for q in range(n)):
+                    todo.append((s, bdata[name], t))
 
     async def one(item: tuple[GroupSummary, BrokerData, str]) -> ConsumeStats:
         s, b, t = item

@@ -201,3 +201,20 @@ def test_inflight_of_a_queue_no_client_holds_is_0_not_the_pull_distance(cli, sim
         assert q["inflight"] == 0 and q["inflight_source"] == "no-owner", q
     text = run(cli, s, "group", "progress", "G", "-o", "plain").stdout
     assert "0 (no owner)" in text and "a former owner pulled and never committed" in text
+
+
+def test_groups_coverage_falls_back_to_routes_when_a_topic_table_fails(cli, psim):
+    """`groups` learns which brokers host a topic from each master's GET_ALL_TOPIC_CONFIG (one
+    request per master, not a route per topic); where one does not answer, the route says it:
+    X still counts 8 queues, nothing is left out."""
+    psim.call(lambda c: c.faults.error("broker-b", RequestCode.GET_ALL_TOPIC_CONFIG, 1,
+                                       remark="busy"))
+    psim.clear_request_log()
+    r = run(cli, psim, "groups", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    g = {x["group"]: x for x in r.json["groups"]}
+    assert g["X"]["queues"] == 8 and g["X"]["no_offset_queues"] == 7
+    assert g["X"]["topics_not_covered"] == {}
+    codes = [x.code for x in psim.request_log]
+    assert codes.count(RequestCode.GET_ALL_TOPIC_CONFIG) == 2
+    assert RequestCode.GET_ROUTEINFO_BY_TOPIC in codes
