@@ -8,7 +8,9 @@ broker:
 * GET_BROKER_CONSUME_STATS (317), as mqadmin ``brokerConsumeStats``: every group's offsets
   and consume TPS on that broker (AdminBrokerProcessor.fetchAllConsumeStatsInBroker);
 * the name server's topic list: ``%RETRY%<group>`` names (mqadmin ``consumerProgress``
-  without ``-g`` finds groups this way) and the ``%DLQ%<group>`` topics that exist.
+  without ``-g`` finds groups this way) and the ``%DLQ%<group>`` topics that exist;
+* GET_ALL_TOPIC_CONFIG (21): the topics the broker hosts and their readable queues, to find
+  the queues 317 leaves out (issue 25 item 3: :func:`_cover`).
 
 Per group it then sends only what has no all-groups form: GET_CONSUMER_CONNECTION_LIST
 (members, consume type, model; brokers in turn until one knows the group online),
@@ -16,8 +18,9 @@ GET_CONSUMER_RUNNING_INFO of each member (strategy, orderly, pop inflight; skipp
 ``clients=False``), QUERY_CONSUME_TIME_SPAN for the (broker, topic) pairs that lag (the exact
 time lag) and GET_TOPIC_STATS_INFO for the group's DLQ topic. All of it is read-only.
 
-What 317 does not say, and how it is handled: it iterates the WRITE queues of a topic (a
-read-only queue's lag is not in it), it never sets ``pullOffset`` (5.x sends 0: inflight is
+What 317 does not say, and how it is handled: it names a group only on the brokers that hold
+offsets of it and iterates the WRITE queues of a topic (the missing queues are asked with
+GET_CONSUME_STATS per topic), it never sets ``pullOffset`` (5.x sends 0: inflight is
 not read from it), and a broker that did not answer makes the lag of every group whose topics
 it hosts unknown (``None``; the sum over the brokers that answered is kept as
 ``lag_at_least``).

@@ -216,10 +216,12 @@ def groups(
     type (push/pull/pop), message model, orderly, the strategy the clients report, total lag,
     max time lag, consume TPS, pop inflight, retry backlog and DLQ messages.
 
-    Fast on big clusters: two requests per broker answer for all groups
-    (GET_ALL_SUBSCRIPTIONGROUP_CONFIG, GET_BROKER_CONSUME_STATS as mqadmin brokerConsumeStats);
-    per group only the connection list, the clients' running info, the time spans of lagging
-    queues and the DLQ topic's stats. A lag mqctl cannot know is `-` (or `>=N`, the lag on the
+    Fast on big clusters: three requests per broker answer for all groups
+    (GET_ALL_SUBSCRIPTIONGROUP_CONFIG, GET_BROKER_CONSUME_STATS as mqadmin brokerConsumeStats,
+    GET_ALL_TOPIC_CONFIG); per group only the connection list, the clients' running info, the
+    time spans of lagging queues, the DLQ topic's stats, GET_CONSUME_STATS where a broker's
+    stats leave its queues out and QUERY_CONSUMER_OFFSET where a queue reads 0 (`none` or
+    committed 0). LAG `(N none)`: N queues have no committed offset. A lag mqctl cannot know is `-` (or `>=N`, the lag on the
     brokers that answered), never 0.
 
     STATE: {state_help}
