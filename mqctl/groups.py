@@ -322,7 +322,7 @@ async def capture_groups(admin: Admin, *, include_system: bool = False,
         if s.message_model == "BROADCASTING" and not s.queues:
             # LocalFileOffsetStore: the clients keep the offsets, the brokers have none
             s.lag = None
-    await _no_offsets(admin, groups, masters, failures)
+    await _no_offsets(admin, groups, bdata, failures)
     if time_lag:
         await _time_lags(admin, groups, masters, failures)
     await _dlqs(admin, [s for s in groups if s.dlq_topic], failures)
@@ -481,14 +481,14 @@ async def _cover(admin: Admin, groups: list[GroupSummary], hosts: dict[str, dict
 
 
 async def _no_offsets(admin: Admin, groups: list[GroupSummary],
-                      masters: dict[str, BrokerData], failures: list[BrokerFailure]) -> None:
+                      brokers: dict[str, BrokerData], failures: list[BrokerFailure]) -> None:
     """Which queues that read consumerOffset 0 have no committed offset (``none``): the reset
     plans' rule (mqctl.reset.probe.committed_offsets), the brokers' versions and offset tables
     read once for all groups."""
     from mqctl.reset.probe import OffsetTableCache, committed_offsets
 
     cache = OffsetTableCache()
-    addrs = {n: b.master_addr or b.select_addr() for n, b in masters.items()}
+    addrs = {n: b.master_addr or b.select_addr() for n, b in brokers.items()}
 
     async def one(s: GroupSummary) -> None:
         zeros = [mq for mq, w in s.queues.items() if w.consumer_offset == 0]
