@@ -36,7 +36,7 @@ from typing import Any
 
 from mqctl.admin import Admin, BrokerFailure, NotFoundError, NothingRead
 from mqctl.errors import BrokerError, ConnectError, MqctlError
-from mqctl.inspect import classify_span
+from mqctl.inspect import _int_or_zero, classify_span
 from mqctl.models import (
     DLQ_PREFIX,
     PERM_READ,
@@ -409,8 +409,8 @@ async def _hosts(admin: Admin, groups: list[GroupSummary], masters: dict[str, Br
             continue
         for t in set(topics) & set(table):
             conf = table[t]
-            if _int(conf.get("perm")) & PERM_READ:
-                hosts[t][b] = _int(conf.get("readQueueNums"))
+            if _int_or_zero(conf.get("perm")) & PERM_READ:
+                hosts[t][b] = _int_or_zero(conf.get("readQueueNums"))
     if failed:
         for o in await fan_out(topics, admin.topic_route, concurrency=admin.concurrency):
             if o.ok and o.value is not None:
@@ -424,13 +424,6 @@ async def _hosts(admin: Admin, groups: list[GroupSummary], masters: dict[str, Br
                 unknown[o.item] = (f"{', '.join(sorted(failed))} did not answer its topic table "
                                    f"and the route could not be read: {o.error.message}")
     return hosts, unknown, bdata
-
-
-def _int(v: Any) -> int:
-    try:
-        return int(v)
-    except (TypeError, ValueError):
-        return 0
 
 
 async def _cover(admin: Admin, groups: list[GroupSummary], hosts: dict[str, dict[str, int]],
