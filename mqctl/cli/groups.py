@@ -221,8 +221,8 @@ def groups(
     GET_ALL_TOPIC_CONFIG); per group only the connection list, the clients' running info, the
     time spans of lagging queues, the DLQ topic's stats, GET_CONSUME_STATS where a broker's
     stats leave its queues out and QUERY_CONSUMER_OFFSET where a queue reads 0 (`none` or
-    committed 0). LAG `(N none)`: N queues have no committed offset. A lag mqctl cannot know is `-` (or `>=N`, the lag on the
-    brokers that answered), never 0.
+    committed 0). LAG `(N none)`: N queues have no committed offset. A lag mqctl cannot know
+    is `-` (or `>=N`, the lag on the brokers that answered), never 0.
 
     STATE: {state_help}
 
