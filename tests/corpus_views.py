@@ -70,7 +70,7 @@ class CorpusAdmin:
         self.running = running or {}
         self.mins = min_offsets or {}
         self.topics = topics or []
-        self.calls: list[tuple[str, Any]] = []
+        self.calls: list[tuple[Any, ...]] = []
 
     def _broker(self, addr: str) -> str:
         return self.by_addr[addr]
