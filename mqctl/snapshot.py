@@ -78,7 +78,9 @@ def rows_of(p: GroupProgress, *, capture_ts: int, cluster: str, namesrv: str
             "cluster": cluster, "namesrv": namesrv, "group": p.group, "topic": q.mq.topic,
             "broker": q.mq.broker_name, "queue_id": q.mq.queue_id,
             "broker_offset": q.broker_offset, "min_offset": q.min_offset,
-            "consumer_offset": q.consumer_offset, "pull_offset": q.pull_offset,
+            # null where the group has no committed offset (``committed: false``, the reset
+            # plans' rule), not the broker's placeholder 0 (issue 25 item 4)
+            "consumer_offset": q.current, "pull_offset": q.pull_offset,
             "lag": q.lag, "inflight": q.inflight, "inflight_source": q.inflight_source,
             "committed": q.committed,
             "last_timestamp": q.last_timestamp or None, "max_timestamp": q.max_timestamp,

@@ -203,7 +203,9 @@ def test_group_progress_of_an_unknown_group_is_an_error(cli, sim):
     sim.cluster.brokers["broker-b"].groups["GID_NEW"] = GroupConf("GID_NEW")
     r = run(cli, sim, "group", "progress", "GID_NEW", "-o", "json")
     assert r.exit_code == 0, r.stderr
-    assert r.json["queues"] == [] and r.json["total"]["lag"] == 0
+    # nothing was read that makes its lag 0 (issue 25 item 4): unknown, not 0
+    assert r.json["queues"] == [] and r.json["total"]["lag"] is None
+    assert r.json["total"]["max_time_lag_s"] is None
     assert_read_only(sim)
 
 

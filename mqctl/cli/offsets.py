@@ -59,6 +59,8 @@ def show(
 ) -> None:
     """Committed offsets per queue, with the queue's min and max offsets and the lag.
 
+    Every readable queue of the group's topics on every broker of their routes; CURRENT
+    `none` where the group has no committed offset (its LAG counts the whole queue).
     Example: mqctl offsets show -g GID_REPLAY -t TopicPay
     """
     from mqctl.admin import Admin
@@ -87,16 +89,28 @@ def show(
         return p, mins
 
     p, mins = with_client(st, settings, go)
+    # CURRENT "none": the group has no committed offset there (the reset plans' rule), where
+    # the broker's GET_CONSUME_STATS says 0 (issue 25 item 4)
     rows = [{"topic": q.mq.topic, "broker": q.mq.broker_name, "queue_id": q.mq.queue_id,
              "min": mins.get(q.mq, q.min_offset), "max": q.broker_offset,
-             "current": q.consumer_offset, "lag": q.lag} for q in p.queues]
+             "current": q.current, "current_cell": "none" if q.current is None
+             else str(q.current), "committed": q.committed, "lag": q.lag} for q in p.queues]
     r = Column
+    none = [q for q in p.queues if q.committed is False]
+    notes = [(f"{len(rows)} queue(s); total lag {sum(x['lag'] for x in rows)}"
+              if rows else "no queue read: lag unknown") + not_included_note(p)]
+    if none:
+        from mqctl.inspect import NO_OFFSET_LAG_CAVEAT
+
+        notes.append(f"{len(none)} queue(s) have no committed offset for {group} (CURRENT none, "
+                     f"LAG {sum(q.lag for q in none)} of the total): {NO_OFFSET_LAG_CAVEAT}")
+    notes += [f"not complete: topic {t}: {why}" for t, why in sorted(p.uncovered.items())]
     emit(Result([Table([r("topic", "TOPIC"), r("broker", "BROKER"),
                         r("queue_id", "QID", "right"), r("min", "MIN", "right"),
-                        r("max", "MAX", "right"), r("current", "CURRENT", "right"),
+                        r("max", "MAX", "right"),
+                        r("current_cell", "CURRENT", "right", raw="current"),
                         r("lag", "LAG", "right")], rows, title=f"offsets of {group}")],
-                notes=[f"{len(rows)} queue(s); total lag {sum(x['lag'] for x in rows)}"
-                       + not_included_note(p)]),
+                notes=notes),
          st.output(output))
     _raise_partial(p.failures, f"offsets show {group}")
 

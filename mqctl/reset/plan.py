@@ -22,9 +22,10 @@ from mqctl.errors import ConnectError, MqctlError, UsageError
 from mqctl.models import RETRY_PREFIX, BrokerData, MessageQueue, TopicOffset, TopicRoute
 from mqctl.remoting.client import fan_out
 from mqctl.reset.files import read_plan_file
+from mqctl.reset.probe import committed_offsets
 from mqctl.reset.types import MAX_OFFSET, BrokerPlan, ConsumerState, Path_, Plan, QueuePlan, Target
 from mqctl.timeparse import format_ms, now_ms
-from mqctl.versions import V5_0_0, V5_1_1, V5_2_0
+from mqctl.versions import V5_1_1, V5_2_0
 
 # MQClientInstance.resetOffset is synchronized and sleeps 10 s, then writes the offsets
 # (RebalancePushImpl.removeUnnecessaryMessageQueue persists them); the brokers' pushes reach a
@@ -239,47 +240,6 @@ async def _bounds_per_queue(admin: Admin, missing: list[MessageQueue],
     return done
 
 
-async def _no_offset_on_old_brokers(admin: Admin, group: str, topic: str,
-                                    bplans: dict[str, BrokerPlan],
-                                    committed: dict[MessageQueue, int | None],
-                                    warnings: list[str]) -> None:
-    """Tell "committed 0" from "no offset" where the broker cannot: before 5.0.0 it ignores
-    setZeroIfNotFound and answers 0 for a queue the group never committed while message 0 is
-    in memory (ConsumerManageProcessor.queryConsumerOffset; corpus 4.9.3/never-committed/14_*).
-    Only for the brokers with a 0 in the plan that are not known to be 5.0.0+: one
-    GET_ALL_CONSUMER_OFFSET each (the broker's whole offset table, which lists committed
-    queues only; :mod:`mqctl.reset.probe`). A 0 that cannot be checked stays 0, with a
-    warning."""
-    from mqctl.reset.probe import committed_queues
-
-    zeros: dict[str, list[MessageQueue]] = {}
-    for mq, off in committed.items():
-        if off == 0 and bplans[mq.broker_name].reachable:
-            zeros.setdefault(mq.broker_name, []).append(mq)
-
-    async def check(name: str) -> set[int] | None:
-        addr = bplans[name].addr or ""
-        try:
-            version = await admin.broker_version(addr)
-        except MqctlError:
-            version = None
-        if version is not None and version >= V5_0_0:
-            return None  # QUERY_NOT_FOUND already told the missing ones apart
-        return await committed_queues(admin, addr, topic, group)
-
-    for o in await fan_out(sorted(zeros), check, concurrency=admin.concurrency):
-        if not o.ok:
-            warnings.append(
-                f"broker {o.item}: cannot tell whether {group} committed offset 0 or nothing "
-                f"on {len(zeros[o.item])} queue(s) (a broker before 5.0.0 answers 0 for both; "
-                f"GET_ALL_CONSUMER_OFFSET failed: {o.error.message if o.error else 'failed'}): "
-                "they are taken as 0, and a rollback would write 0 there")
-        elif o.value is not None:
-            for mq in zeros[o.item]:
-                if mq.queue_id not in o.value:
-                    committed[mq] = None
-
-
 def _scope_queues(route: TopicRoute, topic: str, target: Target,
                   scope: set[tuple[str, int]] | None) -> list[MessageQueue]:
     mqs = route.subscribe_queues()
@@ -351,32 +311,27 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
                      "broker before 5.3.0 lists writeQueueNums only): their bounds come from "
                      "GET_MIN_OFFSET/GET_MAX_OFFSET")
 
-    # committed offsets: GET_CONSUME_STATS per broker, then QUERY_CONSUMER_OFFSET
-    # (setZeroIfNotFound=false) for the queues it shows as 0 or not at all -- the broker
-    # reports a missing offset as 0 (AdminBrokerProcessor.getConsumeStats), which would hide
-    # "this group never consumed here"; a broker before 5.0.0 answers that query with 0 too,
-    # so its zeros are checked against its offset table (_no_offset_on_old_brokers)
+    # committed offsets, "none" where the group has no offset: the one rule of every view
+    # (mqctl.reset.probe.committed_offsets: GET_CONSUME_STATS, then QUERY_CONSUMER_OFFSET with
+    # setZeroIfNotFound=false, then the offset table of a broker before 5.0.0)
     async def read_stats(name: str) -> dict[MessageQueue, Any]:
         return (await admin.consume_stats(group, bplans[name].addr or "", topic)).offsets
 
-    committed: dict[MessageQueue, int | None] = {}
+    reported: dict[MessageQueue, int] = {}
     for cs in await fan_out([n for n in involved if up(n)], read_stats,
                             concurrency=admin.concurrency):
         if cs.ok and cs.value is not None:
-            committed.update({mq: w.consumer_offset for mq, w in cs.value.items()
-                              if w.consumer_offset > 0})
-
-    async def current(mq: MessageQueue) -> int | None:
-        return await admin.query_offset(group, mq, bplans[mq.broker_name].addr or "")
-
-    for co in await fan_out([m for m in mqs if up(m.broker_name) and m not in committed],
-                            current, concurrency=admin.concurrency):
-        if co.ok:
-            committed[co.item] = co.value
-        else:
-            fail(co.item.broker_name, "QUERY_CONSUMER_OFFSET", co.error)
-    warnings: list[str] = []
-    await _no_offset_on_old_brokers(admin, group, topic, bplans, committed, warnings)
+            reported.update({mq: w.consumer_offset for mq, w in cs.value.items()})
+    got = await committed_offsets(admin, group, [m for m in mqs if up(m.broker_name)], reported,
+                                  {n: bp.addr for n, bp in bplans.items()})
+    for name, exc in got.failed.items():
+        fail(name, "QUERY_CONSUMER_OFFSET", exc)
+    committed = got.offsets
+    warnings: list[str] = [
+        f"broker {name}: cannot tell whether {group} committed offset 0 or nothing on "
+        f"{len(zs)} queue(s) (a broker before 5.0.0 answers 0 for both; "
+        f"GET_ALL_CONSUMER_OFFSET failed: {exc.message}): they are taken as 0, and a rollback "
+        "would write 0 there" for name, (exc, zs) in sorted(got.unchecked.items())]
 
     searched: dict[MessageQueue, int] = {}
     if target.kind == "time":

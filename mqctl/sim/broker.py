@@ -142,6 +142,8 @@ class SimBroker:
     locks: dict[str, dict[MessageQueue, LockEntry]] = field(default_factory=dict)
     channels: dict[str, dict[int, Channel]] = field(default_factory=dict)  # group -> key -> ch
     group_info: dict[str, GroupInfo] = field(default_factory=dict)
+    # 5.3.3's ConsumerManager.topicGroupTable: topic -> the names registerConsumer put there
+    topic_groups: dict[str, set[str]] = field(default_factory=dict)
     lock_log: LockLog | None = None
     data_version: int = 1
     # BrokerStatsManager GROUP_GET_NUMS per (group, topic): (ms, messages handed out) per pull
@@ -378,6 +380,9 @@ class SimBroker:
         subscription table notifies every member (not for BROADCASTING groups). Returns True
         when the member list or the subscriptions changed."""
         chans = self.channels.setdefault(group, {})
+        if self.version >= V5_3_3:  # see h_consume_by_who
+            for t in ch.subscriptions:
+                self.topic_groups.setdefault(t, set()).add(t)
         if group not in self.groups and self.auto_create_group:
             self.groups[group] = GroupConf(group)
         info = self.group_info.get(group)
@@ -790,8 +795,17 @@ def h_connection_list(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slav
 def h_consume_by_who(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
                            ) -> RemotingCommand:
     topic = _ext(cmd, "topic") or ""
-    # ConsumerManager.queryTopicConsumeByWho + ConsumerOffsetManager.whichGroupByTopic
-    groups = {g for g, info in b.group_info.items() if topic in info.subs}
+    # ConsumerManager.queryTopicConsumeByWho + ConsumerOffsetManager.whichGroupByTopic. 5.3.3
+    # answers from ConsumerManager.topicGroupTable, where registerConsumer (and the heartbeat
+    # v2 path, registerConsumerWithoutSub) add subscriptionData.getTopic(), the topic's own
+    # name, instead of the group (apache/rocketmq#9352, first in 5.3.3; fixed after it by #9424
+    # and #9444), and unregisterConsumer removes the group's name, which is not there: the
+    # topic's name stays listed once a consumer subscribed it, and an online group shows up
+    # only through its committed offsets (real 5.3.3: {"groupList":["G","T"]}, issue 25)
+    if b.version >= V5_3_3:
+        groups = set(b.topic_groups.get(topic, ()))
+    else:
+        groups = {g for g, info in b.group_info.items() if topic in info.subs}
     groups |= {g for (t, g) in b.offsets if t == topic}
     return _ok(cmd, {"groupList": sorted(groups)})
 

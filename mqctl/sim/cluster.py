@@ -254,10 +254,15 @@ class SimCluster:
             if g.model == "CLUSTERING":
                 for tname in sorted(topics):
                     for bn in self.topic_hosts.get(tname, []):
+                        # offsets_on: only these brokers / queues (None: all of them)
+                        on = None if g.offsets_on is None else g.offsets_on.get(bn, frozenset())
                         b = self.brokers[bn]
                         conf = b.topics[tname]
+                        qids = [q for q in range(conf.read) if on is None or q in on]
+                        if not qids:
+                            continue
                         table = b.offsets.setdefault((tname, g.name), {})
-                        for q in range(conf.read):
+                        for q in qids:
                             mx = b.max_offset(tname, q)
                             table[q] = max(b.min_offset(tname, q), mx - g.initial_lag)
             for j, cs in enumerate(g.consumers):

@@ -947,8 +947,15 @@ class SimConsumer:
         pop_table: dict[MessageQueue, Any] = {}
         for mq, pq in self.pqs.items():
             if self.pop:
-                pop_table[mq] = {"droped": pq.dropped, "lastPopTimestamp": pq.last_pull_ts,
-                                 "waitAckCount": pq.last_batch}
+                # one PopProcessQueue per broker, queue id -1: QueryAssignmentProcessor.
+                # allocate4Pop (popShareQueueNum 0, the default) assigns
+                # MessageQueue(topic, broker, -1) to every pop client (5.3.3)
+                key = MessageQueue(mq.topic, mq.broker_name, -1)
+                e = pop_table.setdefault(key, {"droped": False, "lastPopTimestamp": 0,
+                                               "waitAckCount": 0})
+                e["droped"] = e["droped"] or pq.dropped
+                e["lastPopTimestamp"] = max(e["lastPopTimestamp"], pq.last_pull_ts)
+                e["waitAckCount"] += pq.last_batch
                 continue
             mq_table[mq] = self._pq_info(mq, pq)
         tps = self.consume_tps()

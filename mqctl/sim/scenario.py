@@ -136,6 +136,10 @@ class GroupSpec:
     # item 3: brokers that disagree); see GROUP_CONFIG_FIELDS
     config: dict[str, Any] = field(default_factory=dict)
     config_by_broker: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # issue 25 item 8: where the group has committed offsets at the start: None = every queue
+    # of its topics; else {broker: queue ids, None = all of that broker's} (empty: none at all,
+    # a group that exists only as a subscription group, like mqadmin updateSubGroup's)
+    offsets_on: dict[str, frozenset[int] | None] | None = None
 
 
 # SubscriptionGroupConfig fields a scenario may set, and their type: the ones the sim only
@@ -370,7 +374,7 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
         p = f"groups[{i}]"
         g = r.mapping(g, p, {"name", "model", "orderly", "consume_from", "strategy", "topics",
                              "consumers", "initial_lag", "consume_type", "config",
-                             "config_by_broker"})
+                             "config_by_broker", "offsets_on"})
         gname = r.string(g.get("name"), f"{p}.name", pattern=NAME)
         gtopics = tuple(str(x) for x in r.seq(g.get("topics"), f"{p}.topics"))
         for j, x in enumerate(gtopics):
@@ -451,7 +455,8 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
             config_by_broker={
                 str(b): _group_config(r, v, f"{p}.config_by_broker.{b}")
                 for b, v in r.mapping(g.get("config_by_broker"), f"{p}.config_by_broker",
-                                      set(bnames)).items()}))
+                                      set(bnames)).items()},
+            offsets_on=_offsets_on(r, g.get("offsets_on"), f"{p}.offsets_on", bnames)))
     gnames = [g.name for g in groups]
     if len(set(gnames)) != len(gnames):
         raise r.err("groups", "group names must be unique")
@@ -507,6 +512,37 @@ def _group_config(r: Any, v: Any, path: str) -> dict[str, Any]:
         if GROUP_CONFIG_FIELDS[k] is int:
             r.integer(x, f"{path}.{k}")
     return dict(cfg)
+
+_QUEUES = re.compile(r"^(\d+)(?:-(\d+))?$")
+
+
+def _offsets_on(r: Any, v: Any, path: str, bnames: list[str]
+                ) -> dict[str, frozenset[int] | None] | None:
+    """``offsets_on: [broker-a, "broker-b:0", "broker-b:2-3"]``: the brokers (all their queues
+    of the group's topics) or queues where the group starts with committed offsets."""
+    if v is None:
+        return None
+    out: dict[str, set[int] | None] = {}
+    for i, item in enumerate(r.seq(v, path)):
+        text = str(item).strip()
+        broker, _, qs = text.rpartition(":")
+        m = _QUEUES.match(qs) if broker else None
+        if m is None:
+            broker, m = text, None
+        if broker not in bnames:
+            raise r.err(f"{path}[{i}]", f"unknown broker {broker!r} (use broker or "
+                        "broker:queue, e.g. broker-a:0 or broker-a:0-3)")
+        if m is None:
+            out[broker] = None
+            continue
+        lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+        if hi < lo:
+            raise r.err(f"{path}[{i}]", f"empty queue range {qs!r}")
+        have = out.get(broker, set())
+        if have is not None:
+            out[broker] = have | set(range(lo, hi + 1))
+    return {b: None if q is None else frozenset(q) for b, q in out.items()}
+
 
 def _version(r: _Reader, v: Any, path: str) -> int:
     """A client or broker version: an MQVersion name (``V4_9_8``) or its ordinal."""
