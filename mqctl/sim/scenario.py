@@ -625,7 +625,7 @@ def load_scenario(spec: str | Path | dict[str, Any] | Scenario, **overrides: Any
     """A bundled name (``demo``), a path to a YAML file, a dict, or a Scenario."""
     import dataclasses
 
-    import yaml
+    from mqctl.fsutil import load_yaml, read_text_capped
 
     if isinstance(spec, Scenario):
         sc = spec
@@ -636,8 +636,8 @@ def load_scenario(spec: str | Path | dict[str, Any] | Scenario, **overrides: Any
         source = str(spec)
         p = Path(spec)
         if p.suffix in (".yaml", ".yml") or p.exists() or "/" in source:
-            try:
-                text = p.read_text(encoding="utf-8")
+            try:  # (bounded: a FIFO, a device or a file over 1 MB is refused, docs/errors.md)
+                text = read_text_capped(p, "scenario file")
             except FileNotFoundError:
                 raise UsageError(f"scenario file not found: {source}",
                                  hint="pass a YAML file or a bundled name "
@@ -656,14 +656,7 @@ def load_scenario(spec: str | Path | dict[str, Any] | Scenario, **overrides: Any
                 raise UsageError(f"no bundled scenario named {source!r}",
                                  hint="bundled: " + ", ".join(bundled()))
             text = base.read_text(encoding="utf-8")
-        try:
-            doc = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-            raise UsageError(f"scenario {source} is not valid YAML{where}: "
-                             f"{getattr(exc, 'problem', None) or 'syntax error'}",
-                             hint="fix the YAML syntax; docs/scenario.md has a complete example"
-                             ) from None
+        doc = load_yaml(text, f"scenario {source}",
+                        hint="fix the YAML syntax; docs/scenario.md has a complete example")
         sc = parse(doc, source)
     return dataclasses.replace(sc, **overrides) if overrides else sc
