@@ -1341,7 +1341,8 @@ def duration_ms(text: str) -> int:
         return int(float(s) * 1000)
     ms = parse_duration_ms(s)
     if ms < 0:
-        raise UsageError(f"duration {text!r} must not be negative")
+        raise UsageError(f"duration {text!r} must not be negative",
+                         hint="give a duration such as 10s, 5m or 1h30m")
     return ms
 
 

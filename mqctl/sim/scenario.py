@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mqctl.errors import UsageError
+from mqctl.sim.clock import MAX_SPEED, MIN_SPEED
 from mqctl.versions import V5_1_0, V5_2_0, version_ordinal
 
 CONSUME_FROM = ("CONSUME_FROM_LAST_OFFSET", "CONSUME_FROM_FIRST_OFFSET",
@@ -271,11 +272,14 @@ class _Reader:
             raise self.err(path, f"must be at least {minimum}")
         return v
 
-    def number(self, v: Any, path: str, minimum: float = 0) -> float:
+    def number(self, v: Any, path: str, minimum: float = 0,
+               maximum: float = float("inf")) -> float:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self.err(path, f"expected a number, found {v!r}")
         if v < minimum:
             raise self.err(path, f"must be at least {minimum}")
+        if not v <= maximum:  # (also nan)
+            raise self.err(path, f"must be at most {maximum:g}")
         return float(v)
 
     def choice(self, v: Any, path: str, options: tuple[str, ...]) -> str:
@@ -297,7 +301,7 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
     clock = r.mapping(top.get("clock"), "clock", {"mode", "speed", "start"})
     mode = r.choice(clock.get("mode", "real"), "clock.mode", CLOCKS)
     speed = r.number(clock.get("speed", 60.0 if mode == "accelerated" else 1.0), "clock.speed",
-                     0.001)
+                     MIN_SPEED, MAX_SPEED)
     start_ms = _clock_start(r, clock.get("start"))
     brokers = []
     for i, b in enumerate(r.seq(top.get("brokers"), "brokers")):
