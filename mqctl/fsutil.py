@@ -241,8 +241,9 @@ def input_file_error(path: str | os.PathLike[str], what: str, cap: str | None = 
         return None  # the reader's IsADirectoryError: its own words
     if not stat.S_ISREG(st.st_mode):
         return UsageError(f"{what} {path} is {file_kind(st.st_mode)}, not a regular file",
-                          hint=f"mqctl reads a {cap or what} from a regular file (at most "
-                               f"{_mb(limit)}): write it to a file first")
+                          hint=f"mqctl reads a {cap or what} only from a regular file of at "
+                               f"most {_mb(limit)} (a FIFO or device could block or never "
+                               "end): copy it to a file first")
     if st.st_size > limit:
         return _too_large(path, what, cap, limit)
     return None

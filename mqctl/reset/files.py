@@ -49,7 +49,8 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     for k, v in pairs:
         if k in out:
             raise UsageError(f"key {json.dumps(k)} appears twice in one object",
-                             hint="keep one of them (as --export and --execute write them)")
+                             hint="keep one of them: a key appears once in an object, as "
+                                  "mqctl writes these files")
         out[k] = v
     return out
 
