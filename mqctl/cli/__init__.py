@@ -105,7 +105,7 @@ def _output_lost(exc: OSError) -> int:
         pass
     if exc.errno == errno.EPIPE:
         return int(ExitCode.BROKEN_PIPE)
-    reason = exc.strerror or str(exc)
+    reason = "it is closed" if exc.errno == errno.EBADF else exc.strerror or str(exc)
     hint = {errno.ENOSPC: "free space on that file system, or send the output elsewhere",
             errno.EDQUOT: "the disk quota is used up: free space, or send the output "
                           "elsewhere",
