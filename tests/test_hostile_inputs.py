@@ -117,12 +117,11 @@ def no_spark(monkeypatch):
 
 
 def snapshot_input(root: Path) -> Path:
-    sys.path.insert(0, str(ROOT / "tests"))
-    from lagjob.builders import T0, snap_row, write_snapshot
-
-    snap = root / "snap"
-    write_snapshot(snap, "c1", T0, [snap_row(T0, "G", "T", 0, 1000, 990, owner="a@1")])
-    return snap
+    """An input for ``lag report`` (the outputs are checked before it is read)."""
+    snap = root / "snap" / "mqctl-snapshot-c1-20240601T100000.000Z.jsonl"
+    snap.parent.mkdir()
+    snap.write_text("{}\n")
+    return snap.parent
 
 
 # ======================================================================= item 1: output paths
