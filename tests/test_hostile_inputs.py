@@ -330,6 +330,22 @@ def test_input_files_over_their_cap_are_refused_before_they_are_read(tmp_path, m
     one_error(r.stderr, f"{big} is larger than 1,000 bytes")
 
 
+def test_completion_cache_that_is_a_fifo_does_not_hang_completion(tmp_path):
+    import threading
+
+    from mqctl.complete import read_cache
+
+    fifo = make("fifo", tmp_path / "cache.json")
+    got: list[object] = []
+    t = threading.Thread(target=lambda: got.append(read_cache(fifo)), daemon=True)
+    t.start()
+    t.join(20)
+    if t.is_alive():  # (the code before: blocked in open; let it go)
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("reading a FIFO as the completion cache blocked")
+    assert got == [None]
+
+
 def test_every_input_cap_is_documented():
     from mqctl.fsutil import INPUT_CAPS
 
