@@ -174,14 +174,20 @@ def open_append(path: str | os.PathLike[str], what: str) -> IO[str]:
     target = Path(path)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(write_target(target), "a", encoding="utf-8", newline="",  # noqa: SIM115
-                  opener=_nonblocking)
-        mode = os.fstat(fh.fileno()).st_mode
-        if not stat.S_ISREG(mode):
-            fh.close()
-            raise NotRegularFileError(f"it is {file_kind(mode)}, not a regular file", str(path))
+        return _open_regular(write_target(target), "a", encoding="utf-8", newline="")
     except OSError as exc:
         raise local_path_error(exc, path, what) from None
+
+
+def _open_regular(path: str | os.PathLike[str], mode: str, **kw: Any) -> IO[Any]:
+    """``open`` that never blocks on a FIFO (``O_NONBLOCK``; a regular file ignores it) and
+    refuses what is not a regular file (:class:`NotRegularFileError`): a FIFO or device
+    swapped in after a check."""
+    fh = open(path, mode, opener=_nonblocking, **kw)  # noqa: SIM115
+    st_mode = os.fstat(fh.fileno()).st_mode
+    if not stat.S_ISREG(st_mode):
+        fh.close()
+        raise NotRegularFileError(f"it is {file_kind(st_mode)}, not a regular file", str(path))
     return fh
 
 
@@ -270,15 +276,7 @@ def read_text_capped(path: str | os.PathLike[str], what: str, *, cap: str | None
     if err is not None:
         raise err
     limit = INPUT_CAPS[cap or what]
-    # O_NONBLOCK: a FIFO swapped in after the check cannot block the open (it is refused by
-    # the fstat below); a regular file ignores the flag
-    with open(path, "rb", opener=_nonblocking) as fh:
-        mode = os.fstat(fh.fileno()).st_mode
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
-        if not stat.S_ISREG(mode):
-            raise UsageError(f"{what} {path} is {file_kind(mode)}, not a regular file",
-                             hint=f"mqctl reads a {cap or what} from a regular file")
+    with _open_regular(path, "rb") as fh:
         data = fh.read(limit + 1)  # a file that grew since the check, /proc: still bounded
     if len(data) > limit:
         raise _too_large(path, what, cap, limit)
@@ -427,13 +425,8 @@ def dir_lock(directory: str | os.PathLike[str], name: str, busy: str, hint: str
         d.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise local_path_error(exc, d, "to the output directory") from None
-    try:  # (O_NONBLOCK: a FIFO at that name must not block the open; refused below)
-        fh = open(write_target(d / name), "a+", opener=_nonblocking)  # noqa: SIM115
-        mode = os.fstat(fh.fileno()).st_mode
-        if not stat.S_ISREG(mode):
-            fh.close()
-            raise NotRegularFileError(f"it is {file_kind(mode)}, not a regular file",
-                                      str(d / name))
+    try:
+        fh = _open_regular(write_target(d / name), "a+")
     except OSError as exc:  # a read-only directory or mount, a full disk, a device
         raise local_path_error(exc, d, "to the output directory") from None
     try:
