@@ -486,16 +486,20 @@ def test_any_output_to_a_full_disk_is_named(args):
     one_error(err, "cannot write the output to stdout")
 
 
-@pytest.mark.parametrize("fmt", ["json", "plain", "table"])
-def test_a_reader_that_went_away_ends_quietly_with_141(fmt):
-    """``mqctl ... | head`` with more output than the pipe holds: no message, exit 141 (as a
-    tool ended by SIGPIPE), not click's silent exit 1 (or rich's SystemExit(1))."""
+ALLOCATE = ["allocate", "--queues", "broker-a:2000", "--consumers", "50"]
+
+
+@pytest.mark.parametrize("args", [["-o", "json", *ALLOCATE], ["-o", "plain", *ALLOCATE],
+                                  ["-o", "table", *ALLOCATE], ["--help"]],
+                         ids=["json", "plain", "table", "help"])
+def test_a_reader_that_went_away_ends_quietly_with_141(args):
+    """``mqctl ... | head`` when the reader is gone: no message, exit 141 (as a tool ended by
+    SIGPIPE), not click's silent exit 1 (or rich's SystemExit(1), as for tables and help)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     r, w = os.pipe()
     os.close(r)  # the reader is gone before mqctl writes
     try:
-        proc = subprocess.run([sys.executable, "-m", "mqctl", "-o", fmt, "allocate",
-                               "--queues", "broker-a:2000", "--consumers", "50"],
+        proc = subprocess.run([sys.executable, "-m", "mqctl", *args],
                               stdout=w, stderr=subprocess.PIPE, text=True, env=env, timeout=60)
     finally:
         os.close(w)

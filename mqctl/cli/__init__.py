@@ -212,6 +212,11 @@ def _run(command: Any, args: list[str], debug: bool, click_exception: type[Excep
         return rv if isinstance(rv, int) else 0
     except _OutputLost as exc:
         return _output_lost(exc.exc)
+    except SystemExit:  # rich's Console on a broken pipe (typer's help): named as ours are
+        failure = getattr(sys.stdout, "failure", None)
+        if isinstance(failure, BrokenPipeError):
+            return _output_lost(failure)
+        raise
     except click_exception as exc:
         _print_error(exc.format_message(), _usage_hint(exc, command))  # type: ignore[attr-defined]
         return int(getattr(exc, "exit_code", ExitCode.USAGE) or ExitCode.USAGE)
