@@ -476,7 +476,6 @@ def render_rich(tables: list[Table], notes: list[str], stream: IO[str], *,
         pass
     console = Console(file=stream, highlight=False, markup=False, emoji=False,
                       width=None if tty else 240, no_color=os.environ.get("NO_COLOR") is not None)
-    console.on_broken_pipe = _broken_pipe  # type: ignore[method-assign]  # (not SystemExit(1))
     term, height = console.size
 
     def text(s: str) -> Text:
@@ -509,14 +508,6 @@ def render_rich(tables: list[Table], notes: list[str], stream: IO[str], *,
         console.print()
     for n in notes:
         console.print(text(n))
-
-
-def _broken_pipe() -> None:
-    """rich's Console ends the process with ``SystemExit(1)`` when stdout's reader is gone;
-    mqctl's error boundary names that (``mqctl.cli``: exit 141, as SIGPIPE would)."""
-    import errno
-
-    raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
 
 
 def emit(result: Result, fmt: str | None = None, stream: IO[str] | None = None, *,

@@ -212,7 +212,8 @@ def _run(command: Any, args: list[str], debug: bool, click_exception: type[Excep
         return rv if isinstance(rv, int) else 0
     except _OutputLost as exc:
         return _output_lost(exc.exc)
-    except SystemExit:  # rich's Console on a broken pipe (typer's help): named as ours are
+    except SystemExit:  # rich's Console on a broken pipe (Console.on_broken_pipe: tables,
+        # typer's help) exits 1 after pointing stdout at /dev/null: named as ours are
         failure = getattr(sys.stdout, "failure", None)
         if isinstance(failure, BrokenPipeError):
             return _output_lost(failure)
