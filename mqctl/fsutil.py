@@ -306,19 +306,55 @@ def read_stream_text(data: bytes, encoding: str) -> str:
 
 def load_yaml(text: str, name: str, hint: str) -> Any:
     """``yaml.safe_load`` of a small input file's text; every failure is a usage error (exit
-    2) naming ``name`` (``config file x.yaml``): a syntax error with its line and column, and
-    a nesting too deep for the parser (10,000 ``[``: RecursionError)."""
+    2) naming ``name`` (``config file x.yaml``): a syntax error with its line and column, a
+    nesting too deep for the parser (10,000 ``[``: RecursionError), and aliases that expand
+    to more values than the text could hold without them (:func:`_expands_within`: a
+    "billion laughs" of 600 bytes is 10^9 values to whatever walks it, e.g. an error message
+    that shows the value)."""
     import yaml
 
+    # libyaml's parser where PyYAML has it (3-4x faster: a 16 MB topology), the same safe
+    # constructor either way
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return yaml.safe_load(text)
+        doc = yaml.load(text, Loader=loader)  # (a safe loader)
     except RecursionError:
         raise UsageError(f"{name}: YAML nested too deeply", hint=hint) from None
     except yaml.YAMLError as exc:
+        if "maximum nesting depth" in str(getattr(exc, "problem", "")):  # libyaml's limit
+            raise UsageError(f"{name}: YAML nested too deeply", hint=hint) from None
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or "syntax error"
         raise UsageError(f"{name} is not valid YAML{where}: {problem}", hint=hint) from None
+    limit = YAML_EXPANSION * len(text) + 1000
+    if not _expands_within(doc, limit):
+        raise UsageError(f"{name}: its YAML aliases (*name) expand to more than {limit:,} "
+                         "values", hint="write the values out, or use fewer aliases")
+    return doc
+
+
+# how many values a YAML text may expand to through its aliases, per character of the text
+# (a value takes at least one character written out; a profile reused a few times by alias
+# stays far below)
+YAML_EXPANSION = 10
+
+
+def _expands_within(doc: Any, limit: int) -> bool:
+    """Whether walking ``doc`` as a tree (an alias counted each time it is used) meets at
+    most ``limit`` values; stops as soon as it meets more."""
+    todo, n = [doc], 0
+    while todo:
+        v = todo.pop()
+        n += 1
+        if n > limit:
+            return False
+        if isinstance(v, dict):
+            todo.extend(v.keys())
+            todo.extend(v.values())
+        elif isinstance(v, list):
+            todo.extend(v)
+    return True
 
 
 @functools.cache

@@ -371,6 +371,37 @@ def test_yaml_nested_too_deeply_is_a_usage_error(tmp_path, args):
     one_error(r.stderr, "YAML nested too deeply")
 
 
+def laughs(levels: int = 7) -> str:
+    """YAML whose aliases expand tenfold per level ("billion laughs"): 600 bytes, 10^7
+    values to whatever walks it (here: the error message showing the bad value)."""
+    out = ["  l0: &l0 [x, x, x, x, x, x, x, x, x, x]"]
+    out += [f"  l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]" for i in range(1, levels)]
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("args, doc", [
+    (["--config", "{f}", "config", "show"],
+     f"current_profile: p\nprofiles:\n{laughs()}  p: {{namesrv: *l6}}\n"),
+    (["allocate", "--topology", "{f}"], f"junk:\n{laughs()}queues: *l6\nconsumers: [c1]\n"),
+], ids=["config", "topology"])
+def test_yaml_aliases_that_explode_are_refused(tmp_path, args, doc):
+    f = tmp_path / "laughs.yaml"
+    f.write_text(doc)
+    r = run_cli([a.replace("{f}", str(f)) for a in args])
+    assert r.exit_code == 2, r.stderr[:300]
+    one_error(r.stderr, "YAML aliases (*name) expand to more than")
+    assert len(r.stderr) < 1000
+
+
+def test_yaml_aliases_used_a_few_times_are_fine(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("current_profile: a\nprofiles:\n  a: &p {namesrv: 10.0.0.1:9876, timeout: 5}\n"
+                 "  b: *p\n  c: *p\n")
+    r = run_cli(["--config", str(f), "-o", "json", "config", "show"])
+    assert r.exit_code == 0, r.stderr
+    assert "10.0.0.1:9876" in r.stdout
+
+
 def test_topology_json_nested_too_deeply_is_a_usage_error(tmp_path):
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 100_000)
