@@ -52,9 +52,12 @@ def cache_file(namesrv: tuple[str, ...], access_key: str | None, tls: bool) -> P
 
 
 def read_cache(path: Path) -> dict[str, Any] | None:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+    from mqctl.errors import UsageError
+    from mqctl.fsutil import read_text_capped
+
+    try:  # (bounded: a FIFO there must not hang a TAB press)
+        doc = json.loads(read_text_capped(path, "completion cache"))
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError, UsageError):
         return None
     if not isinstance(doc, dict) or doc.get("schema") != CACHE_SCHEMA:
         return None

@@ -67,23 +67,19 @@ def config_path(explicit: str | None = None,
 
 
 def _load_yaml(path: Path, what: str) -> Any:
-    import yaml
+    from mqctl.errors import UsageError
+    from mqctl.fsutil import load_yaml, read_text_capped
 
-    try:
-        text = path.read_text(encoding="utf-8")
+    try:  # (bounded: a FIFO, a device or a file over the cap is refused, docs/errors.md)
+        return load_yaml(read_text_capped(path, what), f"{what} {path}",
+                         hint="fix the YAML syntax (indentation, colons, quotes)")
     except FileNotFoundError:
         raise ConfigError(f"{what} not found: {path}",
                           hint="create it, or unset MQCTL_CONFIG / drop --config") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {what} {path}: {exc}") from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or "syntax error"
-        raise ConfigError(f"{what} {path} is not valid YAML{where}: {problem}",
-                          hint="fix the YAML syntax (indentation, colons, quotes)") from None
+    except UsageError as exc:
+        raise ConfigError(exc.message, hint=exc.hint) from None
 
 
 def _loose_permissions(path: Path) -> bool:
@@ -114,8 +110,16 @@ class Settings:
     confirm_above: int | None = None
 
     def client_options(self) -> Any:
+        from mqctl.fsutil import input_file_error
         from mqctl.remoting.client import ClientOptions
 
+        if self.tls.enabled:  # OpenSSL reads these whole: a device or FIFO would never end
+            for what, f in (("TLS CA file", self.tls.ca_file),
+                            ("TLS certificate", self.tls.cert_file),
+                            ("TLS key file", self.tls.key_file)):
+                err = input_file_error(f, what, "TLS file") if f else None
+                if err is not None:
+                    raise ConfigError(err.message, hint=err.hint)
         return ClientOptions(timeout=self.timeout, version=self.version,
                              credentials=self.credentials, tls=self.tls)
 

@@ -16,9 +16,108 @@ def _print_error(message: str, hint: str | None) -> None:
     group name read from a file may hold ESC sequences or newlines: mqctl.render.printable)."""
     from mqctl.render import printable
 
-    sys.stderr.write(f"mqctl: error: {printable(message)}\n")
-    if hint:
-        sys.stderr.write(f"hint: {printable(hint)}\n")
+    try:
+        sys.stderr.write(f"mqctl: error: {printable(message)}\n")
+        if hint:
+            sys.stderr.write(f"hint: {printable(hint)}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):  # stderr full, closed or absent: the code
+        pass                                        # is all that is left to say it
+
+
+class _OutputLost(BaseException):
+    """Writing stdout failed (a full disk, a closed pipe, a closed stdout): carried past
+    Click, which turns a broken pipe into a silent ``sys.exit(1)`` (click/core.py ``main``)."""
+
+    def __init__(self, exc: OSError):
+        super().__init__(exc)
+        self.exc = exc
+
+
+class _ClosedStdout:
+    """``sys.stdout`` when the process started without one (``mqctl ... >&-``: Python sets
+    it to None): a write fails as writing a closed descriptor does (EBADF), and is named."""
+
+    encoding = "utf-8"
+    errors = "replace"
+
+    def write(self, s: str) -> int:
+        import errno
+        import os
+
+        raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+
+    def flush(self) -> None:
+        pass  # (nothing was ever buffered)
+
+    def isatty(self) -> bool:
+        return False
+
+
+class _WatchedStdout:
+    """``sys.stdout`` while a command runs: the stream as it was, with the failure of a write
+    or flush kept, so that the error boundary can tell a failed output (full disk, closed
+    pipe) from any other ``OSError``; everything else is the stream's own."""
+
+    def __init__(self, stream: Any):
+        self._stream = stream
+        self.failure: OSError | None = None
+
+    def write(self, s: str) -> int:
+        try:
+            return int(self._stream.write(s))
+        except OSError as exc:
+            self.failure = exc
+            raise
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            self.failure = exc
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _stdout_failed(exc: OSError) -> bool:
+    """Did ``exc`` come from writing stdout? (The failure itself, or what a caller made of it:
+    rich's Console raises its own broken pipe.)"""
+    failure = getattr(sys.stdout, "failure", None)
+    return failure is not None and (failure is exc or failure.errno == exc.errno)
+
+
+def _output_lost(exc: OSError) -> int:
+    """Name a failed write of stdout (docs/errors.md, "Output"): a broken pipe (the reader,
+    e.g. ``head``, went away) ends quietly with 141, as SIGPIPE would; anything else (a full
+    disk, an I/O error, a closed stdout) is one line with a hint, exit 2 (as a local output
+    file that cannot be written). What was not written is dropped, so that the interpreter
+    does not fail again when it flushes stdout on exit."""
+    import errno
+    import os
+
+    from mqctl.errors import ExitCode
+
+    try:  # (not a file descriptor: stdout closed, a StringIO; nothing is flushed on exit)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        finally:
+            os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+    if exc.errno == errno.EPIPE:
+        return int(ExitCode.BROKEN_PIPE)
+    reason = "it is closed" if exc.errno == errno.EBADF else exc.strerror or str(exc)
+    hint = {errno.ENOSPC: "free space on that file system, or send the output elsewhere",
+            errno.EDQUOT: "the disk quota is used up: free space, or send the output "
+                          "elsewhere",
+            errno.EBADF: "stdout is closed (>&-): give the command an open stdout (>/dev/null "
+                         "drops the output)"}.get(exc.errno or 0, "check where stdout goes")
+    _print_error(f"cannot write the output to stdout: {reason}; the output is incomplete",
+                 hint)
+    return int(ExitCode.USAGE)
 
 
 class _Interrupted(BaseException):
@@ -59,15 +158,25 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    import typer
-    from typer import main as typer_main
-
     from mqctl.cli.common import hoist_table
-    from mqctl.errors import ExitCode, MqctlError
 
     args = hoist_table(list(sys.argv[1:] if argv is None else argv))
     debug = "--debug" in args
+    if sys.stdout is None:  # started with stdout closed
+        sys.stdout = _ClosedStdout()  # type: ignore[assignment]
     _tolerant_stdout()
+    stdout = sys.stdout
+    sys.stdout = _WatchedStdout(stdout)  # type: ignore[assignment]
+    try:
+        return _main_watched(args, debug)
+    finally:
+        if isinstance(sys.stdout, _WatchedStdout):  # (a command may have replaced it)
+            sys.stdout = stdout
+
+
+def _main_watched(args: list[str], debug: bool) -> int:
+    from typer import main as typer_main
+
     try:  # typer >= 0.23 vendors click
         from typer._click.exceptions import ClickException
     except ImportError:  # pragma: no cover
@@ -80,13 +189,40 @@ def _main(argv: list[str] | None) -> int:
             return invoke(ctx)
         except KeyboardInterrupt as exc:
             raise _Interrupted from exc
+        except OSError as exc:
+            if _stdout_failed(exc):
+                raise _OutputLost(exc) from exc
+            raise
 
     command.invoke = invoke_interruptible  # type: ignore[method-assign]
+    code = _run(command, args, debug, ClickException)
+    try:  # what is still buffered: written now, while a failure can be named
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except OSError as exc:
+        lost = _output_lost(exc)
+        return code or lost  # (an error already reported keeps its code)
+    return code
+
+
+def _run(command: Any, args: list[str], debug: bool, click_exception: type[Exception]) -> int:
+    import typer
+
+    from mqctl.errors import ExitCode, MqctlError
+
     try:
         rv = command.main(args=args, prog_name="mqctl", complete_var="_MQCTL_COMPLETE",
                           standalone_mode=False)
         return rv if isinstance(rv, int) else 0
-    except ClickException as exc:
+    except _OutputLost as exc:
+        return _output_lost(exc.exc)
+    except SystemExit:  # rich's Console on a broken pipe (Console.on_broken_pipe: tables,
+        # typer's help) exits 1 after pointing stdout at /dev/null: named as ours are
+        failure = getattr(sys.stdout, "failure", None)
+        if isinstance(failure, BrokenPipeError):
+            return _output_lost(failure)
+        raise
+    except click_exception as exc:
         _print_error(_click_message(exc, command), _usage_hint(exc, command))
         return int(getattr(exc, "exit_code", ExitCode.USAGE) or ExitCode.USAGE)
     except typer.Exit as exc:
@@ -102,19 +238,22 @@ def _main(argv: list[str] | None) -> int:
     except (KeyboardInterrupt, _Interrupted):
         sys.stderr.write("mqctl: interrupted\n")
         return int(ExitCode.INTERRUPTED)
-    except BrokenPipeError:
-        # output piped into `head` and the like: not an error
-        try:
-            sys.stdout = open("/dev/null", "w")  # noqa: SIM115
-        except OSError:
-            pass
-        return 0
+    except OSError as exc:
+        if _stdout_failed(exc):  # (e.g. --help or a usage error's output)
+            return _output_lost(exc)
+        return _internal(exc, debug)
     except Exception as exc:  # the boundary: anything else is a bug
-        if debug:
-            traceback.print_exc()
-        _print_error(f"internal error: {type(exc).__name__}: {exc}",
-                     "this is a bug in mqctl; re-run with --debug and report the traceback")
-        return int(ExitCode.INTERNAL)
+        return _internal(exc, debug)
+
+
+def _internal(exc: Exception, debug: bool) -> int:
+    from mqctl.errors import ExitCode
+
+    if debug:
+        traceback.print_exc()
+    _print_error(f"internal error: {type(exc).__name__}: {exc}",
+                 "this is a bug in mqctl; re-run with --debug and report the traceback")
+    return int(ExitCode.INTERNAL)
 
 
 def _tolerant_stdout() -> None:

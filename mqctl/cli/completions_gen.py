@@ -54,8 +54,9 @@ def main(argv: list[str] | None = None) -> int:
             if not path.exists() or path.read_text() != text:
                 stale.append(str(path))
         else:
-            root.mkdir(exist_ok=True)
-            path.write_text(text)
+            from mqctl.fsutil import atomic_write_text
+
+            atomic_write_text(path, text)
     if stale:
         sys.stderr.write("stale completion scripts (run python -m mqctl.cli.completions_gen): "
                          + ", ".join(stale) + "\n")

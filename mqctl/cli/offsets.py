@@ -531,8 +531,8 @@ def finish_command(plan: Plan, results: list[QueueResult], rb: str
                 "earliest": ["--to-earliest"], "latest": ["--to-latest"]}[plan.target.kind]
         return _cmd(plan, *base, *flag, "--execute"), None
     rbp = Path(rb)
-    rest = free_path(rbp.with_name(f"{rbp.stem}.remaining.csv"))
-    try:
+    try:  # (a device or FIFO at the name is refused too: the run's result is still shown)
+        rest = free_path(rbp.with_name(f"{rbp.stem}.remaining.csv"), "remaining plan")
         export_plan(replace(plan, queues=left), str(rest))
     except UsageError as exc:  # e.g. the disk filled up: say so, keep the undo command
         return f"(the remaining plan could not be written: {exc.message})", None
@@ -644,6 +644,7 @@ def reset(
 
     Example: mqctl offsets reset -g GID_REPLAY -t TopicPay --by-duration -2h --execute
     """
+    from mqctl.fsutil import check_output_file
     from mqctl.reset import export_format, parse_queue_scope, target_from_options
 
     group = one_group(group, group_opt,
@@ -651,6 +652,8 @@ def reset(
     scope = parse_queue_scope(queues or [])
     if export:
         export_format(export)
+    if rollback_file:  # a device, FIFO or directory: refused before any I/O (docs/errors.md)
+        check_output_file(rollback_file, "rollback file")
     # parse the target before any network I/O: bad input fails fast
     target = target_from_options(to_time=to_time, by_duration=by_duration,
                                  to_earliest=to_earliest, to_latest=to_latest,

@@ -301,7 +301,7 @@ def _check_outputs(out_dir: str, prom_file: str | None) -> None:
     """Raise the one-line usage error (exit 2) of an output location that cannot be written
     (a regular file, read-only, no permission, a full disk; a --prom-file whose directory is
     missing). Only local paths: a Hadoop URI is checked by its file system when written."""
-    from mqctl.fsutil import output_location_error
+    from mqctl.fsutil import check_output_file, output_location_error
     checks = [(out_dir, "report directory", True)]
     if prom_file:
         checks.append((prom_file, "Prometheus file", False))
@@ -310,6 +310,13 @@ def _check_outputs(out_dir: str, prom_file: str | None) -> None:
             err = output_location_error(local_path(path), what, directory=directory)
             if err is not None:
                 raise err
+    if _local(out_dir):  # OUT/summary.csv a FIFO, OUT/report.html a directory, ...
+        for name in TEXT_OUTPUTS[:-1] if prom_file else TEXT_OUTPUTS:
+            check_output_file(os.path.join(local_path(out_dir), name), "report output")
+
+
+# the report's text outputs in OUT (the last one only without --prom-file)
+TEXT_OUTPUTS = ("summary.csv", "summary.json", "report.html", "mqctl_lag.prom")
 
 
 def _check_listing(listing: Any) -> None:
@@ -1334,7 +1341,8 @@ def duration_ms(text: str) -> int:
         return int(float(s) * 1000)
     ms = parse_duration_ms(s)
     if ms < 0:
-        raise UsageError(f"duration {text!r} must not be negative")
+        raise UsageError(f"duration {text!r} must not be negative",
+                         hint="give a duration such as 10s, 5m or 1h30m")
     return ms
 
 

@@ -25,7 +25,7 @@ from mqctl.remoting import fastjson
 from mqctl.remoting.codes import RequestCode, ResponseCode
 from mqctl.remoting.frame import RemotingCommand
 from mqctl.sim.broker import GroupConf, SimBroker, TopicConf
-from mqctl.sim.clock import Scheduler, SimClock
+from mqctl.sim.clock import MAX_SPEED, MIN_SPEED, STEP_EVENTS, Scheduler, SimClock
 from mqctl.sim.consumer import SimConsumer
 from mqctl.sim.logs import LockLog
 from mqctl.sim.ports import WatchedClient
@@ -126,6 +126,12 @@ class SimCluster:
                  log_dir: str | None = None, consecutive_ports: bool | None = None):
         self.scenario: Scenario = load_scenario(scenario)
         mode = clock or self.scenario.clock
+        if speed is not None and not MIN_SPEED <= speed <= MAX_SPEED:  # (also nan, inf)
+            raise UsageError(f"--speed {speed:g} is out of range ({MIN_SPEED:g} to "
+                             f"{MAX_SPEED:g})",
+                             hint=f"the accelerated clock runs at most {MAX_SPEED:g} times "
+                                  "wall time; for faster runs use --clock manual (tests, "
+                                  "mqctl demo)")
         self.clock = SimClock(mode, speed if speed is not None else self.scenario.speed,
                               start_ms=self.scenario.start_ms)
         self.scheduler = Scheduler(self.clock)
@@ -405,7 +411,9 @@ class SimCluster:
     async def _drive(self) -> None:
         while True:
             now = self.clock.now_ms()
-            self.scheduler.run_due(now)
+            if self.scheduler.run_due(now, STEP_EVENTS) >= STEP_EVENTS:
+                await asyncio.sleep(0)  # behind the clock: let signals and requests in
+                continue
             nxt = self.scheduler.next_due()
             delay = 0.05 if nxt is None else min(0.05, self.clock.real_delay_s(nxt - now))
             await asyncio.sleep(max(delay, 0.002))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mqctl.errors import UsageError
+from mqctl.sim.clock import MAX_SPEED, MIN_SPEED
 from mqctl.versions import V5_1_0, V5_2_0, version_ordinal
 
 CONSUME_FROM = ("CONSUME_FROM_LAST_OFFSET", "CONSUME_FROM_FIRST_OFFSET",
@@ -275,11 +276,14 @@ class _Reader:
             raise self.err(path, f"must be at least {minimum}")
         return v
 
-    def number(self, v: Any, path: str, minimum: float = 0) -> float:
+    def number(self, v: Any, path: str, minimum: float = 0,
+               maximum: float = float("inf")) -> float:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self.err(path, f"expected a number, found {v!r}")
         if v < minimum:
             raise self.err(path, f"must be at least {minimum}")
+        if not v <= maximum:  # (also nan)
+            raise self.err(path, f"must be at most {maximum:g}")
         return float(v)
 
     def choice(self, v: Any, path: str, options: tuple[str, ...]) -> str:
@@ -301,7 +305,7 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
     clock = r.mapping(top.get("clock"), "clock", {"mode", "speed", "start"})
     mode = r.choice(clock.get("mode", "real"), "clock.mode", CLOCKS)
     speed = r.number(clock.get("speed", 60.0 if mode == "accelerated" else 1.0), "clock.speed",
-                     0.001)
+                     MIN_SPEED, MAX_SPEED)
     start_ms = _clock_start(r, clock.get("start"))
     brokers = []
     for i, b in enumerate(r.seq(top.get("brokers"), "brokers")):
@@ -661,7 +665,7 @@ def load_scenario(spec: str | Path | dict[str, Any] | Scenario, **overrides: Any
     """A bundled name (``demo``), a path to a YAML file, a dict, or a Scenario."""
     import dataclasses
 
-    import yaml
+    from mqctl.fsutil import load_yaml, read_text_capped
 
     if isinstance(spec, Scenario):
         sc = spec
@@ -672,8 +676,8 @@ def load_scenario(spec: str | Path | dict[str, Any] | Scenario, **overrides: Any
         source = str(spec)
         p = Path(spec)
         if p.suffix in (".yaml", ".yml") or p.exists() or "/" in source:
-            try:
-                text = p.read_text(encoding="utf-8")
+            try:  # (bounded: a FIFO, a device or a file over 1 MB is refused, docs/errors.md)
+                text = read_text_capped(p, "scenario file")
             except FileNotFoundError:
                 raise UsageError(f"scenario file not found: {source}",
                                  hint="pass a YAML file or a bundled name "
@@ -692,14 +696,7 @@ def load_scenario(spec: str | Path | dict[str, Any] | Scenario, **overrides: Any
                 raise UsageError(f"no bundled scenario named {source!r}",
                                  hint="bundled: " + ", ".join(bundled()))
             text = base.read_text(encoding="utf-8")
-        try:
-            doc = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-            raise UsageError(f"scenario {source} is not valid YAML{where}: "
-                             f"{getattr(exc, 'problem', None) or 'syntax error'}",
-                             hint="fix the YAML syntax; docs/scenario.md has a complete example"
-                             ) from None
+        doc = load_yaml(text, f"scenario {source}",
+                        hint="fix the YAML syntax; docs/scenario.md has a complete example")
         sc = parse(doc, source)
     return dataclasses.replace(sc, **overrides) if overrides else sc
