@@ -52,19 +52,20 @@ LAG_COLUMNS = [
     "pull_offset", "lag", "inflight", "lag_seconds", "lag_seconds_source", "estimated",
     "lower_bound", "lag_seconds_upper", "delay_ms", "last_timestamp", "owner", "owners",
     "online", "members", "orderly", "consume_enable", "status", "complete", "window_samples",
-    "consume_rate", "produce_rate", "source_kind", "source",
+    "consume_rate", "produce_rate", "source_kind", "source", "committed", "owner_unknown",
+    "members_unanswered",
 ]
 GROUP_COLUMNS = [
     "date", "capture_ts", "capture_time", "cluster", "group", "topic", "queues", "queues_known",
     "total_lag", "max_lag", "lag_seconds", "lag_seconds_source", "estimated", "consume_rate",
     "produce_rate", "status", "status_code", "group_status", "group_status_code", "complete",
-    "online", "members",
+    "online", "members", "never_committed", "owner_unknown",
 ]
 SUMMARY_COLUMNS = [
     "cluster", "group", "topic", "capture_time", "status", "group_status", "total_lag",
     "max_lag", "lag_seconds", "lag_seconds_source", "peak_lag", "peak_lag_seconds",
     "consume_rate", "produce_rate", "complete", "queues", "captures", "online", "members",
-    "rebalances",
+    "rebalances", "never_committed", "owner_unknown",
 ]
 
 
@@ -989,9 +990,10 @@ class _Run:
         unowned_df = unowned_track
         if not no_resets:
             unowned_df = X.drop_reset_gaps(unowned_df, changes)
-        if has_logs:
+        if has_logs:  # one interval per queue and period, from either source or both
             logged = changes.filter(F.col("source_kind").startswith("client-log"))
-            unowned_df = unowned_df.unionByName(X.unowned_from_logs(logged))
+            unowned_df = X.merge_unowned_sources(unowned_df, X.unowned_from_logs(logged),
+                                                 o.align_ms)
         unowned = self.cut(X.with_date(unowned_df, "start_ts"), "unowned")
         rounds = X.rebalance_rounds(events, o.round_gap_ms)
         storms = self.cut(X.with_date(X.rebalance_storms(rounds, o.storm_rounds,
