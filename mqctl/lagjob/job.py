@@ -1044,7 +1044,9 @@ class _Run:
             "observations": obs, "latest": latest,
             "groups": groups_df,
             "lock_takeovers": locks.filter(F.col("takeover")),
-            "reset_events": events.filter(F.col("cause") == "reset")}
+            "reset_events": events.filter(F.col("cause") == "reset"),
+            "owner_unknown": lag.filter(F.coalesce(F.col("owner_unknown"), F.lit(False))),
+            "never_committed": lag.filter(F.col("committed").eqNullSafe(F.lit(False)))}
         if bound is not None:  # (only the look-back and the new captures were read)
             extra["obs_new"] = obs.filter(F.col("capture_ts") >= F.lit(bound.new_ts))
             extra["lag_new"] = lag_new
@@ -1108,6 +1110,7 @@ class _Run:
             "reset_events": total("reset_events"), "queue_moves": total("rebalance/moves"),
             "unowned_intervals": total("rebalance/unowned"), "storms": total("rebalance/storms"),
             "lock_events": total("rebalance/locks"), "lock_takeovers": total("lock_takeovers"),
+            "owner_unknown": total("owner_unknown"), "never_committed": total("never_committed"),
         }
         qcounts: dict[str, int] = {}
         if total("quarantine"):
@@ -1134,6 +1137,19 @@ class _Run:
             self.notes.append(f"{dupes} duplicate observation(s) of the same queue and capture "
                               "were merged (the same capture given twice, two sources, or "
                               f"captures less than --align {o.align_ms / 1000:g}s apart)")
+        if counts["owner_unknown"]:
+            self.notes.append(
+                f"{counts['owner_unknown']} queue observation(s) with the owner unknown (lag/ "
+                "owner_unknown): a member did not answer its running info (members_unanswered) "
+                "and no answering member claims the queue; the previous owner is carried "
+                "across, with no rebalance, move or unowned interval from it")
+        if counts["never_committed"]:
+            self.notes.append(
+                f"{counts['never_committed']} queue observation(s) without a committed offset "
+                "(lag/ committed false): consumer offset none (null), LAG counts the whole "
+                "queue as mqadmin's Diff does (where a consumer would start depends on its "
+                "consumeFromWhere), time lag unknown, status only OK (nothing to consume) or "
+                "STOP (group offline)")
         ignored = self.listing.ignored()
         if ignored:
             self.notes.append(f"{len(ignored)} file(s) ignored: "

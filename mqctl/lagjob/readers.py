@@ -138,7 +138,7 @@ def list_local(specs: Iterable[InputSpec]) -> Listing:
 
             listing.files.append(_classify(real, spec.kind, st.st_size,
                                            int(st.st_mtime * 1000), head))
-    return listing
+    return ignore_beside_client_logs(listing)
 
 
 def list_inputs(spark: SparkSession | None, specs: Iterable[InputSpec]) -> Listing:
@@ -153,6 +153,26 @@ def list_inputs(spark: SparkSession | None, specs: Iterable[InputSpec]) -> Listi
         r = _list_hadoop(spark, remote)
         listing.files.extend(r.files)
         listing.unmatched.extend(r.unmatched)
+    return ignore_beside_client_logs(listing)
+
+
+BESIDE_CLIENT_LOG = "not a client log (a log file beside rocketmq_client.log)"
+
+
+def ignore_beside_client_logs(listing: Listing) -> Listing:
+    """Other log files of a client's log directory (``slf4j.log``, the remoting or netty log
+    next to ``rocketmq_client.log``) carry nothing for lag: ignored files (counted as files in
+    the summary), not unrecognised input. Only a file whose kind nothing tells, whose name is a
+    log's (``.log``), in a directory that holds a file named as a client log."""
+    dirs = {f.path.rsplit("/", 1)[0] for f in listing.files
+            if f.kind == Kind.CLIENT_LOG and kind_from_name(basename(f.path)) == Kind.CLIENT_LOG}
+    if not dirs:
+        return listing
+    listing.files = [
+        InputFile(f.path, None, f.size, f.mtime_ms, ignored=BESIDE_CLIENT_LOG)
+        if (f.kind is None and f.ignored is None and ".log" in basename(f.path)
+            and f.path.rsplit("/", 1)[0] in dirs) else f
+        for f in listing.files]
     return listing
 
 
