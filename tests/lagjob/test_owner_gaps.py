@@ -184,3 +184,34 @@ def test_snapshot_rows_never_committed_1_0_and_1_1(spark):
                    3: (7, True, False, None)}
     assert [(r.reason, r.detail) for r in bad.collect()] == [("missing field",
                                                               "consumer_offset")]
+
+
+def test_report_reads_never_committed_queues_as_none(spark, tmp_path):
+    """Item 4 end to end, with the snapshots mqctl wrote before 1.1 (``committed: false`` next
+    to the broker's ``consumer_offset: 0``): lag/ says none (null) and ``committed`` false,
+    the lag is the whole queue, the time lag and the status unknown (the group is online),
+    group_status and the summary count the queue as never committed. Before: consumer offset
+    0, STALL from the second capture on (the 0 "never moved")."""
+    from mqctl.lagjob import run_report
+
+    from .builders import T0, snap_row, write_snapshot
+
+    for i in range(3):
+        ts = T0 + i * MIN
+        never = snap_row(ts, "GN", "T", 0, 40 + i, 0, owner="a@1")
+        never.update(committed=False, delay_ms=ts)  # the broker's "now - 0"
+        done = snap_row(ts, "GN", "T", 1, 40 + i, 40 + i, owner="a@1")
+        done["committed"] = True
+        write_snapshot(tmp_path / "in", "c1", ts, [never, done])
+    res = run_report([str(tmp_path / "in")], str(tmp_path / "out"), spark=spark, tz="UTC")
+    lag = {(r.queue_id, r.capture_ts): r for r in
+           spark.read.parquet(str(tmp_path / "out" / "lag")).collect()}
+    last = lag[(0, T0 + 2 * MIN)]
+    assert (last.consumer_offset, last.lag, last.lag_seconds, last.lag_seconds_source,
+            last.status) == (None, 42, None, "unknown", None)
+    assert last.committed is False
+    assert lag[(1, T0 + 2 * MIN)].committed is True and lag[(1, T0 + 2 * MIN)].status == "OK"
+    assert res.counts["never_committed"] == 3
+    (row,) = res.summary
+    assert (row["never_committed"], row["total_lag"], row["status"]) == (1, 42, "OK")
+    assert any("without a committed offset" in n and "none" in n for n in res.notes)
