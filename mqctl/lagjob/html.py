@@ -175,8 +175,10 @@ def collect_report_data(spark: SparkSession, *, gt: DataFrame, lag: DataFrame,
     if ranked:
         qmap = F.create_map(*[F.lit(x) for k, v in ranked.items() for x in (k, v)])
         # an owner that could not be read (a member did not answer) is its own kind of run
-        own = F.when(F.col("owner").isNull() & F.coalesce(F.col("owner_unknown"), F.lit(False)),
-                     F.lit(OWNER_UNKNOWN)).otherwise(F.col("owner"))
+        own = (F.when(F.col("owner").isNull() & F.coalesce(F.col("owner_unknown"),
+                                                           F.lit(False)),
+                      F.lit(OWNER_UNKNOWN)).otherwise(F.col("owner"))
+               if "owner_unknown" in lag.columns else F.col("owner"))
         q = pick(lag.select("cluster", "group", "topic", "broker", "queue_id", "capture_ts",
                             "lag", "lag_seconds", own.alias("owner")))
         q = q.withColumn("rank", qmap[F.concat_ws(_SEP, *[F.col(c).cast("string")
