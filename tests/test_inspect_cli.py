@@ -270,13 +270,15 @@ def test_snapshot_needs_groups_and_refuses_overlap(cli, sim, tmp_path):
     assert len(list(tmp_path.rglob("*.jsonl.gz"))) == 1
 
 
-def test_snapshot_of_a_misspelt_group_is_a_partial_failure(cli, sim, tmp_path):
+def test_snapshot_of_a_misspelt_group_is_bad_input_after_the_rest(cli, sim, tmp_path):
+    # issue 26 item 8: an unknown group exits 2 as `group progress GID_TYPO` does (was 8)
     from mqctl.sim.broker import GroupConf
 
     sim.cluster.brokers["broker-a"].groups["GID_NEW"] = GroupConf("GID_NEW")  # never consumed
     r = run(cli, sim, "snapshot", "--out", str(tmp_path), "-g", "GID_PAY", "-g", "GID_PAYY",
             "-g", "GID_NEW", "-o", "json")
-    assert r.exit_code == 8 and "GID_PAYY: no broker knows this group" in r.stderr
+    assert r.exit_code == 2 and "not known to any broker" in r.stderr
+    assert "GID_PAYY" in r.stderr and "holds the rest of the capture" in r.stderr
     status = {g["group"]: (g["rows"], g["status"]) for g in r.json["groups"]}
     assert status["GID_PAYY"] == (0, "not found") and status["GID_NEW"] == (0, "ok")
     assert status["GID_PAY"][0] > 0 and status["GID_PAY"][1] == "ok"

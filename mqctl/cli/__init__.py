@@ -12,9 +12,13 @@ __all__ = ["app", "main"]
 
 
 def _print_error(message: str, hint: str | None) -> None:
-    sys.stderr.write(f"mqctl: error: {message}\n")
+    """One line each, escaped as every human output is (a broker's remark, a client id or a
+    group name read from a file may hold ESC sequences or newlines: mqctl.render.printable)."""
+    from mqctl.render import printable
+
+    sys.stderr.write(f"mqctl: error: {printable(message)}\n")
     if hint:
-        sys.stderr.write(f"hint: {hint}\n")
+        sys.stderr.write(f"hint: {printable(hint)}\n")
 
 
 class _Interrupted(BaseException):
@@ -83,7 +87,7 @@ def _main(argv: list[str] | None) -> int:
                           standalone_mode=False)
         return rv if isinstance(rv, int) else 0
     except ClickException as exc:
-        _print_error(exc.format_message(), _usage_hint(exc, command))
+        _print_error(_click_message(exc, command), _usage_hint(exc, command))
         return int(getattr(exc, "exit_code", ExitCode.USAGE) or ExitCode.USAGE)
     except typer.Exit as exc:
         return int(exc.exit_code)
@@ -123,6 +127,50 @@ def _tolerant_stdout() -> None:
             reconfigure(errors="replace")
         except (ValueError, OSError):  # pragma: no cover - a closed or detached stream
             pass
+
+
+def _click_message(exc: Any, root: object = None) -> str:
+    """The parser's message in mqctl's words: Typer checks option values with pydantic, whose
+    wording ("Value error, ...", "Input should be a valid number, unable to parse string as
+    a number") is not for people at a shell."""
+    cause = exc.__cause__
+    errors = getattr(cause, "errors", None)
+    if type(cause).__name__ == "ValidationError" and callable(errors) and hasattr(exc, "message"):
+        try:
+            first = (errors() or [None])[0]
+        except Exception:  # pragma: no cover - another pydantic's API
+            first = None
+        if isinstance(first, dict):
+            exc.message = _validation_text(first, getattr(root, "commands", None) or {})
+    return str(exc.format_message())
+
+
+_BOUNDS = {"greater_than_equal": ("ge", "{} or more"), "greater_than": ("gt", "more than {}"),
+           "less_than_equal": ("le", "{} or less"), "less_than": ("lt", "less than {}")}
+
+
+def _validation_text(err: dict[str, Any], commands: Any) -> str:
+    """One pydantic error as mqctl says it: ``'abc' is not a number``, ``must be 0.1 or more,
+    not -1``, the enum's own ``'TABLE' is not one of ...``."""
+    kind = str(err.get("type", ""))
+    value = err.get("input")
+    ctx = err.get("ctx") or {}
+    if kind == "value_error" and ctx.get("error") is not None:
+        text = str(ctx["error"])
+        if isinstance(value, str) and value != value.lower() and f"'{value.lower()}'" in text:
+            text = text.rstrip(".") + f" (names are lower case: {value.lower()!r})"
+        return text
+    if kind in _BOUNDS and _BOUNDS[kind][0] in ctx:
+        key, text = _BOUNDS[kind]
+        return f"must be {text.format(ctx[key])}, not {value}"
+    if kind.startswith(("int_", "float_", "decimal_")):
+        what = "a whole number" if kind.startswith("int_") else "a number"
+        text = f"{value!r} is not {what}"
+        if isinstance(value, str) and (value.startswith("-") or value in commands):
+            text += " (is the value missing? it goes right after the option)"
+        return text
+    msg = str(err.get("msg", ""))
+    return msg.removeprefix("Value error, ")
 
 
 def _usage_hint(exc: BaseException, root: object = None) -> str:

@@ -53,7 +53,7 @@ def _raise_partial(failures: list[BrokerFailure], what: str) -> None:
                              [(f.broker, f.message) for f in failures],
                              hint=f"the output above is incomplete ({brokers}: see the notes "
                                   f"next to the totals); "
-                                  + failure_hint([f.error for f in failures]))
+                                  + failure_hint([f.error for f in failures], partial=True))
 
 
 def route(

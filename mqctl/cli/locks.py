@@ -175,8 +175,11 @@ def show(
     answering (hung) renewed nothing after its last answer: once its lease lapsed its queues
     are never stale again, also after the brokers drop it (~120 s after its last heartbeat).
     After FREES AT the new owner locks the queue at its next rebalance; a 4.x client consumes
-    it after its next 20 s lock cycle. Read-only: sends no LOCK_BATCH_MQ, UNLOCK_BATCH_MQ or
-    HEART_BEAT.
+    it after its next 20 s lock cycle. A later grant outranks an earlier claim: a holder that
+    stopped gracefully (it unlocks on shutdown) is not stale once the survivor was granted its
+    queues. A client id that restarted or reconnected since the last run (found gone, or a new
+    clientAddr) gets none of what its earlier process reported. Read-only: sends no
+    LOCK_BATCH_MQ, UNLOCK_BATCH_MQ or HEART_BEAT.
 
     Tables: queues (what -o csv prints), summary, clients (--table NAME picks one).
 
@@ -383,8 +386,9 @@ def release(
     The broker removes a lock entry only for the client id that holds it, so the holder
     comes from the clients' reports (or the state file of earlier `locks show` runs, for a
     consumer that crashed); --client overrides it. Shows the plan and sends nothing without
-    --execute; refuses (exit 6) when a holder is alive and renewing unless --force (nothing is
-    sent when any queue is refused). With --execute it prints the plan, sends one request per
+    --execute; refuses (exit 6) when a holder is alive and renewing, or another client was
+    granted the lock after the holder's last renewal, unless --force (nothing is sent when any
+    queue is refused). With --execute it prints the plan, sends one request per
     queue and re-checks. Ctrl-C or SIGTERM while sending stops sending, waits up to 5 s for the
     requests in flight, prints each queue's status (released / not-sent / unknown) and the
     command that finishes the release, exits 130 (a release cannot be undone: a live holder

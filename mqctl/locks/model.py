@@ -30,8 +30,9 @@ States of a queue and their precedence (the first rule that applies wins):
    their own allocation assigns it to them: split views), or its one claimer's client id is
    used by several processes (duplicate ``ip@pid``);
 2. ``stale``: no answering client holds a lease on it, but a client that is gone -- no longer
-   a member (crashed, left) or not answering (hung, overloaded) -- was last seen holding it and
-   its broker lease can still run: it blocks the queue until ``frees_at``;
+   a member (crashed, left) or not answering (hung, overloaded) -- was last seen holding it,
+   its broker lease can still run and no other client was granted the lock since (Evidence,
+   below): it blocks the queue until ``frees_at``;
 3. ``lock-failed``: claimed but not locked (or the lock lapsed: last renewal older than the
    60 s lease, or the claimer consumes concurrently), or assigned by the allocation to an
    answering client that has not locked it;
@@ -42,8 +43,28 @@ States of a queue and their precedence (the first rule that applies wins):
    time (lease lapsed) or is the one the allocation assigns it to;
 7. ``unowned``: no client claims it and no member's allocation assigns it.
 
-A live claim whose lease still runs supersedes remembered claims: the broker gave the lock to
-the live client, so the remembered holder's lease must have ended.
+Evidence: what outranks what. The broker keeps one lock entry per queue and grants it only
+when it is free, expired or already the requester's (``RebalanceLockManager.tryLockBatch``); a
+holder that stops gracefully frees its entries at once (``DefaultMQPushConsumerImpl.shutdown``
+-> ``ConsumeMessageOrderlyService.shutdown`` -> ``RebalanceImpl.unlockAll`` -> UNLOCK_BATCH_MQ
+-> ``RebalanceLockManager.unlockBatch``, before ``persistConsumerOffset`` and
+``unregisterConsumer``; 4.9.3 and 5.3.3), so its lease says nothing after that. Hence:
+
+* a later grant outranks an earlier one, whatever their source: an orderly client's
+  ``lastLockTimestamp`` is a moment the broker had given it the lock (``Claim.granted_ts``:
+  a granted renewal, or the creation of a ProcessQueue, which follows a granted lock; a 4.x
+  queue reads locked=false until its next lockAll), so a claim whose last renewal is older than
+  another client's grant no longer holds the lock (``superseded_by``), and a remembered one is
+  never ``stale`` or ``unknown`` on its own account (real 4.9.3, issue 25: the survivor was
+  granted the stopped holder's queues at 02:03:00; mqctl said ``stale``, "blocked until
+  02:03:50", for 8 s);
+* what an answering client reports now outranks what mqctl remembers: a live lease, or a live
+  concurrent consumer (it consumes without any lock, so no lease blocks it), means no
+  remembered claim blocks the queue;
+* a remembered claim is about one process: when the member behind the client id is a new
+  process (``mqctl.locks.store.new_connection``), the record is dropped, never applied to it.
+
+Client clocks are taken as in sync, as for every lease estimate here.
 """
 
 from __future__ import annotations
@@ -158,6 +179,22 @@ class Claim:
 
     def lease_runs(self, now: int) -> bool:
         return self.frees_at(now) is not None
+
+    @property
+    def granted_ts(self) -> int | None:
+        """A moment the broker had given this client the lock, as this claim proves it.
+
+        An orderly client's ProcessQueue exists only after the broker granted the lock
+        (RebalanceImpl.updateProcessQueueTableInRebalance: ``lock(mq)`` first, the queue is
+        skipped when it fails; 4.9.3 and 5.3.3), and its ``lastLockTimestamp`` is set at
+        creation and at each granted renewal (RebalanceImpl.lock / lockAll), never on a refusal.
+        So it is a grant time whether the queue reads locked or not (a 4.x queue granted at
+        creation reads locked=false until the next lockAll). Not for a concurrent client: 5.x
+        creates every ProcessQueue with ``setLocked(true)`` without any lock, 4.x never locks.
+        """
+        if self.orderly is not True or self.last_lock_ts <= 0:
+            return None
+        return self.last_lock_ts
 
     def trusted(self, now: int) -> bool | None:
         """``locked && !isLockExpired()`` (ProcessQueue): the client still consumes under this
@@ -297,7 +334,12 @@ class QueueLock:
             "dropped": c.dropped if c is not None else None,
             "predicted": list(self.predicted),
             "claimants": [x.client_id for x in self.claims],
-            "claims": [x.to_dict(self.now) for x in self.claims],
+            # superseded_by: another client the broker granted the lock after this claim's
+            # last renewal (this one no longer holds it, whatever its own lease says)
+            "claims": [{**x.to_dict(self.now),
+                        "superseded_by": (s.client_id if (s := superseded_by(x, self.claims))
+                                          else None)}
+                       for x in self.claims],
             "reason": self.reason, "hint": self.hint,
         }
 
@@ -316,13 +358,17 @@ class ClientLocks:
     claimed: int = 0
     locked: int = 0
     last_seen_ts: int | None = None   # when it last answered (now, or from the state file)
+    start_ts: int | None = None       # PROP_CONSUMER_START_TIMESTAMP of the process seen
+    reconnected: str | None = None    # why mqctl's earlier record of it was dropped
 
     def to_dict(self) -> dict[str, Any]:
         return {"client_id": self.client_id, "member": self.member, "answered": self.answered,
                 "error": self.error, "orderly": self.orderly, "strategy": self.strategy,
                 "connections": self.connections, "claimed": self.claimed,
                 "locked": self.locked, "last_seen_ts": self.last_seen_ts,
-                "last_seen_time": format_ms(self.last_seen_ts) or None}
+                "last_seen_time": format_ms(self.last_seen_ts) or None,
+                "start_ts": self.start_ts, "start_time": format_ms(self.start_ts) or None,
+                "reconnected": self.reconnected}
 
 
 GROUP_KINDS = ("orderly", "concurrent", "broadcasting", "pop", "offline", "unknown")
@@ -385,11 +431,28 @@ def latest_claim(claims: Iterable[Claim]) -> Claim:
     return max(claims, key=lambda c: (c.last_lock_ts, c.observed_ts))
 
 
+def superseded_by(claim: Claim, claims: Iterable[Claim]) -> Claim | None:
+    """The first claim of another client whose broker grant came after ``claim``'s last
+    renewal: the broker keeps one lock entry per queue and grants it only when it is free,
+    expired or already the requester's (RebalanceLockManager.tryLockBatch), so by then
+    ``claim``'s client no longer held the lock (unlocked on shutdown, lease ended) and cannot
+    take it back while the grantee's lease runs. None: no such evidence."""
+    later = [o for o in claims if o.client_id != claim.client_id
+             and (g := o.granted_ts) is not None and g > claim.last_lock_ts]
+    return min(later, key=lambda o: (o.granted_ts or 0, java_string_key(o.client_id))
+               ) if later else None
+
+
 def classify_queue(mq: MessageQueue, claims: Sequence[Claim], predicted: Sequence[str], *,
                    now: int, answered: Iterable[str] = (),
                    connections: Mapping[str, int] | None = None, group: str = "",
-                   slack_ms: int = RENEW_SLACK_MS) -> QueueLock:
-    """The state of one queue from every claim on it (see the module docstring for rules)."""
+                   slack_ms: int = RENEW_SLACK_MS,
+                   reconnected: Mapping[str, str] | None = None) -> QueueLock:
+    """The state of one queue from every claim on it (see the module docstring for rules).
+
+    ``reconnected``: members that do not answer and are a new process or connection since
+    mqctl's record of them (which was dropped), with the evidence, for the hints."""
+    reconnected = reconnected or {}
     answered = set(answered)
     connections = connections or {}
     q = mq.short
@@ -399,8 +462,12 @@ def classify_queue(mq: MessageQueue, claims: Sequence[Claim], predicted: Sequenc
     active = [c for c in live if not c.dropped]
     claimers = list(dict.fromkeys(c.client_id for c in active))
     releasing = [c for c in live if c.dropped and c.lease_runs(now)]
-    remembered = [c for c in claims if not c.live]
-    live_lease = [c for c in live if c.lease_runs(now)]
+    # what evidence outranks what (module docstring, "Evidence"): a remembered claim counts
+    # only while nothing later says the broker gave the lock to someone else
+    remembered = [c for c in claims if not c.live and superseded_by(c, claims) is None]
+    # a live lease, or a live concurrent consumer (it consumes without any lock: a lease of
+    # someone else blocks nothing it does)
+    live_lease = [c for c in live if c.lease_runs(now) or (c.orderly is False and not c.dropped)]
     blocking = [] if live_lease else [c for c in remembered if c.lease_runs(now)]
 
     def make(state: LockState, owner: str | None, reason: str, hint: str | None,
@@ -414,8 +481,13 @@ def classify_queue(mq: MessageQueue, claims: Sequence[Claim], predicted: Sequenc
     assigned = [p for p in dict.fromkeys(predicted) if p in answered]
     contenders = list(dict.fromkeys(claimers + (assigned if len(assigned) >= 2 else [])))
     if len(contenders) >= 2:
+        # the owner: the claimer the broker granted the lock last (Evidence), else the one
+        # whose lease runs
+        granted = [c for c in active if c.granted_ts is not None]
         holders = [c for c in active if c.lease_runs(now)]
-        owner = latest_claim(holders).client_id if holders else contenders[0]
+        owner = (max(granted, key=lambda c: (c.granted_ts or 0, c.observed_ts)).client_id
+                 if granted else latest_claim(holders).client_id if holders
+                 else contenders[0])
         desc = "; ".join([c.describe(now) for c in active]
                          + [f"{p} (assigned, not holding it)" for p in contenders
                             if p not in claimers])
@@ -572,6 +644,9 @@ def classify_queue(mq: MessageQueue, claims: Sequence[Claim], predicted: Sequenc
             reason = f"assigned to {owner}, which does not answer"
             hint = (f"{q} is assigned to {owner}, which does not answer running-info requests: "
                     "its lock state is unknown")
+            if owner in reconnected:
+                reason += " (a new process or connection since mqctl last saw it)"
+                hint += f" ({owner} {reconnected[owner]})"
         return make(LockState.UNKNOWN, owner, reason, hint)
     return make(LockState.UNOWNED, None, "no client claims it" + pred_text,
                 f"{q}: no client claims it and no member's allocation assigns it (no member "

@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import ConnectError, MqctlError, RefusedError, UsageError
 from mqctl.locks.capture import capture_locks
-from mqctl.locks.model import RENEW_SLACK_MS, LockView, QueueLock, classify_queue, latest_claim
+from mqctl.locks.model import (
+    RENEW_SLACK_MS,
+    LockView,
+    QueueLock,
+    classify_queue,
+    latest_claim,
+    superseded_by,
+)
 from mqctl.locks.view import ensure_lockable
 from mqctl.models import RETRY_PREFIX, MessageQueue
 from mqctl.timeparse import format_duration, format_local, now_ms
@@ -129,6 +136,17 @@ def plan_release(view: LockView, mq: MessageQueue, broker_addr: str, *,
                              hint="see `mqctl locks show` for their lock ages")
         holder = latest_claim(locked).client_id
     claim = next((c for c in q.claims if c.client_id == holder), None)
+    later = superseded_by(claim, q.claims) if claim is not None else None
+    if claim is not None and later is not None and later.granted_ts is not None \
+            and not force:
+        # never offer a release of a lock another client was granted since (issue 25 4d)
+        raise RefusedError(
+            f"{later.client_id} already claims {mq.short}: the broker granted it the lock at "
+            f"{format_local(later.granted_ts)}, after the last renewal {holder} reported "
+            f"({format_local(claim.last_lock_ts)}), so {holder} no longer holds it and the "
+            "broker would ignore this request (RebalanceLockManager.unlockBatch removes only "
+            "the holder's own entry)",
+            hint="nothing to release: see `mqctl locks show`; use --force to send it anyway")
     alive_renewing = bool(claim is not None and claim.live and claim.locked
                           and not claim.overdue(now, slack_ms) and claim.lease_runs(now))
     if alive_renewing and not force:

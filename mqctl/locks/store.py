@@ -21,7 +21,7 @@ from mqctl.errors import MqctlError
 from mqctl.fsutil import atomic_write_text
 from mqctl.locks.model import Claim
 from mqctl.models import MessageQueue, java_string_key
-from mqctl.timeparse import format_ms
+from mqctl.timeparse import format_local, format_ms
 
 # remembered observations of members that never answer again are dropped after a week
 STATE_RETENTION_MS = 7 * 24 * 3600 * 1000
@@ -38,6 +38,10 @@ class StoredClient:
     orderly: bool | None = True
     gone_ts: int = 0           # when mqctl first found it no longer a member (0: a member)
     silent_ts: int = 0         # when mqctl first found it a member that did not answer
+    # the process it was: its connections' clientAddr in the member list (203) and its
+    # PROP_CONSUMER_START_TIMESTAMP (running info) when it answered; () / 0: not known
+    addrs: tuple[str, ...] = ()
+    start_ts: int = 0
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"observedTs": self.observed_ts, "orderly": self.orderly}
@@ -45,6 +49,10 @@ class StoredClient:
             doc["goneTs"] = self.gone_ts
         if self.silent_ts:
             doc["silentTs"] = self.silent_ts
+        if self.addrs:
+            doc["clientAddrs"] = list(self.addrs)
+        if self.start_ts:
+            doc["startTs"] = self.start_ts
         doc["mqTable"] = [{**c.mq.to_dict(), "locked": c.locked,
                            "lastLockTimestamp": c.last_lock_ts,
                            "tryUnlockTimes": c.try_unlock_times, "droped": c.dropped}
@@ -58,6 +66,9 @@ class StoredClient:
         ts = int(d.get("observedTs") or 0)
         gone = int(d.get("goneTs") or 0)
         silent = int(d.get("silentTs") or 0)
+        addrs = d.get("clientAddrs") or []
+        if not isinstance(addrs, list):
+            raise ValueError(f"client {cid}: clientAddrs is not a list")
         orderly = d.get("orderly")
         claims = []
         for e in d.get("mqTable") or []:
@@ -68,7 +79,7 @@ class StoredClient:
                                 live=False, observed_ts=ts,
                                 orderly=orderly if isinstance(orderly, bool) else None))
         return cls(cid, ts, tuple(claims), orderly if isinstance(orderly, bool) else None,
-                   gone, silent)
+                   gone, silent, tuple(str(a) for a in addrs), int(d.get("startTs") or 0))
 
     def remembered(self, *, member: bool) -> list[Claim]:
         return [replace(c, live=False, member=member, observed_ts=self.observed_ts,
@@ -88,6 +99,36 @@ class StoredClient:
 
     def lease_may_run(self, now: int) -> bool:
         return any(c.lease_runs(now) for c in self.remembered(member=not self.gone_ts))
+
+
+def client_addrs(addr: str) -> tuple[str, ...]:
+    """The connections of a client as ``ClientView.addr`` lists them (comma-separated, one
+    per channel the brokers listed)."""
+    return tuple(sorted({a.strip() for a in addr.split(",") if a.strip()}))
+
+
+def new_connection(st: StoredClient, addrs: Sequence[str]) -> str | None:
+    """Why the member now listed under ``st``'s client id is connected anew since mqctl
+    recorded ``st`` (restarted, or reconnected), or None when nothing says so.
+
+    A broker lists one entry per channel, with the channel's remote address
+    (AdminBrokerProcessor.getConsumerConnectionList: ``RemotingHelper
+    .parseChannelRemoteAddr``); a new process opens new connections from other ports, and a
+    client the brokers dropped (connection closed, or expired ~120 s after its last
+    heartbeat: ConsumerManager.scanNotActiveChannel) is listed again only on a new one. So:
+    a client mqctl found gone that is a member again, or none of whose recorded connections
+    is still listed, is not the connection mqctl recorded: what it reported then (a process
+    killed since, or one paused since) says nothing about now.
+    """
+    if st.gone_ts:
+        why = f"it left the group (found gone at {format_local(st.gone_ts)}) and is back"
+    elif st.addrs and addrs and not set(st.addrs) & set(addrs):
+        why = (f"its connection {', '.join(st.addrs)} is no longer listed (now "
+               f"{', '.join(addrs)})")
+    else:
+        return None
+    return (f"has connected anew since mqctl last saw it answer at "
+            f"{format_local(st.observed_ts)} (restarted, or reconnected): {why}")
 
 
 def merge_state(previous: Mapping[str, StoredClient], observed: Mapping[str, StoredClient],

@@ -8,9 +8,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from mqctl.errors import MqctlError, RefusedError
-from mqctl.locks.model import RENEW_SLACK_MS, Claim, ClientLocks, LockView, classify_queue
-from mqctl.locks.store import StoredClient, merge_state
+from mqctl.locks.model import (
+    RENEW_SLACK_MS,
+    Claim,
+    ClientLocks,
+    LockView,
+    QueueLock,
+    classify_queue,
+    superseded_by,
+)
+from mqctl.locks.store import StoredClient, client_addrs, merge_state, new_connection
 from mqctl.models import MessageQueue, java_string_key
+from mqctl.timeparse import format_local
 
 if TYPE_CHECKING:
     from mqctl.inspect import ClientView, GroupMembers
@@ -65,13 +74,64 @@ def predict_owners(queues_by_topic: Mapping[str, Sequence[MessageQueue]],
 # ------------------------------------------------------------------------------ the view
 
 
+def start_ts(cv: ClientView) -> int:
+    """``PROP_CONSUMER_START_TIMESTAMP`` of the client's running info (0: unknown): the
+    ``consumerStartTimestamp`` field of DefaultMQPushConsumerImpl, set once per process (4.9.3
+    and 5.3.3). Real lock-crash: o2's changed across its restart, o1's did not
+    (``consumerStatus_dump_files``)."""
+    if cv.running is None:
+        return 0
+    raw = cv.running.properties.get("PROP_CONSUMER_START_TIMESTAMP")
+    try:
+        return max(0, int(str(raw)))
+    except ValueError:
+        return 0
+
+
 def _observed(cv: ClientView, now: int) -> StoredClient | None:
     if cv.running is None:
         return None
     orderly = cv.running.orderly
     claims = tuple(Claim.of(cv.client_id, mq, pq, observed_ts=now, orderly=orderly)
                    for mq, pq in sorted(cv.running.mq_table.items()))
-    return StoredClient(cv.client_id, now, claims, orderly)
+    return StoredClient(cv.client_id, now, claims, orderly, addrs=client_addrs(cv.addr),
+                        start_ts=start_ts(cv))
+
+
+def _restarts(previous: Mapping[str, StoredClient], clients: Mapping[str, ClientView],
+              observed: Mapping[str, StoredClient], member_set: set[str]) -> dict[str, str]:
+    """Client ids whose record is about an earlier process or connection, with the evidence:
+    for a member that answered, a new start time in its running info; for one that did not, a
+    new connection (:func:`mqctl.locks.store.new_connection`)."""
+    out: dict[str, str] = {}
+    for cid, st in previous.items():
+        obs = observed.get(cid)
+        if obs is not None:
+            if st.start_ts and obs.start_ts and obs.start_ts != st.start_ts:
+                out[cid] = (f"restarted at {format_local(obs.start_ts)} (a new "
+                            "PROP_CONSUMER_START_TIMESTAMP in its running info since mqctl "
+                            f"last saw it at {format_local(st.observed_ts)}): its claims are "
+                            "the new process's")
+            continue
+        if cid not in member_set:
+            continue
+        cv = clients.get(cid)
+        if why := new_connection(st, client_addrs(cv.addr) if cv is not None else ()):
+            out[cid] = f"{why}; what it reported then no longer applies"
+    return out
+
+
+def _superseded_notes(queues: Iterable[QueueLock]) -> list[str]:
+    """Remembered claims that a later grant to another client outranks (model: Evidence)."""
+    by: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for q in queues:
+        for c in q.claims:
+            if not c.live and (s := superseded_by(c, q.claims)) is not None:
+                by[(c.client_id, s.client_id)].append(q.mq.short)
+    return [f"{old}'s last known claim on {', '.join(qs)} is superseded: the broker granted "
+            f"{new} the lock after {old}'s last reported renewal ({old} unlocked it when it "
+            "stopped, or its lease ended), so it blocks nothing"
+            for (old, new), qs in sorted(by.items())]
 
 
 def group_kind(m: GroupMembers) -> str:
@@ -143,8 +203,11 @@ def build_view(members: GroupMembers, *, now: int,
             if c.mq in wanted:
                 by_mq[c.mq].append(c)
     remembered_clients: dict[str, StoredClient] = {}
+    # a record of an earlier process (or connection) of a member is dropped, never applied to
+    # the process behind the id now (issue 25 item 4c)
+    restarted = _restarts(previous, clients, observed, member_set)
     previous = {cid: st.departed(member=cid in member_set, now=now)
-                for cid, st in previous.items()}
+                for cid, st in previous.items() if cid in answered or cid not in restarted}
     for cid, st in previous.items():
         if cid in answered:
             continue
@@ -157,9 +220,10 @@ def build_view(members: GroupMembers, *, now: int,
                 by_mq[c.mq].append(c)
 
     connections = {cid: cv.connections for cid, cv in clients.items()}
+    fresh = {cid: why for cid, why in restarted.items() if cid not in answered}
     queues = tuple(classify_queue(mq, by_mq.get(mq, []), predicted.get(mq, []), now=now,
                                   answered=answered, connections=connections, group=group,
-                                  slack_ms=slack_ms)
+                                  slack_ms=slack_ms, reconnected=fresh)
                    for mq in all_queues)
 
     infos: list[ClientLocks] = []
@@ -172,13 +236,14 @@ def build_view(members: GroupMembers, *, now: int,
             cid, True, cv.running is not None, cv.running_error,
             cv.running.orderly if cv.running else (st.orderly if st else None),
             cv.strategy, cv.connections, claimed[cid], locked[cid],
-            st.observed_ts if st else None))
+            st.observed_ts if st else None, start_ts(cv) or (st.start_ts if st else 0) or None,
+            restarted.get(cid)))
     for cid, st in remembered_clients.items():
         if cid in clients:
             continue
         infos.append(ClientLocks(cid, False, False, "not a member any more (crashed or left)",
                                  st.orderly, None, 1, claimed[cid], locked[cid],
-                                 st.observed_ts))
+                                 st.observed_ts, st.start_ts or None))
     infos.sort(key=lambda c: (not c.member, java_string_key(c.client_id)))
 
     kind = group_kind(members)
@@ -187,6 +252,8 @@ def build_view(members: GroupMembers, *, now: int,
         allnotes.append(f"group {group} is offline: no consumer is connected, so no client "
                         "holds or renews a lock; leases of consumers that just stopped run out "
                         "60 s after their last renewal")
+    allnotes += [f"{cid} {why}" for cid, why in restarted.items()]
+    allnotes += _superseded_notes(queues)
     if any(not c.live for q in queues for c in q.claims):
         allnotes.append("claims of clients that did not answer are their last known ones "
                         "(source 'unknown'), from the state file of an earlier run")

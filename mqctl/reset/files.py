@@ -297,6 +297,7 @@ def _read_rollback(path: str, namesrv: str | None) -> tuple[str, str, Target, li
         raise UsageError(f"rollback file {path} has no 'queues' list")
     plan: dict[MessageQueue, int] = {}
     expected: dict[MessageQueue, int | None] = {}
+    untouched: dict[MessageQueue, int | None] = {}
     notes: list[str] = []
     for i, q in enumerate(entries, 1):
         where = f"rollback file {path}: entry {i}"
@@ -324,26 +325,30 @@ def _read_rollback(path: str, namesrv: str | None) -> tuple[str, str, Target, li
         except (TypeError, ValueError):
             raise UsageError(f"{where}: reset_to must be an offset 0..{MAX_OFFSET} "
                              f"({_got(q.get('reset_to'), json_text=True)})") from None
-        if mq in plan:
+        if mq in plan or mq in untouched:
             raise UsageError(f"rollback file {path}: {mq.short} appears twice")
         if wrote is not None and off is not None:
             expected[mq] = wrote
         if off is None:
+            untouched[mq] = wrote
             notes.append(f"{mq.short} had no committed offset before: left as is (it keeps "
                          "the offset the reset wrote)")
             continue
         plan[mq] = int(off)
-    if not plan:
-        raise UsageError(f"rollback file {path} has no offsets to restore")
+    if not plan and not untouched:
+        raise UsageError(f"rollback file {path} has no queues")
+    elsewhere: list[str] = []
     saved_ns = doc.get("namesrv")
     if namesrv and isinstance(saved_ns, str) and saved_ns and saved_ns != namesrv:
         notes.append(f"warning: {path} was written against name server {saved_ns}; this run "
                      f"uses {namesrv}")
+        elsewhere.append(f"it was written against name server {saved_ns}")
     created = doc.get("created")
     if isinstance(created, str) and created:
         notes.append(f"restores the offsets saved at {created}, before the reset "
                      f"'{doc.get('reason') or '?'}'")
-    return group, topic, Target("rollback", text=path, plan=plan, expected=expected), notes
+    return group, topic, Target("rollback", text=path, plan=plan, expected=expected,
+                                elsewhere=tuple(elsewhere), untouched=untouched), notes
 
 
 # ------------------------------------------------------------------------------ listing
@@ -472,6 +477,18 @@ def list_rollbacks(root: Path | None = None) -> list[RollbackInfo]:
             else:
                 a.later.append(b)
     return infos
+
+
+def later_changes(path: str) -> list[str]:
+    """Names of the later changes of the same group and topic in the rollback file's own
+    directory (``offsets rollbacks``' NOTE), oldest first; none when it is not listed there."""
+    p = Path(path)
+    try:
+        infos = list_rollbacks(p.parent)
+    except UsageError:
+        return []
+    me = next((i for i in infos if _same_file(str(i.path.resolve()), p)), None)
+    return [b.name for b in me.later] if me is not None else []
 
 
 def live_state(info: RollbackInfo, current: dict[MessageQueue, int | None]) -> str:

@@ -233,20 +233,28 @@ class SimBroker:
         return True
 
     def pull(self, group: str, topic: str, qid: int, offset: int,
-             commit: int | None = None) -> int:
+             commit: int | None = None, *, pop: bool = False) -> int:
         """A consumer pulls from ``offset``; returns where it must continue (a pending reset
         makes it jump, and the reset entry is consumed: PULL_OFFSET_MOVED in 5.x).
 
         ``commit``: the pull's commitOffset (a push consumer's consumed offset). As in
         PullMessageProcessor, the pending reset is erased first (queryThenEraseResetOffset)
         and the commit is stored after it, so the pull that takes a reset writes the client's
-        OLD offset back until the client persists the new one."""
+        OLD offset back until the client persists the new one.
+
+        ``pop``: a POP request (``commit`` is what the client acked). The pop takes a pending
+        reset itself (5.3.3 PopMessageProcessor.getPopOffset -> resetPopOffset:
+        queryThenEraseResetOffset, then commitOffset("ResetPopOffset", ...) of the reset offset)
+        and pops from there, so the broker holds the reset offset and no client fix is needed;
+        acks of messages popped before the reset do not move it back."""
         self._count_get(group, topic, qid, offset)
         pend = self.resets.get((topic, group))
         new = pend.pop(qid, None) if pend else None
         if pend is not None and not pend:
             self.resets.pop((topic, group), None)
-        if commit is not None:
+        if pop and new is not None:
+            self.commit(group, topic, qid, new)  # ResetPopOffset
+        elif commit is not None:
             self.commit(group, topic, qid, commit)
         if new is not None:
             self.pulls[(group, topic, qid)] = new
@@ -1013,6 +1021,15 @@ def _reset_server_side(b: SimBroker, cmd: RemotingCommand, topic: str, group: st
         # 208's pullOffset still reads the old position (5.3.3/reset/208_after_*: 0 and 50)
         b.resets.setdefault((topic, group), {})[q] = off
         b.offsets.setdefault((topic, group), {})[q] = off
+    # the members' pulls held by long polling return as soon as a message arrives
+    # (PullRequestHoldService.notifyMessageArriving; pops likewise), and the next pull of the
+    # queue takes the reset: on a queue that is being written that is within moments
+    live = [b.mq(topic, q) for q in targets
+            if (lg := b.qlog(topic, q)) is not None and lg.segments
+            and lg.segments[-1].rate > 0]
+    for m in b.members(group) if live else []:
+        if m.consumer is not None:
+            m.consumer.wake_pulls(live)
     return _ok(cmd, {"offsetTable": {b.mq(topic, q): off for q, off in sorted(targets.items())}})
 
 

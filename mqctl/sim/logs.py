@@ -40,6 +40,7 @@ LOGGERS: dict[str, tuple[str, str]] = {
     "add": ("RebalanceService", _RI),  # updateProcessQueueTableInRebalance
     "lock": ("RebalanceService", _RI),  # lock
     "unlock": ("RebalanceService", _RI),  # unlock
+    "unlock_ok": ("Thread-1", _RI),  # unlockAll (shutdown: ConsumeMessageOrderlyService)
     "lockall_ok": ("ConsumeMessageScheduledThread_{group}_1", _RI),  # lockAll
     "lockall_failed": ("ConsumeMessageScheduledThread_{group}_1", _RI),  # lockAll
     # AbstractAllocateMessageQueueStrategy.check

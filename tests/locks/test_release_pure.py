@@ -110,6 +110,37 @@ def test_plan_release_of_a_lapsed_lease_warns_it_is_harmless():
     assert any("lapsed already" in w for w in plan.warnings)
 
 
+def _stopped(age: int = 12_000) -> dict[str, StoredClient]:
+    return {"stopped@1": StoredClient("stopped@1", NOW - 10_000,
+                                      (Claim("stopped@1", Q3, True, NOW - age, live=False,
+                                             observed_ts=NOW - 10_000),))}
+
+
+@pytest.mark.parametrize("client", [None, "stopped@1"])
+def test_plan_release_refuses_a_lock_another_client_was_granted_since(client):
+    # issue 25 4d: the holder stopped gracefully (unlockAll), the broker granted b@2 the lock
+    # 2 s ago (4.x: not marked yet); a release for stopped@1 would be ignored by the broker
+    v = view({"b@2": running({Q3: pq(False, 2_000)})}, previous=_stopped())
+    assert v.queue(Q3).state.value == "lock-failed"
+    with pytest.raises(RefusedError) as ei:
+        plan_release(v, Q3, "127.0.0.1:10911", client=client)
+    assert ei.value.exit_code == 6
+    assert ei.value.message.startswith("b@2 already claims broker-a:3: the broker granted it "
+                                       "the lock at ")
+    assert "so stopped@1 no longer holds it" in ei.value.message
+    assert "--force" in (ei.value.hint or "")
+    plan = plan_release(v, Q3, "127.0.0.1:10911", client=client, force=True)
+    assert plan.holder == "stopped@1" and plan.forced
+
+
+def test_plan_release_of_a_departed_holder_whose_lock_the_survivor_was_refused():
+    # b@2's last grant (30 s ago) is older than stopped@1's renewal (12 s ago): its renewals
+    # are refused while stopped@1's lease runs: the release is what frees the queue
+    v = view({"b@2": running({Q3: pq(False, 30_000)})}, previous=_stopped())
+    assert v.queue(Q3).state.value == "stale"
+    assert plan_release(v, Q3, "127.0.0.1:10911").holder == "stopped@1"
+
+
 def test_resolve_queue_ambiguity_and_unknown_queue():
     qs_u = [MessageQueue("U", "broker-a", i) for i in range(4)]
     v = view({"a@1": running({}, topics=("T", "U"))}, topics=("T", "U"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from locks.helpers import lock_crash_scenario
 from mqctl.models import MessageQueue
 from mqctl.versions import V4_9_3, V5_3_3
 
@@ -18,14 +19,7 @@ HANG_S = 61
 B_QS = [MessageQueue(T, "broker-b", i) for i in range(4)]
 
 
-def scenario(version: int, **o2: object) -> dict:
-    return {"name": "lc", "running_info_timeout": 0.3,
-            "brokers": [{"name": "broker-a"}, {"name": "broker-b"}],
-            "topics": [{"name": T, "queues": 4, "rate": 1, "history": "10m"}],
-            "groups": [{"name": G, "orderly": True, "topics": [T], "consume_from":
-                        "CONSUME_FROM_LAST_OFFSET",
-                        "consumers": [{"id": O1, "version": version},
-                                      {"id": O2, "version": version, **o2}]}]}
+scenario = lock_crash_scenario
 
 
 def show(cli, sim, state_dir):

@@ -187,8 +187,11 @@ def test_contested_beats_stale():
 
 
 def test_stale_beats_lock_failed():
+    # b@2 last had the lock 30 s ago; dead@7 renewed after that (10 s ago): b@2's renewals
+    # are refused while dead@7's lease runs (issue 25: was b@2 not locked 1 s ago, i.e. a
+    # lock granted 1 s ago, which is not refused but later than the departed holder's: 4d)
     gone = claim("dead@7", age=10_000, live=False, member=False)
-    q = classify([gone, claim("b@2", locked=False)], predicted=["b@2"])
+    q = classify([gone, claim("b@2", locked=False, age=30_000)], predicted=["b@2"])
     assert q.state is LockState.STALE
     assert q.owner == "dead@7"
 
@@ -237,3 +240,85 @@ def test_handover_in_progress_is_not_contested():
     q = classify([claim("a@1", age=2000)], predicted=["b@2"], answered={"a@1", "b@2"})
     assert q.state is LockState.HELD
     assert "now assigns it to b@2" in q.reason
+
+
+# ------------------------------------------------------------------ issue 25 item 4d: evidence
+# A later grant outranks an earlier claim, whatever its source: the broker grants a lock only
+# when it is free, expired or the requester's (RebalanceLockManager.tryLockBatch), and a
+# graceful stop frees it at once (ConsumeMessageOrderlyService.shutdown -> unlockAll).
+
+
+def test_graceful_stop_the_survivors_grant_outranks_the_departed_holders_claim():
+    # real 4.9.3: the holder renewed at 02:02:50 and stopped; the broker gave the survivor its
+    # queues at 02:03:00 (lock.log); mqctl said stale "blocked until 02:03:50" for 8 s
+    gone = claim("stopped@1", age=12_000, live=False, member=False, observed_age=15_000)
+    survivor = claim("b@2", locked=False, age=2_000)     # 4.x: granted, marked at next lockAll
+    q = classify([gone, survivor], predicted=["b@2"])
+    assert q.state is LockState.LOCK_FAILED, q.reason
+    assert q.owner == "b@2"
+    assert q.frees_at is None
+    assert "lock granted" in q.reason and "next lock cycle" in q.hint
+    assert "locks release" not in q.hint
+    by = {c["client_id"]: c for c in q.to_dict()["claims"]}
+    assert by["stopped@1"]["superseded_by"] == "b@2"     # still shown, and why it does not count
+    assert by["b@2"]["superseded_by"] is None
+
+
+def test_graceful_stop_on_5x_the_survivor_holds_it_at_once():
+    gone = claim("stopped@1", age=12_000, live=False, member=False)
+    q = classify([gone, claim("b@2", age=2_000)], predicted=["b@2"])
+    assert (q.state, q.owner) == (LockState.HELD, "b@2")
+
+
+def test_a_grant_at_the_same_moment_is_not_later():
+    gone = claim("dead@7", age=5_000, live=False, member=False)
+    q = classify([gone, claim("b@2", locked=False, age=5_000)], predicted=["b@2"])
+    assert (q.state, q.owner) == (LockState.STALE, "dead@7")
+
+
+def test_a_hung_members_claim_is_not_stale_once_another_client_was_granted_the_lock():
+    # the hung client renewed 25 s ago; the other client was granted the lock 3 s ago (the
+    # brokers dropped the hung one and notified it): the hung client's lease ended by then
+    hung = claim("hung@3", age=25_000, live=False, member=True, observed_age=24_000)
+    q = classify([hung, claim("b@2", locked=False, age=3_000)], predicted=["b@2"],
+                 answered={"b@2"})
+    assert q.state is LockState.LOCK_FAILED and q.owner == "b@2"
+    assert "locks release" not in q.hint
+
+
+def test_a_remembered_claim_superseded_by_another_remembered_one_is_not_the_owner():
+    old = claim("old@1", age=50_000, live=False, member=False, observed_age=45_000)
+    new = claim("new@2", age=8_000, live=False, member=False, observed_age=5_000)
+    q = classify([old, new], predicted=["b@2"], answered={"b@2"})
+    assert (q.state, q.owner) == (LockState.STALE, "new@2")
+    assert q.frees_at == NOW - 8_000 + BROKER_LEASE_MS
+
+
+def test_a_concurrent_clients_locked_flag_is_no_grant():
+    # 5.x creates every ProcessQueue with setLocked(true), also a concurrent consumer's: no
+    # evidence that the broker took the departed holder's lock away
+    gone = claim("dead@7", age=10_000, live=False, member=False)
+    conc = claim("c@1", locked=True, age=2_000, orderly=False)
+    q = classify([gone, conc], predicted=["c@1"])
+    # ... and a concurrent consumer consumes without any lock: nothing blocks it
+    assert (q.state, q.owner) == (LockState.LOCK_FAILED, "c@1")
+    assert "concurrently" in q.reason
+    assert conc.granted_ts is None
+    assert q.to_dict()["claims"][1]["superseded_by"] is None
+
+
+def test_a_4x_concurrent_claimer_is_not_blocked_by_a_departed_holder_either():
+    gone = claim("dead@7", age=10_000, live=False, member=False)
+    q = classify([gone, claim("c@1", locked=False, age=2_000, orderly=False)],
+                 predicted=["c@1"])
+    assert (q.state, q.owner) == (LockState.LOCK_FAILED, "c@1")
+    assert "concurrently" in q.reason and "locks release" not in q.hint
+
+
+def test_contested_owner_is_the_claimer_granted_last():
+    # a@1 still reads locked (renewed 40 s ago); the broker granted b@2 the lock 2 s ago (4.x:
+    # not marked yet): b@2 holds it, a@1's next lockAll fails
+    q = classify([claim("a@1", age=40_000), claim("b@2", locked=False, age=2_000)],
+                 predicted=["a@1", "b@2"])
+    assert q.state is LockState.CONTESTED
+    assert q.owner == "b@2"

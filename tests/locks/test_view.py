@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 
 import pytest
 
@@ -296,3 +297,120 @@ def test_default_state_dir_honours_xdg_cache_home(monkeypatch, tmp_path):
     assert default_state_dir() == tmp_path / "mqctl" / "locks"
     monkeypatch.delenv("XDG_CACHE_HOME")
     assert str(default_state_dir()).endswith(os.path.join(".cache", "mqctl", "locks"))
+
+
+# ------------------------------------------------------------------ issue 25 item 4c: restarts
+# A record is about one process: the member behind a client id now may be a new one (kill -9
+# and a restart with the same id), which mqctl tells by its connections (203: clientAddr) or,
+# when it answers, by PROP_CONSUMER_START_TIMESTAMP.
+
+A1, A2 = "10.0.0.2:40001", "10.0.0.2:51234"
+
+
+def _before_kill(age: int = 1000):
+    t = healthy_tables(age=age)
+    _, s1 = view_of({"a@1": running(t["a@1"], start_ts=NOW - 600_000),
+                     "b@2": running(t["b@2"], start_ts=NOW - 500_000)},
+                    addrs={"a@1": "10.0.0.1:40000", "b@2": A1})
+    return t, s1
+
+
+def _assert_fresh(v, t_b, why: str):
+    by = {q.mq: q for q in v.queues}
+    for q in t_b:
+        x = by[q]
+        assert (x.state, x.owner) == (LockState.UNKNOWN, "b@2"), x.reason
+        assert x.claims == () and x.lock_age_ms is None and x.lease_end is None
+        assert "lapsed" not in x.hint and "last seen" not in x.hint
+        assert why in x.hint
+    b = next(c for c in v.clients if c.client_id == "b@2")
+    assert (b.member, b.answered, b.claimed, b.last_seen_ts) == (True, False, 0, None)
+    assert why in (b.reconnected or "")
+    assert any(n.startswith("b@2 ") and why in n for n in v.notes)
+
+
+def test_restarted_member_with_a_new_connection_gets_none_of_the_old_process_claims():
+    t, s1 = _before_kill()
+    # killed, restarted with the same id (new connection), then hung: it does not answer
+    now = NOW + 150_000
+    v, s2 = view_of({"a@1": running(healthy_tables(now)["a@1"]), "b@2": "timeout"}, now=now,
+                    previous=s1, addrs={"a@1": "10.0.0.1:40000", "b@2": A2})
+    _assert_fresh(v, t["b@2"], "has connected anew since")
+    why = next(c for c in v.clients if c.client_id == "b@2").reconnected or ""
+    assert f"its connection {A1} is no longer listed (now {A2})" in why
+    assert "since mqctl last saw it answer at" in why
+    assert "b@2" not in s2                       # the old process's record is dropped
+    # the next run: nothing of it comes back
+    v3, _ = view_of({"a@1": running(healthy_tables(now + 20_000)["a@1"]), "b@2": "timeout"},
+                    now=now + 20_000, previous=s2, addrs={"b@2": A2})
+    assert all(q.claims == () for q in v3.queues if q.owner == "b@2")
+
+
+def test_a_restart_while_its_old_lease_runs_is_not_stale_either():
+    # restarted 20 s after the kill: the old record's lease (NOW - 1 s + 60 s) still runs,
+    # but the broker gives it to the new process (same client id: tryLockBatch isLocked)
+    t, s1 = _before_kill()
+    now = NOW + 30_000
+    v, _ = view_of({"a@1": running(healthy_tables(now)["a@1"]), "b@2": "timeout"}, now=now,
+                   previous=s1, addrs={"b@2": A2})
+    _assert_fresh(v, t["b@2"], "has connected anew since")
+    assert v.summary()["stale"] == 0
+
+
+def test_a_member_found_gone_before_is_a_new_connection_when_it_is_back():
+    t, s1 = _before_kill()
+    now2 = NOW + 30_000                         # killed: gone
+    _, s2 = view_of({"a@1": running(healthy_tables(now2)["a@1"])}, now=now2, previous=s1)
+    assert s2["b@2"].gone_ts == now2
+    now3 = NOW + 150_000                        # restarted and hung; no clientAddr read
+    v, s3 = view_of({"a@1": running(healthy_tables(now3)["a@1"]), "b@2": "timeout"},
+                    now=now3, previous=s2)
+    _assert_fresh(v, t["b@2"], "left the group")
+    assert "b@2" not in s3
+
+
+@pytest.mark.parametrize("addrs", [A1, f"{A1},10.0.0.2:40555", "", None])
+def test_the_same_connection_or_no_evidence_keeps_the_record(addrs):
+    # still listed on a recorded connection (another broker's may be new), or no clientAddr
+    # read, or a state file written before clientAddrs existed: the hung client's claims stay
+    t, s1 = _before_kill()
+    if addrs is None:   # a state file written before clientAddrs existed
+        s1 = {cid: replace(st, addrs=()) if st.addrs else st for cid, st in s1.items()}
+        addrs = A2
+    now = NOW + 10_000
+    v, s2 = view_of({"a@1": running(healthy_tables(now)["a@1"]), "b@2": "timeout"}, now=now,
+                    previous=s1, addrs={"b@2": addrs})
+    for q in t["b@2"]:
+        x = {x.mq: x for x in v.queues}[q]
+        assert (x.state, x.owner) == (LockState.STALE, "b@2")
+    assert next(c for c in v.clients if c.client_id == "b@2").reconnected is None
+    assert s2["b@2"].observed_ts == NOW
+
+
+def test_a_restart_that_answers_is_named_by_its_new_start_time():
+    t, s1 = _before_kill()
+    now = NOW + 150_000
+    tb = {q: pq(True, 2000, now=now) for q in t["b@2"]}
+    v, s2 = view_of({"a@1": running(healthy_tables(now)["a@1"], start_ts=NOW - 600_000),
+                     "b@2": running(tb, start_ts=now - 5_000)}, now=now, previous=s1,
+                    addrs={"b@2": A2})
+    b = next(c for c in v.clients if c.client_id == "b@2")
+    assert b.start_ts == now - 5_000 and b.answered
+    assert "restarted at" in b.reconnected and "PROP_CONSUMER_START_TIMESTAMP" in b.reconnected
+    assert next(c for c in v.clients if c.client_id == "a@1").reconnected is None
+    for q in t["b@2"]:
+        x = {x.mq: x for x in v.queues}[q]
+        assert (x.state, x.lock_age_ms) == (LockState.HELD, 2000)   # the new process's
+    assert s2["b@2"].start_ts == now - 5_000 and s2["b@2"].addrs == (A2,)
+
+
+def test_store_round_trip_keeps_the_process_identity(tmp_path):
+    _, s1 = _before_kill()
+    assert s1["b@2"].addrs == (A1,) and s1["b@2"].start_ts == NOW - 500_000
+    store = LockStore(tmp_path, "127.0.0.1:9876")
+    store.save("G", s1, NOW)
+    doc = json.loads(store.path("G").read_text())
+    assert doc["clients"]["b@2"]["clientAddrs"] == [A1]
+    assert doc["clients"]["b@2"]["startTs"] == NOW - 500_000
+    back = store.load("G")
+    assert (back["b@2"].addrs, back["b@2"].start_ts) == ((A1,), NOW - 500_000)
