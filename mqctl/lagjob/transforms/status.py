@@ -71,9 +71,10 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0,
     """
     n_win = max(1, int(window))
     key = GQUEUE
-    known = lag.filter(F.col("lag").isNotNull() & F.col("consumer_offset").isNotNull())
-    unknown = lag.filter(F.col("lag").isNull())
-    never = lag.filter(F.col("lag").isNotNull() & F.col("consumer_offset").isNull())
+    judged = F.col("lag").isNotNull() & F.col("consumer_offset").isNotNull()
+    known = lag.filter(judged)
+    # unknown lag, and never committed (a lag without an offset): two scans, as before
+    unknown = lag.filter(~judged)
     w = Window.partitionBy(*key).orderBy("capture_ts")
     frame = w.rowsBetween(-(n_win - 1), 0)
     online_eff = F.when(F.col("consume_enable") == F.lit(False), F.lit(False)).otherwise(
@@ -126,10 +127,10 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0,
              F.col("broker_offset") - F.col("_prev_b"), F.lit(0)) / dt))
          .drop("_ok", "_oks", "_offs", "_lags", "_bros", "_dec", "_prev_c", "_prev_b",
                "_prev_t", "_online"))
-    never_status = (F.when(F.col("lag") <= F.lit(int(allowed_lag)), F.lit("OK"))
+    never_status = (F.when(F.col("lag").isNull(), F.lit(None).cast("string"))
+                    .when(F.col("lag") <= F.lit(int(allowed_lag)), F.lit("OK"))
                     .when(online_eff == F.lit(False), F.lit("STOP")))
-    u = (unknown.withColumn("status", F.lit(None).cast("string"))
-         .unionByName(never.withColumn("status", never_status))
+    u = (unknown.withColumn("status", never_status)
          .withColumn("complete", F.lit(None).cast("double"))
          .withColumn("window_samples", F.lit(None).cast("int"))
          .withColumn("consume_rate", F.lit(None).cast("double"))
