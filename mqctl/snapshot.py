@@ -96,6 +96,20 @@ def rows_of(p: GroupProgress, *, capture_ts: int, cluster: str, namesrv: str
     return out
 
 
+def unanswered_notes(rows: Iterable[dict[str, Any]]) -> list[str]:
+    """One note per group whose capture has members that did not answer their running info:
+    how many of its queues have an unknown owner (``owner_unknown``), and who."""
+    who: dict[str, list[str]] = {}
+    unknown: dict[str, int] = {}
+    for r in rows:
+        if r.get("members_unanswered"):
+            who[r["group"]] = r["members_unanswered"]
+            unknown[r["group"]] = unknown.get(r["group"], 0) + bool(r.get("owner_unknown"))
+    return [f"{g}: owner unknown on {unknown[g]} queue(s): {', '.join(m)} did not answer "
+            "GET_CONSUMER_RUNNING_INFO (still a member; rows say owner_unknown, not unowned)"
+            for g, m in sorted(who.items())]
+
+
 async def discover_groups(admin: Admin, *, include_system: bool = False,
                           failures: list[BrokerFailure] | None = None) -> list[str]:
     """Every group: ``%RETRY%<group>`` topics on the name server (as mqadmin's

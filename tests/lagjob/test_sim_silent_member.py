@@ -72,6 +72,12 @@ def test_silent_member_is_an_unknown_owner_not_a_rebalance(spark, tmp_path):
             assert (r["owner"], r["owners"], r["owner_unknown"]) == (None, [], True)
         elif r["topic"] == "T":
             assert (r["owner"], r["owner_unknown"]) == (E1, False)
+    from mqctl.snapshot import unanswered_notes
+
+    # `mqctl snapshot` says so (4 queues of T and e2's %RETRY% queue)
+    assert unanswered_notes(silent) == [
+        f"G: owner unknown on 5 queue(s): {E2} did not answer GET_CONSUMER_RUNNING_INFO "
+        "(still a member; rows say owner_unknown, not unowned)"]
     for cap in (caps[0], caps[1], caps[3], caps[4]):  # e2 answers again: nothing unknown
         assert not any(r["owner_unknown"] for r in cap) and cap[0]["members_unanswered"] == []
     assert {(r["broker"], r["queue_id"]) for r in caps[3] if r["topic"] == "T"
