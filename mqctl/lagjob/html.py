@@ -385,7 +385,9 @@ COLUMN_MEANING = [
     ("cluster, group, topic", "What was measured; one row per group and topic."),
     ("status", "The worst status of the topic's queues at the latest capture (legend above)."),
     ("lag", "Messages not yet consumed, summed over the topic's queues: broker max offset "
-            "minus the group's committed offset."),
+            "minus the group's committed offset. A queue the group never committed (consumer "
+            "offset none) counts its whole queue, as mqadmin's Diff does: where its consumers "
+            "would start depends on their consumeFromWhere (the notes count such queues)."),
     ("max lag", "The largest lag of a single queue."),
     ("time lag", "How old the oldest unconsumed message is (the slowest queue): how far "
                  "behind the group is in time."),
