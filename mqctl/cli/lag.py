@@ -135,8 +135,10 @@ def report(
 
     Rebalance history counts one event per real change (a logged change and the snapshot
     change it explains are one), a client restarted with the same id as a crash and a new
-    gain, and offset resets as reset events, not rebalances. A never-committed queue's time
-    lag is unknown, not the broker's "now - 0".
+    gain, offset resets as reset events, not rebalances, and a member that did not answer its
+    running info as an unknown owner (the previous owner carried), not a loss. A queue is
+    unowned only while no client holds it. A never-committed queue's consumer offset is none,
+    its lag the whole queue and its time lag unknown, not the broker's "now - 0".
 
     Example: mqctl lag report /var/lib/mqctl/snapshots --out /var/lib/mqctl/report
     --fail-on 'lag_seconds>300'
