@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
-from typing import Any
 
+from mqctl.cli.app import Interrupted as _Interrupted
 from mqctl.cli.app import app
 
 __all__ = ["app", "main"]
@@ -15,12 +16,6 @@ def _print_error(message: str, hint: str | None) -> None:
     sys.stderr.write(f"mqctl: error: {message}\n")
     if hint:
         sys.stderr.write(f"hint: {hint}\n")
-
-
-class _Interrupted(BaseException):
-    """A KeyboardInterrupt (Ctrl-C, or SIGTERM: see :func:`_sigterm_interrupts`) that left a
-    command: carried past Typer, which would turn it into a bare ``Exit(130)``
-    (typer/core.py ``_main``) and the process would end with nothing said."""
 
 
 def _sigterm_interrupts() -> object:
@@ -64,20 +59,13 @@ def _main(argv: list[str] | None) -> int:
     args = hoist_table(list(sys.argv[1:] if argv is None else argv))
     debug = "--debug" in args
     _tolerant_stdout()
-    try:  # typer >= 0.23 vendors click
-        from typer._click.exceptions import ClickException
-    except ImportError:  # pragma: no cover
-        from click.exceptions import ClickException  # type: ignore[no-redef]
-    command = typer_main.get_command(app)
-    invoke = command.invoke
+    from mqctl.cli.typer_compat import ClickException
 
-    def invoke_interruptible(ctx: Any) -> Any:
-        try:
-            return invoke(ctx)
-        except KeyboardInterrupt as exc:
-            raise _Interrupted from exc
+    command = typer_main.get_command(app)  # a RootGroup: KeyboardInterrupt -> _Interrupted
+    if os.environ.get("_MQCTL_COMPLETE"):  # the shell asks for completions (TAB)
+        from mqctl.cli.completion import shell_complete
 
-    command.invoke = invoke_interruptible  # type: ignore[method-assign]
+        return shell_complete(command)
     try:
         rv = command.main(args=args, prog_name="mqctl", complete_var="_MQCTL_COMPLETE",
                           standalone_mode=False)
