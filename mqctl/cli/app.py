@@ -42,7 +42,8 @@ from a point in time safely. Talks RocketMQ's remoting protocol directly; no Jav
 # offline tools, and the simulated cluster. Commands registered later and not listed here
 # (plugins, new command groups) come after the listed views, in registration order.
 COMMAND_ORDER = ("cluster", "topics", "route", "consumers", "group", "locks", "allocate",
-                 "offsets", "snapshot", "lag", "time", "wire", "config", "completion", "sim", "demo")
+                 "offsets", "snapshot", "lag", "time", "wire", "config", "completion", "sim",
+                 "demo")
 _VIEWS_END = "offsets"
 
 # Root options that are also accepted after the subcommand (`mqctl snapshot ... -q`), as -n
