@@ -327,7 +327,8 @@ def completer(cmd: Any, param: Any) -> Any:
         return _cluster("groups")
     if _is_topic(param):
         return _cluster("topics")
-    fn = _BY_COMMAND.get((getattr(cmd, "name", None), param.name)) or _BY_NAME.get(param.name)
+    fn = _BY_COMMAND.get((str(getattr(cmd, "name", "")), param.name)) or _BY_NAME.get(
+        param.name)
     if fn is not None:
         return fn
     values = _choices(param.metavar)
