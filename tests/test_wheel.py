@@ -18,6 +18,10 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
+# building, a fresh venv and its install (each bounded below): past the global 300 s on a
+# loaded machine
+pytestmark = pytest.mark.timeout(1500)
+
 
 def _clean_env(**extra: str) -> dict[str, str]:
     """No PYTHONPATH (it would put the checkout first) and no venv of the test run."""
