@@ -2,7 +2,8 @@
 the same run: completing a sub-command name, which never asks the cluster.
 
 Each case is what bash runs on TAB (``_MQCTL_COMPLETE=complete_bash _MQCTL_COMP_LINE=LINE
-mqctl``, a new process), median of ``--repeat`` runs, each with a fresh cache unless the case is about the cache:
+mqctl``, a new process), median of ``--repeat`` runs, each with a fresh cache unless the case
+is about the cache:
 
 * baseline: ``mqctl offsets roll<TAB>`` (static: start-up and Typer only);
 * live, uncached: ``mqctl group progress <TAB>`` against the simulated demo cluster;
