@@ -33,10 +33,14 @@ def _clean_env(**extra: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> dict[str, Path]:
+    pytest.importorskip("build", reason="the dev extra's `build` is not installed (./dev "
+                        "test installs it)")
     out = tmp_path_factory.mktemp("dist")
-    r = subprocess.run([sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir",
-                        str(out), str(ROOT)], capture_output=True, text=True, timeout=600,
-                       env=_clean_env(PIP_CONSTRAINT=str(ROOT / "constraints.txt")))
+    # the sdist first, then the wheel from it (what python -m build does), in isolated
+    # environments pinned by constraints.txt; not from the checkout's directory, where a
+    # build/ left by setuptools would shadow the `build` package
+    r = subprocess.run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], capture_output=True, text=True, timeout=600,
+                       env=_clean_env(PIP_CONSTRAINT=str(ROOT / "constraints.txt")), cwd=out)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     (wheel,) = out.glob("mqctl-*.whl")
     (sdist,) = out.glob("mqctl-*.tar.gz")
