@@ -39,8 +39,9 @@ def built(tmp_path_factory) -> dict[str, Path]:
     # the sdist first, then the wheel from it (what python -m build does), in isolated
     # environments pinned by constraints.txt; not from the checkout's directory, where a
     # build/ left by setuptools would shadow the `build` package
-    r = subprocess.run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], capture_output=True, text=True, timeout=600,
-                       env=_clean_env(PIP_CONSTRAINT=str(ROOT / "constraints.txt")), cwd=out)
+    r = subprocess.run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)],
+                       capture_output=True, text=True, timeout=600, cwd=out,
+                       env=_clean_env(PIP_CONSTRAINT=str(ROOT / "constraints.txt")))
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     (wheel,) = out.glob("mqctl-*.whl")
     (sdist,) = out.glob("mqctl-*.tar.gz")
