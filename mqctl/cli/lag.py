@@ -261,3 +261,22 @@ def prune(
             "cutoff_time": cutoff, "files": nfiles, "bytes": nbytes, "rows": rows}
     emit(Result([Table(cols("what", "date", "files", "bytes", "action"), rows)], data=data,
                 notes=[note]), st.output(output))
+
+
+@app.command("job-path")
+def job_path() -> None:
+    """Print the path of the lag report's spark-submit entry point in this installation
+    (mqctl/lagjob/job.py inside the installed package; it takes the same options as `lag
+    report`).
+
+    Example: spark-submit --master spark://host:7077 "$(mqctl lag job-path)" --out OUT INPUT...
+    """
+    from importlib.util import find_spec
+
+    spec = find_spec("mqctl.lagjob.job")  # located, not imported: no pyspark here
+    if spec is None or spec.origin is None:  # pragma: no cover - a broken installation
+        from mqctl.errors import MqctlError
+
+        raise MqctlError("mqctl.lagjob.job is not installed",
+                         hint="reinstall mqctl: pip install 'mqctl[spark]'")
+    typer.echo(spec.origin)

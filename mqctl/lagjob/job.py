@@ -4,7 +4,7 @@ Parquet datasets, summaries, an HTML report and a Prometheus textfile.
 Library entry point: :func:`run_report` (``mqctl lag report`` and ``mqctl demo`` call it; pass
 ``spark=`` to reuse a session). Also runnable as a job::
 
-    spark-submit mqctl/lagjob/job.py --out OUT INPUT...
+    spark-submit "$(mqctl lag job-path)" --out OUT INPUT...   # this file, where installed
     python -m mqctl.lagjob.job --out OUT INPUT...
 
 Exit codes of the job: 0 ok, 2 bad input/usage, 9 a ``--fail-on`` threshold was breached.

@@ -141,10 +141,6 @@ def test_duplicate_ids_get_the_same_queues(sim):
     assert {q for q in all_q if q not in owned}  # some queues have no consumer
 
 
-def test_external_client_heartbeat_joins_and_gets_notified():
-    pass  # covered with a live external client in test_sim_external.py
-
-
 # ---------------------------------------------------------------------------- resets
 
 def reset_ext(topic: str = "TopicPay", group: str = "GID_REPLAY", **kw: Any) -> dict[str, Any]:
