@@ -16,45 +16,68 @@ def _print_error(message: str, hint: str | None) -> None:
     group name read from a file may hold ESC sequences or newlines: mqctl.render.printable)."""
     from mqctl.render import printable
 
-    sys.stderr.write(f"mqctl: error: {printable(message)}\n")
-    if hint:
-        sys.stderr.write(f"hint: {printable(hint)}\n")
+    _stderr(f"mqctl: error: {printable(message)}\n"
+            + (f"hint: {printable(hint)}\n" if hint else ""))
+
+
+def _stderr(text: str) -> None:
+    """A write to stderr that a terminal gone away (SIGHUP, then EIO) cannot turn into a
+    traceback: the exit code still says what happened."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except OSError:
+        try:
+            sys.stderr = open("/dev/null", "w")  # noqa: SIM115
+        except OSError:
+            pass
 
 
 class _Interrupted(BaseException):
-    """A KeyboardInterrupt (Ctrl-C, or SIGTERM: see :func:`_sigterm_interrupts`) that left a
-    command: carried past Typer, which would turn it into a bare ``Exit(130)``
+    """A KeyboardInterrupt (Ctrl-C, or SIGTERM/SIGHUP: see :func:`_signals_interrupt`) that
+    left a command: carried past Typer, which would turn it into a bare ``Exit(130)``
     (typer/core.py ``_main``) and the process would end with nothing said."""
 
 
-def _sigterm_interrupts() -> object:
-    """SIGTERM interrupts like Ctrl-C (KeyboardInterrupt) instead of killing the process
-    silently; the commands that change a cluster route both to their own handler while they
-    change it (:func:`mqctl.interrupt.guarded`). Returns the handler to restore (None when
-    signals cannot be set here: not the main thread)."""
+class _HangUp(KeyboardInterrupt):
+    """SIGHUP (the terminal or SSH session went away): an interrupt, exit 129 (128 + 1)."""
+
+
+def _signals_interrupt() -> dict[int, object]:
+    """SIGTERM and SIGHUP interrupt like Ctrl-C (KeyboardInterrupt; SIGHUP as
+    :class:`_HangUp`) instead of killing the process silently; the commands that change a
+    cluster route all three to their own handler while they change it
+    (:func:`mqctl.interrupt.guarded`). Returns the handlers to restore (none when signals
+    cannot be set here: not the main thread)."""
     import signal
 
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
-    try:
-        return signal.signal(signal.SIGTERM, interrupt)
-    except (ValueError, OSError):  # not the main thread
-        return None
+    def hang_up(signum: int, frame: object) -> None:
+        raise _HangUp
+
+    previous: dict[int, object] = {}
+    for sig, handler in ((signal.SIGTERM, interrupt), (signal.SIGHUP, hang_up)):
+        try:
+            previous[sig] = signal.signal(sig, handler)
+        except (ValueError, OSError):  # not the main thread
+            pass
+    return previous
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return the process exit code. Nothing below this prints errors or exits."""
     import signal
 
-    previous = _sigterm_interrupts()
+    previous = _signals_interrupt()
     try:
         return _main(argv)
     finally:
-        if previous is not None:
+        for sig, handler in previous.items():
             try:
-                signal.signal(signal.SIGTERM, previous)  # type: ignore[arg-type]
-            except (ValueError, OSError):  # pragma: no cover
+                signal.signal(sig, handler)  # type: ignore[arg-type]
+            except (ValueError, OSError, TypeError):  # pragma: no cover
                 pass
 
 
@@ -99,8 +122,10 @@ def _main(argv: list[str] | None) -> int:
             traceback.print_exc()
         _print_error(exc.message, exc.hint)
         return int(exc.exit_code)
-    except (KeyboardInterrupt, _Interrupted):
-        sys.stderr.write("mqctl: interrupted\n")
+    except (KeyboardInterrupt, _Interrupted) as exc:
+        _stderr("mqctl: interrupted\n")
+        if isinstance(exc, _HangUp) or isinstance(exc.__cause__, _HangUp):
+            return int(ExitCode.HANGUP)
         return int(ExitCode.INTERRUPTED)
     except BrokenPipeError:
         # output piped into `head` and the like: not an error

@@ -14,6 +14,8 @@ from mqctl.cli.common import (
     NamesrvOpt,
     OutputOpt,
     emit,
+    emit_before_change,
+    emit_or_lost,
     escaped,
     one_group,
     progress,
@@ -144,6 +146,10 @@ def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
     notes += [f"broker {b.name}: {b.path.value if b.path else 'n/a'} ({b.path_source})"
               for b in plan.brokers.values()]
     notes.append(f"consumers: {plan.consumers.describe()}")
+    if plan.offsets_read:  # CURRENT (and a rollback file's "before") are as of then
+        notes.append(f"committed offsets read at {localize_iso(plan.offsets_read_text())}"
+                     + (": another writer can move them before the apply (docs/reset.md "
+                        "\"Concurrent changes\")" if execute else ""))
     notes += plan.notes
     notes += [f"warning: {w}" for w in plan.warnings]
     notes += [f"REFUSED: {r}" for r in plan.refusals]
@@ -277,9 +283,16 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
     guarded_by: list[str] = []  # guard refusals of an --execute
     guard_data: dict[str, Any] = {}
     declined = [False]
-    stop = Stop()  # SIGINT/SIGTERM while changing: stop sending, then say what changed
+    stop = Stop()  # SIGINT/SIGTERM/SIGHUP while changing: stop sending, say what changed
     phase = ["plan"]
     shown = [-1]  # the plan was printed before the apply (text formats): how many notes then
+    if execute:  # one change of a group at a time from this machine, from before its plan
+        from mqctl.interrupt import change_lock, taken_over
+
+        stale = ctx.with_resource(change_lock(settings.namesrv, group,
+                                              f"{ctx.command_path} {group}/{topic}"))
+        if stale is not None:
+            extra.append(taken_over(group, stale))
 
     async def go() -> tuple[Any, Any, str | None]:
         async with RemotingClient(settings.client_options()) as client:
@@ -321,7 +334,7 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
                                     extra_notes=extra)
                 if not ask:
                     first.notes.append(applying)
-                emit(first, fmt)
+                emit_before_change(first, fmt)
                 shown[0] = len(extra)
             if ask:
                 if not confirmed(await _ask(confirm_question(plan, totals, guards))):
@@ -364,12 +377,16 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
                           plan_shown=shown[0] >= 0)
         out.data["interrupted"] = info
         out.data["guards"] = guard_data
-        emit(out, fmt)
+        # the terminal may be gone (SIGHUP: an SSH session that dropped): the result goes to a
+        # file beside the rollback file first, then to the terminal if it is still there
+        info["result_file"] = _keep_result(out, rb, err)
+        emit_or_lost(out, fmt)
         raise err
     final = plan_result(plan, results, execute=execute, rollback=rb,
                         extra_notes=extra[max(0, shown[0]):], plan_shown=shown[0] >= 0)
     final.data["guards"] = guard_data
-    emit(final, fmt)
+    if emit_or_lost(final, fmt) is not None and rb is not None:
+        _keep_result(final, rb, None)  # stdout is gone: what happened is kept beside rb
     if plan.refusals:
         more = f" (and {len(plan.refusals) - 1} more reason(s) in the output)" \
             if len(plan.refusals) > 1 else ""
@@ -392,6 +409,17 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
                             for r in bad[:4]),
                 [(r.plan.mq.short, r.detail) for r in bad],
                 hint=rerun_hint(plan, bad, rb, rerun_scope))
+
+
+def _keep_result(out: Result, rb: str, err: MqctlError | None) -> str | None:
+    """``out`` (and ``err``) kept in ``<rollback file>.result.txt``."""
+    from pathlib import Path
+
+    from mqctl.cli.common import keep_result
+    from mqctl.reset import free_path
+
+    p = Path(rb)
+    return keep_result(free_path(p.with_name(f"{p.stem}.result.txt")), out, err)
 
 
 def _interactive() -> bool:

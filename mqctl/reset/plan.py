@@ -360,6 +360,7 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
         return (await admin.consume_stats(group, bplans[name].addr or "", topic)).offsets
 
     committed: dict[MessageQueue, int | None] = {}
+    read_from = now_ms()
     for cs in await fan_out([n for n in involved if up(n)], read_stats,
                             concurrency=admin.concurrency):
         if cs.ok and cs.value is not None:
@@ -377,6 +378,7 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
             fail(co.item.broker_name, "QUERY_CONSUMER_OFFSET", co.error)
     warnings: list[str] = []
     await _no_offset_on_old_brokers(admin, group, topic, bplans, committed, warnings)
+    read_until = now_ms()
 
     searched: dict[MessageQueue, int] = {}
     if target.kind == "time":
@@ -444,7 +446,7 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
                     bp.group_known = None
 
     plan = Plan(group, topic, target, now_ms(), ";".join(admin.namesrv), queues, bplans, state,
-                warnings, notes=notes)
+                warnings, notes=notes, offsets_read=(read_from, read_until))
     preflight(plan, force=force, scoped=scope is not None)
     return plan
 
