@@ -316,14 +316,42 @@ def progress(st: AppState, description: str, total: int | None) -> Iterator[Call
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
+    # a terminal that goes away meanwhile (SIGHUP: EIO) must not end the change it shows
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=Console(file=sys.stderr), transient=True) as p:
+                  TimeElapsedColumn(), console=Console(file=_Tolerant(sys.stderr)),
+                  transient=True) as p:
         task = p.add_task(description, total=total)
 
         def advance(n: int = 1) -> None:
             p.advance(task, n)
 
         yield advance
+
+
+class _Tolerant:
+    """A text stream whose writes are dropped once the terminal behind it is gone."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._gone = False
+
+    def write(self, text: str) -> int:
+        if not self._gone:
+            try:
+                return int(self._stream.write(text))
+            except OSError:
+                self._gone = True
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._gone:
+            try:
+                self._stream.flush()
+            except OSError:
+                self._gone = True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def _stderr_tty() -> bool:

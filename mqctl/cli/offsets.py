@@ -205,10 +205,12 @@ def done_summary(plan: Plan, results: list[QueueResult]) -> str:
     moved = [r for r in results if r.status in (Status.VERIFIED, Status.APPLIED,
                                                  Status.UNVERIFIED) and not pushed_only(r)]
     unknown = [r for r in results if r.status == Status.UNKNOWN]
+    # reset by this run, then moved by another writer: not counted as this run's change
+    others = sum(1 for r in results if r.status == Status.MOVED)
     replay = sum(r.plan.replay for r in moved)
     skip = sum(r.plan.skip for r in moved)
     already = sum(1 for r in results if r.status == Status.ALREADY)
-    rest = len(results) - len(moved) - len(pushed) - len(unknown) - already
+    rest = len(results) - len(moved) - len(pushed) - len(unknown) - already - others
     return (f"{len(moved)} of {len(plan.queues)} queue(s) were reset: {replay} message(s) "
             f"rewound (to be consumed again), {skip} skipped"
             + (f"; {len(pushed)} pushed to the clients and not applied yet (the clients apply "
@@ -216,6 +218,8 @@ def done_summary(plan: Plan, results: list[QueueResult]) -> str:
                f"{sum(r.plan.replay for r in pushed)} to be rewound, "
                f"{sum(r.plan.skip for r in pushed)} skipped once they do)" if pushed else "")
             + (f"; {already} already at the target" if already else "")
+            + (f"; {others} moved by another writer afterwards (this run's change no longer "
+               "stands there: see DETAIL)" if others else "")
             + (f"; {len(unknown)} unknown (see DETAIL)" if unknown else "")
             + (f"; {rest} were not (see STATUS)" if rest else ""))
 
@@ -402,13 +406,20 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
             from mqctl.reset import Status
 
             undecided = any(r.status in (Status.UNKNOWN, Status.UNVERIFIED) for r in bad)
-            raise PartialFailure(
-                f"{len(bad)} of {len(results)} queue(s) did not take"
-                + (" or could not be verified" if undecided else "") + ": "
-                + "; ".join(f"{r.plan.mq.short} {r.status.value} ({r.detail})"
-                            for r in bad[:4]),
-                [(r.plan.mq.short, r.detail) for r in bad],
-                hint=rerun_hint(plan, bad, rb, rerun_scope))
+            moved = [r for r in bad if r.status == Status.MOVED]
+            rest = [r for r in bad if r.status != Status.MOVED]
+            parts = ([f"{len(rest)} of {len(results)} queue(s) did not take"
+                      + (" or could not be verified" if undecided else "") + ": "
+                      + "; ".join(f"{r.plan.mq.short} {r.status.value} ({r.detail})"
+                                  for r in rest[:4])] if rest else [])
+            if moved:
+                parts.append(f"{len(moved)} of {len(results)} queue(s) were moved by another "
+                             "writer after this run reset them: "
+                             + ", ".join(f"{r.plan.mq.short} now {r.now} (target {r.goal})"
+                                         for r in moved[:4])
+                             + (" ..." if len(moved) > 4 else ""))
+            raise PartialFailure("; ".join(parts), [(r.plan.mq.short, r.detail) for r in bad],
+                                 hint=rerun_hint(plan, bad, rb, rerun_scope))
 
 
 def _keep_result(out: Result, rb: str, err: MqctlError | None) -> str | None:
@@ -562,8 +573,15 @@ def rerun_hint(plan: Plan, bad: list[QueueResult], rb: str | None, scoped: bool)
     from mqctl.timeparse import format_ms
 
     undecided = [r for r in bad if r.status in (Status.UNKNOWN, Status.UNVERIFIED)]
-    bad = [r for r in bad if r not in undecided]
+    moved = [r for r in bad if r.status == Status.MOVED]
+    bad = [r for r in bad if r not in undecided and r not in moved]
     parts = [f"the rollback file {rb} holds the offsets from before this run"]
+    if moved:
+        parts.append(f"{format_queue_scope([r.plan.mq for r in moved])}: another writer moved "
+                     "them after this run (another reset or rollback from another machine, "
+                     "an mqadmin): find it before changing anything (a re-run or a rollback "
+                     f"would undo its change); `mqctl offsets show -g {plan.group} -t "
+                     f"{plan.topic}` reads where they are")
     if undecided:
         parts.append(f"{format_queue_scope([r.plan.mq for r in undecided])}: not known whether "
                      "the reset took (see DETAIL); do not re-run for them (a re-run replays "
