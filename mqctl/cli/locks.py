@@ -21,6 +21,7 @@ from mqctl.cli.common import (
     emit_or_lost,
     one_group,
     state,
+    warn,
     with_client,
 )
 from mqctl.cli.common import watch as watch_loop
@@ -441,6 +442,7 @@ def release(
                                               f"{ctx.command_path} {group}"))
         if stale is not None:
             lock_notes.append(taken_over(group, stale))
+            warn(lock_notes[-1])
 
     async def go(c: Any) -> tuple[Any, LockView, LockView | None, Any]:
         admin = _admin(c, settings)

@@ -20,6 +20,7 @@ from mqctl.cli.common import (
     one_group,
     progress,
     state,
+    warn,
 )
 from mqctl.interrupt import guarded
 
@@ -163,6 +164,7 @@ def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
                         "change is not known)" if unknown else ""))
     else:
         notes.append(done_summary(plan, results))
+        data["done"] = notes[-1]  # what this run changed (and still holds), in words
     if plan_shown:
         tables, notes = [], list(extra_notes or []) + notes[-1:]
     if results is not None:
@@ -290,18 +292,21 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
     stop = Stop()  # SIGINT/SIGTERM/SIGHUP while changing: stop sending, say what changed
     phase = ["plan"]
     shown = [-1]  # the plan was printed before the apply (text formats): how many notes then
+    lock_notes: list[str] = []  # the change lock of a killed run, taken over
     if execute:  # one change of a group at a time from this machine, from before its plan
         from mqctl.interrupt import change_lock, taken_over
 
         stale = ctx.with_resource(change_lock(settings.namesrv, group,
                                               f"{ctx.command_path} {group}/{topic}"))
         if stale is not None:
-            extra.append(taken_over(group, stale))
+            lock_notes.append(taken_over(group, stale))
+            warn(lock_notes[-1])
 
     async def go() -> tuple[Any, Any, str | None]:
         async with RemotingClient(settings.client_options()) as client:
             admin = Admin(client, settings.namesrv, concurrency=conc)
             plan = await make_plan(admin, group, topic, target_fn(), scope=scope, force=force)
+            plan.notes[:0] = lock_notes
             if show_messages:  # the message at each target: one read-only pull per queue
                 from mqctl.message import annotate_plan
 
