@@ -144,16 +144,22 @@ def test_another_machine_moving_the_offsets_is_reported_not_verified(cli, sim, t
                                                                     monkeypatch):
     """The issue's reproduction across machines (another state directory: another machine's
     lock): run 1 --shift-by -100; while it applies on slow broker-b, another machine sets
-    broker-a's queues elsewhere. Before: every queue 'verified' (NOW 5 past the target), 'N
-    message(s) rewound' counting the other machine's queues, exit 0. Now: those queues are
+    broker-a's queues to the old offset - 5. Before: every queue 'verified' (NOW 95 past the
+    target, TARGET and NOW disagreeing), '800 message(s) rewound' counting the other machine's
+    queues, exit 0. Now: those queues are
     ``moved by another writer (now N)``, exit 8, and the summary counts the queues whose
     change still stands."""
     before = live(sim)
+    a_before = {v for mq, v in before.items() if mq.broker_name == "broker-a"}
+    assert len(a_before) == 1  # the demo's broker-a queues start at one offset
     proc, _ = slow_first_run(sim, tmp_path, "--shift-by", "-100")
+    # the other machine planned before run 1 wrote (--shift-by -5 from the old offsets) and
+    # writes after it: between run 1's target and its previous offset, as consumers would be
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "other-machine"))
-    other = {mq: v - 100 - 95 for mq, v in before.items()}  # shifted from run 1's target
+    at = a_before.pop() - 5
+    other = {mq: at for mq in before}
     r = cli(["-n", sim.namesrv_addr, "--timeout", "5", *reset_args(
-        tmp_path / "other.json", "--shift-by", "-95"), "--queues", "broker-a:0-3",
+        tmp_path / "other.json", "--to-offset", str(at)), "--queues", "broker-a:0-3",
         "--verify-wait", "0"])
     assert r.exit_code == 0, r.stderr
     assert len(writes(sim, "broker-b")) < 4  # run 1 was still applying: it had not verified
@@ -248,3 +254,54 @@ def test_a_lock_held_by_another_process_names_it(tmp_path, monkeypatch):
         holder.communicate()
     with change_lock(["ns:1"], "G", "me") as stale:  # killed: taken over
         assert stale is not None and stale.pid == holder.pid and stale.alive() is False
+
+
+# ------------------------------------------------------------------ the verify rule, pure
+
+@pytest.mark.parametrize("now,online,path,status", [
+    (900, False, "SERVER_SIDE", "verified"),     # at the target when verify ends
+    (950, False, "SERVER_SIDE", "moved"),        # between target and previous: not consumers
+    (850, False, "SERVER_SIDE", "moved"),        # below the target
+    (1100, False, "LEGACY_UPDATE", "moved"),     # past the previous offset
+    (950, False, "LEGACY_UPDATE", "moved"),
+    (950, True, "SERVER_SIDE", "verified"),      # the group's own consumers moved on from it
+    (850, True, "SERVER_SIDE", "moved"),         # 5.2+ consumers never move back
+])
+def test_verify_never_calls_a_moved_queue_verified(now, online, path, status):
+    """Issue 26 item 2: ``verified`` only at the target, or moved on from it by the group's
+    own online consumers; a queue the broker accepted and another writer moved is ``moved by
+    another writer (now N)``."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from mqctl.reset import (
+        BrokerPlan,
+        ConsumerState,
+        Path_,
+        Plan,
+        QueuePlan,
+        QueueResult,
+        Status,
+        Target,
+        verify,
+    )
+    from mqctl.versions import V5_2_0
+
+    q = QueuePlan(MessageQueue(T, "broker-a", 0), 0, 2000, 1005, 900)
+
+    class Admin:
+        concurrency = 1
+
+        async def consume_stats(self, group, addr, topic):
+            return SimpleNamespace(offsets={q.mq: SimpleNamespace(consumer_offset=now)})
+
+    st = ConsumerState(online, ["c@1"] if online else [], False, False, "CONSUME_PASSIVELY",
+                       "CLUSTERING", min_version=V5_2_0 if online else None)
+    plan = Plan(G, T, Target("offset", 900), 0, "ns", [q],
+                {"broker-a": BrokerPlan("broker-a", "a:1", getattr(Path_, path), "test")}, st)
+    res = asyncio.run(verify(Admin(), plan, [QueueResult(q, Status.APPLIED, "written")],
+                             owners=None))
+    assert res[0].status.value == status, res[0].detail
+    assert res[0].now == now
+    if status == "moved":
+        assert res[0].detail.startswith(f"moved by another writer (now {now})")
