@@ -406,10 +406,11 @@ def release(
     --execute; refuses (exit 6) when a holder is alive and renewing, or another client was
     granted the lock after the holder's last renewal, unless --force (nothing is sent when any
     queue is refused). With --execute it prints the plan, sends one request per
-    queue and re-checks. Ctrl-C or SIGTERM while sending stops sending, waits up to 5 s for the
-    requests in flight, prints each queue's status (released / not-sent / unknown) and the
-    command that finishes the release, exits 130 (a release cannot be undone: a live holder
-    re-locks at its next lockAll).
+    queue and re-checks. Ctrl-C, SIGTERM or SIGHUP while sending stops sending, waits up to 5 s
+    for the requests in flight, prints each queue's status (released / not-sent / unknown) and
+    the command that finishes the release, exits 130 (a release cannot be undone: a live holder
+    re-locks at its next lockAll). Another change of the group running on this machine (a
+    release, an offsets reset or rollback): refused (exit 6).
 
     Example: mqctl locks release --group GID_ORDER --queue broker-a:3 --queue broker-b:1 --execute
     """

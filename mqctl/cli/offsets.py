@@ -675,9 +675,12 @@ def reset(
 ) -> None:
     """Reset a group's offsets on a topic: prints the plan (min, max, current, target, change,
     messages replayed or skipped) and changes nothing unless --execute. Executing writes a
-    rollback file first, applies per broker, then verifies each queue. Ctrl-C or SIGTERM while
-    applying stops sending, waits up to 5 s for the requests in flight, prints each queue's
-    status (applied / not-sent / unknown) with the commands that finish or undo it, exits 130.
+    rollback file first, applies per broker, then verifies each queue (a queue another writer
+    moved after this run is `moved`, exit 8). Ctrl-C, SIGTERM or SIGHUP while applying stops
+    sending, waits up to 5 s for the requests in flight, prints each queue's status (applied /
+    not-sent / unknown) with the commands that finish or undo it (also into
+    <rollback file>.result.txt), exits 130. Another --execute of the group running on this
+    machine: refused (exit 6).
 
     Example: mqctl offsets reset -g GID_REPLAY -t TopicPay --by-duration -2h --execute
     """
@@ -724,7 +727,7 @@ def rollback(
     says how far the group replayed it: still replaying, the rollback skips the rest; replayed
     past the saved offsets, it is refused unless --force (it would replay again). A file whose
     offsets do not match the group's (another group, an older reset) is refused unless
-    --force. Ctrl-C or SIGTERM while applying stops as `offsets reset` does (exit 130).
+    --force. Ctrl-C, SIGTERM or SIGHUP while applying stops as `offsets reset` does (exit 130).
 
     Example: mqctl offsets rollback ~/.local/state/mqctl/rollback/GID_REPLAY-...json --execute
     """
