@@ -36,6 +36,42 @@ INTERRUPT_GRACE_S = 5.0
 STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
 
+# ------------------------------------------------------------------ start-up
+
+_early: list[int] = []
+
+
+def hold_signals() -> None:
+    """At process start, before the CLI's imports (a few hundred ms): SIGINT, SIGTERM and
+    SIGHUP are only recorded, so one that arrives then ends the command the way it would a
+    moment later (``mqctl: interrupted``, 130 or 129) instead of a silent kill or a traceback
+    from inside an import. :func:`early_signal` hands them to the CLI boundary."""
+    import signal
+
+    for sig in (getattr(signal, name) for name in STOP_SIGNALS):
+        try:
+            signal.signal(sig, _record)
+        except (ValueError, OSError):  # pragma: no cover - not the main thread
+            pass
+
+
+def _record(signum: int, frame: object) -> None:
+    _early.append(signum)
+
+
+def early_signal() -> int | None:
+    """The first signal :func:`hold_signals` recorded (None if none), once the boundary has
+    its own handlers; SIGINT gets Python's own back."""
+    import signal
+
+    try:
+        if signal.getsignal(signal.SIGINT) is _record:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    except (ValueError, OSError):  # pragma: no cover
+        pass
+    return _early[0] if _early else None
+
+
 class Stop:
     """An interrupt during apply, set from a signal handler: no new request is sent; a second
     one also ends the wait for the requests in flight."""

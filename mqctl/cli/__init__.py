@@ -6,7 +6,12 @@ import sys
 import traceback
 from typing import Any
 
-from mqctl.cli.app import app
+if sys.argv and sys.argv[0].rsplit("/", 1)[-1] == "mqctl":  # the console script
+    from mqctl.interrupt import hold_signals
+
+    hold_signals()  # before the imports below: a signal then is an interrupt too
+
+from mqctl.cli.app import app  # noqa: E402
 
 __all__ = ["app", "main"]
 
@@ -43,41 +48,67 @@ class _HangUp(KeyboardInterrupt):
     """SIGHUP (the terminal or SSH session went away): an interrupt, exit 129 (128 + 1)."""
 
 
-def _signals_interrupt() -> dict[int, object]:
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM: an interrupt. A subclass, because CPython ends a process by SIGINT when a plain
+    KeyboardInterrupt left an ``eval`` of a string on its way (pythonrun.c
+    ``run_eval_code_obj``), even one that was caught later."""
+
+
+_RECEIVED: list[int] = []  # the signals the boundary's handlers turned into an interrupt
+
+
+def _signals_interrupt() -> None:
     """SIGTERM and SIGHUP interrupt like Ctrl-C (KeyboardInterrupt; SIGHUP as
     :class:`_HangUp`) instead of killing the process silently; the commands that change a
     cluster route all three to their own handler while they change it
-    (:func:`mqctl.interrupt.guarded`). Returns the handlers to restore (none when signals
-    cannot be set here: not the main thread)."""
+    (:func:`mqctl.interrupt.guarded`). Installed once the command tree is built: until then a
+    process started as ``mqctl`` only records them (:func:`mqctl.interrupt.hold_signals`), as
+    an interrupt inside the annotations Typer evaluates would end the process by SIGINT even
+    when caught (CPython flags a KeyboardInterrupt that leaves an ``eval``)."""
     import signal
 
     def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
+        _RECEIVED.append(signum)
+        raise _Terminated
 
     def hang_up(signum: int, frame: object) -> None:
+        _RECEIVED.append(signum)
         raise _HangUp
 
-    previous: dict[int, object] = {}
     for sig, handler in ((signal.SIGTERM, interrupt), (signal.SIGHUP, hang_up)):
         try:
-            previous[sig] = signal.signal(sig, handler)
+            signal.signal(sig, handler)
         except (ValueError, OSError):  # not the main thread
             pass
-    return previous
+
+
+def _interrupted_code(hang_up: bool) -> int:
+    from mqctl.errors import ExitCode
+
+    _stderr("mqctl: interrupted\n")
+    return int(ExitCode.HANGUP if hang_up else ExitCode.INTERRUPTED)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return the process exit code. Nothing below this prints errors or exits."""
     import signal
 
-    previous = _signals_interrupt()
+    saved: dict[int, Any] = {}
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        try:
+            saved[sig] = signal.getsignal(sig)
+        except (ValueError, OSError):  # pragma: no cover
+            pass
     try:
         return _main(argv)
+    except KeyboardInterrupt as exc:  # before the boundary's own handlers were in place
+        return _interrupted_code(isinstance(exc, _HangUp))
     finally:
-        for sig, handler in previous.items():
+        for sig, handler in saved.items():
             try:
-                signal.signal(sig, handler)  # type: ignore[arg-type]
-            except (ValueError, OSError, TypeError):  # pragma: no cover
+                if handler is not None:
+                    signal.signal(sig, handler)
+            except (ValueError, OSError, TypeError):  # pragma: no cover - not the main thread
                 pass
 
 
@@ -96,6 +127,14 @@ def _main(argv: list[str] | None) -> int:
     except ImportError:  # pragma: no cover
         from click.exceptions import ClickException  # type: ignore[no-redef]
     command = typer_main.get_command(app)
+    _signals_interrupt()
+    from mqctl.interrupt import early_signal
+
+    early = early_signal()  # one that came while mqctl was starting: recorded until now
+    if early is not None:
+        import signal
+
+        return _interrupted_code(early == signal.SIGHUP)
     invoke = command.invoke
 
     def invoke_interruptible(ctx: Any) -> Any:
@@ -108,11 +147,17 @@ def _main(argv: list[str] | None) -> int:
     try:
         rv = command.main(args=args, prog_name="mqctl", complete_var="_MQCTL_COMPLETE",
                           standalone_mode=False)
+        if rv == ExitCode.INTERRUPTED:  # Typer's bare Exit(130) (an interrupt while parsing)
+            import signal
+
+            return _interrupted_code(bool(_RECEIVED) and _RECEIVED[-1] == signal.SIGHUP)
         return rv if isinstance(rv, int) else 0
     except ClickException as exc:
         _print_error(_click_message(exc, command), _usage_hint(exc, command))
         return int(getattr(exc, "exit_code", ExitCode.USAGE) or ExitCode.USAGE)
     except typer.Exit as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):  # Typer's bare Exit(130): say so
+            return _interrupted_code(isinstance(exc.__cause__, _HangUp))
         return int(exc.exit_code)
     except typer.Abort:
         sys.stderr.write("mqctl: aborted\n")
@@ -214,4 +259,14 @@ def _usage_hint(exc: BaseException, root: object = None) -> str:
 
 
 def entrypoint() -> None:  # console script
-    sys.exit(main())
+    code = main()
+    # the exit code is decided: a signal while the interpreter shuts down (it restores the
+    # default actions early in finalization) must not turn it into a kill
+    import signal
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        try:
+            signal.signal(sig, signal.SIG_IGN)
+        except (ValueError, OSError):  # pragma: no cover - not the main thread
+            pass
+    sys.exit(code)
