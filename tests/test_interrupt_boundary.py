@@ -81,3 +81,28 @@ def test_sighup_of_a_read_only_command_says_so_and_exits_129(slow, tmp_path, cmd
     assert proc.returncode == 129, (proc.returncode, err)
     assert err.splitlines() == ["mqctl: interrupted"], err
     assert out == "" and not {r.code for r in slow.request_log} & set(MUTATING_REQUESTS)
+
+
+@pytest.mark.parametrize("sig,code", [("SIGHUP", 129), ("SIGTERM", 130), ("SIGINT", 130)])
+def test_a_signal_while_mqctl_starts_is_an_interrupt(tmp_path, sig, code):
+    """A signal during the imports and the building of the command tree (a few hundred ms
+    after the process starts: `python -m mqctl` and the console script record it until then)
+    ends the command like one a moment later: the one line, 129 or 130, no traceback, no
+    silent kill. Sent here at a fixed point: after the recording starts, before the CLI is
+    imported."""
+    import os
+    import sys
+
+    from conftest import ROOT
+
+    code_text = ("import os, signal, sys\n"
+                 "from mqctl.interrupt import hold_signals\n"
+                 "hold_signals()\n"
+                 f"os.kill(os.getpid(), signal.{sig})\n"
+                 "sys.argv = ['mqctl', 'groups']\n"
+                 "from mqctl.cli import entrypoint\n"
+                 "entrypoint()\n")
+    r = subprocess.run([sys.executable, "-c", code_text], capture_output=True, text=True,
+                       timeout=60, cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert r.returncode == code, (r.returncode, r.stderr)
+    assert r.stderr.splitlines() == ["mqctl: interrupted"], r.stderr
