@@ -11,7 +11,7 @@ if sys.argv and sys.argv[0].rsplit("/", 1)[-1] == "mqctl":  # the console script
 
     hold_signals()  # before the imports below: a signal then is an interrupt too
 
-from mqctl.cli.app import app  # noqa: E402
+from mqctl.cli.app import app
 
 __all__ = ["app", "main"]
 
@@ -104,10 +104,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as exc:  # before the boundary's own handlers were in place
         return _interrupted_code(isinstance(exc, _HangUp))
     finally:
-        for sig, handler in saved.items():
+        for signum, handler in saved.items():
             try:
                 if handler is not None:
-                    signal.signal(sig, handler)
+                    signal.signal(signum, handler)
             except (ValueError, OSError, TypeError):  # pragma: no cover - not the main thread
                 pass
 

@@ -318,7 +318,8 @@ def progress(st: AppState, description: str, total: int | None) -> Iterator[Call
 
     # a terminal that goes away meanwhile (SIGHUP: EIO) must not end the change it shows
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=Console(file=_Tolerant(sys.stderr)),
+                  TimeElapsedColumn(),
+                  console=Console(file=_Tolerant(sys.stderr)),  # type: ignore[arg-type]
                   transient=True) as p:
         task = p.add_task(description, total=total)
 

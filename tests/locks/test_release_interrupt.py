@@ -120,7 +120,8 @@ def test_interrupt_during_release_says_what_was_released(cli, crashed, tmp_path,
     assert intr["finish"] in err and "cannot be undone" in err
     assert d["executed"] is True
     # kept in a file too: the terminal may be gone (SIGHUP: an SSH session that dropped)
-    kept = open(intr["result_file"]).read()
+    with open(intr["result_file"]) as fh:
+        kept = fh.read()
     assert f"interrupted by {sig} during apply: 3 released, 1 not sent" in kept
     assert intr["finish"] in kept
     # the printed command finishes the release: only the queue not sent

@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import time
+from typing import Any
 
 import cli_process
 import pytest
@@ -299,7 +300,8 @@ def test_verify_never_calls_a_moved_queue_verified(now, online, path, status):
                        "CLUSTERING", min_version=V5_2_0 if online else None)
     plan = Plan(G, T, Target("offset", 900), 0, "ns", [q],
                 {"broker-a": BrokerPlan("broker-a", "a:1", getattr(Path_, path), "test")}, st)
-    res = asyncio.run(verify(Admin(), plan, [QueueResult(q, Status.APPLIED, "written")],
+    admin: Any = Admin()
+    res = asyncio.run(verify(admin, plan, [QueueResult(q, Status.APPLIED, "written")],
                              owners=None))
     assert res[0].status.value == status, res[0].detail
     assert res[0].now == now

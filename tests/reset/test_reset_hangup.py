@@ -132,7 +132,8 @@ def test_sighup_during_apply_reports_like_sigterm(cli, sim, tmp_path, command):
     statuses_hold(sim, d["results"], before)
     own = d["rollback_file"]
     assert intr["result_file"] == own.removesuffix(".json") + ".result.txt"
-    kept = open(intr["result_file"]).read()
+    with open(intr["result_file"]) as fh:
+        kept = fh.read()
     assert "interrupted by SIGHUP during apply" in kept and intr["undo"] in kept
 
 
@@ -146,7 +147,7 @@ def test_sighup_while_planning_changes_nothing(sim, tmp_path):
     cli_process.wait_for(proc, lambda: any(r.addr == addr_b for r in sim.request_log),
                          "the plan's reads")
     proc.send_signal(signal.SIGHUP)
-    code, out, err = cli_process.finish(proc)
+    code, _, err = cli_process.finish(proc)
     assert code == 130, err
     assert "interrupted by SIGHUP before any change: nothing was changed" in err
     assert writes(sim) == [] and not rb.exists() and live(sim) == before
