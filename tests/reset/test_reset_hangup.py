@@ -46,6 +46,18 @@ def wait_exit(proc, limit=30.0):
         raise
 
 
+def reset_on_terminal(sim, tmp_path):
+    """A rewind of GID_REPLAY by 100 on a pseudo-terminal, broker-b slow: (process, master fd,
+    rollback file, the offsets before)."""
+    before = live(sim)
+    slow_b(sim)
+    rb = tmp_path / "rb.json"
+    proc, master = spawn_on_terminal(sim, ["offsets", "reset", "-g", G, "-t", T, "--shift-by",
+                                           "-100", "--execute", "--yes", "--rollback-file",
+                                           str(rb)], tmp_path)
+    return proc, master, rb, before
+
+
 def slow_b(sim):
     sim.call(lambda c: c.faults.latency("broker-b", 1500))
     sim.clear_request_log()
@@ -69,12 +81,7 @@ def test_sighup_on_a_dead_terminal_during_apply_keeps_the_result_in_files(sim, t
     closed: every write to it fails with EIO). Before: killed silently, no table, no
     .remaining.csv. Now: exit 130, and beside the rollback file the result (what was applied,
     not sent, the finish and undo commands) and the remaining plan."""
-    before = live(sim)
-    slow_b(sim)
-    rb = tmp_path / "rb.json"
-    proc, master = spawn_on_terminal(sim, ["offsets", "reset", "-g", G, "-t", T, "--shift-by",
-                                           "-100", "--execute", "--yes", "--rollback-file",
-                                           str(rb)], tmp_path)
+    proc, master, rb, before = reset_on_terminal(sim, tmp_path)
     try:
         cli_process.wait_for(proc, lambda: len(writes(sim, "broker-a")) >= 4
                              and len(writes(sim, "broker-b")) >= 1, "the apply")
@@ -156,12 +163,7 @@ def test_sighup_while_planning_changes_nothing(sim, tmp_path):
 def test_a_terminal_gone_before_the_apply_changes_nothing(sim, tmp_path):
     """The terminal is gone before the plan could be shown: nothing is applied (nobody would
     see what happens), and nothing is half written."""
-    before = live(sim)
-    slow_b(sim)
-    rb = tmp_path / "rb.json"
-    proc, master = spawn_on_terminal(sim, ["offsets", "reset", "-g", G, "-t", T, "--shift-by",
-                                           "-100", "--execute", "--yes", "--rollback-file",
-                                           str(rb)], tmp_path)
+    proc, master, rb, before = reset_on_terminal(sim, tmp_path)
     os.close(master)
     assert wait_exit(proc) == 130
     assert writes(sim) == [] and not rb.exists() and live(sim) == before
