@@ -230,13 +230,15 @@ def _holder(text: str) -> LockHolder | None:
 
 @contextlib.contextmanager
 def owned_lock(directory: str | os.PathLike[str], name: str, busy: str, hint: str, *,
-               what: str | None = None) -> Iterator[LockHolder | None]:
+               what: str | None = None, where: str = "to the output directory"
+               ) -> Iterator[LockHolder | None]:
     """:func:`dir_lock`, and with ``what`` (this run, for people) the lock file also records
     who holds it (pid, host, start time, ``what``) while it is held: a refusal names the
     holder, and a record left by a holder that ended without releasing it (killed: the kernel
     drops a ``flock`` with the process, the file keeps the record) is taken over and yielded,
     so the caller can say so. Yields None otherwise. Released cleanly, the file is removed
-    (a run that opened it meanwhile sees it is gone and opens the new one)."""
+    (a run that opened it meanwhile sees it is gone and opens the new one). ``where`` names
+    the directory in an error (it cannot be created or written)."""
     import fcntl
     import json
     import time
@@ -247,12 +249,12 @@ def owned_lock(directory: str | os.PathLike[str], name: str, busy: str, hint: st
     try:
         d.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise local_path_error(exc, d, "to the output directory") from None
+        raise local_path_error(exc, d, where) from None
     while True:
         try:
             fh = open(d / name, "a+", encoding="utf-8")  # noqa: SIM115
         except OSError as exc:  # a read-only directory or mount, a full disk
-            raise local_path_error(exc, d, "to the output directory") from None
+            raise local_path_error(exc, d, where) from None
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

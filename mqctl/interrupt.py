@@ -221,7 +221,7 @@ def change_lock(namesrv: Sequence[str], group: str, what: str
                       "wait for it to end, then plan again (two changes of one group at once "
                       "would each take the other's offsets for their own 'before' and target); "
                       f"its lock file is {path}, released when that process ends",
-                      what=what)
+                      what=what, where=f"the change lock of group {group} in")
 
 
 def taken_over(group: str, stale: LockHolder) -> str:
