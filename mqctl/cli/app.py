@@ -39,7 +39,8 @@ from a point in time safely. Talks RocketMQ's remoting protocol directly; no Jav
 # The order of `mqctl --help`: read-only views of a cluster first, then what changes it, the
 # offline tools, and the simulated cluster. Commands registered later and not listed here
 # (plugins, new command groups) come after the listed views, in registration order.
-COMMAND_ORDER = ("cluster", "topics", "route", "consumers", "group", "locks", "allocate",
+COMMAND_ORDER = ("cluster", "topics", "route", "consumers", "group", "diagnose", "locks",
+                 "allocate",
                  "offsets", "snapshot", "lag", "time", "wire", "config", "sim", "demo")
 _VIEWS_END = "offsets"
 
@@ -310,3 +311,8 @@ from mqctl.cli import group_config, message, topic  # noqa: E402
 app.add_typer(topic.app, name="topic")
 app.add_typer(message.app, name="message")
 group_config.register(inspect.group_app)
+
+# issue 31: mqctl diagnose
+from mqctl.cli import diagnose as diagnose_cmd  # noqa: E402
+
+diagnose_cmd.register(app)
