@@ -134,7 +134,9 @@ async def capture_reading(admin: Admin, group: str, *, topic: str | None = None,
 
     # runtime info and config of every broker that serves the group's topics
     brokers: dict[str, BrokerData] = {}
-    for rt in r.routes.values():
+    for t, rt in r.routes.items():
+        if not is_main_topic(t):
+            continue
         for bd in rt.brokers:
             brokers.setdefault(bd.broker_name, bd)
     blist = [brokers[k] for k in sorted(brokers)]

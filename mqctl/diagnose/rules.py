@@ -741,10 +741,12 @@ def saturated(ctx: Ctx) -> tuple[list[Finding], Check]:
         if pool is None or pool <= 0:
             continue
         cap = pool
-        if info.orderly:  # one thread per queue at a time (ConsumeMessageOrderlyService)
-            busy_queues = sum(1 for pq in info.mq_table.values()
-                              if not pq.dropped and pq.cached_msg_count > 0)
-            cap = min(pool, busy_queues) if busy_queues else pool
+        if info.orderly:
+            # ConsumeMessageOrderlyService consumes a queue on one thread at a time: at most
+            # as many threads as it holds queues (cachedMsgCount cannot tell which queues have
+            # messages: ProcessQueue.takeMessages moves the ones being consumed out of it)
+            held = sum(1 for pq in info.mq_table.values() if not pq.dropped)
+            cap = min(pool, held) if held else pool
         seen.append(f"{cid} {busy:.1f}/{cap:g}")
         if busy < SATURATED * cap or busy <= 0:
             continue
@@ -807,10 +809,14 @@ def failing(ctx: Ctx) -> tuple[list[Finding], Check]:
         (f"consumption is failing: {tps(total)} failed" if now_failing else
          "consumption failed in the last hour")
         + f" ({len({r[0] for r in rows})} client(s))",
-        why="a message whose consumption fails (RECONSUME_LATER or an exception) is sent back "
-            f"to {RETRY_PREFIX}{ctx.group} and redelivered after a growing delay (delay level "
-            "3 + reconsumeTimes: 10 s, 30 s, 1 m, ...); after maxReconsumeTimes "
-            f"({mrt_text}) it goes to %DLQ%{ctx.group} and is not delivered again",
+        why=(f"a popped message that fails is not acked: after popInvisibleTime it is revived "
+             f"into the pop retry topic ({RETRY_PREFIX}{ctx.group}_<topic>) and delivered "
+             f"again, until maxReconsumeTimes ({mrt_text}); then it goes to %DLQ%{ctx.group}"
+             if ctx.kind == "pop" else
+             "a message whose consumption fails (RECONSUME_LATER or an exception) is sent back "
+             f"to {RETRY_PREFIX}{ctx.group} and redelivered after a growing delay (delay level "
+             "3 + reconsumeTimes: 10 s, 30 s, 1 m, ...); after maxReconsumeTimes "
+             f"({mrt_text}) it goes to %DLQ%{ctx.group} and is not delivered again"),
         next="the client's log shows why the listener fails; the retry and dead-letter "
              f"backlog: `mqctl group progress {ctx.group}`",
         evidence=tuple(Evidence(f"{cid} {t}: consumeFailedTPS {f:.2f}/s, consumeFailedMsgs "
