@@ -1451,6 +1451,39 @@ ORDER = ("offline", "consume-disabled", "topic-not-readable", "client-silent",
 CODES = ORDER
 
 
+# what each check reads (prefixes of Reading.unread keys): a check that found nothing while a
+# part it reads was not read is "not checked", not "ok"
+NEEDS: dict[str, tuple[str, ...]] = {
+    "offline": ("members",),
+    "topic-not-readable": ("route of",),
+    "client-silent": ("members",),
+    "members": ("members", "running info of", "consumer connection on"),
+    "unowned-queues": ("members", "offsets", "running info of"),
+    "locks": ("members", "running info of"),
+    "consume-blocked": ("running info of",),
+    "flow-control": ("running info of",),
+    "threads-saturated": ("running info of",),
+    "consume-failing": ("running info of",),
+    "retry-backlog": ("offsets",),
+    "offset-not-committed": ("offsets", "running info of"),
+    "broker": ("runtime info of", "slave runtime info of", "broker config of"),
+    "pop": ("running info of", "stats of"),
+    "rebalanced": ("members", "running info of"),
+    "skew": ("offsets",),
+    "lag-growing": ("offsets", "running info of"),
+}
+
+
+def _partial(check: Check, unread: dict[str, str]) -> Check:
+    if check.status != OK:
+        return check
+    missing = sorted(k for k in unread for p in NEEDS.get(check.code, ()) if k.startswith(p))
+    if not missing:
+        return check
+    return Check(check.code, NOT_CHECKED, "not read: " + "; ".join(missing)
+                 + f" (in what was read: {check.detail})")
+
+
 def summary(ctx: Ctx) -> dict[str, Any]:
     qs = ctx.queues
     tl = [q.delay_ms for q in qs if q.delay_ms is not None]
@@ -1494,6 +1527,7 @@ def diagnose(first: Reading, second: Reading | None = None, *,
     findings.sort(key=lambda f: (sev[f.severity], rank.get(f.code, len(rank))))
     r = ctx.now
     unread = dict(first.unread) if second is None else {**first.unread, **second.unread}
+    checks = [_partial(c, unread) for c in checks]
     failures = list(r.failures) if second is None else [*first.failures, *second.failures]
     seen = set()
     uniq = []
