@@ -1302,8 +1302,9 @@ def skew(ctx: Ctx) -> tuple[list[Finding], Check]:
             r = rates.get(q.mq)
             return f", {tps(r)} produced during the sample" if r is not None else ""
 
-        owners = {q.mq: ", ".join(c for c, _ in ctx.owners.get(q.mq, [])) or "no owner"
-                  for q in qs}
+        owners = {q.mq: ", ".join(c for c, _ in ctx.owners.get(q.mq, [])) or (
+            "no owner" if ctx.all_answered else "unknown (a client did not answer)")
+            for q in qs}
         caught = [q for q in qs if not states[q.mq]]
         tl = max((q.delay_ms or 0) for q in caught) if caught else 0
         if (len(brokers) == 1 and len(all_brokers) > 1 and len(behind) * 2 >= len(on_broker)
