@@ -236,8 +236,8 @@ def root(
         "--table", metavar="NAME", help="Print only this table (-o csv prints the main one "
         "otherwise); before or after the command. Tables: group progress: queues (main), "
         "topics; locks show: queues (main), summary, clients; consumers: clients (main), "
-        "findings; diagnose: findings (main), checks; allocate what-if: moves (main), counts, queues (--by-queue), brokers and "
-        "differences (live); wire decode: frames (main) and messages of a capture, frame "
+        "findings; diagnose: findings (main), checks; allocate what-if: moves (main), counts, "
+        "queues (--by-queue), brokers and differences (live); wire decode: frames (main) and messages of a capture, frame "
         "(main) of one frame, body (main) or messages of a bare body. docs/output.md lists "
         "every command's.", show_default=False)] = None,
     tls: Annotated[bool, typer.Option("--tls", help="Connect with TLS.")] = False,
