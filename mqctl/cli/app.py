@@ -238,8 +238,8 @@ def root(
         "topics; locks show: queues (main), summary, clients; consumers: clients (main), "
         "findings; diagnose: findings (main), checks; allocate what-if: moves (main), counts, "
         "queues (--by-queue), brokers and differences (live); wire decode: frames (main) and "
-        "messages of a capture, frame (main) of one frame, body (main) or messages of a bare body. docs/output.md lists "
-        "every command's.", show_default=False)] = None,
+        "messages of a capture, frame (main) of one frame, body (main) or messages of a bare "
+        "body. docs/output.md lists every command's.", show_default=False)] = None,
     tls: Annotated[bool, typer.Option("--tls", help="Connect with TLS.")] = False,
     tls_ca: Annotated[str | None, typer.Option(
         "--tls-ca", help="CA file to verify the server certificate (implies --tls).",
