@@ -10,6 +10,7 @@ RocketMQ class named next to them; docs/diagnose.md explains every finding.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -342,8 +343,10 @@ def client_silent(ctx: Ctx) -> tuple[list[Finding], Check]:
     code = "client-silent"
     if (c := _online_needed(ctx, code)) is not None:
         return [], c
-    silent = {c: cv.running_error or "no answer" for c, cv in ctx.clients.items()
-              if cv.running is None}
+    # the error without the broker's address and the Java stack the remark carries
+    silent = {c: re.sub(r" from [\w.\-]+:\d+", "", cv.running_error or "no answer"
+                        ).split(": org.apache.")[0]
+              for c, cv in ctx.clients.items() if cv.running is None}
     if not silent:
         return [], Check(code, OK, f"all {len(ctx.clients)} client(s) answered "
                                    "GET_CONSUMER_RUNNING_INFO")

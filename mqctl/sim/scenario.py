@@ -150,9 +150,10 @@ class GroupSpec:
     config_by_broker: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-# SubscriptionGroupConfig fields a scenario may set, and their type: the ones the sim only
-# reports (its consumers do not retry into a DLQ, time out, read from slaves or start anew), so
-# a value cannot contradict what the simulated consumers do
+# SubscriptionGroupConfig fields a scenario may set, and their type: consumeEnable is honoured
+# (the brokers refuse the group's pulls); the others the sim only reports (its consumers take
+# their retry limit from their own maxReconsumeTimes, as clients from 3.4.9 on send it, and do
+# not time out, read from slaves or start anew), so a value cannot contradict what they do
 GROUP_CONFIG_FIELDS: dict[str, type] = {
     "consumeEnable": bool,  # honoured: the brokers refuse the group's pulls (NO_PERMISSION)
     "retryMaxTimes": int, "consumeTimeoutMinute": int, "brokerId": int,
