@@ -29,7 +29,7 @@ PROBLEMS_EXIT = 9
 
 def diagnose_result(d: Diagnosis) -> Result:
     from mqctl.render import Column, Result, Table
-    from mqctl.timeparse import format_duration
+    from mqctl.timeparse import format_duration, format_local
 
     rows = [{"rank": i + 1, "severity": f.severity, "code": f.code, "finding": f.title}
             for i, f in enumerate(d.findings)]
@@ -60,9 +60,13 @@ def diagnose_result(d: Diagnosis) -> Result:
     verdict = {"problems": f"{len(d.problems)} problem(s) found",
                "ok": "nothing wrong found",
                "incomplete": "nothing wrong found in what could be read"}[d.verdict]
-    sample = (f", sampled over {format_duration(d.sample_ms)}" if d.sample_ms is not None
-              else "")
-    notes.append(f"{d.group} ({s.get('kind')}{sample}): {verdict}; " + "; ".join(facts))
+    infos = len(d.findings) - len(d.problems)
+    if infos:
+        verdict += f" ({infos} note(s) above)" if d.verdict != "problems" else (
+            f", {infos} note(s)")
+    read = (f"read {format_local(d.capture_ts - d.sample_ms)} and {format_local(d.capture_ts)}"
+            if d.sample_ms is not None else f"read {format_local(d.capture_ts)}")
+    notes.append(f"{d.group} ({s.get('kind')}, {read}): {verdict}; " + "; ".join(facts))
     if d.unread:
         notes.append("not read (the checks that need it were not made): "
                      + "; ".join(f"{k}: {v}" for k, v in sorted(d.unread.items())))

@@ -20,6 +20,7 @@ from mqctl.diagnose.capture import is_main_topic
 from mqctl.diagnose.types import (
     ERROR,
     FOUND,
+    INFO,
     NEEDS_SAMPLE,
     NOT_APPLICABLE,
     NOT_CHECKED,
@@ -59,6 +60,8 @@ WAIT_PULL_QUEUE_MS = 5_000  # BrokerConfig.waitTimeMillsInPullQueue
 OS_PAGE_CACHE_BUSY_MS = 1_000  # MessageStoreConfig.osPageCacheBusyTimeOutMills
 HA_MAX_GAP = 256 * 1024 * 1024  # MessageStoreConfig.haSlaveFallbehindMax / haMaxGapNotInSync
 LISTED = 6  # queues named in a finding's title before "and N more"
+# ConsumerStatsManager keeps consumeFailedMsgs over the last hour (statsHour)
+RECENT_MS = 3_600_000
 
 
 def n_(v: float | int | None) -> str:
@@ -206,13 +209,27 @@ def rule(code: str) -> Callable[[Rule], Rule]:
     return deco
 
 
-def _online_needed(ctx: Ctx, code: str) -> Check | None:
-    """The check for a rule about live consumers when there are none (or unknown)."""
+def _online_needed(ctx: Ctx, code: str, not_for: tuple[str, ...] = (), why: str = ""
+                   ) -> Check | None:
+    """The check for a rule about live consumers when there are none (or unknown), or when
+    the group is of a kind (``not_for``: pop, orderly, broadcasting) it does not apply to."""
     if ctx.online is None:
         return Check(code, NOT_CHECKED, "the member list was not read")
     if not ctx.online:
         return Check(code, NOT_APPLICABLE, "no consumer is online")
+    if ctx.kind in not_for:
+        return Check(code, NOT_APPLICABLE, f"{ctx.kind} group{why}")
     return None
+
+
+def _outcome(code: str, out: list[Finding], ok: str, found: str | None = None, *,
+             status: str = OK) -> tuple[list[Finding], Check]:
+    """A rule's result: its findings and the check, ``found`` (default: their codes) when
+    there are findings, else ``status`` (ok) with the numbers in ``ok``."""
+    if not out:
+        return [], Check(code, status, ok)
+    return out, Check(code, FOUND, found if found is not None else
+                      ", ".join(f.code for f in out))
 
 
 # ---------------------------------------------------------------- nobody consumes
@@ -437,10 +454,8 @@ def member_checks(ctx: Ctx) -> tuple[list[Finding], Check]:
         out.append(Finding(fcode, sev, title, why=why, next=nxt.format(g=ctx.group),
                            evidence=tuple(ev), values=values, clients=f.clients,
                            rocketmq=_MEMBER_SOURCES[f.check]))
-    if not out:
-        return [], Check(code, OK, f"{len(ctx.clients)} client(s): unique ids, one strategy, "
-                                   "one subscription, the same member list on every broker")
-    return out, Check(code, FOUND, ", ".join(found))
+    return _outcome(code, out, f"{len(ctx.clients)} client(s): unique ids, one strategy, one "
+                    "subscription, the same member list on every broker", ", ".join(found))
 
 
 _MEMBER_SOURCES = {
@@ -490,10 +505,8 @@ def _subscription_effect(ctx: Ctx) -> list[Evidence]:
 @rule("unowned-queues")
 def unowned(ctx: Ctx) -> tuple[list[Finding], Check]:
     code = "unowned-queues"
-    if (c := _online_needed(ctx, code)) is not None:
+    if (c := _online_needed(ctx, code, ("broadcasting", "pop"), ": no queue owners")):
         return [], c
-    if ctx.kind in ("broadcasting", "pop"):
-        return [], Check(code, NOT_APPLICABLE, f"a {ctx.kind} group has no queue owners")
     if not ctx.all_answered:
         return [], Check(code, NOT_CHECKED, "not every client answered its running info")
     if ctx.progress is None:
@@ -593,10 +606,8 @@ def _pool(info: ConsumerRunningInfo) -> float | None:
 @rule("consume-blocked")
 def blocked(ctx: Ctx) -> tuple[list[Finding], Check]:
     code = "consume-blocked"
-    if (c := _online_needed(ctx, code)) is not None:
+    if (c := _online_needed(ctx, code, ("pop", "orderly"), " (orderly queues: see locks)")):
         return [], c
-    if ctx.kind in ("pop", "orderly"):
-        return [], Check(code, NOT_APPLICABLE, f"{ctx.kind} group (orderly queues: see locks)")
     now = ctx.now.ts
     hits: dict[str, list[tuple[MessageQueue, ProcessQueueInfo]]] = defaultdict(list)
     for cid, info in ctx.infos.items():
@@ -638,10 +649,8 @@ def blocked(ctx: Ctx) -> tuple[list[Finding], Check]:
 @rule("flow-control")
 def flow_control(ctx: Ctx) -> tuple[list[Finding], Check]:
     code = "flow-control"
-    if (c := _online_needed(ctx, code)) is not None:
+    if (c := _online_needed(ctx, code, ("pop",), ": see pop-flow-control")):
         return [], c
-    if ctx.kind == "pop":
-        return [], Check(code, NOT_APPLICABLE, "pop group: see pop-flow-control")
     ts = ctx.now.ts
     out = []
     checked = []
@@ -753,8 +762,13 @@ def saturated(ctx: Ctx) -> tuple[list[Finding], Check]:
         seen.append(f"{cid} {busy:.1f}/{cap:g}")
         if busy < SATURATED * cap or busy <= 0:
             continue
+        # saturated but keeping up (none of its queues behind): no headroom, not a problem
+        mine = [q for q in ctx.queues if any(c == cid for c, _ in ctx.owners.get(q.mq, []))]
+        keeping_up = (ctx.progress is not None and bool(mine)
+                      and not any(_behind(q) for q in mine))
         out.append(Finding(
-            code, WARNING, f"{cid}: its consume threads are saturated: about {busy:.1f} of "
+            code, INFO if keeping_up else WARNING,
+            f"{cid}: its consume threads are saturated: about {busy:.1f} of "
             f"{cap:g} busy ({min(100.0, 100 * busy / cap):.0f}%)",
             why=("ConsumeMessageConcurrentlyService runs consumeThreadMin threads (its pool's "
                  "queue is unbounded, so consumeThreadMax never adds one)" if not info.orderly
@@ -772,10 +786,10 @@ def saturated(ctx: Ctx) -> tuple[list[Finding], Check]:
             rocketmq="ConsumeStatus.consumeRT / consumeOKTPS (ConsumerStatsManager), "
                      "ConsumerRunningInfo.PROP_THREADPOOL_CORE_SIZE, "
                      "ConsumeMessageConcurrentlyService"))
-    if not out:
-        return [], Check(code, NOT_CHECKED if not ctx.all_answered else OK,
-                         "busy/pool: " + (", ".join(seen[:4]) or "no consumption reported"))
-    return out, Check(code, FOUND, ", ".join(f.clients[0] for f in out))
+    return _outcome(code, out, "busy/pool: " + (", ".join(seen[:4]) or "no consumption "
+                                                 "reported"),
+                    ", ".join(f.clients[0] for f in out),
+                    status=NOT_CHECKED if not ctx.all_answered else OK)
 
 
 # ---------------------------------------------------------------- failures
@@ -919,8 +933,11 @@ def dlq(ctx: Ctx) -> tuple[list[Finding], Check]:
     if grew is not None:
         ev.append(Evidence(f"{n_(grew)} new dead letter(s) during the sample",
                            ctx.src("GET_TOPIC_STATS_INFO, two reads"), ts))
+    # a dead letter stored within the last hour (the window of the clients'
+    # consumeFailedMsgs) is a current problem; older ones are reported, not alarmed on
+    recent = bool(last) and ts - last <= RECENT_MS
     return [Finding(
-        code, ERROR if grew else WARNING,
+        code, ERROR if grew else WARNING if recent or not last else INFO,
         f"{n_(msgs)} message(s) in %DLQ%{ctx.group}"
         + (f", {tps(rate)} arriving" if grew else
            f" (the last {format_duration(ts - last)} ago)" if last else ""),
@@ -952,10 +969,8 @@ def not_committed(ctx: Ctx) -> tuple[list[Finding], Check]:
     code = "offset-not-committed"
     if ctx.first is None:
         return [], Check(code, NEEDS_SAMPLE, "needs two reads: --sample SECONDS")
-    if (c := _online_needed(ctx, code)) is not None:
+    if (c := _online_needed(ctx, code, ("pop", "broadcasting"))):
         return [], c
-    if ctx.kind in ("pop", "broadcasting"):
-        return [], Check(code, NOT_APPLICABLE, f"{ctx.kind} group")
     if ctx.first.progress is None or ctx.progress is None:
         return [], Check(code, NOT_CHECKED, "the offsets were not read twice")
     sample = ctx.now.ts - ctx.first.ts
@@ -1130,9 +1145,8 @@ def brokers(ctx: Ctx) -> tuple[list[Finding], Check]:
                                 "commitLogMaxOffset") if k in table]
         okays.append(f"{b}: " + (", ".join(f"{k} {table[k]}" for k in reported)
                                   or "reports none of the entries checked"))
-    if not out:
-        return [], Check(code, OK, "; ".join(okays))
-    return out, Check(code, FOUND, ", ".join(f"{f.code} {f.brokers[0]}" for f in out))
+    return _outcome(code, out, "; ".join(okays),
+                    ", ".join(f"{f.code} {f.brokers[0]}" for f in out))
 
 
 # ---------------------------------------------------------------- pop
@@ -1202,10 +1216,7 @@ def pop(ctx: Ctx) -> tuple[list[Finding], Check]:
             topics=(rt.topic,),
             rocketmq="KeyBuilder.buildPopRetryTopic, PopReviveService, "
                      "DefaultMQPushConsumer.popInvisibleTime"))
-    if not out:
-        return [], Check(code, OK, "waitAckCount within popThresholdForQueue; no revived "
-                                   "message")
-    return out, Check(code, FOUND, ", ".join(f.code for f in out))
+    return _outcome(code, out, "waitAckCount within popThresholdForQueue; no revived message")
 
 
 # ---------------------------------------------------------------- sample: rebalances
@@ -1300,41 +1311,38 @@ def skew(ctx: Ctx) -> tuple[list[Finding], Check]:
         all_brokers = {q.mq.broker_name for q in qs}
         rates = {q.mq: (q.broker_offset - first[q.mq].broker_offset) / dt
                  for q in qs if q.mq in first and dt > 0}
-
-        def ev_rate(q: QueueProgress, rates: dict[MessageQueue, float] = rates) -> str:
-            r = rates.get(q.mq)
-            return f", {tps(r)} produced during the sample" if r is not None else ""
-
         owners = {q.mq: ", ".join(c for c, _ in ctx.owners.get(q.mq, [])) or (
             "no owner" if ctx.all_answered else "unknown (a client did not answer)")
             for q in qs}
         caught = [q for q in qs if not states[q.mq]]
         tl = max((q.delay_ms or 0) for q in caught) if caught else 0
+        lag = sum(q.lag for q in behind)
+        where = next(iter(brokers)) if len(brokers) == 1 else ""
+        # each queue behind (its lag, time lag, owner, what it received), then the others
+        ev = tuple(Evidence(
+            f"{q_(q.mq)}: lag {n_(q.lag)}, time lag {format_duration(q.delay_ms)}, owner "
+            f"{owners[q.mq]}" + (f", {tps(rates[q.mq])} produced during the sample"
+                                 if q.mq in rates else ""),
+            ctx.src("GET_CONSUME_STATS + QUERY_CONSUME_TIME_SPAN", where), ts)
+            for q in behind[:LISTED]) + (Evidence(
+                f"the other {len(caught)} queue(s): time lag at most "
+                f"{format_duration(tl) or '0'}", ctx.src("QUERY_CONSUME_TIME_SPAN"), ts),)
+        source = "QueueTimeSpan.delayTime (AdminBrokerProcessor.queryConsumeTimeSpan)"
         if (len(brokers) == 1 and len(all_brokers) > 1 and len(behind) * 2 >= len(on_broker)
                 and len(behind) > 1):
-            b = next(iter(brokers))
-            lag = sum(q.lag for q in behind)
             out.append(Finding(
-                "broker-skew", WARNING, f"{t}: the lag is on {b} ({len(behind)} of its "
+                "broker-skew", WARNING, f"{t}: the lag is on {where} ({len(behind)} of its "
                 f"{len(on_broker)} queue(s), lag {n_(lag)}); the other brokers' queues are "
                 "caught up",
-                why=f"the consumers of {b}'s queues are slower than its production, or {b} "
-                    "serves pulls slowly, or more is produced there",
+                why=f"the consumers of {where}'s queues are slower than its production, or "
+                    f"{where} serves pulls slowly, or more is produced there",
                 next=f"`mqctl group progress {ctx.group} --sort lag`; the owners and the broker "
                      "findings above; `mqctl topic status " + t + "`",
-                evidence=tuple(Evidence(f"{q_(q.mq)}: lag {n_(q.lag)}, time lag "
-                                        f"{format_duration(q.delay_ms)}, owner {owners[q.mq]}"
-                                        + ev_rate(q), ctx.src("GET_CONSUME_STATS + "
-                                                              "QUERY_CONSUME_TIME_SPAN", b), ts)
-                               for q in behind[:LISTED])
-                + (Evidence(f"the other {len(caught)} queue(s): time lag at most "
-                            f"{format_duration(tl) or '0'}", ctx.src("QUERY_CONSUME_TIME_SPAN"),
-                            ts),),
-                values={"topic": t, "broker": b, "lag": lag, "queues_behind": len(behind)},
-                brokers=(b,), topics=(t,), queues=tuple(q.mq for q in behind),
-                rocketmq="QueueTimeSpan.delayTime (AdminBrokerProcessor.queryConsumeTimeSpan)"))
+                evidence=ev,
+                values={"topic": t, "broker": where, "lag": lag, "queues_behind": len(behind)},
+                brokers=(where,), topics=(t,), queues=tuple(q.mq for q in behind),
+                rocketmq=source))
         elif len(behind) * 2 < len(qs):
-            lag = sum(q.lag for q in behind)
             hot = [q for q in behind if rates.get(q.mq) is not None]
             others = sorted(r for mq, r in rates.items() if mq not in {q.mq for q in behind})
             med = others[len(others) // 2] if others else None
@@ -1348,23 +1356,13 @@ def skew(ctx: Ctx) -> tuple[list[Finding], Check]:
                        f"{tps(med)})" if hot and med is not None else ""),
                 next=f"`mqctl group progress {ctx.group} --sort lag`; the producer's keys; the "
                      "owners' findings above",
-                evidence=tuple(Evidence(f"{q_(q.mq)}: lag {n_(q.lag)}, time lag "
-                                        f"{format_duration(q.delay_ms)}, owner {owners[q.mq]}"
-                                        + ev_rate(q), ctx.src("GET_CONSUME_STATS + "
-                                                              "QUERY_CONSUME_TIME_SPAN"), ts)
-                               for q in behind[:LISTED])
-                + (Evidence(f"the other {len(caught)} queue(s): time lag at most "
-                            f"{format_duration(tl) or '0'}", ctx.src("QUERY_CONSUME_TIME_SPAN"),
-                            ts),),
+                evidence=ev,
                 values={"topic": t, "lag": lag, "queues_behind": len(behind),
                         "queues": len(qs)},
-                topics=(t,), queues=tuple(q.mq for q in behind),
-                rocketmq="QueueTimeSpan.delayTime (AdminBrokerProcessor.queryConsumeTimeSpan)"))
+                topics=(t,), queues=tuple(q.mq for q in behind), rocketmq=source))
         else:
             notes.append(f"{t}: {len(behind)} of {len(qs)} queue(s) behind (not concentrated)")
-    if not out:
-        return [], Check(code, OK, "; ".join(notes) or "no topic with two queues")
-    return out, Check(code, FOUND, ", ".join(f.code for f in out))
+    return _outcome(code, out, "; ".join(notes) or "no topic with two queues")
 
 
 @rule("lag-growing")
@@ -1436,9 +1434,8 @@ def lag_growing(ctx: Ctx) -> tuple[list[Finding], Check]:
             topics=(t,),
             rocketmq="ConsumeStatus.consumeOKTPS, BrokerStatsManager (TOPIC_PUT_NUMS / "
                      "topicPutTps), QueueTimeSpan.delayTime"))
-    if not out:
-        return [], Check(code, OK, "; ".join(notes) or "no offsets")
-    return out, Check(code, FOUND, ", ".join(f.topics[0] for f in out))
+    return _outcome(code, out, "; ".join(notes) or "no offsets",
+                    ", ".join(f.topics[0] for f in out))
 
 
 # ---------------------------------------------------------------- the diagnosis
@@ -1532,14 +1529,10 @@ def diagnose(first: Reading, second: Reading | None = None, *,
     r = ctx.now
     unread = dict(first.unread) if second is None else {**first.unread, **second.unread}
     checks = [_partial(c, unread) for c in checks]
-    failures = list(r.failures) if second is None else [*first.failures, *second.failures]
-    seen = set()
-    uniq = []
-    for f in failures:
-        key = (f.broker, f.message)
-        if key not in seen:
-            seen.add(key)
-            uniq.append(f)
+    from mqctl.inspect import _dedupe
+
+    uniq = _dedupe(list(r.failures) if second is None else [*first.failures,
+                                                               *second.failures])
     return Diagnosis(ctx.group, topic, r.ts, findings, checks, summary(ctx), uniq, unread,
                      sample_ms=(r.ts - first.ts) if second is not None else None)
 

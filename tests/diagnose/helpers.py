@@ -9,8 +9,22 @@ from contextlib import contextmanager
 from typing import Any
 
 from conftest import run_cli
+from sim_fixtures import start_sim
 
 from mqctl.diagnose import capture
+from mqctl.timeparse import set_clock
+
+
+@contextmanager
+def started(scenario: Any, at: float) -> Iterator[Any]:
+    """A simulated cluster of ``scenario`` (manual clock), ``at`` simulated seconds in."""
+    s = start_sim(scenario)
+    try:
+        s.advance(at)
+        yield s
+    finally:
+        set_clock(None)
+        s.__exit__(None, None, None)
 
 
 @contextmanager

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import pytest
 from conftest import run_cli
-from sim_fixtures import start_sim
 
-from diagnose.helpers import codes, diagnose, finding, queues
-from mqctl.timeparse import set_clock
+from diagnose.helpers import codes, diagnose, finding, queues, started
 
 AT = 150  # as tests/test_docs_examples.py: the demo's crash (2 min) has happened
 D9 = "10.0.3.33@4303#demo09"
@@ -31,13 +29,8 @@ DEMO = {
 
 @pytest.fixture(scope="module")
 def demo():
-    s = start_sim("demo")
-    try:
-        s.advance(AT)
+    with started("demo", AT) as s:
         yield s
-    finally:
-        set_clock(None)
-        s.__exit__(None, None, None)
 
 
 @pytest.mark.parametrize("group", sorted(DEMO))
@@ -178,7 +171,7 @@ def test_every_format(demo, fmt):
         assert yaml.safe_load(r.stdout)["findings"][0]["code"] == "flow-control"
     else:
         assert "flow-control" in r.stdout and "why:" in r.stdout and "next:" in r.stdout
-        assert "GID_AUDIT (concurrent): 5 problem(s) found" in r.stdout
+        assert "GID_AUDIT (concurrent, read " in r.stdout and "): 5 problem(s) found" in r.stdout
 
 
 def test_topic_option(demo):

@@ -53,31 +53,30 @@ def test_unread_group_config_makes_no_finding_and_exits_8(sim_factory):
     assert {f["broker"] for f in d["failures"]} == {"broker-b"}
 
 
-def test_unread_offsets_on_one_broker(sim_factory):
+def failing(sim_factory, broker, request):
+    """The diagnose cluster 150 s in, ``broker`` answering SYSTEM_BUSY to ``request``."""
     s = sim_factory("diagnose")
     s.advance(150)
-    s.call(lambda c: c.faults.error("broker-b", RequestCode.GET_CONSUME_STATS,
-                                    ResponseCode.SYSTEM_BUSY))
+    s.call(lambda c: c.faults.error(broker, request, ResponseCode.SYSTEM_BUSY))
+    return s
+
+
+def test_unread_offsets_on_one_broker(sim_factory):
+    s = failing(sim_factory, "broker-b", RequestCode.GET_CONSUME_STATS)
     code, d, _ = diagnose(s, "GID_OK")
     assert code == 8 and d["verdict"] == "incomplete" and "offsets" in d["unread"]
     assert d["findings"] == []
 
 
 def test_unread_runtime_info(sim_factory):
-    s = sim_factory("diagnose")
-    s.advance(150)
-    s.call(lambda c: c.faults.error("broker-c", RequestCode.GET_BROKER_RUNTIME_INFO,
-                                    ResponseCode.SYSTEM_BUSY))
+    s = failing(sim_factory, "broker-c", RequestCode.GET_BROKER_RUNTIME_INFO)
     code, d, _ = diagnose(s, "GID_BUSY")
     assert code == 8 and "runtime info of broker-c" in d["unread"]
     assert not {"broker-pull-busy", "broker-page-cache-busy", "slave-behind"} & set(codes(d))
 
 
 def test_a_check_whose_data_is_partly_unread_is_not_ok(sim_factory):
-    s = sim_factory("diagnose")
-    s.advance(150)
-    s.call(lambda c: c.faults.error("broker-b", RequestCode.GET_CONSUME_STATS,
-                                    ResponseCode.SYSTEM_BUSY))
+    s = failing(sim_factory, "broker-b", RequestCode.GET_CONSUME_STATS)
     _, d, _ = diagnose(s, "GID_OK")
     for name in ("unowned-queues", "retry-backlog", "skew", "lag-growing"):
         c = check(d, name)

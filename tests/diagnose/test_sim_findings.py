@@ -5,25 +5,18 @@ none of them on the healthy group (issue 31)."""
 from __future__ import annotations
 
 import pytest
-from sim_fixtures import start_sim
 
-from diagnose.helpers import check, codes, diagnose, finding, queues
+from diagnose.helpers import check, codes, diagnose, finding, queues, started
 from mqctl.diagnose import CODES
 from mqctl.models import DLQ_PREFIX, RETRY_PREFIX, MessageQueue
-from mqctl.timeparse import set_clock
 
 AT = 150  # simulated seconds after the start: every case has shown itself by then
 
 
 @pytest.fixture(scope="module")
 def dsim():
-    s = start_sim("diagnose")
-    try:
-        s.advance(AT)
+    with started("diagnose", AT) as s:
         yield s
-    finally:
-        set_clock(None)
-        s.__exit__(None, None, None)
 
 
 @pytest.fixture
@@ -283,13 +276,8 @@ def healthy(dsim):
 
 @pytest.fixture(scope="module")
 def healthy_sampled():
-    s = start_sim("diagnose")
-    try:
-        s.advance(AT)
+    with started("diagnose", AT) as s:
         yield diagnose(s, "GID_OK", "--sample", "10")
-    finally:
-        set_clock(None)
-        s.__exit__(None, None, None)
 
 
 @pytest.mark.parametrize("code", CODES)
@@ -309,3 +297,37 @@ def test_healthy_group_says_why_nothing_is_wrong(dsim, healthy, healthy_sampled)
     assert {c["status"] for c in d2["checks"]} <= {"ok", "n/a"}
     assert check(d2, "offset-not-committed")["status"] == "ok"
     assert "lag_change" in d2["summary"]["topics"]["TopicOk"]
+
+
+def test_saturated_but_keeping_up_is_a_note_not_a_problem(sim_factory):
+    """2 threads x 100 ms: at most 20 messages a second; 18 produced: 90% busy, caught up."""
+    sc = {"name": "busy", "clock": {"mode": "manual"}, "brokers": [{"name": "broker-a"}],
+          "topics": [{"name": "T", "queues": 2, "rate": 9, "history": "10m"}],
+          "groups": [{"name": "G", "topics": ["T"], "consumers": [
+              {"id": "10.4.0.1@1", "consume_rt": "100ms", "threads": 2}]}]}
+    s = sim_factory(sc)
+    s.advance(90)
+    code, d, _ = diagnose(s, "G")
+    f = finding(d, "threads-saturated")
+    assert f["severity"] == "info" and f["values"]["busy_threads"] == pytest.approx(1.8)
+    assert code == 0 and d["verdict"] == "ok"
+
+
+def test_old_dead_letters_are_a_note(sim_factory):
+    """Dead letters stored more than an hour ago (consumeFailedMsgs' window): info, exit 0;
+    one stored within the hour: a warning."""
+    sc = {"name": "dlq", "clock": {"mode": "manual"}, "brokers": [{"name": "broker-a"}],
+          "topics": [{"name": "T", "queues": 1, "rate": 1, "history": "10m"},
+                     {"name": "%DLQ%G", "queues": 1, "rate": 0,
+                      "per_queue": [{"queue": 0, "store_times": ["-3h", "-2h"]}]},
+                     {"name": "%DLQ%H", "queues": 1, "rate": 0,
+                      "per_queue": [{"queue": 0, "store_times": ["-3h", "-20m"]}]}],
+          "groups": [{"name": "G", "topics": ["T"], "consumers": [{"id": "10.5.0.1@1"}]},
+                     {"name": "H", "topics": ["T"], "consumers": [{"id": "10.5.0.2@1"}]}]}
+    s = sim_factory(sc)
+    s.advance(30)
+    code, d, _ = diagnose(s, "G")
+    f = finding(d, "dlq")
+    assert (f["severity"], f["values"]["messages"], code) == ("info", 2, 0)
+    code, d, _ = diagnose(s, "H")
+    assert (finding(d, "dlq")["severity"], code) == ("warning", 9)
