@@ -1143,10 +1143,13 @@ def brokers(ctx: Ctx) -> tuple[list[Finding], Check]:
                                            "(4.x) / haMaxGapNotInSync (5.x)"))
         reported = [k for k in ("pullThreadPoolQueueHeadWaitTimeMills", "pageCacheLockTimeMills",
                                 "commitLogMaxOffset") if k in table]
-        okays.append(f"{b}: " + (", ".join(f"{k} {table[k]}" for k in reported)
-                                  or "reports none of the entries checked"))
-    return _outcome(code, out, "; ".join(okays),
-                    ", ".join(f"{f.code} {f.brokers[0]}" for f in out))
+        if reported:
+            okays.append(f"{b}: " + ", ".join(f"{k} {table[k]}" for k in reported)
+                         + ("" if slave is None or s_off is not None else
+                            "; its slave's commitLogMaxOffset not reported"))
+    return _outcome(code, out, "; ".join(okays) or "no broker reports the entries checked",
+                    ", ".join(f"{f.code} {f.brokers[0]}" for f in out),
+                    status=OK if okays else NOT_CHECKED)
 
 
 # ---------------------------------------------------------------- pop

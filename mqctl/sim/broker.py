@@ -986,7 +986,10 @@ def h_all_topics(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bo
 def h_runtime(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
                     ) -> RemotingCommand:
     table = {"brokerVersionDesc": version_name(b.version), "brokerVersion": str(b.version),
-             "bootTimestamp": str(b.cluster.clock.start_ms), "msgPutTotalTodayNow": "0"}
+             "bootTimestamp": str(b.cluster.clock.start_ms), "msgPutTotalTodayNow": "0",
+             # an idle broker's pull thread pool and page cache (both versions' 28_*)
+             "pullThreadPoolQueueSize": "0", "pullThreadPoolQueueCapacity": "100000",
+             "pullThreadPoolQueueHeadWaitTimeMills": "0", "pageCacheLockTimeMills": "0"}
     if b.version >= V5_0_0:  # not in 4.9.3's table (other-requests/28_*)
         table["brokerActive"] = "true"
     table.update(b.slave_runtime if slave else b.runtime)  # the scenario's reported entries
