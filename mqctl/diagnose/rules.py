@@ -1029,8 +1029,8 @@ def not_committed(ctx: Ctx) -> tuple[list[Finding], Check]:
                "consumer commits the smallest offset it still holds "
                "(ProcessQueue.removeMessage), so one message that does not finish holds the "
                "committed offset; a restart or rebalance consumes everything after it again, "
-               "and once its cache spans consumeConcurrentlyMaxSpan offsets the client stops "
-               "pulling the queue")
+               "and once its cache spans more than consumeConcurrentlyMaxSpan offsets each "
+               "pull waits for the batch before it (span flow control)")
         nxt = (f"the message that holds it: `mqctl message show -t {q.mq.topic} -b "
                f"{q.mq.broker_name} -q {q.mq.queue_id} --offset {pq1.cached_msg_min_offset}`; a "
                f"thread dump of {cid} shows where its listener waits (consumeTimeout, 15 min, "

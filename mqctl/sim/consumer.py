@@ -590,9 +590,8 @@ class SimConsumer:
             if behaviour == "stuck":
                 continue
             limit = b.max_offset(mq.topic, mq.queue_id)
-            if pq.head is not None:  # the span flow control (consumeConcurrentlyMaxSpan)
+            if pq.head is not None:
                 nxt = pq.head
-                limit = min(limit, pq.position + MAX_SPAN + PULL_BATCH + 1)
             if self.pop:  # pop flow control: at most popThresholdForQueue + a batch unacked
                 limit = min(limit, nxt + POP_THRESHOLD + POP_BATCH)
             backlog.append((mq, pq, max(0, limit - nxt)))
@@ -652,10 +651,13 @@ class SimConsumer:
     def stick(self) -> None:
         """Scenario ``stuck_message_at``: from now the listener hangs on the next message of
         each queue; the consumer goes on with the later ones (a concurrent ProcessQueue
-        consumes out of order) while the committed offset stays at the hung one, until the span
-        flow control stops the pulls. ProcessQueue.cleanExpiredMsg, run every consumeTimeout
-        (15 min) from the consumer's start, sends a message consumed for longer than that back
-        and removes it: then the offset moves on."""
+        consumes out of order) while the committed offset stays at the hung one; once the
+        cache spans more than consumeConcurrentlyMaxSpan offsets each pull waits until the
+        batch before it is consumed (DefaultMQPushConsumerImpl.pullMessage: a consumed
+        message leaves the cache, so the span falls back to 0 and the next pull goes).
+        ProcessQueue.cleanExpiredMsg, run every consumeTimeout (15 min) from the consumer's
+        start, sends a message consumed for longer than that back and removes it: then the
+        offset moves on."""
         if not self.alive or self.orderly:
             return
         now = self.now()
@@ -946,8 +948,8 @@ class SimConsumer:
         (consumeEnable=false). commitOffset is the offset store's value
         (RemoteBrokerOffsetStore, MEMORY_FIRST_THEN_STORE): 5.x reads -1 for a retry queue no
         message came through (4.9.3 reads 0: its broker answers 0 for a missing offset). A
-        hung message (``stuck_message_at``) stays cached with the ones pulled after it, up to
-        consumeConcurrentlyMaxSpan."""
+        hung message (``stuck_message_at``) stays cached with the ones pulled after it (one
+        batch once they span more than consumeConcurrentlyMaxSpan)."""
         b = self.cluster.brokers.get(mq.broker_name)
         cached = 0
         lo = pq.position if pq.head is None else pq.head
@@ -956,10 +958,14 @@ class SimConsumer:
                 and self.cluster.broker_up(mq.broker_name)
                 and b.consume_enabled(self.group.name)):
             mx = b.max_offset(mq.topic, mq.queue_id)
+            cap = CACHE_CAP
             if pq.head is not None:
                 hung = 1 if mx > pq.position else 0
-                mx = min(mx, pq.position + MAX_SPAN + PULL_BATCH + 1)
-            cached = min(CACHE_CAP - hung, max(0, mx - lo))
+                if pq.head - pq.position > MAX_SPAN:
+                    # the span flow control: a pull waits until the batch before it is
+                    # consumed (the span of the cache is then 0 again), so one batch at most
+                    cap = PULL_BATCH + hung
+            cached = min(cap - hung, max(0, mx - lo))
         commit = pq.position
         if (self.spec.version >= V5_0_0 and mq.topic.startswith(RETRY_PREFIX)
                 and not pq.consumed_any):
