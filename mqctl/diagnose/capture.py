@@ -110,6 +110,14 @@ async def capture_reading(admin: Admin, group: str, *, topic: str | None = None,
     if r.progress is not None:
         topics |= {q.mq.topic for q in r.progress.queues}
     if topic is not None:
+        if first and topics and topic not in topics:
+            from mqctl.errors import UsageError
+
+            await admin.topic_route(topic)  # a topic that does not exist: say that first
+
+            raise UsageError(f"group {group} neither subscribes to {topic} nor has offsets on "
+                             "it", hint="its topics: " + ", ".join(
+                                 sorted(t for t in topics if is_main_topic(t))))
         topics.add(topic)
     for t in sorted(x for x in topics if is_main_topic(x) or x == RETRY_PREFIX + group):
         try:

@@ -189,3 +189,10 @@ def test_the_lock_view_is_the_same_as_locks_show(demo):
               if q["state"] == "lock-failed"}
     _, d, _ = diagnose(demo, "GID_ORDER")
     assert queues(finding(d, "lock-failed")) == failed and failed
+
+
+def test_a_topic_the_group_does_not_consume(demo):
+    r = run_cli(["-n", demo.namesrv_addr, "diagnose", "GID_AUDIT", "-t", "TopicPay"])
+    assert r.exit_code == 2
+    assert "group GID_AUDIT neither subscribes to TopicPay nor has offsets on it" in r.stderr
+    assert "hint: its topics: TopicAudit" in r.stderr
