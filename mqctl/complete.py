@@ -52,9 +52,12 @@ def cache_file(namesrv: tuple[str, ...], access_key: str | None, tls: bool) -> P
 
 
 def read_cache(path: Path) -> dict[str, Any] | None:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+    from mqctl.errors import UsageError
+    from mqctl.fsutil import read_text_capped
+
+    try:  # (bounded: a FIFO there must not hang a TAB press)
+        doc = json.loads(read_text_capped(path, "completion cache"))
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError, UsageError):
         return None
     if not isinstance(doc, dict) or doc.get("schema") != CACHE_SCHEMA:
         return None
@@ -218,36 +221,3 @@ def complete_groups(ctx: typer.Context, incomplete: str) -> list[str]:
 
 def complete_topics(ctx: typer.Context, incomplete: str) -> list[str]:
     return _complete(ctx, incomplete, "topics")
-
-
-def _is_group(param: Any) -> bool:
-    return param.name in ("group", "group_opt", "group_pos", "groups") or "--group" in getattr(
-        param, "opts", ())
-
-
-def _is_topic(param: Any) -> bool:
-    return param.name in ("topic", "topics") or "--topic" in getattr(param, "opts", ())
-
-
-def _adapt(fn: Any) -> Any:
-    """Typer's ``autocompletion(ctx, args, incomplete)`` form of ``fn(ctx, incomplete)``."""
-    def autocompletion(ctx: Any, args: list[str], incomplete: str) -> list[str]:
-        return list(fn(ctx, incomplete))
-
-    return autocompletion
-
-
-def attach(cmd: Any) -> None:
-    """Give every group and topic parameter of ``cmd`` and its sub-commands cluster
-    completion, unless it has its own. Called while the shell completes a command line."""
-    from typer.core import _typer_param_setup_autocompletion_compat
-
-    for param in getattr(cmd, "params", ()):
-        if getattr(param, "_custom_shell_complete", None) is not None:
-            continue
-        fn = complete_groups if _is_group(param) else complete_topics if _is_topic(param) \
-            else None
-        if fn is not None:
-            _typer_param_setup_autocompletion_compat(param, autocompletion=_adapt(fn))
-    for sub in (getattr(cmd, "commands", None) or {}).values():
-        attach(sub)

@@ -40,6 +40,9 @@ DEFAULT_TIMEOUT = 3.0
 MIN_TIMEOUT = 0.1
 MAX_TIMEOUT = 3600.0
 DEFAULT_CONCURRENCY = 16
+# a reset moving more messages than this asks for confirmation on a terminal (without --yes);
+# profile key confirm_above (mqctl.reset.guards)
+DEFAULT_CONFIRM_ABOVE = 10_000
 OUTPUT_FORMATS = ("table", "wide", "plain", "json", "yaml", "csv")
 REDACTED = "<redacted>"
 AUTO_OUTPUT = "auto (table on a terminal, else plain)"
@@ -64,23 +67,19 @@ def config_path(explicit: str | None = None,
 
 
 def _load_yaml(path: Path, what: str) -> Any:
-    import yaml
+    from mqctl.errors import UsageError
+    from mqctl.fsutil import load_yaml, read_text_capped
 
-    try:
-        text = path.read_text(encoding="utf-8")
+    try:  # (bounded: a FIFO, a device or a file over the cap is refused, docs/errors.md)
+        return load_yaml(read_text_capped(path, what), f"{what} {path}",
+                         hint="fix the YAML syntax (indentation, colons, quotes)")
     except FileNotFoundError:
         raise ConfigError(f"{what} not found: {path}",
                           hint="create it, or unset MQCTL_CONFIG / drop --config") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {what} {path}: {exc}") from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or "syntax error"
-        raise ConfigError(f"{what} {path} is not valid YAML{where}: {problem}",
-                          hint="fix the YAML syntax (indentation, colons, quotes)") from None
+    except UsageError as exc:
+        raise ConfigError(exc.message, hint=exc.hint) from None
 
 
 def _loose_permissions(path: Path) -> bool:
@@ -111,8 +110,16 @@ class Settings:
     confirm_above: int | None = None
 
     def client_options(self) -> Any:
+        from mqctl.fsutil import input_file_error
         from mqctl.remoting.client import ClientOptions
 
+        if self.tls.enabled:  # OpenSSL reads these whole: a device or FIFO would never end
+            for what, f in (("TLS CA file", self.tls.ca_file),
+                            ("TLS certificate", self.tls.cert_file),
+                            ("TLS key file", self.tls.key_file)):
+                err = input_file_error(f, what, "TLS file") if f else None
+                if err is not None:
+                    raise ConfigError(err.message, hint=err.hint)
         return ClientOptions(timeout=self.timeout, version=self.version,
                              credentials=self.credentials, tls=self.tls)
 
@@ -135,17 +142,22 @@ class Settings:
             ("concurrency", self.concurrency, "concurrency", ""),
             ("tz", self.tz or "local", "tz",
              "" if self.tz else "this machine's time zone"),
-            ("tls.enabled", self.tls.enabled, "tls", ""),
-            ("tls.ca_file", ca, "tls",
+            ("tls.enabled", self.tls.enabled, "tls.enabled", ""),
+            ("tls.ca_file", ca, "tls.ca_file",
              "FILE NOT FOUND" if ca and not Path(ca).is_file() else ""),
-            ("tls.insecure", self.tls.insecure, "tls", ""),
-            ("acl.access_key", c.access_key if c else None, "acl", ""),
-            ("acl.secret_key", REDACTED if c else None, "acl", ""),
-            ("acl.security_token", REDACTED if c and c.security_token else None, "acl", ""),
-            ("max_replay", self.max_replay, "max_replay", ""),
-            ("max_skip", self.max_skip, "max_skip", ""),
+            ("tls.insecure", self.tls.insecure, "tls.insecure", ""),
+            ("acl.access_key", c.access_key if c else None, "acl.access_key", ""),
+            ("acl.secret_key", REDACTED if c else None, "acl.secret_key", ""),
+            ("acl.security_token", REDACTED if c and c.security_token else None,
+             "acl.security_token", ""),
+            ("max_replay", self.max_replay, "max_replay",
+             "" if self.max_replay is not None else "no limit"),
+            ("max_skip", self.max_skip, "max_skip",
+             "" if self.max_skip is not None else "no limit"),
             ("require_guards", self.require_guards, "require_guards", ""),
-            ("confirm_above", self.confirm_above, "confirm_above", ""),
+            ("confirm_above", self.confirm_above if self.confirm_above is not None
+             else DEFAULT_CONFIRM_ABOVE, "confirm_above",
+             "offsets reset/rollback --execute asks first above this many messages"),
         ]
         return [{"setting": k, "value": v, "source": self.sources.get(src, "default"),
                  "note": note} for k, v, src, note in rows]
@@ -346,18 +358,22 @@ def load_settings(*, config_file: str | None = None, profile: str | None = None,
         raise ConfigError(f"{psrc}: unknown tls setting(s) {sorted(set(ptls) - TLS_KEYS)}",
                           hint=f"known: {', '.join(sorted(TLS_KEYS))}")
     tls_kw: dict[str, Any] = {k: ptls[k] for k in TLS_KEYS if k in ptls}
-    tls_src = psrc if ptls else None
+    # where each field came from (config show): the last source read is not every field's
+    field_src: dict[str, str] = {f"tls.{k}": psrc for k in ptls}
     for key, ek, conv in (("enabled", "MQCTL_TLS", _truthy), ("ca_file", "MQCTL_TLS_CA", str),
                           ("insecure", "MQCTL_TLS_INSECURE", _truthy)):
         if env.get(ek):
             tls_kw[key] = conv(env[ek])
-            tls_src = f"env {ek}"
+            field_src[f"tls.{key}"] = f"env {ek}"
     for key, fk in (("enabled", "tls"), ("ca_file", "tls_ca"), ("insecure", "tls_insecure")):
         if fk in flags and flags[fk] not in (None, False):
             tls_kw[key] = flags[fk]
-            tls_src = "flag"
+            field_src[f"tls.{key}"] = "flag"
     if tls_kw.get("ca_file") or tls_kw.get("insecure"):
-        tls_kw.setdefault("enabled", True)
+        if "enabled" not in tls_kw:  # implied by the CA file or insecure, from their source
+            tls_kw["enabled"] = True
+            field_src["tls.enabled"] = field_src.get("tls.ca_file" if tls_kw.get("ca_file")
+                                                     else "tls.insecure", psrc)
     if tls_kw:
         for b in ("enabled", "insecure", "verify_hostname"):
             if b in tls_kw:
@@ -365,7 +381,7 @@ def load_settings(*, config_file: str | None = None, profile: str | None = None,
         if tls_kw.get("ca_file"):
             tls_kw["ca_file"] = str(Path(str(tls_kw["ca_file"])).expanduser())
         out["tls"] = TlsSettings(**tls_kw)
-        sources["tls"] = tls_src or psrc
+        sources.update(field_src)
 
     # ACL credentials
     pacl = prof.get("acl") or {}
@@ -375,7 +391,7 @@ def load_settings(*, config_file: str | None = None, profile: str | None = None,
         raise ConfigError(f"{psrc}: unknown acl setting(s) {sorted(set(pacl) - ACL_KEYS)}",
                           hint=f"known: {', '.join(sorted(ACL_KEYS))}")
     acl: dict[str, Any] = {}
-    acl_src = None
+    acl_src: dict[str, str] = {}  # per field: a secret never comes from a flag
     if pacl.get("credentials_file"):
         cpath = Path(str(pacl["credentials_file"])).expanduser()
         cdoc = _load_yaml(cpath, "credentials file")
@@ -385,24 +401,21 @@ def load_settings(*, config_file: str | None = None, profile: str | None = None,
         if _loose_permissions(cpath):
             warnings.append(f"credentials file {cpath} is readable by group or others; "
                             f"run: chmod 600 {cpath}")
-        acl.update({k: cdoc[k] for k in ("access_key", "secret_key", "security_token")
-                    if cdoc.get(k)})
-        acl_src = f"{psrc} ({cpath})"
+        for k in ("access_key", "secret_key", "security_token"):
+            if cdoc.get(k):
+                acl[k], acl_src[k] = cdoc[k], f"{psrc} ({cpath})"
     for k in ("access_key", "secret_key", "security_token"):
         if pacl.get(k):
-            acl[k] = pacl[k]
-            acl_src = psrc
+            acl[k], acl_src[k] = pacl[k], psrc
     if pacl.get("secret_key") and _loose_permissions(path):
         warnings.append(f"config file {path} holds a secret key and is readable by group or "
                         f"others; run: chmod 600 {path}")
     for k, ek in (("access_key", "MQCTL_ACCESS_KEY"), ("secret_key", "MQCTL_SECRET_KEY"),
                   ("security_token", "MQCTL_SECURITY_TOKEN")):
         if env.get(ek):
-            acl[k] = env[ek]
-            acl_src = f"env {ek}"
+            acl[k], acl_src[k] = env[ek], f"env {ek}"
     if flags.get("access_key"):
-        acl["access_key"] = flags["access_key"]
-        acl_src = "flag"
+        acl["access_key"], acl_src["access_key"] = flags["access_key"], "flag"
     if acl:
         if not acl.get("access_key") or not acl.get("secret_key"):
             missing = "access_key" if not acl.get("access_key") else "secret_key"
@@ -412,7 +425,7 @@ def load_settings(*, config_file: str | None = None, profile: str | None = None,
         out["credentials"] = Credentials(str(acl["access_key"]), str(acl["secret_key"]),
                                          str(acl["security_token"]) if acl.get("security_token")
                                          else None)
-        sources["acl"] = acl_src or psrc
+        sources.update({f"acl.{k}": v for k, v in acl_src.items()})
 
     if prof_name:
         sources["profile"] = ("flag" if profile else

@@ -19,6 +19,29 @@ from typing import Any
 
 from mqctl.errors import UsageError
 
+# the most snapshots one demo takes (--hours / --interval): each is a capture over the wire
+MAX_CAPTURES = 10_000
+
+
+def demo_steps(hours: float, interval_s: float) -> int:
+    """How many snapshots ``hours`` of simulated time take at one every ``interval_s``
+    (at least 1); a zero, negative or endless value, or more than :data:`MAX_CAPTURES`
+    snapshots, is a usage error (exit 2)."""
+    import math
+
+    if not (math.isfinite(hours) and hours > 0):
+        raise UsageError(f"--hours {hours:g} must be a positive number of hours",
+                         hint="e.g. --hours 3")
+    if not (math.isfinite(interval_s) and interval_s > 0):
+        raise UsageError(f"--interval {interval_s:g}s must be longer than 0",
+                         hint="the simulated time between snapshots, e.g. --interval 2m")
+    steps = hours * 3600 // interval_s
+    if steps > MAX_CAPTURES:
+        raise UsageError(f"--hours {hours:g} at --interval {interval_s:g}s makes {steps:,.0f} "
+                         f"snapshots: at most {MAX_CAPTURES:,}",
+                         hint="give a longer --interval or fewer --hours")
+    return max(1, int(steps))
+
 
 @dataclass(frozen=True)
 class DemoCapture:
@@ -41,9 +64,7 @@ async def capture_timeline(out_dir: Path, *, hours: float, interval_s: float,
     from mqctl.snapshot import capture, discover_groups, write
     from mqctl.timeparse import set_clock
 
-    if hours <= 0 or interval_s <= 0:
-        raise UsageError("--hours and --interval must be positive")
-    steps = max(1, int(hours * 3600 // interval_s))
+    steps = demo_steps(hours, interval_s)
     snaps, logs = out_dir / "snapshots", out_dir / "logs"
     cluster = SimCluster(scenario, clock="manual", log_dir=str(logs))
     await cluster.start()

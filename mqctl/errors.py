@@ -21,6 +21,7 @@ code  meaning
 8     partial failure (some brokers/queues failed, the rest succeeded)
 9     threshold breached (``lag report --fail-on``), for cron alerting
 130   interrupted (Ctrl-C)
+141   stdout's reader went away (``mqctl ... | head``): the rest of the output was dropped
 ====  ==========================================================================
 """
 
@@ -42,6 +43,7 @@ class ExitCode(IntEnum):
     PARTIAL = 8
     THRESHOLD = 9
     INTERRUPTED = 130
+    BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool SIGPIPE ended
 
 
 class MqctlError(Exception):

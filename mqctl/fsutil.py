@@ -1,15 +1,31 @@
-"""Atomic file writes: a reader (or a killed run) never sees half a file."""
+"""Files mqctl writes and reads, one mechanism for each direction.
+
+Writes are atomic (a reader, or a killed run, never sees half a file) and never destroy or
+redirect what is at the path (issue 26 item 1): a symlink is followed and its final target is
+replaced in the target's own directory (so node_exporter's ``link.prom -> real/target.prom``
+keeps working); anything there that is not a regular file (a device such as ``/dev/null`` or
+``/dev/full``, a FIFO, a socket, a directory) is refused, exit 2. Commands check the paths
+they are given before any work starts (:func:`output_file_error`), and :func:`atomic_writer`
+checks again when it writes.
+
+Reads of small input files (config, plan, rollback, topology, scenario, TLS files: issue 26
+item 5) go through :func:`read_text_capped`: a regular file of at most the documented cap of
+its kind (:data:`INPUT_CAPS`, docs/errors.md), never a FIFO or device that would block or
+never end (``/dev/zero``, ``/dev/urandom``, a named pipe).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import errno
 import functools
+import io
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from mqctl.errors import UsageError
 
@@ -23,9 +39,13 @@ def atomic_writer(path: str | os.PathLike[str], *, mode: int | None = None,
     ``mode`` defaults to what ``open()`` would create (0666 minus the umask), not mkstemp's
     0600: node_exporter's textfile collector and report readers usually run as another user.
 
+    A symlink at ``path`` is followed: its final target is replaced, the temporary file sits
+    in the target's directory. What is there and is not a regular file is never replaced:
+    :class:`NotRegularFileError`.
+
     Errors stay ``OSError`` (callers name them with :func:`local_path_error`); directories
     this call created are removed again when the write fails (a full disk leaves nothing)."""
-    target = Path(path)
+    target = write_target(path)
     created = _missing_parents(target.parent)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -85,13 +105,256 @@ _PATH_HINTS = {
 
 def local_path_error(exc: OSError, path: str | os.PathLike[str], what: str) -> UsageError:
     """A one-line usage error (exit 2) with a hint for an ``OSError`` from writing ``what``
-    at ``path`` (full disk, read-only, a file where a directory is expected, ...)."""
+    at ``path`` (full disk, read-only, a file where a directory is expected, not a regular
+    file, ...)."""
     reason = exc.strerror or str(exc)
     where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(path) else ""
     if exc.errno == errno.EEXIST and Path(path).exists() and not Path(path).is_dir():
         reason = "it is a regular file, not a directory"
-    return UsageError(f"cannot write {what} {path}: {reason}{where}",
-                      hint=_PATH_HINTS.get(exc.errno or 0, "check the path and its file system"))
+    hint = (NOT_REGULAR_HINT if isinstance(exc, NotRegularFileError)
+            else _PATH_HINTS.get(exc.errno or 0, "check the path and its file system"))
+    return UsageError(f"cannot write {what} {path}: {reason}{where}", hint=hint)
+
+
+# --------------------------------------------------------------------------------------------
+# what is at a path
+
+NOT_REGULAR_HINT = ("give the path of a regular file (or of none yet): mqctl replaces a file "
+                    "whole, following a symlink to its target, and never writes into a device, "
+                    "FIFO, socket or directory")
+
+
+class NotRegularFileError(OSError):
+    """What is at an output path (after following symlinks) is not a regular file, or the
+    symlinks loop. ``strerror`` says what it is; ``filename`` is the path the links lead to."""
+
+    def __init__(self, reason: str, filename: str, code: int = errno.EINVAL):
+        super().__init__(code, reason, filename)
+
+
+def file_kind(mode: int) -> str:
+    """``a directory``, ``a character device``, ... for an ``st_mode`` that is not a regular
+    file's."""
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def write_target(path: str | os.PathLike[str]) -> Path:
+    """The file a write to ``path`` replaces: symlinks (also in the directories above it) are
+    followed to the final target, which is a regular file or not there yet (a dangling
+    link's target is created). Raises :class:`NotRegularFileError` when what is there is not
+    a regular file or the links loop; other ``OSError`` s (a part of the path that is a
+    file, permissions) are left to the write, which names them."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NotRegularFileError("its symlinks form a loop", str(path),
+                                      errno.ELOOP) from None
+        st = None
+    real = Path(os.path.realpath(path))
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        shown = str(real) if str(real) != os.path.abspath(path) else str(path)
+        kind = file_kind(st.st_mode)
+        raise NotRegularFileError(f"it is {kind}, not a regular file", shown,
+                                  errno.EISDIR if stat.S_ISDIR(st.st_mode) else errno.EINVAL)
+    return real
+
+
+def open_append(path: str | os.PathLike[str], what: str) -> IO[str]:
+    """A log file opened for appending (created, with its directories, when missing): a
+    symlink is followed; what is there and is not a regular file (a FIFO would block the
+    open, a device swallow the log) and any other ``OSError`` are a usage error (exit 2)."""
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return _open_regular(write_target(target), "a", encoding="utf-8", newline="")
+    except OSError as exc:
+        raise local_path_error(exc, path, what) from None
+
+
+def _open_regular(path: str | os.PathLike[str], mode: str, **kw: Any) -> IO[Any]:
+    """``open`` that never blocks on a FIFO (``O_NONBLOCK``; a regular file ignores it) and
+    refuses what is not a regular file (:class:`NotRegularFileError`): a FIFO or device
+    swapped in after a check."""
+    fh = open(path, mode, opener=_nonblocking, **kw)  # noqa: SIM115
+    st_mode = os.fstat(fh.fileno()).st_mode
+    if not stat.S_ISREG(st_mode):
+        fh.close()
+        raise NotRegularFileError(f"it is {file_kind(st_mode)}, not a regular file", str(path))
+    return fh
+
+
+def output_file_error(path: str | os.PathLike[str], what: str) -> UsageError | None:
+    """Why a file cannot be written at ``path`` (checked before any work starts): what is
+    there is not a regular file or its symlinks loop (:func:`write_target`). None when it is
+    a regular file, a symlink to one, or nothing yet; a missing directory, a read-only file
+    system or a full disk are :func:`output_location_error`'s or the write's to name."""
+    try:
+        write_target(path)
+    except NotRegularFileError as exc:
+        return local_path_error(exc, path, what)
+    return None
+
+
+def check_output_file(path: str | os.PathLike[str], what: str) -> None:
+    """Raise :func:`output_file_error`'s error, if any (exit 2)."""
+    err = output_file_error(path, what)
+    if err is not None:
+        raise err
+
+
+# --------------------------------------------------------------------------------------------
+# bounded reads of small input files
+
+_MB = 1_000_000
+# The most mqctl reads of each kind of input file (docs/errors.md, "Input files"). They are
+# small: a config with many profiles is a few KB, a plan or rollback file of 65,536 queues on
+# each of 2 brokers about 10 MB, a topology of 100,000 consumers a few MB.
+INPUT_CAPS: dict[str, int] = {
+    "config file": 1 * _MB,
+    "credentials file": 1 * _MB,
+    "scenario file": 1 * _MB,
+    "TLS file": 4 * _MB,
+    "topology file": 16 * _MB,
+    "completion cache": 16 * _MB,
+    "plan file": 64 * _MB,
+    "rollback file": 64 * _MB,
+}
+
+
+def _mb(n: int) -> str:
+    return f"{n / _MB:g} MB" if n >= _MB else f"{n:,} bytes"
+
+
+def input_file_error(path: str | os.PathLike[str], what: str, cap: str | None = None
+                     ) -> UsageError | None:
+    """Why the input file ``path`` is not read (without opening it): not a regular file (a
+    FIFO or device would block or never end), or larger than its cap (``INPUT_CAPS[cap or
+    what]``). None when it is a regular file within the cap, or when ``stat`` fails (the
+    reader names a missing file or a permission error in its own words)."""
+    limit = INPUT_CAPS[cap or what]
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        return None  # the reader's IsADirectoryError: its own words
+    if not stat.S_ISREG(st.st_mode):
+        return UsageError(f"{what} {path} is {file_kind(st.st_mode)}, not a regular file",
+                          hint=f"mqctl reads a {cap or what} only from a regular file of at "
+                               f"most {_mb(limit)} (a FIFO or device could block or never "
+                               "end): copy it to a file first")
+    if st.st_size > limit:
+        return _too_large(path, what, cap, limit)
+    return None
+
+
+def _too_large(path: str | os.PathLike[str], what: str, cap: str | None, limit: int
+               ) -> UsageError:
+    return UsageError(f"{what} {path} is larger than {_mb(limit)}, the most mqctl reads for a "
+                      f"{cap or what}",
+                      hint="check that it is the right file (docs/errors.md lists the size "
+                           "limit of each input file)")
+
+
+def read_text_capped(path: str | os.PathLike[str], what: str, *, cap: str | None = None,
+                     encoding: str = "utf-8") -> str:
+    """The text of a small input file, as ``Path.read_text`` gives it (universal newlines),
+    read in one bounded step: a FIFO, device or socket, or a file larger than its cap
+    (``INPUT_CAPS[cap or what]``) is refused with a usage error (exit 2) before it is read
+    whole. Other errors stay as ``Path.read_text`` raises them (``FileNotFoundError``,
+    ``IsADirectoryError``, ``PermissionError``, ``UnicodeDecodeError``), for the caller's own
+    message."""
+    err = input_file_error(path, what, cap)
+    if err is not None:
+        raise err
+    limit = INPUT_CAPS[cap or what]
+    with _open_regular(path, "rb") as fh:
+        data = fh.read(limit + 1)  # a file that grew since the check, /proc: still bounded
+    if len(data) > limit:
+        raise _too_large(path, what, cap, limit)
+    return read_stream_text(data, encoding)
+
+
+def _nonblocking(path: str, flags: int) -> int:
+    """An ``open`` opener that never blocks on a FIFO (a regular file ignores the flag)."""
+    return os.open(path, flags | os.O_NONBLOCK, 0o666)
+
+
+def read_stream_capped(stream: IO[str], what: str, *, cap: str) -> str:
+    """At most ``INPUT_CAPS[cap]`` characters from a text stream (stdin given as ``-``);
+    more is refused (exit 2) without reading the rest."""
+    limit = INPUT_CAPS[cap]
+    text = stream.read(limit + 1)
+    if len(text) > limit:
+        raise _too_large("(stdin)", what, cap, limit)
+    return text
+
+
+def read_stream_text(data: bytes, encoding: str) -> str:
+    """``data`` decoded as a text-mode ``open`` would (universal newlines)."""
+    with io.TextIOWrapper(io.BytesIO(data), encoding=encoding) as t:
+        return t.read()
+
+
+def load_yaml(text: str, name: str, hint: str) -> Any:
+    """``yaml.safe_load`` of a small input file's text; every failure is a usage error (exit
+    2) naming ``name`` (``config file x.yaml``): a syntax error with its line and column, a
+    nesting too deep for the parser (10,000 ``[``: RecursionError), and aliases that expand
+    to more values than the text could hold without them (:func:`_expands_within`: a
+    "billion laughs" of 600 bytes is 10^9 values to whatever walks it, e.g. an error message
+    that shows the value)."""
+    import yaml
+
+    # libyaml's parser where PyYAML has it (3-4x faster: a 16 MB topology), the same safe
+    # constructor either way
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        doc = yaml.load(text, Loader=loader)  # (a safe loader)
+    except RecursionError:
+        raise UsageError(f"{name}: YAML nested too deeply", hint=hint) from None
+    except yaml.YAMLError as exc:
+        if "maximum nesting depth" in str(getattr(exc, "problem", "")):  # libyaml's limit
+            raise UsageError(f"{name}: YAML nested too deeply", hint=hint) from None
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "syntax error"
+        raise UsageError(f"{name} is not valid YAML{where}: {problem}", hint=hint) from None
+    limit = YAML_EXPANSION * len(text) + 1000
+    if not _expands_within(doc, limit):
+        raise UsageError(f"{name}: its YAML aliases (*name) expand to more than {limit:,} "
+                         "values", hint="write the values out, or use fewer aliases")
+    return doc
+
+
+# how many values a YAML text may expand to through its aliases, per character of the text
+# (a value takes at least one character written out; a profile reused a few times by alias
+# stays far below)
+YAML_EXPANSION = 10
+
+
+def _expands_within(doc: Any, limit: int) -> bool:
+    """Whether walking ``doc`` as a tree (an alias counted each time it is used) meets at
+    most ``limit`` values; stops as soon as it meets more."""
+    todo, n = [doc], 0
+    while todo:
+        v = todo.pop()
+        n += 1
+        if n > limit:
+            return False
+        if isinstance(v, dict):
+            todo.extend(v.keys())
+            todo.extend(v.values())
+        elif isinstance(v, list):
+            todo.extend(v)
+    return True
 
 
 @functools.cache
@@ -138,11 +401,13 @@ def output_location_error(path: str | os.PathLike[str], what: str, *,
     BEFORE a long job starts, or None when it looks writable.
 
     Checks, in order: a regular file where a directory is wanted (or a directory where a file
-    is); a part of the path that is a regular file; for a file, a missing parent directory (it
-    is never created: a typo in a collector's directory must not send output nowhere); that
-    this user can create a file in the deepest existing directory (read-only file system,
-    permissions: probed with a temporary file that is removed again); and free space
-    (``statvfs``; less than :data:`MIN_FREE_BYTES` counts as a full disk, ENOSPC)."""
+    is); for a file, anything else that is not a regular file (:func:`output_file_error`; a
+    symlink is followed, and the checks below are made where its target is written); a part
+    of the path that is a regular file; for a file, a missing parent directory (it is never
+    created: a typo in a collector's directory must not send output nowhere); that this user
+    can create a file in the deepest existing directory (read-only file system, permissions:
+    probed with a temporary file that is removed again); and free space (``statvfs``; less
+    than :data:`MIN_FREE_BYTES` counts as a full disk, ENOSPC)."""
     target = Path(path)
     if directory and target.exists() and not target.is_dir():
         return local_path_error(OSError(errno.EEXIST, os.strerror(errno.EEXIST), str(target)),
@@ -150,6 +415,11 @@ def output_location_error(path: str | os.PathLike[str], what: str, *,
     if not directory and target.is_dir():
         return local_path_error(OSError(errno.EISDIR, os.strerror(errno.EISDIR), str(target)),
                                 path, what)
+    if not directory:  # a device, FIFO, socket, symlink loop; a symlink: its target's place
+        err = output_file_error(path, what)
+        if err is not None:
+            return err
+        target = write_target(path)
     probe_dir = target if directory else target.parent
     if not directory and not probe_dir.exists():
         parent_file = next((p for p in [probe_dir, *probe_dir.parents]
@@ -192,8 +462,8 @@ def dir_lock(directory: str | os.PathLike[str], name: str, busy: str, hint: str
     except OSError as exc:
         raise local_path_error(exc, d, "to the output directory") from None
     try:
-        fh = open(d / name, "a+")  # noqa: SIM115
-    except OSError as exc:  # a read-only directory or mount, a full disk
+        fh = _open_regular(write_target(d / name), "a+")
+    except OSError as exc:  # a read-only directory or mount, a full disk, a device
         raise local_path_error(exc, d, "to the output directory") from None
     try:
         try:

@@ -8,7 +8,9 @@ broker:
 * GET_BROKER_CONSUME_STATS (317), as mqadmin ``brokerConsumeStats``: every group's offsets
   and consume TPS on that broker (AdminBrokerProcessor.fetchAllConsumeStatsInBroker);
 * the name server's topic list: ``%RETRY%<group>`` names (mqadmin ``consumerProgress``
-  without ``-g`` finds groups this way) and the ``%DLQ%<group>`` topics that exist.
+  without ``-g`` finds groups this way) and the ``%DLQ%<group>`` topics that exist;
+* GET_ALL_TOPIC_CONFIG (21): the topics the broker hosts and their readable queues, to find
+  the queues 317 leaves out (issue 25 item 3: :func:`_cover`).
 
 Per group it then sends only what has no all-groups form: GET_CONSUMER_CONNECTION_LIST
 (members, consume type, model; brokers in turn until one knows the group online),
@@ -16,8 +18,9 @@ GET_CONSUMER_RUNNING_INFO of each member (strategy, orderly, pop inflight; skipp
 ``clients=False``), QUERY_CONSUME_TIME_SPAN for the (broker, topic) pairs that lag (the exact
 time lag) and GET_TOPIC_STATS_INFO for the group's DLQ topic. All of it is read-only.
 
-What 317 does not say, and how it is handled: it iterates the WRITE queues of a topic (a
-read-only queue's lag is not in it), it never sets ``pullOffset`` (5.x sends 0: inflight is
+What 317 does not say, and how it is handled: it names a group only on the brokers that hold
+offsets of it and iterates the WRITE queues of a topic (the missing queues are asked with
+GET_CONSUME_STATS per topic), it never sets ``pullOffset`` (5.x sends 0: inflight is
 not read from it), and a broker that did not answer makes the lag of every group whose topics
 it hosts unknown (``None``; the sum over the brokers that answered is kept as
 ``lag_at_least``).
@@ -33,9 +36,10 @@ from typing import Any
 
 from mqctl.admin import Admin, BrokerFailure, NotFoundError, NothingRead
 from mqctl.errors import BrokerError, ConnectError, MqctlError
-from mqctl.inspect import classify_span
+from mqctl.inspect import _int_or_zero, classify_span
 from mqctl.models import (
     DLQ_PREFIX,
+    PERM_READ,
     RETRY_PREFIX,
     STRATEGY_CLASS_NAMES,
     BrokerData,
@@ -53,10 +57,11 @@ STATES = ("OK", "LAGGING", "STOPPED", "OFFLINE", "EMPTY", "UNKNOWN")
 
 # The state rule, in the order it is applied (docs/groups.md and `mqctl groups --help` print it)
 STATE_RULE = (
-    "UNKNOWN: the membership could not be read, or the lag is unknown (a broker that hosts the "
-    "group's topics did not answer; a BROADCASTING group keeps its offsets in the clients); "
+    "UNKNOWN: the membership could not be read; "
     "EMPTY: no online member and no committed offset on any broker (the group exists only in "
-    "the subscription group table); "
+    "the subscription group table; its lag is unknown, nothing was read); "
+    "UNKNOWN: the lag is unknown (a broker that hosts the group's topics did not answer; a "
+    "BROADCASTING group keeps its offsets in the clients); "
     "OFFLINE: no online member, committed offsets exist; "
     "STOPPED: online, lag > 0 and the brokers handed the group no message in the last minute "
     "(consume TPS 0); "
@@ -111,6 +116,16 @@ class GroupSummary:
     state: str = "UNKNOWN"
     reason: str = ""
     not_included: list[str] = field(default_factory=list)
+    # issue 25: the online members' subscribed topics; topics whose route could not be read
+    # (their coverage unknown); queues without a committed offset (``none``, the reset plans'
+    # rule: mqctl.reset.probe.committed_offsets) and their lag (mqadmin's Diff)
+    subscribed: list[str] = field(default_factory=list)
+    uncovered: dict[str, str] = field(default_factory=dict)
+    no_offset: list[MessageQueue] = field(default_factory=list)
+
+    @property
+    def no_offset_lag(self) -> int:
+        return sum(max(0, self.queues[mq].diff) for mq in self.no_offset if mq in self.queues)
 
     @property
     def strategy(self) -> str | None:
@@ -162,12 +177,14 @@ def group_state(s: GroupSummary, *, lag_threshold: int = DEFAULT_LAG_THRESHOLD,
     if s.message_model == "BROADCASTING" and s.members:
         return "UNKNOWN", ("BROADCASTING: each client keeps its offsets locally, the brokers "
                            "know no lag")
+    if not s.members and not s.queues and not s.retry and not s.not_included \
+            and not s.uncovered:
+        return "EMPTY", "no online member and no committed offset"
     if s.lag is None:
-        return "UNKNOWN", ("lag unknown: " + ", ".join(s.not_included) + " did not answer"
-                           if s.not_included else "lag unknown")
+        why = [", ".join(s.not_included) + " did not answer"] if s.not_included else []
+        why += [f"topic {t}: {r}" for t, r in sorted(s.uncovered.items())]
+        return "UNKNOWN", "lag unknown" + (": " + "; ".join(why) if why else "")
     if not s.members:
-        if not s.queues:
-            return "EMPTY", "no online member and no committed offset"
         return "OFFLINE", "no online member"
     if s.lag > 0 and s.consume_tps == 0:
         return "STOPPED", f"lag {s.lag} and no message consumed in the last minute"
@@ -273,15 +290,18 @@ async def capture_groups(admin: Admin, *, include_system: bool = False,
     summaries = {g: s for g, s in summaries.items() if g in known
                  and (include_system or not is_system_group(g)) and match_group(g, match)}
 
-    # lag, and which groups a failed broker may hide offsets of
-    topic_brokers: dict[str, set[str] | None] = {}
-    if stats_failed:
-        tlist = sorted({mq.topic for s in summaries.values() for mq in s.queues})
-        outs = await fan_out(tlist, admin.topic_route, concurrency=admin.concurrency)
-        for ro in outs:
-            topic_brokers[ro.item] = ({b.broker_name for b in ro.value.brokers}
-                                      if ro.ok and ro.value is not None else None)
-    for s in summaries.values():
+    groups = [summaries[g] for g in sorted(summaries)]
+    all_masters = list(masters.values())
+    await fan_out(groups, lambda s: _members(admin, s, masters, all_masters, clients),
+                  concurrency=admin.concurrency)
+    # every readable queue of every topic each group consumes or has offsets for, on every
+    # broker of its route (issue 25 item 3), then the lag, and which groups a failed broker
+    # may hide offsets of
+    hosts, unknown_hosts, bdata = await _hosts(admin, groups, masters)
+    await _cover(admin, groups, hosts, unknown_hosts, bdata, set(stats_failed), failures)
+    topic_brokers: dict[str, set[str] | None] = {
+        t: None if t in unknown_hosts else set(bs) for t, bs in hosts.items()}
+    for s in groups:
         s.topics = sorted({mq.topic for mq in s.queues})
         s.lag_at_least = sum(max(0, w.diff) for w in s.queues.values())
         retry_lag = sum(max(0, w.diff) for w in s.retry.values())
@@ -293,18 +313,16 @@ async def capture_groups(admin: Admin, *, include_system: bool = False,
                 tb = topic_brokers.get(t)
                 hidden_by |= set(stats_failed) if tb is None else (tb & set(stats_failed))
         s.not_included = sorted(hidden_by)
-        s.lag = None if hidden_by else s.lag_at_least
-        s.retry_lag = None if hidden_by else retry_lag
+        unknown = bool(hidden_by or s.uncovered)
+        # nothing read (no offset anywhere, no subscription): no lag, not 0 (issue 25 item 4)
+        s.lag = None if unknown or not (s.queues or s.retry) else s.lag_at_least
+        s.retry_lag = None if unknown else retry_lag
         s.dlq_topic = dlq_topics.get(s.group)
-
-    groups = [summaries[g] for g in sorted(summaries)]
-    all_masters = list(masters.values())
-    await fan_out(groups, lambda s: _members(admin, s, masters, all_masters, clients),
-                  concurrency=admin.concurrency)
     for s in groups:
         if s.message_model == "BROADCASTING" and not s.queues:
             # LocalFileOffsetStore: the clients keep the offsets, the brokers have none
             s.lag = None
+    await _no_offsets(admin, groups, bdata, failures)
     if time_lag:
         await _time_lags(admin, groups, masters, failures)
     await _dlqs(admin, [s for s in groups if s.dlq_topic], failures)
@@ -344,6 +362,7 @@ async def _members(admin: Admin, s: GroupSummary, masters: dict[str, BrokerData]
     s.client_ids = sorted({c.client_id for c in conn.connections})
     s.consume_type = CONSUME_TYPES.get(conn.consume_type or "", conn.consume_type)
     s.message_model = conn.message_model
+    s.subscribed = sorted(conn.subscriptions)
     if not clients or not s.client_ids:
         return
     assert via is not None
@@ -365,6 +384,118 @@ async def _members(admin: Admin, s: GroupSummary, masters: dict[str, BrokerData]
             s.consume_type = "pop"
         if s.consume_type == "pop" and not failed:
             s.inflight = sum(_wait_ack(v) for i in ok for v in i.mq_pop_table.values())
+
+
+async def _hosts(admin: Admin, groups: list[GroupSummary], masters: dict[str, BrokerData]
+                 ) -> tuple[dict[str, dict[str, int]], dict[str, str], dict[str, BrokerData]]:
+    """Which brokers host each topic a group has offsets for or subscribes to (BROADCASTING
+    groups apart: their offsets are in the clients), with its readable queue count: one
+    GET_ALL_TOPIC_CONFIG per master (the table mqctl topics reads) instead of a route per
+    topic; where a master's table did not answer, the topics' routes say what it hosts.
+    Returns (topic -> {broker: read queues}, topics whose hosts are unknown -> why, the
+    brokers by name)."""
+    topics = sorted({mq.topic for s in groups for mq in [*s.queues, *s.retry]}
+                    | {t for s in groups if s.message_model != "BROADCASTING"
+                       for t in s.subscribed})
+    hosts: dict[str, dict[str, int]] = {t: {} for t in topics}
+    unknown: dict[str, str] = {}
+    bdata = dict(masters)
+    if not topics:
+        return hosts, unknown, bdata
+    configs = await admin._per_broker(list(masters.values()), admin.topic_config_table)
+    failed = {b for b, v in configs.items() if isinstance(v, BrokerFailure)}
+    for b, table in configs.items():
+        if isinstance(table, BrokerFailure):
+            continue
+        for t in set(topics) & set(table):
+            conf = table[t]
+            if _int_or_zero(conf.get("perm")) & PERM_READ:
+                hosts[t][b] = _int_or_zero(conf.get("readQueueNums"))
+    if failed:
+        for o in await fan_out(topics, admin.topic_route, concurrency=admin.concurrency):
+            if o.ok and o.value is not None:
+                for qd in o.value.queues:
+                    rb = o.value.broker(qd.broker_name)
+                    if qd.broker_name in failed and qd.readable and rb is not None:
+                        hosts[o.item][qd.broker_name] = qd.read_queue_nums
+                        bdata.setdefault(qd.broker_name, rb)
+            elif not isinstance(o.error, NotFoundError):
+                assert o.error is not None
+                unknown[o.item] = (f"{', '.join(sorted(failed))} did not answer its topic table "
+                                   f"and the route could not be read: {o.error.message}")
+    return hosts, unknown, bdata
+
+
+async def _cover(admin: Admin, groups: list[GroupSummary], hosts: dict[str, dict[str, int]],
+                 unknown: dict[str, str], bdata: dict[str, BrokerData], stats_failed: set[str],
+                 failures: list[BrokerFailure]) -> None:
+    """Issue 25 item 3: GET_BROKER_CONSUME_STATS (AdminBrokerProcessor.
+    fetchAllConsumeStatsInBroker) names a group only on the brokers that hold offsets of it
+    (ConsumerOffsetManager.whichTopicByConsumer) and iterates a topic's WRITE queues; so a
+    broker hosting the topic without the group's offsets (4.9.3: a group offline with offsets
+    on broker-a only) and the read-only queues are missing. Each such (group, broker, topic)
+    is asked GET_CONSUME_STATS with the topic, which lists every read queue (never-committed
+    ones as consumerOffset 0). Only where something is missing."""
+    todo: list[tuple[GroupSummary, BrokerData, str]] = []
+    for s in groups:
+        if s.message_model == "BROADCASTING":
+            continue
+        for t in sorted({mq.topic for mq in [*s.queues, *s.retry]} | set(s.subscribed)):
+            if t in unknown:
+                s.uncovered[t] = unknown[t]
+            have = s.retry if t.startswith(RETRY_PREFIX) else s.queues
+            for name, n in sorted(hosts.get(t, {}).items()):
+                if name in stats_failed or name not in bdata:
+                    continue
+                if any(MessageQueue(t, name, q) not in have for q in range(n)):
+                    todo.append((s, bdata[name], t))
+
+    async def one(item: tuple[GroupSummary, BrokerData, str]) -> ConsumeStats:
+        s, b, t = item
+        addr = b.master_addr or b.select_addr()
+        if addr is None:
+            raise ConnectError(f"broker {b.broker_name} has no address")
+        return await admin.consume_stats(s.group, addr, t)
+
+    for o in await fan_out(todo, one, concurrency=admin.concurrency):
+        s, b, t = o.item
+        if not o.ok:
+            assert o.error is not None
+            failures.append(BrokerFailure(b.broker_name, b.master_addr, o.error))
+            s.uncovered[t] = f"GET_CONSUME_STATS on {b.broker_name} failed: {o.error.message}"
+            continue
+        assert o.value is not None
+        have = s.retry if t.startswith(RETRY_PREFIX) else s.queues
+        for mq, w in o.value.offsets.items():
+            if mq.topic == t and mq.broker_name == b.broker_name and mq not in have:
+                # as from 317: pullOffset is not an inflight figure here
+                have[mq] = OffsetWrapper(w.broker_offset, w.consumer_offset, None,
+                                         w.last_timestamp)
+
+
+async def _no_offsets(admin: Admin, groups: list[GroupSummary],
+                      brokers: dict[str, BrokerData], failures: list[BrokerFailure]) -> None:
+    """Which queues that read consumerOffset 0 have no committed offset (``none``): the reset
+    plans' rule (mqctl.reset.probe.committed_offsets), the brokers' versions and offset tables
+    read once for all groups."""
+    from mqctl.reset.probe import OffsetTableCache, committed_offsets
+
+    cache = OffsetTableCache()
+    addrs = {n: b.master_addr or b.select_addr() for n, b in brokers.items()}
+
+    async def one(s: GroupSummary) -> None:
+        zeros = [mq for mq, w in s.queues.items() if w.consumer_offset == 0]
+        if not zeros or s.message_model == "BROADCASTING":
+            return
+        got = await committed_offsets(admin, s.group, zeros, {mq: 0 for mq in zeros}, addrs,
+                                      cache=cache)
+        for name, exc in sorted(got.failed.items()):
+            failures.append(BrokerFailure(name, addrs.get(name), exc))
+        for name, (exc, _zs) in sorted(got.unchecked.items()):
+            failures.append(BrokerFailure(name, addrs.get(name), exc))
+        s.no_offset = sorted(mq for mq, v in got.offsets.items() if v is None)
+
+    await fan_out(groups, one, concurrency=admin.concurrency)
 
 
 def _wait_ack(v: Any) -> int:

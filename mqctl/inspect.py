@@ -44,6 +44,9 @@ class ClientView:
     brokers: list[str] = field(default_factory=list)  # brokers that list this client
     running: ConsumerRunningInfo | None = None
     running_error: str | None = None
+    # its GET_CONSUMER_RUNNING_INFO answered "not online" on every broker asked: it left
+    # between the member list and the request (not a member that did not answer)
+    running_gone: bool = False
     connections: int = 1  # >1: the same client id on several channels (pid collision)
 
     @property
@@ -187,8 +190,29 @@ async def capture_members(admin: Admin, group: str, *, running: bool = True,
                 clients[cid].running = info
             else:
                 clients[cid].running_error = info.message
+                clients[cid].running_gone = _not_online(info)
     ordered = dict(sorted(clients.items(), key=lambda kv: java_string_key(kv[0])))
     return GroupMembers(group, brokers, members, connection, ordered, queue_counts, failures)
+
+
+def _not_online(exc: MqctlError) -> bool:
+    """A GET_CONSUMER_RUNNING_INFO refused because the client is not (any more) in the group:
+    AdminBrokerProcessor.callConsumer answers SYSTEM_ERROR "The Consumer <G> <C> not online"
+    (corpus other-requests/307_*_offline_client); a timeout or any other error is a member that
+    did not answer."""
+    from mqctl.errors import BrokerError
+    from mqctl.remoting.codes import ResponseCode
+
+    return (isinstance(exc, BrokerError) and exc.code == ResponseCode.SYSTEM_ERROR
+            and "not online" in (exc.remark or ""))
+
+
+def unanswered_members(m: GroupMembers) -> list[str]:
+    """Members whose GET_CONSUMER_RUNNING_INFO was asked and did not answer (a timeout, an
+    error), still members: what they own is unknown, not absent (a hung or loaded client
+    stays a member until the broker drops it)."""
+    return [cid for cid, cv in m.clients.items()
+            if cv.running is None and cv.running_error is not None and not cv.running_gone]
 
 
 def check_members(m: GroupMembers) -> list[Finding]:
@@ -280,6 +304,12 @@ NEVER_COMMITTED = "never-committed"
 NO_STORE_TIME = "no-store-time"
 NOT_REPORTED = "not-reported"
 SPAN_FAILED = "failed"
+# what every view says next to a queue without a committed offset (``none``)
+NO_OFFSET_LAG_CAVEAT = ("LAG counts such a queue whole (max offset - 0, as mqadmin's Diff); "
+                        "where a new consumer would start there depends on its "
+                        "consumeFromWhere (FIRST_OFFSET: the oldest message held; LAST_OFFSET: "
+                        "the newest, except that a broker answers 0 for a queue whose message "
+                        "0 is still in memory; TIMESTAMP: the first message at that time)")
 DELAY_REASONS = {
     NEVER_COMMITTED: "the group has no committed offset for the queue (the broker's "
                      "QUERY_CONSUME_TIME_SPAN delayTime is now - 0)",
@@ -304,9 +334,13 @@ class QueueProgress:
     owners: tuple[str, ...] = ()
     locked: bool | None = None
     last_lock_ts: int | None = None
-    # False: the group has no committed offset for the queue (see classify_span); None: unknown
+    # False: the group has no committed offset for the queue (``none``: the rule of
+    # mqctl.reset.probe.committed_offsets, shared with the reset plans); None: cannot tell
     committed: bool | None = None
     delay_reason: str | None = None  # a DELAY_REASONS key when delay_ms is None
+    # True: known that no client holds the queue (the group has no member, or every member
+    # answered its running info and none lists it); False: held or unknown
+    no_holder: bool = False
     cached_msg_count: int | None = None  # the owner's ProcessQueueInfo.cachedMsgCount
     cached_msg_max_offset: int | None = None  # ... and cachedMsgMaxOffset (None when empty)
     min_offset_source: str | None = None  # "topic-stats" | "min-offset" (GET_MIN_OFFSET)
@@ -315,18 +349,35 @@ class QueueProgress:
     # None when not every pop client reported it
     pop: bool = False
     pop_wait_ack: int | None = None
+    # no answering member claims the queue while a member did not answer its running info:
+    # the owner is unknown (``owners`` stays empty), not absent (issue 25 item 6)
+    owner_unknown: bool = False
 
     @property
     def lag(self) -> int:
+        """``broker_offset - consumer_offset``, mqadmin's Diff: a queue without a committed
+        offset (the broker's placeholder 0) counts whole; where a new consumer would start
+        there depends on its consumeFromWhere (:data:`NO_OFFSET_LAG_CAVEAT`)."""
         return max(0, self.broker_offset - self.consumer_offset)
 
     @property
+    def current(self) -> int | None:
+        """The committed offset, None (``none``) where the group has none."""
+        return None if self.committed is False else self.consumer_offset
+
+    @property
     def inflight(self) -> int | None:
-        """Messages pulled and not yet committed: the broker's ``pullOffset - consumerOffset``
-        (5.x), else the owner's cachedMsgCount (the client reports it), else unknown. A pop
-        queue: the pop clients' waitAckCount, else unknown (a pop does not move pullOffset)."""
+        """Messages pulled and not yet committed: 0 on a queue no client holds (a pullOffset
+        ahead of the committed offset there is what a departed owner pulled and never
+        committed: the next owner consumes it again, nobody holds it now); else the broker's
+        ``pullOffset - consumerOffset`` (5.x), else the owner's cachedMsgCount (the client
+        reports it), else unknown. A pop queue: the pop clients' waitAckCount where they
+        report it per queue, else unknown here (a 5.x pop client keys it per broker, queue id
+        -1: :attr:`GroupProgress.pop_inflight`; a pop does not move pullOffset)."""
         if self.pop:
             return self.pop_wait_ack
+        if self.no_holder:
+            return 0
         if self.pull_offset is not None:
             return max(0, self.pull_offset - self.consumer_offset)
         return self.cached_msg_count
@@ -335,6 +386,8 @@ class QueueProgress:
     def inflight_source(self) -> str | None:
         if self.pop:
             return "client" if self.pop_wait_ack is not None else None
+        if self.no_holder:
+            return "no-owner"
         if self.pull_offset is not None:
             return "broker"
         return "client" if self.cached_msg_count is not None else None
@@ -393,6 +446,18 @@ class GroupProgress:
     pop: bool = False
     dlq: list[DlqQueue] | None = None
     dlq_asked: bool = False
+    # issue 25 item 3: topics whose queues may be missing (their route could not be read)
+    uncovered: dict[str, str] = field(default_factory=dict)
+    # issue 25 item 4b: pop groups' inflight per (topic, broker), the clients' waitAckCount
+    # summed (a 5.x pop client keys it per broker, queue id -1); None: not every client answered
+    pop_inflight: dict[tuple[str, str], int] | None = None
+    # members whose GET_CONSUMER_RUNNING_INFO did not answer (:func:`unanswered_members`)
+    unanswered: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        """Every broker's offsets were read and every topic's route is known."""
+        return not self.not_included and not self.uncovered
 
     def topics(self) -> list[str]:
         return sorted({q.mq.topic for q in self.queues})
@@ -418,9 +483,81 @@ class CaptureCache:
     """Per-capture cache shared by all groups of one snapshot (topic stats per broker)."""
 
     topic_stats: dict[tuple[str, str], Any] = field(default_factory=dict)
+    # the never-committed rule's broker versions and offset tables (mqctl.reset.probe)
+    offset_tables: Any = field(default_factory=lambda: _offset_table_cache())
     min_offsets: dict[MessageQueue, int] = field(default_factory=dict)  # GET_MIN_OFFSET
     put_tps: dict[tuple[str, str], float | None] = field(default_factory=dict)  # topicPutTps
     locks: dict[tuple[str, str], asyncio.Lock] = field(default_factory=dict)
+
+
+def _offset_table_cache() -> Any:
+    from mqctl.reset.probe import OffsetTableCache
+
+    return OffsetTableCache()
+
+
+async def _cover_routes(admin: Admin, group: str, topics: list[str],
+                        offsets: dict[MessageQueue, OffsetWrapper],
+                        pairs: set[tuple[str, str]], brokers: list[BrokerData],
+                        stats_failed: list[BrokerFailure],
+                        failures: list[BrokerFailure]) -> dict[str, str]:
+    """Every readable queue of every topic the group consumes or has offsets for, on every
+    broker of the topic's route (issue 25 item 3). Asked without a topic, a broker lists only
+    the topics it holds offsets of the group for (AdminBrokerProcessor.getConsumeStats:
+    ``ConsumerOffsetManager.whichTopicByConsumer``), so one that holds none answers an empty
+    table (corpus */never-committed/208_getConsumeStats_NC_NEVER_no_topic.broker-a.json)
+    although it hosts the topic; asked with the topic it lists the topic's read queues
+    (never-committed ones as consumerOffset 0). So each (broker, topic) of the routes whose
+    queues are missing is asked GET_CONSUME_STATS with the topic. Adds to ``offsets``,
+    ``pairs``, ``brokers`` and ``stats_failed`` (a broker that fails is not included); returns
+    the topics whose coverage is unknown, with why."""
+    uncovered: dict[str, str] = {}
+    failed = {f.broker for f in stats_failed}
+    known = {b.broker_name for b in brokers}
+    todo: list[tuple[BrokerData, str]] = []
+    for t in topics:
+        try:
+            route = await admin.topic_route(t)
+        except NotFoundError:
+            continue  # no route: the topic is gone, nothing more to read
+        except MqctlError as exc:
+            uncovered[t] = f"its route could not be read: {exc.message}"
+            failures.append(BrokerFailure("namesrv", None, exc))
+            continue
+        for qd in route.queues:
+            b = route.broker(qd.broker_name)
+            if not qd.readable or b is None or qd.broker_name in failed:
+                continue
+            want = [MessageQueue(t, qd.broker_name, q) for q in range(qd.read_queue_nums)]
+            if any(mq not in offsets for mq in want):
+                todo.append((b, t))
+            if qd.broker_name not in known:
+                known.add(qd.broker_name)
+                brokers.append(b)
+
+    async def ask(item: tuple[BrokerData, str]) -> Any:
+        b, t = item
+        addr = b.master_addr or b.select_addr()
+        if addr is None:
+            from mqctl.errors import ConnectError
+
+            raise ConnectError(f"broker {b.broker_name} has no address")
+        return await admin.consume_stats(group, addr, t)
+
+    for o in await fan_out(todo, ask, concurrency=admin.concurrency):
+        b, t = o.item
+        if not o.ok:
+            assert o.error is not None
+            bf = BrokerFailure(b.broker_name, b.master_addr, o.error)
+            stats_failed.append(bf)
+            failures.append(bf)
+            continue
+        assert o.value is not None
+        for mq, w in o.value.offsets.items():
+            if mq.topic == t and mq.broker_name == b.broker_name and mq not in offsets:
+                offsets[mq] = w
+                pairs.add((b.broker_name, t))
+    return uncovered
 
 
 async def capture_progress(admin: Admin, group: str, topic: str | None = None, *,
@@ -442,7 +579,7 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
         route = await admin.topic_route(topic)
         brokers = list(route.brokers)
     else:
-        brokers = members.brokers if members else await admin.group_brokers(group)
+        brokers = list(members.brokers) if members else await admin.group_brokers(group)
         # offline groups may have offsets anywhere: ask every broker of the cluster
         if members is None or not members.online_state:
             info = await admin.cluster_info()
@@ -481,7 +618,30 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
             if mq.broker_name == o.item.broker_name or len(brokers) == 1:
                 offsets[mq] = w
                 pairs.add((o.item.broker_name, mq.topic))
+    conn0 = members.connection if members is not None else None
+    uncovered: dict[str, str] = {}
+    if conn0 is None or conn0.message_model != "BROADCASTING":
+        # a BROADCASTING group keeps its offsets in the clients: nothing to cover
+        wanted = {topic} if topic else ({mq.topic for mq in offsets}
+                                         | (set(conn0.subscriptions) if conn0 else set()))
+        uncovered = await _cover_routes(admin, group, sorted(wanted), offsets, pairs, brokers,
+                                        stats_failed, failures)
     baddr = {b.broker_name: (b.master_addr or b.select_addr()) for b in brokers}
+    # which queues have no committed offset (``none``): the reset plans' rule
+    from mqctl.reset.probe import committed_offsets
+
+    zeros = [mq for mq, w in offsets.items() if w.consumer_offset == 0]
+    known_committed: dict[MessageQueue, bool] = {}
+    if zeros:
+        got = await committed_offsets(admin, group, zeros, {mq: 0 for mq in zeros}, baddr,
+                                      cache=cache.offset_tables if cache is not None else None)
+        for name, exc in sorted(got.failed.items()):
+            failures.append(BrokerFailure(name, baddr.get(name), exc))
+        for name, (exc, _zs) in sorted(got.unchecked.items()):
+            failures.append(BrokerFailure(name, baddr.get(name), exc))
+        unsure = {m for _e, zs in got.unchecked.values() for m in zs}
+        known_committed = {mq: v is not None for mq, v in got.offsets.items()
+                           if mq not in unsure}
 
     async def spans_of(pair: tuple[str, str]) -> list[QueueTimeSpan]:
         return await admin.time_spans(pair[1], group, baddr[pair[0]] or "")
@@ -584,6 +744,22 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
                 failures.append(BrokerFailure(mo.item.broker_name, baddr.get(mo.item.broker_name),
                                               mo.error))
 
+    # issue 25 item 4b: a 5.3.3 pop client keys its pop table per broker (queue id -1:
+    # QueryAssignmentProcessor.allocate4Pop with popShareQueueNum 0, the default, assigns
+    # MessageQueue(topic, broker, -1)); per queue only where it keys real queues
+    pop_pairs: dict[tuple[str, str], int] = defaultdict(int)
+    per_broker: set[tuple[str, str]] = set()
+    for pmq, n in pop_ack.items():
+        pop_pairs[(pmq.topic, pmq.broker_name)] += n
+        if pmq.queue_id < 0:
+            per_broker.add((pmq.topic, pmq.broker_name))
+    # issue 25 item 4c: known that no client holds a queue: the group has no member, or every
+    # member answered its running info and none lists the queue
+    holders_known = members is not None and (members.online_state is False or (
+        running_info and bool(members.clients)
+        and all(cv.running is not None for cv in members.clients.values())))
+    unanswered = (unanswered_members(members) if members is not None and running_info
+                  else [])
     queues = []
     for mq in sorted(offsets):
         w = offsets[mq]
@@ -594,6 +770,12 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
         delay, reason, committed = classify_span(w, span, ts)
         if reason == NOT_REPORTED and (mq.broker_name, mq.topic) not in span_ok:
             reason = SPAN_FAILED
+        if mq in known_committed:  # the rule's answer wins over the time span's hint
+            committed = known_committed[mq]
+            if not committed and w.consumer_offset < w.broker_offset:
+                delay, reason = None, NEVER_COMMITTED
+            elif committed and reason == NEVER_COMMITTED:
+                reason = NO_STORE_TIME  # committed 0, below the oldest message held
         queues.append(QueueProgress(
             mq=mq, broker_offset=w.broker_offset, consumer_offset=w.consumer_offset,
             pull_offset=w.pull_offset, last_timestamp=w.last_timestamp,
@@ -608,7 +790,10 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
             cached_msg_max_offset=(first.cached_msg_max_offset if first is not None
                                    and first.cached_msg_count > 0 else None),
             min_offset_source=("topic-stats" if t else "min-offset" if mq in mins else None),
-            pop=pop, pop_wait_ack=(pop_ack.get(mq, 0) if pop and pop_complete else None)))
+            no_holder=holders_known and not pop and not own,
+            pop=pop, pop_wait_ack=(pop_ack.get(mq, 0) if pop and pop_complete
+                                   and (mq.topic, mq.broker_name) not in per_broker else None),
+            owner_unknown=not pop and not own and bool(unanswered)))
     unread = sorted({f.broker for f in stats_failed})
     by_topic: dict[str, list[str]] = {}
     for tp in sorted({q.mq.topic for q in queues} | ({topic} if topic else set())):
@@ -650,7 +835,9 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
     return GroupProgress(group, ts, cluster, queues, members, _dedupe(failures), tps,
                          unread, {tp: bs for tp, bs in by_topic.items() if bs},
                          produce_tps=produce, client_tps=client_tps, running_info=running_info,
-                         pop=pop, dlq=dlq_rows, dlq_asked=dlq)
+                         pop=pop, dlq=dlq_rows, dlq_asked=dlq, uncovered=uncovered,
+                         pop_inflight=dict(pop_pairs) if pop and pop_complete else None,
+                         unanswered=unanswered)
 
 
 def _wait_ack(v: Any) -> int:
@@ -824,6 +1011,7 @@ def route_rows(route: TopicRoute) -> list[dict[str, Any]]:
 __all__ = ["CaptureCache", "ClientView", "DELAY_REASONS", "Finding", "GroupMembers",
            "GroupProgress", "QueueProgress", "capture_members", "capture_progress",
            "check_members", "classify_span", "is_system_topic", "route_rows", "topic_rows",
+           "unanswered_members",
            "MqctlError", "NothingRead"]
 
 

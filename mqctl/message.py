@@ -42,6 +42,7 @@ from mqctl.remoting.codes import (
     response_name,
 )
 from mqctl.remoting.message import StoredMessage, decode_messages, to_record
+from mqctl.render import printable as escape
 
 if TYPE_CHECKING:
     from mqctl.admin import Admin
@@ -259,29 +260,12 @@ def plan_message_fields(value: MessageAt | MqctlError | None) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------- rendering
 
-_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
-
-
 def printable(data: bytes) -> str:
     """Bytes as safe one-line text: UTF-8 where it decodes, ``\\xNN`` for other bytes and for
     control characters (ANSI escapes included), ``\\n``/``\\r``/``\\t``, and ``\\\\`` for a
-    backslash, so the text can be read back unambiguously and cannot drive a terminal."""
-    out: list[str] = []
-    for ch in data.decode("utf-8", errors="surrogateescape"):
-        o = ord(ch)
-        if 0xDC80 <= o <= 0xDCFF:  # a byte that is not UTF-8
-            out.append(f"\\x{o - 0xDC00:02x}")
-        elif ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
-        elif ch.isprintable():
-            out.append(ch)
-        elif o < 0x100:
-            out.append(f"\\x{o:02x}")
-        elif o < 0x10000:
-            out.append(f"\\u{o:04x}")
-        else:
-            out.append(f"\\U{o:08x}")
-    return "".join(out)
+    backslash, so the text can be read back unambiguously and cannot drive a terminal
+    (:func:`mqctl.render.printable`, the one escaping, with backslashes doubled)."""
+    return escape(data.decode("utf-8", errors="surrogateescape"), backslash=True)
 
 
 def body_head(m: StoredMessage, limit: int) -> dict[str, Any]:

@@ -3,7 +3,11 @@
 Commands build a :class:`Result` (tables of rows, plus the structured ``data`` for JSON/YAML)
 and hand it to :func:`emit`. Same columns in every format; data to stdout; notes to stdout
 after the tables in the human formats (they are part of the answer), progress to stderr.
-Broker-provided strings are never interpreted as Rich markup.
+Broker-provided strings are never interpreted as Rich markup, and never reach a terminal raw:
+every cell, title and note of the human formats goes through :func:`printable` (ESC and the
+other C0/C1 controls, newlines, bidi overrides and isolates are shown escaped, ``\x1b``,
+``\n``, ``\u202e``), and widths are counted on the escaped text; JSON, YAML and CSV keep
+the exact value (docs/output.md "Cluster text on a terminal").
 
 Width policy (``-o table`` on a terminal, :func:`fit_table`; docs/output.md "Table width"):
 every column has a kind (:data:`KINDS`). Numbers, keys (queue identity) and states are never
@@ -55,6 +59,11 @@ class Column:
     # Human formats: how an unknown (None) value shows, e.g. "-"; CSV leaves it empty.
     unknown: str = ""
 
+    def __post_init__(self) -> None:
+        # a header may be cluster text (group config's columns are broker names): escaped once
+        # here, so the widths, the wrapping and every format see the escaped one
+        object.__setattr__(self, "header", printable(self.header))
+
     @property
     def role(self) -> str:
         if self.kind is not None:
@@ -66,13 +75,13 @@ class Column:
         return self.raw or self.key
 
     def display(self, row: dict[str, Any]) -> str:
-        """The cell as people read it (table, wide, plain)."""
+        """The cell as people read it (table, wide, plain): escaped (:func:`printable`)."""
         v = row.get(self.key)
         if v is None:
             return self.unknown
         if self.signed and isinstance(v, int) and not isinstance(v, bool):
             return f"{v:+d}"
-        return cell(v)
+        return printable(cell(v))
 
 
 def cols(*spec: str | tuple[str, str] | Column) -> list[Column]:
@@ -123,6 +132,42 @@ def default_format(stream: IO[str] | None = None) -> str:
         return "table" if stream.isatty() else "plain"
     except (AttributeError, ValueError):
         return "plain"
+
+
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def printable(text: str, *, backslash: bool = False) -> str:
+    """``text`` as one line that cannot drive a terminal: every character that is not
+    printable (``str.isprintable``: the C0 and C1 controls, ESC of ANSI and OSC sequences
+    included, DEL, line and paragraph separators, and the format characters, among them the
+    bidi overrides and isolates U+202A..U+202E, U+2066..U+2069) is written as an escape:
+    ``\\n``/``\\r``/``\\t``, ``\\xNN``, ``\\uNNNN``, ``\\UNNNNNNNN``; a byte that was not UTF-8
+    (a surrogate escape) as ``\\xNN``. ``backslash``: a backslash is doubled too, so that the
+    text reads back unambiguously (message bodies, :func:`mqctl.message.printable`).
+
+    The one escaping of mqctl: table, plain and note lines (:func:`emit`), warnings, hints and
+    error messages (the CLI's boundary) all use it; JSON, YAML and CSV keep the raw value."""
+    if text.isprintable() and not (backslash and "\\" in text):
+        return text
+    out: list[str] = []
+    for ch in text:
+        o = ord(ch)
+        if ch == "\\":
+            out.append("\\\\" if backslash else ch)
+        elif ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif 0xDC80 <= o <= 0xDCFF:  # a byte that is not UTF-8 (surrogateescape)
+            out.append(f"\\x{o - 0xDC00:02x}")
+        elif ch.isprintable():
+            out.append(ch)
+        elif o < 0x100:
+            out.append(f"\\x{o:02x}")
+        elif o < 0x10000:
+            out.append(f"\\u{o:04x}")
+        else:
+            out.append(f"\\U{o:08x}")
+    return "".join(out)
 
 
 def cell(v: Any) -> str:
@@ -288,7 +333,7 @@ def render_plain(tables: list[Table], notes: list[str]) -> str:
     parts = []
     for t in tables:
         if t.title:
-            parts.append(f"# {t.title}")
+            parts.append(f"# {printable(t.title)}")
         if t.rows:
             parts.append(tabulate([[c.display(r) for c in t.columns] for r in t.rows],
                                   headers=[c.header for c in t.columns], tablefmt="plain",
@@ -298,7 +343,7 @@ def render_plain(tables: list[Table], notes: list[str]) -> str:
         else:
             parts.append("(none)")
         parts.append("")
-    parts.extend(notes)
+    parts.extend(printable(n) for n in notes)
     return "\n".join(parts).rstrip("\n") + "\n"
 
 
@@ -481,13 +526,16 @@ def render_rich(tables: list[Table], notes: list[str], stream: IO[str], *,
     def text(s: str) -> Text:
         return Text(_fit(s, stream))
 
+    def safe(s: str) -> Text:  # cluster text (a title, a note): escaped first
+        return text(printable(s))
+
     for t in tables:
         if not t.rows:
-            console.print(text((f"{t.title}: " if t.title else "") + "(none)"))
+            console.print(safe((f"{t.title}: " if t.title else "") + "(none)"))
             console.print()
             continue
         f = fit_table(t, None if wide else term)
-        rt = RichTable(title=text(t.title) if t.title else None, title_justify="left",
+        rt = RichTable(title=safe(t.title) if t.title else None, title_justify="left",
                        show_edge=False, box=None, header_style="bold", pad_edge=False)
         for c, w, h in zip(f.columns, f.widths, f.headers, strict=True):
             prose = c.role in ("text", "low")
@@ -507,7 +555,7 @@ def render_rich(tables: list[Table], notes: list[str], stream: IO[str], *,
             console.print(text(footer))
         console.print()
     for n in notes:
-        console.print(text(n))
+        console.print(safe(n))
 
 
 def emit(result: Result, fmt: str | None = None, stream: IO[str] | None = None, *,

@@ -19,6 +19,7 @@ GET_CONSUMER_CONNECTION_LIST (203) for the members.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -176,12 +177,26 @@ class TopicConsumer:
     lag_unknown: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class DroppedEntry:
+    """A name QUERY_TOPIC_CONSUME_BY_WHO listed that is not a group (issue 25 item 4c)."""
+
+    name: str
+    listed_by: list[str]
+    reason: str
+
+
 @dataclass
 class TopicConsumers:
     topic: str
     groups: list[TopicConsumer]
     failures: list[BrokerFailure] = field(default_factory=list)  # QUERY_TOPIC_CONSUME_BY_WHO
     hidden_system: list[str] = field(default_factory=list)
+    dropped: list[DroppedEntry] = field(default_factory=list)
+    # names kept although whether they are groups could not be told (a broker's subscription
+    # group table did not answer and they hold no committed offset): name -> why
+    unverified: dict[str, str] = field(default_factory=dict)
+    config_failures: list[BrokerFailure] = field(default_factory=list)
 
     @property
     def not_included(self) -> list[str]:
@@ -206,10 +221,62 @@ async def capture_topic_consumers(admin: Admin, topic: str, *, include_system: b
                 listed.setdefault(g, []).append(b)
     hidden = sorted(g for g in listed if is_system_group(g)) if not include_system else []
     groups = sorted(g for g in listed if g not in hidden)
+    # a name passes on only where it is a group: a subscription group config on a broker, or
+    # a committed offset on the topic. 5.3.3 also lists the topic's own name: its
+    # ConsumerManager.registerConsumer / registerConsumerWithoutSub (heartbeat v2) add
+    # subscriptionData.getTopic() to topicGroupTable instead of the group
+    # (apache/rocketmq#9352, released in 5.3.3; fixed after it by #9424 and #9444)
+    tables: dict[str, list[str] | BrokerFailure] = {}
+    tables_lock = asyncio.Lock()
+    unverified: dict[str, str] = {}
 
-    async def one(group: str) -> TopicConsumer:
+    async def configured() -> tuple[set[str], list[str]]:
+        """The subscription group names of the route's brokers (asked once, when a listed
+        name has no committed offset to prove it a group), and the brokers that failed."""
+        async with tables_lock:
+            if not tables:
+                tables.update(await admin._per_broker(route, admin.subscription_groups))
+        return ({g for v in tables.values() if isinstance(v, list) for g in v},
+                sorted(b for b, v in tables.items() if isinstance(v, BrokerFailure)))
+
+    async def is_group(group: str, stats: dict[str, Any]) -> tuple[bool | None, str]:
+        """(True, ""): a committed offset on the topic or a subscription group config;
+        (False, why): neither; (None, why): cannot be told. Committed offsets by the
+        never-committed rule of mqctl.reset.probe (a 0 is not an offset by itself)."""
+        from mqctl.reset.probe import committed_offsets
+
+        reported = {mq: w.consumer_offset for s in stats.values()
+                    if not isinstance(s, BrokerFailure) for mq, w in s.offsets.items()
+                    if mq.topic == topic}
+        if any(v > 0 for v in reported.values()):
+            return True, ""
+        names, table_failed = await configured()
+        if group in names:
+            return True, ""
+        got = await committed_offsets(admin, group, reported, reported, route.master_addrs())
+        unsure = {mq for _e, zs in got.unchecked.values() for mq in zs}
+        if any(v is not None for mq, v in got.offsets.items() if mq not in unsure):
+            return True, ""
+        unread = sorted({*table_failed, *got.failed, *got.unchecked,
+                         *(b for b, s in stats.items() if isinstance(s, BrokerFailure))})
+        if unread:
+            return None, (f"no subscription group config of that name and no committed offset "
+                          f"on {topic} on the brokers that answered ({', '.join(unread)} did "
+                          "not)")
+        return False, ("not a group: no broker has a subscription group config of that name "
+                       f"and it has no committed offset on {topic}"
+                       + (" (5.3.3 brokers list the topic's own name: ConsumerManager."
+                          "registerConsumer adds the topic, not the group, to topicGroupTable; "
+                          "apache/rocketmq#9352)" if group == topic else ""))
+
+    async def one(group: str) -> TopicConsumer | DroppedEntry:
         stats = await admin._per_broker(
             route, lambda addr: admin.consume_stats(group, addr, topic))
+        verdict, reason = await is_group(group, stats)
+        if verdict is False:
+            return DroppedEntry(group, listed[group], reason)
+        if verdict is None:
+            unverified[group] = reason
         lag = 0
         queues = 0
         tps = 0.0
@@ -243,13 +310,18 @@ async def capture_topic_consumers(admin: Admin, topic: str, *, include_system: b
             sub.expression if sub is not None else None, is_system_group(group), why)
 
     out: list[TopicConsumer] = []
+    dropped: list[DroppedEntry] = []
     for o in await fan_out(groups, one, concurrency=max(1, admin.concurrency // 4)):
         if o.ok:
-            out.append(o.value)  # type: ignore[arg-type]
+            (dropped if isinstance(o.value, DroppedEntry) else out).append(
+                o.value)  # type: ignore[arg-type]
         else:
             raise o.error  # type: ignore[misc]
-    return TopicConsumers(topic, out, failures, hidden)
+    # the subscription group tables that did not answer matter where a name stayed unverified
+    config_failed = [v for v in tables.values() if isinstance(v, BrokerFailure)] \
+        if unverified else []
+    return TopicConsumers(topic, out, failures, hidden, dropped, unverified, config_failed)
 
 
-__all__ = ["QueueStatus", "SYSTEM_GROUPS", "TopicConsumer", "TopicConsumers", "TopicStatus",
-           "capture_topic_consumers", "capture_topic_status", "is_system_group"]
+__all__ = ["DroppedEntry", "QueueStatus", "SYSTEM_GROUPS", "TopicConsumer", "TopicConsumers",
+           "TopicStatus", "capture_topic_consumers", "capture_topic_status", "is_system_group"]

@@ -55,7 +55,7 @@ class CorpusAdmin:
                  routes: dict[str, Any] | None = None, connection: Any = None,
                  running: dict[str, Any] | None = None, min_offsets: dict[MessageQueue, int]
                  | None = None, brokers: tuple[str, ...] = ("broker-a", "broker-b"),
-                 topics: list[str] | None = None):
+                 topics: list[str] | None = None, no_topic: dict[str, Any] | None = None):
         self.version = version
         self.info = ClusterInfo.from_body(body(version,
                                                "other-requests/106_getBrokerClusterInfo"
@@ -63,15 +63,42 @@ class CorpusAdmin:
         self.brokers = [self.info.brokers[b] for b in brokers]
         self.by_addr = {b.master_addr: b.broker_name for b in self.brokers}
         self.stats, self.spans, self.tstats = stats or {}, spans or {}, tstats or {}
+        # GET_CONSUME_STATS without a topic, per broker (default: the same as with one)
+        self.no_topic = no_topic
         self.routes = routes or {}
         self.connection = connection
         self.running = running or {}
         self.mins = min_offsets or {}
         self.topics = topics or []
-        self.calls: list[tuple[str, Any]] = []
+        self.calls: list[tuple[Any, ...]] = []
 
     def _broker(self, addr: str) -> str:
         return self.by_addr[addr]
+
+    # -- the never-committed rule (mqctl.reset.probe.committed_offsets): issue 25 item 4
+
+    async def query_offset(self, group: str, mq: MessageQueue, addr: str) -> int | None:
+        """QUERY_CONSUMER_OFFSET as recorded (never-committed/14_*): code 22 = None."""
+        self.calls.append(("query_offset", mq))
+        rel = (f"never-committed/14_queryConsumerOffset_{group}_{self._broker(addr)}_"
+               f"q{mq.queue_id}.json")
+        if not (REAL / self.version / rel).is_file():
+            raise BrokerError(1, f"no recorded QUERY_CONSUMER_OFFSET {rel}", addr)
+        resp = exchange(self.version, rel)["response"]
+        if resp["code"] == 22:  # QUERY_NOT_FOUND
+            return None
+        return int(resp["extFields"]["offset"])
+
+    async def broker_version(self, addr: str) -> int | None:
+        """GET_BROKER_RUNTIME_INFO's brokerVersion: recorded on broker-a only; both brokers of
+        a corpus cluster run the same release (README), so broker-b answers the same."""
+        self.calls.append(("broker_version", self._broker(addr)))
+        table = body(self.version, "other-requests/28_getBrokerRuntimeInfo.broker-a.json")
+        return int(table["table"]["brokerVersion"])
+
+    @property
+    def client(self) -> _OffsetTableClient:
+        return _OffsetTableClient(self)
 
     async def group_brokers(self, group: str, topics: Any = ()) -> list[BrokerData]:
         return list(self.brokers)
@@ -100,7 +127,9 @@ class CorpusAdmin:
 
     async def consume_stats(self, group: str, addr: str, topic: str | None = None
                             ) -> ConsumeStats:
-        self.calls.append(("consume_stats", self._broker(addr)))
+        self.calls.append(("consume_stats", self._broker(addr), topic))
+        if topic is None and self.no_topic is not None:
+            return ConsumeStats.from_body(self.no_topic[self._broker(addr)])
         return ConsumeStats.from_body(self.stats[self._broker(addr)])
 
     async def time_spans(self, topic: str, group: str, addr: str) -> list[QueueTimeSpan]:
@@ -120,3 +149,39 @@ class CorpusAdmin:
     async def min_offset(self, mq: MessageQueue, addr: str) -> int:
         self.calls.append(("min_offset", mq))
         return self.mins[mq]
+
+
+class _Resp:
+    def __init__(self, body: bytes):
+        self.body = body
+
+
+class _Options:
+    timeout = 3.0
+
+
+class _OffsetTableClient:
+    """``admin.client`` for GET_ALL_CONSUMER_OFFSET only: broker-a's recorded answer
+    (other-requests/43_*); broker-b's was not recorded, so its offset table is the file its
+    ConsumerOffsetManager persisted (store-files/broker-b_consumerOffset.json: the same
+    ``encode()`` GET_ALL_CONSUMER_OFFSET returns, copied at 21:03 after every scenario)."""
+
+    options = _Options()
+
+    def __init__(self, admin: CorpusAdmin):
+        self.admin = admin
+
+    async def invoke(self, addr: str, code: int, *args: Any, **kw: Any) -> _Resp:
+        from mqctl.remoting.codes import RequestCode
+
+        assert code == RequestCode.GET_ALL_CONSUMER_OFFSET, code
+        broker = self.admin._broker(addr)
+        self.admin.calls.append(("all_consumer_offset", broker))
+        if broker == "broker-a":
+            text = exchange(self.admin.version,
+                            "other-requests/43_getAllConsumerOffset.broker-a.json"
+                            )["response"]["body_text"]
+        else:
+            text = (REAL / self.admin.version / "store-files" /
+                    f"{broker}_consumerOffset.json").read_text()
+        return _Resp(text.encode())

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 import pytest
 import yaml
 from conftest import REAL_CORPUS
-from test_inspect_cli import assert_read_only
+from readonly import assert_read_only
 from wire_capture_helpers import assert_clean_error
 
 from mqctl.models import TopicStats
@@ -190,15 +190,54 @@ def test_real_topic_stats_answers_parse_as_mqadmin_prints_them(version):
     assert all(o.last_update_timestamp > 0 for o in stats.offsets.values())
 
 
-def test_topic_consumers_broadcasting_lag_is_unknown(cli, sim):
-    r = run(cli, sim, "topic", "consumers", "TopicNews", "-o", "json")
+def _news_493(sim_factory):
+    """The demo's TopicNews groups (BROADCASTING, pop) on 4.9.3 brokers, whose
+    QUERY_TOPIC_CONSUME_BY_WHO names the online groups subscribed to the topic."""
+    s = sim_factory({
+        "name": "news-493", "clock": {"mode": "manual"},
+        "brokers": [{"name": "broker-a", "version": "V4_9_3"},
+                    {"name": "broker-b", "version": "V4_9_3"}],
+        "topics": [{"name": "TopicNews", "queues": 2, "rate": 1, "history": "10m"}],
+        "groups": [{"name": "GID_NEWS", "model": "BROADCASTING", "topics": ["TopicNews"],
+                    "consumers": [{"id": "10.0.6.61@1"}, {"id": "10.0.6.62@2"}]},
+                   {"name": "GID_PULL", "topics": ["TopicNews"],
+                    "consumers": [{"id": "10.0.7.71@1"}]}]})
+    s.advance(5)
+    return s
+
+
+def test_topic_consumers_broadcasting_lag_is_unknown(cli, sim_factory):
+    s = _news_493(sim_factory)
+    r = run(cli, s, "topic", "consumers", "TopicNews", "-o", "json")
     assert r.exit_code == 0, r.stderr
     g = {x["group"]: x for x in r.json["groups"]}
     assert g["GID_NEWS"]["message_model"] == "BROADCASTING"
     assert g["GID_NEWS"]["lag"] is None and g["GID_NEWS"]["lag_unknown"] == "broadcasting"
-    assert g["GID_POP"]["lag"] is not None and g["GID_POP"]["lag_unknown"] is None
-    r = run(cli, sim, "topic", "consumers", "TopicNews", "-o", "plain")
+    assert g["GID_PULL"]["lag"] is not None and g["GID_PULL"]["lag_unknown"] is None
+    r = run(cli, s, "topic", "consumers", "TopicNews", "-o", "plain")
     assert "LAG `-` for BROADCASTING groups" in r.stdout
+
+
+def test_topic_consumers_drops_the_topic_name_5_3_3_lists_as_a_group(cli, sim):
+    """Issue 25 item 4c: real 5.3.3 answers QUERY_TOPIC_CONSUME_BY_WHO with
+    {"groupList":["G","T"]}: ConsumerManager.registerConsumer puts the subscribed topic's own
+    name into topicGroupTable (apache/rocketmq#9352). The demo's brokers are 5.3.3: the topic
+    name is dropped with the reason, real groups (config or offsets) pass on; the online
+    BROADCASTING group, which commits nothing, is not listed by such a broker at all."""
+    raw = sim.call(lambda c: [sorted(c.brokers[b].topic_groups.get("TopicNews", ()))
+                              for b in ("broker-a", "broker-b")])
+    assert raw == [["TopicNews"], ["TopicNews"]]  # what the sim's 5.3.3 broker keeps
+    r = run(cli, sim, "topic", "consumers", "TopicNews", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    names = [g["group"] for g in r.json["groups"]]
+    assert "TopicNews" not in names and "GID_POP" in names  # GID_POP: committed offsets
+    assert [d["name"] for d in r.json["dropped"]] == ["TopicNews"]
+    assert r.json["dropped"][0]["listed_by"] == ["broker-a", "broker-b"]
+    assert "no committed offset on TopicNews" in r.json["dropped"][0]["reason"]
+    t = run(cli, sim, "topic", "consumers", "TopicNews", "-o", "plain")
+    assert "dropped TopicNews (listed by broker-a, broker-b): not a group" in t.stdout
+    assert "is not listed" in t.stdout
+    assert_read_only(sim)
 
 
 @pytest.mark.parametrize("args", [("topic", "status", "TopicPay"),
@@ -213,3 +252,16 @@ def test_every_broker_refusing_is_exit_5_not_an_empty_answer(cli, sim, args):
     assert r.exit_code == 5, (r.stdout, r.stderr)
     assert r.stdout == "" and "Traceback" not in r.stderr
     assert "NO_PERMISSION" in r.stderr and "hint:" in r.stderr
+
+
+def test_topic_consumers_keeps_an_unproven_name_and_says_why(cli, sim):
+    """Where a broker's subscription group table does not answer, a listed name without a
+    committed offset cannot be proven a group or not: it stays, with a note, and the exit is
+    8 (partial), never a silent drop."""
+    sim.call(lambda c: c.faults.error("broker-a", C.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, 1,
+                                      remark="busy"))
+    r = run(cli, sim, "topic", "consumers", "TopicNews", "-o", "json")
+    assert r.exit_code == 8, r.stderr
+    g = {x["group"]: x for x in r.json["groups"]}
+    assert "broker-a did not" in g["TopicNews"]["unverified"]
+    assert r.json["dropped"] == [] and g["GID_POP"]["unverified"] is None

@@ -11,6 +11,7 @@ import time
 
 import pytest
 from conftest import ROOT, run_cli
+from tcp_peer import TcpPeer
 
 from mqctl.errors import ExitCode
 
@@ -237,52 +238,19 @@ def test_non_ascii_on_an_ascii_stdout(tmp_path, fmt):
 # item 6: peers that are not what -n says
 
 
-class _Peer:
-    """A tiny TCP server on 127.0.0.1 that answers every connection with ``reply``."""
+class _Peer(TcpPeer):
+    """A peer that answers every connection with ``reply`` (after its first byte)."""
 
     def __init__(self, reply: bytes, linger: float = 5):
         import asyncio
 
-        self.reply = reply
-        self.tasks: set = set()
-        self.loop = asyncio.new_event_loop()
-        ready = threading.Event()
-
         async def handle(reader, writer):
-            self.tasks.add(asyncio.current_task())
-            try:
-                await reader.read(1)
-                writer.write(self.reply)
-                await writer.drain()
-                await asyncio.sleep(linger)
-            except (asyncio.CancelledError, ConnectionError):
-                pass
-            finally:
-                writer.close()
+            await reader.read(1)
+            writer.write(reply)
+            await writer.drain()
+            await asyncio.sleep(linger)
 
-        async def main():
-            self.server = await asyncio.start_server(handle, "127.0.0.1", 0)
-            self.addr = f"127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
-            ready.set()
-
-        self.thread = threading.Thread(target=lambda: (self.loop.run_until_complete(main()),
-                                                       self.loop.run_forever()), daemon=True)
-        self.thread.start()
-        assert ready.wait(10)
-
-    def close(self):
-        import asyncio
-
-        async def shutdown():
-            self.server.close()
-            for t in self.tasks:
-                t.cancel()
-            await asyncio.gather(*self.tasks, return_exceptions=True)
-
-        asyncio.run_coroutine_threadsafe(shutdown(), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(5)
-        self.loop.close()
+        super().__init__(handle)
 
 
 def _frame(header: bytes, declared: int | None = None) -> bytes:

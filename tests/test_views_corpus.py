@@ -242,3 +242,130 @@ def test_failed_topic_stats_are_not_retried_per_queue(clock):
     assert not [c for c in admin.calls if c[0] == "min_offset"]
     assert all(q.min_offset is None and q.min_offset_source is None for q in p.queues)
     assert [f.broker for f in p.failures] == ["broker-a"]
+
+
+# ---------------------------------------------------- issue 25 items 3, 4, 4b, 4c: the views
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_never_committed_reads_none_by_the_reset_plans_rule(version, clock):
+    """Item 4: NC_ONE committed broker-a/0 only. 4.9.3 answers QUERY_CONSUMER_OFFSET 0 for
+    queues 1-3 (and its offset table lists queue 0 only), 5.3.3 QUERY_NOT_FOUND: none, in
+    `group progress` (CONSUMER OFFSET) and the snapshot (consumer_offset null)."""
+    p = _nc_one(version, clock)
+    by_q = {q.mq.queue_id: q for q in p.queues}
+    assert by_q[0].current == 25 and by_q[0].committed is True
+    assert [by_q[q].current for q in (1, 2, 3)] == [None] * 3
+    res = progress_result(p)
+    rows = {r["queue_id"]: r for r in res.data["queues"]}
+    assert rows[0]["consumer_offset"] == 25 and rows[0]["consumer_offset_cell"] == "25"
+    assert [rows[q]["consumer_offset_cell"] for q in (1, 2, 3)] == ["none"] * 3
+    assert [rows[q]["consumer_offset"] for q in (1, 2, 3)] == [None] * 3
+    assert [rows[q]["lag"] for q in (1, 2, 3)] == [25] * 3  # mqadmin's Diff, with the caveat
+    assert res.data["total"]["no_offset_queues"] == 3
+    assert any("consumeFromWhere" in n and "3 queue(s) have no committed offset" in n
+               for n in res.notes)
+    snap = {r["queue_id"]: r for r in rows_of(p, capture_ts=1, cluster="c", namesrv="n")}
+    assert snap[1]["consumer_offset"] is None and snap[1]["committed"] is False
+    assert snap[0]["consumer_offset"] == 25
+
+
+def test_the_rule_asks_the_offset_table_only_where_the_broker_cannot_say(clock):
+    admin = _nc_one_admin("4.9.3", clock)
+    asyncio.run(capture_progress(admin, "NC_ONE", "NC_T", running=False))
+    assert ("all_consumer_offset", "broker-a") in admin.calls  # 4.9.3 answered 0
+    admin = _nc_one_admin("5.3.3", clock)
+    asyncio.run(capture_progress(admin, "NC_ONE", "NC_T", running=False))
+    assert not [c for c in admin.calls if c[0] == "all_consumer_offset"]  # 22 says it
+
+
+def _nc_one_admin(version, clock, **kw):
+    stats = body(version, "never-committed/208_getConsumeStats_NC_ONE.broker-a.json")
+    spans = body(version, "never-committed/303_queryConsumeTimeSpan_NC_ONE.broker-a.json")
+    clock(sent_at(version, "never-committed/303_queryConsumeTimeSpan_NC_ONE.broker-a.json"))
+    return CorpusAdmin(version, brokers=("broker-a",), stats={"broker-a": stats},
+                       spans={"broker-a": spans},
+                       tstats={"broker-a": _mq_table_stats(version)},
+                       routes={"NC_T": body(version, "other-requests/105_getRouteInfoByTopic_"
+                                                     "NC_T.namesrv.json")}, **kw)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_broker_without_the_groups_offsets_is_covered(version, clock):
+    """Item 3: NC_ONE is offline with offsets on broker-a only. Asked without a topic, a broker
+    that holds no offset of the group answers an empty table (the real answer for NC_NEVER,
+    208_getConsumeStats_NC_NEVER_no_topic); broker-a's answer without a topic lists NC_T, as
+    with it (the recorded 208 with the topic stands in). The view asks broker-b with the
+    topic (its recorded 208) and shows its 4 queues as none: 8 queues, complete."""
+    stats = {b: body(version, f"never-committed/208_getConsumeStats_NC_ONE.{b}.json")
+             for b in ("broker-a", "broker-b")}
+    empty = body(version, "never-committed/208_getConsumeStats_NC_NEVER_no_topic.broker-a.json")
+    assert empty == {"consumeTps": 0.0, "offsetTable": {}}
+    clock(sent_at(version, "never-committed/303_queryConsumeTimeSpan_NC_ONE.broker-a.json"))
+    admin = CorpusAdmin(version, stats=stats,
+                        no_topic={"broker-a": stats["broker-a"], "broker-b": empty},
+                        spans={"broker-a": body(version, "never-committed/303_queryConsume"
+                                                         "TimeSpan_NC_ONE.broker-a.json")},
+                        routes={"NC_T": body(version, "other-requests/105_getRouteInfoByTopic_"
+                                                      "NC_T.namesrv.json")})
+    p = asyncio.run(capture_progress(admin, "NC_ONE", topic_stats=False))
+    assert ("consume_stats", "broker-b", "NC_T") in admin.calls
+    assert sorted((q.mq.broker_name, q.mq.queue_id) for q in p.queues) == [
+        (b, q) for b in ("broker-a", "broker-b") for q in range(4)]
+    none = [q.mq.short for q in p.queues if q.current is None]
+    assert none == ["broker-a:1", "broker-a:2", "broker-a:3"] + [f"broker-b:{q}"
+                                                                  for q in range(4)]
+    res = progress_result(p)
+    assert res.data["total"]["queues"] == 8 and res.data["total"]["complete"] is True
+    assert res.data["total"]["brokers_not_included"] == []
+    assert res.data["total"]["lag"] == 7 * 25  # 200 messages, 25 consumed
+    # 4.9.3: broker-b's zeros checked against its offset table (the persisted one)
+    if version == "4.9.3":
+        assert ("all_consumer_offset", "broker-b") in admin.calls
+
+
+def test_inflight_of_queues_no_client_holds_is_0_on_5_3_3(clock):
+    """Item 4c: RI_G's client holds every RI_T queue (307). Without its broker-b queues in the
+    client's mqTable (as after a rebalance that left them to a client that quit), the
+    broker's pullOffset there is not in flight: 0, no owner; broker-a's stay the broker's."""
+    admin, cid = _ri_g_admin("5.3.3")
+    run = copy.deepcopy(admin.running[cid])
+    from mqctl.remoting.fastjson import mq_map
+
+    table = mq_map(run["mqTable"])
+    run["mqTable"] = [[mq.to_dict(), v] for mq, v in table.items()
+                      if mq.broker_name != "broker-b"]
+    admin.running[cid] = run
+    for _mq, w in admin.stats["broker-b"]["offsetTable"]:  # the departed owner pulled it all
+        w["pullOffset"] = 50
+    p = asyncio.run(capture_progress(admin, "RI_G", "RI_T", topic_stats=False))
+    by = {q.mq.short: q for q in p.queues}
+    for q in range(4):
+        b = by[f"broker-b:{q}"]
+        assert b.owners == () and b.inflight == 0 and b.inflight_source == "no-owner"
+    a = by["broker-a:2"]
+    assert a.inflight_source == "broker" and a.inflight == 50 - a.consumer_offset
+    rows = {r["broker"]: r for r in progress_result(p).data["queues"] if r["queue_id"] == 0}
+    assert rows["broker-b"]["inflight_cell"] == "0 (no owner)"
+
+
+def test_pop_inflight_is_per_broker_as_the_5_3_3_client_keys_it(clock):
+    """Item 4b: a 5.3.3 pop client's running info keys its pop table by broker with queue id
+    -1 (QueryAssignmentProcessor.allocate4Pop: MessageQueue(topic, broker, -1)); the issue's
+    slow client held waitAckCount 97 (broker-a) + 96 (broker-b). The recorded RI_G 307 (a
+    push client, empty mqPopTable) is turned into that pop client in plain sight."""
+    admin, cid = _ri_g_admin("5.3.3")
+    run = copy.deepcopy(admin.running[cid])
+    run["mqTable"] = []
+    run["mqPopTable"] = [[{"topic": "RI_T", "brokerName": b, "queueId": -1},
+                          {"waitAckCount": n, "droped": False, "lastPopTimestamp": 1}]
+                         for b, n in (("broker-a", 97), ("broker-b", 96))]
+    admin.running[cid] = run
+    admin.connection = dict(admin.connection, consumeType="CONSUME_POP")
+    p = asyncio.run(capture_progress(admin, "RI_G", "RI_T", topic_stats=False))
+    assert p.pop and p.pop_inflight == {("RI_T", "broker-a"): 97, ("RI_T", "broker-b"): 96}
+    assert all(q.inflight is None for q in p.queues)  # never 0 per queue
+    res = progress_result(p)
+    assert res.data["total"]["pop_inflight"] == 193
+    assert res.data["topics"][0]["pop_inflight"] == 193
+    assert any("193 in all (broker-a 97, broker-b 96)" in n for n in res.notes)
+    assert all(r["inflight_cell"] == "-" for r in res.data["queues"])

@@ -19,7 +19,14 @@ from mqctl.admin.decode import ext_offset, json_body
 from mqctl.admin.failures import BrokerFailure, NotFoundError
 from mqctl.admin.fanout import per_broker
 from mqctl.admin.pull import read_pull_fields
-from mqctl.errors import BrokerError, ConnectError, MqctlError, ProtocolError, UsageError
+from mqctl.errors import (
+    BrokerError,
+    ConnectError,
+    MqctlError,
+    ProtocolError,
+    RequestTimeout,
+    UsageError,
+)
 from mqctl.models import (
     RETRY_PREFIX,
     BrokerData,
@@ -64,6 +71,11 @@ class Admin:
         for addr in self.namesrv:
             try:
                 return await self.client.invoke(addr, code, ext, idempotent=True, **kw)
+            except RequestTimeout as exc:  # the transport's hint speaks of a broker
+                exc.hint = (f"the name server {addr} did not answer in time: check that it is "
+                            "up and is a RocketMQ name server (-n / NAMESRV_ADDR; port 9876 by "
+                            "default), or raise --timeout if it is slow")
+                last = exc
             except ConnectError as exc:
                 last = exc
         assert last is not None

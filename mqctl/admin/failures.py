@@ -14,6 +14,7 @@ from mqctl.errors import (
     ExitCode,
     MqctlError,
     ProtocolError,
+    RequestTimeout,
     UsageError,
 )
 from mqctl.remoting.codes import ResponseCode
@@ -70,13 +71,17 @@ def _strip_addr(message: str, addr: str | None) -> str:
     return message.replace(f" from {addr}", "") if addr else message
 
 
-def failure_hint(errors: Sequence[MqctlError]) -> str:
-    """A hint that fits the cause of a failed fan-out."""
+def failure_hint(errors: Sequence[MqctlError], *, partial: bool = False) -> str:
+    """A hint that fits the cause of a failed fan-out. ``partial``: other brokers answered
+    (the output is printed, exit 8), so the hint speaks of the brokers that failed, never of
+    "no broker"."""
     codes = {e.code for e in errors if isinstance(e, BrokerError)}
     if ResponseCode.NO_PERMISSION in codes:
         # 5.x AuthenticationPipeline / AuthorizationPipeline and 4.x PlainAccessValidator
         # (AclException) refuse a request with NO_PERMISSION and the reason as remark
-        return ("the brokers refuse this account: check the access key (--access-key, "
+        who = ("the brokers that failed refuse this account (the others accepted it)"
+               if partial else "the brokers refuse this account")
+        return (f"{who}: check the access key (--access-key, "
                 "MQCTL_ACCESS_KEY or the profile's acl), the secret key (MQCTL_SECRET_KEY, "
                 "the profile's acl or its credentials file) and the account's permissions on "
                 "the group and its topics")
@@ -84,8 +89,17 @@ def failure_hint(errors: Sequence[MqctlError]) -> str:
         return next((e.hint for e in errors if e.hint), None) or (
             "the brokers answered with an error: see the remark above")
     if errors and all(isinstance(e, ConnectError) for e in errors):
-        return ("no broker could be reached: check that the brokers are up and reachable "
-                "from here (`mqctl cluster` lists their addresses), or raise --timeout")
+        timeouts = sum(isinstance(e, RequestTimeout) for e in errors)
+        if partial:
+            what = ("did not answer in time" if timeouts == len(errors) else
+                    "could not be reached" if not timeouts else
+                    "could not be reached or did not answer in time")
+            who = f"the broker(s) named above {what} while the others answered: check that they"
+        else:
+            who = ("no broker answered in time" if timeouts == len(errors) else
+                   "no broker could be reached") + ": check that the brokers"
+        return (f"{who} are up and reachable from here (`mqctl cluster` lists their "
+                "addresses), or raise --timeout")
     return next((e.hint for e in errors if e.hint), None) or "run with --debug for details"
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from mqctl.errors import UsageError
@@ -137,14 +136,17 @@ def parse_consumer_spec(spec: str) -> list[str]:
 
 
 def read_structured(path: str, what: str) -> Any:
-    """YAML or JSON from ``path`` (``-`` is stdin); errors name the file."""
+    """YAML or JSON from ``path`` (``-`` is stdin); errors name the file. Bounded: a FIFO, a
+    device or a file over the cap of allocate's input files is refused (docs/errors.md)."""
     import sys
+
+    from mqctl.fsutil import load_yaml, read_stream_capped, read_text_capped
 
     try:
         if path == "-":
-            text = sys.stdin.read()
+            text = read_stream_capped(sys.stdin, what, cap="topology file")
         else:
-            text = Path(path).read_text(encoding="utf-8")
+            text = read_text_capped(path, what, cap="topology file")
     except FileNotFoundError:
         raise UsageError(f"{what} {path!r} does not exist", hint=FILE_HINT) from None
     except IsADirectoryError:
@@ -155,19 +157,13 @@ def read_structured(path: str, what: str) -> Any:
     if path.endswith(".json"):
         try:
             return json.loads(text)
+        except RecursionError:
+            raise UsageError(f"{what} {path!r}: JSON nested too deeply",
+                             hint="check the syntax near that line") from None
         except json.JSONDecodeError as exc:
             raise UsageError(f"{what} {path!r} is not valid JSON: {exc}",
                              hint="check the syntax near that line") from None
-    import yaml
-
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise UsageError(f"{what} {path!r} is not valid YAML{at}: {problem}",
-                         hint="YAML or JSON is accepted") from None
+    return load_yaml(text, f"{what} {path!r}", hint="YAML or JSON is accepted")
 
 
 def parse_topology(data: Any, source: str = "topology") -> Topology:

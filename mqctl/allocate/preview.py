@@ -155,7 +155,8 @@ def preview(queues: Sequence[MessageQueue], consumers: Sequence[str], group: str
             raise PartialFailure(f"no consumer of {group!r} listed by the brokers that answered; "
                                  f"{unread} did not answer, so whether the group is online is "
                                  "unknown", [(f.broker, f.message) for f in live.failures],
-                                 hint=failure_hint([f.error for f in live.failures]))
+                                 hint=failure_hint([f.error for f in live.failures],
+                                                   partial=True))
         if live is not None:
             raise UsageError(f"group {group!r} has no online consumer on any broker of topic "
                              f"{live.topic}",

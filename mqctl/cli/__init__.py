@@ -2,25 +2,110 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from typing import Any
 
+from mqctl.cli.app import Interrupted as _Interrupted
+from mqctl.cli.app import OutputLost as _OutputLost
 from mqctl.cli.app import app
+from mqctl.cli.app import stdout_failed as _stdout_failed
 
 __all__ = ["app", "main"]
 
 
 def _print_error(message: str, hint: str | None) -> None:
-    sys.stderr.write(f"mqctl: error: {message}\n")
-    if hint:
-        sys.stderr.write(f"hint: {hint}\n")
+    """One line each, escaped as every human output is (a broker's remark, a client id or a
+    group name read from a file may hold ESC sequences or newlines: mqctl.render.printable)."""
+    from mqctl.render import printable
+
+    try:
+        sys.stderr.write(f"mqctl: error: {printable(message)}\n")
+        if hint:
+            sys.stderr.write(f"hint: {printable(hint)}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):  # stderr full, closed or absent: the code
+        pass                                        # is all that is left to say it
 
 
-class _Interrupted(BaseException):
-    """A KeyboardInterrupt (Ctrl-C, or SIGTERM: see :func:`_sigterm_interrupts`) that left a
-    command: carried past Typer, which would turn it into a bare ``Exit(130)``
-    (typer/core.py ``_main``) and the process would end with nothing said."""
+class _ClosedStdout:
+    """``sys.stdout`` when the process started without one (``mqctl ... >&-``: Python sets
+    it to None): a write fails as writing a closed descriptor does (EBADF), and is named."""
+
+    encoding = "utf-8"
+    errors = "replace"
+
+    def write(self, s: str) -> int:
+        import errno
+        import os
+
+        raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+
+    def flush(self) -> None:
+        pass  # (nothing was ever buffered)
+
+    def isatty(self) -> bool:
+        return False
+
+
+class _WatchedStdout:
+    """``sys.stdout`` while a command runs: the stream as it was, with the failure of a write
+    or flush kept, so that the error boundary can tell a failed output (full disk, closed
+    pipe) from any other ``OSError``; everything else is the stream's own."""
+
+    def __init__(self, stream: Any):
+        self._stream = stream
+        self.failure: OSError | None = None
+
+    def write(self, s: str) -> int:
+        try:
+            return int(self._stream.write(s))
+        except OSError as exc:
+            self.failure = exc
+            raise
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            self.failure = exc
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _output_lost(exc: OSError) -> int:
+    """Name a failed write of stdout (docs/errors.md, "Output"): a broken pipe (the reader,
+    e.g. ``head``, went away) ends quietly with 141, as SIGPIPE would; anything else (a full
+    disk, an I/O error, a closed stdout) is one line with a hint, exit 2 (as a local output
+    file that cannot be written). What was not written is dropped, so that the interpreter
+    does not fail again when it flushes stdout on exit."""
+    import errno
+    import os
+
+    from mqctl.errors import ExitCode
+
+    try:  # (not a file descriptor: stdout closed, a StringIO; nothing is flushed on exit)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        finally:
+            os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+    if exc.errno == errno.EPIPE:
+        return int(ExitCode.BROKEN_PIPE)
+    reason = "it is closed" if exc.errno == errno.EBADF else exc.strerror or str(exc)
+    hint = {errno.ENOSPC: "free space on that file system, or send the output elsewhere",
+            errno.EDQUOT: "the disk quota is used up: free space, or send the output "
+                          "elsewhere",
+            errno.EBADF: "stdout is closed (>&-): give the command an open stdout (>/dev/null "
+                         "drops the output)"}.get(exc.errno or 0, "check where stdout goes")
+    _print_error(f"cannot write the output to stdout: {reason}; the output is incomplete",
+                 hint)
+    return int(ExitCode.USAGE)
 
 
 def _sigterm_interrupts() -> object:
@@ -55,35 +140,62 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    import typer
-    from typer import main as typer_main
-
     from mqctl.cli.common import hoist_table
-    from mqctl.errors import ExitCode, MqctlError
 
     args = hoist_table(list(sys.argv[1:] if argv is None else argv))
     debug = "--debug" in args
+    if sys.stdout is None:  # started with stdout closed
+        sys.stdout = _ClosedStdout()  # type: ignore[assignment]
     _tolerant_stdout()
-    try:  # typer >= 0.23 vendors click
-        from typer._click.exceptions import ClickException
-    except ImportError:  # pragma: no cover
-        from click.exceptions import ClickException  # type: ignore[no-redef]
+    stdout = sys.stdout
+    sys.stdout = _WatchedStdout(stdout)  # type: ignore[assignment]
+    try:
+        return _main_watched(args, debug)
+    finally:
+        if isinstance(sys.stdout, _WatchedStdout):  # (a command may have replaced it)
+            sys.stdout = stdout
+
+
+def _main_watched(args: list[str], debug: bool) -> int:
+    from typer import main as typer_main
+
+    from mqctl.cli.typer_compat import ClickException
+
+    # a RootGroup: KeyboardInterrupt -> _Interrupted, a failed write of stdout -> _OutputLost
     command = typer_main.get_command(app)
-    invoke = command.invoke
+    if os.environ.get("_MQCTL_COMPLETE"):  # the shell asks for completions (TAB)
+        from mqctl.cli.completion import shell_complete
 
-    def invoke_interruptible(ctx: Any) -> Any:
-        try:
-            return invoke(ctx)
-        except KeyboardInterrupt as exc:
-            raise _Interrupted from exc
+        return shell_complete(command)
+    code = _run(command, args, debug, ClickException)
+    try:  # what is still buffered: written now, while a failure can be named
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except OSError as exc:
+        lost = _output_lost(exc)
+        return code or lost  # (an error already reported keeps its code)
+    return code
 
-    command.invoke = invoke_interruptible  # type: ignore[method-assign]
+
+def _run(command: Any, args: list[str], debug: bool, click_exception: type[Exception]) -> int:
+    import typer
+
+    from mqctl.errors import ExitCode, MqctlError
+
     try:
         rv = command.main(args=args, prog_name="mqctl", complete_var="_MQCTL_COMPLETE",
                           standalone_mode=False)
         return rv if isinstance(rv, int) else 0
-    except ClickException as exc:
-        _print_error(exc.format_message(), _usage_hint(exc, command))
+    except _OutputLost as exc:
+        return _output_lost(exc.exc)
+    except SystemExit:  # rich's Console on a broken pipe (Console.on_broken_pipe: tables,
+        # typer's help) exits 1 after pointing stdout at /dev/null: named as ours are
+        failure = getattr(sys.stdout, "failure", None)
+        if isinstance(failure, BrokenPipeError):
+            return _output_lost(failure)
+        raise
+    except click_exception as exc:
+        _print_error(_click_message(exc, command), _usage_hint(exc, command))
         return int(getattr(exc, "exit_code", ExitCode.USAGE) or ExitCode.USAGE)
     except typer.Exit as exc:
         return int(exc.exit_code)
@@ -98,19 +210,22 @@ def _main(argv: list[str] | None) -> int:
     except (KeyboardInterrupt, _Interrupted):
         sys.stderr.write("mqctl: interrupted\n")
         return int(ExitCode.INTERRUPTED)
-    except BrokenPipeError:
-        # output piped into `head` and the like: not an error
-        try:
-            sys.stdout = open("/dev/null", "w")  # noqa: SIM115
-        except OSError:
-            pass
-        return 0
+    except OSError as exc:
+        if _stdout_failed(exc):  # (e.g. --help or a usage error's output)
+            return _output_lost(exc)
+        return _internal(exc, debug)
     except Exception as exc:  # the boundary: anything else is a bug
-        if debug:
-            traceback.print_exc()
-        _print_error(f"internal error: {type(exc).__name__}: {exc}",
-                     "this is a bug in mqctl; re-run with --debug and report the traceback")
-        return int(ExitCode.INTERNAL)
+        return _internal(exc, debug)
+
+
+def _internal(exc: Exception, debug: bool) -> int:
+    from mqctl.errors import ExitCode
+
+    if debug:
+        traceback.print_exc()
+    _print_error(f"internal error: {type(exc).__name__}: {exc}",
+                 "this is a bug in mqctl; re-run with --debug and report the traceback")
+    return int(ExitCode.INTERNAL)
 
 
 def _tolerant_stdout() -> None:
@@ -123,6 +238,50 @@ def _tolerant_stdout() -> None:
             reconfigure(errors="replace")
         except (ValueError, OSError):  # pragma: no cover - a closed or detached stream
             pass
+
+
+def _click_message(exc: Any, root: object = None) -> str:
+    """The parser's message in mqctl's words: Typer checks option values with pydantic, whose
+    wording ("Value error, ...", "Input should be a valid number, unable to parse string as
+    a number") is not for people at a shell."""
+    cause = exc.__cause__
+    errors = getattr(cause, "errors", None)
+    if type(cause).__name__ == "ValidationError" and callable(errors) and hasattr(exc, "message"):
+        try:
+            first = (errors() or [None])[0]
+        except Exception:  # pragma: no cover - another pydantic's API
+            first = None
+        if isinstance(first, dict):
+            exc.message = _validation_text(first, getattr(root, "commands", None) or {})
+    return str(exc.format_message())
+
+
+_BOUNDS = {"greater_than_equal": ("ge", "{} or more"), "greater_than": ("gt", "more than {}"),
+           "less_than_equal": ("le", "{} or less"), "less_than": ("lt", "less than {}")}
+
+
+def _validation_text(err: dict[str, Any], commands: Any) -> str:
+    """One pydantic error as mqctl says it: ``'abc' is not a number``, ``must be 0.1 or more,
+    not -1``, the enum's own ``'TABLE' is not one of ...``."""
+    kind = str(err.get("type", ""))
+    value = err.get("input")
+    ctx = err.get("ctx") or {}
+    if kind == "value_error" and ctx.get("error") is not None:
+        text = str(ctx["error"])
+        if isinstance(value, str) and value != value.lower() and f"'{value.lower()}'" in text:
+            text = text.rstrip(".") + f" (names are lower case: {value.lower()!r})"
+        return text
+    if kind in _BOUNDS and _BOUNDS[kind][0] in ctx:
+        key, text = _BOUNDS[kind]
+        return f"must be {text.format(ctx[key])}, not {value}"
+    if kind.startswith(("int_", "float_", "decimal_")):
+        what = "a whole number" if kind.startswith("int_") else "a number"
+        text = f"{value!r} is not {what}"
+        if isinstance(value, str) and (value.startswith("-") or value in commands):
+            text += " (is the value missing? it goes right after the option)"
+        return text
+    msg = str(err.get("msg", ""))
+    return msg.removeprefix("Value error, ")
 
 
 def _usage_hint(exc: BaseException, root: object = None) -> str:

@@ -46,9 +46,10 @@ def watch_default(args: list[str]) -> list[str]:
         out.append(a)
         if a in ("--watch", "-w"):
             nxt = args[i + 1] if i + 1 < len(args) else None
-            try:
-                ok = nxt is not None and float(nxt) >= 0
-            except ValueError:
+            try:  # any number is the value, so that `--watch -1` is refused as out of range
+                float(nxt)  # type: ignore[arg-type]
+                ok = True
+            except (TypeError, ValueError):
                 ok = False
             if not ok:
                 out.append(str(DEFAULT_WATCH))
@@ -165,12 +166,19 @@ def warn(msg: str) -> None:
     st = _current_state()
     if st is not None and st.quiet:
         return
-    sys.stderr.write(f"mqctl: warning: {msg}\n")
+    sys.stderr.write(f"mqctl: warning: {escaped(msg)}\n")
 
 
 def info(st: AppState, msg: str) -> None:
     if not st.quiet:
-        sys.stderr.write(f"{msg}\n")
+        sys.stderr.write(f"{escaped(msg)}\n")
+
+
+def escaped(msg: str) -> str:
+    """A line for the terminal with cluster text in it: escaped (mqctl.render.printable)."""
+    from mqctl.render import printable
+
+    return printable(msg)
 
 
 def emit(result: Result, fmt: str) -> None:
@@ -182,10 +190,8 @@ def emit(result: Result, fmt: str) -> None:
 
 
 def _current_state() -> AppState | None:
-    try:  # typer >= 0.23 vendors click
-        from typer._click.globals import get_current_context
-    except ImportError:  # pragma: no cover
-        from click import get_current_context  # type: ignore[no-redef]
+    from mqctl.cli.typer_compat import get_current_context
+
     ctx = get_current_context(silent=True)
     obj = ctx.find_root().obj if ctx is not None else None
     return obj if isinstance(obj, AppState) else None

@@ -14,9 +14,12 @@ def show(ctx: typer.Context, output: OutputOpt = None, namesrv: NamesrvOpt = Non
     """Print every effective setting, its value and where it came from (secrets redacted).
 
     Precedence: flag > environment > profile > default; of the two environment variables for
-    the name servers, MQCTL_NAMESRV wins over NAMESRV_ADDR (set but empty is an error). NOTE
-    names the RocketMQ version the requests announce, the output chosen at run time and a CA
-    file that does not exist. JSON and YAML keep the values' types (null when unset).
+    the name servers, MQCTL_NAMESRV wins over NAMESRV_ADDR (set but empty is an error).
+    SOURCE is per field: tls.* and acl.* may each come from another place (a secret key never
+    from a flag). NOTE names the RocketMQ version the requests announce, the output chosen at
+    run time, a CA file that does not exist and what the reset guards' defaults mean
+    (confirm_above shows the default in effect). JSON and YAML keep the values' types (null
+    when unset).
 
     Example: mqctl config show -o json
     """

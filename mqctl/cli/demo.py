@@ -34,13 +34,18 @@ def demo(
     import sys
     import time
 
-    from mqctl.demo import run_demo
+    from mqctl.demo import demo_steps, run_demo
+    from mqctl.fsutil import output_location_error
     from mqctl.lagjob.job import duration_ms, result_view
 
     st = state(ctx)
     fmt = st.output(output)
     interval_s = duration_ms(interval) / 1000
+    steps = demo_steps(hours, interval_s)  # (0s, a negative or too many: exit 2)
     out_dir = out or f"mqctl-out/demo-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+    err = output_location_error(out_dir, "the demo directory", directory=True)
+    if err is not None:  # (read-only, a file, a full disk: before the simulation starts)
+        raise err
 
     def say(msg: str) -> None:
         if not st.quiet:
@@ -48,7 +53,6 @@ def demo(
 
     say(f"mqctl demo: simulating {hours:g} h of the demo cluster, a snapshot every "
         f"{interval_s:g} s, into {out_dir}")
-    steps = max(1, int(hours * 3600 // interval_s))
     with progress(st, "snapshots", steps) as advance:
         cap, res = run_demo(out_dir, hours=hours, interval_s=interval_s, master=master,
                             window=window, on_capture=lambda _i, _n: advance(1), progress=say)

@@ -27,9 +27,10 @@ if TYPE_CHECKING:
 # mqctl.groups.STATE_RULE, kept here too so that `mqctl --help` imports nothing heavy (a test
 # checks both say the same)
 STATE_HELP = (
-    "UNKNOWN: the membership could not be read, or the lag is unknown (a broker that hosts "
+    "UNKNOWN: the membership could not be read; EMPTY: no online member and no committed "
+    "offset (lag unknown: nothing was read); UNKNOWN: the lag is unknown (a broker that hosts "
     "the group's topics did not answer; a BROADCASTING group keeps its offsets in the "
-    "clients); EMPTY: no online member and no committed offset; OFFLINE: no online member, "
+    "clients); OFFLINE: no online member, "
     "committed offsets exist; STOPPED: online, lag > 0 and no message consumed in the last "
     "minute; LAGGING: online, lag >= --lag-threshold or max time lag >= "
     "--time-lag-threshold; OK: online and none of the above."
@@ -94,7 +95,10 @@ def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
             "consume_type": s.consume_type, "message_model": s.message_model,
             "orderly": s.orderly, "strategy": s.strategy, "strategies": s.strategies,
             "lag": s.lag, "lag_at_least": s.lag_at_least, "lag_cell": _num_cell(
-                s.lag, s.lag_at_least),
+                s.lag, s.lag_at_least) + (f" ({len(s.no_offset)} none)" if s.no_offset else ""),
+            # queues without a committed offset (``none``) and the lag they count (Diff)
+            "no_offset_queues": len(s.no_offset), "no_offset_lag": s.no_offset_lag,
+            "topics_not_covered": dict(s.uncovered),
             "max_time_lag_s": round(tl / 1000, 3) if tl is not None else None,
             "max_time_lag": ("-" if tl is None else "0" if tl == 0 else format_duration(tl))
             + (f" ({s.time_lag_unknown} unknown)" if s.time_lag_unknown and tl is not None
@@ -133,7 +137,9 @@ def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
     data = {"capture_ts": c.capture_ts, "capture_time": format_ms(c.capture_ts),
             "groups": rows, "states": counts,
             "total": {"groups": len(c.groups), "shown": len(rows),
-                      "lag": sum(known) if len(known) == len(c.groups) else None,
+                      # an EMPTY group has nothing to count (its own lag is unknown)
+                      "lag": sum(known) if all(s.lag is not None or s.state == "EMPTY"
+                                               for s in c.groups) else None,
                       "lag_at_least": sum(s.lag_at_least for s in c.groups),
                       "complete": not c.stats_failed,
                       "brokers_not_included": c.stats_failed},
@@ -148,6 +154,13 @@ def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
         notes.append(f"not included: {', '.join(c.stats_failed)} (GET_BROKER_CONSUME_STATS "
                      "failed): the lag of groups whose topics they host is unknown, `>=N` is "
                      "the lag on the brokers that answered")
+    none = [s for s in gs if s.no_offset]
+    if none:
+        from mqctl.inspect import NO_OFFSET_LAG_CAVEAT
+
+        notes.append(f"LAG `(N none)`: {sum(len(s.no_offset) for s in none)} queue(s) of "
+                     f"{len(none)} group(s) have no committed offset (`mqctl offsets show -g "
+                     f"G` lists them as none): {NO_OFFSET_LAG_CAVEAT}")
     if c.hidden_system:
         notes.append(f"{c.hidden_system} system group(s) hidden (--include-system shows them)")
     if not c.time_lag:
@@ -203,11 +216,13 @@ def groups(
     type (push/pull/pop), message model, orderly, the strategy the clients report, total lag,
     max time lag, consume TPS, pop inflight, retry backlog and DLQ messages.
 
-    Fast on big clusters: two requests per broker answer for all groups
-    (GET_ALL_SUBSCRIPTIONGROUP_CONFIG, GET_BROKER_CONSUME_STATS as mqadmin brokerConsumeStats);
-    per group only the connection list, the clients' running info, the time spans of lagging
-    queues and the DLQ topic's stats. A lag mqctl cannot know is `-` (or `>=N`, the lag on the
-    brokers that answered), never 0.
+    Fast on big clusters: three requests per broker answer for all groups
+    (GET_ALL_SUBSCRIPTIONGROUP_CONFIG, GET_BROKER_CONSUME_STATS as mqadmin brokerConsumeStats,
+    GET_ALL_TOPIC_CONFIG); per group only the connection list, the clients' running info, the
+    time spans of lagging queues, the DLQ topic's stats, GET_CONSUME_STATS where a broker's
+    stats leave its queues out and QUERY_CONSUMER_OFFSET where a queue reads 0 (`none` or
+    committed 0). LAG `(N none)`: N queues have no committed offset. A lag mqctl cannot know
+    is `-` (or `>=N`, the lag on the brokers that answered), never 0.
 
     STATE: {state_help}
 

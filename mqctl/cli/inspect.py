@@ -53,7 +53,7 @@ def _raise_partial(failures: list[BrokerFailure], what: str) -> None:
                              [(f.broker, f.message) for f in failures],
                              hint=f"the output above is incomplete ({brokers}: see the notes "
                                   f"next to the totals); "
-                                  + failure_hint([f.error for f in failures]))
+                                  + failure_hint([f.error for f in failures], partial=True))
 
 
 def route(
@@ -289,7 +289,13 @@ class SortKey(StrEnum):
 def _inflight_cell(n: int | None, source: str | None) -> str:
     if n is None:
         return "-"
-    return f"{n} (client)" if source == "client" else str(n)
+    return (f"{n} (client)" if source == "client" else f"{n} (no owner)"
+            if source == "no-owner" else str(n))
+
+
+def _offset_cell(v: int | None) -> str:
+    """A committed offset as the views show it: ``none`` where the group has none."""
+    return "none" if v is None else str(v)
 
 
 def not_included_note(p: GroupProgress) -> str:
@@ -300,7 +306,7 @@ def not_included_note(p: GroupProgress) -> str:
 
 def progress_result(p: GroupProgress, *, only_lagging: bool = False,
                     sort: SortKey = SortKey.queue, retry: bool = True) -> Result:
-    from mqctl.inspect import DELAY_REASONS, NEVER_COMMITTED, NOT_REPORTED
+    from mqctl.inspect import DELAY_REASONS, NEVER_COMMITTED, NO_OFFSET_LAG_CAVEAT, NOT_REPORTED
     from mqctl.models import RETRY_PREFIX
     from mqctl.render import Column, Result, Table
     from mqctl.timeparse import format_duration, format_local, format_ms
@@ -323,7 +329,8 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
     for q in qs:
         rows.append({
             "topic": q.mq.topic, "broker": q.mq.broker_name, "queue_id": q.mq.queue_id,
-            "broker_offset": q.broker_offset, "consumer_offset": q.consumer_offset,
+            "broker_offset": q.broker_offset, "consumer_offset": q.current,
+            "consumer_offset_cell": _offset_cell(q.current),
             "committed": q.committed, "min_offset": q.min_offset,
             "lag": q.lag, "inflight": q.inflight, "inflight_source": q.inflight_source,
             "inflight_cell": _inflight_cell(q.inflight, q.inflight_source),
@@ -335,23 +342,31 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
                          else format_duration(q.delay_ms)),
             "time_lag_unknown": q.delay_reason,
             "owner": q.owner if not owners_unknown else None, "owners": list(q.owners),
+            # no answering member claims it while a member did not answer its running info:
+            # its owner is not known, it is not unowned (issue 25 item 6)
+            "owner_unknown": q.owner_unknown,
+            "owner_cell": (None if owners_unknown else q.owner
+                           or ("unknown" if q.owner_unknown else None)),
         })
     per_topic: dict[str, dict[str, Any]] = {}
     for q in main_qs:
         t = per_topic.setdefault(q.mq.topic, {
             "topic": q.mq.topic, "queues": 0, "lag": 0, "max_time_lag_s": 0.0,
-            "time_lag_unknown": 0, "unowned": 0,
+            "time_lag_unknown": 0, "unowned": 0, "no_offset_queues": 0,
+            "pop_inflight": _pop_inflight(p, q.mq.topic),
             "produce_tps": _tps(p.produce_tps.get(q.mq.topic)),
             "consume_tps_clients": _tps(p.client_tps.get(q.mq.topic)),
             "brokers_not_included": p.not_included_by_topic.get(q.mq.topic, [])})
         t["queues"] += 1
         t["lag"] += q.lag
+        t["no_offset_queues"] += q.committed is False
         if q.delay_ms is None:
             t["time_lag_unknown"] += 1
         else:
             t["max_time_lag_s"] = max(t["max_time_lag_s"], q.delay_ms / 1000)
         if t["unowned"] is not None:
-            t["unowned"] = None if owners_unknown else t["unowned"] + (0 if q.owners else 1)
+            t["unowned"] = None if owners_unknown else t["unowned"] + (
+                0 if q.owners or q.owner_unknown else 1)
     topics = [per_topic[k] for k in sorted(per_topic)]
     for t in topics:
         t["not_included"] = ", ".join(t["brokers_not_included"]) or None
@@ -362,10 +377,14 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
         t["produce_tps_cell"] = "-" if t["produce_tps"] is None else f"{t['produce_tps']:.2f}"
         t["consume_tps_cell"] = ("-" if t["consume_tps_clients"] is None
                                  else f"{t['consume_tps_clients']:.2f}")
-    total_lag = sum(q.lag for q in main_qs)
+    # nothing read is not 0 (issue 25 item 4): no queue, no total; no known time lag, no max
+    total_lag = sum(q.lag for q in main_qs) if main_qs else None
     missing = not_included_note(p)
-    max_tl = max((q.delay_ms for q in main_qs if q.delay_ms is not None), default=0) / 1000
+    known_tl = [q.delay_ms for q in main_qs if q.delay_ms is not None]
+    max_tl = max(known_tl) / 1000 if known_tl else None
     unknown = [q for q in main_qs if q.delay_ms is None]
+    no_offset = [q for q in main_qs if q.committed is False]
+    pop_total = sum(p.pop_inflight.values()) if p.pop_inflight is not None else None
     puts = [v for t, v in p.produce_tps.items() if not t.startswith(RETRY_PREFIX)]
     known_put = [v for v in puts if v is not None]
     produce_total = (round(sum(known_put), 3) if puts and len(known_put) == len(puts)
@@ -376,8 +395,14 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
             "pop": p.pop, "running_info_asked": p.running_info,
             "queues": rows, "topics": topics,
             "total": {"lag": total_lag, "max_time_lag_s": max_tl, "queues": len(main_qs),
-                      "time_lag_unknown": len(unknown), "complete": not p.not_included,
-                      "brokers_not_included": list(p.not_included)},
+                      "time_lag_unknown": len(unknown), "no_offset_queues": len(no_offset),
+                      "no_offset_lag": sum(q.lag for q in no_offset),
+                      "pop_inflight": pop_total if p.pop else None,
+                      "complete": p.complete, "brokers_not_included": list(p.not_included),
+                      "topics_not_covered": dict(p.uncovered)},
+            "pop_inflight": ([{"topic": t, "broker": b, "inflight": n}
+                              for (t, b), n in sorted(p.pop_inflight.items())]
+                             if p.pop and p.pop_inflight is not None else None),
             "online": p.members.online_state if p.members else None,
             "time_lag_unknown_reasons": {k: DELAY_REASONS[k] for k in sorted(
                 {q.delay_reason for q in unknown if q.delay_reason})},
@@ -388,13 +413,14 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
     qcols = [Column("topic", "TOPIC", kind="key"), Column("broker", "BROKER", kind="key"),
              Column("queue_id", "QID", "right"),
              Column("broker_offset", "BROKER OFFSET", "right", drop=3),
-             Column("consumer_offset", "CONSUMER OFFSET", "right", drop=4),
+             Column("consumer_offset_cell", "CONSUMER OFFSET", "right", raw="consumer_offset",
+                    drop=4),
              Column("lag", "LAG", "right"),
              Column("inflight_cell", "INFLIGHT", "right", raw="inflight", drop=2),
              Column("last_consume", "LAST CONSUMED", raw="last_consume_time", kind="low",
                     drop=1),
              Column("time_lag", "TIME LAG", raw="time_lag_s", kind="key"),
-             Column("owner", "OWNER", kind="id")]
+             Column("owner_cell", "OWNER", raw="owner", kind="id")]
     tcols = [Column("topic", "TOPIC", kind="key"), Column("queues", "QUEUES", "right"),
              Column("lag", "LAG", "right"),
              Column("max_time_lag", "MAX TIME LAG", "right", raw="max_time_lag_s"),
@@ -404,27 +430,58 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
              Column("consume_tps_cell", "CONSUME TPS", "right", raw="consume_tps_clients")]
     for t in topics:
         t["unowned_cell"] = "-" if t["unowned"] is None else str(t["unowned"])
+    if p.pop:
+        for t in topics:
+            t["pop_inflight_cell"] = "-" if t["pop_inflight"] is None else str(t["pop_inflight"])
+        tcols.insert(4, Column("pop_inflight_cell", "INFLIGHT", "right", raw="pop_inflight"))
     if p.not_included:
         tcols.append(Column("not_included", "NOT INCLUDED", raw="brokers_not_included"))
-    notes = [f"group {p.group}: total lag {total_lag} message(s){missing}, max time lag "
-             f"{format_duration(max_tl * 1000) or '0'}"
-             + (f" ({len(unknown)} queue(s) unknown)" if unknown else "")
+    tl_text = ("unknown" if max_tl is None else format_duration(max_tl * 1000) or "0")
+    notes = [(f"group {p.group}: total lag {total_lag} message(s){missing}"
+              + (f" ({sum(q.lag for q in no_offset)} of them in {len(no_offset)} queue(s) "
+                 "without a committed offset)" if no_offset else "")
+              + f", max time lag {tl_text}"
+              + (f" ({len(unknown)} queue(s) unknown)" if unknown and known_tl else "")
+              if main_qs else f"group {p.group}: lag unknown: no queue was read{missing}")
              + f", consume TPS {p.consume_tps:.2f}"
              + (f", produce TPS {produce_total:.2f}" if produce_total is not None else
                 ", produce TPS unknown (a broker did not answer it)"
                 if puts else "")]
     if p.pop:
+        per = ", ".join(f"{b} {n}" + (f" ({t})" if len({x for x, _ in p.pop_inflight or {}}) > 1
+                                      else "")
+                        for (t, b), n in sorted((p.pop_inflight or {}).items()))
         notes.append(f"pop: no queue owners: {p.group} consumes with pop (5.x), the broker hands "
-                     "messages of every queue to whoever pops; INFLIGHT = popped and not yet "
-                     "acked (invisible) messages, the pop clients' waitAckCount")
+                     "messages of every queue to whoever pops; inflight = popped and not yet "
+                     "acked (invisible) messages, the pop clients' waitAckCount: "
+                     + (f"{pop_total} in all ({per or 'none'})" if pop_total is not None else
+                        "unknown (not every pop client answered its running info)")
+                     + "; a pop client counts them per broker (queue id -1), so INFLIGHT per "
+                       "queue is `-` where it does")
     elif not p.running_info and p.members is not None and p.members.clients:
         notes.append("--no-clients: OWNER and UNOWNED unknown (no GET_CONSUMER_RUNNING_INFO); "
                      "CONSUME TPS per topic needs the clients too")
-    never = sum(1 for q in unknown if q.delay_reason == NEVER_COMMITTED)
-    if never:
-        notes.append(f"{never} queue(s) have no committed offset for {p.group}: TIME LAG `-` "
-                     "(the broker answers delayTime = now - 0 for them; mqadmin prints N/A); "
-                     "LAG counts the whole queue, as mqadmin's Diff does")
+    if p.unanswered and not owners_unknown:
+        unk = sum(1 for q in p.queues if q.owner_unknown)
+        notes.append(f"OWNER unknown on {unk} queue(s): {', '.join(p.unanswered)} did not "
+                     "answer GET_CONSUMER_RUNNING_INFO (still a member): those queues may be "
+                     "theirs, they are not counted as unowned")
+    if no_offset:
+        never = sum(1 for q in no_offset if q.delay_reason == NEVER_COMMITTED)
+        notes.append(f"{len(no_offset)} queue(s) have no committed offset for {p.group} "
+                     "(CONSUMER OFFSET none"
+                     + (f"; TIME LAG `-` on {never}: the broker answers delayTime = now - 0 "
+                        "there, mqadmin prints N/A" if never else "")
+                     + f"): {NO_OFFSET_LAG_CAVEAT}")
+    if any(q.inflight_source == "no-owner" and (q.pull_offset or 0) > q.consumer_offset
+           for q in p.queues):
+        notes.append("INFLIGHT 0 (no owner): no client holds the queue; a broker pullOffset "
+                     "ahead of the committed offset there is what a former owner pulled and "
+                     "never committed: the next owner consumes it again")
+    if p.uncovered:
+        notes.append("not complete: " + "; ".join(f"topic {t}: {why}"
+                                                  for t, why in sorted(p.uncovered.items()))
+                     + " (its queues on brokers without an offset of the group are not shown)")
     unrep = sum(1 for q in unknown if q.delay_reason == NOT_REPORTED)
     if unrep:
         notes.append(f"{unrep} lagging queue(s) have TIME LAG `-`: "
@@ -444,7 +501,8 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
         online = p.members.online_state if p.members else None
         notes.append(f"no offsets found for group {p.group}"
                      + (" (group is offline)" if online is False else "")
-                     + missing)
+                     + missing + ": no broker holds a committed offset of it and no member "
+                     "names a topic, so nothing says which queues it would read")
     tables = [Table(qcols, rows, title=f"progress of {p.group}", name="queues"),
               Table(tcols, topics, title="per topic", name="topics")]
     if retry:
@@ -462,6 +520,13 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
     return Result(tables, data=data, notes=notes)
 
 
+def _pop_inflight(p: GroupProgress, topic: str) -> int | None:
+    """A pop group's inflight on one topic (its brokers summed), None when unknown or not pop."""
+    if not p.pop or p.pop_inflight is None:
+        return None
+    return sum(n for (t, _b), n in p.pop_inflight.items() if t == topic)
+
+
 def _tps(v: float | None) -> float | None:
     return None if v is None else round(v, 3)
 
@@ -476,8 +541,8 @@ def _retry_section(p: GroupProgress, retry_qs: list[Any]
         rows.append({"kind": "retry", "topic": q.mq.topic, "broker": q.mq.broker_name,
                      "queue_id": q.mq.queue_id, "min_offset": q.min_offset,
                      "min_offset_cell": "-" if q.min_offset is None else str(q.min_offset),
-                     "max_offset": q.broker_offset, "consumer_offset": q.consumer_offset,
-                     "consumer_offset_cell": str(q.consumer_offset), "backlog": q.lag})
+                     "max_offset": q.broker_offset, "consumer_offset": q.current,
+                     "consumer_offset_cell": _offset_cell(q.current), "backlog": q.lag})
     for d in p.dlq or []:
         rows.append({"kind": "dlq", "topic": d.mq.topic, "broker": d.mq.broker_name,
                      "queue_id": d.mq.queue_id, "min_offset": d.min_offset,
@@ -529,7 +594,10 @@ def progress(
     Every readable queue is listed (more read than write queues included). Per topic: the
     produce TPS the brokers report (5.3+) next to the clients' consume TPS. The %RETRY% queues
     and the %DLQ% topic are a separate section (--no-retry leaves it out). Pop (5.x) groups
-    have no queue owners: INFLIGHT is what the pop clients hold unacked.
+    have no queue owners: their inflight (what the pop clients hold unacked) is per broker, as
+    the clients count it. CONSUMER OFFSET `none`: the group has no committed offset there
+    (its LAG counts the whole queue; where a consumer would start depends on
+    consumeFromWhere). INFLIGHT `0 (no owner)`: no client holds the queue.
 
     Tables: queues (what -o csv prints), topics, retry (--table NAME picks one).
 

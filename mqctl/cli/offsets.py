@@ -14,6 +14,7 @@ from mqctl.cli.common import (
     NamesrvOpt,
     OutputOpt,
     emit,
+    escaped,
     one_group,
     progress,
     state,
@@ -58,6 +59,8 @@ def show(
 ) -> None:
     """Committed offsets per queue, with the queue's min and max offsets and the lag.
 
+    Every readable queue of the group's topics on every broker of their routes; CURRENT
+    `none` where the group has no committed offset (its LAG counts the whole queue).
     Example: mqctl offsets show -g GID_REPLAY -t TopicPay
     """
     from mqctl.admin import Admin
@@ -86,16 +89,28 @@ def show(
         return p, mins
 
     p, mins = with_client(st, settings, go)
+    # CURRENT "none": the group has no committed offset there (the reset plans' rule), where
+    # the broker's GET_CONSUME_STATS says 0 (issue 25 item 4)
     rows = [{"topic": q.mq.topic, "broker": q.mq.broker_name, "queue_id": q.mq.queue_id,
              "min": mins.get(q.mq, q.min_offset), "max": q.broker_offset,
-             "current": q.consumer_offset, "lag": q.lag} for q in p.queues]
+             "current": q.current, "current_cell": "none" if q.current is None
+             else str(q.current), "committed": q.committed, "lag": q.lag} for q in p.queues]
     r = Column
+    none = [q for q in p.queues if q.committed is False]
+    notes = [(f"{len(rows)} queue(s); total lag {sum(x['lag'] for x in rows)}"
+              if rows else "no queue read: lag unknown") + not_included_note(p)]
+    if none:
+        from mqctl.inspect import NO_OFFSET_LAG_CAVEAT
+
+        notes.append(f"{len(none)} queue(s) have no committed offset for {group} (CURRENT none, "
+                     f"LAG {sum(q.lag for q in none)} of the total): {NO_OFFSET_LAG_CAVEAT}")
+    notes += [f"not complete: topic {t}: {why}" for t, why in sorted(p.uncovered.items())]
     emit(Result([Table([r("topic", "TOPIC"), r("broker", "BROKER"),
                         r("queue_id", "QID", "right"), r("min", "MIN", "right"),
-                        r("max", "MAX", "right"), r("current", "CURRENT", "right"),
+                        r("max", "MAX", "right"),
+                        r("current_cell", "CURRENT", "right", raw="current"),
                         r("lag", "LAG", "right")], rows, title=f"offsets of {group}")],
-                notes=[f"{len(rows)} queue(s); total lag {sum(x['lag'] for x in rows)}"
-                       + not_included_note(p)]),
+                notes=notes),
          st.output(output))
     _raise_partial(p.failures, f"offsets show {group}")
 
@@ -175,25 +190,59 @@ def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
     elif plan.refusals:
         notes.append("nothing was changed (refused)")
     if rollback:
+        _, first = undo_steps(plan, rollback)
         notes.append(f"rollback file: {rollback} (written before the first change; restore "
-                     f"with: mqctl offsets rollback {rollback} --execute)")
+                     + (f"with: {first}: " if first else "with: ")
+                     + f"mqctl offsets rollback {rollback} --execute)")
     return Result(tables, data=data, notes=notes)
 
 
 def done_summary(plan: Plan, results: list[QueueResult]) -> str:
-    """After execution, in the past tense: what the brokers accepted, and what they did not."""
-    from mqctl.reset import Status
+    """After execution, in the past tense: what the brokers accepted, and what they did not.
+    A legacy push the brokers accepted is not a reset yet: the clients apply it about 10 s
+    after the push (MQClientInstance.resetOffset), so it is counted as pushed until verify
+    reads it taken; a queue verify could not decide is counted apart (unknown)."""
+    from mqctl.reset import Path_, Status
 
+    def pushed_only(r: QueueResult) -> bool:
+        b = plan.brokers.get(r.plan.mq.broker_name)
+        return (r.status in (Status.APPLIED, Status.UNVERIFIED) and b is not None
+                and b.path == Path_.LEGACY_PUSH)
+
+    pushed = [r for r in results if pushed_only(r)]
     moved = [r for r in results if r.status in (Status.VERIFIED, Status.APPLIED,
-                                                 Status.UNVERIFIED)]
+                                                 Status.UNVERIFIED) and not pushed_only(r)]
+    unknown = [r for r in results if r.status == Status.UNKNOWN]
     replay = sum(r.plan.replay for r in moved)
     skip = sum(r.plan.skip for r in moved)
     already = sum(1 for r in results if r.status == Status.ALREADY)
-    rest = len(results) - len(moved) - already
+    rest = len(results) - len(moved) - len(pushed) - len(unknown) - already
     return (f"{len(moved)} of {len(plan.queues)} queue(s) were reset: {replay} message(s) "
             f"rewound (to be consumed again), {skip} skipped"
+            + (f"; {len(pushed)} pushed to the clients and not applied yet (the clients apply "
+               "a pushed reset about 10 s after the push, one broker after another: "
+               f"{sum(r.plan.replay for r in pushed)} to be rewound, "
+               f"{sum(r.plan.skip for r in pushed)} skipped once they do)" if pushed else "")
             + (f"; {already} already at the target" if already else "")
+            + (f"; {len(unknown)} unknown (see DETAIL)" if unknown else "")
             + (f"; {rest} were not (see STATUS)" if rest else ""))
+
+
+def undo_steps(plan: Plan, rb: str) -> tuple[str, str | None]:
+    """(the rollback command, what must happen first or None). A broker on the legacy path
+    takes explicit offsets (a rollback) only with UPDATE_CONSUMER_OFFSET, which live consumers
+    overwrite: for an online group the rollback is refused until its consumers are stopped."""
+    from mqctl.reset import Path_
+
+    cmd = _cmd(plan, "offsets", "rollback", rb, "--execute")
+    mine = {q.mq.broker_name for q in plan.queues}
+    legacy = sorted(b.name for b in plan.brokers.values() if b.name in mine
+                    and b.path in (Path_.LEGACY_PUSH, Path_.LEGACY_UPDATE))
+    if plan.consumers.online and legacy:
+        return cmd, (f"stop the consumers of {plan.group} first (broker(s) "
+                     f"{', '.join(legacy)} take explicit offsets only from an offline group: "
+                     "live consumers overwrite them), then")
+    return cmd, None
 
 
 def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute: bool,
@@ -347,8 +396,12 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
     if results is not None:
         bad = [r for r in results if r.status in BAD]
         if bad:
+            from mqctl.reset import Status
+
+            undecided = any(r.status in (Status.UNKNOWN, Status.UNVERIFIED) for r in bad)
             raise PartialFailure(
-                f"{len(bad)} of {len(results)} queue(s) did not take: "
+                f"{len(bad)} of {len(results)} queue(s) did not take"
+                + (" or could not be verified" if undecided else "") + ": "
                 + "; ".join(f"{r.plan.mq.short} {r.status.value} ({r.detail})"
                             for r in bad[:4]),
                 [(r.plan.mq.short, r.detail) for r in bad],
@@ -379,7 +432,7 @@ async def _ask(question: str) -> str | None:
 
     def read() -> None:
         try:
-            sys.stderr.write(question)
+            sys.stderr.write(escaped(question))  # the group and topic come from a plan file
             sys.stderr.flush()
             line: str | None = sys.stdin.readline() or None
         except (OSError, ValueError):
@@ -400,28 +453,46 @@ def _interrupted(plan: Plan, results: list[QueueResult], rb: str, phase: str,
     it, and the error to exit with (130)."""
     from mqctl.errors import ExitCode, MqctlError
     from mqctl.interrupt import INTERRUPT_GRACE_S
-    from mqctl.reset import Status
+    from mqctl.reset import Path_, Status
+
+    def pushed(r: QueueResult) -> bool:  # a legacy push: the clients apply it 10 s later
+        b = plan.brokers.get(r.plan.mq.broker_name)
+        return r.status == Status.APPLIED and b is not None and b.path == Path_.LEGACY_PUSH
 
     count = {s: sum(1 for r in results if r.status == s) for s in Status}
+    n_pushed = sum(1 for r in results if pushed(r))
+    applied = count[Status.APPLIED] - n_pushed
     finish, rest_file = finish_command(plan, results, rb)
-    undo = _cmd(plan, "offsets", "rollback", rb, "--execute")
+    undo, first = undo_steps(plan, rb)
+    push_text = (f"{n_pushed} pushed to the clients, not applied yet (they apply it about 10 s "
+                 "after the push, one broker after another, whatever mqctl does now)")
     if phase == "apply":
-        what = (f"{count[Status.APPLIED]} applied, {count[Status.NOT_SENT]} not sent, "
-                f"{count[Status.UNKNOWN]} unknown"
+        what = (f"{applied} applied, "
+                + (f"{push_text}, " if n_pushed else "")
+                + f"{count[Status.NOT_SENT]} not sent, {count[Status.UNKNOWN]} unknown"
                 + "".join(f", {count[s]} {s.value}" for s in (Status.FAILED, Status.ALREADY)
                           if count[s]))
+    elif n_pushed and not applied:
+        what = f"every request was sent: {push_text}; none verified"
     else:
-        what = f"every request was sent, {count[Status.APPLIED]} applied but not verified"
+        what = (f"every request was sent, {applied} applied but not verified"
+                + (f", {push_text}" if n_pushed else ""))
     msg = f"interrupted by {signame} during {phase}: {what}"
+    undo_line = f"{first}: {undo}" if first else undo
     notes = [f"INTERRUPTED: {msg}; nothing more was sent"
              + (f" (requests in flight were waited for up to {INTERRUPT_GRACE_S:.0f} s; "
                 "'unknown' ones may or may not have changed)" if phase == "apply" else ""),
              f"finish the change: {finish}" if finish else
              "finish the change: nothing left to send (check with `mqctl offsets show`)",
-             f"undo it: {undo}"]
+             f"undo it: {undo_line}"]
+    if n_pushed:
+        notes.insert(1, f"pushed: the clients of {plan.group} apply the pushed reset about 10 s "
+                        "after the push (MQClientInstance.resetOffset), then replay from the "
+                        f"new offsets; `mqctl offsets show -g {plan.group} -t {plan.topic}` "
+                        "shows when they did; stopping them before that keeps the old offsets")
     data = {"signal": signame, "during": phase, "finish": finish, "remaining_plan": rest_file,
-            "undo": undo}
-    hint = (f"finish: {finish}; " if finish else "") + f"undo: {undo}"
+            "undo": undo, "undo_first": first, "pushed_not_applied": n_pushed}
+    hint = (f"finish: {finish}; " if finish else "") + f"undo: {undo_line}"
     return notes, data, MqctlError(msg, hint=hint, exit_code=ExitCode.INTERRUPTED)
 
 
@@ -460,8 +531,8 @@ def finish_command(plan: Plan, results: list[QueueResult], rb: str
                 "earliest": ["--to-earliest"], "latest": ["--to-latest"]}[plan.target.kind]
         return _cmd(plan, *base, *flag, "--execute"), None
     rbp = Path(rb)
-    rest = free_path(rbp.with_name(f"{rbp.stem}.remaining.csv"))
-    try:
+    try:  # (a device or FIFO at the name is refused too: the run's result is still shown)
+        rest = free_path(rbp.with_name(f"{rbp.stem}.remaining.csv"), "remaining plan")
         export_plan(replace(plan, queues=left), str(rest))
     except UsageError as exc:  # e.g. the disk filled up: say so, keep the undo command
         return f"(the remaining plan could not be written: {exc.message})", None
@@ -469,12 +540,24 @@ def finish_command(plan: Plan, results: list[QueueResult], rb: str
 
 
 def rerun_hint(plan: Plan, bad: list[QueueResult], rb: str | None, scoped: bool) -> str:
-    """What to do about queues that did not take, without resetting the others twice."""
-    from mqctl.reset import format_queue_scope
+    """What to do about queues that did not take, without resetting the others twice. Only
+    the queues the evidence says did not take (not-taken, failed, not-sent) are named for a
+    re-run; an ``unknown`` or ``unverified`` queue may have taken, and a re-run would replay
+    it again: those get a check, never a re-run."""
+    from mqctl.reset import Status, format_queue_scope
     from mqctl.timeparse import format_ms
 
-    again = format_queue_scope([r.plan.mq for r in bad])
+    undecided = [r for r in bad if r.status in (Status.UNKNOWN, Status.UNVERIFIED)]
+    bad = [r for r in bad if r not in undecided]
     parts = [f"the rollback file {rb} holds the offsets from before this run"]
+    if undecided:
+        parts.append(f"{format_queue_scope([r.plan.mq for r in undecided])}: not known whether "
+                     "the reset took (see DETAIL); do not re-run for them (a re-run replays "
+                     f"them again if it did): check `mqctl offsets show -g {plan.group} -t "
+                     f"{plan.topic}` and the consumers' logs")
+    if not bad:
+        return "; ".join(parts)
+    again = format_queue_scope([r.plan.mq for r in bad])
     if plan.consumers.online and any(r.plan.current is not None and r.goal is not None
                                      and r.goal < r.plan.current for r in bad):
         parts.append("check `mqctl offsets show` first: live consumers can consume past a "
@@ -561,6 +644,7 @@ def reset(
 
     Example: mqctl offsets reset -g GID_REPLAY -t TopicPay --by-duration -2h --execute
     """
+    from mqctl.fsutil import check_output_file
     from mqctl.reset import export_format, parse_queue_scope, target_from_options
 
     group = one_group(group, group_opt,
@@ -568,6 +652,8 @@ def reset(
     scope = parse_queue_scope(queues or [])
     if export:
         export_format(export)
+    if rollback_file:  # a device, FIFO or directory: refused before any I/O (docs/errors.md)
+        check_output_file(rollback_file, "rollback file")
     # parse the target before any network I/O: bad input fails fast
     target = target_from_options(to_time=to_time, by_duration=by_duration,
                                  to_earliest=to_earliest, to_latest=to_latest,
@@ -599,21 +685,71 @@ def rollback(
 ) -> None:
     """Plan, and with --execute restore, the offsets saved in a rollback file (a new rollback
     file of the offsets it replaces is written first). Queues saved as "none" (no committed
-    offset before the reset) get no request: they keep the offset the reset wrote. A file
-    whose offsets do not match the group's (another group, an older reset) is refused unless
+    offset before the reset) get no request: they keep the offset the reset wrote (a file of
+    only such queues says what that means and exits 0). Right after an online rewind the plan
+    says how far the group replayed it: still replaying, the rollback skips the rest; replayed
+    past the saved offsets, it is refused unless --force (it would replay again). A file whose
+    offsets do not match the group's (another group, an older reset) is refused unless
     --force. Ctrl-C or SIGTERM while applying stops as `offsets reset` does (exit 130).
 
     Example: mqctl offsets rollback ~/.local/state/mqctl/rollback/GID_REPLAY-...json --execute
     """
+    from dataclasses import replace
+
     from mqctl.reset import read_rollback
-    from mqctl.reset.files import find_rollback
+    from mqctl.reset.files import find_rollback, later_changes
 
     ns = ";".join(state(ctx).settings(namesrv=namesrv).namesrv)
-    group, topic, target, notes = read_rollback(find_rollback(file), namesrv=ns)
+    path = find_rollback(file)
+    group, topic, target, notes = read_rollback(path, namesrv=ns)
+    if not target.plan:  # every queue saved as "none": nothing to send, and why
+        _nothing_to_restore(ctx, path, group, topic, target, execute=execute, output=output)
+        return
+    later = later_changes(path)
+    if later:  # an older reset's file: restoring it undoes the later changes too
+        notes.append(f"warning: later change(s) of {group}/{topic} beside it: "
+                     f"{', '.join(later[:3])}{' ...' if len(later) > 3 else ''}; restoring "
+                     "this file undoes them too")
+        target = replace(target, elsewhere=(*target.elsewhere, f"{len(later)} later change(s) "
+                                            f"of {group}/{topic} beside it ({later[-1]})"))
     _run(ctx, group=group, topic=topic, target_fn=lambda: target, execute=execute, force=force,
          scope=None, export=None, rollback_file=None, verify_wait=verify_wait, output=output,
          namesrv=namesrv, concurrency=concurrency, notes=notes, rerun_scope=False,
          max_replay=max_replay, max_skip=max_skip, yes=yes)
+
+
+def _nothing_to_restore(ctx: typer.Context, path: str, group: str, topic: str, target: Any,
+                        *, execute: bool, output: Any) -> None:
+    """A rollback file whose queues all had no committed offset before the reset: nothing is
+    sent (exit 0), and the output says what that means for the group."""
+    from mqctl.render import Column, Result, Table
+
+    rows = [{"broker": mq.broker_name, "queue_id": mq.queue_id, "saved": None,
+             "reset_to": wrote} for mq, wrote in sorted(target.untouched.items())]
+    c = Column
+    notes = [
+        f"nothing to restore: every queue of {path} ({len(rows)}) had no committed offset for "
+        f"{group} before the reset (saved as none), so the rollback sends nothing"
+        + (" (--execute included)" if execute else ""),
+        "RocketMQ has no request that removes one queue's committed offset (only deleting the "
+        "whole subscription group with its offsets, `mqadmin deleteSubGroup -r true`, or the "
+        "topic): these queues keep the offset the reset wrote (RESET_TO) until the group "
+        "commits another one or is reset again",
+        f"a consumer of {group} that starts now begins at that offset: consumeFromWhere "
+        "(CONSUME_FROM_LAST_OFFSET, _FIRST_OFFSET, _TIMESTAMP) applies only to a queue "
+        "without a committed offset (RebalancePushImpl.computePullFromWhereWithException "
+        "reads the broker's offset first), so it no longer decides where these queues start",
+        f"to move them: mqctl offsets reset -g {group} -t {topic} --to-latest (where "
+        "CONSUME_FROM_LAST_OFFSET starts a new group) or --to-earliest (CONSUME_FROM_FIRST_"
+        "OFFSET), plan first, then --execute"]
+    emit(Result([Table([c("broker", "BROKER"), c("queue_id", "QID", "right"),
+                        c("saved", "SAVED", "right", unknown="none"),
+                        c("reset_to", "RESET_TO", "right", unknown="-")], rows,
+                       title=f"rollback of {group} / {topic}: nothing to restore")],
+                data={"rollback_file": path, "group": group, "topic": topic,
+                      "execute": execute, "nothing_to_restore": True,
+                      "queues": rows},
+                notes=notes), state(ctx).output(output))
 
 
 @app.command("rollbacks")

@@ -61,11 +61,21 @@ def up(
                              f"consecutive ports ({port}-{last}), beyond 65535",
                              hint=f"pick --port {65536 - needed} or lower, or --port 0 for any "
                                   "free ports")
+        if cluster.log_dir:  # before any port: a log directory error is not a port's
+            from mqctl.fsutil import local_path_error, output_location_error
+
+            what = "log directory " + ("(--log-dir)" if log_dir else "(the scenario's log_dir)")
+            bad = output_location_error(cluster.log_dir, what, directory=True)
+            if bad is not None:
+                raise bad
         try:
             await cluster.start()
         except (OSError, OverflowError) as exc:
             with contextlib.suppress(Exception):  # close the servers that did start
                 await cluster.stop()
+            if isinstance(exc, OSError) and exc.filename is not None:  # a file, not a port
+                raise local_path_error(exc, exc.filename, "the simulated cluster's file"
+                                       ) from None
             raise _listen_error(host, port, last, exc) from None
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -124,3 +134,10 @@ def scenarios(ctx: typer.Context, output: OutputOpt = None) -> None:
     st = state(ctx)
     rows = [{"scenario": k, "description": v} for k, v in bundled().items()]
     emit(Result([Table(cols("scenario", "description"), rows)]), st.output(output))
+
+
+def scenario_names() -> list[str]:
+    """The bundled scenarios' names (what ``sim up --scenario`` completes to)."""
+    from mqctl.sim.scenario import bundled
+
+    return list(bundled())

@@ -48,8 +48,9 @@ def snapshot(
 
     A group that could not be read is counted as failed; a capture without any row writes no
     file, and when no group could be read it exits 5 (brokers refused, e.g. a wrong ACL
-    secret) or 3 (unreachable). A full disk, a read-only directory or an --out that is a
-    regular file: exit 2 with a hint, nothing half written.
+    secret) or 3 (unreachable). A --group that no broker knows is bad input, exit 2 (as for
+    `group progress`), after the other groups were captured. A full disk, a read-only
+    directory or an --out that is a regular file: exit 2 with a hint, nothing half written.
 
     Example: mqctl snapshot --out /var/lib/mqctl/snapshots --all-groups --compress gzip
     --keep 7d
@@ -69,6 +70,7 @@ def snapshot(
         parse_keep,
         plan_prune,
         run_lock,
+        unanswered_notes,
         write,
     )
 
@@ -117,14 +119,16 @@ def snapshot(
             "cluster": snap.cluster, "rows": len(snap.rows), "groups": rows,
             "failures": [{"group": g, "broker": f.broker, "error": f.message}
                          for g, f in snap.failures]}
-    notes = [summary(rows, len(snap.rows), path)]
+    if missing and not snap.rows and not snap.group_errors and not pruned:
+        # only unknown groups: nothing to show, as `group progress GID_TYPO` (exit 2)
+        raise _unknown_groups(missing, [], "nothing was captured: no file was written")
+    notes = [summary(rows, len(snap.rows), path), *unanswered_notes(snap.rows)]
     if keep_ms is not None:
         data["pruned"] = [str(f.path) for f in pruned]
         notes.append(prune_note(pruned, keep or ""))
     emit(Result([Table(cols("group", "rows", "status"), rows)], data=data, notes=notes),
          st.output(output))
     problems = [(g, e) for g, e in snap.group_errors.items()] + [
-        (g, "no broker knows this group (check the name)") for g in missing] + [
         (f"{g}@{f.broker}", f.message) for g, f in snap.failures] + [
         (f"group list@{f.broker}", f.message) for f in discovery]
     if snap.groups and len(snap.group_errors) + len(missing) == len(snap.groups) \
@@ -137,6 +141,10 @@ def snapshot(
                           [f for e in snap.group_exc.values()
                            for f in getattr(e, "failures", [])]
                           or [_as_failure(g, e) for g, e in snap.group_exc.items()])
+    kept = (f"the file {path} holds the rest of the capture" if path
+            else "no row was captured: no file was written")
+    if missing:
+        raise _unknown_groups(missing, problems, kept)
     if problems:
         from mqctl.admin import failure_hint
 
@@ -144,8 +152,20 @@ def snapshot(
                   *(f.error for f in discovery)]
         raise PartialFailure(f"{len(problems)} part(s) of the capture failed: "
                              + "; ".join(f"{w}: {e}" for w, e in problems[:5]), problems,
-                             hint="the file holds everything that was captured"
-                             + (f"; {failure_hint(errors)}" if errors else ""))
+                             hint=kept + (f"; {failure_hint(errors, partial=True)}"
+                                          if errors else ""))
+
+
+def _unknown_groups(missing: list[str], problems: list[tuple[str, str]], kept: str) -> Any:
+    """A --group no broker knows is bad input (exit 2), as for `group progress GID_TYPO`."""
+    from mqctl.admin import NotFoundError
+
+    also = (f"; also {len(problems)} part(s) of the capture failed: "
+            + "; ".join(f"{w}: {e}" for w, e in problems[:3])) if problems else ""
+    return NotFoundError(f"{len(missing)} group(s) given with --group not known to any broker "
+                         "(no member, no committed offset, no subscription group): "
+                         f"{', '.join(missing)}{also}",
+                         hint=f"check the name (it is case-sensitive); {kept}")
 
 
 def group_status(group: str, n: int, snap: Any, missing: list[str]) -> dict[str, Any]:

@@ -119,8 +119,11 @@ def consumers_result(c: TopicConsumers) -> Result:
             "consume_tps": round(g.consume_tps, 3) if g.consume_tps is not None else None,
             "lag_not_included": g.lag_not_included,
             "not_included": ", ".join(g.lag_not_included) or None,
-            "listed_by": g.listed_by, "system": g.system})
+            "listed_by": g.listed_by, "system": g.system,
+            "unverified": c.unverified.get(g.group)})
     data = {"topic": c.topic, "groups": rows, "hiddenSystemGroups": c.hidden_system,
+            "dropped": [{"name": d.name, "listed_by": d.listed_by, "reason": d.reason}
+                        for d in c.dropped],
             "brokers_not_included": c.not_included,
             "failures": [{"broker": f.broker, "addr": f.addr, "error": f.message}
                          for f in c.failures]}
@@ -135,6 +138,14 @@ def consumers_result(c: TopicConsumers) -> Result:
     missing = f" (not included: {', '.join(c.not_included)})" if c.not_included else ""
     notes = [f"{len(rows)} group(s) consume {c.topic}{missing}: groups online with a "
              "subscription to it, or with committed offsets on it (QUERY_TOPIC_CONSUME_BY_WHO)"]
+    for d in c.dropped:
+        notes.append(f"dropped {d.name} (listed by {', '.join(d.listed_by)}): {d.reason}")
+    if any(d.name == c.topic for d in c.dropped):
+        notes.append(f"a broker that lists the topic's own name (5.3.3) names online groups "
+                     f"only through their committed offsets: an online group that has not "
+                     f"committed on {c.topic} yet is not listed (see `mqctl groups`)")
+    for name, why in sorted(c.unverified.items()):
+        notes.append(f"{name}: shown, but whether it is a group is unknown: {why}")
     if c.hidden_system:
         notes.append(f"{len(c.hidden_system)} RocketMQ system group(s) not shown "
                      f"({', '.join(c.hidden_system)}): --include-system")
@@ -163,8 +174,10 @@ def consumers(
     its lag on this topic, members and subscription.
 
     A group is listed when it is online with a subscription to the topic or has committed
-    offsets on it, so an offline group keeps appearing with its lag. LAG is the group's total
-    on this topic over every broker (GET_CONSUME_STATS), `-` when none could be read.
+    offsets on it, so an offline group keeps appearing with its lag. A name the brokers list
+    that is not a group (5.3.3 lists the topic's own name) is dropped, and the notes say so.
+    LAG is the group's total on this topic over every broker (GET_CONSUME_STATS), `-` when
+    none could be read.
     Example: mqctl topic consumers TopicPay
     """
     from mqctl.topicview import capture_topic_consumers
@@ -179,8 +192,8 @@ def consumers(
     c = with_client(st, settings, go)
     emit(consumers_result(c), st.output(output))
     lag_fail = [g.group for g in c.groups if g.lag_not_included]
-    if c.failures:
-        _partial(c.failures, f"topic consumers {topic}")
+    if c.failures or c.config_failures:
+        _partial([*c.failures, *c.config_failures], f"topic consumers {topic}")
     if lag_fail:
         from mqctl.errors import PartialFailure
 

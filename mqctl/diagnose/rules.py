@@ -75,6 +75,8 @@ def tps(v: float | None) -> str:
 
 
 def q_(mq: MessageQueue) -> str:
+    if mq.queue_id < 0:  # a pop client's process queue of a whole broker (allocate4Pop: -1)
+        return f"{mq.topic} {mq.broker_name} (pop: every queue)"
     return f"{mq.topic} {mq.short}"
 
 
@@ -1171,8 +1173,8 @@ def pop(ctx: Ctx) -> tuple[list[Finding], Check]:
                 over.append((cid, mq, wait, thr))
     if over:
         out.append(Finding(
-            "pop-flow-control", WARNING, f"{len(over)} pop queue(s) at the pop flow-control "
-            f"threshold: {qlist(mq for _, mq, _, _ in over)}",
+            "pop-flow-control", WARNING, f"{len(over)} pop process queue(s) at the pop "
+            f"flow-control threshold: {qlist(mq for _, mq, _, _ in over)}",
             why="DefaultMQPushConsumerImpl.popMessage pops a queue again only when at most "
                 "popThresholdForQueue popped messages wait for their ack: the client processes "
                 "slower than it pops",

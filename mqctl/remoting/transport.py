@@ -48,6 +48,25 @@ async def default_request_handler(conn: Connection, cmd: RemotingCommand) -> Rem
                         f" request type {cmd.code} not supported", language="PYTHON")
 
 
+def os_reason(exc: BaseException) -> str:
+    """Why a socket call failed, never empty (a ConnectionResetError raised during a TLS
+    handshake carries no text)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    text = str(exc).strip()
+    if text:
+        return text
+    if isinstance(exc, ConnectionResetError):
+        return "connection reset by peer"
+    if isinstance(exc, ConnectionAbortedError):
+        return "connection aborted"
+    if isinstance(exc, BrokenPipeError):
+        return "the peer closed the connection (broken pipe)"
+    if isinstance(exc, asyncio.IncompleteReadError | ssl.SSLEOFError):
+        return "the peer closed the connection"
+    return type(exc).__name__
+
+
 def _raise_if_cancelled() -> None:
     """Python 3.11's ``asyncio.wait_for`` returns the inner future's outcome when it is done by
     the time a cancellation arrives, and the cancellation is lost: on SIGTERM or Ctrl-C the
@@ -71,6 +90,7 @@ class Connection:
         self._writer = writer
         self._frames = FrameReader(max_frame)
         self._pending: dict[int, asyncio.Future[RemotingCommand]] = {}
+        self._sent: dict[int, RemotingCommand] = {}  # the pending requests, to spot an echo
         self._opaque = OpaqueCounter()
         self._on_request = on_request or default_request_handler
         self._closed = False
@@ -96,6 +116,19 @@ class Connection:
             raise ConnectError(f"cannot connect to {addr}: connection refused", addr=addr,
                                hint="is the name server / broker running on that address? "
                                     "(try `mqctl sim up` for a local cluster)") from None
+        except (ssl.SSLEOFError, ConnectionResetError, asyncio.IncompleteReadError) as exc:
+            if ssl_ctx is None:
+                raise ConnectError(f"cannot connect to {addr}: {os_reason(exc)}", addr=addr,
+                                   hint="check the address, and that the port is reachable "
+                                        "from here (firewall, routing)") from None
+            # a plain RocketMQ server reads the ClientHello's first bytes as a frame length of
+            # ~370 MB: remoting's NettyDecoder (a LengthFieldBasedFrameDecoder, frameMaxLength
+            # 16 MB) fails and its decode() closes the channel, mid-handshake
+            raise ConnectError(f"TLS handshake with {addr} failed: the server closed the "
+                               "connection instead of answering it (it does not speak TLS)",
+                               addr=addr, hint="drop --tls / --tls-ca / --tls-insecure (and "
+                               "MQCTL_TLS*, the profile's tls) for a server without TLS, or "
+                               "check the port") from None
         except ssl.SSLError as exc:
             raise ConnectError(f"TLS handshake with {addr} failed: {exc.reason or exc}",
                                addr=addr, hint="check --tls-ca, or whether the server speaks TLS"
@@ -107,7 +140,7 @@ class Connection:
                                     "broker: the address the name server publishes, brokerIP1) "
                                     "and this machine's DNS") from None
         except OSError as exc:
-            raise ConnectError(f"cannot connect to {addr}: {exc.strerror or exc}", addr=addr,
+            raise ConnectError(f"cannot connect to {addr}: {os_reason(exc)}", addr=addr,
                                hint="check the address, and that the port is reachable from "
                                     "here (firewall, routing)") from None
         return cls(addr, reader, writer, on_request=on_request, tls=ssl_ctx is not None)
@@ -133,17 +166,32 @@ class Connection:
                         else:
                             log.debug("%s: response for unknown opaque %d dropped", self.addr,
                                       cmd.opaque)
+                    elif self._is_echo(cmd):
+                        # a TCP echo server (or a proxy looping back): answering it as a
+                        # request would be echoed too and read as the reply
+                        raise ProtocolError(
+                            f"the peer sent mqctl's own {request_name(cmd.code)} request back "
+                            "instead of answering it: it is not a RocketMQ name server or "
+                            "broker (an echo service?)",
+                            hint="check the address and port: a RocketMQ name server listens "
+                                 "on 9876 by default, a broker on 10911")
                     else:
                         asyncio.get_running_loop().create_task(self._serve(cmd))
         except ProtocolError as exc:  # a bad frame or an undecodable header: exit 4, not 3
             self._close_reason = f"protocol error: {exc.message}"
             self._close_error = exc
         except (ConnectionError, OSError, ssl.SSLError) as exc:
-            self._close_reason = f"connection lost: {exc}"
+            self._close_reason = f"connection lost: {os_reason(exc)}"
         except asyncio.CancelledError:
             self._close_reason = "closed"
         finally:
             self._shutdown()
+
+    def _is_echo(self, cmd: RemotingCommand) -> bool:
+        """A request from the peer that is one of ours, opaque, code and fields alike."""
+        sent = self._sent.get(cmd.opaque)
+        return (sent is not None and sent.code == cmd.code
+                and sent.ext_fields == cmd.ext_fields and sent.body == cmd.body)
 
     async def _serve(self, cmd: RemotingCommand) -> None:
         try:
@@ -164,6 +212,7 @@ class Connection:
             if not fut.done():
                 fut.set_exception(self._failure())
         self._pending.clear()
+        self._sent.clear()
         with contextlib.suppress(Exception):
             self._writer.close()
 
@@ -195,14 +244,22 @@ class Connection:
         cmd = cmd.with_(opaque=opaque)
         fut: asyncio.Future[RemotingCommand] = asyncio.get_running_loop().create_future()
         self._pending[opaque] = fut
+        self._sent[opaque] = cmd
+        try:
+            return await self._request(cmd, opaque, fut, timeout)
+        finally:
+            self._sent.pop(opaque, None)
+
+    async def _request(self, cmd: RemotingCommand, opaque: int,
+                       fut: asyncio.Future[RemotingCommand], timeout: float) -> RemotingCommand:
         try:
             self._writer.write(encode(cmd))
             await self._writer.drain()
         except (ConnectionError, OSError) as exc:
             self._pending.pop(opaque, None)
-            self._close_reason = f"connection lost: {exc}"
+            self._close_reason = f"connection lost: {os_reason(exc)}"
             self._shutdown()
-            raise ConnectError(f"cannot send to {self.addr}: {exc}", addr=self.addr,
+            raise ConnectError(f"cannot send to {self.addr}: {os_reason(exc)}", addr=self.addr,
                                hint=_DROPPED_HINT) from None
         try:
             resp = await asyncio.wait_for(fut, timeout)
@@ -229,7 +286,7 @@ class Connection:
             await self._writer.drain()
         except (ConnectionError, OSError) as exc:
             self._shutdown()
-            raise ConnectError(f"cannot send to {self.addr}: {exc}", addr=self.addr,
+            raise ConnectError(f"cannot send to {self.addr}: {os_reason(exc)}", addr=self.addr,
                                hint=_DROPPED_HINT) from None
 
     async def close(self) -> None:

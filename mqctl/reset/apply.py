@@ -22,8 +22,10 @@ from mqctl.models import MessageQueue, queue_map
 from mqctl.remoting import fastjson
 from mqctl.remoting.client import fan_out
 from mqctl.remoting.codes import RequestCode
+from mqctl.reset.evidence import OwnerRead, OwnerReader, legacy_evidence, read_owners
 from mqctl.reset.types import Path_, Plan, QueuePlan
 from mqctl.timeparse import now_ms
+from mqctl.versions import V5_2_0
 
 PREVIOUSLY_RESET = "Offset has been previously reset"
 
@@ -36,7 +38,10 @@ class Status(StrEnum):
     UNVERIFIED = "unverified"  # the broker accepted it, but the re-read failed
     FAILED = "failed"  # the request failed (verify re-reads whether anything changed)
     NOT_SENT = "not-sent"  # an earlier request to the same broker failed, or an interrupt
-    UNKNOWN = "unknown"  # sent, no answer before mqctl stopped (interrupt): may have changed
+    # sent, no answer before mqctl stopped (interrupt): may have changed; or, after verify,
+    # accepted but nothing read proves whether it took (a fast consumer replays a rewind
+    # between two reads)
+    UNKNOWN = "unknown"
 
 
 BAD = frozenset({Status.NOT_TAKEN, Status.UNVERIFIED, Status.FAILED, Status.NOT_SENT,
@@ -52,6 +57,7 @@ class QueueResult:
     lowest: int | None = None
     lowest_after_ms: int | None = None
     taken_after_ms: int | None = None  # the first read at which the queue had taken
+    sent_ms: int | None = None  # mqctl clock when its request was sent (the legacy push)
 
     @property
     def goal(self) -> int:
@@ -137,6 +143,7 @@ async def apply_plan(admin: Admin, plan: Plan, *, concurrency: int = 16,
                 # Broker2Client.resetOffset: the whole topic by time; the broker computes each
                 # queue's offset and pushes it to the online push consumers
                 inflight.update((q.mq, q) for q in qs)
+                pushed = now_ms()
                 resp = await client.invoke(addr, RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, {
                     "topic": plan.topic, "group": plan.group,
                     "timestamp": plan.target.timestamp, "isForce": True})
@@ -154,6 +161,7 @@ async def apply_plan(admin: Admin, plan: Plan, *, concurrency: int = 16,
                         results[q.mq] = QueueResult(
                             q, Status.APPLIED, f"pushed to the clients; the broker computed "
                             f"{got} (plan: {q.target})", expected=int(got))
+                    results[q.mq].sent_ms = pushed
                 return
             send = server_side if bp.path == Path_.SERVER_SIDE else update
             for q in qs:
@@ -257,25 +265,39 @@ async def _read_offsets(admin: Admin, plan: Plan, names: Iterable[str]
 
 async def verify(admin: Admin, plan: Plan, results: list[QueueResult], *,
                  wait_s: float = 0.0, waiter: Waiter | None = None,
-                 poll_s: float = 1.0) -> list[QueueResult]:
+                 poll_s: float = 1.0, owners: OwnerReader | None = read_owners
+                 ) -> list[QueueResult]:
     """Re-read the offsets after ``wait_s`` (on the mqctl clock; ``waiter`` replaces the wait in
-    tests) and mark each queue a request was sent for: verified, not-taken, unverified.
+    tests) and mark each queue a request was sent for: verified, not-taken, unknown,
+    unverified.
 
     On the legacy push path the clients apply the reset after their 10 s pause (per broker);
     on the server-side path older clients apply it 10 s after their next pull: the offsets
     are polled every ``poll_s`` and verify ends as soon as every queue took. A forced
     UPDATE_CONSUMER_OFFSET of an online group is judged only after the whole wait, since live
-    consumers overwrite it at their next commit."""
+    consumers overwrite it at their next commit.
+
+    A fast consumer re-consumes a rewind between two polls, so a queue never read at its target
+    is not taken on that ground alone: on the server-side path the broker's success answer is
+    the proof (it wrote the offset before answering and ignores the clients' commits until
+    their next pull takes it); on the legacy push path the owners' running info (``owners``,
+    read right after the push and at the end: :mod:`mqctl.reset.evidence`) tells whether the
+    clients re-created their process queues; where nothing proves it either way the status is
+    ``unknown``."""
     sent = [r for r in results if r.status in (Status.APPLIED, Status.FAILED)]
     if not sent:
         return results
     wait = waiter or clock_sleep
     names = sorted({r.plan.mq.broker_name for r in sent})
     pending = [r for r in sent if r.status == Status.APPLIED]
+    pushed = [r for r in pending if _path(plan, r) == Path_.LEGACY_PUSH]
+    base: OwnerRead | None = None
+    if pushed and plan.consumers.online and owners is not None:
+        base = await owners(admin, plan)  # before any client applies the push (10 s later)
     # poll where the change arrives by itself (clients after their pause, consumers taking a
     # pending server-side offset); a forced UPDATE_CONSUMER_OFFSET is judged at the end only
-    early = bool(pending) and all(plan.brokers[r.plan.mq.broker_name].path
-                                  in (Path_.LEGACY_PUSH, Path_.SERVER_SIDE) for r in pending)
+    early = bool(pending) and all(_path(plan, r) in (Path_.LEGACY_PUSH, Path_.SERVER_SIDE)
+                                  for r in pending)
     now: dict[MessageQueue, int] = {}
     failed: dict[str, str] = {}
     read = False
@@ -301,6 +323,16 @@ async def verify(admin: Admin, plan: Plan, results: list[QueueResult], *,
     if not read:
         now, failed = await _read_offsets(admin, plan, names)
 
+    final: list[OwnerRead] = []  # the owners at the end, read once if a queue needs them
+
+    async def owners_now() -> OwnerRead | None:
+        if owners is None or not plan.consumers.online:
+            return None
+        if not final:
+            final.append(await owners(admin, plan))
+        return final[0]
+
+    pushes = len({r.plan.mq.broker_name for r in pushed})
     for r in sent:
         broker = r.plan.mq.broker_name
         if broker in failed:
@@ -321,12 +353,12 @@ async def verify(admin: Admin, plan: Plan, results: list[QueueResult], *,
                 r.detail = (f"taken (re-consumed to {r.now}): read {r.lowest} "
                             f"{(r.lowest_after_ms or 0) / 1000:.0f} s into the wait, then the "
                             "consumers replayed the rewind and committed again")
+            elif _path(plan, r) == Path_.SERVER_SIDE:
+                _server_side_verdict(plan, r)
+            elif _path(plan, r) == Path_.LEGACY_PUSH and not _beyond_write_queues(plan, r):
+                _legacy_push_verdict(r, base, await owners_now(), pushes)
             else:
-                r.status = Status.NOT_TAKEN
-                r.detail = (f"offset is {r.now}, expected {r.goal}"
-                            + (f" (lowest read during the wait: {r.lowest})"
-                               if r.lowest is not None and r.lowest != r.now else "")
-                            + _not_taken_why(plan, r))
+                _not_taken(plan, r)
         elif ok:  # the request failed, yet the offset is there (e.g. a lost answer)
             r.status = Status.VERIFIED
             r.detail = f"the offset took, although the request failed ({r.detail})"
@@ -335,6 +367,99 @@ async def verify(admin: Admin, plan: Plan, results: list[QueueResult], *,
         else:
             r.detail = f"{r.detail}; offset is now {r.now}"
     return results
+
+
+def _path(plan: Plan, r: QueueResult) -> Path_ | None:
+    b = plan.brokers.get(r.plan.mq.broker_name)
+    return b.path if b is not None else None
+
+
+def _not_taken(plan: Plan, r: QueueResult, why: str | None = None) -> None:
+    r.status = Status.NOT_TAKEN
+    r.detail = (f"offset is {r.now}, expected {r.goal}"
+                + (f" (lowest read during the wait: {r.lowest})"
+                   if r.lowest is not None and r.lowest != r.now else "")
+                + (f"; {why}" if why else _not_taken_why(plan, r)))
+
+
+def _past_old(r: QueueResult) -> bool:
+    """A rewind whose final read is at or past the old position: replayed, or never applied."""
+    cur = r.plan.current
+    return r.now is not None and cur is not None and r.goal < cur and r.now >= cur
+
+
+def _below_target(r: QueueResult) -> bool:
+    """Read below the target after the reset: consumers never move back, so something else
+    wrote it (another reset, a rollback, an UPDATE_CONSUMER_OFFSET)."""
+    return r.now is not None and r.now < r.goal
+
+
+def _server_side_verdict(plan: Plan, r: QueueResult) -> None:
+    """A server-side reset the broker accepted and that no read showed at its target.
+
+    AdminBrokerProcessor.resetOffsetInner writes the offset (ConsumerOffsetManager.
+    assignResetOffset: the reset table and the offset table) before it answers; from then on
+    ConsumerManageProcessor.updateConsumerOffset ignores the clients' commits ("Offset has been
+    previously reset") until a pull (PullMessageProcessor) or a pop (PopMessageProcessor.
+    getPopOffset -> resetPopOffset) of the queue erases it and moves the consumer there. So
+    with clients from 5.2.0 on (which write the new offset at once) and pop consumers (the
+    broker commits it itself), a group at or past the target has consumed on from it: the
+    answer is the proof. A client before 5.2.0 commits its old offset with that pull and
+    writes the new one 10 s later: a read past the old position does not tell which."""
+    st = plan.consumers
+    cur = r.plan.current
+    proven = st.pop or (st.min_version is not None and st.min_version >= V5_2_0)
+    if not st.online:  # nobody pulls: a different offset was written by someone else
+        _not_taken(plan, r, "the group is offline: something else wrote it after the reset")
+        return
+    if _below_target(r):
+        _not_taken(plan, r, "below the target: written by something else after the reset "
+                            "(these consumers never move back)" if proven else None)
+        return
+    moved = ("the group has re-consumed to " if cur is not None and r.now is not None
+             and r.now >= cur else "the consumers have moved on to ")
+    if proven:
+        r.status = Status.VERIFIED
+        r.detail = (f"applied by the broker (it wrote {r.goal} before answering and ignores "
+                    f"the clients' commits until their next "
+                    f"{'pop' if st.pop else 'pull'} takes it); {moved}{r.now}")
+        return
+    r.status = Status.UNKNOWN
+    r.detail = (f"applied by the broker, but a client older than 5.2.0 commits its old offset "
+                f"with the pull that takes the reset and writes {r.goal} 10 s later; read "
+                f"{r.now} (old offset {cur}), never {r.goal}: re-consumed or not applied, "
+                "nothing read tells; check `mqctl offsets show` and the clients' logs "
+                "(`the pull request offset illegal`)")
+
+
+def _legacy_push_verdict(r: QueueResult, base: OwnerRead | None, final: OwnerRead | None,
+                         pushes: int) -> None:
+    if _below_target(r) and r.plan.current is not None and r.goal < r.plan.current:
+        r.status = Status.NOT_TAKEN
+        r.detail = (f"offset is {r.now}, below the target {r.goal}: written by something else "
+                    "after the push (consumers never move back)")
+        return
+    verdict, why = legacy_evidence(r.plan.mq, base, final, pushed_ms=r.sent_ms,
+                                   pushes=pushes)
+    if verdict == "applied" and not _below_target(r):
+        r.status = Status.VERIFIED
+        done = ("the group has re-consumed to " if _past_old(r)
+                else "the consumers have moved on to ")
+        r.detail = f"applied by the clients: {why}; {done}{r.now}"
+        return
+    if verdict == "not-applied":
+        r.status = Status.NOT_TAKEN
+        r.detail = (f"offset is {r.now}, expected {r.goal}"
+                    + (f" (lowest read during the wait: {r.lowest})"
+                       if r.lowest is not None and r.lowest != r.now else "")
+                    + f"; not applied: {why}")
+        return
+    r.status = Status.UNKNOWN
+    r.detail = (f"pushed to the clients; read {r.now} (old offset {r.plan.current}), never "
+                f"the target {r.goal}: a fast consumer re-consumes a rewind between two reads, "
+                f"so this does not say whether it took; {why}; check `mqctl offsets show` and "
+                "the clients' logs (`invoke reset offset operation from broker`, "
+                f"`[persist] ... {r.goal}`)")
 
 
 def _record(pending: list[QueueResult], now: dict[MessageQueue, int], after_ms: int) -> None:
@@ -359,10 +484,15 @@ def _re_consumed(r: QueueResult) -> bool:
             and goal < cur and r.now >= cur)
 
 
+def _beyond_write_queues(plan: Plan, r: QueueResult) -> bool:
+    b = plan.brokers.get(r.plan.mq.broker_name)
+    return (b is not None and b.path == Path_.LEGACY_PUSH and b.write_queues is not None
+            and r.plan.mq.queue_id >= b.write_queues)
+
+
 def _not_taken_why(plan: Plan, r: QueueResult) -> str:
     b = plan.brokers.get(r.plan.mq.broker_name)
-    if (b is not None and b.path == Path_.LEGACY_PUSH and b.write_queues is not None
-            and r.plan.mq.queue_id >= b.write_queues):
+    if b is not None and _beyond_write_queues(plan, r):
         return (f"; beyond the {b.write_queues} write queue(s): the legacy reset does not "
                 "cover it")
     return "; live consumers may have overwritten it" if plan.consumers.online else ""

@@ -12,7 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from mqctl.errors import UsageError
-from mqctl.fsutil import atomic_write_text
+from mqctl.fsutil import (
+    INPUT_CAPS,
+    atomic_write_text,
+    check_output_file,
+    local_path_error,
+    read_text_capped,
+)
 from mqctl.models import MessageQueue
 from mqctl.reset.types import MAX_OFFSET, PLAN_SCHEMA, Plan, Target
 from mqctl.timeparse import format_ms
@@ -32,20 +38,49 @@ ROLLBACK_HINT = ("pass a file written by `mqctl offsets reset --execute` (see --
 def _write(path: str | Path, text: str, what: str, mode: int | None = None) -> None:
     try:
         atomic_write_text(path, text, mode=mode)
-    except OSError as exc:
-        raise UsageError(f"cannot write {what} {path}: {exc.strerror or exc}",
-                         hint="choose a writable location") from None
+    except OSError as exc:  # (a device or FIFO there too: fsutil refuses to replace it)
+        raise local_path_error(exc, path, what) from None
 
 
-def _json(text: str, what: str) -> Any:
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different: ``{"target": 35400, "target": 1}`` is
+    refused, never read as "the last one wins" (as a duplicate CSV column is refused)."""
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise UsageError(f"key {json.dumps(k)} appears twice in one object",
+                             hint="keep one of them: a key appears once in an object, as "
+                                  "mqctl writes these files")
+        out[k] = v
+    return out
+
+
+def _json(text: str, what: str, invalid: str = "is not valid JSON") -> Any:
     """``json.loads`` with every failure a usage error (also a nesting too deep for the
-    parser: 100k ``[`` is bad input, not a bug)."""
+    parser: 100k ``[`` is bad input, not a bug; and a key given twice in one object)."""
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except UsageError as exc:
+        raise UsageError(f"{what}: {exc.message}", hint=exc.hint) from None
     except RecursionError:
         raise UsageError(f"{what}: JSON nested too deeply") from None
     except ValueError as exc:
-        raise UsageError(f"{what} is not valid JSON: {exc}") from None
+        raise UsageError(f"{what} {invalid}: {exc}") from None
+
+
+def _schema(doc: dict[str, Any], known: str, what: str, required: bool) -> None:
+    """Refuse a ``schema`` this mqctl does not read (``mqctl.rollback/2``: a newer format
+    whose fields may mean something else); a plan may have none (written by hand)."""
+    got = doc.get("schema")
+    if got == known or (got is None and not required):
+        return
+    family = known.rsplit("/", 1)[0]
+    if isinstance(got, str) and got.startswith(family + "/"):
+        raise UsageError(f"{what} has schema {got}: this mqctl reads {known} only",
+                         hint="written by another mqctl version: use that version, or "
+                              "write the file again with this one")
+    raise UsageError(f"{what} is not an mqctl {family.split('.', 1)[1]} file (schema "
+                     f"{known}, got {_got(got, json_text=True)})")
 
 
 def _got(v: Any, *, json_text: bool = False) -> str:
@@ -104,10 +139,11 @@ def _csv_rows(text: str, path: str) -> tuple[list[str], list[dict[str, str]]]:
 # ------------------------------------------------------------------------------ plan files
 
 def export_format(path: str) -> str:
-    """``csv`` or ``json`` from the file name; anything else is a usage error (checked before
-    any network I/O)."""
+    """``csv`` or ``json`` from the file name; anything else is a usage error, as is a path
+    that holds something other than a regular file (checked before any network I/O)."""
     ext = Path(path).suffix.lower()
     if ext in (".csv", ".json"):
+        check_output_file(path, "plan file")
         return ext[1:]
     raise UsageError(f"--export {path}: the file name must end in .csv or .json",
                      hint="e.g. --export plan.csv (edit it, then --from-file plan.csv)")
@@ -147,7 +183,7 @@ def read_plan_file(path: str, group: str, topic: str) -> Target:
 
 def _read_plan_file(path: str, group: str, topic: str) -> Target:
     try:
-        text = Path(path).read_text(encoding="utf-8-sig")
+        text = read_text_capped(path, "plan file", encoding="utf-8-sig")
     except FileNotFoundError:
         raise UsageError(f"plan file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -157,6 +193,7 @@ def _read_plan_file(path: str, group: str, topic: str) -> Target:
         doc = _json(text, f"plan file {path}")
         if not isinstance(doc, dict) or not isinstance(doc.get("queues"), list):
             raise UsageError(f"plan file {path} has no 'queues' list")
+        _schema(doc, PLAN_SCHEMA, f"plan file {path}", required=False)
         rows = [dict(r, group=r.get("group", doc.get("group")),
                      topic=r.get("topic", doc.get("topic"))) if isinstance(r, dict) else r
                 for r in doc["queues"]]
@@ -233,10 +270,12 @@ def rollback_path(group: str, topic: str, ts: int, base: str | None = None) -> P
     return root / f"{safe}-{stamp}.json"
 
 
-def free_path(path: Path) -> Path:
+def free_path(path: Path, what: str = "rollback file") -> Path:
     """``path`` if it does not exist, else ``name.2.json``, ``name.3.json``, ...: a rollback
     file from an earlier run (which may hold the only record of the original offsets) is never
-    overwritten."""
+    overwritten. A path that holds no regular file (``/dev/null``, a FIFO, a directory) is
+    refused (exit 2), never turned into ``/dev/null.2``."""
+    check_output_file(path, what)
     if not path.exists():
         return path
     n = 2
@@ -276,19 +315,16 @@ def read_rollback(path: str, namesrv: str | None = None
 
 def _read_rollback(path: str, namesrv: str | None) -> tuple[str, str, Target, list[str]]:
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_text_capped(path, "rollback file")
     except FileNotFoundError:
         raise UsageError(f"rollback file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"rollback file {path} cannot be read: {exc}") from None
-    try:
-        doc = _json(text, f"rollback file {path}")
-    except UsageError as exc:
-        if "nested" in exc.message:
-            raise
-        raise UsageError(f"rollback file {path} cannot be read: {exc.message}") from None
-    if not isinstance(doc, dict) or doc.get("schema") != ROLLBACK_SCHEMA:
+    doc = _json(text, f"rollback file {path}", "cannot be read: it is not valid JSON")
+    if not isinstance(doc, dict) or not isinstance(doc.get("schema"), str) or \
+            not doc["schema"].startswith("mqctl.rollback/"):
         raise UsageError(f"{path} is not an mqctl rollback file (schema {ROLLBACK_SCHEMA})")
+    _schema(doc, ROLLBACK_SCHEMA, f"rollback file {path}", required=True)
     group, topic = doc.get("group"), doc.get("topic")
     if not isinstance(group, str) or not isinstance(topic, str) or not group or not topic:
         raise UsageError(f"rollback file {path} has no group/topic")
@@ -297,6 +333,7 @@ def _read_rollback(path: str, namesrv: str | None) -> tuple[str, str, Target, li
         raise UsageError(f"rollback file {path} has no 'queues' list")
     plan: dict[MessageQueue, int] = {}
     expected: dict[MessageQueue, int | None] = {}
+    untouched: dict[MessageQueue, int | None] = {}
     notes: list[str] = []
     for i, q in enumerate(entries, 1):
         where = f"rollback file {path}: entry {i}"
@@ -324,26 +361,30 @@ def _read_rollback(path: str, namesrv: str | None) -> tuple[str, str, Target, li
         except (TypeError, ValueError):
             raise UsageError(f"{where}: reset_to must be an offset 0..{MAX_OFFSET} "
                              f"({_got(q.get('reset_to'), json_text=True)})") from None
-        if mq in plan:
+        if mq in plan or mq in untouched:
             raise UsageError(f"rollback file {path}: {mq.short} appears twice")
         if wrote is not None and off is not None:
             expected[mq] = wrote
         if off is None:
+            untouched[mq] = wrote
             notes.append(f"{mq.short} had no committed offset before: left as is (it keeps "
                          "the offset the reset wrote)")
             continue
         plan[mq] = int(off)
-    if not plan:
-        raise UsageError(f"rollback file {path} has no offsets to restore")
+    if not plan and not untouched:
+        raise UsageError(f"rollback file {path} has no queues")
+    elsewhere: list[str] = []
     saved_ns = doc.get("namesrv")
     if namesrv and isinstance(saved_ns, str) and saved_ns and saved_ns != namesrv:
         notes.append(f"warning: {path} was written against name server {saved_ns}; this run "
                      f"uses {namesrv}")
+        elsewhere.append(f"it was written against name server {saved_ns}")
     created = doc.get("created")
     if isinstance(created, str) and created:
         notes.append(f"restores the offsets saved at {created}, before the reset "
                      f"'{doc.get('reason') or '?'}'")
-    return group, topic, Target("rollback", text=path, plan=plan, expected=expected), notes
+    return group, topic, Target("rollback", text=path, plan=plan, expected=expected,
+                                elsewhere=tuple(elsewhere), untouched=untouched), notes
 
 
 # ------------------------------------------------------------------------------ listing
@@ -391,9 +432,12 @@ def _info(path: Path) -> RollbackInfo:
         if path.stat().st_size > MAX_LISTED_BYTES:
             info.error = f"larger than {MAX_LISTED_BYTES // 1_000_000} MB: not read"
             return info
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(read_text_capped(path, "rollback file"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         info.error = f"cannot be read: {getattr(exc, 'strerror', None) or exc}"
+        return info
+    except UsageError as exc:  # (it became a FIFO or grew since it was listed)
+        info.error = exc.message
         return info
     if not isinstance(doc, dict) or doc.get("schema") != ROLLBACK_SCHEMA:
         info.error = f"not an mqctl rollback file (schema {ROLLBACK_SCHEMA})"
@@ -431,7 +475,7 @@ def _info(path: Path) -> RollbackInfo:
 
 
 # a rollback file of 65,536 queues x 2 brokers is about 10 MB; anything far larger is not one
-MAX_LISTED_BYTES = 64_000_000
+MAX_LISTED_BYTES = INPUT_CAPS["rollback file"]
 
 
 def _same_file(ref: str, target: Path) -> bool:
@@ -472,6 +516,18 @@ def list_rollbacks(root: Path | None = None) -> list[RollbackInfo]:
             else:
                 a.later.append(b)
     return infos
+
+
+def later_changes(path: str) -> list[str]:
+    """Names of the later changes of the same group and topic in the rollback file's own
+    directory (``offsets rollbacks``' NOTE), oldest first; none when it is not listed there."""
+    p = Path(path)
+    try:
+        infos = list_rollbacks(p.parent)
+    except UsageError:
+        return []
+    me = next((i for i in infos if _same_file(str(i.path.resolve()), p)), None)
+    return [b.name for b in me.later] if me is not None else []
 
 
 def live_state(info: RollbackInfo, current: dict[MessageQueue, int | None]) -> str:

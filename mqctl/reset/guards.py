@@ -20,14 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mqctl.config import DEFAULT_CONFIRM_ABOVE
 from mqctl.errors import UsageError
 
 if TYPE_CHECKING:
     from mqctl.config import Settings
     from mqctl.reset.types import Plan
-
-# a change moving more messages than this asks for confirmation on a terminal (without --yes)
-DEFAULT_CONFIRM_ABOVE = 10_000
 
 
 @dataclass(frozen=True, slots=True)

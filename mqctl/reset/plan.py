@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -22,9 +22,10 @@ from mqctl.errors import ConnectError, MqctlError, UsageError
 from mqctl.models import RETRY_PREFIX, BrokerData, MessageQueue, TopicOffset, TopicRoute
 from mqctl.remoting.client import fan_out
 from mqctl.reset.files import read_plan_file
+from mqctl.reset.probe import committed_offsets
 from mqctl.reset.types import MAX_OFFSET, BrokerPlan, ConsumerState, Path_, Plan, QueuePlan, Target
 from mqctl.timeparse import format_ms, now_ms
-from mqctl.versions import V5_0_0, V5_1_1, V5_2_0
+from mqctl.versions import V5_1_1, V5_2_0
 
 # MQClientInstance.resetOffset is synchronized and sleeps 10 s, then writes the offsets
 # (RebalancePushImpl.removeUnnecessaryMessageQueue persists them); the brokers' pushes reach a
@@ -60,6 +61,10 @@ def parse_queue_scope(specs: Sequence[str]) -> set[tuple[str, int]] | None:
         return None
     out: set[tuple[str, int]] = set()
     for spec in specs:
+        if not spec.replace(",", "").strip():  # `--queues ''` is no scope, not "no queue"
+            raise UsageError(f"--queues {spec!r} names no queue",
+                             hint="give broker:queueId, e.g. --queues broker-a:0,1, or leave "
+                                  "--queues out for every queue of the topic")
         broker: str | None = None
         for item in (p.strip() for p in spec.split(",")):
             if not item:
@@ -235,47 +240,6 @@ async def _bounds_per_queue(admin: Admin, missing: list[MessageQueue],
     return done
 
 
-async def _no_offset_on_old_brokers(admin: Admin, group: str, topic: str,
-                                    bplans: dict[str, BrokerPlan],
-                                    committed: dict[MessageQueue, int | None],
-                                    warnings: list[str]) -> None:
-    """Tell "committed 0" from "no offset" where the broker cannot: before 5.0.0 it ignores
-    setZeroIfNotFound and answers 0 for a queue the group never committed while message 0 is
-    in memory (ConsumerManageProcessor.queryConsumerOffset; corpus 4.9.3/never-committed/14_*).
-    Only for the brokers with a 0 in the plan that are not known to be 5.0.0+: one
-    GET_ALL_CONSUMER_OFFSET each (the broker's whole offset table, which lists committed
-    queues only; :mod:`mqctl.reset.probe`). A 0 that cannot be checked stays 0, with a
-    warning."""
-    from mqctl.reset.probe import committed_queues
-
-    zeros: dict[str, list[MessageQueue]] = {}
-    for mq, off in committed.items():
-        if off == 0 and bplans[mq.broker_name].reachable:
-            zeros.setdefault(mq.broker_name, []).append(mq)
-
-    async def check(name: str) -> set[int] | None:
-        addr = bplans[name].addr or ""
-        try:
-            version = await admin.broker_version(addr)
-        except MqctlError:
-            version = None
-        if version is not None and version >= V5_0_0:
-            return None  # QUERY_NOT_FOUND already told the missing ones apart
-        return await committed_queues(admin, addr, topic, group)
-
-    for o in await fan_out(sorted(zeros), check, concurrency=admin.concurrency):
-        if not o.ok:
-            warnings.append(
-                f"broker {o.item}: cannot tell whether {group} committed offset 0 or nothing "
-                f"on {len(zeros[o.item])} queue(s) (a broker before 5.0.0 answers 0 for both; "
-                f"GET_ALL_CONSUMER_OFFSET failed: {o.error.message if o.error else 'failed'}): "
-                "they are taken as 0, and a rollback would write 0 there")
-        elif o.value is not None:
-            for mq in zeros[o.item]:
-                if mq.queue_id not in o.value:
-                    committed[mq] = None
-
-
 def _scope_queues(route: TopicRoute, topic: str, target: Target,
                   scope: set[tuple[str, int]] | None) -> list[MessageQueue]:
     mqs = route.subscribe_queues()
@@ -347,32 +311,27 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
                      "broker before 5.3.0 lists writeQueueNums only): their bounds come from "
                      "GET_MIN_OFFSET/GET_MAX_OFFSET")
 
-    # committed offsets: GET_CONSUME_STATS per broker, then QUERY_CONSUMER_OFFSET
-    # (setZeroIfNotFound=false) for the queues it shows as 0 or not at all -- the broker
-    # reports a missing offset as 0 (AdminBrokerProcessor.getConsumeStats), which would hide
-    # "this group never consumed here"; a broker before 5.0.0 answers that query with 0 too,
-    # so its zeros are checked against its offset table (_no_offset_on_old_brokers)
+    # committed offsets, "none" where the group has no offset: the one rule of every view
+    # (mqctl.reset.probe.committed_offsets: GET_CONSUME_STATS, then QUERY_CONSUMER_OFFSET with
+    # setZeroIfNotFound=false, then the offset table of a broker before 5.0.0)
     async def read_stats(name: str) -> dict[MessageQueue, Any]:
         return (await admin.consume_stats(group, bplans[name].addr or "", topic)).offsets
 
-    committed: dict[MessageQueue, int | None] = {}
+    reported: dict[MessageQueue, int] = {}
     for cs in await fan_out([n for n in involved if up(n)], read_stats,
                             concurrency=admin.concurrency):
         if cs.ok and cs.value is not None:
-            committed.update({mq: w.consumer_offset for mq, w in cs.value.items()
-                              if w.consumer_offset > 0})
-
-    async def current(mq: MessageQueue) -> int | None:
-        return await admin.query_offset(group, mq, bplans[mq.broker_name].addr or "")
-
-    for co in await fan_out([m for m in mqs if up(m.broker_name) and m not in committed],
-                            current, concurrency=admin.concurrency):
-        if co.ok:
-            committed[co.item] = co.value
-        else:
-            fail(co.item.broker_name, "QUERY_CONSUMER_OFFSET", co.error)
-    warnings: list[str] = []
-    await _no_offset_on_old_brokers(admin, group, topic, bplans, committed, warnings)
+            reported.update({mq: w.consumer_offset for mq, w in cs.value.items()})
+    got = await committed_offsets(admin, group, [m for m in mqs if up(m.broker_name)], reported,
+                                  {n: bp.addr for n, bp in bplans.items()})
+    for name, exc in got.failed.items():
+        fail(name, "QUERY_CONSUMER_OFFSET", exc)
+    committed = got.offsets
+    warnings: list[str] = [
+        f"broker {name}: cannot tell whether {group} committed offset 0 or nothing on "
+        f"{len(zs)} queue(s) (a broker before 5.0.0 answers 0 for both; "
+        f"GET_ALL_CONSUMER_OFFSET failed: {exc.message}): they are taken as 0, and a rollback "
+        "would write 0 there" for name, (exc, zs) in sorted(got.unchecked.items())]
 
     searched: dict[MessageQueue, int] = {}
     if target.kind == "time":
@@ -457,16 +416,14 @@ def _far_beyond(plan: Plan) -> None:
             "placeholder is not clamped; use --to-latest to skip the backlog")
 
 
-def _drift(plan: Plan, force: bool) -> None:
-    """A per-queue file (plan or rollback) checked against the live offsets: the offset it
-    expects (the plan's CURRENT, the rollback's reset_to) vs the committed one now. Any drift
-    warns per queue; a drift larger than the file's own change (target - expected) is refused
-    unless --force: the file was made for another state (stale) or another group."""
+def _listed(xs: list[str]) -> str:
+    return "; ".join(xs[:6]) + (f"; ... {len(xs) - 6} more" if len(xs) > 6 else "")
+
+
+def _drifts(plan: Plan) -> Iterator[tuple[QueuePlan, int | None, int | None, int, str]]:
+    """The queues of a per-queue file not at the offset the file expects: (queue, expected,
+    committed now, the file's target, the drift as text)."""
     t = plan.target
-    if not t.per_queue or not t.expected:
-        return
-    moved: list[str] = []
-    big: list[str] = []
     for q in plan.queues:
         if q.mq not in t.expected or q.far_beyond:
             continue
@@ -477,34 +434,115 @@ def _drift(plan: Plan, force: bool) -> None:
         if exp is None or now is None:
             text = (f"{q.mq.short} {'none' if exp is None else exp} -> now "
                     f"{'none' if now is None else now}")
-            larger = True
         else:
-            drift, change = now - exp, want - exp
-            text = f"{q.mq.short} {exp} -> now {now} (drift {drift:+d}, plan change {change:+d})"
-            larger = abs(drift) > abs(change)
-        moved.append(text)
-        if larger:
-            big.append(text)
+            text = (f"{q.mq.short} {exp} -> now {now} (drift {now - exp:+d}, plan change "
+                    f"{want - exp:+d})")
+        yield q, exp, now, want, text
 
-    def listed(xs: list[str]) -> str:
-        return "; ".join(xs[:6]) + (f"; ... {len(xs) - 6} more" if len(xs) > 6 else "")
 
-    if t.kind == "plan":
-        if moved:
-            plan.warnings.append(f"stale plan: {len(moved)} queue(s) moved since the plan was "
-                                 f"made (its CURRENT -> live): {listed(moved)}")
-        if big and not force:
-            plan.refusals.append(f"stale plan {t.text}: {len(big)} queue(s) moved more than "
-                                 f"the plan's own change ({listed(big)}); export a new plan, "
-                                 "or --force to apply its targets anyway")
+def _drift(plan: Plan, force: bool) -> None:
+    """A per-queue file (plan or rollback) checked against the live offsets: the offset it
+    expects (the plan's CURRENT, the rollback's reset_to) vs the committed one now. Any drift
+    warns per queue; a drift larger than the file's own change (target - expected) is refused
+    unless --force: the file was made for another state (stale) or another group."""
+    t = plan.target
+    if not t.per_queue or not t.expected:
         return
+    if t.kind == "rollback":
+        _rollback_drift(plan, force)
+        return
+    moved: list[str] = []
+    big: list[str] = []
+    for _q, exp, now, want, text in _drifts(plan):
+        moved.append(text)
+        if exp is None or now is None or abs(now - exp) > abs(want - exp):
+            big.append(text)
+    if moved:
+        plan.warnings.append(f"stale plan: {len(moved)} queue(s) moved since the plan was "
+                             f"made (its CURRENT -> live): {_listed(moved)}")
+    if big and not force:
+        plan.refusals.append(f"stale plan {t.text}: {len(big)} queue(s) moved more than "
+                             f"the plan's own change ({_listed(big)}); export a new plan, "
+                             "or --force to apply its targets anyway")
+
+
+def _rollback_drift(plan: Plan, force: bool) -> None:
+    """A rollback file against the live offsets, per queue: ``wrote`` (the file's reset_to,
+    what the reset wrote), ``saved`` (what the rollback restores), ``now``.
+
+    Consumers only move forward from what the reset wrote, so a queue at or past ``wrote``
+    is this reset's own story: after a rewind (``wrote < saved``) the group is replaying it
+    (``now < saved``: the rollback skips the rest) or has replayed it and moved on (``now >=
+    saved``: the saved offsets are behind the group, a rollback would replay again); after a
+    forward move it consumed on. A queue behind ``wrote`` was moved back by something else:
+    another reset or rollback, another group's file, an older reset's. A file written against
+    another name server, or with later changes of the group and topic beside it, is named as
+    such (``Target.elsewhere``)."""
+    t = plan.target
+    replaying: list[tuple[str, int, int]] = []  # (queue, replayed, rewind)
+    replayed: list[tuple[str, int, int]] = []  # (queue, saved, now)
+    consumed: list[tuple[str, int]] = []  # forward reset: (queue text, consumed since)
+    moved: list[str] = []
+    big: list[str] = []
+    for q, wrote, now, saved, text in _drifts(plan):
+        if now == saved:
+            continue  # already at the saved offset (restored, or never moved): nothing to send
+        moved.append(text)
+        if wrote is None or now is None:
+            big.append(text)
+            continue
+        drift, change = now - wrote, saved - wrote
+        if now < wrote or t.elsewhere:  # not consumers (or a file that may not be this one)
+            if abs(drift) > abs(change):
+                big.append(text)
+        elif wrote < saved and now < saved:
+            replaying.append((q.mq.short, now - wrote, saved - wrote))
+        elif wrote < saved:
+            replayed.append((q.mq.short, saved, now))
+        elif abs(drift) > abs(change):
+            consumed.append((text, drift))
+
     if moved:
         plan.warnings.append(f"rollback file {t.text}: {len(moved)} queue(s) are not at the "
-                             f"offset the reset wrote (reset_to -> live): {listed(moved)}")
+                             f"offset the reset wrote (reset_to -> live): {_listed(moved)}")
+    if replaying:
+        left = sum(rw - done for _, done, rw in replaying)
+        plan.warnings.append(
+            f"rollback file {t.text}: the group is replaying this reset's rewind on "
+            f"{len(replaying)} queue(s) ("
+            + _listed([f"{name} replayed {done} of {rw}" for name, done, rw in replaying])
+            + f"): the rollback puts them back at the saved offsets and skips the {left} "
+            "message(s) not replayed yet")
+    if replayed:
+        again = sum(now - saved for _, saved, now in replayed)
+        text = (f"rollback file {t.text}: group {plan.group} has replayed this reset's rewind "
+                f"and consumed past the saved offsets on {len(replayed)} queue(s) ("
+                + _listed([f"{name} saved {saved}, now {now}" for name, saved, now in replayed])
+                + ")" + (f", and is still replaying on {len(replaying)} more" if replaying
+                         else "")
+                + f": the replay is complete there, so the saved offsets are behind the group "
+                f"and a rollback would rewind it again, replaying {again} message(s)")
+        if force:
+            plan.warnings.append(text + " (--force)")
+        else:
+            plan.refusals.append(text + "; nothing to undo there; --force to rewind to the "
+                                 "saved offsets anyway (a file of another group or cluster, "
+                                 "or of an older reset, reads the same way: check it first)")
+    if consumed:
+        more = sum(d for _, d in consumed)
+        text = (f"rollback file {t.text}: group {plan.group} consumed on from the offsets this "
+                f"reset wrote on {len(consumed)} queue(s), more than the reset moved "
+                f"({_listed([x for x, _ in consumed])}): restoring the saved offsets replays "
+                f"those {more} message(s) too")
+        if force:
+            plan.warnings.append(text + " (--force)")
+        else:
+            plan.refusals.append(text + "; --force to restore them anyway")
     if big and not force:
+        why = ("; ".join(t.elsewhere) + ": ") if t.elsewhere else ""
         plan.refusals.append(f"rollback file {t.text} does not match group {plan.group}'s "
-                             f"offsets: {len(big)} queue(s) moved more than the rollback's own "
-                             f"change ({listed(big)}); is it another group's or an older "
+                             f"offsets: {why}{len(big)} queue(s) moved more than the rollback's "
+                             f"own change ({_listed(big)}); is it another group's or an older "
                              "reset's file? check it, or --force")
 
 

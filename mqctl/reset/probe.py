@@ -16,7 +16,9 @@ broker that may not honour setZeroIfNotFound, and only when one of the plan's qu
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from mqctl.admin import Admin, BrokerFailure
@@ -25,6 +27,7 @@ from mqctl.models import MessageQueue
 from mqctl.remoting import fastjson
 from mqctl.remoting.client import fan_out
 from mqctl.remoting.codes import RequestCode
+from mqctl.versions import V5_0_0
 
 # the table grows with groups x topics: give it the time a big subscription table gets
 ALL_OFFSETS_MIN_TIMEOUT_S = 10.0
@@ -51,15 +54,124 @@ def committed_queue_ids(body: Any, topic: str, group: str) -> set[int]:
     return out
 
 
-async def committed_queues(admin: Admin, addr: str, topic: str, group: str) -> set[int]:
-    """GET_ALL_CONSUMER_OFFSET on one broker: the queue ids of ``topic`` that ``group`` has
-    committed (raises :class:`mqctl.errors.MqctlError` when the broker does not answer)."""
-    resp = await admin.client.invoke(
-        addr, RequestCode.GET_ALL_CONSUMER_OFFSET, idempotent=True,
-        timeout=max(admin.client.options.timeout, ALL_OFFSETS_MIN_TIMEOUT_S))
-    if not resp.body:
-        raise BodyError("GET_ALL_CONSUMER_OFFSET: empty body")
-    return committed_queue_ids(fastjson.loads(resp.body), topic, group)
+@dataclass
+class OffsetTableCache:
+    """What the never-committed rule read from each broker, shared by the groups of one
+    capture (``snapshot``, ``groups``): its version and its offset table, asked once per
+    address."""
+
+    versions: dict[str, int | None] = field(default_factory=dict)
+    tables: dict[str, Any] = field(default_factory=dict)  # addr -> body or MqctlError
+    locks: dict[str, asyncio.Lock] = field(default_factory=dict)
+
+    async def version(self, admin: Admin, addr: str) -> int | None:
+        async with self.locks.setdefault("v:" + addr, asyncio.Lock()):
+            if addr not in self.versions:
+                try:
+                    self.versions[addr] = await admin.broker_version(addr)
+                except MqctlError:
+                    self.versions[addr] = None
+            return self.versions[addr]
+
+    async def queue_ids(self, admin: Admin, addr: str, topic: str, group: str) -> set[int]:
+        async with self.locks.setdefault("t:" + addr, asyncio.Lock()):
+            if addr not in self.tables:
+                try:
+                    resp = await admin.client.invoke(
+                        addr, RequestCode.GET_ALL_CONSUMER_OFFSET, idempotent=True,
+                        timeout=max(admin.client.options.timeout, ALL_OFFSETS_MIN_TIMEOUT_S))
+                    if not resp.body:
+                        raise BodyError("GET_ALL_CONSUMER_OFFSET: empty body")
+                    self.tables[addr] = fastjson.loads(resp.body)
+                except MqctlError as exc:
+                    self.tables[addr] = exc
+        got = self.tables[addr]
+        if isinstance(got, MqctlError):
+            raise got
+        return committed_queue_ids(got, topic, group)
+
+
+@dataclass
+class CommittedOffsets:
+    """The answer of :func:`committed_offsets`."""
+
+    # per queue: the committed offset, None when the group has none there
+    offsets: dict[MessageQueue, int | None] = field(default_factory=dict)
+    # brokers whose QUERY_CONSUMER_OFFSET failed (or that have no address): their queues are
+    # not in ``offsets``
+    failed: dict[str, MqctlError] = field(default_factory=dict)
+    # brokers before 5.0.0 whose offset table could not be read: the queues that read 0 there
+    # (committed 0 or nothing, the broker answers 0 for both) stay 0 in ``offsets``
+    unchecked: dict[str, tuple[MqctlError, list[MessageQueue]]] = field(default_factory=dict)
+
+
+async def committed_offsets(admin: Admin, group: str, mqs: Iterable[MessageQueue],
+                            reported: Mapping[MessageQueue, int],
+                            addrs: Mapping[str, str | None], *,
+                            cache: OffsetTableCache | None = None) -> CommittedOffsets:
+    """THE rule for "the group has no committed offset on this queue" (``none``), used by the
+    reset plans and every view (``offsets show``, ``group progress``, ``groups``, snapshots):
+
+    1. GET_CONSUME_STATS (``reported``, the broker's consumerOffset) above 0 is committed;
+    2. a 0 (the broker reports a missing offset as 0, AdminBrokerProcessor.getConsumeStats) or
+       a queue it did not report: QUERY_CONSUMER_OFFSET with setZeroIfNotFound=false,
+       QUERY_NOT_FOUND = none (corpus 5.3.3/never-committed/14_*: code 22);
+    3. a broker before 5.0.0 ignores setZeroIfNotFound and answers 0 for a queue nobody
+       committed while its message 0 is in memory (corpus 4.9.3/never-committed/14_*), so its
+       remaining zeros are checked against its offset table (GET_ALL_CONSUMER_OFFSET, which
+       lists committed queues only): a queue not listed = none. A broker whose version is
+       unknown is treated as one before 5.0.0.
+
+    ``addrs``: broker name -> master address. Read-only."""
+    out = CommittedOffsets()
+    wanted = sorted(set(mqs))
+    ask: list[MessageQueue] = []
+    for mq in wanted:
+        v = reported.get(mq)
+        if v is not None and v > 0:
+            out.offsets[mq] = v
+        elif addrs.get(mq.broker_name):
+            ask.append(mq)
+        elif mq.broker_name not in out.failed:
+            from mqctl.errors import ConnectError
+
+            out.failed[mq.broker_name] = ConnectError(f"broker {mq.broker_name} has no address")
+
+    async def current(mq: MessageQueue) -> int | None:
+        return await admin.query_offset(group, mq, addrs[mq.broker_name] or "")
+
+    for o in await fan_out(ask, current, concurrency=admin.concurrency):
+        if o.ok:
+            out.offsets[o.item] = o.value
+        elif o.error is not None:
+            out.failed.setdefault(o.item.broker_name, o.error)
+    for name in out.failed:  # a broker is read whole or not at all
+        for mq in [m for m in out.offsets if m.broker_name == name]:
+            del out.offsets[mq]
+
+    zeros: dict[str, list[MessageQueue]] = {}
+    for mq, off in out.offsets.items():
+        if off == 0:
+            zeros.setdefault(mq.broker_name, []).append(mq)
+    tables = cache if cache is not None else OffsetTableCache()
+
+    async def check(name: str) -> dict[str, set[int]] | None:
+        addr = addrs[name] or ""
+        version = await tables.version(admin, addr)
+        if version is not None and version >= V5_0_0:
+            return None  # QUERY_NOT_FOUND already told the missing ones apart
+        return {t: await tables.queue_ids(admin, addr, t, group)
+                for t in sorted({m.topic for m in zeros[name]})}
+
+    for c in await fan_out(sorted(zeros), check, concurrency=admin.concurrency):
+        if not c.ok:
+            assert c.error is not None
+            out.unchecked[c.item] = (c.error, zeros[c.item])
+        elif c.value is not None:
+            for mq in zeros[c.item]:
+                if mq.queue_id not in c.value[mq.topic]:
+                    out.offsets[mq] = None
+    return out
 
 
 async def min_offsets(admin: Admin, mqs: Iterable[MessageQueue]
@@ -96,4 +208,5 @@ async def min_offsets(admin: Admin, mqs: Iterable[MessageQueue]
     return out, failures
 
 
-__all__ = ["ALL_OFFSETS_MIN_TIMEOUT_S", "committed_queue_ids", "committed_queues", "min_offsets"]
+__all__ = ["ALL_OFFSETS_MIN_TIMEOUT_S", "CommittedOffsets", "OffsetTableCache",
+           "committed_offsets", "committed_queue_ids", "min_offsets"]

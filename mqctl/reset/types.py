@@ -38,6 +38,11 @@ class Target:
     # per queue, the offset the file expects the group to be at now: a plan file's `current`
     # column, a rollback file's `reset_to` (what the reset wrote); None = "none" (no offset)
     expected: dict[MessageQueue, int | None] = field(default_factory=dict)
+    # a rollback file: what says it may belong elsewhere (written against another name
+    # server, later changes of the group and topic since); its queues saved as "none" (no
+    # committed offset before the reset) -> what the reset wrote there
+    elsewhere: tuple[str, ...] = ()
+    untouched: dict[MessageQueue, int | None] = field(default_factory=dict)
 
     def describe(self) -> str:
         if self.kind == "time":

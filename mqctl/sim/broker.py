@@ -147,6 +147,8 @@ class SimBroker:
     locks: dict[str, dict[MessageQueue, LockEntry]] = field(default_factory=dict)
     channels: dict[str, dict[int, Channel]] = field(default_factory=dict)  # group -> key -> ch
     group_info: dict[str, GroupInfo] = field(default_factory=dict)
+    # 5.3.3's ConsumerManager.topicGroupTable: topic -> the names registerConsumer put there
+    topic_groups: dict[str, set[str]] = field(default_factory=dict)
     lock_log: LockLog | None = None
     data_version: int = 1
     # BrokerStatsManager GROUP_GET_NUMS per (group, topic): (ms, messages handed out) per pull
@@ -244,20 +246,28 @@ class SimBroker:
         return True
 
     def pull(self, group: str, topic: str, qid: int, offset: int,
-             commit: int | None = None) -> int:
+             commit: int | None = None, *, pop: bool = False) -> int:
         """A consumer pulls from ``offset``; returns where it must continue (a pending reset
         makes it jump, and the reset entry is consumed: PULL_OFFSET_MOVED in 5.x).
 
         ``commit``: the pull's commitOffset (a push consumer's consumed offset). As in
         PullMessageProcessor, the pending reset is erased first (queryThenEraseResetOffset)
         and the commit is stored after it, so the pull that takes a reset writes the client's
-        OLD offset back until the client persists the new one."""
+        OLD offset back until the client persists the new one.
+
+        ``pop``: a POP request (``commit`` is what the client acked). The pop takes a pending
+        reset itself (5.3.3 PopMessageProcessor.getPopOffset -> resetPopOffset:
+        queryThenEraseResetOffset, then commitOffset("ResetPopOffset", ...) of the reset offset)
+        and pops from there, so the broker holds the reset offset and no client fix is needed;
+        acks of messages popped before the reset do not move it back."""
         self._count_get(group, topic, qid, offset)
         pend = self.resets.get((topic, group))
         new = pend.pop(qid, None) if pend else None
         if pend is not None and not pend:
             self.resets.pop((topic, group), None)
-        if commit is not None:
+        if pop and new is not None:
+            self.commit(group, topic, qid, new)  # ResetPopOffset
+        elif commit is not None:
             self.commit(group, topic, qid, commit)
         if new is not None:
             self.pulls[(group, topic, qid)] = new
@@ -451,6 +461,9 @@ class SimBroker:
         subscription table notifies every member (not for BROADCASTING groups). Returns True
         when the member list or the subscriptions changed."""
         chans = self.channels.setdefault(group, {})
+        if self.version >= V5_3_3:  # see h_consume_by_who
+            for t in ch.subscriptions:
+                self.topic_groups.setdefault(t, set()).add(t)
         if group not in self.groups and self.auto_create_group:
             self.groups[group] = GroupConf(group)
         info = self.group_info.get(group)
@@ -863,8 +876,17 @@ def h_connection_list(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slav
 def h_consume_by_who(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
                            ) -> RemotingCommand:
     topic = _ext(cmd, "topic") or ""
-    # ConsumerManager.queryTopicConsumeByWho + ConsumerOffsetManager.whichGroupByTopic
-    groups = {g for g, info in b.group_info.items() if topic in info.subs}
+    # ConsumerManager.queryTopicConsumeByWho + ConsumerOffsetManager.whichGroupByTopic. 5.3.3
+    # answers from ConsumerManager.topicGroupTable, where registerConsumer (and the heartbeat
+    # v2 path, registerConsumerWithoutSub) add subscriptionData.getTopic(), the topic's own
+    # name, instead of the group (apache/rocketmq#9352, first in 5.3.3; fixed after it by #9424
+    # and #9444), and unregisterConsumer removes the group's name, which is not there: the
+    # topic's name stays listed once a consumer subscribed it, and an online group shows up
+    # only through its committed offsets (real 5.3.3: {"groupList":["G","T"]}, issue 25)
+    if b.version >= V5_3_3:
+        groups = set(b.topic_groups.get(topic, ()))
+    else:
+        groups = {g for g, info in b.group_info.items() if topic in info.subs}
     groups |= {g for (t, g) in b.offsets if t == topic}
     return _ok(cmd, {"groupList": sorted(groups)})
 
@@ -877,7 +899,8 @@ def h_running_info(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: 
     version, forward the request (same extFields and body) and return the client's answer
     verbatim. A simulated client answers from its real state; a hung one never answers, so the
     forward times out (``RemotingTimeoutException``) after the scenario's
-    ``running_info_timeout`` (RocketMQ: 10 s)."""
+    ``running_info_timeout`` (RocketMQ: 10 s), and so does a ``silent`` one, which stays a
+    member meanwhile."""
     group, cid = _ext(cmd, "consumerGroup") or "", _ext(cmd, "clientId") or ""
     ch = next((c for c in b.members(group) if c.client_id == cid), None)
     if ch is None:
@@ -889,7 +912,7 @@ def h_running_info(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: 
                      f"<{version_name(ch.version)}> too low to finish, please upgrade it to "
                      "V3_1_8_SNAPSHOT")
     timeout = b.cluster.scenario.running_info_timeout_s
-    if ch.consumer is not None and not ch.consumer.hung:
+    if ch.consumer is not None and not ch.consumer.hung and not ch.consumer.silent:
         sim = ch.consumer
         # the client's answer, forwarded verbatim: ClientRemotingProcessor.
         # getConsumerRunningInfo builds it with RemotingCommand.createResponseCommand(null),
@@ -1097,6 +1120,15 @@ def _reset_server_side(b: SimBroker, cmd: RemotingCommand, topic: str, group: st
         # 208's pullOffset still reads the old position (5.3.3/reset/208_after_*: 0 and 50)
         b.resets.setdefault((topic, group), {})[q] = off
         b.offsets.setdefault((topic, group), {})[q] = off
+    # the members' pulls held by long polling return as soon as a message arrives
+    # (PullRequestHoldService.notifyMessageArriving; pops likewise), and the next pull of the
+    # queue takes the reset: on a queue that is being written that is within moments
+    live = [b.mq(topic, q) for q in targets
+            if (lg := b.qlog(topic, q)) is not None and lg.segments
+            and lg.segments[-1].rate > 0]
+    for m in b.members(group) if live else []:
+        if m.consumer is not None:
+            m.consumer.wake_pulls(live)
     return _ok(cmd, {"offsetTable": {b.mq(topic, q): off for q, off in sorted(targets.items())}})
 
 

@@ -32,6 +32,16 @@ class _Event:
         self.cancelled = True
 
 
+# The fastest accelerated clock (``sim up --speed``, a scenario's ``clock.speed``): 1000
+# simulated seconds per wall second. Faster, the periodic events (heartbeats, consume ticks)
+# due in one wall millisecond outgrow what one process can run (docs/scenario.md).
+MAX_SPEED = 1000.0
+MIN_SPEED = 0.001
+# the most events one step of the driver runs before it yields to the event loop (signals,
+# requests): a clock the sim cannot keep up with slows the sim, never stops it answering
+STEP_EVENTS = 2000
+
+
 class SimClock:
     def __init__(self, mode: str = "manual", speed: float = 1.0, start_ms: int | None = None):
         self.mode = mode
@@ -85,10 +95,11 @@ class Scheduler:
             heapq.heappop(self._heap)
         return self._heap[0].due if self._heap else None
 
-    def run_due(self, until_ms: int) -> int:
-        """Run every event due at or before ``until_ms`` in time order. Returns the count."""
+    def run_due(self, until_ms: int, limit: int | None = None) -> int:
+        """Run every event due at or before ``until_ms`` in time order (at most ``limit``:
+        the rest stay due). Returns the count."""
         n = 0
-        while self._heap:
+        while self._heap and (limit is None or n < limit):
             ev = self._heap[0]
             if ev.cancelled:
                 heapq.heappop(self._heap)

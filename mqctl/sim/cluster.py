@@ -25,7 +25,7 @@ from mqctl.remoting import fastjson
 from mqctl.remoting.codes import RequestCode, ResponseCode
 from mqctl.remoting.frame import RemotingCommand
 from mqctl.sim.broker import GroupConf, SimBroker, TopicConf
-from mqctl.sim.clock import Scheduler, SimClock
+from mqctl.sim.clock import MAX_SPEED, MIN_SPEED, STEP_EVENTS, Scheduler, SimClock
 from mqctl.sim.consumer import SimConsumer
 from mqctl.sim.logs import LockLog
 from mqctl.sim.ports import WatchedClient
@@ -127,6 +127,12 @@ class SimCluster:
                  log_dir: str | None = None, consecutive_ports: bool | None = None):
         self.scenario: Scenario = load_scenario(scenario)
         mode = clock or self.scenario.clock
+        if speed is not None and not MIN_SPEED <= speed <= MAX_SPEED:  # (also nan, inf)
+            raise UsageError(f"--speed {speed:g} is out of range ({MIN_SPEED:g} to "
+                             f"{MAX_SPEED:g})",
+                             hint=f"the accelerated clock runs at most {MAX_SPEED:g} times "
+                                  "wall time; for faster runs use --clock manual (tests, "
+                                  "mqctl demo)")
         self.clock = SimClock(mode, speed if speed is not None else self.scenario.speed,
                               start_ms=self.scenario.start_ms)
         self.scheduler = Scheduler(self.clock)
@@ -256,10 +262,15 @@ class SimCluster:
             if g.model == "CLUSTERING":
                 for tname in sorted(topics):
                     for bn in self.topic_hosts.get(tname, []):
+                        # offsets_on: only these brokers / queues (None: all of them)
+                        on = None if g.offsets_on is None else g.offsets_on.get(bn, frozenset())
                         b = self.brokers[bn]
                         conf = b.topics[tname]
+                        qids = [q for q in range(conf.read) if on is None or q in on]
+                        if not qids:
+                            continue
                         table = b.offsets.setdefault((tname, g.name), {})
-                        for q in range(conf.read):
+                        for q in qids:
                             mx = b.max_offset(tname, q)
                             table[q] = max(b.min_offset(tname, q), mx - g.initial_lag)
             for j, cs in enumerate(g.consumers):
@@ -421,7 +432,9 @@ class SimCluster:
     async def _drive(self) -> None:
         while True:
             now = self.clock.now_ms()
-            self.scheduler.run_due(now)
+            if self.scheduler.run_due(now, STEP_EVENTS) >= STEP_EVENTS:
+                await asyncio.sleep(0)  # behind the clock: let signals and requests in
+                continue
             nxt = self.scheduler.next_due()
             delay = 0.05 if nxt is None else min(0.05, self.clock.real_delay_s(nxt - now))
             await asyncio.sleep(max(delay, 0.002))

@@ -18,6 +18,8 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import IO
 
+from mqctl.fsutil import open_append
+
 GMT8 = timezone(timedelta(hours=8))
 
 # where each simulated line comes from in a 5.3 Java client: (thread, logger as %logger{12}
@@ -76,10 +78,9 @@ class ClientLog:
 
     def __init__(self, log_dir: str, client_id: str, *, v5: bool = True, pid: int = 4242):
         self.path = Path(log_dir) / "clients" / _safe(client_id) / "rocketmq_client.log"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.v5 = v5
         self.pid = pid
-        self._fh: IO[str] | None = open(self.path, "a", encoding="utf-8", newline="")  # noqa: SIM115
+        self._fh: IO[str] | None = open_append(self.path, "the client log")
 
     def write(self, ts_ms: int, kind: str, message: str, level: str = "INFO",
               group: str = "") -> None:
@@ -109,8 +110,7 @@ class LockLog:
 
     def __init__(self, log_dir: str, broker: str):
         self.path = Path(log_dir) / "brokers" / _safe(broker) / "lock.log"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh: IO[str] | None = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+        self._fh: IO[str] | None = open_append(self.path, "the broker's lock.log")
 
     def write(self, ts_ms: int, level: str, message: str) -> None:
         if self._fh is None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mqctl.errors import UsageError
+from mqctl.sim.clock import MAX_SPEED, MIN_SPEED
 from mqctl.versions import V5_1_0, V5_2_0, version_ordinal
 
 CONSUME_FROM = ("CONSUME_FROM_LAST_OFFSET", "CONSUME_FROM_FIRST_OFFSET",
@@ -124,6 +125,10 @@ class ConsumerSpec:
     strategy: str | None = None  # overrides the group's (mixed-strategy groups)
     threads: int = 20  # consumeThreadMin/Max (DefaultMQPushConsumer's default: 20)
     restart_at_s: float | None = None  # a crashed consumer starts again, same client id
+    # its GET_CONSUMER_RUNNING_INFO goes unanswered (the broker's forward times out) from
+    # silent_at for silent_for (None: to the end), while it stays a member and consumes
+    silent_at_s: float | None = None
+    silent_for_s: float | None = None
     # issue 31 (diagnose): the time one message takes to consume (its capacity is threads /
     # consume_rt when no rate is given); the share of consumptions that fail (sent back to the
     # retry topic, to the DLQ after max_reconsume_times); one message per queue that hangs
@@ -148,6 +153,10 @@ class GroupSpec:
     # item 3: brokers that disagree); see GROUP_CONFIG_FIELDS
     config: dict[str, Any] = field(default_factory=dict)
     config_by_broker: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # issue 25 item 8: where the group has committed offsets at the start: None = every queue
+    # of its topics; else {broker: queue ids, None = all of that broker's} (empty: none at all,
+    # a group that exists only as a subscription group, like mqadmin updateSubGroup's)
+    offsets_on: dict[str, frozenset[int] | None] | None = None
 
 
 # SubscriptionGroupConfig fields a scenario may set, and their type: consumeEnable is honoured
@@ -285,11 +294,14 @@ class _Reader:
             raise self.err(path, f"must be at least {minimum}")
         return v
 
-    def number(self, v: Any, path: str, minimum: float = 0) -> float:
+    def number(self, v: Any, path: str, minimum: float = 0,
+               maximum: float = float("inf")) -> float:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self.err(path, f"expected a number, found {v!r}")
         if v < minimum:
             raise self.err(path, f"must be at least {minimum}")
+        if not v <= maximum:  # (also nan)
+            raise self.err(path, f"must be at most {maximum:g}")
         return float(v)
 
     def choice(self, v: Any, path: str, options: tuple[str, ...]) -> str:
@@ -311,7 +323,7 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
     clock = r.mapping(top.get("clock"), "clock", {"mode", "speed", "start"})
     mode = r.choice(clock.get("mode", "real"), "clock.mode", CLOCKS)
     speed = r.number(clock.get("speed", 60.0 if mode == "accelerated" else 1.0), "clock.speed",
-                     0.001)
+                     MIN_SPEED, MAX_SPEED)
     start_ms = _clock_start(r, clock.get("start"))
     brokers = []
     for i, b in enumerate(r.seq(top.get("brokers"), "brokers")):
@@ -390,7 +402,7 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
         p = f"groups[{i}]"
         g = r.mapping(g, p, {"name", "model", "orderly", "consume_from", "strategy", "topics",
                              "consumers", "initial_lag", "consume_type", "config",
-                             "config_by_broker"})
+                             "config_by_broker", "offsets_on"})
         gname = r.string(g.get("name"), f"{p}.name", pattern=NAME)
         gtopics = tuple(str(x) for x in r.seq(g.get("topics"), f"{p}.topics"))
         for j, x in enumerate(gtopics):
@@ -402,8 +414,9 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
             c = r.mapping(c, cp, {"id", "subscriptions", "language", "version", "behaviour",
                                   "at", "rate", "crash_at", "hang_at", "resume_at", "join_at",
                                   "leave_at", "heartbeat_brokers", "addr", "strategy",
-                                  "threads", "restart_at", "consume_rt", "fail_ratio",
-                                  "max_reconsume_times", "stuck_message_at"})
+                                  "threads", "restart_at", "silent_at", "silent_for",
+                                  "consume_rt", "fail_ratio", "max_reconsume_times",
+                                  "stuck_message_at"})
             subs_raw = c.get("subscriptions")
             if subs_raw is None:
                 subs = {t: "*" for t in gtopics}
@@ -456,7 +469,8 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
                 addr=None if c.get("addr") is None else str(c["addr"]),
                 strategy=None if c.get("strategy") is None else str(c["strategy"]),
                 threads=r.integer(c.get("threads", 20), f"{cp}.threads", 1),
-                restart_at_s=restart_at,
+                restart_at_s=restart_at, silent_at_s=when("silent_at"),
+                silent_for_s=when("silent_for"),
                 consume_rt_ms=None if c.get("consume_rt") is None else max(
                     1.0, 1000 * parse_duration_s(c["consume_rt"], f"{cp}.consume_rt")),
                 fail_ratio=_ratio(r, c.get("fail_ratio", 0), f"{cp}.fail_ratio"),
@@ -478,7 +492,8 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
             config_by_broker={
                 str(b): _group_config(r, v, f"{p}.config_by_broker.{b}")
                 for b, v in r.mapping(g.get("config_by_broker"), f"{p}.config_by_broker",
-                                      set(bnames)).items()}))
+                                      set(bnames)).items()},
+            offsets_on=_offsets_on(r, g.get("offsets_on"), f"{p}.offsets_on", bnames)))
     gnames = [g.name for g in groups]
     if len(set(gnames)) != len(gnames):
         raise r.err("groups", "group names must be unique")
@@ -534,6 +549,37 @@ def _group_config(r: Any, v: Any, path: str) -> dict[str, Any]:
         if GROUP_CONFIG_FIELDS[k] is int:
             r.integer(x, f"{path}.{k}")
     return dict(cfg)
+
+_QUEUES = re.compile(r"^(\d+)(?:-(\d+))?$")
+
+
+def _offsets_on(r: Any, v: Any, path: str, bnames: list[str]
+                ) -> dict[str, frozenset[int] | None] | None:
+    """``offsets_on: [broker-a, "broker-b:0", "broker-b:2-3"]``: the brokers (all their queues
+    of the group's topics) or queues where the group starts with committed offsets."""
+    if v is None:
+        return None
+    out: dict[str, set[int] | None] = {}
+    for i, item in enumerate(r.seq(v, path)):
+        text = str(item).strip()
+        broker, _, qs = text.rpartition(":")
+        m = _QUEUES.match(qs) if broker else None
+        if m is None:
+            broker, m = text, None
+        if broker not in bnames:
+            raise r.err(f"{path}[{i}]", f"unknown broker {broker!r} (use broker or "
+                        "broker:queue, e.g. broker-a:0 or broker-a:0-3)")
+        if m is None:
+            out[broker] = None
+            continue
+        lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+        if hi < lo:
+            raise r.err(f"{path}[{i}]", f"empty queue range {qs!r}")
+        have = out.get(broker, set())
+        if have is not None:
+            out[broker] = have | set(range(lo, hi + 1))
+    return {b: None if q is None else frozenset(q) for b, q in out.items()}
+
 
 def _ratio(r: _Reader, v: Any, path: str) -> float:
     x = r.number(v, path)
@@ -665,7 +711,7 @@ def load_scenario(spec: str | Path | dict[str, Any] | Scenario, **overrides: Any
     """A bundled name (``demo``), a path to a YAML file, a dict, or a Scenario."""
     import dataclasses
 
-    import yaml
+    from mqctl.fsutil import load_yaml, read_text_capped
 
     if isinstance(spec, Scenario):
         sc = spec
@@ -676,8 +722,8 @@ def load_scenario(spec: str | Path | dict[str, Any] | Scenario, **overrides: Any
         source = str(spec)
         p = Path(spec)
         if p.suffix in (".yaml", ".yml") or p.exists() or "/" in source:
-            try:
-                text = p.read_text(encoding="utf-8")
+            try:  # (bounded: a FIFO, a device or a file over 1 MB is refused, docs/errors.md)
+                text = read_text_capped(p, "scenario file")
             except FileNotFoundError:
                 raise UsageError(f"scenario file not found: {source}",
                                  hint="pass a YAML file or a bundled name "
@@ -696,14 +742,7 @@ def load_scenario(spec: str | Path | dict[str, Any] | Scenario, **overrides: Any
                 raise UsageError(f"no bundled scenario named {source!r}",
                                  hint="bundled: " + ", ".join(bundled()))
             text = base.read_text(encoding="utf-8")
-        try:
-            doc = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-            raise UsageError(f"scenario {source} is not valid YAML{where}: "
-                             f"{getattr(exc, 'problem', None) or 'syntax error'}",
-                             hint="fix the YAML syntax; docs/scenario.md has a complete example"
-                             ) from None
+        doc = load_yaml(text, f"scenario {source}",
+                        hint="fix the YAML syntax; docs/scenario.md has a complete example")
         sc = parse(doc, source)
     return dataclasses.replace(sc, **overrides) if overrides else sc

@@ -169,10 +169,14 @@ def test_busy_broker_and_slave_behind(dsim):
 def test_slow_pop_consumer(dsim):
     _, d, _ = diagnose(dsim, "GID_POPSLOW")
     f = finding(d, "pop-flow-control")
-    wait = dsim.call(lambda c: {(mq.topic, mq.broker_name, mq.queue_id): pq.last_batch
-                                for cs in c.consumers("GID_POPSLOW")
-                                for mq, pq in cs.pqs.items()})
+    # one PopProcessQueue per broker (queue -1): what its queues popped and did not ack
+    wait: dict = {}
+    for (t, b, _), n in dsim.call(lambda c: {(mq.topic, mq.broker_name, mq.queue_id):
+                                             pq.last_batch for cs in c.consumers("GID_POPSLOW")
+                                             for mq, pq in cs.pqs.items()}).items():
+        wait[(t, b, -1)] = wait.get((t, b, -1), 0) + n
     assert queues(f) == {q for q, w in wait.items() if w > 96} and queues(f)
+    assert max(wait.values()) <= 96 + 32  # popThresholdForQueue + a pop batch
     r = finding(d, "pop-retry")
     revived = dsim.call(lambda c: sum(b.max_offset("%RETRY%GID_POPSLOW_TopicPop", 0)
                                       for b in c.brokers.values()

@@ -255,7 +255,9 @@ def _verify_recording(version: str, path, returned: str, wait: float, only_befor
         async def advance(sec: float) -> None:
             clock[0] += int(sec * 1000)
 
-        return asyncio.run(verify(stats, plan, results, wait_s=wait, waiter=advance))
+        # the recording has no running info of the client: no owner evidence
+        return asyncio.run(verify(stats, plan, results, wait_s=wait, waiter=advance,
+                                  owners=None))
     finally:
         set_clock(None)
 
@@ -276,11 +278,14 @@ def test_verify_tells_a_replayed_rewind_from_one_not_taken_with_the_4x_recording
     assert (a.now, a.lowest) == (32, 32) and a.detail == "sent"
     assert 21_000 <= a.taken_after_ms <= 23_000  # verify stopped as soon as all had taken
     assert 8_000 <= b.taken_after_ms <= 10_000
-    # the same queues, had the reset never reached the client: 50 throughout, not taken
+    # the same queues, had the reset never reached the client: 50 throughout. Nothing read
+    # tells that from a rewind replayed between two reads (issue 25), and without the owner's
+    # running info there is no other evidence: unknown, never not-taken
     res = _verify_recording("4.9.3", Path_.LEGACY_PUSH, "2026-11-23T20:59:31.782Z", 25.0,
                             only_before=True)
-    assert {r.status for r in res} == {Status.NOT_TAKEN}
+    assert {r.status for r in res} == {Status.UNKNOWN}
     assert {(r.now, r.lowest, r.taken_after_ms) for r in res} == {(50, 50, None)}
+    assert all("does not say whether it took" in r.detail for r in res)
 
 
 def test_verify_of_the_5x_server_side_recording_reads_it_taken_at_once():
@@ -289,6 +294,21 @@ def test_verify_of_the_5x_server_side_recording_reads_it_taken_at_once():
 
     res = _verify_recording("5.3.3", Path_.SERVER_SIDE, "2026-11-23T20:59:50.420Z", 1.0)
     assert {(r.status, r.now, r.lowest) for r in res} == {(Status.VERIFIED, 0, 0)}
+
+
+def test_a_5x_server_side_reset_read_only_after_the_replay_is_applied_by_the_broker():
+    """The same 5.3.3 recording, read only once the client had re-consumed everything (the
+    +25 s read: 50 on every queue, as the issue's 20 msg/s group was within a second): never
+    read at 0, yet the broker answered the reset, wrote it before answering and ignores
+    commits until the next pull takes it, and the 5.3.3 client writes it at once: verified,
+    'applied by the broker', not `not-taken (offset is 50, expected 0)` (issue 25 item 1)."""
+    from mqctl.reset import Path_, Status
+
+    res = _verify_recording("5.3.3", Path_.SERVER_SIDE, "2026-11-23T21:00:11.000Z", 1.0)
+    assert {(r.status, r.now, r.lowest) for r in res} == {(Status.VERIFIED, 50, 50)}
+    assert all(r.detail == "applied by the broker (it wrote 0 before answering and ignores "
+               "the clients' commits until their next pull takes it); the group has "
+               "re-consumed to 50" for r in res), res[0].detail
 
 
 REPLAY = {"name": "replay", "clock": {"mode": "manual"},

@@ -269,9 +269,18 @@ def test_known_group_without_offsets_gets_them(cli, sim_factory):
     assert d["summary"] == {"verified": 2}
     assert offsets(s, "G_NEW", "T") == {MQ("T", "broker-a", q["queue_id"]): q["target"]
                                         for q in d["queues"]}
-    # the rollback file knows there was nothing before: rollback leaves those queues alone
-    r = run(cli, s, "offsets", "rollback", d["rollback_file"])
-    assert r.exit_code == 2 and "has no offsets to restore" in r.stderr
+    # the rollback file knows there was nothing before: rollback leaves those queues alone,
+    # and says what that means (issue 25 item 5: not a usage error)
+    s.clear_request_log()
+    for extra in ([], ["--execute"]):
+        r = run(cli, s, "offsets", "rollback", d["rollback_file"], *extra, "-o", "json")
+        assert r.exit_code == 0, r.stderr
+        assert r.json["nothing_to_restore"] is True
+        assert [(q["broker"], q["queue_id"], q["saved"], q["reset_to"])
+                for q in r.json["queues"]] == [("broker-a", q["queue_id"], None, q["target"])
+                                               for q in d["queues"]]
+    assert writes(s) == [] and offsets(s, "G_NEW", "T") == {
+        MQ("T", "broker-a", q["queue_id"]): q["target"] for q in d["queues"]}
 
 
 def test_time_in_the_future_and_before_retention_are_warned(cli, sim):
@@ -554,20 +563,27 @@ def _server_side(version: str) -> dict:
 
 @pytest.mark.parametrize("version, wait, took_after_s", [
     ("V4_9_8", 15.0, (10, 12)),  # before 5.2.0: the client fixes the offset 10 s later
-    ("V5_3_3", 1.0, (0, 2)),     # 5.2.0+: at once (apache/rocketmq#7635)
+    ("V5_3_3", 1.0, None),       # 5.2.0+: at once (apache/rocketmq#7635), and replayed at once
 ])
 def test_server_side_reset_with_online_clients_waits_for_their_fix(sim_factory, version, wait,
                                                                    took_after_s):
     """The pull that takes a pending server-side reset also commits the client's old offset
     (PullMessageProcessor erases the reset, then stores commitOffset); the client writes the new
-    offset when it fixes the OFFSET_ILLEGAL pull: 10 s later before 5.2.0, at once since. The
-    default verify wait covers each, and stops as soon as the queues took."""
+    offset when it fixes the OFFSET_ILLEGAL pull: 10 s later before 5.2.0 (and re-adds the
+    queue at its next rebalance), at once since. The default verify wait covers each, and stops
+    as soon as the queues took. A 5.2.0+ client takes the reset at its next pull and, fast,
+    replays the rewind before any read (issue 25): the broker's answer is the proof."""
     s = sim_factory(_server_side(version))
     s.advance(3)  # the consumer is up, consuming, committing
     before = offsets(s, "G", "T")
     assert min(before.values()) > 0
     res, seen = reset_to_earliest_on_manual_clock(s, "G", wait)
     assert [r.status for r in res] == [Status.VERIFIED, Status.VERIFIED]
+    if took_after_s is None:
+        assert seen and all(o[mq] >= v for _, o in seen for mq, v in before.items()), seen
+        assert all(r.detail.startswith("applied by the broker (it wrote 0 before answering")
+                   and "the group has re-consumed to" in r.detail for r in res)
+        return
     lo, hi = took_after_s
     first = next(t for t, o in seen if set(o.values()) == {0})
     assert lo * 1000 <= first <= hi * 1000, seen

@@ -189,13 +189,31 @@ def test_plan_without_drift_says_nothing():
 
 
 def test_rollback_file_of_another_group_is_refused():
-    # the reset set 10 (from 500); a group at 90000 has nothing to do with this file
+    # the reset set 10 (from 500); a group at 90000 is past the saved offset: by the offsets
+    # alone that is this group having replayed the rewind and consumed on, or another group's
+    # file (issue 25 item 2): refused either way, saying both, with the drift in the warning
     t = per_queue("rollback", {A0: 500}, {A0: 10})
     p = plan_of([compute_target(qp(90000, hi=100000), t, None)], t)
     preflight(p, force=False, scoped=False)
     (ref,) = [r for r in p.refusals if "rollback file" in r]
-    assert "broker-a:0 10 -> now 90000 (drift +89990, plan change +490)" in ref
-    assert "--force" in ref
+    assert "broker-a:0 saved 500, now 90000" in ref and "replaying 89500 message(s)" in ref
+    assert "another group or cluster, or of an older reset" in ref and "--force" in ref
+    assert any("broker-a:0 10 -> now 90000 (drift +89990, plan change +490)" in w
+               for w in p.warnings)
+    # a group behind what the reset wrote was moved back by something else: not this file
+    t = per_queue("rollback", {A0: 500}, {A0: 5000})
+    p = plan_of([compute_target(qp(10, hi=100000), t, None)], t)
+    preflight(p, force=False, scoped=False)
+    (ref,) = [r for r in p.refusals if "rollback file" in r]
+    assert "broker-a:0 5000 -> now 10 (drift -4990, plan change -4500)" in ref
+    assert "is it another group's or an older reset's file?" in ref
+    # a file written against another name server says so in the refusal
+    t = Target("rollback", text="f", plan={A0: 500}, expected={A0: 10},
+               elsewhere=("it was written against name server 10.0.0.9:9876",))
+    p = plan_of([compute_target(qp(90000, hi=100000), t, None)], t)
+    preflight(p, force=False, scoped=False)
+    (ref,) = [r for r in p.refusals if "rollback file" in r]
+    assert "does not match group G's offsets: it was written against name server" in ref
 
 
 def test_rollback_file_remembers_what_the_reset_wrote(tmp_path):
