@@ -475,6 +475,7 @@ class ProcessQueueInfo:
     last_pull_timestamp: int = 0
     last_consume_timestamp: int = 0
     transaction_msg_count: int = 0
+    cached_msg_size_mib: int | None = None  # cachedMsgSizeInMiB (None: not reported)
 
     @classmethod
     def from_body(cls, d: Any) -> ProcessQueueInfo:
@@ -490,12 +491,15 @@ class ProcessQueueInfo:
                    dropped=bool(d.get("droped", d.get("dropped", False))),
                    last_pull_timestamp=_int(d, "lastPullTimestamp"),
                    last_consume_timestamp=_int(d, "lastConsumeTimestamp"),
-                   transaction_msg_count=_int(d, "transactionMsgCount"))
+                   transaction_msg_count=_int(d, "transactionMsgCount"),
+                   cached_msg_size_mib=(_int(d, "cachedMsgSizeInMiB")
+                                        if d.get("cachedMsgSizeInMiB") is not None else None))
 
     def to_dict(self) -> dict[str, Any]:
         return {"cachedMsgCount": self.cached_msg_count,
                 "cachedMsgMaxOffset": self.cached_msg_max_offset,
-                "cachedMsgMinOffset": self.cached_msg_min_offset, "cachedMsgSizeInMiB": 0,
+                "cachedMsgMinOffset": self.cached_msg_min_offset,
+                "cachedMsgSizeInMiB": self.cached_msg_size_mib or 0,
                 "commitOffset": self.commit_offset, "droped": self.dropped,
                 "lastConsumeTimestamp": self.last_consume_timestamp,
                 "lastLockTimestamp": self.last_lock_timestamp,

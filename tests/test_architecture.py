@@ -33,7 +33,8 @@ DOC = ROOT / "docs" / "architecture.md"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("entry", ("mqctl.__main__", "mqctl.cli")),
     ("app", ("mqctl.complete", "mqctl.demo", "mqctl.sim")),
-    ("domain", ("mqctl.allocate", "mqctl.groupconfig", "mqctl.groups", "mqctl.inspect",
+    ("domain", ("mqctl.allocate", "mqctl.diagnose", "mqctl.groupconfig", "mqctl.groups",
+                "mqctl.inspect",
                 "mqctl.lagjob", "mqctl.locks", "mqctl.message", "mqctl.reset", "mqctl.snapshot",
                 "mqctl.tcpdump", "mqctl.topicview", "mqctl.wire")),
     ("admin", ("mqctl.admin", "mqctl.config")),

@@ -28,6 +28,7 @@ CASES: dict[str, tuple[list[list[str]], list[str]]] = {
     "topics": ([], ["topics", "--kind", "all"]),
     "route": ([], ["route", "TopicPay"]),
     "consumers": ([], ["consumers", "GID_MIXED"]),
+    "diagnose": ([], ["diagnose", "GID_PAY"]),
     "group progress": ([], ["group", "progress", "GID_AUDIT"]),
     "group config": ([], ["group", "config", "GID_PAY"]),
     "groups": ([], ["groups"]),
@@ -70,6 +71,7 @@ EXTRA: dict[str, tuple[list[list[str]], list[str]]] = {
     "locks show clients": ([], ["--table", "clients", "locks", "show", "--group",
                                 "GID_ORDER"]),
     "consumers findings": ([], ["consumers", "GID_MIXED", "--table", "findings"]),
+    "diagnose checks": ([], ["diagnose", "GID_PAY", "--table", "checks"]),
     "wire decode body": ([], ["wire", "decode",
                               "{samples}/bodies/topic_stats_table.fastjson.rocketmq-rust-"
                               "test.json"]),

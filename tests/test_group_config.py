@@ -165,8 +165,11 @@ def test_scenario_group_config_is_checked():
         "consumeFromMinEnable": False}}})
     assert sc.groups[0].config == {"retryMaxTimes": 5}
     assert sc.groups[0].config_by_broker == {"broker-b": {"consumeFromMinEnable": False}}
+    # consumeEnable is honoured since issue 31 (the brokers refuse the group's pulls)
+    assert load({"config_by_broker": {"broker-b": {"consumeEnable": False}}}).groups[
+        0].config_by_broker == {"broker-b": {"consumeEnable": False}}
     for extra, path in [({"config": {"retryMaxTimes": "x"}}, "groups[0].config.retryMaxTimes"),
-                        ({"config": {"consumeEnable": False}}, "groups[0].config.consumeEnable"),
+                        ({"config": {"consumeEnable": "no"}}, "groups[0].config.consumeEnable"),
                         ({"config_by_broker": {"broker-z": {}}},
                          "groups[0].config_by_broker.broker-z"),
                         ({"config": {"consumeFromMinEnable": 1}},

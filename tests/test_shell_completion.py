@@ -204,8 +204,12 @@ def test_commands_choices_and_paths(shell, interactive, shell_env):
     assert offered("mqctl sim up --clock ") == ["accelerated", "manual", "real"]
     assert offered("mqctl --tz Asia/Shangh") == ["Asia/Shanghai"]
     assert "consistent-hash" in offered("mqctl allocate -s ")
-    # a scenario is a bundled name or a file: both are offered
-    assert offered("mqctl sim up --scenario ") == ["demo", "large", "profiles.yaml", "rooms"]
+    # a scenario is a bundled name or a file: both are offered (every bundled one: the list
+    # grows with the scenarios, e.g. issue 31's diagnose)
+    from mqctl.sim.scenario import bundled
+
+    assert offered("mqctl sim up --scenario ") == sorted([*bundled(), "profiles.yaml"])
+    assert {"demo", "diagnose", "large", "rooms"} <= set(bundled())
     # FILE parameters complete paths; a parameter with nothing to offer offers nothing
     assert offered("mqctl --config pro") == ["profiles.yaml"]
     assert offered("mqctl time --tz UTC 2024-") == []

@@ -41,9 +41,9 @@ from a point in time safely. Talks RocketMQ's remoting protocol directly; no Jav
 # The order of `mqctl --help`: read-only views of a cluster first, then what changes it, the
 # offline tools, and the simulated cluster. Commands registered later and not listed here
 # (plugins, new command groups) come after the listed views, in registration order.
-COMMAND_ORDER = ("cluster", "topics", "route", "consumers", "group", "locks", "allocate",
-                 "offsets", "snapshot", "lag", "time", "wire", "config", "completion", "sim",
-                 "demo")
+COMMAND_ORDER = ("cluster", "topics", "route", "consumers", "group", "diagnose", "locks",
+                 "allocate", "offsets", "snapshot", "lag", "time", "wire", "config", "completion",
+                 "sim", "demo")
 _VIEWS_END = "offsets"
 
 # Root options that are also accepted after the subcommand (`mqctl snapshot ... -q`), as -n
@@ -269,10 +269,10 @@ def root(
         "--table", metavar="NAME", help="Print only this table (-o csv prints the main one "
         "otherwise); before or after the command. Tables: group progress: queues (main), "
         "topics; locks show: queues (main), summary, clients; consumers: clients (main), "
-        "findings; allocate what-if: moves (main), counts, queues (--by-queue), brokers and "
-        "differences (live); wire decode: frames (main) and messages of a capture, frame "
-        "(main) of one frame, body (main) or messages of a bare body. docs/output.md lists "
-        "every command's.", show_default=False)] = None,
+        "findings; diagnose: findings (main), checks; allocate what-if: moves (main), counts, "
+        "queues (--by-queue), brokers and differences (live); wire decode: frames (main) and "
+        "messages of a capture, frame (main) of one frame, body (main) or messages of a bare "
+        "body. docs/output.md lists every command's.", show_default=False)] = None,
     tls: Annotated[bool, typer.Option("--tls", help="Connect with TLS.")] = False,
     tls_ca: Annotated[str | None, typer.Option(
         "--tls-ca", help="CA file to verify the server certificate (implies --tls).",
@@ -345,3 +345,8 @@ from mqctl.cli import group_config, message, topic  # noqa: E402
 app.add_typer(topic.app, name="topic")
 app.add_typer(message.app, name="message")
 group_config.register(inspect.group_app)
+
+# issue 31: mqctl diagnose
+from mqctl.cli import diagnose as diagnose_cmd  # noqa: E402
+
+diagnose_cmd.register(app)

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mqctl.models import RETRY_PREFIX, MessageQueue
+from mqctl.models import DLQ_PREFIX, RETRY_PREFIX, MessageQueue
 from mqctl.remoting import fastjson
 from mqctl.remoting.codes import RequestCode, ResponseCode
 from mqctl.remoting.frame import RemotingCommand
@@ -45,6 +45,11 @@ if TYPE_CHECKING:
 STATS_WINDOW_MS = 60_000  # BrokerStatsManager's "in minute" stats (StatsItem.getStatsDataInMinute)
 LOCK_LEASE_MS = 60_000  # RebalanceLockManager.REBALANCE_LOCK_MAX_LIVE_TIME
 CHANNEL_EXPIRED_MS = 120_000  # ConsumerManager.CHANNEL_EXPIRED_TIMEOUT, scanned every 10 s
+# MessageStoreConfig.messageDelayLevel (levels 1..18): a message sent back with reconsumeTimes
+# k reaches %RETRY%<group> after level 3 + k (AbstractSendMessageProcessor.consumerSendMsgBack)
+DELAY_LEVELS_MS = (1_000, 5_000, 10_000, 30_000, 60_000, 120_000, 180_000, 240_000, 300_000,
+                   360_000, 420_000, 480_000, 540_000, 600_000, 1_200_000, 1_800_000,
+                   3_600_000, 7_200_000)
 
 R = ResponseCode
 C = RequestCode
@@ -150,6 +155,12 @@ class SimBroker:
     # tick, and where each queue's last pull started
     get_nums: dict[tuple[str, str], list[list[int]]] = field(default_factory=dict)
     pull_pos: dict[tuple[str, str, int], int] = field(default_factory=dict)
+    # scenario ``runtime`` / ``slave_runtime``: GET_BROKER_RUNTIME_INFO entries reported as given
+    runtime: dict[str, str] = field(default_factory=dict)
+    slave_runtime: dict[str, str] = field(default_factory=dict)
+    # messages sent back to a retry or dead-letter queue: (topic, qid) -> [[first offset,
+    # count, reconsumeTimes]] in offset order
+    sent_back: dict[tuple[str, int], list[list[int]]] = field(default_factory=dict)
 
     _keys = itertools.count(1)
 
@@ -294,6 +305,76 @@ class SimBroker:
         span_s = max(1.0, (now - events[0][0]) / 1000)  # decays once the pulls stop
         return sum(n for _, n in events[1:]) / span_s
 
+    def consume_enabled(self, group: str) -> bool:
+        """SubscriptionGroupConfig.consumeEnable: false makes PullMessageProcessor refuse the
+        group's pulls (NO_PERMISSION ``subscription group no permission, <group>``)."""
+        conf = self.groups.get(group)
+        return conf is None or conf.consume_enable
+
+    # ------------------------------------------------------------------ send back
+
+    def send_back(self, group: str, n: int, times: int, max_times: int, *,
+                  retry_topic: str | None = None, delay_ms: int | None = None) -> None:
+        """CONSUMER_SEND_MSG_BACK of ``n`` messages that failed with reconsumeTimes ``times``
+        (AbstractSendMessageProcessor.consumerSendMsgBack, 4.9.3 and 5.3.3): at
+        ``max_times`` (the request's maxReconsumeTimes: the client's, 16 by default) they go to
+        ``%DLQ%<group>`` at once; else to ``%RETRY%<group>`` (retryQueueNums 1: queue 0) with
+        reconsumeTimes + 1, after delay level 3 + ``times`` (through SCHEDULE_TOPIC_XXXX). A
+        pop client's unacked messages are revived into its pop retry topic after the
+        invisible time instead (``retry_topic``, ``delay_ms``)."""
+        if n <= 0:
+            return
+        if times >= max_times:
+            dlq = DLQ_PREFIX + group
+            self.cluster.ensure_topic(dlq, self.name)
+            self._store_sent_back(dlq, n, times)
+            return
+        topic = retry_topic or RETRY_PREFIX + group
+        if delay_ms is None:
+            delay_ms = DELAY_LEVELS_MS[min(len(DELAY_LEVELS_MS) - 1, 2 + times)]
+
+        def arrive() -> None:
+            self.cluster.ensure_topic(topic, self.name)
+            self._store_sent_back(topic, n, times + 1)
+        self.cluster.scheduler.call_later(delay_ms, arrive)
+
+    def _store_sent_back(self, topic: str, n: int, times: int) -> None:
+        lg = self.qlog(topic, 0)
+        if lg is None:
+            return
+        now = self.now()
+        chunks = self.sent_back.setdefault((topic, 0), [])
+        start = lg.max_offset(now)
+        lg.append(now, n)
+        if chunks and chunks[-1][0] + chunks[-1][1] == start and chunks[-1][2] == times:
+            chunks[-1][1] += n
+        else:
+            chunks.append([start, n, times])
+
+    def reconsume_times(self, topic: str, qid: int, start: int, n: int) -> list[tuple[int, int]]:
+        """``(count, reconsumeTimes)`` of the messages at ``[start, start + n)`` of a retry
+        queue, in offset order; messages that were not sent back here (a scenario's history)
+        count as reconsumed once."""
+        out: list[tuple[int, int]] = []
+        pos, end = start, start + n
+        chunks = self.sent_back.get((topic, qid), [])
+        done = 0  # chunks wholly before ``start``: consumed, never asked again
+        while done < len(chunks) and chunks[done][0] + chunks[done][1] <= start:
+            done += 1
+        del chunks[:done]
+        for first, count, times in chunks:
+            if first + count <= pos or first >= end:
+                continue
+            if first > pos:
+                out.append((first - pos, 1))
+                pos = first
+            take = min(end, first + count) - pos
+            out.append((take, times))
+            pos += take
+        if pos < end:
+            out.append((end - pos, 1))
+        return out
+
     def group_topics(self, group: str) -> list[str]:
         return sorted({t for (t, g) in self.offsets if g == group}
                       | {t for (t, g) in self.resets if g == group})
@@ -404,7 +485,7 @@ class SimBroker:
             ch.key = next(self._keys)
             chans[ch.key] = ch
             if ch.message_model == "CLUSTERING":
-                self.cluster.ensure_retry_topic(group)
+                self.cluster.ensure_retry_topic(group, self.name)
         subs_changed = info.update_subscription(ch.subscriptions)
         if new_channel or subs_changed:
             self.notify_changed(group)
@@ -928,9 +1009,13 @@ def h_all_topics(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bo
 def h_runtime(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
                     ) -> RemotingCommand:
     table = {"brokerVersionDesc": version_name(b.version), "brokerVersion": str(b.version),
-             "bootTimestamp": str(b.cluster.clock.start_ms), "msgPutTotalTodayNow": "0"}
+             "bootTimestamp": str(b.cluster.clock.start_ms), "msgPutTotalTodayNow": "0",
+             # an idle broker's pull thread pool and page cache (both versions' 28_*)
+             "pullThreadPoolQueueSize": "0", "pullThreadPoolQueueCapacity": "100000",
+             "pullThreadPoolQueueHeadWaitTimeMills": "0", "pageCacheLockTimeMills": "0"}
     if b.version >= V5_0_0:  # not in 4.9.3's table (other-requests/28_*)
         table["brokerActive"] = "true"
+    table.update(b.slave_runtime if slave else b.runtime)  # the scenario's reported entries
     return _ok(cmd, {"table": table})
 
 

@@ -107,7 +107,8 @@ class FaultController:
 
 
 # scenario name (RocketMQ's SubscriptionGroupConfig field) -> GroupConf attribute
-_GROUP_CONFIG_ATTRS = {"retryMaxTimes": "retry_max_times",
+_GROUP_CONFIG_ATTRS = {"consumeEnable": "consume_enable",
+                       "retryMaxTimes": "retry_max_times",
                        "consumeTimeoutMinute": "consume_timeout_minute",
                        "brokerId": "broker_id",
                        "whichBrokerWhenConsumeSlowly": "which_broker_when_slowly",
@@ -234,7 +235,8 @@ class SimCluster:
                           notify_ids_changed=bool(bs.config.get(
                               "notifyConsumerIdsChangedEnable", True)),
                           auto_create_group=bool(bs.config.get("autoCreateSubscriptionGroup",
-                                                                True)))
+                                                                True)),
+                          runtime=dict(bs.runtime), slave_runtime=dict(bs.slave_runtime))
             if self.log_dir:
                 b.lock_log = LockLog(self.log_dir, bs.name)
             self.brokers[bs.name] = b
@@ -244,7 +246,7 @@ class SimCluster:
             self.topic_hosts[t.name] = list(t.brokers)
             for bn in t.brokers:
                 self.brokers[bn].add_topic(TopicConf(t.name, t.read_queues, t.write_queues,
-                                                     t.perm, t.order),
+                                                     t.perm_by_broker.get(bn, t.perm), t.order),
                                            partial(_queue_log, t, bn, start))
             for rc in t.rate_changes:
                 self.scheduler.call_at(start + int(rc.at_s * 1000),
@@ -300,19 +302,38 @@ class SimCluster:
             return  # it woke up (and sent something) meanwhile
         b.unregister(consumer.group.name, consumer=consumer)
 
-    def ensure_retry_topic(self, group: str) -> None:
-        """``%RETRY%<group>`` (1 queue, perm 6), created when a consumer of the group first
-        registers (ClientManageProcessor.heartBeat -> TopicConfigManager.
-        createTopicInSendMessageBackMethod). No offset is committed here: the client that is
+    def ensure_retry_topic(self, group: str, broker: str | None = None) -> None:
+        """``%RETRY%<group>`` (1 queue, perm 6), created on a broker when a consumer of the
+        group first registers there (ClientManageProcessor.heartBeat -> TopicConfigManager.
+        createTopicInSendMessageBackMethod, on the broker that got the heartbeat: a group's
+        retry topic is on the brokers its clients heartbeat to, the brokers of their topics).
+        ``broker`` None: on every broker. No offset is committed here: the client that is
         assigned the retry queue commits it (0) with its other offsets; a group that never had
         a consumer has neither (never-committed/, other-requests/43_*)."""
         topic = RETRY_PREFIX + group
-        if topic in self.topic_hosts:
+        names = sorted(self.brokers) if broker is None else [broker]
+        hosts = self.topic_hosts.setdefault(topic, [])
+        new = [n for n in names if n not in hosts]
+        if not new:
             return
         self._mq_cache.pop(topic, None)
-        self.topic_hosts[topic] = sorted(self.brokers)
-        for b in self.brokers.values():
-            b.add_topic(TopicConf(topic, 1, 1, 6))
+        hosts.extend(new)
+        hosts.sort()
+        for n in new:
+            self.brokers[n].add_topic(TopicConf(topic, 1, 1, 6))
+
+    def ensure_topic(self, topic: str, broker: str) -> None:
+        """A one-queue topic a broker creates when a message is sent back
+        (TopicConfigManager.createTopicInSendMessageBackMethod): ``%DLQ%<group>`` on the broker
+        of the dead letter (perm 6, DLQ_NUMS_PER_GROUP 1: AbstractSendMessageProcessor) and a
+        pop retry topic ``%RETRY%<group>_<topic>`` (KeyBuilder.buildPopRetryTopicV1)."""
+        hosts = self.topic_hosts.setdefault(topic, [])
+        if broker in hosts:
+            return
+        hosts.append(broker)
+        hosts.sort()
+        self._mq_cache.pop(topic, None)
+        self.brokers[broker].add_topic(TopicConf(topic, 1, 1, 6))
 
     def _set_rate(self, topic: str, rate: float) -> None:
         """A ``rate_changes`` step: the topic's write queues only (see ``_queue_log``)."""
@@ -332,7 +353,7 @@ class SimCluster:
             # restart_at: a new process under the same client id (client-logs/ step 4)
             for when, fn in ((s.crash_at_s, c.crash), (s.hang_at_s, c.hang),
                              (s.resume_at_s, c.resume), (s.leave_at_s, c.leave),
-                             (s.restart_at_s, c.join)):
+                             (s.restart_at_s, c.join), (s.stuck_message_at_s, c.stick)):
                 if when is not None:
                     self.scheduler.call_at(start + int(when * 1000), fn)
         for f in self.scenario.faults:

@@ -47,6 +47,18 @@ PULL_BATCH = 32
 PULL_THRESHOLD_FOR_QUEUE = 1000
 CACHE_CAP = (PULL_THRESHOLD_FOR_QUEUE // PULL_BATCH + 1) * PULL_BATCH
 CONSUME_TICK_MS = 1_000
+# DefaultMQPushConsumer.consumeConcurrentlyMaxSpan: a concurrent consumer stops pulling a queue
+# whose cached messages span more offsets (pullMessage flow control)
+MAX_SPAN = 2000
+# DefaultMQPushConsumer.consumeTimeout (minutes): ConsumeMessageConcurrentlyService runs
+# ProcessQueue.cleanExpiredMsg at this period and sends back a message consumed for longer
+CONSUME_TIMEOUT_MS = 15 * 60_000
+# 5.x pop: popThresholdForQueue (96) unacked messages stop popping, a pop takes popBatchNums
+# (32) at a time (DefaultMQPushConsumerImpl.popMessage flow control); popInvisibleTime
+POP_THRESHOLD = 96
+POP_BATCH = 32
+POP_INVISIBLE_MS = 60_000
+STATS_HOUR_MS = 3_600_000
 RESET_PAUSE_MS = 10_000
 LOCK_RETRY_MS = 1_000
 PERSIST_LOG_MS = 30_000
@@ -89,6 +101,11 @@ class PQ:
     # pop: the messages the last consume tick took and has not acked yet (a pop consumer acks
     # a batch once it is processed: PopProcessQueue's waitAckCount until the next tick)
     last_batch: int = 0
+    fail_budget: float = 0.0  # the fraction of a failed message carried to the next tick
+    # scenario ``stuck_message_at``: the message at ``position`` hangs in the listener; the
+    # consumer goes on from ``head`` while the committed offset stays at ``position``
+    # (ProcessQueue.removeMessage returns the smallest offset still cached)
+    head: int | None = None
 
 
 class SimConsumer:
@@ -111,6 +128,9 @@ class SimConsumer:
         self.log: ClientLog | None = None
         self.strategy = spec.strategy or group.strategy
         self._tps_window: list[tuple[int, int]] = []
+        # (ms, topic, consumed OK, failed) per consume tick: the statusTable's per-topic TPS
+        # (last minute) and consumeFailedMsgs (last hour), as ConsumerStatsManager keeps them
+        self._stats: list[tuple[int, str, int, int]] = []
         self._wakeup_pending = False
         self._retry_pending = False  # a rebalance is scheduled soon (_rebalance_later)
         self._notified_by = ""
@@ -551,7 +571,11 @@ class SimConsumer:
         behaviour = self.behaviour
         if self.spec.rate is not None or behaviour == "slow":
             capacity = (self.spec.rate or 1.0) * CONSUME_TICK_MS / 1000
+        elif self.spec.consume_rt_ms:
+            # every consume thread busy for consume_rt per message
+            capacity = self.consume_threads * CONSUME_TICK_MS / self.spec.consume_rt_ms
         backlog: list[tuple[MessageQueue, PQ, int]] = []
+        pop_room: dict[tuple[str, str], int] = {}
         for mq, pq in pqs:
             b = self.cluster.brokers.get(mq.broker_name)
             if b is None or not self.cluster.broker_up(mq.broker_name):
@@ -567,32 +591,124 @@ class SimConsumer:
                 continue  # "the message queue not locked, so consume later"
             # a push consumer's pull request carries its consumed offset (commitOffset)
             self.traffic[mq.broker_name] = now
-            jumped = b.pull(g, mq.topic, mq.queue_id, pq.position,
+            if not b.consume_enabled(g):
+                # PullMessageProcessor: NO_PERMISSION (consumeEnable=false); the client pulls
+                # again later and gets nothing from this broker
+                pq.last_pull_ts = now
+                continue
+            nxt = (pq.position if pq.head is None
+                   else min(pq.head, b.max_offset(mq.topic, mq.queue_id)))
+            jumped = b.pull(g, mq.topic, mq.queue_id, nxt,
                             pq.position if self.group.model == "CLUSTERING" else None,
                             pop=self.pop)
             pq.last_pull_ts = now
-            if jumped != pq.position and self.pop:
+            if jumped != nxt and self.pop:
                 # the pop took a pending server-side reset (the broker committed it): the
                 # client simply gets the messages from there
                 pq.position = jumped
                 self._replay_now(mq, pq, b)
-            elif jumped != pq.position:  # PULL_OFFSET_MOVED: a server-side reset was pending
+            elif jumped != nxt:  # PULL_OFFSET_MOVED: a server-side reset was pending
+                pq.head = None
                 self._offset_moved(mq, pq, jumped, b)
                 continue
             if behaviour == "stuck":
                 continue
-            backlog.append((mq, pq, max(0, b.max_offset(mq.topic, mq.queue_id) - pq.position)))
+            limit = b.max_offset(mq.topic, mq.queue_id)
+            if pq.head is not None:
+                nxt = pq.head
+            if self.pop:
+                # pop flow control per PopProcessQueue (one per broker: allocate4Pop's
+                # queue -1): at most popThresholdForQueue + a batch popped and not acked
+                key = (mq.topic, mq.broker_name)
+                room = pop_room.setdefault(key, POP_THRESHOLD + POP_BATCH)
+                limit = min(limit, nxt + room)
+                pop_room[key] = room - max(0, limit - nxt)
+            backlog.append((mq, pq, max(0, limit - nxt)))
         consumed = 0
-        for _mq, pq, n in self._share(backlog, capacity):
+        for mq, pq, n in self._share(backlog, capacity):
             pq.last_batch = n if self.pop else 0
             if n > 0:
-                pq.position += n
+                start = pq.position if pq.head is None else pq.head
+                if pq.head is None:
+                    pq.position += n
+                else:
+                    pq.head += n
                 pq.last_consume_ts = now
                 pq.consumed_any = True
                 consumed += n
+                failed = self._fail(mq, pq, start, n)
+                self._stats.append((now, mq.topic, n - failed, failed))
         self.consumed_total += consumed
         self._tps_window.append((now, consumed))
         self._tps_window = [(t, c) for t, c in self._tps_window if now - t <= 60_000]
+        if self._stats and now - self._stats[0][0] > STATS_HOUR_MS:
+            self._stats = [x for x in self._stats if now - x[0] <= STATS_HOUR_MS]
+
+    def _fail(self, mq: MessageQueue, pq: PQ, start: int, n: int) -> int:
+        """Scenario ``fail_ratio``: that share of the ``n`` messages consumed from ``start``
+        fails (RECONSUME_LATER). A concurrent CLUSTERING consumer sends them back
+        (ConsumeMessageConcurrentlyService.processConsumeResult -> sendMessageBack; the retry
+        queue's messages keep their reconsumeTimes), a pop consumer leaves them unacked, to be
+        revived into its pop retry topic after the invisible time. Orderly and BROADCASTING
+        consumers are not simulated failing (they retry in place or drop)."""
+        ratio = self.spec.fail_ratio
+        if ratio <= 0 or self.orderly or self.group.model != "CLUSTERING":
+            return 0
+        pq.fail_budget += n * ratio
+        failed = min(n, int(pq.fail_budget + 1e-9))
+        pq.fail_budget -= failed
+        b = self.cluster.brokers.get(mq.broker_name)
+        if failed <= 0 or b is None:
+            return failed
+        max_times = 16 if self.spec.max_reconsume_times < 0 else self.spec.max_reconsume_times
+        g = self.group.name
+        if self.pop:
+            b.send_back(g, failed, 0, max_times, retry_topic=f"{RETRY_PREFIX}{g}_{mq.topic}",
+                        delay_ms=POP_INVISIBLE_MS)
+        elif mq.topic.startswith(RETRY_PREFIX):
+            left = failed
+            for count, times in b.reconsume_times(mq.topic, mq.queue_id, start, n):
+                k = min(left, count)
+                b.send_back(g, k, times, max_times)
+                left -= k
+                if left <= 0:
+                    break
+        else:
+            b.send_back(g, failed, 0, max_times)
+        return failed
+
+    def stick(self) -> None:
+        """Scenario ``stuck_message_at``: from now the listener hangs on the next message of
+        each queue; the consumer goes on with the later ones (a concurrent ProcessQueue
+        consumes out of order) while the committed offset stays at the hung one; once the
+        cache spans more than consumeConcurrentlyMaxSpan offsets each pull waits until the
+        batch before it is consumed (DefaultMQPushConsumerImpl.pullMessage: a consumed
+        message leaves the cache, so the span falls back to 0 and the next pull goes).
+        ProcessQueue.cleanExpiredMsg, run every consumeTimeout (15 min) from the consumer's
+        start, sends a message consumed for longer than that back and removes it: then the
+        offset moves on."""
+        if not self.alive or self.orderly:
+            return
+        now = self.now()
+        for mq, pq in self.pqs.items():
+            if not pq.dropped and pq.head is None and not mq.topic.startswith(RETRY_PREFIX):
+                pq.head = pq.position + 1
+        period = CONSUME_TIMEOUT_MS
+        k = max(1, -(-(now + period - self.start_ts) // period))
+        self.cluster.scheduler.call_later(self.start_ts + k * period - now, self._clean_expired)
+
+    def _clean_expired(self) -> None:
+        if not self.alive:
+            return
+        max_times = 16 if self.spec.max_reconsume_times < 0 else self.spec.max_reconsume_times
+        for mq, pq in self.pqs.items():
+            if pq.head is None:
+                continue
+            b = self.cluster.brokers.get(mq.broker_name)
+            if b is not None and b.max_offset(mq.topic, mq.queue_id) > pq.position:
+                b.send_back(self.group.name, 1, 0, max_times)  # sendMessageBack(msg, 3)
+                pq.position = pq.head  # removeMessage: the hung one was the smallest
+            pq.head = None
 
     @staticmethod
     def _share(backlog: list[tuple[MessageQueue, PQ, int]], capacity: float | None
@@ -929,28 +1045,69 @@ class SimConsumer:
     def _pq_info(self, mq: MessageQueue, pq: PQ) -> dict[str, Any]:
         """ProcessQueue.fillProcessQueueInfo. The cache holds what was pulled and not consumed
         yet: everything up to the queue's end, at most ~1024 (flow control); an orderly 4.x
-        queue not yet marked locked is not pulled. commitOffset is the offset store's value
+        queue not yet marked locked is not pulled, nor a queue whose pulls the broker refuses
+        (consumeEnable=false). commitOffset is the offset store's value
         (RemoteBrokerOffsetStore, MEMORY_FIRST_THEN_STORE): 5.x reads -1 for a retry queue no
-        message came through (4.9.3 reads 0: its broker answers 0 for a missing offset)."""
+        message came through (4.9.3 reads 0: its broker answers 0 for a missing offset). A
+        hung message (``stuck_message_at``) stays cached with the ones pulled after it (one
+        batch once they span more than consumeConcurrentlyMaxSpan)."""
         b = self.cluster.brokers.get(mq.broker_name)
         cached = 0
+        lo = pq.position if pq.head is None else pq.head
+        hung = 0
         if (b is not None and not pq.dropped and (pq.locked or not self.orderly)
-                and self.cluster.broker_up(mq.broker_name)):
-            cached = min(CACHE_CAP, max(0, b.max_offset(mq.topic, mq.queue_id) - pq.position))
+                and self.cluster.broker_up(mq.broker_name)
+                and b.consume_enabled(self.group.name)):
+            mx = b.max_offset(mq.topic, mq.queue_id)
+            cap = CACHE_CAP
+            if pq.head is not None:
+                hung = 1 if mx > pq.position else 0
+                if pq.head - pq.position > MAX_SPAN:
+                    # the span flow control: a pull waits until the batch before it is
+                    # consumed (the span of the cache is then 0 again), so one batch at most
+                    cap = PULL_BATCH + hung
+            cached = min(cap - hung, max(0, mx - lo))
         commit = pq.position
         if (self.spec.version >= V5_0_0 and mq.topic.startswith(RETRY_PREFIX)
                 and not pq.consumed_any):
             commit = -1
+        count = cached + hung
         return {
-            "cachedMsgCount": cached,
-            "cachedMsgMaxOffset": pq.position + cached - 1 if cached else 0,
-            "cachedMsgMinOffset": pq.position if cached else 0,
+            "cachedMsgCount": count,
+            "cachedMsgMaxOffset": (lo + cached - 1 if cached else pq.position) if count else 0,
+            "cachedMsgMinOffset": (pq.position if hung else lo) if count else 0,
             "cachedMsgSizeInMiB": 0, "commitOffset": commit, "droped": pq.dropped,
             "lastConsumeTimestamp": pq.last_consume_ts,
             "lastLockTimestamp": pq.last_lock_ts, "lastPullTimestamp": pq.last_pull_ts,
             "locked": pq.locked, "transactionMsgCount": 0,
             "transactionMsgMaxOffset": 0, "transactionMsgMinOffset": 0,
             "tryUnlockTimes": pq.try_unlock_times}
+
+    def consume_rt(self) -> float:
+        """The statusTable's consumeRT (ms per message, one message a batch): ``consume_rt``,
+        else the time that makes ``rate`` the capacity of every consume thread, else 1."""
+        if self.spec.consume_rt_ms:
+            return float(self.spec.consume_rt_ms)
+        if self.spec.rate:
+            return self.consume_threads * 1000.0 / self.spec.rate
+        if self.behaviour == "slow":
+            return self.consume_threads * 1000.0
+        return 1.0
+
+    def status(self, topic: str) -> dict[str, Any]:
+        """ConsumerStatsManager.consumeStatus(group, topic): consumeOKTPS and consumeFailedTPS
+        over the last minute, consumeFailedMsgs over the last hour, consumeRT while consuming
+        (0 when nothing was consumed in the last hour)."""
+        now = self.now()
+        minute = [x for x in self._stats if x[1] == topic and now - x[0] <= 60_000]
+        hour = [x for x in self._stats if x[1] == topic and now - x[0] <= STATS_HOUR_MS]
+        span = max(1.0, (now - minute[0][0]) / 1000 + 1) if minute else 1.0
+        ok = sum(x[2] for x in minute) / span
+        failed = sum(x[3] for x in minute) / span
+        done = sum(x[2] + x[3] for x in hour)
+        return {"consumeFailedMsgs": sum(x[3] for x in hour), "consumeFailedTPS": failed,
+                "consumeOKTPS": ok, "consumeRT": self.consume_rt() if done else 0.0,
+                "pullRT": 1.0 if done else 0.0, "pullTPS": ok + failed}
 
     def running_info(self) -> dict[str, Any]:
         """ConsumerRunningInfo as the client of this version answers it (4.x has no
@@ -970,13 +1127,7 @@ class SimConsumer:
                 e["waitAckCount"] += pq.last_batch
                 continue
             mq_table[mq] = self._pq_info(mq, pq)
-        tps = self.consume_tps()
-        idle = {"consumeFailedMsgs": 0, "consumeFailedTPS": 0.0, "consumeOKTPS": 0.0,
-                "consumeRT": 0.0, "pullRT": 0.0, "pullTPS": 0.0}
-        status = {t: (dict(idle) if t.startswith(RETRY_PREFIX) else
-                      {"consumeFailedMsgs": 0, "consumeFailedTPS": 0.0, "consumeOKTPS": tps,
-                       "consumeRT": 1.0, "pullRT": 1.0, "pullTPS": tps})
-                  for t in self.topics()}
+        status = {t: self.status(t) for t in self.topics()}
         out: dict[str, Any] = {"mqTable": mq_table, "properties": self._properties(),
                                "statusTable": status,
                                "subscriptionSet": list(self.subscription_data().values())}

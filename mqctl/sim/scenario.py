@@ -44,6 +44,10 @@ class BrokerSpec:
     slave: bool = False
     config: dict[str, Any] = field(default_factory=dict)
     version: int = 479  # MQVersion ordinal (V5_3_3)
+    # GET_BROKER_RUNTIME_INFO entries the master / its slave report on top of the simulated
+    # ones (reported only: e.g. pullThreadPoolQueueHeadWaitTimeMills, commitLogMaxOffset)
+    runtime: dict[str, str] = field(default_factory=dict)
+    slave_runtime: dict[str, str] = field(default_factory=dict)
 
     @property
     def server_side_reset(self) -> bool:
@@ -89,6 +93,7 @@ class TopicSpec:
     order: bool = False
     start_s: float | None = None  # production (rate) starts this long after the cluster start
     per_queue: tuple[QueueSpec, ...] = ()
+    perm_by_broker: dict[str, int] = field(default_factory=dict)  # a broker's own topic perm
 
     def queue_spec(self, broker: str, queue: int) -> QueueSpec | None:
         """The per-queue override for this queue (a broker-specific one wins)."""
@@ -124,6 +129,13 @@ class ConsumerSpec:
     # silent_at for silent_for (None: to the end), while it stays a member and consumes
     silent_at_s: float | None = None
     silent_for_s: float | None = None
+    # issue 31 (diagnose): the time one message takes to consume (its capacity is threads /
+    # consume_rt when no rate is given); the share of consumptions that fail (sent back to the
+    # retry topic, to the DLQ after max_reconsume_times); one message per queue that hangs
+    consume_rt_ms: float | None = None
+    fail_ratio: float = 0.0
+    max_reconsume_times: int = -1  # DefaultMQPushConsumer.maxReconsumeTimes (-1: 16)
+    stuck_message_at_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -147,10 +159,12 @@ class GroupSpec:
     offsets_on: dict[str, frozenset[int] | None] | None = None
 
 
-# SubscriptionGroupConfig fields a scenario may set, and their type: the ones the sim only
-# reports (its consumers do not retry into a DLQ, time out, read from slaves or start anew), so
-# a value cannot contradict what the simulated consumers do
+# SubscriptionGroupConfig fields a scenario may set, and their type: consumeEnable is honoured
+# (the brokers refuse the group's pulls); the others the sim only reports (its consumers take
+# their retry limit from their own maxReconsumeTimes, as clients from 3.4.9 on send it, and do
+# not time out, read from slaves or start anew), so a value cannot contradict what they do
 GROUP_CONFIG_FIELDS: dict[str, type] = {
+    "consumeEnable": bool,  # honoured: the brokers refuse the group's pulls (NO_PERMISSION)
     "retryMaxTimes": int, "consumeTimeoutMinute": int, "brokerId": int,
     "whichBrokerWhenConsumeSlowly": int, "consumeFromMinEnable": bool,
     "consumeBroadcastEnable": bool}
@@ -316,7 +330,7 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
         p = f"brokers[{i}]"
         if isinstance(b, str):
             b = {"name": b}
-        b = r.mapping(b, p, {"name", "slave", "config", "version"})
+        b = r.mapping(b, p, {"name", "slave", "config", "version", "runtime", "slave_runtime"})
         cfg = r.mapping(b.get("config"), f"{p}.config",
                         {"useServerSideResetOffset", "notifyConsumerIdsChangedEnable",
                          "autoCreateSubscriptionGroup"})
@@ -325,8 +339,12 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
             raise r.err(f"{p}.config.useServerSideResetOffset",
                         "brokers before 5.1.0 have no server-side reset (RIP-48); leave it out "
                         "or give a version of V5_1_0 or later")
+        runtime = {k: {str(x): str(v) for x, v in r.mapping(
+            b.get(k), f"{p}.{k}", set(map(str, b.get(k) or {}))).items()}
+            for k in ("runtime", "slave_runtime")}
         brokers.append(BrokerSpec(r.string(b.get("name"), f"{p}.name", pattern=NAME),
-                                  bool(b.get("slave", False)), dict(cfg), bver))
+                                  bool(b.get("slave", False)), dict(cfg), bver,
+                                  runtime["runtime"], runtime["slave_runtime"]))
     if not brokers:
         raise r.err("brokers", "at least one broker is needed")
     bnames = [b.name for b in brokers]
@@ -338,7 +356,7 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
         p = f"topics[{i}]"
         t = r.mapping(t, p, {"name", "queues", "read_queues", "write_queues", "perm", "brokers",
                              "rate", "history", "min_offset", "max_offset", "rate_changes",
-                             "order", "start", "per_queue"})
+                             "order", "start", "per_queue", "perm_by_broker"})
         name = r.string(t.get("name"), f"{p}.name", pattern=NAME)
         q = r.integer(t.get("queues", 4), f"{p}.queues", 1)
         tb = tuple(str(x) for x in r.seq(t.get("brokers"), f"{p}.brokers")) or tuple(bnames)
@@ -374,7 +392,9 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
             order=bool(t.get("order", False)),
             start_s=None if t.get("start") is None else parse_offset_s(t["start"],
                                                                           f"{p}.start"),
-            per_queue=per_queue))
+            per_queue=per_queue,
+            perm_by_broker={str(k): r.integer(v, f"{p}.perm_by_broker.{k}") for k, v in r.mapping(
+                t.get("perm_by_broker"), f"{p}.perm_by_broker", set(tb)).items()}))
     tnames = {t.name for t in topics}
 
     groups = []
@@ -394,7 +414,9 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
             c = r.mapping(c, cp, {"id", "subscriptions", "language", "version", "behaviour",
                                   "at", "rate", "crash_at", "hang_at", "resume_at", "join_at",
                                   "leave_at", "heartbeat_brokers", "addr", "strategy",
-                                  "threads", "restart_at", "silent_at", "silent_for"})
+                                  "threads", "restart_at", "silent_at", "silent_for",
+                                  "consume_rt", "fail_ratio", "max_reconsume_times",
+                                  "stuck_message_at"})
             subs_raw = c.get("subscriptions")
             if subs_raw is None:
                 subs = {t: "*" for t in gtopics}
@@ -448,7 +470,13 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
                 strategy=None if c.get("strategy") is None else str(c["strategy"]),
                 threads=r.integer(c.get("threads", 20), f"{cp}.threads", 1),
                 restart_at_s=restart_at, silent_at_s=when("silent_at"),
-                silent_for_s=when("silent_for")))
+                silent_for_s=when("silent_for"),
+                consume_rt_ms=None if c.get("consume_rt") is None else max(
+                    1.0, 1000 * parse_duration_s(c["consume_rt"], f"{cp}.consume_rt")),
+                fail_ratio=_ratio(r, c.get("fail_ratio", 0), f"{cp}.fail_ratio"),
+                max_reconsume_times=_reconsume(r, c.get("max_reconsume_times", -1),
+                                               f"{cp}.max_reconsume_times"),
+                stuck_message_at_s=when("stuck_message_at")))
         groups.append(GroupSpec(
             name=gname, model=r.choice(g.get("model", "CLUSTERING"), f"{p}.model", MODELS),
             orderly=bool(g.get("orderly", False)),
@@ -551,6 +579,19 @@ def _offsets_on(r: Any, v: Any, path: str, bnames: list[str]
         if have is not None:
             out[broker] = have | set(range(lo, hi + 1))
     return {b: None if q is None else frozenset(q) for b, q in out.items()}
+
+
+def _ratio(r: _Reader, v: Any, path: str) -> float:
+    x = r.number(v, path)
+    if x > 1:
+        raise r.err(path, f"{x:g} is not a ratio from 0 to 1")
+    return x
+
+
+def _reconsume(r: _Reader, v: Any, path: str) -> int:
+    if isinstance(v, int) and not isinstance(v, bool) and v == -1:
+        return -1
+    return r.integer(v, path, 0)
 
 
 def _version(r: _Reader, v: Any, path: str) -> int:

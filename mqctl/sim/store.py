@@ -66,14 +66,25 @@ class QueueLog:
         at_ms = max(at_ms, self.segments[-1].t0)
         self.segments.append(Segment(at_ms, self.max_offset(at_ms), rate))
 
+    def append(self, now: int, n: int) -> None:
+        """``n`` messages stored at ``now`` (messages sent back to a retry or dead-letter
+        topic): production so far stops at ``now``, the ``n`` messages follow with store time
+        ``now``, and production continues after them at the same rate."""
+        if n <= 0:
+            return
+        last = self.segments[-1]
+        now = max(now, last.t0)
+        if (len(self.segments) >= 2 and last.t0 == now and self.segments[-2].t0 == now
+                and self.segments[-2].rate == 0.0):
+            last.o0 += n  # another batch of the same instant
+            return
+        cur = self.max_offset(now)
+        self.segments.append(Segment(now, cur, 0.0))
+        self.segments.append(Segment(now, cur + n, last.rate))
+
     def _segment_at(self, t: int) -> int:
-        idx = 0
-        for i, s in enumerate(self.segments):
-            if s.t0 <= t:
-                idx = i
-            else:
-                break
-        return idx
+        """The last segment that started at or before ``t`` (the first when none did)."""
+        return max(0, bisect.bisect_right(self.segments, t, key=lambda s: s.t0) - 1)
 
     def max_offset(self, now: int) -> int:
         """The next offset to be written (``GET_MAX_OFFSET``)."""

@@ -412,6 +412,9 @@ def test_documented_example_scenario_loads():
     assert pay.consumers[1].crash_at_s == 600 and pay.consumers[3].join_at_s == 1800
     assert pay.consumers[1].behaviour_at_s == 60 and pay.consumers[2].hang_at_s == 300
     assert (pay.consumers[1].silent_at_s, pay.consumers[1].silent_for_s) == (240, 40)
+    a = pay.consumers[0]  # the knobs of issue 31 (mqctl diagnose)
+    assert (a.consume_rt_ms, a.fail_ratio, a.max_reconsume_times, a.stuck_message_at_s) == (
+        300, 0.2, 2, 300)
     topic = sc.topic("TopicPay")
     assert topic.queue_spec("broker-a", 0).rate == 0.5  # type: ignore[union-attr]
     assert topic.queue_spec("hz@broker-b", 0) is None

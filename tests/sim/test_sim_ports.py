@@ -29,7 +29,7 @@ class FakeSite:
         self.servers = {"broker-a": FakeServer(ADDR)}
         self.retry_topics_for: list[str] = []
 
-    def ensure_retry_topic(self, group: str) -> None:
+    def ensure_retry_topic(self, group: str, broker: str | None = None) -> None:
         self.retry_topics_for.append(group)
 
 

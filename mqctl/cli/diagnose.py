@@ -1,0 +1,156 @@
+"""``mqctl diagnose GROUP``: why a group is behind or stuck, with the evidence (read-only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from mqctl.cli.common import (
+    ConcurrencyOpt,
+    GroupArg,
+    GroupOption,
+    NamesrvOpt,
+    OutputOpt,
+    emit,
+    one_group,
+    state,
+    with_client,
+)
+
+if TYPE_CHECKING:
+    from mqctl.diagnose import Diagnosis
+    from mqctl.render import Result
+
+# the exit code when something is wrong (ExitCode.THRESHOLD, as `lag report --fail-on`)
+PROBLEMS_EXIT = 9
+
+
+def diagnose_result(d: Diagnosis) -> Result:
+    from mqctl.render import Column, Result, Table
+    from mqctl.timeparse import format_duration, format_local
+
+    rows = [{"rank": i + 1, "severity": f.severity, "code": f.code, "finding": f.title}
+            for i, f in enumerate(d.findings)]
+    crows = [c.to_dict() for c in d.checks]
+    notes: list[str] = []
+    for i, f in enumerate(d.findings):
+        notes.append(f"{i + 1}. [{f.severity}] {f.code}: {f.title}")
+        notes.extend(f"   - {e.text} [{e.source}]" for e in f.evidence)
+        notes.append(f"   why: {f.why}")
+        notes.append(f"   next: {f.next}")
+        notes.append("")
+    s = d.summary
+    facts = [f"{s['clients']} client(s)" if s.get("online") else
+             "offline" if s.get("online") is False else "members unknown",
+             f"lag {s['lag']:,}" if s.get("lag") is not None else "lag unknown"]
+    if s.get("max_time_lag_ms") is not None:
+        facts.append(f"max time lag {format_duration(s['max_time_lag_ms']) or '0'}")
+    for t, ts in sorted(s.get("topics", {}).items()):
+        bits = []
+        if ts.get("consume_tps") is not None:
+            bits.append(f"consumed {ts['consume_tps']:.1f}/s")
+        if ts.get("produce_tps") is not None:
+            bits.append(f"produced {ts['produce_tps']:.1f}/s")
+        if ts.get("lag_change_tps") is not None:
+            bits.append(f"lag {ts['lag_change']:+,} over the sample")
+        if bits:
+            facts.append(f"{t}: " + ", ".join(bits))
+    verdict = {"problems": f"{len(d.problems)} problem(s) found",
+               "ok": "nothing wrong found",
+               "incomplete": "nothing wrong found in what could be read"}[d.verdict]
+    infos = len(d.findings) - len(d.problems)
+    if infos:
+        verdict += f" ({infos} note(s) above)" if d.verdict != "problems" else (
+            f", {infos} note(s)")
+    read = (f"read {format_local(d.capture_ts - d.sample_ms)} and {format_local(d.capture_ts)}"
+            if d.sample_ms is not None else f"read {format_local(d.capture_ts)}")
+    notes.append(f"{d.group} ({s.get('kind')}, {read}): {verdict}; " + "; ".join(facts))
+    if d.unread:
+        notes.append("not read (the checks that need it were not made): "
+                     + "; ".join(f"{k}: {v}" for k, v in sorted(d.unread.items())))
+    skipped = [c.code for c in d.checks if c.status == "needs --sample"]
+    if skipped and d.sample_ms is None:
+        notes.append(f"--sample SECONDS also checks: {', '.join(skipped)} (two reads)")
+    return Result([
+        Table([Column("rank", "#", "right"), Column("severity", "SEVERITY", kind="state"),
+               Column("code", "CODE", kind="key"), Column("finding", "FINDING")],
+              rows, title=f"findings of {d.group}", name="findings"),
+        Table([Column("check", "CHECK", kind="key"), Column("status", "RESULT", kind="state"),
+               Column("detail", "DETAIL", kind="low", drop=1)],
+              crows, title="checks", name="checks"),
+    ], data=d.to_dict(), notes=notes, main="findings")
+
+
+def diagnose(
+    ctx: typer.Context,
+    group: GroupArg = None,
+    topic: Annotated[str | None, typer.Option(
+        "--topic", "-t", help="Only this topic's queues (default: every topic the group "
+        "consumes; the group-wide checks always run).", show_default=False)] = None,
+    sample: Annotated[float | None, typer.Option(
+        "--sample", min=1, max=3600, metavar="SECONDS",
+        help="Read twice, SECONDS apart, and use the change: lag and retry/DLQ growth, "
+             "committed offsets that do not move while the clients consume, rebalances.",
+        show_default=False)] = None,
+    state_dir: Annotated[Path | None, typer.Option(
+        "--state-dir", help="Where `mqctl locks show` keeps what it saw (read, never "
+        "written; default ~/.cache/mqctl/locks).", show_default=False)] = None,
+    output: OutputOpt = None,
+    namesrv: NamesrvOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    group_opt: GroupOption = None,
+) -> None:
+    """Why is this group behind or stuck: a ranked list of findings, each with the numbers
+    read (where, when), why it explains the lag or the stop, and the next command.
+
+    Reads (read-only, as every view) the members and each client's running info on every
+    broker, offsets and time lag, the group's config, the topics' permissions, the retry and
+    DLQ topics and the brokers' runtime info, and checks: nobody consumes (offline,
+    consumeEnable=false, topic not readable), queues nobody consumes (unowned, duplicate ids,
+    mixed strategies, split member lists, subscriptions, idle clients), orderly queues stuck
+    on a lock, the consumer as the bottleneck (flow control, saturated threads, a blocked
+    listener), failing consumption (retry, DLQ), offsets not committed (--sample), lag on a few
+    queues or one broker, busy brokers and lagging slaves, pop groups; or says nothing is
+    wrong, with the numbers that say so. A check whose data could not be read is not made.
+
+    Exit 0: nothing wrong found; 9: something is (a warning or error finding); 8: part of the
+    data could not be read (wins over 9). Tables: findings (what -o csv prints), checks.
+    docs/diagnose.md explains every finding.
+
+    Example: mqctl diagnose GID_AUDIT --sample 10
+    """
+    from mqctl.admin import Admin
+    from mqctl.diagnose import run
+
+    group = one_group(group, group_opt, example="mqctl diagnose GID_AUDIT")
+    st = state(ctx)
+    settings = st.settings(namesrv=namesrv)
+    fmt = st.output(output)
+
+    async def go(client: Any) -> Diagnosis:
+        from mqctl.locks import LockStore
+
+        admin = Admin(client, settings.namesrv, concurrency=concurrency or settings.concurrency)
+        store = LockStore(state_dir, settings.namesrv)
+        return await run(admin, group, topic=topic, sample_s=sample, store=store)
+
+    d = with_client(st, settings, go)
+    emit(diagnose_result(d), fmt)
+    if d.partial:
+        from mqctl.errors import PartialFailure
+
+        what = sorted(d.unread) or sorted({f.broker for f in d.failures})
+        raise PartialFailure(f"part of the data could not be read ({'; '.join(what[:5])}"
+                             + (f" and {len(what) - 5} more" if len(what) > 5 else "")
+                             + "): the findings that need it were not made",
+                             [(f.broker, f.message) for f in d.failures],
+                             hint="see 'not read' under the output; run again when the "
+                                  "brokers and clients answer")
+    if d.problems:
+        raise typer.Exit(PROBLEMS_EXIT)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("diagnose")(diagnose)
