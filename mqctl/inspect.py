@@ -999,6 +999,18 @@ async def group_exists(admin: Admin, group: str) -> bool | None:
     return None if any(not o.ok for o in outs) or not masters else False
 
 
+def read_nothing_of(p: GroupProgress) -> bool:
+    """The capture shows nothing of the group itself: no online member, no failure, and no
+    queue with a committed offset (or one that may have it). That is how a group no broker
+    knows reads, with a topic too: a broker answers GET_CONSUME_STATS with a topic for any
+    group name, with 0 everywhere (corpus
+    other-requests/208_getConsumeStats_NO_SUCH_GROUP), so its queues show up as never
+    committed. The views then ask :func:`require_group` (issue 26 item 6: the same rule with
+    and without ``-t``)."""
+    online = p.members is not None and p.members.online_state
+    return not p.failures and not online and all(q.committed is False for q in p.queues)
+
+
 async def require_group(admin: Admin, group: str) -> None:
     """For a command that found nothing: a usage error (exit 2) when no broker knows the
     group; nothing when it is known or when that cannot be told."""

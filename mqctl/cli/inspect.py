@@ -592,7 +592,7 @@ def progress(
 
     Example: mqctl group progress GID_ORDER --only-lagging --sort lag
     """
-    from mqctl.inspect import capture_progress, require_group
+    from mqctl.inspect import capture_progress, read_nothing_of, require_group
     from mqctl.remoting.client import RemotingClient
 
     group = one_group(group, group_opt, example="mqctl group progress GID_ORDER")
@@ -604,7 +604,7 @@ def progress(
         admin = _admin(client, settings, concurrency)
         p = await capture_progress(admin, group, topic, running_info=not no_clients,
                                    dlq=not no_retry, produce_tps=True)
-        if not p.queues and not p.failures and not (p.members and p.members.online_state):
+        if read_nothing_of(p):
             await require_group(admin, group)
         return p
 

@@ -66,7 +66,7 @@ def show(
     from mqctl.admin import Admin
     from mqctl.cli.common import with_client
     from mqctl.cli.inspect import _raise_partial, not_included_note
-    from mqctl.inspect import capture_progress, require_group
+    from mqctl.inspect import capture_progress, read_nothing_of, require_group
     from mqctl.render import Column, Result, Table
 
     group = one_group(group, group_opt, example="mqctl offsets show GID_REPLAY")
@@ -78,7 +78,7 @@ def show(
 
         admin = Admin(client, settings.namesrv, concurrency=concurrency or settings.concurrency)
         p = await capture_progress(admin, group, topic, running=False)
-        if not p.queues and not p.failures:
+        if read_nothing_of(p):
             await require_group(admin, group)
         # readable queues beyond the write queues: GET_TOPIC_STATS_INFO of a broker before 5.3.0
         # leaves them out, so their min offset is asked per queue
