@@ -63,3 +63,61 @@ def test_a_known_group_without_offsets_on_the_topic_is_shown_not_refused(demo):
                 env=ns(demo))
     assert r.exit_code == 0, r.stderr
     assert r.json and all(q["committed"] is False and q["current"] is None for q in r.json)
+
+
+# ------------------------------------------------------------ a queue that does not exist
+
+@pytest.mark.parametrize("extra", [[], ["--client", "10.0.3.31@4301#demo07", "--execute"]],
+                         ids=["plan", "client-execute"])
+def test_locks_release_of_a_queue_the_topic_does_not_have_is_a_usage_error(demo, extra):
+    """TopicOrder has 4 queues per broker: broker-a:99 names nothing (it was `state
+    unowned`, and with --client an UNLOCK_BATCH_MQ for it was sent)."""
+    from mqctl.remoting.codes import RequestCode
+
+    demo.clear_request_log()
+    r = run_cli(["locks", "release", "GID_ORDER", "-t", "TopicOrder", "--queue", "broker-a:99",
+                 *extra], env=ns(demo))
+    assert r.exit_code == ExitCode.USAGE, r.stdout + r.stderr
+    assert "does not have: broker-a:99" in r.stderr and "unowned" not in r.stderr
+    assert RequestCode.UNLOCK_BATCH_MQ not in {x.code for x in demo.request_log}
+
+
+def test_allocate_queue_config_naming_a_queue_the_topic_does_not_have(demo, tmp_path):
+    """Live, the route is read: a configured queue it does not have is bad input (offline the
+    list is returned as AllocateMessageQueueByConfig returns it, tests/allocate)."""
+    cfg = tmp_path / "qc.yaml"
+    cfg.write_text('"10.0.1.11@4101#demo01": ["broker-a:99", "broker-a:0"]\n')
+    r = run_cli(["allocate", "-g", "GID_PAY", "-t", "TopicPay", "--strategy", "config",
+                 "--queue-config", str(cfg)], env=ns(demo))
+    assert r.exit_code == ExitCode.USAGE, r.stdout
+    assert "does not have: broker-a:99" in r.stderr and r.stdout == ""
+
+
+# ------------------------------------------------------------ allocate: a topic not subscribed
+
+def test_allocate_for_a_topic_the_group_does_not_subscribe_to_is_refused(demo):
+    r = run_cli(["allocate", "-g", "GID_PAY", "-t", "TopicAudit"], env=ns(demo))
+    assert r.exit_code == ExitCode.USAGE, r.stdout
+    assert "GID_PAY does not subscribe to TopicAudit (it subscribes to TopicPay)" in r.stderr
+    assert r.stdout == ""
+
+
+def test_allocate_names_the_clients_that_do_not_subscribe_to_the_topic(sim_factory):
+    """Two members, one subscribes to T, the other to U only: both are in T's member list, so
+    the subscriber takes half of T (as the simulated client computes it) and the other half
+    goes to a client that never consumes it: the prediction stands, with a warning."""
+    s = sim_factory({
+        "name": "half", "clock": {"mode": "manual"}, "brokers": [{"name": "broker-a"}],
+        "topics": [{"name": "T", "queues": 4, "rate": 1}, {"name": "U", "queues": 1,
+                                                            "rate": 1}],
+        "groups": [{"name": "G", "topics": ["T"], "consumers": [
+            {"id": "10.0.0.1@1"}, {"id": "10.0.0.2@2", "subscriptions": {"U": "*"}}]}]})
+    s.advance(60)
+    r = run_cli(["-o", "json", "allocate", "-g", "G", "-t", "T"], env=ns(s))
+    assert r.exit_code == 0, r.stderr
+    assert "do not subscribe to T (10.0.0.2@2)" in r.stderr
+    owned = s.call(lambda c: sorted(f"{m.broker_name}:{m.queue_id}"
+                                    for m in c.consumer("10.0.0.1@1").pqs if m.topic == "T"))
+    got = r.json["assignments"]
+    assert sorted(f"{q['brokerName']}:{q['queueId']}" for q in got["10.0.0.1@1"]) == owned
+    assert len(got["10.0.0.2@2"]) == 4 - len(owned) > 0
