@@ -404,15 +404,22 @@ class GroupProgress:
     queues: list[QueueProgress]
     members: GroupMembers | None
     failures: list[BrokerFailure]
-    consume_tps: float = 0.0
+    # the brokers' GET_CONSUME_STATS consumeTps summed: messages they handed the group per
+    # second over the last minute (BrokerStatsManager.tpsGroupGetNums; mqadmin's "Consume TPS";
+    # pulled into the clients' caches or popped, not necessarily processed); None when a
+    # broker did not answer (a partial sum is not the group's rate)
+    consume_tps: float | None = 0.0
     # brokers whose GET_CONSUME_STATS failed: their queues (and lag) are not in ``queues``;
     # per topic: the failed brokers the topic's route names (all of them when no route known)
     not_included: list[str] = field(default_factory=list)
     not_included_by_topic: dict[str, list[str]] = field(default_factory=dict)
     # issue 18 items 2, 9, 10: produce TPS per topic (sum of the brokers' topicPutTps; None
-    # when a broker does not report it: 4.x) and the clients' consumeOKTPS per topic (None
-    # without running info); whether running info was asked; the group consumes with pop;
-    # the %DLQ% topic's queues (None: not asked or unknown)
+    # when a broker does not report it: 4.x, or did not answer) and the clients' consumeOKTPS
+    # per topic (None without running info): each client's statusTable entry counts what THAT
+    # client processed OK over the last minute (ConsumerStatsManager, keyed topic@group, fed by
+    # ConsumeMessage{Concurrently,Orderly,PopConcurrently}Service.processConsumeResult), so
+    # the group's rate is their sum, pop clients included; whether running info was asked; the
+    # group consumes with pop; the %DLQ% topic's queues (None: not asked or unknown)
     produce_tps: dict[str, float | None] = field(default_factory=dict)
     client_tps: dict[str, float | None] = field(default_factory=dict)
     running_info: bool = True
@@ -788,6 +795,9 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
             v = put_tps.get((b, tp)) if (b, tp) in tstats_ok else None
             produce[tp] = None if v is None or (tp in produce and produce[tp] is None) else (
                 (produce.get(tp) or 0.0) + v)
+        for tp, bs in by_topic.items():
+            if bs and tp in produce:  # a broker of the topic did not answer: no partial sum
+                produce[tp] = None
     client_tps: dict[str, float | None] = {}
     if members is not None and running_info and members.clients:
         infos = [cv.running for cv in members.clients.values()]
@@ -800,7 +810,8 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
     dlq_rows: list[DlqQueue] | None = None
     if dlq:
         dlq_rows = await _dlq_queues(admin, group, failures)
-    return GroupProgress(group, ts, cluster, queues, members, _dedupe(failures), tps,
+    return GroupProgress(group, ts, cluster, queues, members, _dedupe(failures),
+                         None if stats_failed else tps,
                          unread, {tp: bs for tp, bs in by_topic.items() if bs},
                          produce_tps=produce, client_tps=client_tps, running_info=running_info,
                          pop=pop, dlq=dlq_rows, dlq_asked=dlq, uncovered=uncovered,

@@ -121,3 +121,77 @@ def test_allocate_names_the_clients_that_do_not_subscribe_to_the_topic(sim_facto
     got = r.json["assignments"]
     assert sorted(f"{q['brokerName']}:{q['queueId']}" for q in got["10.0.0.1@1"]) == owned
     assert len(got["10.0.0.2@2"]) == 4 - len(owned) > 0
+
+
+# ------------------------------------------------------------ two rates, two names
+
+def committed_total(sim, group: str, topic: str) -> int:
+    return sim.call(lambda c: sum(v for b in c.brokers.values()
+                                  for q, v in b.offsets.get((topic, group), {}).items()))
+
+
+def test_pop_clients_consumed_tps_is_the_groups_rate_not_twice_it(sim):
+    """GID_POP (two pop clients on TopicNews) consumed 4/s and its per-topic rate read 8.00:
+    each simulated pop client consumed every message. A real pop client's consumeOKTPS counts
+    what that client processed (ConsumerStatsManager keyed topic@group, fed by
+    ConsumeMessagePopConcurrentlyService.processConsumeResult), so the sum over the clients is
+    the group's rate; here it is checked against the group's committed offsets' progress."""
+    sim.advance(120)
+    before = committed_total(sim, "GID_POP", "TopicNews")
+    sim.advance(60)
+    rate = (committed_total(sim, "GID_POP", "TopicNews") - before) / 60
+    r = run_cli(["-o", "json", "group", "progress", "GID_POP", "--no-retry"], env=ns(sim))
+    assert r.exit_code == 0, r.stderr
+    (topic,) = r.json["topics"]
+    assert rate > 0
+    assert topic["consume_tps_clients"] == pytest.approx(rate, rel=0.1)
+    assert r.json["consume_tps_clients"] == pytest.approx(rate, rel=0.1)
+    assert r.json["consume_tps"] == pytest.approx(rate, rel=0.1)  # the brokers agree
+
+
+def test_the_brokers_and_the_clients_rates_have_two_names(demo):
+    r = run_cli(["-o", "plain", "group", "progress", "GID_PAY", "--no-retry"], env=ns(demo))
+    assert r.exit_code == 0, r.stderr
+    assert "CONSUMED TPS" in r.stdout and "consume TPS" not in r.stdout
+    total = next(ln for ln in r.stdout.splitlines() if ln.startswith("group GID_PAY:"))
+    assert "pulled TPS" in total and "(brokers)" in total
+    assert "consumed TPS" in total and "(clients)" in total
+
+
+def test_a_filling_client_cache_says_which_rate_is_which():
+    """Real 4.9.3: a group filling its client cache showed the brokers' 347.73 beside the
+    clients' 8.95, both called consume TPS."""
+    from mqctl.cli.inspect import progress_result
+    from mqctl.inspect import GroupProgress, QueueProgress
+    from mqctl.models import MessageQueue
+
+    q = QueueProgress(MessageQueue("T", "broker-a", 0), 5000, 4000, None, 1, committed=True,
+                      delay_ms=1000)
+    p = GroupProgress("G", 1_717_200_000_000, "c", [q], None, [], consume_tps=347.73,
+                      client_tps={"T": 8.95}, produce_tps={"T": 10.0})
+    res = progress_result(p, retry=False)
+    total = res.notes[0]
+    assert "pulled TPS 347.73 (brokers)" in total and "consumed TPS 8.95 (clients)" in total
+    why = next(n for n in res.notes if n.startswith("pulled TPS 347.73 vs consumed TPS 8.95"))
+    assert "mqadmin's \"Consume TPS\"" in why and "caches are filling" in why
+    assert res.data["consume_tps"] == 347.73 and res.data["consume_tps_clients"] == 8.95
+
+
+# ------------------------------------------------------------ a rate summed over part of a topic
+
+def test_one_broker_hung_the_topics_rates_are_not_partial_sums(sim):
+    """broker-b hung: TopicPay's PRODUCE TPS was broker-a's alone, beside the clients' rate of
+    the whole topic; the brokers' pulled TPS was broker-a's share. Both are unknown now."""
+    sim.advance(60)
+    sim.call(lambda c: c.faults.latency("broker-b", 8_000))
+    r = run_cli(["--timeout", "2", "-o", "json", "group", "progress", "GID_PAY", "--no-retry"],
+                env=ns(sim))
+    assert r.exit_code == ExitCode.PARTIAL, r.stderr
+    (topic,) = r.json["topics"]
+    assert topic["brokers_not_included"] == ["broker-b"]
+    assert topic["produce_tps"] is None and r.json["produce_tps"] is None
+    assert r.json["consume_tps"] is None
+    t = run_cli(["--timeout", "2", "-o", "plain", "group", "progress", "GID_PAY", "--no-retry"],
+                env=ns(sim))
+    assert "PRODUCE TPS `-` for TopicPay: broker-b did not answer" in t.stdout
+    assert "pulled TPS unknown (broker-b did not answer)" in t.stdout

@@ -383,9 +383,16 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
     known_put = [v for v in puts if v is not None]
     produce_total = (round(sum(known_put), 3) if puts and len(known_put) == len(puts)
                      else None)
+    # two rates, two names (issue 26 item 6): the brokers' (messages handed to the group:
+    # pulled into client caches or popped) and the clients' (processed OK), summed over the
+    # topics of the group (its %RETRY% topic apart); unknown is None, never a partial sum
+    oks = [v for t, v in p.client_tps.items() if not t.startswith(RETRY_PREFIX)]
+    clients_total = (round(sum(v for v in oks if v is not None), 3)
+                     if oks and None not in oks else None)
     data = {"group": p.group, "capture_ts": p.capture_ts,
             "capture_time": format_ms(p.capture_ts), "cluster": p.cluster,
-            "consume_tps": round(p.consume_tps, 3), "produce_tps": produce_total,
+            "consume_tps": _tps(p.consume_tps), "consume_tps_clients": clients_total,
+            "produce_tps": produce_total,
             "pop": p.pop, "running_info_asked": p.running_info,
             "queues": rows, "topics": topics,
             "total": {"lag": total_lag, "max_time_lag_s": max_tl, "queues": len(main_qs),
@@ -421,7 +428,7 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
              Column("time_lag_unknown", "TIME LAG UNKNOWN", "right"),
              Column("unowned_cell", "UNOWNED", "right", raw="unowned"),
              Column("produce_tps_cell", "PRODUCE TPS", "right", raw="produce_tps"),
-             Column("consume_tps_cell", "CONSUME TPS", "right", raw="consume_tps_clients")]
+             Column("consume_tps_cell", "CONSUMED TPS", "right", raw="consume_tps_clients")]
     for t in topics:
         t["unowned_cell"] = "-" if t["unowned"] is None else str(t["unowned"])
     if p.pop:
@@ -437,10 +444,31 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
               + f", max time lag {tl_text}"
               + (f" ({len(unknown)} queue(s) unknown)" if unknown and known_tl else "")
               if main_qs else f"group {p.group}: lag unknown: no queue was read{missing}")
-             + f", consume TPS {p.consume_tps:.2f}"
+             + (f", pulled TPS {p.consume_tps:.2f} (brokers)" if p.consume_tps is not None
+                else f", pulled TPS unknown ({', '.join(p.not_included) or 'a broker'} did "
+                     "not answer)")
+             + (f", consumed TPS {clients_total:.2f} (clients)" if clients_total is not None
+                else ", consumed TPS unknown (a client did not answer its running info)"
+                if oks else "")
              + (f", produce TPS {produce_total:.2f}" if produce_total is not None else
                 ", produce TPS unknown (a broker did not answer it)"
                 if puts else "")]
+    if (p.consume_tps is not None and clients_total is not None
+            and abs(p.consume_tps - clients_total) > max(1.0, 0.1 * clients_total)):
+        notes.append(f"pulled TPS {p.consume_tps:.2f} vs consumed TPS {clients_total:.2f}: "
+                     "pulled is what the brokers handed the group per second over the last "
+                     "minute (GET_CONSUME_STATS consumeTps, mqadmin's \"Consume TPS\"; "
+                     "messages fetched into the clients' caches or popped), consumed is what "
+                     "the clients processed OK (their running info's consumeOKTPS): "
+                     + ("the clients' caches are filling (they process slower than they "
+                        "fetch)" if p.consume_tps > clients_total else
+                        "the clients are working through messages fetched earlier"))
+    partial_put = sorted(t["topic"] for t in topics
+                         if t["produce_tps"] is None and t["brokers_not_included"])
+    if partial_put:
+        notes.append("PRODUCE TPS `-` for " + ", ".join(partial_put) + ": "
+                     + ", ".join(p.not_included) + " did not answer; a sum over the brokers "
+                     "that answered is not the topic's rate")
     if p.pop:
         per = ", ".join(f"{b} {n}" + (f" ({t})" if len({x for x, _ in p.pop_inflight or {}}) > 1
                                       else "")
@@ -454,7 +482,7 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
                        "queue is `-` where it does")
     elif not p.running_info and p.members is not None and p.members.clients:
         notes.append("--no-clients: OWNER and UNOWNED unknown (no GET_CONSUMER_RUNNING_INFO); "
-                     "CONSUME TPS per topic needs the clients too")
+                     "CONSUMED TPS (the clients' rate) needs the clients too")
     if no_offset:
         never = sum(1 for q in no_offset if q.delay_reason == NEVER_COMMITTED)
         notes.append(f"{len(no_offset)} queue(s) have no committed offset for {p.group} "
@@ -565,8 +593,8 @@ def progress(
         "queues; saves the DLQ requests).")] = False,
     no_clients: Annotated[bool, typer.Option(
         "--no-clients", help="Do not call GET_CONSUMER_RUNNING_INFO on the clients (heavy "
-        "with hundreds of clients; the light --watch): owners, client caches and per-topic "
-        "consume TPS unknown.")] = False,
+        "with hundreds of clients; the light --watch): owners, client caches and the "
+        "clients' consumed TPS unknown.")] = False,
     watch: WatchOpt = None,
     count: CountOpt = None,
     output: OutputOpt = None,
@@ -580,8 +608,10 @@ def progress(
     `-` is unknown, never 0: TIME LAG of a queue the group never committed an offset for, or
     of a lagging read-only queue (brokers report time spans for write queues only); INFLIGHT
     before 5.x brokers (no pullOffset), unless the owner reports its cache: `50 (client)`.
-    Every readable queue is listed (more read than write queues included). Per topic: the
-    produce TPS the brokers report (5.3+) next to the clients' consume TPS. The %RETRY% queues
+    Every readable queue is listed (more read than write queues included). Two consume rates,
+    named apart: pulled TPS (brokers: messages handed to the group, mqadmin's "Consume TPS")
+    and consumed TPS (clients: consumeOKTPS, processed OK), per topic next to the produce TPS
+    the brokers report (5.3+); a rate a broker did not answer for is unknown. The %RETRY% queues
     and the %DLQ% topic are a separate section (--no-retry leaves it out). Pop (5.x) groups
     have no queue owners: their inflight (what the pop clients hold unacked) is per broker, as
     the clients count it. CONSUMER OFFSET `none`: the group has no committed offset there

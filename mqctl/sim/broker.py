@@ -234,6 +234,12 @@ class SimBroker:
         self.offsets.setdefault((topic, group), {})[qid] = offset
         return True
 
+    def pop_offset(self, group: str, topic: str, qid: int) -> int | None:
+        """Where the group's next pop of the queue starts: its committed offset (a pop commits
+        the offset it pops from, PopMessageProcessor), a pending reset aside (the pop itself
+        takes it: :meth:`pull`)."""
+        return self.offsets.get((topic, group), {}).get(qid)
+
     def pull(self, group: str, topic: str, qid: int, offset: int,
              commit: int | None = None, *, pop: bool = False) -> int:
         """A consumer pulls from ``offset``; returns where it must continue (a pending reset

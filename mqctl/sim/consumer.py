@@ -110,7 +110,9 @@ class SimConsumer:
         self.consumed_total = 0
         self.log: ClientLog | None = None
         self.strategy = spec.strategy or group.strategy
-        self._tps_window: list[tuple[int, int]] = []
+        # (ms, topic, messages consumed): ConsumerStatsManager's CONSUME_OK_TPS is keyed
+        # topic@group, so the running info reports each topic's own rate
+        self._tps_window: list[tuple[int, str, int]] = []
         self._wakeup_pending = False
         self._retry_pending = False  # a rebalance is scheduled soon (_rebalance_later)
         self._notified_by = ""
@@ -555,6 +557,13 @@ class SimConsumer:
                 continue  # "the message queue not locked, so consume later"
             # a push consumer's pull request carries its consumed offset (commitOffset)
             self.traffic[mq.broker_name] = now
+            if self.pop and self.group.model == "CLUSTERING":
+                # pop: the group's offset lives in the broker and each message goes to one
+                # popper (PopMessageProcessor commits the offset it pops from): this client
+                # pops from where the group is, not from where it last was
+                shared = b.pop_offset(g, mq.topic, mq.queue_id)
+                if shared is not None:
+                    pq.position = shared
             jumped = b.pull(g, mq.topic, mq.queue_id, pq.position,
                             pq.position if self.group.model == "CLUSTERING" else None,
                             pop=self.pop)
@@ -570,17 +579,19 @@ class SimConsumer:
             if behaviour == "stuck":
                 continue
             backlog.append((mq, pq, max(0, b.max_offset(mq.topic, mq.queue_id) - pq.position)))
-        consumed = 0
-        for _mq, pq, n in self._share(backlog, capacity):
+        for mq, pq, n in self._share(backlog, capacity):
             pq.last_batch = n if self.pop else 0
             if n > 0:
                 pq.position += n
                 pq.last_consume_ts = now
                 pq.consumed_any = True
-                consumed += n
-        self.consumed_total += consumed
-        self._tps_window.append((now, consumed))
-        self._tps_window = [(t, c) for t, c in self._tps_window if now - t <= 60_000]
+                self.consumed_total += n
+                self._tps_window.append((now, mq.topic, n))
+                b = self.cluster.brokers.get(mq.broker_name)
+                if self.pop and self.group.model == "CLUSTERING" and b is not None:
+                    b.commit(g, mq.topic, mq.queue_id, pq.position)  # popped: the group's
+        self._tps_window.append((now, "", 0))  # the window runs to now, consumed or not
+        self._tps_window = [x for x in self._tps_window if now - x[0] <= 60_000]
 
     @staticmethod
     def _share(backlog: list[tuple[MessageQueue, PQ, int]], capacity: float | None
@@ -668,7 +679,7 @@ class SimConsumer:
         pq.consumed_any = True
         pq.last_batch = 0  # processed and acked
         self.consumed_total += n
-        self._tps_window.append((now, n))
+        self._tps_window.append((now, mq.topic, n))
         b.pull(g, mq.topic, mq.queue_id, pq.position, pq.position if commit else None,
                pop=self.pop)
         self.traffic[mq.broker_name] = now
@@ -719,11 +730,14 @@ class SimConsumer:
 
         self.cluster.scheduler.call_later(0 if current else RESET_PAUSE_MS, fix)
 
-    def consume_tps(self) -> float:
+    def consume_tps(self, topic: str | None = None) -> float:
+        """Messages consumed per second over the last minute: of ``topic`` (the running
+        info's statusTable consumeOKTPS, ConsumerStatsManager keyed topic@group), or of every
+        topic."""
         if not self._tps_window:
             return 0.0
         span = max(1.0, (self._tps_window[-1][0] - self._tps_window[0][0]) / 1000 + 1)
-        return sum(c for _, c in self._tps_window) / span
+        return sum(c for _, t, c in self._tps_window if topic is None or t == topic) / span
 
     def commit(self) -> None:
         # BROADCASTING consumers keep offsets in a local file (LocalFileOffsetStore)
@@ -958,12 +972,12 @@ class SimConsumer:
                 e["waitAckCount"] += pq.last_batch
                 continue
             mq_table[mq] = self._pq_info(mq, pq)
-        tps = self.consume_tps()
         idle = {"consumeFailedMsgs": 0, "consumeFailedTPS": 0.0, "consumeOKTPS": 0.0,
                 "consumeRT": 0.0, "pullRT": 0.0, "pullTPS": 0.0}
         status = {t: (dict(idle) if t.startswith(RETRY_PREFIX) else
-                      {"consumeFailedMsgs": 0, "consumeFailedTPS": 0.0, "consumeOKTPS": tps,
-                       "consumeRT": 1.0, "pullRT": 1.0, "pullTPS": tps})
+                      {"consumeFailedMsgs": 0, "consumeFailedTPS": 0.0,
+                       "consumeOKTPS": self.consume_tps(t), "consumeRT": 1.0, "pullRT": 1.0,
+                       "pullTPS": self.consume_tps(t)})
                   for t in self.topics()}
         out: dict[str, Any] = {"mqTable": mq_table, "properties": self._properties(),
                                "statusTable": status,
