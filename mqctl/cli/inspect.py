@@ -314,9 +314,10 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
     # %RETRY% queues (the group's retry topic, 5.x pop retry topics) are the retry section's
     retry_qs = [q for q in p.queues if q.mq.topic.startswith(RETRY_PREFIX)]
     main_qs = [q for q in p.queues if not q.mq.topic.startswith(RETRY_PREFIX)]
-    qs = [q for q in main_qs if q.lag > 0] if only_lagging else list(main_qs)
+    # an unknown lag (broadcasting) is not "lagging" and sorts last, never as 0
+    qs = [q for q in main_qs if (q.lag or 0) > 0] if only_lagging else list(main_qs)
     if sort == SortKey.lag:
-        qs.sort(key=lambda q: (-q.lag, q.mq))
+        qs.sort(key=lambda q: (q.lag is None, -(q.lag or 0), q.mq))
     elif sort == SortKey.time_lag:  # unknown time lags last, not first nor as 0
         qs.sort(key=lambda q: (q.delay_ms is None, -(q.delay_ms or 0), q.mq))
     elif sort == SortKey.owner:
@@ -325,14 +326,17 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
     # running info was not asked (--no-clients), or the group pops (no owners at all)
     owners_unknown = p.pop or (p.members is not None and (
         p.members.online_state is None or (not p.running_info and bool(p.members.clients))))
+    # BROADCASTING: every client reads every queue; there is no one owner to name
+    owners_unknown = owners_unknown or p.broadcasting
     rows = []
     for q in qs:
         rows.append({
             "topic": q.mq.topic, "broker": q.mq.broker_name, "queue_id": q.mq.queue_id,
             "broker_offset": q.broker_offset, "consumer_offset": q.current,
-            "consumer_offset_cell": _offset_cell(q.current),
+            "consumer_offset_cell": "-" if q.offsets_in_clients else _offset_cell(q.current),
             "committed": q.committed, "min_offset": q.min_offset,
-            "lag": q.lag, "inflight": q.inflight, "inflight_source": q.inflight_source,
+            "lag": q.lag, "lag_unknown": q.lag_unknown,
+            "inflight": q.inflight, "inflight_source": q.inflight_source,
             "inflight_cell": _inflight_cell(q.inflight, q.inflight_source),
             "last_consume": format_local(q.last_timestamp),
             "last_consume_ts": q.last_timestamp or None,
@@ -353,7 +357,7 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
             "consume_tps_clients": _tps(p.client_tps.get(q.mq.topic)),
             "brokers_not_included": p.not_included_by_topic.get(q.mq.topic, [])})
         t["queues"] += 1
-        t["lag"] += q.lag
+        t["lag"] = None if q.lag is None or t["lag"] is None else t["lag"] + q.lag
         t["no_offset_queues"] += q.committed is False
         if q.delay_ms is None:
             t["time_lag_unknown"] += 1
@@ -372,7 +376,8 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
         t["consume_tps_cell"] = ("-" if t["consume_tps_clients"] is None
                                  else f"{t['consume_tps_clients']:.2f}")
     # nothing read is not 0 (issue 25 item 4): no queue, no total; no known time lag, no max
-    total_lag = sum(q.lag for q in main_qs) if main_qs else None
+    lags = [q.lag for q in main_qs]
+    total_lag = sum(x for x in lags if x is not None) if lags and None not in lags else None
     missing = not_included_note(p)
     known_tl = [q.delay_ms for q in main_qs if q.delay_ms is not None]
     max_tl = max(known_tl) / 1000 if known_tl else None
@@ -397,7 +402,8 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
             "queues": rows, "topics": topics,
             "total": {"lag": total_lag, "max_time_lag_s": max_tl, "queues": len(main_qs),
                       "time_lag_unknown": len(unknown), "no_offset_queues": len(no_offset),
-                      "no_offset_lag": sum(q.lag for q in no_offset),
+                      "no_offset_lag": sum(q.lag or 0 for q in no_offset),
+                      "lag_unknown": p.lag_unknown,
                       "pop_inflight": pop_total if p.pop else None,
                       "complete": p.complete, "brokers_not_included": list(p.not_included),
                       "topics_not_covered": dict(p.uncovered)},
@@ -416,14 +422,14 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
              Column("broker_offset", "BROKER OFFSET", "right", drop=3),
              Column("consumer_offset_cell", "CONSUMER OFFSET", "right", raw="consumer_offset",
                     drop=4),
-             Column("lag", "LAG", "right"),
+             Column("lag", "LAG", "right", unknown="-"),
              Column("inflight_cell", "INFLIGHT", "right", raw="inflight", drop=2),
              Column("last_consume", "LAST CONSUMED", raw="last_consume_time", kind="low",
                     drop=1),
              Column("time_lag", "TIME LAG", raw="time_lag_s", kind="key"),
              Column("owner", "OWNER", kind="id")]
     tcols = [Column("topic", "TOPIC", kind="key"), Column("queues", "QUEUES", "right"),
-             Column("lag", "LAG", "right"),
+             Column("lag", "LAG", "right", unknown="-"),
              Column("max_time_lag", "MAX TIME LAG", "right", raw="max_time_lag_s"),
              Column("time_lag_unknown", "TIME LAG UNKNOWN", "right"),
              Column("unowned_cell", "UNOWNED", "right", raw="unowned"),
@@ -438,8 +444,10 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
     if p.not_included:
         tcols.append(Column("not_included", "NOT INCLUDED", raw="brokers_not_included"))
     tl_text = ("unknown" if max_tl is None else format_duration(max_tl * 1000) or "0")
-    notes = [(f"group {p.group}: total lag {total_lag} message(s){missing}"
-              + (f" ({sum(q.lag for q in no_offset)} of them in {len(no_offset)} queue(s) "
+    notes = [(f"group {p.group}: lag UNKNOWN ({p.lag_unknown}: the clients keep the offsets)"
+              f", time lag unknown{missing}" if p.lag_unknown else
+              f"group {p.group}: total lag {total_lag} message(s){missing}"
+              + (f" ({sum(q.lag or 0 for q in no_offset)} of them in {len(no_offset)} queue(s) "
                  "without a committed offset)" if no_offset else "")
               + f", max time lag {tl_text}"
               + (f" ({len(unknown)} queue(s) unknown)" if unknown and known_tl else "")
@@ -506,14 +514,15 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
     if any(q.inflight_source == "client" and not q.pop for q in p.queues):
         notes.append("INFLIGHT (client): the owner's cachedMsgCount from its running info "
                      "(ProcessQueueInfo); the broker does not report pullOffset (before 5.x)")
-    if any(q.inflight is None and not q.pop for q in p.queues):
+    if any(q.inflight is None and not q.pop and not q.offsets_in_clients for q in p.queues):
         notes.append("INFLIGHT `-`: unknown (no pullOffset from the broker before 5.x and no "
                      "owner that reported its cache)")
-    conn = p.members.connection if p.members else None
-    if conn is not None and conn.message_model == "BROADCASTING":
+    if p.broadcasting:
         notes.append(f"group {p.group} is BROADCASTING: each client keeps its own offsets in a "
-                     "local file (LocalFileOffsetStore) and commits none to the brokers, so "
-                     "brokers show no offsets or lag for it")
+                     "local file (LocalFileOffsetStore) and commits none to the brokers, and "
+                     "reads every queue (no one owner), so its committed offsets, lag, time lag "
+                     "and inflight are unknown (`-`; state UNKNOWN, lag_unknown `broadcasting` "
+                     "in every view); the broker offsets and rates are real")
     elif not p.queues:
         online = p.members.online_state if p.members else None
         notes.append(f"no offsets found for group {p.group}"
@@ -532,7 +541,7 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
                              Column("max_offset", "MAX OFFSET", "right"),
                              Column("consumer_offset_cell", "CONSUMER OFFSET", "right",
                                     raw="consumer_offset"),
-                             Column("backlog", "BACKLOG", "right")],
+                             Column("backlog", "BACKLOG", "right", unknown="-")],
                             rrows, title="retry and dead-letter", name="retry"))
     return Result(tables, data=data, notes=notes)
 
@@ -559,16 +568,20 @@ def _retry_section(p: GroupProgress, retry_qs: list[Any]
                      "queue_id": q.mq.queue_id, "min_offset": q.min_offset,
                      "min_offset_cell": "-" if q.min_offset is None else str(q.min_offset),
                      "max_offset": q.broker_offset, "consumer_offset": q.current,
-                     "consumer_offset_cell": _offset_cell(q.current), "backlog": q.lag})
+                     "consumer_offset_cell": ("-" if q.offsets_in_clients
+                                              else _offset_cell(q.current)),
+                     "backlog": q.lag})
     for d in p.dlq or []:
         rows.append({"kind": "dlq", "topic": d.mq.topic, "broker": d.mq.broker_name,
                      "queue_id": d.mq.queue_id, "min_offset": d.min_offset,
                      "min_offset_cell": str(d.min_offset), "max_offset": d.max_offset,
                      "consumer_offset": None, "consumer_offset_cell": "-",
                      "backlog": d.messages})
-    retry_backlog = sum(q.lag for q in retry_qs)
+    backlogs = [q.lag for q in retry_qs]
+    retry_backlog = None if None in backlogs else sum(x or 0 for x in backlogs)
     dlq_messages = (sum(d.messages for d in p.dlq) if p.dlq is not None else None)
-    notes = [f"retry backlog {retry_backlog} message(s) in {len(retry_qs)} %RETRY% queue(s)"
+    notes = [(f"retry backlog {retry_backlog} message(s)" if retry_backlog is not None
+              else "retry backlog unknown") + f" in {len(retry_qs)} %RETRY% queue(s)"
              + (f"; dead letters: {dlq_messages} in %DLQ%{p.group}" if dlq_messages
                 else "; no dead letters" if p.dlq == [] else
                 "; dead letters unknown" if p.dlq_asked else "")]

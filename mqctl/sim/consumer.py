@@ -566,7 +566,8 @@ class SimConsumer:
                     pq.position = shared
             jumped = b.pull(g, mq.topic, mq.queue_id, pq.position,
                             pq.position if self.group.model == "CLUSTERING" else None,
-                            pop=self.pop)
+                            pop=self.pop, reader=("" if self.group.model == "CLUSTERING"
+                                                  else self.client_id))
             pq.last_pull_ts = now
             if jumped != pq.position and self.pop:
                 # the pop took a pending server-side reset (the broker committed it): the
