@@ -1,8 +1,9 @@
 """What a TAB costs with cluster completion (issue 18 item 8), against a baseline measured in
 the same run: completing a sub-command name, which never asks the cluster.
 
-Each case is what bash runs on TAB (``_MQCTL_COMPLETE=complete_bash mqctl``, a new process),
-median of ``--repeat`` runs, each with a fresh cache unless the case is about the cache:
+Each case is what bash runs on TAB (``_MQCTL_COMPLETE=complete_bash _MQCTL_COMP_LINE=LINE
+mqctl``, a new process), median of ``--repeat`` runs, each with a fresh cache unless the case
+is about the cache:
 
 * baseline: ``mqctl offsets roll<TAB>`` (static: start-up and Typer only);
 * live, uncached: ``mqctl group progress <TAB>`` against the simulated demo cluster;
@@ -32,10 +33,9 @@ from mqctl.sim import SimThread
 
 
 def tab(line: str, cache: Path) -> float:
-    words = line.split()
-    cword = len(words) if line.endswith(" ") else len(words) - 1
-    env = dict(os.environ, COMP_WORDS=line, COMP_CWORD=str(cword),
-               _MQCTL_COMPLETE="complete_bash", XDG_CACHE_HOME=str(cache))
+    # what `mqctl completion bash`'s script sends: the line up to the cursor
+    env = dict(os.environ, _MQCTL_COMP_LINE=line, _MQCTL_COMPLETE="complete_bash",
+               XDG_CACHE_HOME=str(cache))
     t = time.perf_counter()
     subprocess.run([sys.executable, "-m", "mqctl"], env=env, capture_output=True, timeout=60,
                    check=True)

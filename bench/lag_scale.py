@@ -11,9 +11,10 @@ SparkSession:
 * the report (``run_report``), with its per-stage wall times (``ReportResult.timings``) and, from
   Spark's event log, the tasks and executor time of each stage's jobs (job group
   ``mqctl-lag:<stage>``);
-* reference 1, DuckDB (2 threads; dev-only dependency, skipped when not installed): read every
-  JSONL file, per-queue lag, the 10-capture window (offset moved? lag minimum) and owner
-  changes, aggregated per group/topic/capture and written as Parquet;
+* reference 1, DuckDB (2 threads; the ``bench`` extra: ``.venv/bin/pip install -e '.[bench]'``;
+  skipped when not installed): read every JSONL file, per-queue lag, the 10-capture window
+  (offset moved? lag minimum) and owner changes, aggregated per group/topic/capture and
+  written as Parquet;
 * reference 2, Spark: a bare schema'd JSON read + one aggregate (sum of lag per
   group/topic/capture) written as Parquet.
 

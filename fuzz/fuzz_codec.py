@@ -6,7 +6,8 @@
 The only exceptions allowed to escape the codec are its own typed errors
 (:class:`mqctl.errors.ProtocolError` and subclasses). Anything else is a crash: atheris stops
 and writes the input to ``crash-<sha>``; copy it to ``fuzz/regressions/`` so that
-``tests/test_fuzz_regressions.py`` replays it forever.
+``tests/test_fuzz_regressions.py`` replays it forever (with the seed corpus, through
+:func:`targets.one_input`, the same dispatch).
 """
 
 from __future__ import annotations
@@ -16,57 +17,7 @@ import sys
 import atheris
 
 with atheris.instrument_imports():
-    from mqctl.errors import ProtocolError
-    from mqctl.remoting import fastjson
-    from mqctl.remoting.frame import (
-        decode,
-        decode_json_header,
-        decode_payload,
-        decode_rocketmq_header,
-    )
-    from mqctl.remoting.message import decode_messages
-    from mqctl.remoting.protocol import FrameReader, parse_hex_capture
-    from mqctl.wire import Capture, capture_record, decode_input, to_record
-
-
-def one_input(data: bytes) -> None:
-    if not data:
-        return
-    target, payload = data[0] % 8, data[1:]
-    try:
-        if target == 0:
-            decode(payload)
-        elif target == 1:
-            decode_payload(payload)
-        elif target == 2:
-            decode_json_header(payload)
-        elif target == 3:
-            decode_rocketmq_header(payload)
-        elif target == 4:
-            v = fastjson.loads(payload)
-            if isinstance(v, (dict, list)):
-                try:
-                    fastjson.mq_map(v)
-                except ProtocolError:
-                    pass
-                fastjson.dumps(v)
-                fastjson.dumps_fastjson(v)
-        elif target == 5:
-            r = FrameReader()
-            # feed in two uneven chunks: exercises reassembly
-            cut = len(payload) // 3
-            r.feed(payload[:cut])
-            r.feed(payload[cut:])
-        elif target == 6:
-            parse_hex_capture(payload.decode("latin-1"))
-        else:
-            # captures (tcpdump text, pcap) and stored-message batches included; the records
-            # are what `wire decode` prints
-            decode_messages(payload)
-            d = decode_input(payload, "auto")
-            capture_record(d) if isinstance(d, Capture) else to_record(d)
-    except ProtocolError:
-        pass
+    from targets import one_input  # fuzz/targets.py: the dispatch, importable without atheris
 
 
 def main() -> None:

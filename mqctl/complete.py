@@ -221,36 +221,3 @@ def complete_groups(ctx: typer.Context, incomplete: str) -> list[str]:
 
 def complete_topics(ctx: typer.Context, incomplete: str) -> list[str]:
     return _complete(ctx, incomplete, "topics")
-
-
-def _is_group(param: Any) -> bool:
-    return param.name in ("group", "group_opt", "group_pos", "groups") or "--group" in getattr(
-        param, "opts", ())
-
-
-def _is_topic(param: Any) -> bool:
-    return param.name in ("topic", "topics") or "--topic" in getattr(param, "opts", ())
-
-
-def _adapt(fn: Any) -> Any:
-    """Typer's ``autocompletion(ctx, args, incomplete)`` form of ``fn(ctx, incomplete)``."""
-    def autocompletion(ctx: Any, args: list[str], incomplete: str) -> list[str]:
-        return list(fn(ctx, incomplete))
-
-    return autocompletion
-
-
-def attach(cmd: Any) -> None:
-    """Give every group and topic parameter of ``cmd`` and its sub-commands cluster
-    completion, unless it has its own. Called while the shell completes a command line."""
-    from typer.core import _typer_param_setup_autocompletion_compat
-
-    for param in getattr(cmd, "params", ()):
-        if getattr(param, "_custom_shell_complete", None) is not None:
-            continue
-        fn = complete_groups if _is_group(param) else complete_topics if _is_topic(param) \
-            else None
-        if fn is not None:
-            _typer_param_setup_autocompletion_compat(param, autocompletion=_adapt(fn))
-    for sub in (getattr(cmd, "commands", None) or {}).values():
-        attach(sub)

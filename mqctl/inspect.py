@@ -44,6 +44,9 @@ class ClientView:
     brokers: list[str] = field(default_factory=list)  # brokers that list this client
     running: ConsumerRunningInfo | None = None
     running_error: str | None = None
+    # its GET_CONSUMER_RUNNING_INFO answered "not online" on every broker asked: it left
+    # between the member list and the request (not a member that did not answer)
+    running_gone: bool = False
     connections: int = 1  # >1: the same client id on several channels (pid collision)
 
     @property
@@ -187,8 +190,29 @@ async def capture_members(admin: Admin, group: str, *, running: bool = True,
                 clients[cid].running = info
             else:
                 clients[cid].running_error = info.message
+                clients[cid].running_gone = _not_online(info)
     ordered = dict(sorted(clients.items(), key=lambda kv: java_string_key(kv[0])))
     return GroupMembers(group, brokers, members, connection, ordered, queue_counts, failures)
+
+
+def _not_online(exc: MqctlError) -> bool:
+    """A GET_CONSUMER_RUNNING_INFO refused because the client is not (any more) in the group:
+    AdminBrokerProcessor.callConsumer answers SYSTEM_ERROR "The Consumer <G> <C> not online"
+    (corpus other-requests/307_*_offline_client); a timeout or any other error is a member that
+    did not answer."""
+    from mqctl.errors import BrokerError
+    from mqctl.remoting.codes import ResponseCode
+
+    return (isinstance(exc, BrokerError) and exc.code == ResponseCode.SYSTEM_ERROR
+            and "not online" in (exc.remark or ""))
+
+
+def unanswered_members(m: GroupMembers) -> list[str]:
+    """Members whose GET_CONSUMER_RUNNING_INFO was asked and did not answer (a timeout, an
+    error), still members: what they own is unknown, not absent (a hung or loaded client
+    stays a member until the broker drops it)."""
+    return [cid for cid, cv in m.clients.items()
+            if cv.running is None and cv.running_error is not None and not cv.running_gone]
 
 
 def check_members(m: GroupMembers) -> list[Finding]:
@@ -336,6 +360,9 @@ class QueueProgress:
     # a BROADCASTING group's queue: its offsets live in the clients (BROADCASTING_LAG), so
     # the committed offset, the lag, the time lag and the inflight are unknown
     offsets_in_clients: bool = False
+    # no answering member claims the queue while a member did not answer its running info:
+    # the owner is unknown (``owners`` stays empty), not absent (issue 25 item 6)
+    owner_unknown: bool = False
 
     @property
     def lag(self) -> int | None:
@@ -457,6 +484,8 @@ class GroupProgress:
     # issue 25 item 4b: pop groups' inflight per (topic, broker), the clients' waitAckCount
     # summed (a 5.x pop client keys it per broker, queue id -1); None: not every client answered
     pop_inflight: dict[tuple[str, str], int] | None = None
+    # members whose GET_CONSUMER_RUNNING_INFO did not answer (:func:`unanswered_members`)
+    unanswered: list[str] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
@@ -784,6 +813,8 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
     holders_known = members is not None and (members.online_state is False or (
         running_info and bool(members.clients)
         and all(cv.running is not None for cv in members.clients.values())))
+    unanswered = (unanswered_members(members) if members is not None and running_info
+                  else [])
     queues = []
     for mq in sorted(offsets):
         w = offsets[mq]
@@ -824,7 +855,8 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
             no_holder=holders_known and not pop and not own and not in_clients,
             pop=pop, pop_wait_ack=(pop_ack.get(mq, 0) if pop and pop_complete
                                    and (mq.topic, mq.broker_name) not in per_broker else None),
-            offsets_in_clients=in_clients))
+            offsets_in_clients=in_clients,
+            owner_unknown=not pop and not own and not in_clients and bool(unanswered)))
     unread = sorted({f.broker for f in stats_failed})
     by_topic: dict[str, list[str]] = {}
     for tp in sorted({q.mq.topic for q in queues} | ({topic} if topic else set())):
@@ -871,7 +903,8 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
                          unread, {tp: bs for tp, bs in by_topic.items() if bs},
                          produce_tps=produce, client_tps=client_tps, running_info=running_info,
                          pop=pop, dlq=dlq_rows, dlq_asked=dlq, uncovered=uncovered,
-                         pop_inflight=dict(pop_pairs) if pop and pop_complete else None)
+                         pop_inflight=dict(pop_pairs) if pop and pop_complete else None,
+                         unanswered=unanswered)
 
 
 def _wait_ack(v: Any) -> int:
@@ -1045,6 +1078,7 @@ def route_rows(route: TopicRoute) -> list[dict[str, Any]]:
 __all__ = ["CaptureCache", "ClientView", "DELAY_REASONS", "Finding", "GroupMembers",
            "GroupProgress", "QueueProgress", "capture_members", "capture_progress",
            "check_members", "classify_span", "is_system_topic", "route_rows", "topic_rows",
+           "unanswered_members",
            "MqctlError", "NothingRead"]
 
 

@@ -28,7 +28,8 @@ from mqctl.models import RETRY_PREFIX
 from mqctl.remoting.client import fan_out
 from mqctl.timeparse import format_ms, now_ms
 
-SCHEMA = "mqctl.snapshot/1"
+# 1.1 (issue 25): owner_unknown and members_unanswered; readers take any mqctl.snapshot/1.x
+SCHEMA = "mqctl.snapshot/1.1"
 
 # file suffix per --compress choice; Spark (Hadoop's GzipCodec) reads .gz text natively
 SUFFIXES = {"gzip": ".jsonl.gz", "none": ".jsonl"}
@@ -63,8 +64,9 @@ class Snapshot:
 
 def rows_of(p: GroupProgress, *, capture_ts: int, cluster: str, namesrv: str
             ) -> list[dict[str, Any]]:
-    """Canonical rows (schema ``mqctl.snapshot/1``) for one group's capture."""
+    """Canonical rows (schema ``mqctl.snapshot/1.x``) for one group's capture."""
     members = sorted(p.members.clients) if p.members else []
+    unanswered = sorted(p.unanswered)
     online = p.members.online_state if p.members else None
     conn = p.members.connection if p.members else None
     orderly: bool | None = None
@@ -88,14 +90,29 @@ def rows_of(p: GroupProgress, *, capture_ts: int, cluster: str, namesrv: str
             "committed": q.committed,
             "last_timestamp": q.last_timestamp or None, "max_timestamp": q.max_timestamp,
             "delay_ms": q.delay_ms, "delay_unknown": q.delay_reason,
-            "owner": q.owner, "owners": list(q.owners),
+            "owner": q.owner, "owners": list(q.owners), "owner_unknown": q.owner_unknown,
             "locked": q.locked, "last_lock_ts": q.last_lock_ts, "members": members,
+            "members_unanswered": unanswered,
             "online": online,
             "consume_type": conn.consume_type if conn else None,
             "message_model": conn.message_model if conn else None,
             "orderly": orderly,
         })
     return out
+
+
+def unanswered_notes(rows: Iterable[dict[str, Any]]) -> list[str]:
+    """One note per group whose capture has members that did not answer their running info:
+    how many of its queues have an unknown owner (``owner_unknown``), and who."""
+    who: dict[str, list[str]] = {}
+    unknown: dict[str, int] = {}
+    for r in rows:
+        if r.get("members_unanswered"):
+            who[r["group"]] = r["members_unanswered"]
+            unknown[r["group"]] = unknown.get(r["group"], 0) + bool(r.get("owner_unknown"))
+    return [f"{g}: owner unknown on {unknown[g]} queue(s): {', '.join(m)} did not answer "
+            "GET_CONSUMER_RUNNING_INFO (still a member; rows say owner_unknown, not unowned)"
+            for g, m in sorted(who.items())]
 
 
 async def discover_groups(admin: Admin, *, include_system: bool = False,

@@ -78,15 +78,54 @@ except ImportError as _exc:  # pragma: no cover - only before the sim package ex
         raise
 
 
+# Every environment variable mqctl reads, by what the autouse fixture does with it;
+# tests/test_suite_hygiene.py derives the list from mqctl/ and fails when one is missing.
+ENV_CLEARED = ("MQCTL_CONFIG", "MQCTL_PROFILE", "NAMESRV_ADDR", "MQCTL_NAMESRV", "MQCTL_OUTPUT",
+               "MQCTL_TIMEOUT", "MQCTL_ACCESS_KEY", "MQCTL_SECRET_KEY", "MQCTL_SECURITY_TOKEN",
+               "MQCTL_TLS", "MQCTL_TLS_CA", "MQCTL_TLS_INSECURE", "MQCTL_TZ", "MQCTL_VERSION",
+               "MQCTL_CONCURRENCY", "NO_COLOR", "_MQCTL_COMPLETE", "_MQCTL_COMP_LINE",
+               "_MQCTL_COMP_CUR", "PYSPARK_GATEWAY_PORT")
+ENV_SET = ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")  # to a fresh directory
+ENV_KEPT = {  # the machine's, on purpose
+    "PATH": "where programs are", "JAVA_HOME": "the JVM (see _no_unmarked_jvm)",
+    "TZ": "the machine's zone: tests of local time set it themselves",
+    "PYSPARK_PYTHON": "Spark's Python", "PYSPARK_DRIVER_PYTHON": "Spark's Python",
+    "SPARK_LOCAL_IP": "set by ./dev (127.0.0.1)"}
+
+
 @pytest.fixture(autouse=True)
 def _isolated_config(tmp_path_factory, monkeypatch):
-    """No test reads the developer's real ~/.config/mqctl or NAMESRV_ADDR."""
+    """No test reads the developer's real ~/.config/mqctl, NAMESRV_ADDR or MQCTL_*."""
     cfg = tmp_path_factory.mktemp("xdg")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(cfg / "config"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(cfg / "state"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(cfg / "cache"))
-    for var in ("MQCTL_CONFIG", "MQCTL_PROFILE", "NAMESRV_ADDR", "MQCTL_NAMESRV",
-                "MQCTL_OUTPUT", "MQCTL_TIMEOUT", "MQCTL_ACCESS_KEY", "MQCTL_SECRET_KEY",
-                "MQCTL_SECURITY_TOKEN", "MQCTL_TLS", "MQCTL_TLS_CA", "MQCTL_TLS_INSECURE",
-                "NO_COLOR"):
+    for var, sub in zip(ENV_SET, ("config", "state", "cache"), strict=True):
+        monkeypatch.setenv(var, str(cfg / sub))
+    for var in ENV_CLEARED:
         monkeypatch.delenv(var, raising=False)
+
+
+def pytest_collection_modifyitems(items):
+    """A test that uses the Spark session fixture is a `spark` test (a JVM)."""
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("spark"):
+            item.add_marker(pytest.mark.spark)
+
+
+NO_JVM = ("#!/bin/sh\necho 'this test started a JVM but is not marked spark: add "
+          "@pytest.mark.spark (./dev test -m \"not spark\" must start none)' >&2\nexit 97\n")
+
+
+@pytest.fixture(autouse=True)
+def _no_unmarked_jvm(request, tmp_path_factory, monkeypatch):
+    """A test without the `spark` marker finds a `java` that refuses to start (JAVA_HOME and
+    first on PATH, inherited by its subprocesses): a JVM test left unmarked fails and says
+    so, instead of slowing down `-m "not spark"`."""
+    if request.node.get_closest_marker("spark"):
+        return
+    home = tmp_path_factory.getbasetemp() / "no-jvm"
+    java = home / "bin" / "java"
+    if not java.exists():
+        java.parent.mkdir(parents=True, exist_ok=True)
+        java.write_text(NO_JVM)
+        java.chmod(0o755)
+    monkeypatch.setenv("JAVA_HOME", str(home))
+    monkeypatch.setenv("PATH", f"{java.parent}{os.pathsep}{os.environ.get('PATH', '')}")

@@ -1,4 +1,7 @@
-"""Completion scripts are generated from the app and current; bash completion works end to end."""
+"""Completion scripts: ``mqctl completion SHELL`` prints them from the package, ``completions/``
+holds the same, and the line protocol answers what each parameter offers (issue 29 items 2
+and 3). The real shells: tests/test_shell_completion.py; cluster names:
+tests/test_cluster_completion.py."""
 
 from __future__ import annotations
 
@@ -7,35 +10,82 @@ import shutil
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT
+from test_rollbacks_list import write
 
-from mqctl.cli.completions_gen import SHELLS, script
+from mqctl.cli.completion import SHELLS, answer, script
+from mqctl.cli.typer_compat import CompletionItem
 
 
-def test_completion_files_are_current():
+def _mqctl(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "mqctl", *args], capture_output=True,
+                          text=True, env=dict(os.environ, PYTHONPATH=str(ROOT), **env),
+                          timeout=60)
+
+
+def test_completion_files_are_what_mqctl_completion_prints():
     for shell in SHELLS:
+        r = _mqctl("completion", shell)
+        assert r.returncode == 0 and r.stderr == ""
+        assert r.stdout == script(shell)
         path = ROOT / "completions" / f"mqctl.{shell}"
-        assert path.read_text() == script(shell), (
+        assert path.read_text() == r.stdout, (
             f"{path} is stale: run python -m mqctl.cli.completions_gen")
 
 
-def _complete(words: str, cword: int) -> list[str]:
-    env = dict(os.environ, COMP_WORDS=words, COMP_CWORD=str(cword),
-               _MQCTL_COMPLETE="complete_bash")
-    r = subprocess.run([sys.executable, "-m", "mqctl"], env=env, capture_output=True, text=True,
-                       timeout=60)
-    return r.stdout.split()
+def test_completion_of_an_unknown_shell_is_a_usage_error():
+    r = _mqctl("completion", "powershell")
+    assert r.returncode == 2 and r.stdout == ""
+    assert "bash" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_bash_completion_of_commands_and_options():
-    assert "decode" in _complete("mqctl wire de", 2)
-    opts = _complete("mqctl config show --", 3)
-    assert "--output" in opts and "--namesrv" in opts
+def line(text: str, **env: str) -> list[str]:
+    """What mqctl answers the scripts for the line ``text`` (up to the cursor)."""
+    r = _mqctl(_MQCTL_COMPLETE="complete_bash", _MQCTL_COMP_LINE=text, **env)
+    assert r.returncode == 0 and r.stderr == ""
+    return r.stdout.splitlines()
+
+
+def test_line_protocol_answers_types_and_values(tmp_path):
+    assert line("mqctl wire de") == ["plain,decode"]
+    assert line("mqctl -n 127.0.0.1:9 --tz Europe/Pari") == ["plain,Europe/Paris"]
+    assert line("mqctl -n 127.0.0.1:9 lag report in --out ") == ["dir,"]
+    assert line("mqctl --config ") == ["file,"]
+    assert line("mqctl time 2024-") == []  # nothing to offer: no file names either
+    # quotes are the shell's: a quoted word is one word
+    assert line("mqctl --tz 'Asia/Shangh") == ["plain,Asia/Shanghai"]
+
+
+def test_rollback_names_complete_from_the_default_directory(tmp_path):
+    state = tmp_path / "state"
+    (state / "mqctl" / "rollback").mkdir(parents=True)
+    write(state / "mqctl" / "rollback" / "GID_A-TopicA-20240101T000000Z.json", 1704067200000)
+    got = line("mqctl offsets rollback GID_", XDG_STATE_HOME=str(state))
+    assert got == ["plain,GID_A-TopicA-20240101T000000Z.json", "file,"]
+
+
+def test_bash_values_are_cut_to_the_word_bash_replaces():
+    items = [CompletionItem("+08:00"), CompletionItem("+08:30"), CompletionItem("x", type="file")]
+    # `--tz +08:` : bash's current word is ":" (COMP_WORDBREAKS), the line must read +08:00
+    assert answer(items, "+08:", ":") == ["plain,:00", "plain,:30", "file,"]
+    assert answer(items[1:], "+08:3", "3") == ["plain,30", "file,"]
+    assert answer([CompletionItem("GID_A")], "GID_", "GID_") == ["plain,GID_A"]
+    assert answer([CompletionItem("GID_A")], "GID_", None) == ["plain,GID_A"]
+
+
+def test_typers_protocol_still_answers():
+    """The scripts of mqctl 0.1's --install-completion (Typer's) keep working."""
+    r = _mqctl(COMP_WORDS="mqctl wire de", COMP_CWORD="2", _MQCTL_COMPLETE="complete_bash")
+    assert r.returncode == 0 and r.stdout.split() == ["decode"]
+    r = _mqctl(_MQCTL_COMPLETE="complete_zsh", _TYPER_COMPLETE_ARGS="mqctl wire decode --as ")
+    assert r.returncode == 0 and '"tcpdump"' in r.stdout
 
 
 def test_bash_script_sources_cleanly():
     bash = shutil.which("bash")
-    assert bash
+    if bash is None:
+        pytest.skip("no bash")
     r = subprocess.run([bash, "-c", f"source {ROOT / 'completions/mqctl.bash'} && "
                         "complete -p mqctl"], capture_output=True, text=True, timeout=30)
-    assert r.returncode == 0 and "mqctl" in r.stdout
+    assert r.returncode == 0 and "_mqctl_completion" in r.stdout

@@ -80,6 +80,8 @@ SKIPPED = {
     "lag report": "Spark (a session start per run); its CSV is summary.csv, a file "
                   "(tests/lagjob/test_job.py)",
     "demo": "runs the Spark report over hours of simulated time",
+    "completion": "prints a shell script (tests/test_completions.py)",
+    "lag job-path": "prints a path (tests/test_wheel.py)",
     "sim up": "runs a cluster in the foreground until Ctrl-C",
 }
 

@@ -68,7 +68,13 @@ def run_sim_up(args):
             p.kill()
 
 
-@pytest.mark.parametrize("doc", [p for p in DOCS if examples(p)], ids=lambda p: p.name)
+def _doc_param(doc):
+    """A document whose examples run the Spark report is a `spark` case (a JVM)."""
+    spark = any(re.match(r"mqctl (.* )?(lag report|demo)\b", cmd) for cmd, _ in examples(doc))
+    return pytest.param(doc, id=doc.name, marks=[pytest.mark.spark] if spark else [])
+
+
+@pytest.mark.parametrize("doc", [_doc_param(p) for p in DOCS if examples(p)])
 def test_examples_run(doc, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     shutil.copytree(ROOT / "docs" / "examples", tmp_path, dirs_exist_ok=True)  # files named

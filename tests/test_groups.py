@@ -12,9 +12,10 @@ import json
 
 import pytest
 import yaml
+from readonly import assert_read_only
 
 from mqctl.models import DLQ_PREFIX, RETRY_PREFIX
-from mqctl.remoting.codes import MUTATING_REQUESTS, RequestCode, ResponseCode, request_name
+from mqctl.remoting.codes import RequestCode, ResponseCode
 
 FORMATS = ["table", "plain", "json", "yaml", "csv"]
 
@@ -56,12 +57,6 @@ def gsim(sim_factory):
 
 def run(cli, sim, *args):
     return cli(["-n", sim.namesrv_addr, *args])
-
-
-def assert_read_only(sim):
-    sent = {request_name(r.code) for r in sim.request_log if r.code in MUTATING_REQUESTS}
-    assert sent == set(), f"read-only command sent {sent}"
-    assert sim.request_log, "the command sent nothing at all"
 
 
 def sim_lag(sim, group, *, retry=False):

@@ -131,11 +131,55 @@ def test_sections_legend_timelines_and_escaped_names(rendered):
     assert len(dom.all("rect", "own")) == 3 and len(dom.all("rect", "unowned")) == 2
 
 
-def test_screenshot(rendered):
+def png_pixels(data: bytes) -> tuple[int, int, set[tuple[int, int, int]]]:
+    """(width, height, the set of RGB colours) of an 8-bit, non-interlaced RGB or RGBA PNG."""
+    import struct
+    import zlib
+
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, ihdr = 8, b"", b""
+    while pos < len(data):
+        (n,) = struct.unpack(">I", data[pos:pos + 4])
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            ihdr = body
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", ihdr)
+    assert depth == 8 and ctype in (2, 6) and interlace == 0, (depth, ctype, interlace)
+    bpp = 3 if ctype == 2 else 4
+    raw, stride = zlib.decompress(idat), w * bpp
+    prev, colours = bytearray(stride), set()
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        colours.update(zip(line[0::bpp], line[1::bpp], line[2::bpp], strict=True))
+        prev = line
+    return w, h, colours
+
+
+def test_screenshot_shows_the_status_colours(rendered):
+    """The page as drawn: the STOP and WARN rows and badges in their colours (the report's
+    CSS, mqctl/lagjob/html.py), among the many colours of text and charts."""
     png = rendered["tmp"] / "report.png"
-    res = _run(["--window-size=1280,1600", f"--screenshot={png}", rendered["path"].as_uri()],
+    res = _run(["--window-size=1000,700", f"--screenshot={png}", rendered["path"].as_uri()],
                rendered["tmp"])
     assert res.returncode == 0, res.stderr[-2000:]
-    head = png.read_bytes()[:24]
-    assert head[:8] == b"\x89PNG\r\n\x1a\n"
-    assert int.from_bytes(head[16:20], "big") == 1280  # IHDR width
+    w, h, colours = png_pixels(png.read_bytes())
+    assert (w, h) == (1000, 700)
+    hexes = {f"#{r:02x}{g:02x}{b:02x}" for r, g, b in colours}
+    assert {"#ffd6da", "#fff6d8", "#c0162c", "#c99700"} <= hexes, sorted(hexes)[:40]
+    assert len(colours) > 50  # text and charts, not a blank page

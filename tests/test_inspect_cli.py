@@ -9,9 +9,10 @@ import os
 
 import pytest
 import yaml
+from readonly import assert_read_only
 
 from mqctl.models import MessageQueue
-from mqctl.remoting.codes import MUTATING_REQUESTS, is_mutating, request_name
+from mqctl.remoting.codes import is_mutating
 
 FORMATS = ["table", "plain", "json", "yaml", "csv"]
 MQ = MessageQueue
@@ -19,14 +20,6 @@ MQ = MessageQueue
 
 def run(cli, sim, *args):
     return cli(["-n", sim.namesrv_addr, *args])
-
-
-def assert_read_only(sim):
-    # MUTATING_REQUESTS, and a PULL_MESSAGE only without the commit flag (message show)
-    sent = {request_name(r.code) for r in sim.request_log if is_mutating(r.code, r.ext_fields)}
-    assert sent == set(), f"read-only command sent {sent}"
-    assert not {r.code for r in sim.request_log} & set(MUTATING_REQUESTS)
-    assert sim.request_log, "the command sent nothing at all"
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -132,7 +132,7 @@ def test_canonical_rows():
     with open(doc) as fh:
         text = fh.read()
     example = json.loads(next(ln for ln in text.splitlines()
-                              if ln.startswith('{"schema":"mqctl.snapshot/1"')))
+                              if ln.startswith('{"schema":"mqctl.snapshot/1')))
     assert set(example) == set(r)
 
 

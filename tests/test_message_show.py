@@ -15,7 +15,7 @@ import zlib
 
 import pytest
 import yaml
-from test_inspect_cli import assert_read_only
+from readonly import assert_read_only
 from wire_capture_helpers import Msg, assert_clean_error, encode_message
 
 from mqctl.message import (

@@ -11,6 +11,8 @@ import pytest
 from conftest import ROOT
 
 
+@pytest.mark.spark
+@pytest.mark.timeout(960)  # above the subprocess' own 900 s (the global timeout is 300 s)
 def test_dev_demo(tmp_path):
     if not (ROOT / ".venv" / "bin" / "mqctl").exists() or shutil.which("bash") is None:
         pytest.fail("./dev demo needs the project's .venv (./dev test creates it)")

@@ -90,6 +90,7 @@ COMMANDS = [
 ]
 
 
+@pytest.mark.spark  # `lag report` is among the commands
 def test_no_command_leaks_the_secret(acl_sim, tmp_path, monkeypatch):
     monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
     cfg = tmp_path / "config.yaml"

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from typing import Any
 
+from mqctl.cli.app import Interrupted as _Interrupted
+from mqctl.cli.app import OutputLost as _OutputLost
 from mqctl.cli.app import app
+from mqctl.cli.app import stdout_failed as _stdout_failed
 
 __all__ = ["app", "main"]
 
@@ -23,15 +27,6 @@ def _print_error(message: str, hint: str | None) -> None:
         sys.stderr.flush()
     except (OSError, ValueError, AttributeError):  # stderr full, closed or absent: the code
         pass                                        # is all that is left to say it
-
-
-class _OutputLost(BaseException):
-    """Writing stdout failed (a full disk, a closed pipe, a closed stdout): carried past
-    Click, which turns a broken pipe into a silent ``sys.exit(1)`` (click/core.py ``main``)."""
-
-    def __init__(self, exc: OSError):
-        super().__init__(exc)
-        self.exc = exc
 
 
 class _ClosedStdout:
@@ -81,13 +76,6 @@ class _WatchedStdout:
         return getattr(self._stream, name)
 
 
-def _stdout_failed(exc: OSError) -> bool:
-    """Did ``exc`` come from writing stdout? (The failure itself, or what a caller made of it:
-    rich's Console raises its own broken pipe.)"""
-    failure = getattr(sys.stdout, "failure", None)
-    return failure is not None and (failure is exc or failure.errno == exc.errno)
-
-
 def _output_lost(exc: OSError) -> int:
     """Name a failed write of stdout (docs/errors.md, "Output"): a broken pipe (the reader,
     e.g. ``head``, went away) ends quietly with 141, as SIGPIPE would; anything else (a full
@@ -118,12 +106,6 @@ def _output_lost(exc: OSError) -> int:
     _print_error(f"cannot write the output to stdout: {reason}; the output is incomplete",
                  hint)
     return int(ExitCode.USAGE)
-
-
-class _Interrupted(BaseException):
-    """A KeyboardInterrupt (Ctrl-C, or SIGTERM: see :func:`_sigterm_interrupts`) that left a
-    command: carried past Typer, which would turn it into a bare ``Exit(130)``
-    (typer/core.py ``_main``) and the process would end with nothing said."""
 
 
 def _sigterm_interrupts() -> object:
@@ -177,24 +159,14 @@ def _main(argv: list[str] | None) -> int:
 def _main_watched(args: list[str], debug: bool) -> int:
     from typer import main as typer_main
 
-    try:  # typer >= 0.23 vendors click
-        from typer._click.exceptions import ClickException
-    except ImportError:  # pragma: no cover
-        from click.exceptions import ClickException  # type: ignore[no-redef]
+    from mqctl.cli.typer_compat import ClickException
+
+    # a RootGroup: KeyboardInterrupt -> _Interrupted, a failed write of stdout -> _OutputLost
     command = typer_main.get_command(app)
-    invoke = command.invoke
+    if os.environ.get("_MQCTL_COMPLETE"):  # the shell asks for completions (TAB)
+        from mqctl.cli.completion import shell_complete
 
-    def invoke_interruptible(ctx: Any) -> Any:
-        try:
-            return invoke(ctx)
-        except KeyboardInterrupt as exc:
-            raise _Interrupted from exc
-        except OSError as exc:
-            if _stdout_failed(exc):
-                raise _OutputLost(exc) from exc
-            raise
-
-    command.invoke = invoke_interruptible  # type: ignore[method-assign]
+        return shell_complete(command)
     code = _run(command, args, debug, ClickException)
     try:  # what is still buffered: written now, while a failure can be named
         if sys.stdout is not None:

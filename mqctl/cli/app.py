@@ -14,6 +14,7 @@ from typer.core import TyperGroup
 from mqctl import __version__
 from mqctl.cli import (
     allocate,
+    completion,
     config_cmd,
     demo,
     groups,
@@ -27,6 +28,7 @@ from mqctl.cli import (
     wire,
 )
 from mqctl.cli.common import AppState, OutputFormat
+from mqctl.cli.typer_compat import set_argument_usage
 
 HELP = """\
 mqctl: operations toolkit for Apache RocketMQ consumer groups.
@@ -40,7 +42,8 @@ from a point in time safely. Talks RocketMQ's remoting protocol directly; no Jav
 # offline tools, and the simulated cluster. Commands registered later and not listed here
 # (plugins, new command groups) come after the listed views, in registration order.
 COMMAND_ORDER = ("cluster", "topics", "route", "consumers", "group", "locks", "allocate",
-                 "offsets", "snapshot", "lag", "time", "wire", "config", "sim", "demo")
+                 "offsets", "snapshot", "lag", "time", "wire", "config", "completion", "sim",
+                 "demo")
 _VIEWS_END = "offsets"
 
 # Root options that are also accepted after the subcommand (`mqctl snapshot ... -q`), as -n
@@ -104,10 +107,9 @@ def _set_metavars(cmd: Any, seen: set[int]) -> None:
         if getattr(param, "param_type_name", "") == "argument":
             # Typer appends the Python type to an argument's name and writes a required one
             # as {NAME} (which reads like a choice): the metavar says it all
-            object.__setattr__(param, "display_type_rich", lambda ctx=None: None)
             usage = (param.metavar if param.required else f"[{param.metavar}]") + (
                 "..." if param.nargs != 1 else "")
-            object.__setattr__(param, "_usage_display_name", lambda u=usage: u)
+            set_argument_usage(param, usage)
     for sub in getattr(cmd, "commands", {}).values():
         _set_metavars(sub, seen)
 
@@ -164,27 +166,57 @@ def arrange_args(root: Any, ctx: Any, args: list[str]) -> list[str]:
     return [*front, *args[:i], *kept] if front else args
 
 
+class Interrupted(BaseException):
+    """A KeyboardInterrupt (Ctrl-C, or SIGTERM: see ``mqctl.cli._sigterm_interrupts``) that
+    left a command: carried past Typer, which would turn it into a bare ``Exit(130)``
+    (typer/core.py ``_main``) and the process would end with nothing said."""
+
+
+class OutputLost(BaseException):
+    """Writing stdout failed (a full disk, a closed pipe, a closed stdout): carried past
+    Click, which turns a broken pipe into a silent ``sys.exit(1)`` (click/core.py ``main``)."""
+
+    def __init__(self, exc: OSError):
+        super().__init__(exc)
+        self.exc = exc
+
+
+def stdout_failed(exc: OSError) -> bool:
+    """Did ``exc`` come from writing stdout? (The failure itself, or what a caller made of it:
+    rich's Console raises its own broken pipe.) ``mqctl.cli._WatchedStdout`` keeps it."""
+    import sys
+
+    failure = getattr(sys.stdout, "failure", None)
+    return failure is not None and (failure is exc or failure.errno == exc.errno)
+
+
 class RootGroup(TyperGroup):
     """The root command: readable metavars, a deliberate command order, global options after
     the subcommand, and help (exit 0) for ``mqctl`` with no arguments."""
 
     _metavars_set = False
 
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as exc:
+            raise Interrupted from exc
+        except OSError as exc:
+            if stdout_failed(exc):
+                raise OutputLost(exc) from exc
+            raise
+
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if not self._metavars_set:  # per command tree: get_command() builds a new one
             _set_metavars(self, set())
             self._metavars_set = True
+            if ctx.resilient_parsing:
+                # the shell completes a command line: what each parameter offers (group and
+                # topic names from the cluster, choices, paths: mqctl.cli.completion)
+                from mqctl.cli.completion import attach
+
+                attach(self)
         return super().parse_args(ctx, arrange_args(self, ctx, list(args)))
-
-    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
-        # while the shell completes a command line (resilient parsing), group and topic
-        # parameters complete from the cluster (mqctl.complete; a 1 s deadline, cached)
-        name, cmd, rest = super().resolve_command(ctx, args)
-        if cmd is not None and ctx.resilient_parsing:
-            from mqctl.complete import attach
-
-            attach(cmd)
-        return name, cmd, rest
 
     def list_commands(self, ctx: Any) -> list[str]:
         names = list(self.commands)
@@ -194,8 +226,10 @@ class RootGroup(TyperGroup):
         return [*known[:cut], *extra, *known[cut:]]
 
 
+# completion: `mqctl completion bash|zsh|fish` (mqctl/cli/completion.py), not Typer's
+# --install-completion, whose bash script splits `-n host:port` at the colon
 app = typer.Typer(name="mqctl", help=HELP, cls=RootGroup, no_args_is_help=False,
-                  add_completion=True,
+                  add_completion=False,
                   pretty_exceptions_enable=False, rich_markup_mode=None,
                   context_settings={"help_option_names": ["-h", "--help"]})
 
@@ -303,6 +337,7 @@ app.add_typer(lag.app, name="lag")
 app.add_typer(sim.app, name="sim")
 app.command("demo")(demo.demo)
 app.add_typer(offsets.app, name="offsets")
+completion.register(app)
 
 # issue 18 items 2, 3 and 5: topic status/consumers, group config, message show
 from mqctl.cli import group_config, message, topic  # noqa: E402

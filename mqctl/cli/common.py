@@ -190,10 +190,8 @@ def emit(result: Result, fmt: str) -> None:
 
 
 def _current_state() -> AppState | None:
-    try:  # typer >= 0.23 vendors click
-        from typer._click.globals import get_current_context
-    except ImportError:  # pragma: no cover
-        from click import get_current_context  # type: ignore[no-redef]
+    from mqctl.cli.typer_compat import get_current_context
+
     ctx = get_current_context(silent=True)
     obj = ctx.find_root().obj if ctx is not None else None
     return obj if isinstance(obj, AppState) else None

@@ -3,44 +3,22 @@
     python -m mqctl.cli.completions_gen          # write the files
     python -m mqctl.cli.completions_gen --check  # exit 1 when a file is stale
 
-The scripts are what ``mqctl --show-completion SHELL`` prints; they call back into mqctl
-(``_MQCTL_COMPLETE=complete_<shell>``), so commands, options and values complete from the
-app at run time, and group and topic names from the cluster (:mod:`mqctl.complete`: a 1 s
-deadline and a 60 s cache; ``tests/test_cluster_completion.py``). The scripts themselves do
-not change with the cluster: only the app's callback does.
+The scripts are what ``mqctl completion SHELL`` prints from the installed package
+(:mod:`mqctl.cli.completion`); they call back into mqctl (``_MQCTL_COMPLETE=complete_<shell>``
+with the line up to the cursor), so commands, options and values complete from the app at run
+time, and group and topic names from the cluster (:mod:`mqctl.complete`: a 1 s deadline and a
+60 s cache; ``tests/test_cluster_completion.py``). The scripts themselves do not change with
+the cluster or the commands: only the app's answers do.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
-import os
 import sys
 from pathlib import Path
 
-SHELLS = ("bash", "zsh", "fish")
+from mqctl.cli.completion import SHELLS, script
 
-
-def script(shell: str) -> str:
-    from mqctl.cli import main
-
-    out = io.StringIO()
-    old = os.environ.get("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION")
-    os.environ["_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION"] = "1"
-    try:
-        with contextlib.redirect_stdout(out):
-            try:
-                code = main(["--show-completion", shell])
-            except SystemExit as exc:  # typer's completion callback exits directly
-                code = int(exc.code or 0)
-    finally:
-        if old is None:
-            os.environ.pop("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION", None)
-        else:
-            os.environ["_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION"] = old
-    if code != 0:
-        raise RuntimeError(f"--show-completion {shell} exited {code}")
-    return out.getvalue().rstrip("\n") + "\n"
+__all__ = ["SHELLS", "main", "script"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -346,6 +346,11 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
                          else format_duration(q.delay_ms)),
             "time_lag_unknown": q.delay_reason,
             "owner": q.owner if not owners_unknown else None, "owners": list(q.owners),
+            # no answering member claims it while a member did not answer its running info:
+            # its owner is not known, it is not unowned (issue 25 item 6)
+            "owner_unknown": q.owner_unknown,
+            "owner_cell": (None if owners_unknown else q.owner
+                           or ("unknown" if q.owner_unknown else None)),
         })
     per_topic: dict[str, dict[str, Any]] = {}
     for q in main_qs:
@@ -364,7 +369,8 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
         else:
             t["max_time_lag_s"] = max(t["max_time_lag_s"], q.delay_ms / 1000)
         if t["unowned"] is not None:
-            t["unowned"] = None if owners_unknown else t["unowned"] + (0 if q.owners else 1)
+            t["unowned"] = None if owners_unknown else t["unowned"] + (
+                0 if q.owners or q.owner_unknown else 1)
     topics = [per_topic[k] for k in sorted(per_topic)]
     for t in topics:
         t["not_included"] = ", ".join(t["brokers_not_included"]) or None
@@ -427,7 +433,7 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
              Column("last_consume", "LAST CONSUMED", raw="last_consume_time", kind="low",
                     drop=1),
              Column("time_lag", "TIME LAG", raw="time_lag_s", kind="key"),
-             Column("owner", "OWNER", kind="id")]
+             Column("owner_cell", "OWNER", raw="owner", kind="id")]
     tcols = [Column("topic", "TOPIC", kind="key"), Column("queues", "QUEUES", "right"),
              Column("lag", "LAG", "right", unknown="-"),
              Column("max_time_lag", "MAX TIME LAG", "right", raw="max_time_lag_s"),
@@ -491,6 +497,11 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
     elif not p.running_info and p.members is not None and p.members.clients:
         notes.append("--no-clients: OWNER and UNOWNED unknown (no GET_CONSUMER_RUNNING_INFO); "
                      "CONSUMED TPS (the clients' rate) needs the clients too")
+    if p.unanswered and not owners_unknown:
+        unk = sum(1 for q in p.queues if q.owner_unknown)
+        notes.append(f"OWNER unknown on {unk} queue(s): {', '.join(p.unanswered)} did not "
+                     "answer GET_CONSUMER_RUNNING_INFO (still a member): those queues may be "
+                     "theirs, they are not counted as unowned")
     if no_offset:
         never = sum(1 for q in no_offset if q.delay_reason == NEVER_COMMITTED)
         notes.append(f"{len(no_offset)} queue(s) have no committed offset for {p.group} "

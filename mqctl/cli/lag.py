@@ -135,8 +135,10 @@ def report(
 
     Rebalance history counts one event per real change (a logged change and the snapshot
     change it explains are one), a client restarted with the same id as a crash and a new
-    gain, and offset resets as reset events, not rebalances. A never-committed queue's time
-    lag is unknown, not the broker's "now - 0".
+    gain, offset resets as reset events, not rebalances, and a member that did not answer its
+    running info as an unknown owner (the previous owner carried), not a loss. A queue is
+    unowned only while no client holds it. A never-committed queue's consumer offset is none,
+    its lag the whole queue and its time lag unknown, not the broker's "now - 0".
 
     Example: mqctl lag report /var/lib/mqctl/snapshots --out /var/lib/mqctl/report
     --fail-on 'lag_seconds>300'
@@ -259,3 +261,22 @@ def prune(
             "cutoff_time": cutoff, "files": nfiles, "bytes": nbytes, "rows": rows}
     emit(Result([Table(cols("what", "date", "files", "bytes", "action"), rows)], data=data,
                 notes=[note]), st.output(output))
+
+
+@app.command("job-path")
+def job_path() -> None:
+    """Print the path of the lag report's spark-submit entry point in this installation
+    (mqctl/lagjob/job.py inside the installed package; it takes the same options as `lag
+    report`).
+
+    Example: spark-submit --master spark://host:7077 "$(mqctl lag job-path)" --out OUT INPUT...
+    """
+    from importlib.util import find_spec
+
+    spec = find_spec("mqctl.lagjob.job")  # located, not imported: no pyspark here
+    if spec is None or spec.origin is None:  # pragma: no cover - a broken installation
+        from mqctl.errors import MqctlError
+
+        raise MqctlError("mqctl.lagjob.job is not installed",
+                         hint="reinstall mqctl: pip install 'mqctl[spark]'")
+    typer.echo(spec.origin)

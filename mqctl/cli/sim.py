@@ -134,3 +134,10 @@ def scenarios(ctx: typer.Context, output: OutputOpt = None) -> None:
     st = state(ctx)
     rows = [{"scenario": k, "description": v} for k, v in bundled().items()]
     emit(Result([Table(cols("scenario", "description"), rows)]), st.output(output))
+
+
+def scenario_names() -> list[str]:
+    """The bundled scenarios' names (what ``sim up --scenario`` completes to)."""
+    from mqctl.sim.scenario import bundled
+
+    return list(bundled())

@@ -70,6 +70,7 @@ def snapshot(
         parse_keep,
         plan_prune,
         run_lock,
+        unanswered_notes,
         write,
     )
 
@@ -121,7 +122,7 @@ def snapshot(
     if missing and not snap.rows and not snap.group_errors and not pruned:
         # only unknown groups: nothing to show, as `group progress GID_TYPO` (exit 2)
         raise _unknown_groups(missing, [], "nothing was captured: no file was written")
-    notes = [summary(rows, len(snap.rows), path)]
+    notes = [summary(rows, len(snap.rows), path), *unanswered_notes(snap.rows)]
     unknown_lag = [r for r in rows if r.get("lag_unknown")]
     for r in unknown_lag:  # issue 26 item 6: captured, and its lag is still unknown
         notes.append(f"{r['group']}: lag unknown ({r['lag_unknown']}): each client keeps its "

@@ -174,8 +174,13 @@ def collect_report_data(spark: SparkSession, *, gt: DataFrame, lag: DataFrame,
     parts: list[DataFrame] = []
     if ranked:
         qmap = F.create_map(*[F.lit(x) for k, v in ranked.items() for x in (k, v)])
+        # an owner that could not be read (a member did not answer) is its own kind of run
+        own = (F.when(F.col("owner").isNull() & F.coalesce(F.col("owner_unknown"),
+                                                           F.lit(False)),
+                      F.lit(OWNER_UNKNOWN)).otherwise(F.col("owner"))
+               if "owner_unknown" in lag.columns else F.col("owner"))
         q = pick(lag.select("cluster", "group", "topic", "broker", "queue_id", "capture_ts",
-                            "lag", "lag_seconds", "owner"))
+                            "lag", "lag_seconds", own.alias("owner")))
         q = q.withColumn("rank", qmap[F.concat_ws(_SEP, *[F.col(c).cast("string")
                                                          for c in qkey])])
         q = q.filter(F.col("rank").isNotNull())
@@ -380,7 +385,9 @@ COLUMN_MEANING = [
     ("cluster, group, topic", "What was measured; one row per group and topic."),
     ("status", "The worst status of the topic's queues at the latest capture (legend above)."),
     ("lag", "Messages not yet consumed, summed over the topic's queues: broker max offset "
-            "minus the group's committed offset."),
+            "minus the group's committed offset. A queue the group never committed (consumer "
+            "offset none) counts its whole queue, as mqadmin's Diff does: where its consumers "
+            "would start depends on their consumeFromWhere (the notes count such queues)."),
     ("max lag", "The largest lag of a single queue."),
     ("time lag", "How old the oldest unconsumed message is (the slowest queue): how far "
                  "behind the group is in time."),
@@ -395,6 +402,8 @@ COLUMN_MEANING = [
     ("capture", "When the latest capture of the group and topic was taken (UTC)."),
     ("-", "Unknown: mqctl could not know the value (never shown as 0)."),
 ]
+# the owner of a lane run whose owner could not be read (snapshot owner_unknown)
+OWNER_UNKNOWN = "\u0000owner-unknown"
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf",
            "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#8c6d31"]
 CAUSE_COLOURS = {"rebalance": "#1f77b4", "stop": "#555555", "crash": "#b00020",
@@ -472,6 +481,11 @@ def _qname(d: dict[str, Any]) -> str:
 def _storm_text(s: dict[str, Any]) -> str:
     return (f"rebalance storm {_utc(s['ts'])} to {_utc(s['end_ts'])}: {s['n1']} rounds, "
             f"{s['n2']} events; clients {s['other'] or '-'}")
+
+
+def _unknown_owner_text(queue: str, start: Any, end: Any) -> str:
+    return (f"owner of {queue} unknown from {_utc(start)} to {_utc(end)}: a member did not "
+            "answer its running info (not a loss: the previous owner is carried across)")
 
 
 def _unowned_text(u: dict[str, Any], what: str) -> str:
@@ -673,6 +687,12 @@ def _group_svg(gi: int, g: dict[str, Any], t0: int, t1: int,
                 f"{E(_mid(qlabel(ln), 30))}</text>")
         for start, end, owner in ln["runs"]:
             xa, xb = svg.x(start), svg.x(end)
+            if owner == OWNER_UNKNOWN:
+                svg.add(f'<rect class="own-unknown" x="{xa}" y="{ly + 1:.1f}" '
+                        f'width="{max(1.5, xb - xa):.1f}" height="{lane_h - 3}" '
+                        'fill="#dddddd" stroke="#888888" stroke-dasharray="1,2"><title>'
+                        f"{E(_unknown_owner_text(qlabel(ln), start, end))}</title></rect>")
+                continue
             svg.add(f'<rect class="own" x="{xa}" y="{ly + 1:.1f}" '
                     f'width="{max(1.5, xb - xa):.1f}" height="{lane_h - 3}" '
                     f'fill="{owner_colour.get(str(owner), "#999")}"><title>'
@@ -822,8 +842,10 @@ def _legend(window: Any) -> str:
             "</dd><dt>status</dt><dd>The group's status at each capture.</dd>"
             "<dt>owners</dt><dd>One lane per queue, coloured by the client that owned it, "
             "from the first capture that showed that owner to the first that did not. A "
-            "dashed red box: nobody owned the queue (rebalance/unowned). An empty lane: "
-            "no owner was reported (unknown).</dd>"
+            "dashed red box: nobody owned the queue (rebalance/unowned). A dotted grey box: "
+            "the owner is unknown, a member did not answer its running info (not a loss: "
+            "the previous owner is carried across). An empty lane: no owner was reported "
+            "(unknown).</dd>"
             "<dt>marks</dt><dd>Triangles: rebalance events of a client (blue rebalance, grey "
             "stop, red crash, purple offset reset); orange diamonds: lock takeovers; shaded "
             "red bands: rebalance storms. Hover any mark for details.</dd></dl></section>")
@@ -837,7 +859,7 @@ def _group_section(gi: int, g: dict[str, Any], status_rows: list[dict[str, Any]]
     clients: list[str] = []
     for ln in g["lanes"]:
         for _, _, owner in ln["runs"]:
-            if str(owner) not in clients:
+            if str(owner) not in clients and owner != OWNER_UNKNOWN:
                 clients.append(str(owner))
     owner_colour = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(clients)}
     topics = [r for r in status_rows if r.get("group") == g["group"]

@@ -30,7 +30,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-VERSION = 1
+# 2: the observations carry committed, owner_unknown, members_unanswered (issue 25); a state
+# of another version is not read (every file is parsed again, every date rewritten)
+VERSION = 2
 MANIFEST = "manifest.json"
 TABLE = "snapshots"
 STAGING = "staging"  # a run's parsed files (``staging-<batch>``; Spark skips .hidden paths)

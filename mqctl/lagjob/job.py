@@ -4,7 +4,7 @@ Parquet datasets, summaries, an HTML report and a Prometheus textfile.
 Library entry point: :func:`run_report` (``mqctl lag report`` and ``mqctl demo`` call it; pass
 ``spark=`` to reuse a session). Also runnable as a job::
 
-    spark-submit mqctl/lagjob/job.py --out OUT INPUT...
+    spark-submit "$(mqctl lag job-path)" --out OUT INPUT...   # this file, where installed
     python -m mqctl.lagjob.job --out OUT INPUT...
 
 Exit codes of the job: 0 ok, 2 bad input/usage, 9 a ``--fail-on`` threshold was breached.
@@ -52,19 +52,20 @@ LAG_COLUMNS = [
     "pull_offset", "lag", "inflight", "lag_seconds", "lag_seconds_source", "estimated",
     "lower_bound", "lag_seconds_upper", "delay_ms", "last_timestamp", "owner", "owners",
     "online", "members", "orderly", "consume_enable", "status", "complete", "window_samples",
-    "consume_rate", "produce_rate", "source_kind", "source",
+    "consume_rate", "produce_rate", "source_kind", "source", "committed", "owner_unknown",
+    "members_unanswered",
 ]
 GROUP_COLUMNS = [
     "date", "capture_ts", "capture_time", "cluster", "group", "topic", "queues", "queues_known",
     "total_lag", "max_lag", "lag_seconds", "lag_seconds_source", "estimated", "consume_rate",
     "produce_rate", "status", "status_code", "group_status", "group_status_code", "complete",
-    "online", "members",
+    "online", "members", "never_committed", "owner_unknown",
 ]
 SUMMARY_COLUMNS = [
     "cluster", "group", "topic", "capture_time", "status", "group_status", "total_lag",
     "max_lag", "lag_seconds", "lag_seconds_source", "peak_lag", "peak_lag_seconds",
     "consume_rate", "produce_rate", "complete", "queues", "captures", "online", "members",
-    "rebalances",
+    "rebalances", "never_committed", "owner_unknown",
 ]
 
 
@@ -996,9 +997,10 @@ class _Run:
         unowned_df = unowned_track
         if not no_resets:
             unowned_df = X.drop_reset_gaps(unowned_df, changes)
-        if has_logs:
+        if has_logs:  # one interval per queue and period, from either source or both
             logged = changes.filter(F.col("source_kind").startswith("client-log"))
-            unowned_df = unowned_df.unionByName(X.unowned_from_logs(logged))
+            unowned_df = X.merge_unowned_sources(unowned_df, X.unowned_from_logs(logged),
+                                                 o.align_ms)
         unowned = self.cut(X.with_date(unowned_df, "start_ts"), "unowned")
         rounds = X.rebalance_rounds(events, o.round_gap_ms)
         storms = self.cut(X.with_date(X.rebalance_storms(rounds, o.storm_rounds,
@@ -1049,7 +1051,9 @@ class _Run:
             "observations": obs, "latest": latest,
             "groups": groups_df,
             "lock_takeovers": locks.filter(F.col("takeover")),
-            "reset_events": events.filter(F.col("cause") == "reset")}
+            "reset_events": events.filter(F.col("cause") == "reset"),
+            "owner_unknown": lag.filter(F.coalesce(F.col("owner_unknown"), F.lit(False))),
+            "never_committed": lag.filter(F.col("committed").eqNullSafe(F.lit(False)))}
         if bound is not None:  # (only the look-back and the new captures were read)
             extra["obs_new"] = obs.filter(F.col("capture_ts") >= F.lit(bound.new_ts))
             extra["lag_new"] = lag_new
@@ -1113,6 +1117,7 @@ class _Run:
             "reset_events": total("reset_events"), "queue_moves": total("rebalance/moves"),
             "unowned_intervals": total("rebalance/unowned"), "storms": total("rebalance/storms"),
             "lock_events": total("rebalance/locks"), "lock_takeovers": total("lock_takeovers"),
+            "owner_unknown": total("owner_unknown"), "never_committed": total("never_committed"),
         }
         qcounts: dict[str, int] = {}
         if total("quarantine"):
@@ -1139,6 +1144,19 @@ class _Run:
             self.notes.append(f"{dupes} duplicate observation(s) of the same queue and capture "
                               "were merged (the same capture given twice, two sources, or "
                               f"captures less than --align {o.align_ms / 1000:g}s apart)")
+        if counts["owner_unknown"]:
+            self.notes.append(
+                f"{counts['owner_unknown']} queue observation(s) with the owner unknown (lag/ "
+                "owner_unknown): a member did not answer its running info (members_unanswered) "
+                "and no answering member claims the queue; the previous owner is carried "
+                "across, with no rebalance, move or unowned interval from it")
+        if counts["never_committed"]:
+            self.notes.append(
+                f"{counts['never_committed']} queue observation(s) without a committed offset "
+                "(lag/ committed false): consumer offset none (null), LAG counts the whole "
+                "queue as mqadmin's Diff does (where a consumer would start depends on its "
+                "consumeFromWhere), time lag unknown, status only OK (nothing to consume) or "
+                "STOP (group offline)")
         ignored = self.listing.ignored()
         if ignored:
             self.notes.append(f"{len(ignored)} file(s) ignored: "

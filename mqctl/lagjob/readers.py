@@ -43,6 +43,7 @@ class InputFile:
     size: int = 0
     mtime_ms: int | None = None
     ignored: str | None = None  # known file deliberately not read, and why
+    explicit: bool = False  # its kind was given (KIND=PATH), not found
 
 
 @dataclass
@@ -100,7 +101,7 @@ def _classify(path: str, explicit: Kind | None, size: int, mtime_ms: int | None,
               head: Any) -> InputFile:
     name = basename(path)
     if explicit is not None:
-        return InputFile(path, explicit, size, mtime_ms)
+        return InputFile(path, explicit, size, mtime_ms, explicit=True)
     why = ignored_reason(name)
     if why is not None:
         return InputFile(path, None, size, mtime_ms, ignored=why)
@@ -138,7 +139,7 @@ def list_local(specs: Iterable[InputSpec]) -> Listing:
 
             listing.files.append(_classify(real, spec.kind, st.st_size,
                                            int(st.st_mtime * 1000), head))
-    return listing
+    return ignore_beside_client_logs(listing)
 
 
 def list_inputs(spark: SparkSession | None, specs: Iterable[InputSpec]) -> Listing:
@@ -153,6 +154,30 @@ def list_inputs(spark: SparkSession | None, specs: Iterable[InputSpec]) -> Listi
         r = _list_hadoop(spark, remote)
         listing.files.extend(r.files)
         listing.unmatched.extend(r.unmatched)
+    return ignore_beside_client_logs(listing)
+
+
+BESIDE_CLIENT_LOG = "not a client log (a log file beside rocketmq_client.log)"
+
+
+def ignore_beside_client_logs(listing: Listing) -> Listing:
+    """Other log files of a client's log directory (``slf4j.log`` next to
+    ``rocketmq_client.log``) are not client logs: ignored files (counted as files in the
+    summary), neither unrecognised input nor read line by line (whatever rebalance words they
+    hold, the client's own log has its lines). That is a file named as a log (``.log``) whose
+    name is not a client log's and whose kind was not given (``client-log=PATH`` reads it), in a
+    directory that holds a file named as a client log."""
+    def beside(f: InputFile) -> bool:
+        name = basename(f.path)
+        return (not f.explicit and f.ignored is None and f.kind in (None, Kind.CLIENT_LOG)
+                and ".log" in name and kind_from_name(name) != Kind.CLIENT_LOG
+                and f.path.rsplit("/", 1)[0] in dirs)
+
+    dirs = {f.path.rsplit("/", 1)[0] for f in listing.files
+            if f.kind == Kind.CLIENT_LOG and kind_from_name(basename(f.path)) == Kind.CLIENT_LOG}
+    if dirs:
+        listing.files = [InputFile(f.path, None, f.size, f.mtime_ms, ignored=BESIDE_CLIENT_LOG)
+                         if beside(f) else f for f in listing.files]
     return listing
 
 

@@ -84,8 +84,12 @@ SNAPSHOT_JSON = T.StructType([
     T.StructField("consume_type", T.StringType()),
     T.StructField("message_model", T.StringType()),
     T.StructField("orderly", T.BooleanType()),
+    T.StructField("committed", T.BooleanType()),
+    T.StructField("owner_unknown", T.BooleanType()),  # since 1.1
+    T.StructField("members_unanswered", T.ArrayType(T.StringType())),  # since 1.1
     T.StructField("_corrupt", T.StringType()),
 ])
+# (consumer_offset may be null on a row with ``committed: false``)
 SNAPSHOT_REQUIRED = ("capture_ts", "group", "topic", "broker", "queue_id", "broker_offset",
                      "consumer_offset")
 # the numeric fields of a snapshot row and their type (a value that does not fit is named)

@@ -829,7 +829,8 @@ def h_running_info(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: 
     version, forward the request (same extFields and body) and return the client's answer
     verbatim. A simulated client answers from its real state; a hung one never answers, so the
     forward times out (``RemotingTimeoutException``) after the scenario's
-    ``running_info_timeout`` (RocketMQ: 10 s)."""
+    ``running_info_timeout`` (RocketMQ: 10 s), and so does a ``silent`` one, which stays a
+    member meanwhile."""
     group, cid = _ext(cmd, "consumerGroup") or "", _ext(cmd, "clientId") or ""
     ch = next((c for c in b.members(group) if c.client_id == cid), None)
     if ch is None:
@@ -841,7 +842,7 @@ def h_running_info(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: 
                      f"<{version_name(ch.version)}> too low to finish, please upgrade it to "
                      "V3_1_8_SNAPSHOT")
     timeout = b.cluster.scenario.running_info_timeout_s
-    if ch.consumer is not None and not ch.consumer.hung:
+    if ch.consumer is not None and not ch.consumer.hung and not ch.consumer.silent:
         sim = ch.consumer
         # the client's answer, forwarded verbatim: ClientRemotingProcessor.
         # getConsumerRunningInfo builds it with RemotingCommand.createResponseCommand(null),

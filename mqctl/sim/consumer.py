@@ -135,6 +135,18 @@ class SimConsumer:
         return self.state == "running"
 
     @property
+    def silent(self) -> bool:
+        """Its running info goes unanswered now (scenario ``silent_at``/``silent_for``): a
+        loaded machine whose answer comes after the broker's forward timeout (real 4.9.3: a
+        consumer stalled ~40 s, its 307 did not come back, it stayed a member and kept its
+        queues). Nothing else changes: it heartbeats, rebalances and consumes."""
+        at, dur = self.spec.silent_at_s, self.spec.silent_for_s
+        if at is None:
+            return False
+        since = self.now() - (self.cluster.clock.start_ms + int(at * 1000))
+        return since >= 0 and (dur is None or since < int(dur * 1000))
+
+    @property
     def pop(self) -> bool:
         return self.group.consume_type == "CONSUME_POP"
 

@@ -84,6 +84,9 @@ class SimClient(Protocol):
     def hung(self) -> bool: ...
 
     @property
+    def silent(self) -> bool: ...  # its running info goes unanswered (scenario silent_at)
+
+    @property
     def spec(self) -> ConsumerSpec: ...
 
     def notify_ids_changed(self, broker_addr: str = "") -> None: ...

@@ -120,6 +120,10 @@ class ConsumerSpec:
     strategy: str | None = None  # overrides the group's (mixed-strategy groups)
     threads: int = 20  # consumeThreadMin/Max (DefaultMQPushConsumer's default: 20)
     restart_at_s: float | None = None  # a crashed consumer starts again, same client id
+    # its GET_CONSUMER_RUNNING_INFO goes unanswered (the broker's forward times out) from
+    # silent_at for silent_for (None: to the end), while it stays a member and consumes
+    silent_at_s: float | None = None
+    silent_for_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -390,7 +394,7 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
             c = r.mapping(c, cp, {"id", "subscriptions", "language", "version", "behaviour",
                                   "at", "rate", "crash_at", "hang_at", "resume_at", "join_at",
                                   "leave_at", "heartbeat_brokers", "addr", "strategy",
-                                  "threads", "restart_at"})
+                                  "threads", "restart_at", "silent_at", "silent_for"})
             subs_raw = c.get("subscriptions")
             if subs_raw is None:
                 subs = {t: "*" for t in gtopics}
@@ -443,7 +447,8 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
                 addr=None if c.get("addr") is None else str(c["addr"]),
                 strategy=None if c.get("strategy") is None else str(c["strategy"]),
                 threads=r.integer(c.get("threads", 20), f"{cp}.threads", 1),
-                restart_at_s=restart_at))
+                restart_at_s=restart_at, silent_at_s=when("silent_at"),
+                silent_for_s=when("silent_for")))
         groups.append(GroupSpec(
             name=gname, model=r.choice(g.get("model", "CLUSTERING"), f"{p}.model", MODELS),
             orderly=bool(g.get("orderly", False)),

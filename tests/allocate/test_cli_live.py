@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from readonly import assert_read_only
 
 from mqctl.models import MessageQueue
-from mqctl.remoting.codes import MUTATING_REQUESTS, RequestCode
+from mqctl.remoting.codes import RequestCode
 
 from .fake_cluster import FakeCluster
 
@@ -30,12 +31,6 @@ def cluster(**kw) -> FakeCluster:
 
 def live(cli, fc: FakeCluster, *extra: str):
     return cli(["--timeout", "3", "allocate", "-n", fc.namesrv, "-g", G, "-t", T, *extra])
-
-
-def assert_read_only(fc: FakeCluster) -> None:
-    codes = {c for _, c in fc.received}
-    assert not codes & set(MUTATING_REQUESTS)
-    assert RequestCode.HEART_BEAT not in codes
 
 
 def test_live_prediction_protocol_vector(cli):

@@ -152,6 +152,7 @@ def test_job_main_in_process(spark, tmp_path, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.spark
 def test_spark_submit_runs_the_job_file(tmp_path):
     """The job file unchanged under spark-submit (its own JVM, master from spark-submit)."""
     pytest.importorskip("pyspark")

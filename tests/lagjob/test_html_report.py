@@ -285,3 +285,28 @@ def test_log_axis_covers_the_maximum_with_few_labels(vmax):
     assert len({label for _, label in ticks}) == len(ticks)
     secs = H._sec_ticks(vmax)
     assert secs[0] == (0, "0") and (secs[-1][0] >= vmax or secs[-1][1] == "100d")
+
+
+def test_owner_lane_shows_an_unknown_owner_as_such(spark):
+    """Issue 25 item 6: a capture where the owner did not answer (lag/ owner_unknown) is an
+    unknown-owner run in the lane (not a gap read as no owner), and the page says why."""
+    lag, gt = [], []
+    for c in range(4):
+        ts = T0 + c * MIN
+        lag.append(("c1", "G", "T", "bk", 0, ts, 5, 1.0, None if c == 2 else "a@1", c == 2))
+        gt.append(("c1", "G", "T", ts, 5, 1.0, 0))
+    df = spark.createDataFrame
+    data = H.collect_report_data(
+        spark, gt=df(gt, GT_SCHEMA), lag=df(lag, LAG_SCHEMA + ", owner_unknown boolean"),
+        events=df([], EV_SCHEMA), storms=df([], ST_SCHEMA), unowned=df([], UN_SCHEMA),
+        locks=df([], LK_SCHEMA), group_rows=[{"cluster": "c1", "group": "G",
+                                              "group_status": "OK"}])
+    (g,) = data.groups
+    assert g["lanes"][0]["runs"] == [(T0, T0 + 2 * MIN, "a@1"),
+                                     (T0 + 2 * MIN, T0 + 3 * MIN, H.OWNER_UNKNOWN),
+                                     (T0 + 3 * MIN, T0 + 3 * MIN, "a@1")]
+    page = H.render_html(series=data.series, events=data.events, storms=data.storms,
+                         status_rows=[], meta={"first_ts": data.first_ts,
+                                               "last_ts": data.last_ts}, groups=data.groups)
+    assert page.count('class="own-unknown"') == 1 and "did not answer" in page
+    assert "owner-unknown" not in page.split("owners:", 1)[-1].split("</div>", 1)[0]

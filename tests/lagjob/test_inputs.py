@@ -170,3 +170,35 @@ def test_list_local_walks_dirs_skips_hidden_and_reports_unmatched(tmp_path: Path
     assert names["mystery.txt"].kind is None
     assert listing.unmatched == [str(tmp_path / "nothing-*.txt")]
     assert [Path(f.path).name for f in listing.unknown()] == ["mystery.txt"]
+
+
+def test_other_logs_beside_a_client_log_are_ignored_files(tmp_path):
+    """Issue 25 item 7: ``slf4j.log`` beside ``rocketmq_client.log`` is not a client log: an
+    ignored file (counted as one file), not unrecognised input (a quarantined record), and not
+    read line by line even when it holds rebalance words (the client's own log has them)."""
+    d = tmp_path / "logs" / "10.0.0.5"
+    d.mkdir(parents=True)
+    (d / "rocketmq_client.log").write_text(result_line5("2024-06-01 18:00:00.123", "G", "T",
+                                                        "10.0.0.5@1", [("T", "broker-a", 0)])
+                                           + "\n")
+    (d / "slf4j.log").write_text("SLF4J: Failed to load class "
+                                 '"org.slf4j.impl.StaticLoggerBinder".\n')
+    (d / "app.log").write_text("12:00:00 RebalanceService started\n")  # a client-log word
+    (d / "notes.txt").write_text("hello\n")  # not a log: still unrecognised
+    elsewhere = tmp_path / "other" / "slf4j.log"  # no client log beside it
+    elsewhere.parent.mkdir()
+    elsewhere.write_text("SLF4J: hello\n")
+    listing = list_local([parse_input_spec(str(tmp_path))])
+    by_name = {Path(f.path).name + ("@other" if Path(f.path).parent.name == "other" else ""): f
+               for f in listing.files}
+    assert by_name["rocketmq_client.log"].kind == Kind.CLIENT_LOG
+    for n in ("slf4j.log", "app.log"):
+        assert by_name[n].kind is None and by_name[n].ignored is not None
+        assert "not a client log" in by_name[n].ignored
+    assert by_name["notes.txt"].ignored is None and by_name["notes.txt"].kind is None
+    assert by_name["slf4j.log@other"].ignored is None
+    assert len(listing.ignored()) == 2 and len(listing.unknown()) == 2
+    # given with its kind, it is read
+    explicit = list_local([parse_input_spec(f"client-log={d / 'app.log'}"),
+                           parse_input_spec(str(d / "rocketmq_client.log"))])
+    assert [f.kind for f in explicit.files] == [Kind.CLIENT_LOG, Kind.CLIENT_LOG]

@@ -96,7 +96,8 @@ def test_counts_and_quarantine(report, spark):
         "observations": 53, "lag_rows": 46, "duplicates": 7,  # capture 0 given twice
         "group_topic_rows": 37, "rebalance_events": 8, "queue_moves": 3,
         "reset_events": 1,  # G_REWIND: 1150 -> 1020 at capture 3, owner D@1 unchanged
-        "unowned_intervals": 4, "storms": 1, "lock_events": 3, "lock_takeovers": 2}
+        "unowned_intervals": 4, "storms": 1, "lock_events": 3, "lock_takeovers": 2,
+        "owner_unknown": 0, "never_committed": 0}
     assert d["quarantine"]["by_reason"] == {
         "malformed JSON": 2, "unsupported schema": 1, "missing field": 1, "negative value": 1,
         "malformed store JSON": 1, "malformed row": 1, "topic unknown": 1,

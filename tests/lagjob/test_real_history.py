@@ -446,3 +446,111 @@ def test_legacy_reset_owner_dropout_in_snapshots_is_a_reset(spark):
     assert X.drop_reset_gaps(X.unowned_from_track(track), changes).count() == 0
     assert X.unowned_from_track(track).count() == 1  # what it was before
     assert X.queue_moves(changes, 300 * S).count() == 0
+
+
+# ---- issue 25 item 7: a queue gained before its old owner logs the loss is not unowned ----------
+
+C1, C2, C3 = "127.0.1.101@c1", "127.0.1.102@c2", "127.0.1.103@c3"
+_ALL8 = [("broker-a", 1), ("broker-b", 2), ("broker-a", 2), ("broker-b", 3), ("broker-b", 0),
+         ("broker-a", 0), ("broker-b", 1), ("broker-a", 3)]  # a HashSet order, as logged
+
+
+def _line493(at: str, text: str) -> str:
+    """One line of a 4.9.3 ``rocketmq_client.log`` (ClientLogger: local time, here UTC)."""
+    return f"2026-11-24 01:17:{at} INFO RocketmqClient - {text}"
+
+
+def _result493(at: str, topic: str, client: str, cid_all: int, mq_all: int,
+               queues: list[tuple[str, int]]) -> str:
+    """RebalanceImpl#rebalanceByTopic's line, exactly as cl-c1_rocketmq_client.log prints it."""
+    mqs = ", ".join(f"MessageQueue [topic={topic}, brokerName={b}, queueId={q}]"
+                    for b, q in queues)
+    return _line493(at, "rebalanced result changed. allocateMessageQueueStrategyName="
+                    f"AVG_BY_CIRCLE, group=TS_G, topic={topic}, clientId={client}, "
+                    f"mqAllSize={mq_all}, cidAllSize={cid_all}, rebalanceResultSize="
+                    f"{len(queues)}, rebalanceResultSet=[{mqs}]")
+
+
+def _persist493(at: str, client: str, topic: str, queues: list[tuple[str, int]]) -> list[str]:
+    return [_line493(at, f"[persistAll] Group: TS_G ClientId: {client} "
+                     f"updateConsumeOffsetToBroker MessageQueue [topic={topic}, brokerName={b}, "
+                     f"queueId={q}] 0") for b, q in queues]
+
+
+def three_consumer_startup_logs(root: Path) -> list[Path]:
+    """Three 4.9.3 consumers of TS_G (AVG_BY_CIRCLE, 4 queues on each of two brokers, and the
+    two %RETRY%TS_G queues) starting together, as in issue 25 item 7: c1 holds every queue at
+    first (cidAll 1); c3 sees two members (c1, c3) and takes every second queue; c2 sees all
+    three at 01:17:28.491 and takes broker-a:1 (and keeps it to the end); c3 re-balances to
+    three; c1 logs the loss of broker-a:1 last, at 01:17:28.889. Every queue always has a
+    holder. The lines are in the real format (start line, result lines, persistAll lines, CRLF
+    line ends) of 4.9.3/client-logs/cl-c1_rocketmq_client.log."""
+    retry = "%RETRY%TS_G"
+    r_all = [("broker-b", 0), ("broker-a", 0)]
+    start = "the consumer [TS_G] start beginning. messageModel=CLUSTERING, isUnitMode=false"
+    lines = {
+        C1: [_line493("27,402", start),
+             _result493("27,950", "TS_T", C1, 1, 8, _ALL8),
+             _result493("27,990", retry, C1, 1, 2, r_all),
+             _result493("28,889", "TS_T", C1, 3, 8,
+                        [("broker-b", 2), ("broker-a", 0), ("broker-a", 3)]),
+             _result493("28,902", retry, C1, 3, 2, [("broker-a", 0)]),
+             *_persist493("32,951", C1, "TS_T",
+                          [("broker-b", 2), ("broker-a", 0), ("broker-a", 3)])],
+        C3: [_line493("27,610", start),
+             _result493("28,120", "TS_T", C3, 2, 8,
+                        [("broker-a", 1), ("broker-b", 3), ("broker-b", 1), ("broker-a", 3)]),
+             _result493("28,131", retry, C3, 2, 2, [("broker-b", 0)]),
+             _result493("28,640", "TS_T", C3, 3, 8, [("broker-b", 1), ("broker-a", 2)]),
+             _result493("28,655", retry, C3, 3, 2, []),
+             *_persist493("33,120", C3, "TS_T", [("broker-b", 1), ("broker-a", 2)])],
+        C2: [_line493("27,705", start),
+             _result493("28,491", "TS_T", C2, 3, 8,
+                        [("broker-a", 1), ("broker-b", 3), ("broker-b", 0)]),
+             _result493("28,503", retry, C2, 3, 2, [("broker-b", 0)]),
+             *_persist493("33,491", C2, "TS_T",
+                          [("broker-a", 1), ("broker-b", 3), ("broker-b", 0)])],
+    }
+    out = []
+    for client, ls in lines.items():
+        p = root / client.split("@")[1] / "rocketmq_client.log"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with open(p, "w", encoding="utf-8", newline="") as fh:
+            fh.write("\r\n".join(ls) + "\r\n")
+        out.append(p)
+    return out
+
+
+def test_queue_gained_before_the_old_owner_logs_the_loss_is_never_unowned(spark, tmp_path):
+    """Item 7: ownership overlaps during a rebalance (each client re-balances on its own), so a
+    queue is unowned only while no client holds it. Before: broker-a:1 (and %RETRY%TS_G
+    broker-b:0, the same pattern) was reported unowned and open from c1's loss at 28.889,
+    although c2 had held it since 28.491 (c3's loss in between hid c2's gain)."""
+    files = three_consumer_startup_logs(tmp_path)
+    # the lines parse as the real ones do (the format is the corpus's)
+    logs = corpus_logs(spark, files)
+    assert logs.filter("event = 'result'").count() == 10
+    changes = X.log_changes(logs)
+    un = X.unowned_from_logs(changes).collect()
+    assert [(r.topic, r.broker, r.queue_id, r.start_ts, r.open) for r in un] == []
+    # who holds what at the end of the logs: the allocation of three members
+    events = [r.asDict() for r in X.rebalance_events(changes).collect()]
+    held = {(t, q): sorted(c for c, _s, e, _ in ivs if e is None)
+            for (t, q), ivs in report_intervals(events).items()}
+    assert held == {
+        ("TS_T", "broker-a:0"): [C1], ("TS_T", "broker-a:1"): [C2],
+        ("TS_T", "broker-a:2"): [C3], ("TS_T", "broker-a:3"): [C1],
+        ("TS_T", "broker-b:0"): [C2], ("TS_T", "broker-b:1"): [C3],
+        ("TS_T", "broker-b:2"): [C1], ("TS_T", "broker-b:3"): [C2],
+        ("%RETRY%TS_G", "broker-a:0"): [C1], ("%RETRY%TS_G", "broker-b:0"): [C2]}
+    # a real gap is still one: c2 alone stops (its unregister line); nobody takes its queues
+    stop = _line493("40,001", "unregister client[Producer: null Consumer: TS_G] from "
+                    "broker[broker-a 0 127.0.0.1:20911] success")
+    with open(files[2], "a", encoding="utf-8", newline="") as fh:
+        fh.write(stop + "\r\n")
+    un = X.unowned_from_logs(X.log_changes(corpus_logs(spark, files))).collect()
+    assert sorted((r.topic, r.broker, r.queue_id, r.start_ts, r.open) for r in un) == [
+        ("%RETRY%TS_G", "broker-b", 0, utc_ms("2026-11-24 01:17:40.001"), True),
+        ("TS_T", "broker-a", 1, utc_ms("2026-11-24 01:17:40.001"), True),
+        ("TS_T", "broker-b", 0, utc_ms("2026-11-24 01:17:40.001"), True),
+        ("TS_T", "broker-b", 3, utc_ms("2026-11-24 01:17:40.001"), True)]

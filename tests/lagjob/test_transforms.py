@@ -20,7 +20,8 @@ OBS_SCHEMA = ("cluster string, `group` string, topic string, broker string, queu
               "capture_ts long, observed_ts long, broker_offset long, consumer_offset long, "
               "min_offset long, pull_offset long, "
               "delay_ms long, last_timestamp long, owner string, online boolean, "
-              "consume_enable boolean, members int, source_kind string, source string")
+              "consume_enable boolean, members int, source_kind string, source string, "
+              "committed boolean, owner_unknown boolean")
 OBS_COLS = [c.split()[0].strip("`") for c in OBS_SCHEMA.split(", ")]
 
 
@@ -31,7 +32,7 @@ def obs_df(spark, rows):
              "min_offset": None, "pull_offset": None,
              "delay_ms": None, "last_timestamp": None, "owner": None, "online": None,
              "consume_enable": None, "members": None, "source_kind": "snapshot",
-             "source": "s", **r}
+             "source": "s", "committed": None, "owner_unknown": None, **r}
         d.setdefault("observed_ts", d["capture_ts"])
         full.append(tuple(d[c] for c in OBS_COLS))
     return spark.createDataFrame(full, OBS_SCHEMA)

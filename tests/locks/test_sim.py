@@ -12,10 +12,11 @@ import json
 
 import pytest
 import yaml
+from readonly import assert_read_only
 
 from mqctl.allocate import allocate_group
 from mqctl.models import MessageQueue
-from mqctl.remoting.codes import MUTATING_REQUESTS, RequestCode
+from mqctl.remoting.codes import RequestCode
 
 G, T = "GID_ORDER", "TopicOrder"
 D7, D8, D9 = "10.0.3.31@4301#demo07", "10.0.3.32@4302#demo08", "10.0.3.33@4303#demo09"
@@ -54,15 +55,6 @@ def pqs(sim, cid: str) -> dict[MessageQueue, tuple[bool, int]]:
     return sim.call(lambda c: {mq: (pq.locked, pq.last_lock_ts)
                                for mq, pq in c.consumer(cid).pqs.items()
                                if mq.topic == T and not pq.dropped})
-
-
-def assert_read_only(sim) -> None:
-    codes = {r.code for r in sim.request_log}
-    assert codes
-    assert not codes & set(MUTATING_REQUESTS), codes & set(MUTATING_REQUESTS)
-    for code in (RequestCode.LOCK_BATCH_MQ, RequestCode.UNLOCK_BATCH_MQ,
-                 RequestCode.HEART_BEAT):
-        assert code not in codes
 
 
 # ------------------------------------------------------------------ the demo's orderly group

@@ -141,10 +141,6 @@ def test_duplicate_ids_get_the_same_queues(sim):
     assert {q for q in all_q if q not in owned}  # some queues have no consumer
 
 
-def test_external_client_heartbeat_joins_and_gets_notified():
-    pass  # covered with a live external client in test_sim_external.py
-
-
 # ---------------------------------------------------------------------------- resets
 
 def reset_ext(topic: str = "TopicPay", group: str = "GID_REPLAY", **kw: Any) -> dict[str, Any]:
@@ -415,6 +411,7 @@ def test_documented_example_scenario_loads():
     assert [c.behaviour for c in pay.consumers] == ["healthy", "slow", "hang", "healthy"]
     assert pay.consumers[1].crash_at_s == 600 and pay.consumers[3].join_at_s == 1800
     assert pay.consumers[1].behaviour_at_s == 60 and pay.consumers[2].hang_at_s == 300
+    assert (pay.consumers[1].silent_at_s, pay.consumers[1].silent_for_s) == (240, 40)
     topic = sc.topic("TopicPay")
     assert topic.queue_spec("broker-a", 0).rate == 0.5  # type: ignore[union-attr]
     assert topic.queue_spec("hz@broker-b", 0) is None

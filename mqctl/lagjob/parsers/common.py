@@ -14,7 +14,14 @@ OBS_FIELDS: list[tuple[str, str]] = [
     ("last_timestamp", "long"), ("delay_ms", "long"), ("owner", "string"),
     ("owners", "array<string>"), ("members", "int"), ("online", "boolean"),
     ("orderly", "boolean"), ("source_kind", "string"), ("source", "string"),
+    # only the canonical snapshot carries these (the other parsers yield SNAPSHOT_ONLY_NONE):
+    # false: no committed offset (consumer_offset then null), the owner could not be read
+    # (a member did not answer its running info), and those members
+    ("committed", "boolean"), ("owner_unknown", "boolean"),
+    ("members_unanswered", "array<string>"),
 ]
+# the values of the snapshot-only fields above in the observations of every other input kind
+SNAPSHOT_ONLY_NONE: tuple[None, ...] = (None, None, None)
 POINT_FIELDS: list[tuple[str, str]] = [
     ("observed_ts", "long"), ("cluster", "string"), ("topic", "string"), ("broker", "string"),
     ("queue_id", "int"), ("broker_offset", "long"), ("min_offset", "long"),

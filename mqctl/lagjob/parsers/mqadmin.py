@@ -9,7 +9,16 @@ from collections.abc import Iterable, Iterator
 from datetime import tzinfo
 
 from mqctl.lagjob.inputs import Kind, PathMeta, header_names, local_ms
-from mqctl.lagjob.parsers.common import MEMBER, OBS, OUT_OF_RANGE, POINT, Rec, bad, range_problem
+from mqctl.lagjob.parsers.common import (
+    MEMBER,
+    OBS,
+    OUT_OF_RANGE,
+    POINT,
+    SNAPSHOT_ONLY_NONE,
+    Rec,
+    bad,
+    range_problem,
+)
 
 _PREAMBLE = ("RocketMQLog:", "log4j:", "$ ")
 _DATE_TIME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,3}))?$")
@@ -131,7 +140,8 @@ def parse_consumer_progress(source: str, text: str, meta: PathMeta, ts: int, clu
         owner = ip if ip and ip.upper() != "N/A" else None
         yield (OBS, (ts, cluster, meta.group, vals["Topic"], vals["Broker Name"], qid, bo, None,
                      co, co + inflight if inflight is not None else None, last, None, owner,
-                     [owner] if owner else None, None, None, None, kind, source))
+                     [owner] if owner else None, None, None, None, kind, source,
+                     *SNAPSHOT_ONLY_NONE))
 
 
 def _consumer_progress_groups(source: str, rows: list[tuple[int, str]], ts: int,
@@ -178,7 +188,8 @@ def parse_broker_consume_stats(source: str, text: str, ts: int, cluster: str,
             yield err
             continue
         yield (OBS, (ts, cluster, vals["Group"], vals["Topic"], vals["Broker Name"], qid, bo,
-                     None, co, None, last, None, None, None, None, None, None, kind, source))
+                     None, co, None, last, None, None, None, None, None, None, kind, source,
+                     *SNAPSHOT_ONLY_NONE))
 
 
 def parse_topic_status(source: str, text: str, meta: PathMeta, ts: int,

@@ -13,6 +13,7 @@ from mqctl.lagjob.parsers.common import (
     GROUP_CFG,
     OBS,
     OUT_OF_RANGE,
+    SNAPSHOT_ONLY_NONE,
     TOPIC_CFG,
     Rec,
     _bool,
@@ -98,7 +99,7 @@ def parse_consumer_offset(source: str, text: str, meta: PathMeta, ts: int,
                           f"{key}: {qid}: {off}", ts)
                 continue
             yield (OBS, (ts, cluster, group, topic, broker, q, None, None, o, None, None, None,
-                         None, None, None, None, None, kind, source))
+                         None, None, None, None, None, kind, source, *SNAPSHOT_ONLY_NONE))
 
 
 def _broker_table(source: str, kind: str, text: str, meta: PathMeta, ts: int, key: str,

@@ -87,8 +87,13 @@ def fill_broker_offsets(obs: DataFrame, history: DataFrame, max_skew_ms: int) ->
 
 def with_lag(obs: DataFrame) -> DataFrame:
     """``lag`` = max offset - consumer offset, clamped at 0 (a consumer offset read after the
-    max offset can be ahead; Burrow #271 clamps too); ``inflight`` = pull - consumer."""
-    raw = F.col("broker_offset") - F.col("consumer_offset")
+    max offset can be ahead; Burrow #271 clamps too); ``inflight`` = pull - consumer.
+
+    A queue the group never committed (``committed`` false: no consumer offset, "none") counts
+    the whole queue, ``max offset - 0``, as mqadmin's Diff and the other views do (the lag
+    caveat: where its consumers would start depends on their consumeFromWhere)."""
+    never = F.col("committed").eqNullSafe(F.lit(False)) & F.col("consumer_offset").isNull()
+    raw = F.col("broker_offset") - F.when(never, F.lit(0)).otherwise(F.col("consumer_offset"))
     return (obs.withColumn("lag", F.when(raw.isNull(), F.lit(None).cast("long"))
                            .otherwise(F.greatest(raw, F.lit(0)).cast("long")))
             .withColumn("inflight", (F.col("pull_offset") - F.col("consumer_offset"))

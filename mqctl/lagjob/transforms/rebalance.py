@@ -22,11 +22,15 @@ CHANGE_COLS = ["ts", "window_start_ts", "cluster", "group", "topic", "broker", "
 def owner_track(obs: DataFrame) -> DataFrame:
     """Each queue's owner across the captures where ownership is known (snapshots;
     consumerProgress ``-s true``): a group-topic capture counts only when some queue has an
-    owner, or the group is offline (then every queue is truly unowned). One pass over the data
-    shared by :func:`changes_from_track` and :func:`unowned_from_track`."""
+    owner, or the group is offline (then every queue is truly unowned). A queue whose owner
+    could not be read (snapshot ``owner_unknown``: no answering member claims it while a
+    member did not answer its running info) is left out of that capture: the previous owner
+    is carried across the gap, which makes no loss, no gain and no unowned interval. One pass
+    over the data shared by :func:`changes_from_track` and :func:`unowned_from_track`."""
     cols = [*GQUEUE, "capture_ts", "owner", "online", "source_kind", "source"]
     known = Window.partitionBy("cluster", "group", "topic", "capture_ts")
-    o = (obs.select(*cols)
+    not_read = F.col("owner").isNull() & F.coalesce(F.col("owner_unknown"), F.lit(False))
+    o = (obs.filter(~not_read).select(*cols)
          .withColumn("_known", (F.max(F.col("owner").isNotNull().cast("int")).over(known) == 1)
                      | (F.col("online") == F.lit(False)))
          .filter(F.col("_known")).drop("_known"))
@@ -415,24 +419,81 @@ def queue_moves(changes: DataFrame, window_ms: int) -> DataFrame:
 
 
 def unowned_from_logs(changes: DataFrame) -> DataFrame:
-    """From log changes: a loss followed (on that queue, in time order) by a gain = the queue
-    had no owner in between; a loss that nothing follows is ``open`` (the logs end, or the new
-    owner's log was not given). A loss right after another client's gain is a handover with
-    overlap, not an unowned interval."""
-    # client last: two clients losing the queue at one moment are ordered the same way on
+    """From log changes: the periods in which no client held the queue. Ownership overlaps
+    during a rebalance (RocketMQ's clients re-balance independently, so the new owner often
+    gains a queue before the old one drops it), so a queue is unowned only from the loss that
+    leaves it without any holder to the next gain; a loss that nothing follows is ``open``
+    (the logs end, or the new owner's log was not given).
+
+    The holders are counted per queue in time order (gains before losses at the same
+    moment: a handover at one instant leaves no gap): a gain adds its client unless it
+    already held the queue, a loss removes it; a client whose first change in the logs is a
+    loss held the queue from before the logs began."""
+    # client last: two clients changing the queue at one moment are ordered the same way on
     # every run, whatever the partitioning (a local and a cluster run must agree)
-    w = Window.partitionBy(*GQUEUE).orderBy("ts", F.col("change").desc(), "client")
-    c = (_not_reset(changes).withColumn("_next_change", F.lead("change").over(w))
-         .withColumn("_next_ts", F.lead("ts").over(w))
-         .withColumn("_prev_change", F.lag("change").over(w))
-         .withColumn("_prev_client", F.lag("client").over(w)))
-    overlap = (F.col("_prev_change") == "gained") & (F.col("_prev_client") != F.col("client"))
-    lost = c.filter((F.col("change") == "lost") & ~F.coalesce(overlap, F.lit(False))
-                    & (F.col("_next_change").isNull() | (F.col("_next_change") == "gained")))
-    return lost.select(
+    order = [F.col("ts"), F.col("change"), F.col("client")]  # "gained" < "lost"
+    w = Window.partitionBy(*GQUEUE).orderBy(*order)
+    # (the next gain through the reversed order: running frames only, see estimate_time_lag)
+    w_rev = Window.partitionBy(*GQUEUE).orderBy(*[c.desc() for c in order])
+    gained, lost, prev = (F.col("change") == "gained", F.col("change") == "lost",
+                          F.col("_prev"))
+    delta = (F.when(gained & (prev.isNull() | (prev == "lost")), 1)
+             .when(lost & (prev.isNull() | (prev == "gained")), -1).otherwise(0))
+    c = (_not_reset(changes)
+         .withColumn("_prev", F.lag("change").over(
+             Window.partitionBy(*GQUEUE, "client").orderBy(*order)))
+         .withColumn("_d", delta)
+         .withColumn("_held0", F.sum(F.when(lost & prev.isNull(), 1).otherwise(0))
+                     .over(Window.partitionBy(*GQUEUE)))
+         .withColumn("_held", F.col("_held0") + F.sum("_d").over(
+             w.rowsBetween(Window.unboundedPreceding, 0)))
+         .withColumn("_next_ts", F.min(F.when(F.col("_d") == 1, F.col("ts"))).over(
+             w_rev.rowsBetween(Window.unboundedPreceding, -1))))
+    gap = c.filter((F.col("_d") == -1) & (F.col("_held") <= 0))
+    return gap.select(
         *GQUEUE, F.col("ts").alias("since_ts"), F.col("ts").alias("start_ts"),
         F.col("_next_ts").alias("end_ts"), (F.col("_next_ts") - F.col("ts")).alias("duration_ms"),
         F.col("_next_ts").isNull().alias("open"), "source_kind")
+
+
+def merge_unowned_sources(captured: DataFrame, logged: DataFrame, tol_ms: int) -> DataFrame:
+    """Unowned intervals from captures and from logs together, one per queue and period: a
+    capture interval (the queue had no owner in consecutive captures, so it lost its owner
+    after ``since_ts`` and had one again by ``end_ts``) that a log interval of the same queue
+    overlaps (give or take ``tol_ms``) is the same period; the log interval, which has the
+    exact times, stays with both sources (``source_kind`` ``client-log+snapshot``), and when
+    the logs never saw it end (the new owner's log was not given) it ends where the captures
+    saw an owner again."""
+    keys = GQUEUE
+    cap = captured.select(*keys, F.col("since_ts").alias("_cs"), F.col("end_ts").alias("_ce"),
+                          F.col("start_ts").alias("_cstart")).alias("c")
+    lg = logged.alias("l")
+    far = F.lit(1 << 62)
+    cond = [F.col("c." + k).eqNullSafe(F.col("l." + k)) for k in keys] + [
+        F.col("l.start_ts") <= F.coalesce(F.col("c._ce"), far) + F.lit(int(tol_ms)),
+        F.coalesce(F.col("l.end_ts"), far) >= F.col("c._cs") - F.lit(int(tol_ms))]
+    hits = cap.join(lg, on=cond, how="inner").select(
+        *[F.col("l." + k).alias(k) for k in keys], F.col("l.start_ts").alias("start_ts"),
+        "c._cstart", "c._ce")
+    # the capture end of an open log interval: the first owned capture after the log's loss
+    ends = (hits.filter(F.col("_ce").isNotNull() & (F.col("_ce") >= F.col("start_ts")))
+            .groupBy(*keys, "start_ts").agg(F.min("_ce").alias("_cap_end")))
+    matched_log = hits.select(*keys, "start_ts").distinct().withColumn("_both", F.lit(True))
+    matched_cap = hits.select(*keys, F.col("_cstart").alias("start_ts")).distinct()
+    rest = captured.join(matched_cap, on=[*keys, "start_ts"], how="left_anti")
+    end = F.coalesce(F.col("end_ts"), F.col("_cap_end"))
+    out = (logged.join(matched_log, on=[*keys, "start_ts"], how="left")
+           .join(ends, on=[*keys, "start_ts"], how="left")
+           .withColumn("source_kind", F.when(F.col("_both") & ~F.col("source_kind").contains(
+               "snapshot"), F.concat(F.col("source_kind"), F.lit("+snapshot")))
+               .otherwise(F.col("source_kind")))
+           .withColumn("end_ts", end)
+           .withColumn("duration_ms", F.when(F.col("end_ts").isNotNull(),
+                                             F.col("end_ts") - F.col("start_ts"))
+                       .otherwise(F.col("duration_ms")))
+           .withColumn("open", F.col("end_ts").isNull())
+           .drop("_both", "_cap_end"))
+    return rest.unionByName(out.select(*rest.columns))
 
 
 def rebalance_rounds(events: DataFrame, gap_ms: int) -> DataFrame:

@@ -9,13 +9,15 @@ from pyspark.sql import functions as F
 SNAPSHOT_OBS = ["observed_ts", "cluster", "group", "topic", "broker", "queue_id",
                 "broker_offset", "min_offset", "consumer_offset", "pull_offset",
                 "last_timestamp", "delay_ms", "owner", "owners", "members", "online", "orderly",
-                "source_kind", "source"]
+                "source_kind", "source", "committed", "owner_unknown", "members_unanswered"]
 # their types (an empty frame of observations)
 SNAPSHOT_OBS_DDL = ("observed_ts long, cluster string, group string, topic string, "
                     "broker string, queue_id int, broker_offset long, min_offset long, "
                     "consumer_offset long, pull_offset long, last_timestamp long, "
                     "delay_ms long, owner string, owners array<string>, members int, "
-                    "online boolean, orderly boolean, source_kind string, source string")
+                    "online boolean, orderly boolean, source_kind string, source string, "
+                    "committed boolean, owner_unknown boolean, "
+                    "members_unanswered array<string>")
 SNAPSHOT_BAD = ["source", "source_kind", "block", "rid", "reason", "detail", "content",
                 "observed_ts"]
 
@@ -87,7 +89,12 @@ def check_snapshot_records(parsed: DataFrame, run_ms: int | None = None) -> Data
     negative = first([(j[c] < 0, F.concat(F.lit(c + "="), j[c].cast("string"),
                                           F.lit(": must be >= 0")))
                       for c in SNAPSHOT_NON_NEGATIVE])
-    missing = F.concat_ws(", ", *[F.when(j[c].isNull(), F.lit(c)) for c in SNAPSHOT_REQUIRED])
+    # a queue the group never committed (``committed: false``) may have no consumer offset
+    # (snapshot 1.1 writes null there: "none", not the broker's 0 placeholder)
+    never = j["committed"].eqNullSafe(F.lit(False))
+    missing = F.concat_ws(", ", *[F.when(j[c].isNull() & (~never if c == "consumer_offset"
+                                                           else F.lit(True)), F.lit(c))
+                                  for c in SNAPSHOT_REQUIRED])
     reason = (F.when(too_big.isNotNull(), F.lit("value out of range"))
               .when(j.isNull() | j["_corrupt"].isNotNull(), F.lit("malformed JSON"))
               .when(j["schema"].isNull() | ~j["schema"].rlike(r"^mqctl\.snapshot/1(\.\d+)?$"),
@@ -111,12 +118,19 @@ def check_snapshot_records(parsed: DataFrame, run_ms: int | None = None) -> Data
         F.coalesce(j["cluster"], F.lit("")).alias("cluster"),
         j["group"].alias("group"), j["topic"].alias("topic"), j["broker"].alias("broker"),
         j["queue_id"].alias("queue_id"), j["broker_offset"].alias("broker_offset"),
-        j["min_offset"].alias("min_offset"), j["consumer_offset"].alias("consumer_offset"),
+        j["min_offset"].alias("min_offset"),
+        # never committed: no consumer offset ("none"; a 1.0 row carries the broker's 0)
+        F.when(never, F.lit(None).cast("long")).otherwise(j["consumer_offset"])
+        .alias("consumer_offset"),
         j["pull_offset"].alias("pull_offset"), j["last_timestamp"].alias("last_timestamp"),
         j["delay_ms"].alias("delay_ms"), j["owner"].alias("owner"), j["owners"].alias("owners"),
         F.when(F.size(j["members"]) >= 0, F.size(j["members"])).cast("int").alias("members"),
         j["online"].alias("online"), j["orderly"].alias("orderly"),
         F.lit("snapshot").alias("source_kind"), "source",
+        j["committed"].alias("committed"),
+        # a 1.0 row has no marker: the owner was read (false)
+        F.coalesce(j["owner_unknown"], F.lit(False)).alias("owner_unknown"),
+        j["members_unanswered"].alias("members_unanswered"),
         F.when(is_bad, F.col("block")).alias("block"), F.when(is_bad, F.col("rid")).alias("rid"),
         "reason", F.when(is_bad, detail).alias("detail"),
         F.when(is_bad, F.substring("value", 1, 500)).alias("content"))

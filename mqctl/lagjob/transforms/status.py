@@ -64,11 +64,17 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0,
     with Burrow's literal rule such a group would be WARN forever.
 
     Rules 2, 4 and 5 need two samples: a single capture can only be OK or STOP.
+
+    A queue the group never committed (no consumer offset: "none", its lag counting the whole
+    queue) has no offset for rules 2-5 and is not in any window: OK when caught up, STOP when
+    the group is offline, else unknown (null).
     """
     n_win = max(1, int(window))
     key = GQUEUE
-    known = lag.filter(F.col("lag").isNotNull())
-    unknown = lag.filter(F.col("lag").isNull())
+    judged = F.col("lag").isNotNull() & F.col("consumer_offset").isNotNull()
+    known = lag.filter(judged)
+    # unknown lag, and never committed (a lag without an offset): two scans, as before
+    unknown = lag.filter(~judged)
     w = Window.partitionBy(*key).orderBy("capture_ts")
     frame = w.rowsBetween(-(n_win - 1), 0)
     online_eff = F.when(F.col("consume_enable") == F.lit(False), F.lit(False)).otherwise(
@@ -121,7 +127,10 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0,
              F.col("broker_offset") - F.col("_prev_b"), F.lit(0)) / dt))
          .drop("_ok", "_oks", "_offs", "_lags", "_bros", "_dec", "_prev_c", "_prev_b",
                "_prev_t", "_online"))
-    u = (unknown.withColumn("status", F.lit(None).cast("string"))
+    never_status = (F.when(F.col("lag").isNull(), F.lit(None).cast("string"))
+                    .when(F.col("lag") <= F.lit(int(allowed_lag)), F.lit("OK"))
+                    .when(online_eff == F.lit(False), F.lit("STOP")))
+    u = (unknown.withColumn("status", never_status)
          .withColumn("complete", F.lit(None).cast("double"))
          .withColumn("window_samples", F.lit(None).cast("int"))
          .withColumn("consume_rate", F.lit(None).cast("double"))
@@ -149,8 +158,11 @@ def group_topic_status(queues: DataFrame) -> DataFrame:
         F.avg((F.col("complete") >= F.lit(1.0)).cast("double")).alias("complete"),
         F.max(F.col("online").cast("int")).alias("_online"),
         F.max("members").alias("members"),
-        F.sum(F.when(F.col("owner").isNull() & F.col("lag").isNotNull(), 1).otherwise(0))
-         .alias("_no_owner"),
+        # the caveats of the totals: queues without a committed offset (their lag counts the
+        # whole queue) and queues whose owner is unknown (a member did not answer)
+        F.sum(F.col("committed").eqNullSafe(F.lit(False)).cast("int")).alias("never_committed"),
+        F.sum(F.coalesce(F.col("owner_unknown"), F.lit(False)).cast("int"))
+         .alias("owner_unknown"),
         F.max("observed_ts").alias("observed_ts"),
     )
     wg = Window.partitionBy("cluster", "group", "capture_ts")
@@ -160,7 +172,7 @@ def group_topic_status(queues: DataFrame) -> DataFrame:
             .withColumn("estimated", F.col("_est") == 1)
             .withColumn("online", F.when(F.col("_online").isNull(), F.lit(None).cast("boolean"))
                         .otherwise(F.col("_online") == 1))
-            .drop("_est", "_online", "_no_owner"))
+            .drop("_est", "_online"))
 
 
 def _with_rebalances(out: DataFrame, rebalances: DataFrame | None) -> DataFrame:

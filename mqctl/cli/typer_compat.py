@@ -1,0 +1,62 @@
+"""Every use of Typer's private API, in one place (issue 29 item 1).
+
+Typer 0.29 vendors Click as ``typer._click`` and does not re-export what mqctl needs from it;
+a few help and completion details have no public hook either. Everything else goes through
+public extension points (``RootGroup``, a ``TyperGroup`` subclass, in :mod:`mqctl.cli.app`;
+``context_settings``; parameter callbacks). ``tests/test_typer_compat.py`` checks that each
+name below still exists and still does what mqctl relies on, and fails loudly, naming this
+module, on a Typer release that changes one: pyproject.toml keeps typer on
+:data:`TESTED_TYPER` (one minor version) until that test passes on a new one.
+
+Nothing here may change behaviour: it only names what the rest of mqctl uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+# Click's classes, as Typer vendors them (typer/_click/)
+from typer._click.exceptions import ClickException
+from typer._click.globals import get_current_context
+from typer._click.shell_completion import CompletionItem, ShellComplete, split_arg_string
+
+TESTED_TYPER = "0.29"
+
+__all__ = ["TESTED_TYPER", "ClickException", "CompletionItem", "ShellComplete",
+           "get_current_context", "has_completion", "legacy_shell_complete",
+           "set_argument_usage", "set_completion", "split_arg_string"]
+
+
+def set_argument_usage(param: Any, usage: str) -> None:
+    """An argument's name in the usage line (``GROUP``, ``[FILE]``) without the Python type
+    Typer appends to it in help (``display_type_rich``) or the braces it puts round a required
+    one (``_usage_display_name``): Typer's ``TyperArgument`` has no public setting for
+    either."""
+    object.__setattr__(param, "display_type_rich", lambda ctx=None: None)
+    object.__setattr__(param, "_usage_display_name", lambda u=usage: u)
+
+
+def has_completion(param: Any) -> bool:
+    """Whether ``param`` has a completion function of its own (``autocompletion=``)."""
+    return getattr(param, "_custom_shell_complete", None) is not None
+
+
+def set_completion(param: Any,
+                   fn: Callable[[Any, Any, str], list[CompletionItem] | list[str]]) -> None:
+    """Give ``param`` the completion function ``fn(ctx, param, incomplete)`` at run time (while
+    the shell completes a line): what ``autocompletion=`` sets when a command is declared.
+    ``fn`` may return :class:`CompletionItem` objects, whose ``type`` ("file", "dir") the
+    shell scripts of :mod:`mqctl.cli.completion` act on."""
+    object.__setattr__(param, "_custom_shell_complete", fn)
+
+
+def legacy_shell_complete(command: Any, instruction: str) -> int:
+    """Typer's own completion protocol (``_MQCTL_COMPLETE=complete_bash`` with ``COMP_WORDS``,
+    ``complete_zsh``/``complete_fish`` with ``_TYPER_COMPLETE_ARGS``): what the scripts of
+    ``mqctl --install-completion`` (mqctl 0.1) call, answered as before."""
+    from typer._completion_classes import completion_init
+    from typer.completion import shell_complete
+
+    completion_init()
+    return int(shell_complete(command, {}, "mqctl", "_MQCTL_COMPLETE", instruction))
