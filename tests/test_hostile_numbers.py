@@ -195,3 +195,56 @@ def test_one_broker_hung_the_topics_rates_are_not_partial_sums(sim):
                 env=ns(sim))
     assert "PRODUCE TPS `-` for TopicPay: broker-b did not answer" in t.stdout
     assert "pulled TPS unknown (broker-b did not answer)" in t.stdout
+
+
+# ------------------------------------------------------------ BROADCASTING: one unknown, one name
+
+def test_broadcasting_lag_is_unknown_in_every_view_under_one_name(demo, tmp_path):
+    """GID_NEWS keeps its offsets in its clients (LocalFileOffsetStore): `group progress`
+    printed `total lag 0, max time lag 0ms` (JSON lag 0, complete true) and with -t the whole
+    queue as lag, `offsets show -t` CURRENT none with the whole queue as LAG, `snapshot` wrote
+    no row and said `ok`. Now every view: lag unknown, state UNKNOWN, reason `broadcasting`;
+    the broker offsets are real and shown."""
+    env = ns(demo)
+    maxes = demo.call(lambda c: {(b.name, q): b.max_offset("TopicNews", q)
+                                 for b in c.brokers.values() for q in range(2)})
+    g = run_cli(["-o", "json", "groups", "--match", "GID_NEWS"], env=env)
+    assert g.exit_code == 0, g.stderr
+    (row,) = g.json["groups"]
+    assert (row["state"], row["lag"], row["lag_unknown"]) == ("UNKNOWN", None, "broadcasting")
+    assert row["reason"].startswith("broadcasting:") and row["consume_tps"] is None
+    for topic in ([], ["-t", "TopicNews"]):
+        p = run_cli(["-o", "json", "group", "progress", "GID_NEWS", *topic], env=env)
+        assert p.exit_code == 0, p.stderr
+        assert p.json["total"]["lag"] is None and p.json["total"]["max_time_lag_s"] is None
+        assert p.json["total"]["lag_unknown"] == "broadcasting"
+        assert len(p.json["queues"]) == len(maxes)
+        for q in p.json["queues"]:
+            assert (q["lag"], q["consumer_offset"], q["time_lag_s"], q["inflight"]) == (
+                None, None, None, None)
+            assert q["lag_unknown"] == "broadcasting" and q["owner"] is None
+            assert abs(q["broker_offset"] - maxes[(q["broker"], q["queue_id"])]) <= 2
+        (t,) = p.json["topics"]
+        assert t["lag"] is None and t["unowned"] is None
+        o = run_cli(["-o", "json", "offsets", "show", "GID_NEWS", *topic], env=env)
+        assert o.exit_code == 0, o.stderr
+        assert len(o.json) == len(maxes)
+        assert all(x["lag"] is None and x["current"] is None and x["committed"] is None
+                   and x["lag_unknown"] == "broadcasting" for x in o.json)
+    text = run_cli(["-o", "plain", "group", "progress", "GID_NEWS", "--no-retry"], env=env)
+    assert "group GID_NEWS: lag UNKNOWN (broadcasting" in text.stdout
+    assert "total lag" not in text.stdout and "max time lag 0" not in text.stdout
+    s = run_cli(["-o", "json", "snapshot", "--out", str(tmp_path), "-g", "GID_NEWS",
+                 "--compress", "none"], env=env)
+    assert s.exit_code == 0, s.stderr
+    assert s.json["groups"] == [{"group": "GID_NEWS", "rows": len(maxes), "status": "ok",
+                                 "lag_unknown": "broadcasting"}]
+    from mqctl.snapshot import read_rows
+
+    rows = read_rows(s.json["file"])
+    assert len(rows) == len(maxes)
+    for r in rows:
+        assert (r["lag"], r["consumer_offset"], r["delay_ms"], r["committed"]) == (
+            None, None, None, None)
+        assert r["lag_unknown"] == r["delay_unknown"] == "broadcasting"
+        assert r["message_model"] == "BROADCASTING" and r["owner"] is None

@@ -30,7 +30,7 @@ STATE_HELP = (
     "UNKNOWN: the membership could not be read; EMPTY: no online member and no committed "
     "offset (lag unknown: nothing was read); UNKNOWN: the lag is unknown (a broker that hosts "
     "the group's topics did not answer; a BROADCASTING group keeps its offsets in the "
-    "clients); OFFLINE: no online member, "
+    "clients: reason 'broadcasting'); OFFLINE: no online member, "
     "committed offsets exist; STOPPED: online, lag > 0 and no message consumed in the last "
     "minute; LAGGING: online, lag >= --lag-threshold or max time lag >= "
     "--time-lag-threshold; OK: online and none of the above."

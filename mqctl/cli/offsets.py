@@ -60,7 +60,9 @@ def show(
     """Committed offsets per queue, with the queue's min and max offsets and the lag.
 
     Every readable queue of the group's topics on every broker of their routes; CURRENT
-    `none` where the group has no committed offset (its LAG counts the whole queue).
+    `none` where the group has no committed offset (its LAG counts the whole queue); CURRENT
+    and LAG `-` for a BROADCASTING group (its clients keep the offsets). A group no broker
+    knows is refused (exit 2), with or without --topic.
     Example: mqctl offsets show -g GID_REPLAY -t TopicPay
     """
     from mqctl.admin import Admin
