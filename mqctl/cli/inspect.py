@@ -536,10 +536,16 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
                      "in every view); the broker offsets and rates are real")
     elif not p.queues:
         online = p.members.online_state if p.members else None
+        conn = p.members.connection if p.members else None
+        subs = sorted(t for t in (conn.subscriptions if conn else {})
+                      if not t.startswith(RETRY_PREFIX))
         notes.append(f"no offsets found for group {p.group}"
-                     + (" (group is offline)" if online is False else "")
-                     + missing + ": no broker holds a committed offset of it and no member "
-                     "names a topic, so nothing says which queues it would read")
+                     + (" (group is offline)" if online is False else "") + missing
+                     + (f" on the topic asked: it subscribes to {', '.join(subs)}, and a broker "
+                        "reports no offsets of an online group on a topic it does not "
+                        "subscribe to (AdminBrokerProcessor.getConsumeStats)" if subs else
+                        ": no broker holds a committed offset of it and no member names a "
+                        "topic, so nothing says which queues it would read"))
     tables = [Table(qcols, rows, title=f"progress of {p.group}", name="queues"),
               Table(tcols, topics, title="per topic", name="topics")]
     if retry:
