@@ -19,29 +19,25 @@ code before issue 26 (checked by running this file against that tree).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from conftest import run_cli
-from sim_fixtures import start_sim
+from sim_fixtures import running_sim
 
 from mqctl.errors import ExitCode
-from mqctl.timeparse import set_clock
 
 
 @pytest.fixture(scope="module")
 def demo() -> Iterator[object]:
     """The bundled demo after 90 simulated seconds (read-only tests share it)."""
-    s = start_sim("demo")
-    try:
+    with running_sim("demo") as s:
         s.advance(90)
         yield s
-    finally:
-        set_clock(None)
-        s.__exit__(None, None, None)
 
 
-def ns(sim: object) -> dict[str, str]:
-    return {"NAMESRV_ADDR": sim.namesrv_addr}  # type: ignore[attr-defined]
+def ns(sim: Any) -> dict[str, str]:
+    return {"NAMESRV_ADDR": sim.namesrv_addr}
 
 
 # ------------------------------------------------------------ a group no broker knows
