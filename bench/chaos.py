@@ -25,6 +25,17 @@ error codes, and crashes consumers mid-reset. Afterwards it checks the invariant
   consumer's locks, a slow broker) exits 130; every queue it says ``released`` is free on the
   broker, every queue it says ``not-sent`` is still held by the crashed consumer, and it prints
   the command that finishes it.
+* two ``offsets reset --execute`` of one group at once (issue 26 item 2), the first still
+  applying on a slow broker: from this machine the second is refused (exit 6, naming the first
+  one's pid), sends nothing and writes no rollback file, and the first completes alone; from
+  another machine (its own state directory) the second moves some queues before the first
+  verifies: the first calls a queue ``verified`` only if it holds the first's target, every
+  other one ``moved by another writer (now N)`` with N what the broker holds, exits 8, and
+  counts only its verified queues as rewound/skipped;
+* SIGHUP is an interrupt too (issue 26 item 3): the interrupted reset and release cases send
+  SIGINT, SIGTERM or SIGHUP; after SIGHUP the result is also in ``<rollback>.result.txt`` and,
+  half the time, the terminal is gone first (the pipes closed: every write fails) and the
+  invariants are checked against that file alone.
 
     python bench/chaos.py --duration 300 --seed 7        # longer on demand
     (tests/test_chaos.py runs a short form in CI)
@@ -37,6 +48,7 @@ import gzip
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -69,6 +81,7 @@ class Report:
     queues_checked: int = 0
     snapshot_files: int = 0
     interrupts: dict[str, int] = field(default_factory=dict)  # by outcome
+    concurrent: dict[str, int] = field(default_factory=dict)  # concurrent resets, by case
     violations: list[str] = field(default_factory=list)
     max_seconds: dict[str, float] = field(default_factory=dict)
 
@@ -77,6 +90,7 @@ class Report:
                 "faults": self.faults, "resets": self.resets,
                 "queues_checked": self.queues_checked,
                 "snapshot_files": self.snapshot_files, "interrupts": self.interrupts,
+                "concurrent": self.concurrent,
                 "violations": self.violations,
                 "max_seconds": {k: round(v, 2) for k, v in self.max_seconds.items()}}
 
@@ -267,12 +281,14 @@ WRITE_CODES = (RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, RequestCode.UPDATE_CON
 
 def run_interrupted(ns: str, args: list[str], rng: random.Random, sig: signal.Signals,
                     report: Report, name: str, limit: float, *, changed: Callable[[], bool],
-                    at_change: bool, keep: Callable[[], None] | None = None
-                    ) -> tuple[int, str, str, Any] | None:
+                    at_change: bool, keep: Callable[[], None] | None = None,
+                    gone: bool = False) -> tuple[int, str, str, Any] | None:
     """mqctl ``args`` in its own process, ``sig`` sent once ``changed()`` (its first change
     reached the slow broker; the answer still on the way) or, without ``at_change``, at a
-    random moment; ``keep()`` runs while waiting. (exit code, stdout, stderr, parsed JSON or
-    None), or None with a violation when it hung or printed broken JSON."""
+    random moment; ``keep()`` runs while waiting. ``gone``: its stdout and stderr are closed
+    just before the signal (the terminal went away: every later write fails), and nothing is
+    read from them. (exit code, stdout, stderr, parsed JSON or None), or None with a violation
+    when it hung or printed broken JSON."""
     env = dict(os.environ, NAMESRV_ADDR=ns, PYTHONUNBUFFERED="1")
     t0 = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-m", "mqctl", *args], stdout=subprocess.PIPE,
@@ -285,10 +301,18 @@ def run_interrupted(ns: str, args: list[str], rng: random.Random, sig: signal.Si
         if keep is not None:
             keep()
         time.sleep(0.02)
+    if gone:
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
     if proc.poll() is None:
         proc.send_signal(sig)
     try:
-        out, err = proc.communicate(timeout=limit)
+        if gone:
+            proc.wait(timeout=limit)
+            out, err = "", ""
+        else:
+            out, err = proc.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
@@ -320,7 +344,8 @@ def interrupted_reset(sim: SimThread, rng: random.Random, args: list[str], rb: P
         return len([x for x in sim.request_log if x.code in WRITE_CODES and x.addr == addr])
 
     seen = writes()
-    sig = rng.choice([signal.SIGINT, signal.SIGTERM])
+    sig = rng.choice([signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+    gone = sig == signal.SIGHUP and rng.random() < 0.5  # the terminal went away first
     # while applying (after the first change arrived), every 4th at a random moment
     at_change = sum(v for k, v in report.interrupts.items()
                     if not k.startswith("release")) % 4 != 3
@@ -330,12 +355,18 @@ def interrupted_reset(sim: SimThread, rng: random.Random, args: list[str], rb: P
 
     ran = run_interrupted(sim.namesrv_addr, ["--timeout", "2", *args], rng, sig, report,
                           "interrupted-reset", limit, changed=lambda: writes() > seen,
-                          at_change=at_change, keep=keep_slow)
+                          at_change=at_change, keep=keep_slow, gone=gone)
     if ran is None:
         return
     code, out, err, d = ran
     now = offsets(sim)
+    kept = rb.with_name(f"{rb.stem}.result.txt")
+    if gone:  # nothing could be read from the terminal: the file beside the rollback file
+        interrupted_without_terminal(code, kept, before, now, rb, report)
+        return
     intr = d.get("interrupted") if isinstance(d, dict) else None
+    if intr is not None and sig == signal.SIGHUP:
+        check_result_file(intr, kept, report)
     if intr is None:
         # finished before the signal, or stopped before any change (planning, or the start-up
         # before it: SIGINT and SIGTERM exit 130 saying so): nothing may have changed
@@ -393,6 +424,217 @@ def check_interrupted(d: dict[str, Any], code: int, err: str, signame: str,
     if left and not intr.get("finish"):
         report.violations.append("an interrupted reset with queues left printed no finish "
                                  "command")
+
+
+def result_rows(text: str) -> list[dict[str, Any]]:
+    """The result table of a ``.result.txt`` (BROKER QID PREVIOUS TARGET [NOW] STATUS ...)."""
+    rows: list[dict[str, Any]] = []
+    table = False
+    for ln in text.splitlines():
+        x = ln.split()
+        if x[:1] == ["result"]:  # the result table's title (the plan table comes first)
+            table = True
+        if not table or len(x) < 5 or not x[1].isdigit() or not x[0].startswith("broker-"):
+            continue
+        has_now = x[4].lstrip("-").isdigit()
+        status = x[5] if has_now and len(x) > 5 else x[4]
+        rows.append({"broker": x[0], "queue_id": int(x[1]), "target": int(x[3]),
+                     "expected": None, "status": status})
+    return rows
+
+
+def check_result_file(intr: dict[str, Any], kept: Path, report: Report) -> None:
+    """After SIGHUP the result is in a file too, and it says the same as the output."""
+    if intr.get("result_file") != str(kept) or not kept.exists():
+        report.violations.append(f"a reset interrupted by SIGHUP kept no result file ({kept})")
+    elif f"interrupted by SIGHUP during {intr['during']}" not in kept.read_text():
+        report.violations.append(f"{kept.name} does not say it was interrupted by SIGHUP")
+
+
+def interrupted_without_terminal(code: int, kept: Path, before: dict[MessageQueue, int | None],
+                                 now: dict[MessageQueue, int | None], rb: Path,
+                                 report: Report) -> None:
+    """SIGHUP after the terminal went away: the exit code and the files say what happened."""
+    report.resets += 1
+    if not kept.exists():
+        # stopped before any change (or no broker answered the plan): nothing written, nothing
+        # changed; a run that changed anything keeps its result beside its rollback file
+        report.interrupts["hangup-before-apply"] = report.interrupts.get(
+            "hangup-before-apply", 0) + 1
+        if rb.exists() or now != before:
+            report.violations.append(f"a reset whose terminal went away (exit {code}) changed "
+                                     "offsets and kept no result file")
+        elif code < 0 or code == 1:  # killed, or an internal error (stderr is gone)
+            report.violations.append(f"a reset hung up before its apply exited {code}")
+        return
+    text = kept.read_text()
+    m = re.search(r"interrupted by (SIG\w+) during (\w+)", text)
+    if m is None:  # it finished (the signal came late); its result is in the file
+        report.interrupts["hangup-finished"] = report.interrupts.get("hangup-finished", 0) + 1
+        if code not in (0, 8):
+            report.violations.append(f"a finished reset without a terminal exited {code}")
+        for res in result_rows(text):
+            mq = MessageQueue(TOPIC, res["broker"], res["queue_id"])
+            if res["status"] in ("verified", "already") and now[mq] != res["target"]:
+                report.violations.append(f"{kept.name}: {mq.short} {res['status']} but holds "
+                                         f"{now[mq]}")
+        return
+    undo = re.search(r"^undo it: (.*)$", text, re.M)
+    finish = re.search(r"^finish the change: (mqctl .*)$", text, re.M)
+    doc = {"interrupted": {"signal": m[1], "during": m[2], "undo": undo[1] if undo else "",
+                           "finish": finish[1] if finish else None},
+           "results": result_rows(text)}
+    report.interrupts["hangup-gone"] = report.interrupts.get("hangup-gone", 0) + 1
+    check_interrupted(doc, code, text, "SIGHUP", before, now, rb, report)
+
+
+# ---------------------------------------------- concurrent resets of one group (issue 26)
+
+def concurrent_resets(sim: SimThread, faults: FaultThread, rng: random.Random, work: Path,
+                      i: int, limit: float, report: Report) -> Path:
+    """Two ``offsets reset --execute`` of GROUP at once, the first still applying on a slow
+    broker-b (the fault thread held off). From this machine the second must be refused; from
+    another machine (its own state directory) it moves broker-a's queues and the first must
+    report them ``moved``, never ``verified``, and count only what stands. Returns the first
+    run's rollback file (the offsets from before both)."""
+    other_machine = rng.random() < 0.5
+    with faults.hold:
+        sim.call(lambda c: c.faults.clear())
+        for b in sorted(sim.cluster.brokers):
+            sim.call(lambda c, b=b: c.faults.broker_up(b))
+        before = offsets(sim)
+        ms = rng.uniform(1500, 2500)
+        sim.call(lambda c: c.faults.latency("broker-b", ms))
+        mark = len(sim.request_log)
+        addr = {b: sim.cluster.broker_addr(b) for b in ("broker-a", "broker-b")}
+
+        def writes(b: str) -> list[Any]:
+            return [x for x in sim.request_log[mark:] if x.code in WRITE_CODES
+                    and x.addr == addr[b]]
+
+        # a target no queue is at (else nothing is sent), a shift or an offset
+        cur = {v for v in before.values() if v is not None}
+        at_a = rng.choice([x for x in range(100, 20000, 97) if x not in cur])
+        target = rng.choice([["--shift-by", str(-rng.randint(50, 300))]
+                             if min(cur, default=0) > 300 else ["--to-offset", str(at_a)],
+                             ["--to-offset", str(at_a)]])
+        rb_a, rb_b = work / f"concurrent-{i}-a.json", work / f"concurrent-{i}-b.json"
+        env = dict(os.environ, NAMESRV_ADDR=sim.namesrv_addr, PYTHONUNBUFFERED="1")
+        t0 = time.monotonic()
+        first = subprocess.Popen([sys.executable, "-m", "mqctl", "--timeout", "5", "offsets",
+                                  "reset", "-g", GROUP, "-t", TOPIC, *target, "--execute",
+                                  "--yes", "--rollback-file", str(rb_a), "-o", "json"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 env=env)
+        while (len(writes("broker-a")) < 4 or not writes("broker-b")) and \
+                first.poll() is None and time.monotonic() - t0 < limit:
+            time.sleep(0.02)
+        applying = first.poll() is None and len(writes("broker-b")) >= 1
+        second = None
+        if applying and not other_machine:
+            second = run_cmd(sim.namesrv_addr, ["offsets", "reset", "-g", GROUP, "-t", TOPIC,
+                                                "--shift-by", "-5", "--execute", "--yes",
+                                                "--rollback-file", str(rb_b), "-o", "json"],
+                             limit, report, "concurrent-reset", allowed={6})
+        elif applying:
+            # between the first run's target and the old offset, as consumers would be (or
+            # past the target when the first run moved forward)
+            a0 = MessageQueue(TOPIC, "broker-a", 0)
+            at = max(0, (before[a0] or 0) - rng.randint(1, 50)) if target[0] == "--shift-by" \
+                else at_a + rng.randint(1, 50)
+            other = dict(env, XDG_STATE_HOME=str(work / "other-machine"))
+            b_args = ["--timeout", "5", "offsets", "reset", "-g", GROUP, "-t", TOPIC,
+                      "--queues", "broker-a:0-3", "--to-offset", str(at), "--execute", "--yes",
+                      "--rollback-file", str(rb_b), "--verify-wait", "0", "-o", "json"]
+            try:
+                second = subprocess.run([sys.executable, "-m", "mqctl", *b_args],
+                                        capture_output=True, text=True, timeout=limit,
+                                        env=other)
+            except subprocess.TimeoutExpired:
+                report.violations.append("the other machine's reset hung")
+        try:
+            out, err = first.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            first.kill()
+            first.communicate()
+            report.violations.append("a reset beside a concurrent one hung")
+            return rb_a
+        report.commands += 1
+        sim.call(lambda c: c.faults.clear())
+    r = subprocess.CompletedProcess(first.args, first.returncode, out, err)
+    if not applying:
+        report.concurrent["first-finished-early"] = report.concurrent.get(
+            "first-finished-early", 0) + 1
+        check_reset(sim, r, before, rb_a, report)
+        return rb_a
+    if "Traceback" in err:
+        report.violations.append("a concurrent reset printed a traceback")
+    if not other_machine:
+        report.concurrent["same-machine"] = report.concurrent.get("same-machine", 0) + 1
+        if second is not None:
+            if second.returncode != 6 or f"pid {first.pid}" not in second.stderr:
+                report.violations.append(f"a second reset of {GROUP} from this machine exited "
+                                         f"{second.returncode}, not 6 naming pid {first.pid}: "
+                                         f"{second.stderr.strip()[-300:]}")
+            if rb_b.exists():
+                report.violations.append("a refused concurrent reset wrote a rollback file")
+        check_reset(sim, r, before, rb_a, report)
+        if r.returncode != 0:
+            report.violations.append(f"a reset beside a refused one exited {r.returncode}: "
+                                     f"{err.strip()[-300:]}")
+        return rb_a
+    check_moved(sim, r, before, rb_a, writes("broker-a")[4:], writes("broker-b"), ms, report)
+    return rb_a
+
+
+def check_moved(sim: SimThread, r: subprocess.CompletedProcess[str],
+                before: dict[MessageQueue, int | None], rb: Path, other_writes: list[Any],
+                own_b_writes: list[Any], latency_ms: float, report: Report) -> None:
+    """The first run of a cross-machine race: every ``verified`` queue holds its target, every
+    queue not at its target is not ``verified`` (``moved by another writer (now N)`` where it
+    reached it), exit 8 when any was moved, and the summary counts the verified ones only."""
+    try:
+        d = json.loads(r.stdout)
+    except ValueError:
+        report.violations.append(f"a raced reset printed no JSON (exit {r.returncode})")
+        return
+    # conclusive only when the other machine wrote before this run's verify read (which comes
+    # after its last broker-b answer, one latency after that request arrived)
+    last_own = max((x.ts_ms for x in own_b_writes), default=0) + latency_ms
+    if not other_writes or max(x.ts_ms for x in other_writes) >= last_own:
+        report.concurrent["other-machine-late"] = report.concurrent.get(
+            "other-machine-late", 0) + 1
+        return
+    report.concurrent["other-machine"] = report.concurrent.get("other-machine", 0) + 1
+    report.resets += 1
+    if rb.exists():
+        check_rollback_file(rb, before, report)
+    now = offsets(sim)
+    verified, moved = [], 0
+    for res in d.get("results", []):
+        mq = MessageQueue(TOPIC, res["broker"], res["queue_id"])
+        report.queues_checked += 1
+        goal = res["expected"] if res.get("expected") is not None else res["target"]
+        if res["status"] == "verified":
+            verified.append(res)
+            if now[mq] != goal:
+                report.violations.append(f"raced: {mq.short} verified but holds {now[mq]}, "
+                                         f"target {goal}")
+        elif now[mq] == goal and res["status"] != "already":
+            report.violations.append(f"raced: {mq.short} holds its target {goal} but is "
+                                     f"{res['status']}")
+        if res["status"] == "moved":
+            moved += 1
+            if not res["detail"].startswith(f"moved by another writer (now {now[mq]})"):
+                report.violations.append(f"raced: {mq.short} moved: {res['detail'][:120]}")
+    if moved and r.returncode != 8:
+        report.violations.append(f"a reset with moved queues exited {r.returncode}, not 8")
+    replay = sum(max(0, x["previous"] - x["target"]) for x in verified
+                 if x["previous"] is not None)
+    want = f"{len(verified)} of {len(d.get('results', []))} queue(s) were reset: {replay} "
+    if not str(d.get("done", "")).startswith(want):
+        report.violations.append(f"raced: the summary says {d.get('done')!r}, expected it to "
+                                 f"start {want!r}")
 
 
 # ------------------------------------------------------------------ nothing read (issue 15)
@@ -576,7 +818,7 @@ def interrupted_release(rng: random.Random, limit: float, report: Report) -> Non
                 "--no-state", "--execute", "-o", "json"]
         for mq in mine:
             args += ["--queue", mq.short]
-        sig = rng.choice([signal.SIGINT, signal.SIGTERM])
+        sig = rng.choice([signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
         at_change = sum(v for k, v in report.interrupts.items()
                         if k.startswith("release")) % 4 != 3
         ran = run_interrupted(sim.namesrv_addr, args, rng, sig, report, "interrupted-release",
@@ -629,6 +871,10 @@ def run_chaos(duration: float, seed: int, *, limit: float = 45.0,
                 nothing_read_case(sim, faults, mode, work / "snap", rng, limit, report)
             elif i % 20 == 16:  # a locks release interrupted while it sends
                 interrupted_release(rng, limit, report)
+            elif i % 20 == 11:  # two resets of one group at once (this or another machine)
+                rb = concurrent_resets(sim, faults, rng, work, i, limit, report)
+                if first_rb is None and rb.exists():  # the offsets from before both
+                    first_rb = rb
             elif pick == 1:
                 run_cmd(ns, ["group", "progress", rng.choice(["GID_AUDIT", "GID_PAY",
                                                              "GID_ORDER"])],
@@ -719,6 +965,7 @@ def main() -> None:
           f"interrupted resets, "
           f"{sum(v for k, v in report.interrupts.items() if k.startswith('release'))} "
           f"interrupted releases {report.interrupts}, "
+          f"{sum(report.concurrent.values())} concurrent resets {report.concurrent}, "
           f"{len(report.violations)} violation(s)")
     sys.exit(1 if report.violations else 0)
 

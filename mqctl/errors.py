@@ -20,7 +20,8 @@ code  meaning
 7     plugin error
 8     partial failure (some brokers/queues failed, the rest succeeded)
 9     threshold breached (``lag report --fail-on``), for cron alerting
-130   interrupted (Ctrl-C)
+129   hung up (SIGHUP: the terminal went away) in a command that changes nothing
+130   interrupted (Ctrl-C, SIGTERM; any of these during a change: what changed is reported)
 141   stdout's reader went away (``mqctl ... | head``): the rest of the output was dropped
 ====  ==========================================================================
 """
@@ -42,6 +43,7 @@ class ExitCode(IntEnum):
     PLUGIN = 7
     PARTIAL = 8
     THRESHOLD = 9
+    HANGUP = 129
     INTERRUPTED = 130
     BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool SIGPIPE ended
 

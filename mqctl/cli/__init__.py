@@ -7,6 +7,11 @@ import sys
 import traceback
 from typing import Any
 
+if sys.argv and sys.argv[0].rsplit("/", 1)[-1] == "mqctl":  # the console script
+    from mqctl.interrupt import hold_signals
+
+    hold_signals()  # before the imports below: a signal then is an interrupt too
+
 from mqctl.cli.app import Interrupted as _Interrupted
 from mqctl.cli.app import OutputLost as _OutputLost
 from mqctl.cli.app import app
@@ -20,13 +25,21 @@ def _print_error(message: str, hint: str | None) -> None:
     group name read from a file may hold ESC sequences or newlines: mqctl.render.printable)."""
     from mqctl.render import printable
 
+    _stderr(f"mqctl: error: {printable(message)}\n"
+            + (f"hint: {printable(hint)}\n" if hint else ""))
+
+
+def _stderr(text: str) -> None:
+    """A write to stderr that a terminal gone away (SIGHUP, then EIO), a full disk or a closed
+    stderr cannot turn into a traceback: the exit code still says what happened."""
     try:
-        sys.stderr.write(f"mqctl: error: {printable(message)}\n")
-        if hint:
-            sys.stderr.write(f"hint: {printable(hint)}\n")
+        sys.stderr.write(text)
         sys.stderr.flush()
-    except (OSError, ValueError, AttributeError):  # stderr full, closed or absent: the code
-        pass                                        # is all that is left to say it
+    except (OSError, ValueError, AttributeError):
+        try:
+            sys.stderr = open("/dev/null", "w")  # noqa: SIM115
+        except OSError:
+            pass
 
 
 class _ClosedStdout:
@@ -108,34 +121,71 @@ def _output_lost(exc: OSError) -> int:
     return int(ExitCode.USAGE)
 
 
-def _sigterm_interrupts() -> object:
-    """SIGTERM interrupts like Ctrl-C (KeyboardInterrupt) instead of killing the process
-    silently; the commands that change a cluster route both to their own handler while they
-    change it (:func:`mqctl.interrupt.guarded`). Returns the handler to restore (None when
-    signals cannot be set here: not the main thread)."""
+class _HangUp(KeyboardInterrupt):
+    """SIGHUP (the terminal or SSH session went away): an interrupt, exit 129 (128 + 1)."""
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM: an interrupt. A subclass, because CPython ends a process by SIGINT when a plain
+    KeyboardInterrupt left an ``eval`` of a string on its way (pythonrun.c
+    ``run_eval_code_obj``), even one that was caught later."""
+
+
+_RECEIVED: list[int] = []  # the signals the boundary's handlers turned into an interrupt
+
+
+def _signals_interrupt() -> None:
+    """SIGTERM and SIGHUP interrupt like Ctrl-C (KeyboardInterrupt; SIGHUP as
+    :class:`_HangUp`) instead of killing the process silently; the commands that change a
+    cluster route all three to their own handler while they change it
+    (:func:`mqctl.interrupt.guarded`). Installed once the command tree is built: until then a
+    process started as ``mqctl`` only records them (:func:`mqctl.interrupt.hold_signals`), as
+    an interrupt inside the annotations Typer evaluates would end the process by SIGINT even
+    when caught (CPython flags a KeyboardInterrupt that leaves an ``eval``)."""
     import signal
 
     def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
+        _RECEIVED.append(signum)
+        raise _Terminated
 
-    try:
-        return signal.signal(signal.SIGTERM, interrupt)
-    except (ValueError, OSError):  # not the main thread
-        return None
+    def hang_up(signum: int, frame: object) -> None:
+        _RECEIVED.append(signum)
+        raise _HangUp
+
+    for sig, handler in ((signal.SIGTERM, interrupt), (signal.SIGHUP, hang_up)):
+        try:
+            signal.signal(sig, handler)
+        except (ValueError, OSError):  # not the main thread
+            pass
+
+
+def _interrupted_code(hang_up: bool) -> int:
+    from mqctl.errors import ExitCode
+
+    _stderr("mqctl: interrupted\n")
+    return int(ExitCode.HANGUP if hang_up else ExitCode.INTERRUPTED)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return the process exit code. Nothing below this prints errors or exits."""
     import signal
 
-    previous = _sigterm_interrupts()
+    saved: dict[int, Any] = {}
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        try:
+            saved[sig] = signal.getsignal(sig)
+        except (ValueError, OSError):  # pragma: no cover
+            pass
     try:
         return _main(argv)
+    except KeyboardInterrupt as exc:  # before the boundary's own handlers were in place
+        return _interrupted_code(isinstance(exc, _HangUp))
     finally:
-        if previous is not None:
+        for signum, handler in saved.items():
             try:
-                signal.signal(signal.SIGTERM, previous)  # type: ignore[arg-type]
-            except (ValueError, OSError):  # pragma: no cover
+                if handler is not None:
+                    signal.signal(signum, handler)
+            except (ValueError, OSError, TypeError):  # pragma: no cover - not the main thread
                 pass
 
 
@@ -163,6 +213,14 @@ def _main_watched(args: list[str], debug: bool) -> int:
 
     # a RootGroup: KeyboardInterrupt -> _Interrupted, a failed write of stdout -> _OutputLost
     command = typer_main.get_command(app)
+    _signals_interrupt()
+    from mqctl.interrupt import early_signal
+
+    early = early_signal()  # one that came while mqctl was starting: recorded until now
+    if early is not None:
+        import signal
+
+        return _interrupted_code(early == signal.SIGHUP)
     if os.environ.get("_MQCTL_COMPLETE"):  # the shell asks for completions (TAB)
         from mqctl.cli.completion import shell_complete
 
@@ -185,6 +243,10 @@ def _run(command: Any, args: list[str], debug: bool, click_exception: type[Excep
     try:
         rv = command.main(args=args, prog_name="mqctl", complete_var="_MQCTL_COMPLETE",
                           standalone_mode=False)
+        if rv == ExitCode.INTERRUPTED:  # Typer's bare Exit(130) (an interrupt while parsing)
+            import signal
+
+            return _interrupted_code(bool(_RECEIVED) and _RECEIVED[-1] == signal.SIGHUP)
         return rv if isinstance(rv, int) else 0
     except _OutputLost as exc:
         return _output_lost(exc.exc)
@@ -198,17 +260,21 @@ def _run(command: Any, args: list[str], debug: bool, click_exception: type[Excep
         _print_error(_click_message(exc, command), _usage_hint(exc, command))
         return int(getattr(exc, "exit_code", ExitCode.USAGE) or ExitCode.USAGE)
     except typer.Exit as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):  # Typer's bare Exit(130): say so
+            return _interrupted_code(isinstance(exc.__cause__, _HangUp))
         return int(exc.exit_code)
     except typer.Abort:
-        sys.stderr.write("mqctl: aborted\n")
+        _stderr("mqctl: aborted\n")
         return int(ExitCode.INTERRUPTED)
     except MqctlError as exc:
         if debug:
             traceback.print_exc()
         _print_error(exc.message, exc.hint)
         return int(exc.exit_code)
-    except (KeyboardInterrupt, _Interrupted):
-        sys.stderr.write("mqctl: interrupted\n")
+    except (KeyboardInterrupt, _Interrupted) as exc:
+        _stderr("mqctl: interrupted\n")
+        if isinstance(exc, _HangUp) or isinstance(exc.__cause__, _HangUp):
+            return int(ExitCode.HANGUP)
         return int(ExitCode.INTERRUPTED)
     except OSError as exc:
         if _stdout_failed(exc):  # (e.g. --help or a usage error's output)
@@ -300,4 +366,14 @@ def _usage_hint(exc: BaseException, root: object = None) -> str:
 
 
 def entrypoint() -> None:  # console script
-    sys.exit(main())
+    code = main()
+    # the exit code is decided: a signal while the interpreter shuts down (it restores the
+    # default actions early in finalization) must not turn it into a kill
+    import signal
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        try:
+            signal.signal(sig, signal.SIG_IGN)
+        except (ValueError, OSError):  # pragma: no cover - not the main thread
+            pass
+    sys.exit(code)

@@ -189,6 +189,65 @@ def emit(result: Result, fmt: str) -> None:
     _emit(result, fmt, table=st.table if st else None, quiet=st.quiet if st else False)
 
 
+def emit_or_lost(result: Result, fmt: str) -> str | None:
+    """:func:`emit` for the result of a state-changing run, which must outlive its terminal
+    (an SSH session that dropped: SIGHUP, then EIO on the tty or EPIPE on a pipe): a write that
+    fails is dropped (stdout then goes to /dev/null) and its reason returned, never raised, so
+    the run still writes its files and exits with its own code. None when it was written."""
+    try:
+        emit(result, fmt)
+        return None
+    except OSError as exc:
+        _drop_stdout()
+        return exc.strerror or type(exc).__name__
+
+
+def emit_before_change(plan: Result, fmt: str) -> None:
+    """The plan, printed before a change starts: when stdout is gone already, nothing is
+    changed (no one would see what happens)."""
+    lost = emit_or_lost(plan, fmt)
+    if lost is not None:
+        from mqctl.errors import ExitCode, MqctlError
+
+        raise MqctlError(f"the plan could not be written to stdout ({lost}): nothing was "
+                         "changed", hint="run it again from a terminal that stays open, or "
+                         "under nohup, tmux or screen", exit_code=ExitCode.INTERRUPTED)
+
+
+def _drop_stdout() -> None:
+    try:
+        sys.stdout = open("/dev/null", "w")  # noqa: SIM115
+    except OSError:
+        pass
+
+
+def keep_result(path: Any, result: Result, error: Any = None) -> str | None:
+    """The result of a state-changing run as text (the table format, and the error and hint it
+    exits with), atomically at ``path`` (beside its rollback file): what it says survives the
+    terminal. A note in ``result`` says where, or why it could not be written. Returns the
+    path written, or None."""
+    import io
+
+    from mqctl.fsutil import atomic_write_text
+    from mqctl.render import emit as _emit
+    from mqctl.render import printable
+
+    buf = io.StringIO()
+    _emit(result, "table", buf)
+    if error is not None:
+        buf.write(f"mqctl: error: {printable(error.message)}\n")
+        if error.hint:
+            buf.write(f"hint: {printable(error.hint)}\n")
+    try:
+        atomic_write_text(path, buf.getvalue())
+    except OSError as exc:
+        result.notes.append(f"this result could not be kept in a file ({path}: "
+                            f"{exc.strerror or exc})")
+        return None
+    result.notes.append(f"this result is also in {path}")
+    return str(path)
+
+
 def _current_state() -> AppState | None:
     from mqctl.cli.typer_compat import get_current_context
 
@@ -255,14 +314,43 @@ def progress(st: AppState, description: str, total: int | None) -> Iterator[Call
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
+    # a terminal that goes away meanwhile (SIGHUP: EIO) must not end the change it shows
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=Console(file=sys.stderr), transient=True) as p:
+                  TimeElapsedColumn(),
+                  console=Console(file=_Tolerant(sys.stderr)),  # type: ignore[arg-type]
+                  transient=True) as p:
         task = p.add_task(description, total=total)
 
         def advance(n: int = 1) -> None:
             p.advance(task, n)
 
         yield advance
+
+
+class _Tolerant:
+    """A text stream whose writes are dropped once the terminal behind it is gone."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._gone = False
+
+    def write(self, text: str) -> int:
+        if not self._gone:
+            try:
+                return int(self._stream.write(text))
+            except OSError:
+                self._gone = True
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._gone:
+            try:
+                self._stream.flush()
+            except OSError:
+                self._gone = True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def _stderr_tty() -> bool:

@@ -17,8 +17,11 @@ from mqctl.cli.common import (
     OutputOpt,
     WatchOpt,
     emit,
+    emit_before_change,
+    emit_or_lost,
     one_group,
     state,
+    warn,
     with_client,
 )
 from mqctl.cli.common import watch as watch_loop
@@ -338,6 +341,20 @@ def _interrupted(results: list[ReleaseResult], phase: str, signame: str,
     return notes, data, MqctlError(msg, hint=hint, exit_code=ExitCode.INTERRUPTED)
 
 
+def _keep_result(out: Result, group: str, err: MqctlError | None) -> str | None:
+    """``out`` (and ``err``) kept in ``<state>/released/<group>-<time>.result.txt`` (a release
+    has no rollback file to put it beside)."""
+    import time
+
+    from mqctl.cli.common import keep_result
+    from mqctl.interrupt import state_root
+    from mqctl.reset import free_path, rollback_path
+
+    name = rollback_path(group, "release", int(time.time() * 1000)).name
+    return keep_result(free_path(state_root() / "released" / name.replace(".json", ".result.txt")),
+                       out, err)
+
+
 def _raise_failed(results: list[ReleaseResult], finish: list[str]) -> None:
     """Some releases failed: the first error when none was released (its own exit code),
     else a partial failure (exit 8) with the command that sends the rest."""
@@ -389,10 +406,11 @@ def release(
     --execute; refuses (exit 6) when a holder is alive and renewing, or another client was
     granted the lock after the holder's last renewal, unless --force (nothing is sent when any
     queue is refused). With --execute it prints the plan, sends one request per
-    queue and re-checks. Ctrl-C or SIGTERM while sending stops sending, waits up to 5 s for the
-    requests in flight, prints each queue's status (released / not-sent / unknown) and the
-    command that finishes the release, exits 130 (a release cannot be undone: a live holder
-    re-locks at its next lockAll).
+    queue and re-checks. Ctrl-C, SIGTERM or SIGHUP while sending stops sending, waits up to 5 s
+    for the requests in flight, prints each queue's status (released / not-sent / unknown) and
+    the command that finishes the release, exits 130 (a release cannot be undone: a live holder
+    re-locks at its next lockAll). Another change of the group running on this machine (a
+    release, an offsets reset or rollback): refused (exit 6).
 
     Example: mqctl locks release --group GID_ORDER --queue broker-a:3 --queue broker-b:1 --execute
     """
@@ -414,9 +432,18 @@ def release(
     settings = st.settings(namesrv=namesrv)
     fmt = st.output(output)
     store = _store(settings, state_dir, no_state)
-    stop = Stop()  # SIGINT/SIGTERM while releasing: stop sending, then say what was released
+    stop = Stop()  # SIGINT/SIGTERM/SIGHUP while releasing: stop, then say what was released
     phase = ["plan"]
     shown = [False]
+    lock_notes: list[str] = []
+    if execute:  # one change of a group at a time from this machine (offsets reset too)
+        from mqctl.interrupt import change_lock, taken_over
+
+        stale = ctx.with_resource(change_lock(settings.namesrv, group,
+                                              f"{ctx.command_path} {group}"))
+        if stale is not None:
+            lock_notes.append(taken_over(group, stale))
+            warn(lock_notes[-1])
 
     async def go(c: Any) -> tuple[Any, LockView, LockView | None, Any]:
         admin = _admin(c, settings)
@@ -425,11 +452,11 @@ def release(
         if not execute:
             return plans, before, None, None
         if fmt in ("table", "plain"):  # what is being sent, while it runs
-            first = release_result(plans, before, None, False)
+            first = release_result(plans, before, None, False, extra_notes=lock_notes)
             first.notes[:] = [n for n in first.notes if not n.startswith("dry run:")]
             first.notes.append(f"releasing {len(plans)} lock(s) now (Ctrl-C stops and says "
                                "what was released)")
-            emit(first, fmt)
+            emit_before_change(first, fmt)
             shown[0] = True
         phase[0] = "apply"
         results = await apply_releases(admin, plans, stop=stop)
@@ -445,13 +472,19 @@ def release(
         st, settings, lambda c: guarded(stop, go(c), lambda: phase[0] == "plan"))
     finish = _finish_commands(settings, results or [], force=force, state_dir=state_dir,
                               no_state=no_state)
+    kept = [] if shown[0] else lock_notes
     if stop.stopped and results is not None:
         lines, info, err = _interrupted(results, phase[0], stop.reason, finish)
-        out = release_result(plans, before, after, True, results, extra_notes=lines,
+        out = release_result(plans, before, after, True, results, extra_notes=kept + lines,
                              plan_shown=shown[0])
         out.data["interrupted"] = info
-        emit(out, fmt)
+        # the terminal may be gone (SIGHUP): the result goes to a file first
+        info["result_file"] = _keep_result(out, group, err)
+        emit_or_lost(out, fmt)
         raise err
-    emit(release_result(plans, before, after, execute, results, plan_shown=shown[0]), fmt)
+    final = release_result(plans, before, after, execute, results, extra_notes=kept,
+                           plan_shown=shown[0])
+    if emit_or_lost(final, fmt) is not None and results is not None:
+        _keep_result(final, group, None)
     if results is not None:
         _raise_failed(results, finish)

@@ -14,10 +14,13 @@ from mqctl.cli.common import (
     NamesrvOpt,
     OutputOpt,
     emit,
+    emit_before_change,
+    emit_or_lost,
     escaped,
     one_group,
     progress,
     state,
+    warn,
 )
 from mqctl.interrupt import guarded
 
@@ -172,6 +175,10 @@ def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
     notes += [f"broker {b.name}: {b.path.value if b.path else 'n/a'} ({b.path_source})"
               for b in plan.brokers.values()]
     notes.append(f"consumers: {plan.consumers.describe()}")
+    if plan.offsets_read:  # CURRENT (and a rollback file's "before") are as of then
+        notes.append(f"committed offsets read at {localize_iso(plan.offsets_read_text())}"
+                     + (": another writer can move them before the apply (docs/reset.md "
+                        "\"Concurrent changes\")" if execute else ""))
     notes += plan.notes
     notes += [f"warning: {w}" for w in plan.warnings]
     notes += [f"REFUSED: {r}" for r in plan.refusals]
@@ -185,6 +192,7 @@ def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
                         "change is not known)" if unknown else ""))
     else:
         notes.append(done_summary(plan, results))
+        data["done"] = notes[-1]  # what this run changed (and still holds), in words
     if plan_shown:
         tables, notes = [], list(extra_notes or []) + notes[-1:]
     if results is not None:
@@ -227,10 +235,12 @@ def done_summary(plan: Plan, results: list[QueueResult]) -> str:
     moved = [r for r in results if r.status in (Status.VERIFIED, Status.APPLIED,
                                                  Status.UNVERIFIED) and not pushed_only(r)]
     unknown = [r for r in results if r.status == Status.UNKNOWN]
+    # reset by this run, then moved by another writer: not counted as this run's change
+    others = sum(1 for r in results if r.status == Status.MOVED)
     replay = sum(r.plan.replay for r in moved)
     skip = sum(r.plan.skip for r in moved)
     already = sum(1 for r in results if r.status == Status.ALREADY)
-    rest = len(results) - len(moved) - len(pushed) - len(unknown) - already
+    rest = len(results) - len(moved) - len(pushed) - len(unknown) - already - others
     return (f"{len(moved)} of {len(plan.queues)} queue(s) were reset: {replay} message(s) "
             f"rewound (to be consumed again), {skip} skipped"
             + (f"; {len(pushed)} pushed to the clients and not applied yet (the clients apply "
@@ -238,6 +248,8 @@ def done_summary(plan: Plan, results: list[QueueResult]) -> str:
                f"{sum(r.plan.replay for r in pushed)} to be rewound, "
                f"{sum(r.plan.skip for r in pushed)} skipped once they do)" if pushed else "")
             + (f"; {already} already at the target" if already else "")
+            + (f"; {others} moved by another writer afterwards (this run's change no longer "
+               "stands there: see DETAIL)" if others else "")
             + (f"; {len(unknown)} unknown (see DETAIL)" if unknown else "")
             + (f"; {rest} were not (see STATUS)" if rest else ""))
 
@@ -305,14 +317,24 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
     guarded_by: list[str] = []  # guard refusals of an --execute
     guard_data: dict[str, Any] = {}
     declined = [False]
-    stop = Stop()  # SIGINT/SIGTERM while changing: stop sending, then say what changed
+    stop = Stop()  # SIGINT/SIGTERM/SIGHUP while changing: stop sending, say what changed
     phase = ["plan"]
     shown = [-1]  # the plan was printed before the apply (text formats): how many notes then
+    lock_notes: list[str] = []  # the change lock of a killed run, taken over
+    if execute:  # one change of a group at a time from this machine, from before its plan
+        from mqctl.interrupt import change_lock, taken_over
+
+        stale = ctx.with_resource(change_lock(settings.namesrv, group,
+                                              f"{ctx.command_path} {group}/{topic}"))
+        if stale is not None:
+            lock_notes.append(taken_over(group, stale))
+            warn(lock_notes[-1])
 
     async def go() -> tuple[Any, Any, str | None]:
         async with RemotingClient(settings.client_options()) as client:
             admin = Admin(client, settings.namesrv, concurrency=conc)
             plan = await make_plan(admin, group, topic, target_fn(), scope=scope, force=force)
+            plan.notes[:0] = lock_notes
             if show_messages:  # the message at each target: one read-only pull per queue
                 from mqctl.message import annotate_plan
 
@@ -349,7 +371,7 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
                                     extra_notes=extra)
                 if not ask:
                     first.notes.append(applying)
-                emit(first, fmt)
+                emit_before_change(first, fmt)
                 shown[0] = len(extra)
             if ask:
                 if not confirmed(await _ask(confirm_question(plan, totals, guards))):
@@ -392,12 +414,16 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
                           plan_shown=shown[0] >= 0)
         out.data["interrupted"] = info
         out.data["guards"] = guard_data
-        emit(out, fmt)
+        # the terminal may be gone (SIGHUP: an SSH session that dropped): the result goes to a
+        # file beside the rollback file first, then to the terminal if it is still there
+        info["result_file"] = _keep_result(out, rb, err)
+        emit_or_lost(out, fmt)
         raise err
     final = plan_result(plan, results, execute=execute, rollback=rb,
                         extra_notes=extra[max(0, shown[0]):], plan_shown=shown[0] >= 0)
     final.data["guards"] = guard_data
-    emit(final, fmt)
+    if emit_or_lost(final, fmt) is not None and rb is not None:
+        _keep_result(final, rb, None)  # stdout is gone: what happened is kept beside rb
     if plan.refusals:
         more = f" (and {len(plan.refusals) - 1} more reason(s) in the output)" \
             if len(plan.refusals) > 1 else ""
@@ -413,13 +439,31 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
             from mqctl.reset import Status
 
             undecided = any(r.status in (Status.UNKNOWN, Status.UNVERIFIED) for r in bad)
-            raise PartialFailure(
-                f"{len(bad)} of {len(results)} queue(s) did not take"
-                + (" or could not be verified" if undecided else "") + ": "
-                + "; ".join(f"{r.plan.mq.short} {r.status.value} ({r.detail})"
-                            for r in bad[:4]),
-                [(r.plan.mq.short, r.detail) for r in bad],
-                hint=rerun_hint(plan, bad, rb, rerun_scope))
+            moved = [r for r in bad if r.status == Status.MOVED]
+            rest = [r for r in bad if r.status != Status.MOVED]
+            parts = ([f"{len(rest)} of {len(results)} queue(s) did not take"
+                      + (" or could not be verified" if undecided else "") + ": "
+                      + "; ".join(f"{r.plan.mq.short} {r.status.value} ({r.detail})"
+                                  for r in rest[:4])] if rest else [])
+            if moved:
+                parts.append(f"{len(moved)} of {len(results)} queue(s) were moved by another "
+                             "writer after this run reset them: "
+                             + ", ".join(f"{r.plan.mq.short} now {r.now} (target {r.goal})"
+                                         for r in moved[:4])
+                             + (" ..." if len(moved) > 4 else ""))
+            raise PartialFailure("; ".join(parts), [(r.plan.mq.short, r.detail) for r in bad],
+                                 hint=rerun_hint(plan, bad, rb, rerun_scope))
+
+
+def _keep_result(out: Result, rb: str, err: MqctlError | None) -> str | None:
+    """``out`` (and ``err``) kept in ``<rollback file>.result.txt``."""
+    from pathlib import Path
+
+    from mqctl.cli.common import keep_result
+    from mqctl.reset import free_path
+
+    p = Path(rb)
+    return keep_result(free_path(p.with_name(f"{p.stem}.result.txt")), out, err)
 
 
 def _interactive() -> bool:
@@ -562,8 +606,15 @@ def rerun_hint(plan: Plan, bad: list[QueueResult], rb: str | None, scoped: bool)
     from mqctl.timeparse import format_ms
 
     undecided = [r for r in bad if r.status in (Status.UNKNOWN, Status.UNVERIFIED)]
-    bad = [r for r in bad if r not in undecided]
+    moved = [r for r in bad if r.status == Status.MOVED]
+    bad = [r for r in bad if r not in undecided and r not in moved]
     parts = [f"the rollback file {rb} holds the offsets from before this run"]
+    if moved:
+        parts.append(f"{format_queue_scope([r.plan.mq for r in moved])}: another writer moved "
+                     "them after this run (another reset or rollback from another machine, "
+                     "an mqadmin): find it before changing anything (a re-run or a rollback "
+                     f"would undo its change); `mqctl offsets show -g {plan.group} -t "
+                     f"{plan.topic}` reads where they are")
     if undecided:
         parts.append(f"{format_queue_scope([r.plan.mq for r in undecided])}: not known whether "
                      "the reset took (see DETAIL); do not re-run for them (a re-run replays "
@@ -652,9 +703,12 @@ def reset(
 ) -> None:
     """Reset a group's offsets on a topic: prints the plan (min, max, current, target, change,
     messages replayed or skipped) and changes nothing unless --execute. Executing writes a
-    rollback file first, applies per broker, then verifies each queue. Ctrl-C or SIGTERM while
-    applying stops sending, waits up to 5 s for the requests in flight, prints each queue's
-    status (applied / not-sent / unknown) with the commands that finish or undo it, exits 130.
+    rollback file first, applies per broker, then verifies each queue (a queue another writer
+    moved after this run is `moved`, exit 8). Ctrl-C, SIGTERM or SIGHUP while applying stops
+    sending, waits up to 5 s for the requests in flight, prints each queue's status (applied /
+    not-sent / unknown) with the commands that finish or undo it (also into
+    <rollback file>.result.txt), exits 130. Another --execute of the group running on this
+    machine: refused (exit 6).
 
     Example: mqctl offsets reset -g GID_REPLAY -t TopicPay --by-duration -2h --execute
     """
@@ -704,7 +758,7 @@ def rollback(
     says how far the group replayed it: still replaying, the rollback skips the rest; replayed
     past the saved offsets, it is refused unless --force (it would replay again). A file whose
     offsets do not match the group's (another group, an older reset) is refused unless
-    --force. Ctrl-C or SIGTERM while applying stops as `offsets reset` does (exit 130).
+    --force. Ctrl-C, SIGTERM or SIGHUP while applying stops as `offsets reset` does (exit 130).
 
     Example: mqctl offsets rollback ~/.local/state/mqctl/rollback/GID_REPLAY-...json --execute
     """

@@ -42,10 +42,14 @@ class Status(StrEnum):
     # accepted but nothing read proves whether it took (a fast consumer replays a rewind
     # between two reads)
     UNKNOWN = "unknown"
+    # re-read: it reached the target, then something other than the group's own online
+    # consumers moved it (another reset from another machine, an mqadmin): this run's change
+    # no longer stands
+    MOVED = "moved"
 
 
 BAD = frozenset({Status.NOT_TAKEN, Status.UNVERIFIED, Status.FAILED, Status.NOT_SENT,
-                 Status.UNKNOWN})
+                 Status.UNKNOWN, Status.MOVED})
 @dataclass(slots=True)
 class QueueResult:
     plan: QueuePlan
@@ -57,6 +61,7 @@ class QueueResult:
     lowest: int | None = None
     lowest_after_ms: int | None = None
     taken_after_ms: int | None = None  # the first read at which the queue had taken
+    reached_after_ms: int | None = None  # the first read exactly at the target
     sent_ms: int | None = None  # mqctl clock when its request was sent (the legacy push)
 
     @property
@@ -333,6 +338,7 @@ async def verify(admin: Admin, plan: Plan, results: list[QueueResult], *,
         return final[0]
 
     pushes = len({r.plan.mq.broker_name for r in pushed})
+    st = plan.consumers
     for r in sent:
         broker = r.plan.mq.broker_name
         if broker in failed:
@@ -344,10 +350,26 @@ async def verify(admin: Admin, plan: Plan, results: list[QueueResult], *,
                 r.detail = f"{r.detail}; re-read failed too ({failed[broker]}): unknown"
             continue
         r.now = now.get(r.plan.mq)
-        ok = took(r.plan, r.now, r.goal)
+        # verified: at the target when verify ends, or (only for an online group) moved on
+        # from it the way the group's own consumers move it (issue 26 item 2)
+        exact = r.now is not None and r.now == r.goal
+        ok = exact or (took(r.plan, r.now, r.goal) and st.online)
         if r.status == Status.APPLIED:
-            if ok:
+            if exact:
                 r.status = Status.VERIFIED
+            elif st.known and not st.online:
+                _moved(r, f"the broker accepted {r.goal}"
+                       + (f" (read at it {r.reached_after_ms / 1000:.0f} s into the wait)"
+                          if r.reached_after_ms is not None else "")
+                       + "; the group has no online consumer to move it")
+            elif not st.known:
+                r.status = Status.UNKNOWN
+                r.detail = (f"offset is {r.now}, not the target {r.goal}: whether the group's "
+                            f"own consumers moved it is not known (its members could not be "
+                            f"read: {st.error})")
+            elif ok:
+                r.status = Status.VERIFIED
+                r.detail = f"{r.detail}; the group's online consumers have moved on to {r.now}"
             elif _re_consumed(r):
                 r.status = Status.VERIFIED
                 r.detail = (f"taken (re-consumed to {r.now}): read {r.lowest} "
@@ -366,7 +388,33 @@ async def verify(admin: Admin, plan: Plan, results: list[QueueResult], *,
             r.detail = f"{r.detail}; unchanged ({r.now})"
         else:
             r.detail = f"{r.detail}; offset is now {r.now}"
+    moved = [r for r in results if r.status == Status.MOVED]
+    if moved and not st.online and owners is not None:
+        await _joined_since(admin, plan, moved)
     return results
+
+
+def _moved(r: QueueResult, why: str) -> None:
+    """It reached the target and something else moved it afterwards."""
+    r.status = Status.MOVED
+    r.detail = f"moved by another writer (now {r.now}): {why}"
+
+
+async def _joined_since(admin: Admin, plan: Plan, moved: list[QueueResult]) -> None:
+    """A group offline at the plan whose offsets moved: if it has members now, its own
+    consumers may have moved them (a consumer started meanwhile): unknown, not "another
+    writer"."""
+    from mqctl.reset.plan import consumer_state
+
+    now = await consumer_state(admin, plan.group)
+    if not now.online:
+        return
+    for r in moved:
+        r.status = Status.UNKNOWN
+        r.detail = (f"offset is {r.now}, not the target {r.goal}: group {plan.group} was "
+                    f"offline at the plan but has {len(now.members)} member(s) now, whose "
+                    "consumption may have moved it, or another writer did: nothing read tells "
+                    "which; check `mqctl offsets show` and `mqctl consumers`")
 
 
 def _path(plan: Plan, r: QueueResult) -> Path_ | None:
@@ -409,12 +457,12 @@ def _server_side_verdict(plan: Plan, r: QueueResult) -> None:
     st = plan.consumers
     cur = r.plan.current
     proven = st.pop or (st.min_version is not None and st.min_version >= V5_2_0)
-    if not st.online:  # nobody pulls: a different offset was written by someone else
-        _not_taken(plan, r, "the group is offline: something else wrote it after the reset")
-        return
     if _below_target(r):
-        _not_taken(plan, r, "below the target: written by something else after the reset "
-                            "(these consumers never move back)" if proven else None)
+        if proven:  # the broker wrote the target before answering; consumers never move back
+            _moved(r, f"below the target {r.goal}, which the broker wrote before it answered, "
+                      "and these consumers never move back")
+        else:
+            _not_taken(plan, r)
         return
     moved = ("the group has re-consumed to " if cur is not None and r.now is not None
              and r.now >= cur else "the consumers have moved on to ")
@@ -434,6 +482,10 @@ def _server_side_verdict(plan: Plan, r: QueueResult) -> None:
 
 def _legacy_push_verdict(r: QueueResult, base: OwnerRead | None, final: OwnerRead | None,
                          pushes: int) -> None:
+    if _below_target(r) and r.reached_after_ms is not None:
+        _moved(r, f"read at the target {r.reached_after_ms / 1000:.0f} s into the wait, then "
+                  "below it, and consumers never move back")
+        return
     if _below_target(r) and r.plan.current is not None and r.goal < r.plan.current:
         r.status = Status.NOT_TAKEN
         r.detail = (f"offset is {r.now}, below the target {r.goal}: written by something else "
@@ -472,6 +524,8 @@ def _record(pending: list[QueueResult], now: dict[MessageQueue, int], after_ms: 
             r.lowest, r.lowest_after_ms = v, after_ms
         if r.taken_after_ms is None and took(r.plan, v, r.goal):
             r.taken_after_ms = after_ms
+        if r.reached_after_ms is None and v == r.goal:
+            r.reached_after_ms = after_ms
 
 
 def _re_consumed(r: QueueResult) -> bool:

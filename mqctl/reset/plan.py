@@ -317,6 +317,7 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
     async def read_stats(name: str) -> dict[MessageQueue, Any]:
         return (await admin.consume_stats(group, bplans[name].addr or "", topic)).offsets
 
+    read_from = now_ms()
     reported: dict[MessageQueue, int] = {}
     for cs in await fan_out([n for n in involved if up(n)], read_stats,
                             concurrency=admin.concurrency):
@@ -332,6 +333,7 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
         f"{len(zs)} queue(s) (a broker before 5.0.0 answers 0 for both; "
         f"GET_ALL_CONSUMER_OFFSET failed: {exc.message}): they are taken as 0, and a rollback "
         "would write 0 there" for name, (exc, zs) in sorted(got.unchecked.items())]
+    read_until = now_ms()
 
     searched: dict[MessageQueue, int] = {}
     if target.kind == "time":
@@ -399,7 +401,7 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
                     bp.group_known = None
 
     plan = Plan(group, topic, target, now_ms(), ";".join(admin.namesrv), queues, bplans, state,
-                warnings, notes=notes)
+                warnings, notes=notes, offsets_read=(read_from, read_until))
     preflight(plan, force=force, scoped=scope is not None)
     return plan
 

@@ -175,11 +175,23 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     # --show-messages: the message at each target (mqctl.message.MessageAt, or the error)
     messages: dict[MessageQueue, Any] = field(default_factory=dict)
+    # mqctl clock when the committed offsets were read (first request sent, last answer): what
+    # the plan and the rollback file call "before" is as of then
+    offsets_read: tuple[int, int] | None = None
+
+    def offsets_read_text(self) -> str:
+        """``2024-06-01T10:00:00.123Z`` (or ``A .. B`` when the reads took a second or more)."""
+        if self.offsets_read is None:
+            return ""
+        a, b = self.offsets_read
+        return format_ms(b) if b - a < 1000 else f"{format_ms(a)} .. {format_ms(b)}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": PLAN_SCHEMA, "group": self.group, "topic": self.topic,
                 "target": self.target.describe(), "created_ts": self.created_ms,
                 "created": format_ms(self.created_ms), "namesrv": self.namesrv,
+                **({"offsets_read_ts": list(self.offsets_read),
+                    "offsets_read": self.offsets_read_text()} if self.offsets_read else {}),
                 "queues": [q.row() for q in self.queues],
                 "brokers": [{"broker": b.name, "addr": b.addr,
                              "path": b.path.value if b.path else None,

@@ -1,5 +1,6 @@
-"""Issue 15 item 2 for ``mqctl locks release --execute``: SIGINT/SIGTERM while the releases are
-sent never leave a silent half-change (the mechanism of ``offsets reset --execute``).
+"""Issue 15 item 2 for ``mqctl locks release --execute``: SIGINT/SIGTERM (and SIGHUP, issue 26
+item 3) while the releases are sent never leave a silent half-change (the mechanism of
+``offsets reset --execute``).
 
 A real ``mqctl`` process (a real signal, a real exit code) against the simulated cluster: an
 orderly group whose consumer Y crashed, so the brokers still hold Y's locks (a1, a3 on broker-a,
@@ -91,7 +92,7 @@ def wait_for_first_b(sim, proc) -> None:
              and len(unlocks(sim, "broker-b")) >= 1, "the releases")
 
 
-@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGHUP"])
 def test_interrupt_during_release_says_what_was_released(cli, crashed, tmp_path, sig):
     sim = crashed
     proc = spawn(sim, tmp_path, "-o", "json")
@@ -118,6 +119,11 @@ def test_interrupt_during_release_says_what_was_released(cli, crashed, tmp_path,
     assert f"interrupted by {sig} during apply: 3 released, 1 not sent, 0 unknown" in err
     assert intr["finish"] in err and "cannot be undone" in err
     assert d["executed"] is True
+    # kept in a file too: the terminal may be gone (SIGHUP: an SSH session that dropped)
+    with open(intr["result_file"]) as fh:
+        kept = fh.read()
+    assert f"interrupted by {sig} during apply: 3 released, 1 not sent" in kept
+    assert intr["finish"] in kept
     # the printed command finishes the release: only the queue not sent
     sim.call(lambda c: c.faults.clear())
     sim.clear_request_log()
@@ -211,3 +217,20 @@ def test_a_failed_release_is_a_partial_failure_naming_the_rest(cli, crashed, tmp
     assert [holder(sim, mq) for mq in Y_QS] == [None, None, Y, Y]
     assert "2 of 4 release(s) did not go through: broker-b:1 failed" in r.stderr
     assert "--queue broker-b:1 --queue broker-b:3 --client" in r.stderr
+
+
+def test_a_second_release_of_the_group_is_refused_while_one_runs(cli, crashed, tmp_path):
+    """Issue 26 item 2: one change of a group at a time from this machine; the second release
+    is refused (exit 6) naming the first one's pid, and sends nothing."""
+    sim = crashed
+    proc = spawn(sim, tmp_path, "-o", "json")
+    wait_for_first_b(sim, proc)
+    sent = len(unlocks(sim))
+    r = cli(["-n", sim.namesrv_addr, "locks", "release", "-g", G, "--queue", "broker-b:3",
+             "--client", Y, "--execute", "--no-state"])
+    assert r.exit_code == 6, (r.exit_code, r.stderr)
+    assert f"another mqctl run is changing group {G} from this machine: pid {proc.pid}" \
+           in r.stderr
+    assert len(unlocks(sim)) == sent
+    code, _, err = finish(proc)
+    assert code == 0, err
