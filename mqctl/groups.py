@@ -36,7 +36,7 @@ from typing import Any
 
 from mqctl.admin import Admin, BrokerFailure, NotFoundError, NothingRead
 from mqctl.errors import BrokerError, ConnectError, MqctlError
-from mqctl.inspect import _int_or_zero, classify_span
+from mqctl.inspect import BROADCASTING_LAG, _int_or_zero, classify_span
 from mqctl.models import (
     DLQ_PREFIX,
     PERM_READ,
@@ -61,7 +61,7 @@ STATE_RULE = (
     "EMPTY: no online member and no committed offset on any broker (the group exists only in "
     "the subscription group table; its lag is unknown, nothing was read); "
     "UNKNOWN: the lag is unknown (a broker that hosts the group's topics did not answer; a "
-    "BROADCASTING group keeps its offsets in the clients); "
+    "BROADCASTING group keeps its offsets in the clients: reason 'broadcasting'); "
     "OFFLINE: no online member, committed offsets exist; "
     "STOPPED: online, lag > 0 and the brokers handed the group no message in the last minute "
     "(consume TPS 0); "
@@ -128,6 +128,12 @@ class GroupSummary:
         return sum(max(0, self.queues[mq].diff) for mq in self.no_offset if mq in self.queues)
 
     @property
+    def lag_unknown(self) -> str | None:
+        """Why the lag is unknown whatever was read: ``broadcasting`` (an online BROADCASTING
+        group: mqctl.inspect.BROADCASTING_LAG, the one name every view gives it), else None."""
+        return BROADCASTING_LAG if self.message_model == "BROADCASTING" else None
+
+    @property
     def strategy(self) -> str | None:
         if not self.strategies:
             return None
@@ -174,9 +180,9 @@ def group_state(s: GroupSummary, *, lag_threshold: int = DEFAULT_LAG_THRESHOLD,
     """The state of one group and why (STATE_RULE, applied in that order). Pure."""
     if s.members is None:
         return "UNKNOWN", "the member list could not be read"
-    if s.message_model == "BROADCASTING" and s.members:
-        return "UNKNOWN", ("BROADCASTING: each client keeps its offsets locally, the brokers "
-                           "know no lag")
+    if s.lag_unknown:
+        return "UNKNOWN", (f"{s.lag_unknown}: each client keeps its own offsets in a local "
+                           "file (LocalFileOffsetStore), the brokers have none: lag unknown")
     if not s.members and not s.queues and not s.retry and not s.not_included \
             and not s.uncovered:
         return "EMPTY", "no online member and no committed offset"
@@ -319,9 +325,10 @@ async def capture_groups(admin: Admin, *, include_system: bool = False,
         s.retry_lag = None if unknown else retry_lag
         s.dlq_topic = dlq_topics.get(s.group)
     for s in groups:
-        if s.message_model == "BROADCASTING" and not s.queues:
-            # LocalFileOffsetStore: the clients keep the offsets, the brokers have none
-            s.lag = None
+        if s.lag_unknown:
+            # LocalFileOffsetStore: the clients keep the offsets; what a broker holds for the
+            # group (left from a CLUSTERING past) is not its progress
+            s.lag, s.lag_at_least = None, 0
     await _no_offsets(admin, groups, bdata, failures)
     if time_lag:
         await _time_lags(admin, groups, masters, failures)
@@ -531,6 +538,8 @@ async def _time_lags(admin: Admin, groups: list[GroupSummary], masters: dict[str
 
     async def one(s: GroupSummary) -> None:
         s.time_lag_asked = True
+        if s.lag_unknown:  # a broker's time span of a BROADCASTING group is not its own
+            return
         pairs: dict[tuple[str, str], list[tuple[MessageQueue, OffsetWrapper]]] = defaultdict(list)
         for mq, w in sorted(s.queues.items()):
             if w.diff > 0:

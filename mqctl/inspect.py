@@ -304,6 +304,12 @@ NEVER_COMMITTED = "never-committed"
 NO_STORE_TIME = "no-store-time"
 NOT_REPORTED = "not-reported"
 SPAN_FAILED = "failed"
+# why a queue's lag (and committed offset, time lag, inflight) is unknown: a BROADCASTING
+# group's clients keep their offsets in a local file (LocalFileOffsetStore) and commit none to
+# the brokers, so what a broker holds for the group is not its progress. The one name every
+# view gives it: `groups` (state UNKNOWN), `group progress`, `offsets show`, `topic
+# consumers` and the snapshot rows (``lag_unknown``)
+BROADCASTING_LAG = "broadcasting"
 # what every view says next to a queue without a committed offset (``none``)
 NO_OFFSET_LAG_CAVEAT = ("LAG counts such a queue whole (max offset - 0, as mqadmin's Diff); "
                         "where a new consumer would start there depends on its "
@@ -318,6 +324,8 @@ DELAY_REASONS = {
     NOT_REPORTED: "the broker's QUERY_CONSUME_TIME_SPAN does not cover the queue (it iterates "
                   "the write queues only: a read-only queue, corpus */read-gt-write/303_*)",
     SPAN_FAILED: "QUERY_CONSUME_TIME_SPAN failed",
+    BROADCASTING_LAG: "the group is BROADCASTING: each client keeps its own offsets in a local "
+                      "file (LocalFileOffsetStore) and commits none to the brokers",
 }
 
 
@@ -349,20 +357,34 @@ class QueueProgress:
     # None when not every pop client reported it
     pop: bool = False
     pop_wait_ack: int | None = None
+    # a BROADCASTING group's queue: its offsets live in the clients (BROADCASTING_LAG), so
+    # the committed offset, the lag, the time lag and the inflight are unknown
+    offsets_in_clients: bool = False
     # no answering member claims the queue while a member did not answer its running info:
     # the owner is unknown (``owners`` stays empty), not absent (issue 25 item 6)
     owner_unknown: bool = False
 
     @property
-    def lag(self) -> int:
+    def lag(self) -> int | None:
         """``broker_offset - consumer_offset``, mqadmin's Diff: a queue without a committed
         offset (the broker's placeholder 0) counts whole; where a new consumer would start
-        there depends on its consumeFromWhere (:data:`NO_OFFSET_LAG_CAVEAT`)."""
+        there depends on its consumeFromWhere (:data:`NO_OFFSET_LAG_CAVEAT`). None (unknown)
+        where the offsets live in the clients (:attr:`lag_unknown`)."""
+        if self.offsets_in_clients:
+            return None
         return max(0, self.broker_offset - self.consumer_offset)
 
     @property
+    def lag_unknown(self) -> str | None:
+        """Why :attr:`lag` is None (``broadcasting``), else None."""
+        return BROADCASTING_LAG if self.offsets_in_clients else None
+
+    @property
     def current(self) -> int | None:
-        """The committed offset, None (``none``) where the group has none."""
+        """The committed offset, None where the group has none (``none``: ``committed`` is
+        False) or where it is unknown (the clients keep it: ``offsets_in_clients``)."""
+        if self.offsets_in_clients:
+            return None
         return None if self.committed is False else self.consumer_offset
 
     @property
@@ -374,6 +396,8 @@ class QueueProgress:
         reports it), else unknown. A pop queue: the pop clients' waitAckCount where they
         report it per queue, else unknown here (a 5.x pop client keys it per broker, queue id
         -1: :attr:`GroupProgress.pop_inflight`; a pop does not move pullOffset)."""
+        if self.offsets_in_clients:
+            return None
         if self.pop:
             return self.pop_wait_ack
         if self.no_holder:
@@ -384,6 +408,8 @@ class QueueProgress:
 
     @property
     def inflight_source(self) -> str | None:
+        if self.offsets_in_clients:
+            return None
         if self.pop:
             return "client" if self.pop_wait_ack is not None else None
         if self.no_holder:
@@ -431,15 +457,22 @@ class GroupProgress:
     queues: list[QueueProgress]
     members: GroupMembers | None
     failures: list[BrokerFailure]
-    consume_tps: float = 0.0
+    # the brokers' GET_CONSUME_STATS consumeTps summed: messages they handed the group per
+    # second over the last minute (BrokerStatsManager.tpsGroupGetNums; mqadmin's "Consume TPS";
+    # pulled into the clients' caches or popped, not necessarily processed); None when a
+    # broker did not answer (a partial sum is not the group's rate)
+    consume_tps: float | None = 0.0
     # brokers whose GET_CONSUME_STATS failed: their queues (and lag) are not in ``queues``;
     # per topic: the failed brokers the topic's route names (all of them when no route known)
     not_included: list[str] = field(default_factory=list)
     not_included_by_topic: dict[str, list[str]] = field(default_factory=dict)
     # issue 18 items 2, 9, 10: produce TPS per topic (sum of the brokers' topicPutTps; None
-    # when a broker does not report it: 4.x) and the clients' consumeOKTPS per topic (None
-    # without running info); whether running info was asked; the group consumes with pop;
-    # the %DLQ% topic's queues (None: not asked or unknown)
+    # when a broker does not report it: 4.x, or did not answer) and the clients' consumeOKTPS
+    # per topic (None without running info): each client's statusTable entry counts what THAT
+    # client processed OK over the last minute (ConsumerStatsManager, keyed topic@group, fed by
+    # ConsumeMessage{Concurrently,Orderly,PopConcurrently}Service.processConsumeResult), so
+    # the group's rate is their sum, pop clients included; whether running info was asked; the
+    # group consumes with pop; the %DLQ% topic's queues (None: not asked or unknown)
     produce_tps: dict[str, float | None] = field(default_factory=dict)
     client_tps: dict[str, float | None] = field(default_factory=dict)
     running_info: bool = True
@@ -458,6 +491,17 @@ class GroupProgress:
     def complete(self) -> bool:
         """Every broker's offsets were read and every topic's route is known."""
         return not self.not_included and not self.uncovered
+
+    @property
+    def broadcasting(self) -> bool:
+        """The online group consumes BROADCASTING (its member list says so)."""
+        conn = self.members.connection if self.members is not None else None
+        return conn is not None and conn.message_model == "BROADCASTING"
+
+    @property
+    def lag_unknown(self) -> str | None:
+        """Why the group's lag is unknown whatever was read (``broadcasting``), else None."""
+        return BROADCASTING_LAG if self.broadcasting else None
 
     def topics(self) -> list[str]:
         return sorted({q.mq.topic for q in self.queues})
@@ -499,8 +543,8 @@ def _offset_table_cache() -> Any:
 async def _cover_routes(admin: Admin, group: str, topics: list[str],
                         offsets: dict[MessageQueue, OffsetWrapper],
                         pairs: set[tuple[str, str]], brokers: list[BrokerData],
-                        stats_failed: list[BrokerFailure],
-                        failures: list[BrokerFailure]) -> dict[str, str]:
+                        stats_failed: list[BrokerFailure], failures: list[BrokerFailure],
+                        tps: list[float] | None = None) -> dict[str, str]:
     """Every readable queue of every topic the group consumes or has offsets for, on every
     broker of the topic's route (issue 25 item 3). Asked without a topic, a broker lists only
     the topics it holds offsets of the group for (AdminBrokerProcessor.getConsumeStats:
@@ -509,8 +553,10 @@ async def _cover_routes(admin: Admin, group: str, topics: list[str],
     although it hosts the topic; asked with the topic it lists the topic's read queues
     (never-committed ones as consumerOffset 0). So each (broker, topic) of the routes whose
     queues are missing is asked GET_CONSUME_STATS with the topic. Adds to ``offsets``,
-    ``pairs``, ``brokers`` and ``stats_failed`` (a broker that fails is not included); returns
-    the topics whose coverage is unknown, with why."""
+    ``pairs``, ``brokers`` and ``stats_failed`` (a broker that fails is not included), and each
+    answer's ``consumeTps`` to ``tps`` (the broker's rate for that topic, which its answer
+    without a topic did not count: it sums the topics it listed); returns the topics whose
+    coverage is unknown, with why."""
     uncovered: dict[str, str] = {}
     failed = {f.broker for f in stats_failed}
     known = {b.broker_name for b in brokers}
@@ -553,6 +599,8 @@ async def _cover_routes(admin: Admin, group: str, topics: list[str],
             failures.append(bf)
             continue
         assert o.value is not None
+        if tps is not None:
+            tps.append(o.value.consume_tps)
         for mq, w in o.value.offsets.items():
             if mq.topic == t and mq.broker_name == b.broker_name and mq not in offsets:
                 offsets[mq] = w
@@ -619,18 +667,22 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
                 offsets[mq] = w
                 pairs.add((o.item.broker_name, mq.topic))
     conn0 = members.connection if members is not None else None
-    uncovered: dict[str, str] = {}
-    if conn0 is None or conn0.message_model != "BROADCASTING":
-        # a BROADCASTING group keeps its offsets in the clients: nothing to cover
-        wanted = {topic} if topic else ({mq.topic for mq in offsets}
-                                         | (set(conn0.subscriptions) if conn0 else set()))
-        uncovered = await _cover_routes(admin, group, sorted(wanted), offsets, pairs, brokers,
-                                        stats_failed, failures)
+    # a BROADCASTING group keeps its offsets in the clients: its queues are listed (the
+    # brokers' offsets, bounds and rates are real) with the group's offset, lag and time lag
+    # unknown; a broker's offsets of the group (left from a CLUSTERING past) are not its
+    # progress
+    broadcast = conn0 is not None and conn0.message_model == "BROADCASTING"
+    wanted = {topic} if topic else ({mq.topic for mq in offsets}
+                                     | (set(conn0.subscriptions) if conn0 else set()))
+    more_tps: list[float] = []
+    uncovered = await _cover_routes(admin, group, sorted(wanted), offsets, pairs, brokers,
+                                    stats_failed, failures, more_tps)
+    tps += sum(more_tps)
     baddr = {b.broker_name: (b.master_addr or b.select_addr()) for b in brokers}
     # which queues have no committed offset (``none``): the reset plans' rule
     from mqctl.reset.probe import committed_offsets
 
-    zeros = [mq for mq, w in offsets.items() if w.consumer_offset == 0]
+    zeros = [mq for mq, w in offsets.items() if w.consumer_offset == 0 and not broadcast]
     known_committed: dict[MessageQueue, bool] = {}
     if zeros:
         got = await committed_offsets(admin, group, zeros, {mq: 0 for mq in zeros}, baddr,
@@ -677,7 +729,10 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
         return st.offsets
 
     plist = sorted(pairs)
-    span_out = await fan_out(plist, spans_of, concurrency=admin.concurrency)
+    # no time span of a broadcasting group: the broker measures it from an offset that is not
+    # the group's
+    span_out = await fan_out([] if broadcast else plist, spans_of,
+                             concurrency=admin.concurrency)
     delays: dict[MessageQueue, QueueTimeSpan] = {}
     span_ok: set[tuple[str, str]] = set()
     for so in span_out:
@@ -770,6 +825,12 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
         delay, reason, committed = classify_span(w, span, ts)
         if reason == NOT_REPORTED and (mq.broker_name, mq.topic) not in span_ok:
             reason = SPAN_FAILED
+        # the group's %RETRY% topic is not the clients' (only CLUSTERING clients subscribe to
+        # it, DefaultMQPushConsumerImpl.copySubscription): its broker offsets are its own
+        in_clients = broadcast and not mq.topic.startswith(RETRY_PREFIX)
+        if in_clients:
+            delay, reason, committed = None, BROADCASTING_LAG, None
+            own, first = [], None  # every client reads every queue: no one owner
         if mq in known_committed:  # the rule's answer wins over the time span's hint
             committed = known_committed[mq]
             if not committed and w.consumer_offset < w.broker_offset:
@@ -778,7 +839,8 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
                 reason = NO_STORE_TIME  # committed 0, below the oldest message held
         queues.append(QueueProgress(
             mq=mq, broker_offset=w.broker_offset, consumer_offset=w.consumer_offset,
-            pull_offset=w.pull_offset, last_timestamp=w.last_timestamp,
+            pull_offset=None if in_clients else w.pull_offset,
+            last_timestamp=0 if in_clients else w.last_timestamp,
             min_offset=t.min_offset if t else mins.get(mq),
             max_timestamp=(t.last_update_timestamp or None) if t else (
                 span.max_timestamp or None if span else None),
@@ -790,10 +852,11 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
             cached_msg_max_offset=(first.cached_msg_max_offset if first is not None
                                    and first.cached_msg_count > 0 else None),
             min_offset_source=("topic-stats" if t else "min-offset" if mq in mins else None),
-            no_holder=holders_known and not pop and not own,
+            no_holder=holders_known and not pop and not own and not in_clients,
             pop=pop, pop_wait_ack=(pop_ack.get(mq, 0) if pop and pop_complete
                                    and (mq.topic, mq.broker_name) not in per_broker else None),
-            owner_unknown=not pop and not own and bool(unanswered)))
+            offsets_in_clients=in_clients,
+            owner_unknown=not pop and not own and not in_clients and bool(unanswered)))
     unread = sorted({f.broker for f in stats_failed})
     by_topic: dict[str, list[str]] = {}
     for tp in sorted({q.mq.topic for q in queues} | ({topic} if topic else set())):
@@ -820,6 +883,9 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
             v = put_tps.get((b, tp)) if (b, tp) in tstats_ok else None
             produce[tp] = None if v is None or (tp in produce and produce[tp] is None) else (
                 (produce.get(tp) or 0.0) + v)
+        for tp, bs in by_topic.items():
+            if bs and tp in produce:  # a broker of the topic did not answer: no partial sum
+                produce[tp] = None
     client_tps: dict[str, float | None] = {}
     if members is not None and running_info and members.clients:
         infos = [cv.running for cv in members.clients.values()]
@@ -832,7 +898,8 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
     dlq_rows: list[DlqQueue] | None = None
     if dlq:
         dlq_rows = await _dlq_queues(admin, group, failures)
-    return GroupProgress(group, ts, cluster, queues, members, _dedupe(failures), tps,
+    return GroupProgress(group, ts, cluster, queues, members, _dedupe(failures),
+                         None if stats_failed else tps,
                          unread, {tp: bs for tp, bs in by_topic.items() if bs},
                          produce_tps=produce, client_tps=client_tps, running_info=running_info,
                          pop=pop, dlq=dlq_rows, dlq_asked=dlq, uncovered=uncovered,
@@ -1031,6 +1098,18 @@ async def group_exists(admin: Admin, group: str) -> bool | None:
     if any(o.ok and group in (o.value or []) for o in outs):
         return True
     return None if any(not o.ok for o in outs) or not masters else False
+
+
+def read_nothing_of(p: GroupProgress) -> bool:
+    """The capture shows nothing of the group itself: no online member, no failure, and no
+    queue with a committed offset (or one that may have it). That is how a group no broker
+    knows reads, with a topic too: a broker answers GET_CONSUME_STATS with a topic for any
+    group name, with 0 everywhere (corpus
+    other-requests/208_getConsumeStats_NO_SUCH_GROUP), so its queues show up as never
+    committed. The views then ask :func:`require_group` (issue 26 item 6: the same rule with
+    and without ``-t``)."""
+    online = p.members is not None and p.members.online_state
+    return not p.failures and not online and all(q.committed is False for q in p.queues)
 
 
 async def require_group(admin: Admin, group: str) -> None:

@@ -84,6 +84,9 @@ def rows_of(p: GroupProgress, *, capture_ts: int, cluster: str, namesrv: str
             # plans' rule), not the broker's placeholder 0 (issue 25 item 4)
             "consumer_offset": q.current, "pull_offset": q.pull_offset,
             "lag": q.lag, "inflight": q.inflight, "inflight_source": q.inflight_source,
+            # why lag (and consumer_offset, delay_ms, inflight) is null whatever was read:
+            # "broadcasting" (the clients keep the offsets), else null (issue 26 item 6)
+            "lag_unknown": q.lag_unknown,
             "committed": q.committed,
             "last_timestamp": q.last_timestamp or None, "max_timestamp": q.max_timestamp,
             "delay_ms": q.delay_ms, "delay_unknown": q.delay_reason,

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -43,15 +44,23 @@ def _current_clock() -> Callable[[], int] | None:
     return None if fn is getattr(timeparse, "_wall_clock_ms", None) else fn
 
 
-@pytest.fixture
-def sim() -> Iterator[SimThread]:
+@contextmanager
+def running_sim(scenario: Any = "demo", **kw: Any) -> Iterator[SimThread]:
+    """A started simulated cluster (:func:`start_sim`), stopped afterwards with mqctl's clock
+    put back: for fixtures of any scope."""
     before = _current_clock()
-    s = start_sim("demo")
+    s = start_sim(scenario, **kw)
     try:
         yield s
     finally:
         set_clock(before)
         s.__exit__(None, None, None)
+
+
+@pytest.fixture
+def sim() -> Iterator[SimThread]:
+    with running_sim("demo") as s:
+        yield s
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mqctl.allocate.base import Allocation, AllocationStrategy, java_key, sort_queues
-from mqctl.errors import MqctlError
+from mqctl.errors import MqctlError, UsageError
 from mqctl.models import STRATEGY_CLASS_NAMES, ConsumerConnection, MessageQueue, TopicRoute
 
 if TYPE_CHECKING:
@@ -142,6 +142,7 @@ class LiveReports:
     strategies: dict[str, str] = field(default_factory=dict)   # cid -> strategy name
     failures: dict[str, str] = field(default_factory=dict)     # cid -> error message
     dropped: dict[str, tuple[MessageQueue, ...]] = field(default_factory=dict)
+    subscribed: dict[str, tuple[str, ...]] = field(default_factory=dict)  # cid -> its topics
 
     def notes(self, predicted: Allocation) -> list[str]:
         """Failures and drops; the strategy the clients run is :func:`choose_strategy`'s."""
@@ -184,11 +185,13 @@ def reports_from_infos(infos: Mapping[str, Any], topic: str) -> LiveReports:
     dropped: dict[str, tuple[MessageQueue, ...]] = {}
     strategies: dict[str, str] = {}
     failures: dict[str, str] = {}
+    subscribed: dict[str, tuple[str, ...]] = {}
     for cid in sorted(infos, key=java_key):
         info = infos[cid]
         if not isinstance(info, ConsumerRunningInfo):
             failures[cid] = getattr(info, "message", str(info))
             continue
+        subscribed[cid] = tuple(sorted({s.topic for s in info.subscriptions}))
         mine = [mq for mq, pq in info.mq_table.items() if mq.topic == topic and not pq.dropped]
         gone = [mq for mq, pq in info.mq_table.items() if mq.topic == topic and pq.dropped]
         owned[cid] = tuple(sort_queues(mine))
@@ -197,7 +200,49 @@ def reports_from_infos(infos: Mapping[str, Any], topic: str) -> LiveReports:
         name = strategy_name(info.strategy_class)
         if name:
             strategies[cid] = name
-    return LiveReports(owned=owned, strategies=strategies, failures=failures, dropped=dropped)
+    return LiveReports(owned=owned, strategies=strategies, failures=failures, dropped=dropped,
+                       subscribed=subscribed)
+
+
+def check_subscribed(live: LiveGroup, reports: LiveReports | None) -> list[str]:
+    """Whether the group's clients allocate the topic at all: a client rebalances only the
+    topics it subscribes to (RebalanceImpl.doRebalance iterates its subscription table), while
+    the member list of every topic is the whole group (GET_CONSUMER_LIST_BY_GROUP). So:
+
+    * no client subscribes to the topic (every client that reported its running info, or the
+      broker's subscription table when none reported): nobody owns its queues and there is
+      nothing to predict: a usage error (exit 2), as for a group no broker knows;
+    * some clients do not: the prediction stands (they are in cidAll and get queues) and a
+      warning names them: the queues allocated to them are not consumed.
+
+    An offline group (no member), or one of which nothing names a topic (no subscription table,
+    no running info), cannot be told: nothing is said.
+    Returns the warnings."""
+    table = set(live.connection.subscriptions) if live.connection is not None else set()
+    reported = dict(reports.subscribed) if reports is not None else {}
+    theirs = sorted({t for ts in reported.values() for t in ts} | table)
+    if not theirs:  # nothing names a topic of the group: cannot be told
+        return []
+    topic = live.topic
+    yes = [c for c, ts in reported.items() if topic in ts]
+    everyone = set(live.consumers) <= set(reported)
+    if not yes and (topic not in table or (reported and everyone)):
+        shown = [t for t in theirs if not t.startswith("%RETRY%")] or theirs
+        raise UsageError(
+            f"group {live.group} does not subscribe to {topic} (it subscribes to "
+            f"{', '.join(shown)})"
+            + f": none of its clients allocates the queues of {topic}, so no queue has an "
+            "owner to predict",
+            hint=f"pick a topic it subscribes to (`mqctl consumers {live.group}`); for a "
+                 "what-if, give the queues and consumers offline (--queues broker-a:4 "
+                 "--consumers ID,ID)")
+    no = sorted((c for c, ts in reported.items() if topic not in ts), key=java_key)
+    if yes and no:
+        return [f"{len(no)} client(s) of {live.group} do not subscribe to {topic} "
+                f"({', '.join(no)}): they are in the member list and are allocated queues of "
+                "it, which nobody consumes (each client rebalances only the topics it "
+                "subscribes to); make the clients' subscriptions agree"]
+    return []
 
 
 # ------------------------------------------------------------------------- the strategy

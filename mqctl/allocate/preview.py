@@ -146,6 +146,8 @@ def preview(queues: Sequence[MessageQueue], consumers: Sequence[str], group: str
         raise UsageError(f"no queues to allocate{where}",
                          hint="a topic needs readable queues (perm R); offline, give "
                               "--queues broker-a:8 or a topology with queues")
+    if live is not None:
+        _require_configured_queues(queues, opts.params, live.topic)
     if not consumers and not opts.add:
         if live is not None and live.failures:
             from mqctl.admin import failure_hint
@@ -195,6 +197,28 @@ def preview(queues: Sequence[MessageQueue], consumers: Sequence[str], group: str
         diffs = compare_with_reports(before, reports.owned)
         report.add_differences(result, diffs, reports, before)
     return result, before
+
+
+def _require_configured_queues(queues: Sequence[MessageQueue], params: dict[str, Any],
+                               topic: str) -> None:
+    """Live: ``--queue-config`` naming a queue the topic's route does not have is bad input
+    (exit 2), as ``offsets reset --queues`` and ``locks release --queue`` refuse it. RocketMQ's
+    AllocateMessageQueueByConfig hands out its list unchecked, so a client configured so would
+    pull a queue id the broker refuses (PullMessageProcessor: ``queueId[..] is illegal``); the
+    preview would show an owner of nothing. Offline (``--queues``/``--topology``) the list is
+    returned as the Java class returns it (docs/allocate.md)."""
+    cfg = params.get("config")
+    if not isinstance(cfg, dict):
+        return
+    have = set(queues)
+    unknown = sorted({mq for qs in cfg.values() if isinstance(qs, list) for mq in qs
+                      if isinstance(mq, MessageQueue) and mq not in have})
+    if unknown:
+        raise UsageError(f"--queue-config names queue(s) the topic {topic} does not have: "
+                         + ", ".join(m.short if m.topic == topic else f"{m.topic} {m.short}"
+                                     for m in unknown[:5])
+                         + (f" (and {len(unknown) - 5} more)" if len(unknown) > 5 else ""),
+                         hint=f"see `mqctl route {topic}` for its brokers and queues")
 
 
 def _pop_result(group: str, live: LiveGroup) -> Result:

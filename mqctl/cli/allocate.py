@@ -167,9 +167,11 @@ def allocate(
     choice: StrategyChoice | None = None
     if topo is None:
         assert group is not None and topic is not None
-        from mqctl.allocate.live import choose_strategy
+        from mqctl.allocate.live import check_subscribed, choose_strategy
 
         live, reports = _read_live(st, namesrv, concurrency, group, topic)
+        for w in check_subscribed(live, reports):  # exit 2 when no client subscribes
+            warn(w)
         q_in, c_in, g_in = list(live.queues), list(live.consumers), group
         if not (live.pop or live.broadcasting):
             choice = choose_strategy(strategy, reports, consumers=c_in,

@@ -30,7 +30,7 @@ STATE_HELP = (
     "UNKNOWN: the membership could not be read; EMPTY: no online member and no committed "
     "offset (lag unknown: nothing was read); UNKNOWN: the lag is unknown (a broker that hosts "
     "the group's topics did not answer; a BROADCASTING group keeps its offsets in the "
-    "clients); OFFLINE: no online member, "
+    "clients: reason 'broadcasting'); OFFLINE: no online member, "
     "committed offsets exist; STOPPED: online, lag > 0 and no message consumed in the last "
     "minute; LAGGING: online, lag >= --lag-threshold or max time lag >= "
     "--time-lag-threshold; OK: online and none of the above."
@@ -94,7 +94,8 @@ def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
             "members": s.members, "members_cell": _num_cell(s.members),
             "consume_type": s.consume_type, "message_model": s.message_model,
             "orderly": s.orderly, "strategy": s.strategy, "strategies": s.strategies,
-            "lag": s.lag, "lag_at_least": s.lag_at_least, "lag_cell": _num_cell(
+            "lag": s.lag, "lag_unknown": s.lag_unknown, "lag_at_least": s.lag_at_least,
+            "lag_cell": _num_cell(
                 s.lag, s.lag_at_least) + (f" ({len(s.no_offset)} none)" if s.no_offset else ""),
             # queues without a committed offset (``none``) and the lag they count (Diff)
             "no_offset_queues": len(s.no_offset), "no_offset_lag": s.no_offset_lag,
@@ -106,8 +107,11 @@ def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
             "time_lag_unknown": s.time_lag_unknown,
             "time_lag_pairs_asked": s.time_lag_pairs_asked,
             "time_lag_pairs_skipped": s.time_lag_pairs_skipped,
-            # the brokers not included may hand the group messages too: unknown, not a sum
-            "consume_tps": None if s.not_included else round(s.consume_tps, 3),
+            # the brokers not included may hand the group messages too: unknown, not a sum;
+            # a BROADCASTING group has no offsets, so GET_BROKER_CONSUME_STATS lists none of
+            # its topics (fetchAllConsumeStatsInBroker: whichTopicByConsumer): not read
+            "consume_tps": (None if s.not_included or s.lag_unknown
+                            else round(s.consume_tps, 3)),
             "inflight": s.inflight, "inflight_cell": _num_cell(s.inflight),
             "retry_lag": s.retry_lag, "retry_cell": _num_cell(s.retry_lag),
             "retry_queues": len(s.retry),

@@ -314,9 +314,10 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
     # %RETRY% queues (the group's retry topic, 5.x pop retry topics) are the retry section's
     retry_qs = [q for q in p.queues if q.mq.topic.startswith(RETRY_PREFIX)]
     main_qs = [q for q in p.queues if not q.mq.topic.startswith(RETRY_PREFIX)]
-    qs = [q for q in main_qs if q.lag > 0] if only_lagging else list(main_qs)
+    # an unknown lag (broadcasting) is not "lagging" and sorts last, never as 0
+    qs = [q for q in main_qs if (q.lag or 0) > 0] if only_lagging else list(main_qs)
     if sort == SortKey.lag:
-        qs.sort(key=lambda q: (-q.lag, q.mq))
+        qs.sort(key=lambda q: (q.lag is None, -(q.lag or 0), q.mq))
     elif sort == SortKey.time_lag:  # unknown time lags last, not first nor as 0
         qs.sort(key=lambda q: (q.delay_ms is None, -(q.delay_ms or 0), q.mq))
     elif sort == SortKey.owner:
@@ -325,14 +326,17 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
     # running info was not asked (--no-clients), or the group pops (no owners at all)
     owners_unknown = p.pop or (p.members is not None and (
         p.members.online_state is None or (not p.running_info and bool(p.members.clients))))
+    # BROADCASTING: every client reads every queue; there is no one owner to name
+    owners_unknown = owners_unknown or p.broadcasting
     rows = []
     for q in qs:
         rows.append({
             "topic": q.mq.topic, "broker": q.mq.broker_name, "queue_id": q.mq.queue_id,
             "broker_offset": q.broker_offset, "consumer_offset": q.current,
-            "consumer_offset_cell": _offset_cell(q.current),
+            "consumer_offset_cell": "-" if q.offsets_in_clients else _offset_cell(q.current),
             "committed": q.committed, "min_offset": q.min_offset,
-            "lag": q.lag, "inflight": q.inflight, "inflight_source": q.inflight_source,
+            "lag": q.lag, "lag_unknown": q.lag_unknown,
+            "inflight": q.inflight, "inflight_source": q.inflight_source,
             "inflight_cell": _inflight_cell(q.inflight, q.inflight_source),
             "last_consume": format_local(q.last_timestamp),
             "last_consume_ts": q.last_timestamp or None,
@@ -358,7 +362,7 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
             "consume_tps_clients": _tps(p.client_tps.get(q.mq.topic)),
             "brokers_not_included": p.not_included_by_topic.get(q.mq.topic, [])})
         t["queues"] += 1
-        t["lag"] += q.lag
+        t["lag"] = None if q.lag is None or t["lag"] is None else t["lag"] + q.lag
         t["no_offset_queues"] += q.committed is False
         if q.delay_ms is None:
             t["time_lag_unknown"] += 1
@@ -378,7 +382,8 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
         t["consume_tps_cell"] = ("-" if t["consume_tps_clients"] is None
                                  else f"{t['consume_tps_clients']:.2f}")
     # nothing read is not 0 (issue 25 item 4): no queue, no total; no known time lag, no max
-    total_lag = sum(q.lag for q in main_qs) if main_qs else None
+    lags = [q.lag for q in main_qs]
+    total_lag = sum(x for x in lags if x is not None) if lags and None not in lags else None
     missing = not_included_note(p)
     known_tl = [q.delay_ms for q in main_qs if q.delay_ms is not None]
     max_tl = max(known_tl) / 1000 if known_tl else None
@@ -389,14 +394,22 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
     known_put = [v for v in puts if v is not None]
     produce_total = (round(sum(known_put), 3) if puts and len(known_put) == len(puts)
                      else None)
+    # two rates, two names (issue 26 item 6): the brokers' (messages handed to the group:
+    # pulled into client caches or popped) and the clients' (processed OK), summed over the
+    # topics of the group (its %RETRY% topic apart); unknown is None, never a partial sum
+    oks = [v for t, v in p.client_tps.items() if not t.startswith(RETRY_PREFIX)]
+    clients_total = (round(sum(v for v in oks if v is not None), 3)
+                     if oks and None not in oks else None)
     data = {"group": p.group, "capture_ts": p.capture_ts,
             "capture_time": format_ms(p.capture_ts), "cluster": p.cluster,
-            "consume_tps": round(p.consume_tps, 3), "produce_tps": produce_total,
+            "consume_tps": _tps(p.consume_tps), "consume_tps_clients": clients_total,
+            "produce_tps": produce_total,
             "pop": p.pop, "running_info_asked": p.running_info,
             "queues": rows, "topics": topics,
             "total": {"lag": total_lag, "max_time_lag_s": max_tl, "queues": len(main_qs),
                       "time_lag_unknown": len(unknown), "no_offset_queues": len(no_offset),
-                      "no_offset_lag": sum(q.lag for q in no_offset),
+                      "no_offset_lag": sum(q.lag or 0 for q in no_offset),
+                      "lag_unknown": p.lag_unknown,
                       "pop_inflight": pop_total if p.pop else None,
                       "complete": p.complete, "brokers_not_included": list(p.not_included),
                       "topics_not_covered": dict(p.uncovered)},
@@ -415,19 +428,19 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
              Column("broker_offset", "BROKER OFFSET", "right", drop=3),
              Column("consumer_offset_cell", "CONSUMER OFFSET", "right", raw="consumer_offset",
                     drop=4),
-             Column("lag", "LAG", "right"),
+             Column("lag", "LAG", "right", unknown="-"),
              Column("inflight_cell", "INFLIGHT", "right", raw="inflight", drop=2),
              Column("last_consume", "LAST CONSUMED", raw="last_consume_time", kind="low",
                     drop=1),
              Column("time_lag", "TIME LAG", raw="time_lag_s", kind="key"),
              Column("owner_cell", "OWNER", raw="owner", kind="id")]
     tcols = [Column("topic", "TOPIC", kind="key"), Column("queues", "QUEUES", "right"),
-             Column("lag", "LAG", "right"),
+             Column("lag", "LAG", "right", unknown="-"),
              Column("max_time_lag", "MAX TIME LAG", "right", raw="max_time_lag_s"),
              Column("time_lag_unknown", "TIME LAG UNKNOWN", "right"),
              Column("unowned_cell", "UNOWNED", "right", raw="unowned"),
              Column("produce_tps_cell", "PRODUCE TPS", "right", raw="produce_tps"),
-             Column("consume_tps_cell", "CONSUME TPS", "right", raw="consume_tps_clients")]
+             Column("consume_tps_cell", "CONSUMED TPS", "right", raw="consume_tps_clients")]
     for t in topics:
         t["unowned_cell"] = "-" if t["unowned"] is None else str(t["unowned"])
     if p.pop:
@@ -437,16 +450,39 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
     if p.not_included:
         tcols.append(Column("not_included", "NOT INCLUDED", raw="brokers_not_included"))
     tl_text = ("unknown" if max_tl is None else format_duration(max_tl * 1000) or "0")
-    notes = [(f"group {p.group}: total lag {total_lag} message(s){missing}"
-              + (f" ({sum(q.lag for q in no_offset)} of them in {len(no_offset)} queue(s) "
+    notes = [(f"group {p.group}: lag UNKNOWN ({p.lag_unknown}: the clients keep the offsets)"
+              f", time lag unknown{missing}" if p.lag_unknown else
+              f"group {p.group}: total lag {total_lag} message(s){missing}"
+              + (f" ({sum(q.lag or 0 for q in no_offset)} of them in {len(no_offset)} queue(s) "
                  "without a committed offset)" if no_offset else "")
               + f", max time lag {tl_text}"
               + (f" ({len(unknown)} queue(s) unknown)" if unknown and known_tl else "")
               if main_qs else f"group {p.group}: lag unknown: no queue was read{missing}")
-             + f", consume TPS {p.consume_tps:.2f}"
+             + (f", pulled TPS {p.consume_tps:.2f} (brokers)" if p.consume_tps is not None
+                else f", pulled TPS unknown ({', '.join(p.not_included) or 'a broker'} did "
+                     "not answer)")
+             + (f", consumed TPS {clients_total:.2f} (clients)" if clients_total is not None
+                else ", consumed TPS unknown (a client did not answer its running info)"
+                if oks else "")
              + (f", produce TPS {produce_total:.2f}" if produce_total is not None else
                 ", produce TPS unknown (a broker did not answer it)"
                 if puts else "")]
+    if (p.consume_tps is not None and clients_total is not None
+            and abs(p.consume_tps - clients_total) > max(1.0, 0.1 * clients_total)):
+        notes.append(f"pulled TPS {p.consume_tps:.2f} vs consumed TPS {clients_total:.2f}: "
+                     "pulled is what the brokers handed the group per second over the last "
+                     "minute (GET_CONSUME_STATS consumeTps, mqadmin's \"Consume TPS\"; "
+                     "messages fetched into the clients' caches or popped), consumed is what "
+                     "the clients processed OK (their running info's consumeOKTPS): "
+                     + ("the clients' caches are filling (they process slower than they "
+                        "fetch)" if p.consume_tps > clients_total else
+                        "the clients are working through messages fetched earlier"))
+    partial_put = sorted(t["topic"] for t in topics
+                         if t["produce_tps"] is None and t["brokers_not_included"])
+    if partial_put:
+        notes.append("PRODUCE TPS `-` for " + ", ".join(partial_put) + ": "
+                     + ", ".join(p.not_included) + " did not answer; a sum over the brokers "
+                     "that answered is not the topic's rate")
     if p.pop:
         per = ", ".join(f"{b} {n}" + (f" ({t})" if len({x for x, _ in p.pop_inflight or {}}) > 1
                                       else "")
@@ -460,7 +496,7 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
                        "queue is `-` where it does")
     elif not p.running_info and p.members is not None and p.members.clients:
         notes.append("--no-clients: OWNER and UNOWNED unknown (no GET_CONSUMER_RUNNING_INFO); "
-                     "CONSUME TPS per topic needs the clients too")
+                     "CONSUMED TPS (the clients' rate) needs the clients too")
     if p.unanswered and not owners_unknown:
         unk = sum(1 for q in p.queues if q.owner_unknown)
         notes.append(f"OWNER unknown on {unk} queue(s): {', '.join(p.unanswered)} did not "
@@ -489,20 +525,27 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
     if any(q.inflight_source == "client" and not q.pop for q in p.queues):
         notes.append("INFLIGHT (client): the owner's cachedMsgCount from its running info "
                      "(ProcessQueueInfo); the broker does not report pullOffset (before 5.x)")
-    if any(q.inflight is None and not q.pop for q in p.queues):
+    if any(q.inflight is None and not q.pop and not q.offsets_in_clients for q in p.queues):
         notes.append("INFLIGHT `-`: unknown (no pullOffset from the broker before 5.x and no "
                      "owner that reported its cache)")
-    conn = p.members.connection if p.members else None
-    if conn is not None and conn.message_model == "BROADCASTING":
+    if p.broadcasting:
         notes.append(f"group {p.group} is BROADCASTING: each client keeps its own offsets in a "
-                     "local file (LocalFileOffsetStore) and commits none to the brokers, so "
-                     "brokers show no offsets or lag for it")
+                     "local file (LocalFileOffsetStore) and commits none to the brokers, and "
+                     "reads every queue (no one owner), so its committed offsets, lag, time lag "
+                     "and inflight are unknown (`-`; state UNKNOWN, lag_unknown `broadcasting` "
+                     "in every view); the broker offsets and rates are real")
     elif not p.queues:
         online = p.members.online_state if p.members else None
+        conn = p.members.connection if p.members else None
+        subs = sorted(t for t in (conn.subscriptions if conn else {})
+                      if not t.startswith(RETRY_PREFIX))
         notes.append(f"no offsets found for group {p.group}"
-                     + (" (group is offline)" if online is False else "")
-                     + missing + ": no broker holds a committed offset of it and no member "
-                     "names a topic, so nothing says which queues it would read")
+                     + (" (group is offline)" if online is False else "") + missing
+                     + (f" on the topic asked: it subscribes to {', '.join(subs)}, and a broker "
+                        "reports no offsets of an online group on a topic it does not "
+                        "subscribe to (AdminBrokerProcessor.getConsumeStats)" if subs else
+                        ": no broker holds a committed offset of it and no member names a "
+                        "topic, so nothing says which queues it would read"))
     tables = [Table(qcols, rows, title=f"progress of {p.group}", name="queues"),
               Table(tcols, topics, title="per topic", name="topics")]
     if retry:
@@ -515,7 +558,7 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
                              Column("max_offset", "MAX OFFSET", "right"),
                              Column("consumer_offset_cell", "CONSUMER OFFSET", "right",
                                     raw="consumer_offset"),
-                             Column("backlog", "BACKLOG", "right")],
+                             Column("backlog", "BACKLOG", "right", unknown="-")],
                             rrows, title="retry and dead-letter", name="retry"))
     return Result(tables, data=data, notes=notes)
 
@@ -542,16 +585,20 @@ def _retry_section(p: GroupProgress, retry_qs: list[Any]
                      "queue_id": q.mq.queue_id, "min_offset": q.min_offset,
                      "min_offset_cell": "-" if q.min_offset is None else str(q.min_offset),
                      "max_offset": q.broker_offset, "consumer_offset": q.current,
-                     "consumer_offset_cell": _offset_cell(q.current), "backlog": q.lag})
+                     "consumer_offset_cell": ("-" if q.offsets_in_clients
+                                              else _offset_cell(q.current)),
+                     "backlog": q.lag})
     for d in p.dlq or []:
         rows.append({"kind": "dlq", "topic": d.mq.topic, "broker": d.mq.broker_name,
                      "queue_id": d.mq.queue_id, "min_offset": d.min_offset,
                      "min_offset_cell": str(d.min_offset), "max_offset": d.max_offset,
                      "consumer_offset": None, "consumer_offset_cell": "-",
                      "backlog": d.messages})
-    retry_backlog = sum(q.lag for q in retry_qs)
+    backlogs = [q.lag for q in retry_qs]
+    retry_backlog = None if None in backlogs else sum(x or 0 for x in backlogs)
     dlq_messages = (sum(d.messages for d in p.dlq) if p.dlq is not None else None)
-    notes = [f"retry backlog {retry_backlog} message(s) in {len(retry_qs)} %RETRY% queue(s)"
+    notes = [(f"retry backlog {retry_backlog} message(s)" if retry_backlog is not None
+              else "retry backlog unknown") + f" in {len(retry_qs)} %RETRY% queue(s)"
              + (f"; dead letters: {dlq_messages} in %DLQ%{p.group}" if dlq_messages
                 else "; no dead letters" if p.dlq == [] else
                 "; dead letters unknown" if p.dlq_asked else "")]
@@ -576,8 +623,8 @@ def progress(
         "queues; saves the DLQ requests).")] = False,
     no_clients: Annotated[bool, typer.Option(
         "--no-clients", help="Do not call GET_CONSUMER_RUNNING_INFO on the clients (heavy "
-        "with hundreds of clients; the light --watch): owners, client caches and per-topic "
-        "consume TPS unknown.")] = False,
+        "with hundreds of clients; the light --watch): owners, client caches and the "
+        "clients' consumed TPS unknown.")] = False,
     watch: WatchOpt = None,
     count: CountOpt = None,
     output: OutputOpt = None,
@@ -591,8 +638,10 @@ def progress(
     `-` is unknown, never 0: TIME LAG of a queue the group never committed an offset for, or
     of a lagging read-only queue (brokers report time spans for write queues only); INFLIGHT
     before 5.x brokers (no pullOffset), unless the owner reports its cache: `50 (client)`.
-    Every readable queue is listed (more read than write queues included). Per topic: the
-    produce TPS the brokers report (5.3+) next to the clients' consume TPS. The %RETRY% queues
+    Every readable queue is listed (more read than write queues included). Two consume rates,
+    named apart: pulled TPS (brokers: messages handed to the group, mqadmin's "Consume TPS")
+    and consumed TPS (clients: consumeOKTPS, processed OK), per topic next to the produce TPS
+    the brokers report (5.3+); a rate a broker did not answer for is unknown. The %RETRY% queues
     and the %DLQ% topic are a separate section (--no-retry leaves it out). Pop (5.x) groups
     have no queue owners: their inflight (what the pop clients hold unacked) is per broker, as
     the clients count it. CONSUMER OFFSET `none`: the group has no committed offset there
@@ -603,7 +652,7 @@ def progress(
 
     Example: mqctl group progress GID_ORDER --only-lagging --sort lag
     """
-    from mqctl.inspect import capture_progress, require_group
+    from mqctl.inspect import capture_progress, read_nothing_of, require_group
     from mqctl.remoting.client import RemotingClient
 
     group = one_group(group, group_opt, example="mqctl group progress GID_ORDER")
@@ -615,7 +664,7 @@ def progress(
         admin = _admin(client, settings, concurrency)
         p = await capture_progress(admin, group, topic, running_info=not no_clients,
                                    dlq=not no_retry, produce_tps=True)
-        if not p.queues and not p.failures and not (p.members and p.members.online_state):
+        if read_nothing_of(p):
             await require_group(admin, group)
         return p
 

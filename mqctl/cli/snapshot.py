@@ -123,10 +123,16 @@ def snapshot(
         # only unknown groups: nothing to show, as `group progress GID_TYPO` (exit 2)
         raise _unknown_groups(missing, [], "nothing was captured: no file was written")
     notes = [summary(rows, len(snap.rows), path), *unanswered_notes(snap.rows)]
+    unknown_lag = [r for r in rows if r.get("lag_unknown")]
+    for r in unknown_lag:  # issue 26 item 6: captured, and its lag is still unknown
+        notes.append(f"{r['group']}: lag unknown ({r['lag_unknown']}): each client keeps its "
+                     "own offsets (LocalFileOffsetStore); its rows carry the broker offsets "
+                     f"with lag and consumer_offset null and lag_unknown \"{r['lag_unknown']}\"")
+    columns = cols("group", "rows", "status", *(["lag_unknown"] if unknown_lag else []))
     if keep_ms is not None:
         data["pruned"] = [str(f.path) for f in pruned]
         notes.append(prune_note(pruned, keep or ""))
-    emit(Result([Table(cols("group", "rows", "status"), rows)], data=data, notes=notes),
+    emit(Result([Table(columns, rows)], data=data, notes=notes),
          st.output(output))
     problems = [(g, e) for g, e in snap.group_errors.items()] + [
         (f"{g}@{f.broker}", f.message) for g, f in snap.failures] + [
@@ -177,7 +183,10 @@ def group_status(group: str, n: int, snap: Any, missing: list[str]) -> dict[str,
     if group in missing:
         return {"group": group, "rows": n, "status": "not found"}
     partial = any(f[0] == group for f in snap.failures)
-    return {"group": group, "rows": n, "status": "partial" if partial else "ok"}
+    why = next((r["lag_unknown"] for r in snap.rows
+                if r["group"] == group and r.get("lag_unknown")), None)
+    return {"group": group, "rows": n, "status": "partial" if partial else "ok",
+            "lag_unknown": why}
 
 
 def summary(rows: list[dict[str, Any]], nrows: int, path: Any) -> str:

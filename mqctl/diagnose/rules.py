@@ -64,6 +64,19 @@ LISTED = 6  # queues named in a finding's title before "and N more"
 RECENT_MS = 3_600_000
 
 
+def _lag(q: QueueProgress) -> int:
+    """A queue's lag where a rule uses it: the rules that add or compare lags do not apply to
+    a group whose lag is unknown (BROADCASTING: the offsets are the clients'), and an unknown
+    lag never makes a finding (it counts as none)."""
+    return q.lag if q.lag is not None else 0
+
+
+def _total_lag(qs: Iterable[QueueProgress]) -> int | None:
+    """The lag of ``qs``, or None when any of it is unknown (never 0 for unknown)."""
+    lags = [q.lag for q in qs]
+    return None if any(x is None for x in lags) else sum(x for x in lags if x is not None)
+
+
 def n_(v: float | int | None) -> str:
     if v is None:
         return "-"
@@ -176,7 +189,7 @@ class Ctx:
 
     def lag_of(self, mqs: Iterable[MessageQueue]) -> int:
         want = set(mqs)
-        return sum(q.lag for q in self.queues if q.mq in want)
+        return sum(_lag(q) for q in self.queues if q.mq in want)
 
     def addr(self, broker: str) -> str:
         for rt in self.now.routes.values():
@@ -250,7 +263,7 @@ def offline(ctx: Ctx) -> tuple[list[Finding], Check]:
     ts = ctx.now.ts
     ev = [Evidence(f"{b}: no member", ctx.src("GET_CONSUMER_LIST_BY_GROUP", b), ts)
           for b in sorted(m.members)]
-    lag = sum(q.lag for q in ctx.queues) if ctx.progress else None
+    lag = _total_lag(ctx.queues) if ctx.progress else None
     last = max((q.last_timestamp for q in ctx.queues), default=0)
     if lag is not None:
         ev.append(Evidence(f"lag {n_(lag)} message(s) on {len(ctx.queues)} queue(s)"
@@ -291,7 +304,7 @@ def consume_disabled(ctx: Ctx) -> tuple[list[Finding], Check]:
     for b in sorted(ctx.disabled):
         qs = [q for q in ctx.queues if q.mq.broker_name == b]
         ctx.explained |= {q.mq for q in qs}
-        lag = sum(q.lag for q in qs)
+        lag = sum(_lag(q) for q in qs)
         ev = [Evidence(f"consumeEnable=false in {ctx.group}'s subscription group on {b}",
                        ctx.src("GET_ALL_SUBSCRIPTIONGROUP_CONFIG", b), ts)]
         if ctx.progress is not None:
@@ -330,7 +343,7 @@ def topic_not_readable(ctx: Ctx) -> tuple[list[Finding], Check]:
         for b, perm in sorted(bs.items()):
             qs = [q for q in ctx.queues if q.mq.topic == t and q.mq.broker_name == b]
             ctx.explained |= {q.mq for q in qs}
-            lag = sum(q.lag for q in qs)
+            lag = sum(_lag(q) for q in qs)
             ev = [Evidence(f"{t} on {b}: perm {perm} ({decode_perm(perm)}): not readable",
                            ctx.src("GET_ROUTEINFO_BY_TOPIC", "name server"), ts)]
             if qs:
@@ -516,7 +529,7 @@ def unowned(ctx: Ctx) -> tuple[list[Finding], Check]:
     want = set(ctx.subscribed)
     cand = [q for q in ctx.queues + ctx.retry_queues
             if (q.mq.topic in want or q.mq.topic.startswith(RETRY_PREFIX))
-            and q.mq not in ctx.explained and q.lag > 0 and not ctx.owners.get(q.mq)
+            and q.mq not in ctx.explained and _lag(q) > 0 and not ctx.owners.get(q.mq)
             and q.mq.broker_name not in ctx.disabled
             and q.mq.broker_name not in ctx.unreadable.get(q.mq.topic, {})]
     if ctx.now.locks is not None:
@@ -526,7 +539,7 @@ def unowned(ctx: Ctx) -> tuple[list[Finding], Check]:
         return [], Check(code, OK, f"every lagging queue of {', '.join(sorted(want)) or '-'} "
                                    "has an owner (mqTable of the clients' running info)")
     ts = ctx.now.ts
-    lag = sum(q.lag for q in cand)
+    lag = sum(_lag(q) for q in cand)
     ctx.explained |= {q.mq for q in cand}
     return [Finding(
         code, ERROR, f"{len(cand)} queue(s) with lag {n_(lag)} have no owner: "
@@ -555,7 +568,7 @@ def locks(ctx: Ctx) -> tuple[list[Finding], Check]:
     view = ctx.now.locks
     if view is None:
         return [], Check(code, NOT_CHECKED, "no lock view")
-    lag = {q.mq: q.lag for q in ctx.queues}
+    lag = {q.mq: _lag(q) for q in ctx.queues}
     ts = ctx.now.ts
     out = []
     for state, fcode in (("stale", "lock-stale"), ("lock-failed", "lock-failed")):
@@ -871,7 +884,7 @@ def retry_backlog(ctx: Ctx) -> tuple[list[Finding], Check]:
     if not rq:
         return [], Check(code, OK if ctx.kind != "pop" else NOT_APPLICABLE,
                          f"{RETRY_PREFIX}{ctx.group} holds nothing for the group")
-    backlog = sum(q.lag for q in rq)
+    backlog = sum(_lag(q) for q in rq)
 
     def sent(r: Reading) -> int | None:
         if r.progress is None:
@@ -994,7 +1007,7 @@ def not_committed(ctx: Ctx) -> tuple[list[Finding], Check]:
             short.append(q.mq)
             continue
         if (pq1.last_consume_timestamp > pq0.last_consume_timestamp
-                and q.consumer_offset == q0.consumer_offset and q.lag > 0):
+                and q.consumer_offset == q0.consumer_offset and _lag(q) > 0):
             hits.append(_Stuck(q, cid, pq0, pq1))
     if not hits:
         if short:
@@ -1321,7 +1334,7 @@ def skew(ctx: Ctx) -> tuple[list[Finding], Check]:
             for q in qs}
         caught = [q for q in qs if not states[q.mq]]
         tl = max((q.delay_ms or 0) for q in caught) if caught else 0
-        lag = sum(q.lag for q in behind)
+        lag = sum(_lag(q) for q in behind)
         where = next(iter(brokers)) if len(brokers) == 1 else ""
         # each queue behind (its lag, time lag, owner, what it received), then the others
         ev = tuple(Evidence(
@@ -1385,7 +1398,7 @@ def lag_growing(ctx: Ctx) -> tuple[list[Finding], Check]:
     for q in ctx.queues:
         by_topic[q.mq.topic].append(q)
     for t, qs in sorted(by_topic.items()):
-        lag = sum(q.lag for q in qs)
+        lag = sum(_lag(q) for q in qs)
         tl = [q.delay_ms for q in qs if q.delay_ms is not None]
         behind = [q for q in qs if _behind(q)]
         produce = ctx.progress.produce_tps.get(t)
@@ -1394,7 +1407,7 @@ def lag_growing(ctx: Ctx) -> tuple[list[Finding], Check]:
         def topic_lag(r: Reading, t: str = t) -> int | None:
             if r.progress is None:
                 return None
-            return sum(q.lag for q in ctx.queues_of(r) if q.mq.topic == t)
+            return sum(_lag(q) for q in ctx.queues_of(r) if q.mq.topic == t)
 
         grew, rate = _growth(ctx, topic_lag)
         ev_tps = (f"produced {tps(produce)} (the brokers' topicPutTps / TOPIC_PUT_NUMS), "
@@ -1497,24 +1510,25 @@ def summary(ctx: Ctx) -> dict[str, Any]:
     for t in sorted({q.mq.topic for q in qs}):
         tq = [q for q in qs if q.mq.topic == t]
         produce = ctx.progress.produce_tps.get(t) if ctx.progress else None
-        topics[t] = {"lag": sum(q.lag for q in tq), "queues": len(tq),
+        topics[t] = {"lag": sum(_lag(q) for q in tq), "queues": len(tq),
                      "max_time_lag_ms": max((q.delay_ms for q in tq if q.delay_ms is not None),
                                             default=None),
                      "produce_tps": None if produce is None else round(produce, 3),
                      "consume_tps": (None if (c := ctx.client_tps(t)) is None
                                      else round(c, 3))}
         if ctx.first is not None:
-            before = sum(q.lag for q in ctx.queues_of(ctx.first) if q.mq.topic == t)
+            before = sum(_lag(q) for q in ctx.queues_of(ctx.first) if q.mq.topic == t)
             dt = max(1, ctx.now.ts - ctx.first.ts) / 1000
             topics[t]["lag_change"] = topics[t]["lag"] - before
             topics[t]["lag_change_tps"] = round((topics[t]["lag"] - before) / dt, 3)
     return {"kind": ctx.kind, "online": ctx.online, "clients": len(ctx.clients),
-            "lag": sum(q.lag for q in qs) if ctx.progress else None,
+            "lag": _total_lag(qs) if ctx.progress else None,
             "max_time_lag_ms": max(tl) if tl else None,
-            "time_lag_unknown_queues": sum(1 for q in qs if q.delay_ms is None and q.lag > 0),
-            "consume_tps_brokers": (round(ctx.progress.consume_tps, 3) if ctx.progress
+            "time_lag_unknown_queues": sum(1 for q in qs if q.delay_ms is None and _lag(q) > 0),
+            "consume_tps_brokers": (round(ctx.progress.consume_tps, 3)
+                                    if ctx.progress and ctx.progress.consume_tps is not None
                                     else None),
-            "retry_backlog": sum(q.lag for q in ctx.retry_queues) if ctx.progress else None,
+            "retry_backlog": sum(_lag(q) for q in ctx.retry_queues) if ctx.progress else None,
             "topics": topics}
 
 

@@ -179,6 +179,17 @@ def master_addr(route: TopicRoute, broker: str) -> str:
     return addr
 
 
+def require_queue(route: TopicRoute, mq: MessageQueue) -> None:
+    """A queue the topic does not have is bad input (exit 2), as ``offsets reset --queues``
+    refuses it: the readable queues of the route (the queues a consumer is allocated, locks
+    and consumes: RebalanceImpl.rebalanceByTopic over topicSubscribeInfoTable), never a plan
+    for a queue id that names nothing."""
+    if mq not in set(route.subscribe_queues()):
+        raise UsageError(f"--queue names a queue the topic {route.topic} does not have: "
+                         f"{mq.short}",
+                         hint=f"see `mqctl route {route.topic}` for its brokers and queues")
+
+
 async def apply_release(admin: Admin, plan: ReleasePlan) -> None:
     """Send UNLOCK_BATCH_MQ (mutating) to the master of the queue's broker.
 
@@ -302,8 +313,10 @@ async def prepare_releases(admin: Admin, group: str, queues: Sequence[tuple[str,
     for mq in mqs:
         if mq.topic not in routes:
             routes[mq.topic] = await admin.topic_route(mq.topic)
-        plans.append(plan_release(view, mq, master_addr(routes[mq.topic], mq.broker_name),
-                                  client=client, force=force, slack_ms=slack_ms))
+        addr = master_addr(routes[mq.topic], mq.broker_name)
+        require_queue(routes[mq.topic], mq)
+        plans.append(plan_release(view, mq, addr, client=client, force=force,
+                                  slack_ms=slack_ms))
     return plans, view
 
 

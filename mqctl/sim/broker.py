@@ -154,7 +154,7 @@ class SimBroker:
     # BrokerStatsManager GROUP_GET_NUMS per (group, topic): (ms, messages handed out) per pull
     # tick, and where each queue's last pull started
     get_nums: dict[tuple[str, str], list[list[int]]] = field(default_factory=dict)
-    pull_pos: dict[tuple[str, str, int], int] = field(default_factory=dict)
+    pull_pos: dict[tuple[str, str, int, str], int] = field(default_factory=dict)
     # scenario ``runtime`` / ``slave_runtime``: GET_BROKER_RUNTIME_INFO entries reported as given
     runtime: dict[str, str] = field(default_factory=dict)
     slave_runtime: dict[str, str] = field(default_factory=dict)
@@ -245,10 +245,20 @@ class SimBroker:
         self.offsets.setdefault((topic, group), {})[qid] = offset
         return True
 
+    def pop_offset(self, group: str, topic: str, qid: int) -> int | None:
+        """Where the group's next pop of the queue starts: its committed offset (a pop commits
+        the offset it pops from, PopMessageProcessor), a pending reset aside (the pop itself
+        takes it: :meth:`pull`)."""
+        return self.offsets.get((topic, group), {}).get(qid)
+
     def pull(self, group: str, topic: str, qid: int, offset: int,
-             commit: int | None = None, *, pop: bool = False) -> int:
+             commit: int | None = None, *, pop: bool = False, reader: str = "") -> int:
         """A consumer pulls from ``offset``; returns where it must continue (a pending reset
         makes it jump, and the reset entry is consumed: PULL_OFFSET_MOVED in 5.x).
+
+        ``reader``: a BROADCASTING client's id: every client of such a group reads every
+        message, and the broker counts each pull response (incGroupGetNums), so each client's
+        pulls are counted apart.
 
         ``commit``: the pull's commitOffset (a push consumer's consumed offset). As in
         PullMessageProcessor, the pending reset is erased first (queryThenEraseResetOffset)
@@ -260,7 +270,7 @@ class SimBroker:
         queryThenEraseResetOffset, then commitOffset("ResetPopOffset", ...) of the reset offset)
         and pops from there, so the broker holds the reset offset and no client fix is needed;
         acks of messages popped before the reset do not move it back."""
-        self._count_get(group, topic, qid, offset)
+        self._count_get(group, topic, qid, offset, reader)
         pend = self.resets.get((topic, group))
         new = pend.pop(qid, None) if pend else None
         if pend is not None and not pend:
@@ -271,16 +281,17 @@ class SimBroker:
             self.commit(group, topic, qid, commit)
         if new is not None:
             self.pulls[(group, topic, qid)] = new
-            self.pull_pos[(group, topic, qid)] = new
+            self.pull_pos[(group, topic, qid, reader)] = new
             return new
         self.pulls[(group, topic, qid)] = max(offset, self.pulls.get((group, topic, qid), 0))
         return offset
 
-    def _count_get(self, group: str, topic: str, qid: int, offset: int) -> None:
+    def _count_get(self, group: str, topic: str, qid: int, offset: int,
+                   reader: str = "") -> None:
         """``PullMessageProcessor`` -> ``BrokerStatsManager.incGroupGetNums``: the messages this
         broker hands the group. A simulated pull does not return messages, so they are counted
         when the next pull of the queue starts further on (one consume tick late)."""
-        key = (group, topic, qid)
+        key = (group, topic, qid, reader)
         prev = self.pull_pos.get(key)
         self.pull_pos[key] = offset
         n = offset - prev if prev is not None and offset > prev else 0

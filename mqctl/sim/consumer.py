@@ -127,7 +127,9 @@ class SimConsumer:
         self.consumed_total = 0
         self.log: ClientLog | None = None
         self.strategy = spec.strategy or group.strategy
-        self._tps_window: list[tuple[int, int]] = []
+        # (ms, topic, messages consumed): ConsumerStatsManager's CONSUME_OK_TPS is keyed
+        # topic@group, so the running info reports each topic's own rate
+        self._tps_window: list[tuple[int, str, int]] = []
         # (ms, topic, consumed OK, failed) per consume tick: the statusTable's per-topic TPS
         # (last minute) and consumeFailedMsgs (last hour), as ConsumerStatsManager keeps them
         self._stats: list[tuple[int, str, int, int]] = []
@@ -596,11 +598,19 @@ class SimConsumer:
                 # again later and gets nothing from this broker
                 pq.last_pull_ts = now
                 continue
+            if self.pop and self.group.model == "CLUSTERING":
+                # pop: the group's offset lives in the broker and each message goes to one
+                # popper (PopMessageProcessor commits the offset it pops from): this client
+                # pops from where the group is, not from where it last was
+                shared = b.pop_offset(g, mq.topic, mq.queue_id)
+                if shared is not None:
+                    pq.position = shared
             nxt = (pq.position if pq.head is None
                    else min(pq.head, b.max_offset(mq.topic, mq.queue_id)))
             jumped = b.pull(g, mq.topic, mq.queue_id, nxt,
                             pq.position if self.group.model == "CLUSTERING" else None,
-                            pop=self.pop)
+                            pop=self.pop, reader=("" if self.group.model == "CLUSTERING"
+                                                  else self.client_id))
             pq.last_pull_ts = now
             if jumped != nxt and self.pop:
                 # the pop took a pending server-side reset (the broker committed it): the
@@ -638,9 +648,13 @@ class SimConsumer:
                 consumed += n
                 failed = self._fail(mq, pq, start, n)
                 self._stats.append((now, mq.topic, n - failed, failed))
+                self._tps_window.append((now, mq.topic, n))
+                b = self.cluster.brokers.get(mq.broker_name)
+                if self.pop and self.group.model == "CLUSTERING" and b is not None:
+                    b.commit(g, mq.topic, mq.queue_id, pq.position)  # popped: the group's
         self.consumed_total += consumed
-        self._tps_window.append((now, consumed))
-        self._tps_window = [(t, c) for t, c in self._tps_window if now - t <= 60_000]
+        self._tps_window.append((now, "", 0))  # the window runs to now, consumed or not
+        self._tps_window = [x for x in self._tps_window if now - x[0] <= 60_000]
         if self._stats and now - self._stats[0][0] > STATS_HOUR_MS:
             self._stats = [x for x in self._stats if now - x[0] <= STATS_HOUR_MS]
 
@@ -796,7 +810,7 @@ class SimConsumer:
         pq.consumed_any = True
         pq.last_batch = 0  # processed and acked
         self.consumed_total += n
-        self._tps_window.append((now, n))
+        self._tps_window.append((now, mq.topic, n))
         b.pull(g, mq.topic, mq.queue_id, pq.position, pq.position if commit else None,
                pop=self.pop)
         self.traffic[mq.broker_name] = now
@@ -847,11 +861,14 @@ class SimConsumer:
 
         self.cluster.scheduler.call_later(0 if current else RESET_PAUSE_MS, fix)
 
-    def consume_tps(self) -> float:
+    def consume_tps(self, topic: str | None = None) -> float:
+        """Messages consumed per second over the last minute: of ``topic`` (the running
+        info's statusTable consumeOKTPS, ConsumerStatsManager keyed topic@group), or of every
+        topic."""
         if not self._tps_window:
             return 0.0
         span = max(1.0, (self._tps_window[-1][0] - self._tps_window[0][0]) / 1000 + 1)
-        return sum(c for _, c in self._tps_window) / span
+        return sum(c for _, t, c in self._tps_window if topic is None or t == topic) / span
 
     def commit(self) -> None:
         # BROADCASTING consumers keep offsets in a local file (LocalFileOffsetStore)

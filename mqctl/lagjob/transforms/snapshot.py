@@ -92,7 +92,9 @@ def check_snapshot_records(parsed: DataFrame, run_ms: int | None = None) -> Data
     # a queue the group never committed (``committed: false``) may have no consumer offset
     # (snapshot 1.1 writes null there: "none", not the broker's 0 placeholder)
     never = j["committed"].eqNullSafe(F.lit(False))
-    missing = F.concat_ws(", ", *[F.when(j[c].isNull() & (~never if c == "consumer_offset"
+    # nor has a BROADCASTING group's (snapshot 1.2): its clients keep their offsets
+    no_offset = never | j["message_model"].eqNullSafe(F.lit("BROADCASTING"))
+    missing = F.concat_ws(", ", *[F.when(j[c].isNull() & (~no_offset if c == "consumer_offset"
                                                            else F.lit(True)), F.lit(c))
                                   for c in SNAPSHOT_REQUIRED])
     reason = (F.when(too_big.isNotNull(), F.lit("value out of range"))
