@@ -4,7 +4,7 @@ every long page opens with a table of contents that matches its headings.
 
 Anchors are GitHub's: the heading's text lower-cased, punctuation dropped, spaces as ``-``,
 ``-1``, ``-2`` for repeats (github-slugger). A table of contents sits between ``<!-- toc -->``
-and ``<!-- /toc -->`` and is generated: ``python tests/test_docs_links.py docs/PAGE.md ...``
+and ``<!-- /toc -->`` and is generated: ``python tests/test_docs_links.py docs/<page>.md ...``
 rewrites it from the page's ``##`` and ``###`` headings.
 """
 
