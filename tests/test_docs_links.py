@@ -94,7 +94,7 @@ def broken_links(path: Path) -> list[str]:
     return bad
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_links_lead_somewhere(page):
     assert broken_links(page) == []
 
@@ -128,7 +128,7 @@ def test_the_index_lists_every_page():
     assert "docs/README.md" in readme, "the README links the docs index"
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_long_pages_open_with_a_table_of_contents(page):
     text = page.read_text(encoding="utf-8")
     m = TOC.search(text)
