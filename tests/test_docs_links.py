@@ -139,6 +139,21 @@ def test_long_pages_open_with_a_table_of_contents(page):
                                         f"python tests/test_docs_links.py {page.name}")
 
 
+def test_readme_gets_an_operator_to_the_daily_commands_in_one_screen():
+    """The Quickstart is exactly two set-up commands, and the daily commands are on the
+    README's first screen as examples the docs test runs."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    quick = text.split("## Quickstart", 1)[1].split("\n## ", 1)[0]
+    block = quick.split("```", 2)[1]
+    commands = [ln.split("#")[0].strip() for ln in block.splitlines() if ln.strip()]
+    assert commands == ["./dev demo", "./dev test"]
+    first_screen = "\n".join(text.splitlines()[:60])
+    for daily in ("groups", "group progress", "diagnose", "locks show", "offsets reset",
+                  "lag report"):
+        assert f"$ mqctl {daily}" in first_screen, daily
+    assert re.search(r"^\$ mqctl offsets reset .*--execute", first_screen, re.M)
+
+
 @pytest.mark.parametrize("heading, anchor", [
     ("1. Look first", "1-look-first"),
     ("`mqctl locks show --group G`", "mqctl-locks-show---group-g"),
