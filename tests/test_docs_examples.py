@@ -29,6 +29,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -153,7 +154,7 @@ def run_sim_up(args):
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            line = p.stdout.readline()
+            line = p.stdout.readline() if p.stdout else ""
             if line.startswith("export NAMESRV_ADDR=") or not line:
                 break
         p.send_signal(signal.SIGTERM)
@@ -171,7 +172,7 @@ def _doc_param(doc):
 
 
 @contextmanager
-def _demo_cluster() -> Iterator[object]:
+def _demo_cluster() -> Iterator[Any]:
     from sim_fixtures import running_sim
 
     from mqctl.sim.scenario import load_scenario
@@ -181,7 +182,7 @@ def _demo_cluster() -> Iterator[object]:
         yield sim
 
 
-def run_examples(doc: Path) -> Iterator[tuple[Example, object]]:
+def run_examples(doc: Path) -> Iterator[tuple[Example, Any]]:
     """Run the page's examples in order in the current directory; yield each with its result
     (the `sim up` ones with None)."""
     from conftest import run_cli

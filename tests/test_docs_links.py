@@ -50,7 +50,8 @@ def slug(heading: str) -> str:
 
 def headings(path: Path) -> list[tuple[int, str, str]]:
     """(level, text, anchor) of every heading, anchors numbered as GitHub numbers repeats."""
-    out, seen = [], {}
+    out: list[tuple[int, str, str]] = []
+    seen: dict[str, int] = {}
     for line in prose_lines(path.read_text(encoding="utf-8")):
         m = re.match(r"(#{1,6}) +(.+?) *#*$", line)
         if not m:
@@ -171,8 +172,8 @@ if __name__ == "__main__":  # (re)write the table of contents of the pages given
         page = Path(arg) if Path(arg).exists() else DOCS / arg
         text = page.read_text(encoding="utf-8")
         block = f"<!-- toc -->\n{toc(page)}<!-- /toc -->\n"
-        if TOC.search(text):
-            text = TOC.sub(lambda _m: block, text, count=1)
+        if m := TOC.search(text):
+            text = text[:m.start()] + block + text[m.end():]
         else:  # before the first section, after the page's introduction
             m = re.search(r"^## ", text, re.M)
             at = m.start() if m else len(text)
