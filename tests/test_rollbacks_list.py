@@ -85,8 +85,15 @@ def test_live_state_never_matches_an_unknown():
     q0, q1 = MQ("T", "b", 0), MQ("T", "b", 1)
     assert live_state(info, {q0: 100, q1: 200}) == "at the saved offsets"
     assert live_state(info, {q0: 90, q1: 190}) == "at the reset's offsets"
+    # issue 25: a group that replays the rewind is not "elsewhere"
     assert live_state(info, {q0: 100, q1: 195}) == (
-        "elsewhere: 1 of 2 queue(s) at the saved offsets, 0 at the reset's")
+        "2 queue(s): 1 at the saved offsets, 1 replaying the rewind (5 of 10 message(s) "
+        "replayed)")
+    assert live_state(info, {q0: 150, q1: 250}) == (
+        "2 queue(s): 2 replayed past the saved offsets (a rollback would replay again)")
+    assert live_state(info, {q0: 80, q1: 190}) == (
+        "2 queue(s): 1 at the reset's offsets, 1 elsewhere (behind the reset's offsets: "
+        "another change?)")
     assert live_state(info, {q0: 100}) == "unknown (1 of 2 queue(s) not read)"
     assert live_state(info, {q0: 100, q1: None}) == "unknown (1 of 2 queue(s) not read)"
 

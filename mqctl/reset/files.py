@@ -533,7 +533,8 @@ def later_changes(path: str) -> list[str]:
 def live_state(info: RollbackInfo, current: dict[MessageQueue, int | None]) -> str:
     """Pure: where the group is now, compared with the file (``offsets rollbacks --check``):
     ``at the saved offsets`` (rolled back, or never moved on), ``at the reset's offsets``
-    (the reset is in place), or how many queues are elsewhere (consumers moved on, or another
+    (the reset is in place), or per queue what happened since: the rewind being replayed or
+    replayed past the saved offsets, consumed on after a forward move, or elsewhere (another
     change). A queue the brokers did not report is unknown, never a match."""
     mqs = sorted(info.offsets)
     if not mqs:
@@ -546,7 +547,31 @@ def live_state(info: RollbackInfo, current: dict[MessageQueue, int | None]) -> s
     if info.reset_to and all(m in info.reset_to and current[m] == info.reset_to[m]
                              for m in mqs):
         return "at the reset's offsets"
-    saved = sum(1 for m in mqs if current[m] == info.offsets[m])
-    reset = sum(1 for m in mqs if current[m] == info.reset_to.get(m))
-    return (f"elsewhere: {saved} of {len(mqs)} queue(s) at the saved offsets, {reset} at the "
-            "reset's")
+    # per queue, the way `offsets rollback` reads it (plan._rollback_drift): a rewind the
+    # group is replaying or has replayed past the saved offset, a forward move it consumed on
+    # from, or a queue behind what the reset wrote (something else moved it)
+    counts = {"saved": 0, "reset": 0, "replaying": 0, "replayed": 0, "consumed": 0, "other": 0}
+    done = total = 0
+    for m in mqs:
+        cur, saved, wrote = current[m], info.offsets[m], info.reset_to.get(m)
+        assert cur is not None
+        if cur == saved:
+            counts["saved"] += 1
+        elif cur == wrote:
+            counts["reset"] += 1
+        elif wrote is None or saved is None or cur < wrote:
+            counts["other"] += 1
+        elif wrote < saved and cur < saved:
+            counts["replaying"] += 1
+            done, total = done + cur - wrote, total + saved - wrote
+        elif wrote < saved:
+            counts["replayed"] += 1
+        else:
+            counts["consumed"] += 1
+    words = {"saved": "at the saved offsets", "reset": "at the reset's offsets",
+             "replaying": f"replaying the rewind ({done} of {total} message(s) replayed)",
+             "replayed": "replayed past the saved offsets (a rollback would replay again)",
+             "consumed": "consumed on from the reset's offsets",
+             "other": "elsewhere (behind the reset's offsets: another change?)"}
+    return f"{len(mqs)} queue(s): " + ", ".join(f"{n} {words[k]}" for k, n in counts.items()
+                                               if n)
