@@ -9,8 +9,8 @@ consumed store time), and estimates the time lag at each capture with:
 * mqctl: ``transforms.estimate_time_lag`` (Spark, local[1]): interpolation between the captured
   points that bracket the consumer offset, over the whole captured history, a lower bound
   before the first capture, never an extrapolation;
-* kafka-lag-exporter's lookup table (seglo/kafka-lag-exporter ``LookupTable.scala``, as
-  described in docs/peer-tools.md 1.6): at most 60 (offset, time) points, flat runs compressed,
+* kafka-lag-exporter's lookup table (seglo/kafka-lag-exporter ``LookupTable.scala``,
+  ``addPoint``/``lookup``): at most 60 (offset, time) points, flat runs compressed,
   interpolation inside, extrapolation from the first and last points outside, "too few points"
   under two; re-implemented here for the comparison;
 * ``now - lastTimestamp`` (rocketmq-exporter style, the store time of the last consumed

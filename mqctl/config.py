@@ -248,7 +248,7 @@ def load_settings(*, config_file: str | None = None, profile: str | None = None,
             doc = {}
         if not isinstance(doc, dict):
             raise ConfigError(f"config file {path} must be a mapping with 'profiles'",
-                          hint="see the README section on profiles")
+                          hint="see docs/config.md (settings and profiles)")
     doc = doc or {}
     top = set(doc) - {"profiles", "current_profile"}
     if top:

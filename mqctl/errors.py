@@ -5,7 +5,7 @@ one-line ``message``, an optional ``hint`` and the process ``exit_code`` the CLI
 has exactly one error boundary (:func:`mqctl.cli.main`) that prints ``mqctl: error: ...`` and
 ``hint: ...`` to stderr and exits with the code; ``--debug`` shows the traceback instead.
 
-Exit codes (documented in the README and ``docs/errors.md``):
+Exit codes (documented in ``docs/errors.md``; the README names the ones scripts act on):
 
 ====  ==========================================================================
 code  meaning

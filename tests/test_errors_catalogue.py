@@ -35,6 +35,18 @@ def test_catalogue_is_large_and_covers_every_area():
         assert f"### {area}" in text
 
 
+def test_the_docs_state_the_catalogue_size():
+    """Where the README or a docs page says how many bad-input cases there are, it is the
+    number of rows this test runs (the README once said 114 while the page had 142)."""
+    said: dict[str, list[int]] = {}
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for m in re.finditer(r"(\d[\d,]*) bad-input cases", page.read_text(encoding="utf-8")):
+            said.setdefault(page.name, []).append(int(m[1].replace(",", "")))
+    assert said, "no page states the catalogue's size any more: drop this test or say it"
+    wrong = {page: counts for page, counts in said.items() if set(counts) != {len(CASES)}}
+    assert wrong == {}, f"the catalogue has {len(CASES)} rows"
+
+
 @pytest.fixture(scope="module")
 def cluster():
     s = start_sim("demo")

@@ -1,7 +1,7 @@
 """A lenient reader for RocketMQ's fastjson bodies, and writers for both dialects.
 
 RocketMQ serialises bodies with fastjson 1.2.x, which is *not* standard JSON in places
-(see ``docs/protocol-notes.md`` and apache/rocketmq ``RemotingSerializable``):
+(see ``docs/protocol.md`` and apache/rocketmq ``RemotingSerializable``):
 
 * ``Map<Integer|Long, V>`` is written with bare integer keys: ``{"brokerAddrs":{0:"a:1"}}``;
 * ``Map<MessageQueue, V>`` is written with JSON objects as keys:
