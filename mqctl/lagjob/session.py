@@ -55,6 +55,11 @@ logger.memstore.level = error
 """
 
 
+def log4j2_properties(level: str = "WARN", traces: bool = False) -> str:
+    """The driver JVM's log4j2 configuration (:data:`_LOG4J2`)."""
+    return _LOG4J2.format(level=level.lower(), traces=str(traces).lower())
+
+
 def require_pyspark() -> None:
     try:
         import pyspark  # noqa: F401
@@ -151,8 +156,7 @@ def spark_session(master: str | None = "local[*]", *, conf: Mapping[str, str] | 
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     with tempfile.TemporaryDirectory(prefix="mqctl-spark-") as tmp:
         log_cfg = Path(tmp, "log4j2.properties")
-        log_cfg.write_text(_LOG4J2.format(level=log_level.lower(),
-                                          traces=str(traces).lower()), encoding="utf-8")
+        log_cfg.write_text(log4j2_properties(log_level, traces), encoding="utf-8")
         builder: Any = SparkSession.builder.appName(app_name)
         if master is not None:
             builder = builder.master(master)
