@@ -93,11 +93,12 @@ def name_problem(**names: str | None) -> str | None:
     for field, v in names.items():
         if v is None:
             continue
+        shown = json.dumps(v, ensure_ascii=False)[:60]
         if not v.strip():
-            return f"{field}: {json.dumps(v)} (empty)"
+            return f"{field}: {shown} (empty)"
         if _BAD_NAME_CHARS.search(v):
-            return (f"{field}: {json.dumps(v)[:60]} (whitespace or a control character: never in "
-                    "a RocketMQ name)")
+            return (f"{field}: {shown} (whitespace or a control character: never in a "
+                    "RocketMQ name)")
     return None
 
 
