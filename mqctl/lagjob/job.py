@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
 
-from mqctl.errors import UsageError
+from mqctl.errors import MqctlError, UsageError
 from mqctl.lagjob.inputs import (
     GMT8,
     InputSpec,
@@ -465,6 +465,25 @@ def failed_read(exc: BaseException) -> tuple[str, str] | None:
     return m.group(1), cause[:300]
 
 
+def java_failure(exc: BaseException, stage: str) -> MqctlError | None:
+    """Any other failure Spark reports with a Java stack trace in its message (a bug, or a
+    Spark set-up problem): the internal error (exit 1) without the trace, its first line and
+    root cause (``mqctl --debug`` prints the whole chain). None for a Python exception."""
+    text = str(exc)
+    if "\n\tat " not in text:
+        return None
+    from mqctl.errors import MqctlError
+
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()
+                  and not ln.startswith(("\t", "An error occurred while calling"))), "")
+    causes = _CAUSE.findall(text)
+    root = f"; caused by {causes[-1].strip()[:300]}" if causes else ""
+    return MqctlError(f"Spark failed in the lag report's '{stage}' step: "
+                      f"{first.lstrip(': ')[:300]}{root}",
+                      hint="this is a bug in mqctl or a problem of the Spark set-up; re-run with "
+                      "--debug for Spark's Java stack trace and report it")
+
+
 def _persistent_rdd_ids(spark: SparkSession) -> set[int] | None:
     """Ids of the RDDs the session holds in storage now (None where the JVM is not reachable,
     e.g. Spark Connect)."""
@@ -596,6 +615,9 @@ class _Run:
             if failed is not None:
                 raise failed from exc
             if not isinstance(exc, OSError):
+                short = java_failure(exc, self.current)
+                if short is not None:  # (the Java stack trace: --debug)
+                    raise short from exc
                 raise
             # e.g. the disk filled up during the run: name what failed
             from mqctl.fsutil import local_path_error

@@ -242,6 +242,22 @@ def test_a_failed_spark_read_names_the_file_and_the_cause():
     assert failed_read(RuntimeError("java.lang.OutOfMemoryError: Java heap space")) is None
 
 
+def test_any_other_spark_failure_is_one_line_without_the_java_trace():
+    from mqctl.errors import ExitCode
+    from mqctl.lagjob.job import java_failure
+
+    text = ("An error occurred while calling o77.parquet.\n: org.apache.spark.SparkException: "
+            "[INTERNAL_ERROR] something broke.\n\tat org.apache.spark.X.y(X.scala:1)\n"
+            "Caused by: java.lang.IllegalStateException: state\n\tat a.b.C.d(C.java:2)\n")
+    err = java_failure(RuntimeError(text), "lag")
+    assert err is not None and err.exit_code == ExitCode.INTERNAL
+    assert err.message == ("Spark failed in the lag report's 'lag' step: org.apache.spark."
+                           "SparkException: [INTERNAL_ERROR] something broke.; caused by "
+                           "IllegalStateException: state")
+    assert "\tat " not in err.message and "--debug" in str(err.hint)
+    assert java_failure(ValueError("a Python bug"), "lag") is None
+
+
 def test_spark_log_has_no_stack_traces_unless_debug():
     from mqctl.lagjob.session import log4j2_properties
 
