@@ -165,7 +165,8 @@ def report(
         max_skew_ms=duration_ms(max_skew), align_ms=duration_ms(align),
         storm_rounds=storm_rounds, storm_window_ms=duration_ms(storm_window),
         prom_file=prom_file, spark_conf=spark_conf or None,
-        progress=lambda m: info(st, m), state=state_dir, full=full, since=since, until=until)
+        progress=lambda m: info(st, m), state=state_dir, full=full, since=since, until=until,
+        debug=st.debug)
     emit(_readable(result_view(res, limit)), st.output(output))
     if res.breaches:
         exprs = sorted({b.expr for b in res.breaches})

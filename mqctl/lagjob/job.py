@@ -13,6 +13,7 @@ Exit codes of the job: 0 ok, 2 bad input/usage, 9 a ``--fail-on`` threshold was 
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit mqctl/lagjob/job.py
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
 
-from mqctl.errors import UsageError
+from mqctl.errors import MqctlError, UsageError
 from mqctl.lagjob.inputs import (
     GMT8,
     InputSpec,
@@ -150,7 +151,7 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
                summary_limit: int = 1000, spark_conf: dict[str, str] | None = None,
                progress: Callable[[str], None] | None = None, state: str | None = None,
                incremental: bool = True, full: bool = False, since: str | None = None,
-               until: str | None = None) -> ReportResult:
+               until: str | None = None, debug: bool = False) -> ReportResult:
     """Run the report over ``inputs`` (paths, globs, directories, URIs, or ``KIND=PATH``) and
     write everything under ``out_dir``. Thresholds are checked after everything is written;
     breaches are returned (``ReportResult.breaches``), not raised.
@@ -165,6 +166,7 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
     ``lag``/``group_status`` date partitions from the first date whose observations changed.
     ``full``: rebuild the state and rewrite every date. ``since``/``until``: times
     (``2024-06-01``, ``2024-06-01T10:00:00Z``, ``-2h``) bounding what the run reports.
+    ``debug``: Spark's log on stderr keeps the Java stack traces (else one line per message).
     """
     specs = [s if isinstance(s, InputSpec) else parse_input_spec(s) for s in inputs]
     if not specs:
@@ -190,12 +192,29 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
         raise UsageError("--since is after --until", hint="give --since before --until")
     say = progress or (lambda _m: None)
     # before the JVM starts: a long run must not end unwritten (errors name the path as given)
-    _check_outputs(out_dir, prom_file)
+    _check_outputs(out_dir, prom_file, state if incremental else None)
     out_dir = _absolute(out_dir)
+    state_dir = None
+    if incremental:
+        from mqctl.lagjob import writers as W
+
+        state_dir = _absolute(state or W.join(out_dir, "_state"))
+    # a second run into the same --out (or --state) is refused now, not after the JVM started
+    with report_lock(out_dir), state_lock(state_dir, out_dir):
+        return _start(specs, out_dir, state_dir, opts, thresholds, say, master=master,
+                      spark=spark, spark_conf=spark_conf, prom_file=prom_file, full=full,
+                      debug=debug)
+
+
+def _start(specs: list[InputSpec], out_dir: str, state_dir: str | None, opts: Options,
+           thresholds: list[Any], say: Callable[[str], None], *, master: str | None,
+           spark: SparkSession | None, spark_conf: dict[str, str] | None,
+           prom_file: str | None, full: bool, debug: bool) -> ReportResult:
+    """List and check the inputs, start (or take) the session, run (the locks are held)."""
     if all(_local(s.path) for s in specs):  # fail fast, before the JVM starts
         from mqctl.lagjob.readers import list_local
 
-        listing = list_local(specs)
+        listing = list_local(specs, None if full else _ingested(state_dir))
         _check_listing(listing)
     else:
         listing = None
@@ -222,8 +241,8 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
             java_opts = driver_java_options(size)
         if "spark.driver.memory" not in session_conf:
             session_conf["spark.driver.memory"] = driver_memory(size)
-    with spark_session(master, conf=session_conf, spark=spark, java_opts=java_opts) as handle, \
-            utc_session(handle.spark):
+    with spark_session(master, conf=session_conf, spark=spark, java_opts=java_opts,
+                       traces=debug) as handle, utc_session(handle.spark):
         ensure_workers_import_mqctl(handle.spark)
         if listing is None:
             from mqctl.lagjob.readers import list_inputs
@@ -236,11 +255,6 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
         tuned = {k: v for k, v in sized_settings(size, sc.defaultParallelism,
                                                  (sc.master or "").startswith("local")).items()
                  if k not in (spark_conf or {})}  # the user's --conf wins
-        state_dir = None
-        if incremental:
-            from mqctl.lagjob import writers as W
-
-            state_dir = _absolute(state or W.join(out_dir, "_state"))
         with run_settings(handle.spark, tuned):
             run = _Run(handle.spark, listing, out_dir, opts, thresholds, prom_file, say)
             run.state, run.full = state_dir, full
@@ -249,7 +263,29 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
 
 def _input_bytes(listing: Any) -> int:
     """The input's size, uncompressed, for sizing the session."""
-    return sum(_uncompressed_size(f.path, f.size) for f in listing.files if f.ignored is None)
+    return sum(_uncompressed_size(f.path, f.size) for f in listing.files
+               if f.ignored is None and f.unreadable is None)
+
+
+def _ingested(state_dir: str | None) -> Callable[[str, int, int], bool] | None:
+    """Whether a local input file is held parsed by the state (the manifest lists it, with its
+    size and modification time, without bad lines): the run does not read it again, so the
+    listing does not check its gzip data (docs/lag-performance.md, "Checking input files").
+    None without a local state whose manifest this version reads (every file is parsed)."""
+    if state_dir is None or not _local(state_dir):
+        return None
+    from mqctl.lagjob.ingest import MANIFEST, Manifest
+
+    try:
+        with open(os.path.join(local_path(state_dir), MANIFEST), encoding="utf-8") as fh:
+            man = Manifest.parse(fh.read())
+    except (OSError, UnicodeDecodeError):
+        return None
+    if man is None:
+        return None
+    held = {p: (m.get("size"), m.get("mtime_ms")) for p, m in man.files.items()
+            if not m.get("bad")}
+    return lambda path, size, mtime_ms: held.get(path) == (size, mtime_ms)
 
 
 def _uncompressed_size(path: str, size: int) -> int:
@@ -298,14 +334,17 @@ def _absolute(path: str) -> str:
     return os.path.abspath(local_path(path))
 
 
-def _check_outputs(out_dir: str, prom_file: str | None) -> None:
+def _check_outputs(out_dir: str, prom_file: str | None, state: str | None = None) -> None:
     """Raise the one-line usage error (exit 2) of an output location that cannot be written
     (a regular file, read-only, no permission, a full disk; a --prom-file whose directory is
-    missing). Only local paths: a Hadoop URI is checked by its file system when written."""
+    missing; a --state like --out). Only local paths: a Hadoop URI is checked by its file
+    system when written."""
     from mqctl.fsutil import check_output_file, output_location_error
     checks = [(out_dir, "report directory", True)]
     if prom_file:
         checks.append((prom_file, "Prometheus file", False))
+    if state:
+        checks.append((state, "state directory", True))
     for path, what, directory in checks:
         if _local(path):
             err = output_location_error(local_path(path), what, directory=directory)
@@ -364,8 +403,9 @@ def spark_failure(exc: BaseException, stage: str, written: dict[str, str]
 def report_lock(out: str) -> AbstractContextManager[None]:
     """Two report runs into one ``--out`` at once (a cron run that outlasts its interval)
     would interleave their state and appends: the second is refused (exit 6) by a lock on
-    ``OUT/.mqctl-lag.lock``; ``lag prune --out`` takes it too. Local directories only (a
-    Hadoop path: no lock)."""
+    ``OUT/.mqctl-lag.lock``, taken before the inputs are listed and the JVM starts, held to
+    the end of the run; ``lag prune --out`` takes it too. Local directories only (a Hadoop
+    path: no lock)."""
     if not _local(out):
         return nullcontext()
     from mqctl.fsutil import dir_lock
@@ -374,6 +414,74 @@ def report_lock(out: str) -> AbstractContextManager[None]:
     return dir_lock(d, ".mqctl-lag.lock", f"another mqctl lag report is still writing to {d}",
                     "the previous run has not finished; run the report less often (or give "
                     "each run its own --out)")
+
+
+def state_lock(state: str | None, out: str) -> AbstractContextManager[None]:
+    """The same lock on a ``--state`` outside ``--out`` (two reports into different outputs
+    sharing one state would interleave its manifest)."""
+    if state is None or not _local(state):
+        return nullcontext()
+    d, o = local_path(state), local_path(out)
+    if os.path.commonpath([os.path.abspath(d), os.path.abspath(o)]) == os.path.abspath(o):
+        return nullcontext()  # (under OUT: OUT's lock covers it)
+    from mqctl.fsutil import dir_lock
+
+    return dir_lock(d, ".mqctl-lag.lock", f"another mqctl lag report is still using the state "
+                    f"directory {d}", "the previous run has not finished; give each report "
+                    "its own --state")
+
+
+# a run that finds more input files Spark cannot read than this stops (each one costs a start
+# over; local files are checked before Spark starts, so this takes remote or changing inputs)
+MAX_FAILED_READS = 10
+UNREADABLE_HINT = ("check the file (gzip -t FILE for a .gz), then replace or remove it; local "
+                   "inputs are checked before Spark starts and quarantined (docs/exports.md "
+                   "section 9)")
+# Spark's error classes of a file it could not read (Spark 3.4+: FAILED_READ_FILE.*, and
+# PATH_NOT_FOUND when a listed file is gone before the scan is planned)
+_FAILED_READ = re.compile(r"\[FAILED_READ_FILE[.\w]*\] Encountered error while reading file "
+                          r"(\S+?)\.?\s+(?:SQLSTATE|$)", re.MULTILINE)
+_PATH_NOT_FOUND = re.compile(r"\[PATH_NOT_FOUND\] Path does not exist: (\S+?)\.?\s*(?:SQLSTATE|$)",
+                             re.MULTILINE)
+_CAUSE = re.compile(r"^Caused by: (?:[\w$]+\.)*([\w$]+(?:Exception|Error)[^\n]*)", re.MULTILINE)
+
+
+def failed_read(exc: BaseException) -> tuple[str, str] | None:
+    """``(file URI, cause)`` when ``exc`` is Spark failing to read one input file, e.g.
+    ``[FAILED_READ_FILE.NO_HINT] Encountered error while reading file file:///x.jsonl.gz`` with
+    ``Caused by: java.io.EOFException: Unexpected end of input stream`` -> ``("file:///x.jsonl.gz",
+    "EOFException: Unexpected end of input stream")``; None for anything else."""
+    text = str(exc)
+    m = _FAILED_READ.search(text)
+    if m is None:
+        m = _PATH_NOT_FOUND.search(text)
+        if m is None:
+            return None
+        return m.group(1), "the file does not exist (deleted after it was listed)"
+    causes = _CAUSE.findall(text)
+    cause = causes[-1].strip() if causes else "unknown cause"
+    if "FileNotFoundException" in cause:
+        cause = "the file does not exist (deleted after it was listed)"
+    return m.group(1), cause[:300]
+
+
+def java_failure(exc: BaseException, stage: str) -> MqctlError | None:
+    """Any other failure Spark reports with a Java stack trace in its message (a bug, or a
+    Spark set-up problem): the internal error (exit 1) without the trace, its first line and
+    root cause (``mqctl --debug`` prints the whole chain). None for a Python exception."""
+    text = str(exc)
+    if "\n\tat " not in text:
+        return None
+    from mqctl.errors import MqctlError
+
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()
+                  and not ln.startswith(("\t", "An error occurred while calling"))), "")
+    causes = _CAUSE.findall(text)
+    root = f"; caused by {causes[-1].strip()[:300]}" if causes else ""
+    return MqctlError(f"Spark failed in the lag report's '{stage}' step: "
+                      f"{first.lstrip(': ')[:300]}{root}",
+                      hint="this is a bug in mqctl or a problem of the Spark set-up; re-run with "
+                      "--debug for Spark's Java stack trace and report it")
 
 
 def _persistent_rdd_ids(spark: SparkSession) -> set[int] | None:
@@ -489,20 +597,27 @@ class _Run:
         try:
             from mqctl.lagjob.bounded import NotBounded
 
-            with report_lock(self.out):
+            quarantined = 0
+            while True:
                 try:
                     return self._run()
                 except NotBounded as why:  # (raised before anything is written)
                     self.say(f"lag report: not a bounded re-run ({why}): computing every "
                              "capture")
-                    self._unpersist()
-                    self.may_bound, self.bound, self.notes = False, None, []
-                    return self._run()
+                    self.may_bound = False
+                except Exception as exc:  # a file Spark could not read: quarantined, again
+                    if not self._quarantine_failed_read(exc, quarantined):
+                        raise
+                    quarantined += 1
+                self._restart()
         except Exception as exc:
             failed = spark_failure(exc, self.current, self.written)
             if failed is not None:
                 raise failed from exc
             if not isinstance(exc, OSError):
+                short = java_failure(exc, self.current)
+                if short is not None:  # (the Java stack trace: --debug)
+                    raise short from exc
                 raise
             # e.g. the disk filled up during the run: name what failed
             from mqctl.fsutil import local_path_error
@@ -515,6 +630,34 @@ class _Run:
         finally:
             self._unpersist()
             _release_checkpoints(self.spark, before)
+
+    def _quarantine_failed_read(self, exc: Exception, done: int) -> bool:
+        """Spark failed to read an input file the listing could not check (a remote file, a
+        codec Python cannot check, a file changed or deleted after it was listed): mark it
+        unreadable (quarantined, :func:`failed_read`) for the run to start over without it
+        (the manifest is read again; nothing of this attempt is committed). False for any
+        other failure. After :data:`MAX_FAILED_READS` files: the one-line error."""
+        found = failed_read(exc)
+        if found is None:
+            return False
+        uri, cause = found
+        path = local_path(uri) if _local(uri) else uri
+        if done >= MAX_FAILED_READS:
+            raise UsageError(f"Spark could not read input file {path}: {cause} (and "
+                             f"{done} other file(s) of this run)",
+                             hint=UNREADABLE_HINT) from exc
+        if not self.listing.mark_unreadable(path, f"Spark could not read it: {cause}"):
+            return False
+        self.say(f"lag report: {path}: Spark could not read it ({cause}): quarantined; "
+                 "computing again without it")
+        return True
+
+    def _restart(self) -> None:
+        """Forget what an attempt of :meth:`_run` found (the next one reads it all again)."""
+        self._unpersist()
+        self.bound, self.notes, self.written = None, [], {}
+        self.touched, self.new_batch, self.clean_ingest = None, None, False
+        self.aged_out, self.deferred, self.try_bound = set(), False, False
 
     def _unpersist(self) -> None:
         for df in self.persisted:
@@ -546,7 +689,9 @@ class _Run:
         assert st is not None
         man = self.manifest
         plan = I.plan(man, files)
-        current = {f.path for f in files}
+        # an ingested file that cannot be read now changed (its rows go, as a full run has
+        # none of it), it did not age out
+        current = {f.path for f in files} | {f.path for f in self.listing.unreadable()}
         changed = [p for p in plan.stale if p in current]
         # files that aged out (`snapshot --keep`) while nothing else changed: when the run can
         # be a bounded one, their rows stay in the table (marked) until their whole date is
@@ -809,6 +954,14 @@ class _Run:
             inputs["unrecognised"] = len(self.listing.unknown())
         if self.listing.ignored():
             inputs["ignored"] = len(self.listing.ignored())
+        unreadable = self.listing.unreadable()
+        if unreadable:
+            inputs["unreadable"] = len(unreadable)
+            shown = "; ".join(f"{f.path}: {f.unreadable}" for f in unreadable[:5])
+            more = f"; and {len(unreadable) - 5} more" if len(unreadable) > 5 else ""
+            self.notes.append(f"{len(unreadable)} input file(s) could not be read and were "
+                              f"quarantined whole (OUT/quarantine, reason 'unreadable file'): "
+                              f"{shown}{more}")
         for u in self.listing.unmatched:
             self.notes.append(f"input matched no file: {u}")
         self.say("lag report: reading " + ", ".join(f"{n} {k}" for k, n in inputs.items())
@@ -884,6 +1037,8 @@ class _Run:
         unknown = [(f.path, None, None, "unrecognised input",
                     "neither the name nor the content matches an input kind; pass KIND=PATH",
                     "", None) for f in self.listing.unknown()]
+        unknown += [(f.path, f.kind.value if f.kind else None, None, "unreadable file",
+                     f.unreadable, "", None) for f in unreadable]
         if unknown:
             bad_frames.append(sp.createDataFrame(unknown, schemas.BAD))
 

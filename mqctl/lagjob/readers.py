@@ -2,7 +2,10 @@
 
 Local paths are listed with the standard library; any other URI (``hdfs://``, ``s3a://``, ...)
 through Hadoop's FileSystem in the driver JVM. Files are never read whole into the driver:
-only the first 64 KiB of a file whose name does not tell its kind is sniffed.
+only the first 64 KiB of a file whose name does not tell its kind is sniffed, and a gzip file
+is decompressed once as a stream to check it (:mod:`mqctl.lagjob.probe`): a local file Spark
+could not read (a truncated or corrupt gzip file, a dangling symlink, a symlink loop, a FIFO,
+no permission) is listed as ``unreadable`` and quarantined instead of being read.
 """
 
 from __future__ import annotations
@@ -10,8 +13,8 @@ from __future__ import annotations
 import glob
 import os
 import zlib
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +47,7 @@ class InputFile:
     mtime_ms: int | None = None
     ignored: str | None = None  # known file deliberately not read, and why
     explicit: bool = False  # its kind was given (KIND=PATH), not found
+    unreadable: str | None = None  # Spark could not read it (probe.py): why; quarantined
 
 
 @dataclass
@@ -54,15 +58,28 @@ class Listing:
     def by_kind(self) -> dict[Kind, list[InputFile]]:
         out: dict[Kind, list[InputFile]] = {}
         for f in self.files:
-            if f.kind is not None and f.ignored is None:
+            if f.kind is not None and f.ignored is None and f.unreadable is None:
                 out.setdefault(f.kind, []).append(f)
         return out
 
     def unknown(self) -> list[InputFile]:
-        return [f for f in self.files if f.kind is None and f.ignored is None]
+        return [f for f in self.files
+                if f.kind is None and f.ignored is None and f.unreadable is None]
 
     def ignored(self) -> list[InputFile]:
         return [f for f in self.files if f.ignored is not None]
+
+    def unreadable(self) -> list[InputFile]:
+        return [f for f in self.files if f.unreadable is not None]
+
+    def mark_unreadable(self, path: str, why: str) -> bool:
+        """Quarantine ``path`` (a file Spark failed to read during the run); False when it is
+        not one of the files read."""
+        for i, f in enumerate(self.files):
+            if f.path == path and f.ignored is None and f.unreadable is None:
+                self.files[i] = replace(f, unreadable=why)
+                return True
+        return False
 
 
 def _is_local(path: str) -> bool:
@@ -78,22 +95,41 @@ def _decode_head(raw: bytes, name: str) -> str:
     return raw.decode("utf-8", "replace")
 
 
-def _local_files(pattern: str) -> list[str]:
+def _local_files(pattern: str) -> list[tuple[str, str | None]]:
+    """The files a local input names: ``(path, None)``, or ``(path, why)`` for a directory
+    that could not be listed (it is quarantined, not skipped). Directories are walked
+    recursively, following symlinks to directories (each directory once: a link back up the
+    tree is no loop). Whatever else is there (a dangling symlink, a symlink loop, a FIFO) is
+    listed as a file and found unreadable by :func:`probe.stat_problem`, never dropped."""
     p = local_path(pattern)
     if any(c in p for c in _GLOB_CHARS):
         matches = sorted(glob.glob(p, recursive=True))
-    elif os.path.exists(p):
+    elif os.path.lexists(p):
         matches = [p]
     else:
         return []
-    out: list[str] = []
+    out: list[tuple[str, str | None]] = []
+    seen_dirs: set[tuple[int, int]] = set()
     for m in matches:
-        if os.path.isdir(m):
-            for root, dirs, names in os.walk(m):
-                dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
-                out.extend(os.path.join(root, n) for n in sorted(names))
-        elif os.path.isfile(m):
-            out.append(m)
+        if not os.path.isdir(m):
+            out.append((m, None))
+            continue
+        failed: list[OSError] = []
+        for root, dirs, names in os.walk(m, onerror=failed.append, followlinks=True):
+            try:
+                st = os.stat(root)
+                key = (st.st_dev, st.st_ino)
+            except OSError:
+                key = None
+            if key is not None and key in seen_dirs:
+                dirs[:] = []
+                continue
+            if key is not None:
+                seen_dirs.add(key)
+            dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+            out.extend((os.path.join(root, n), None) for n in sorted(names))
+        out.extend((str(e.filename or m), f"cannot list directory: {e.strerror or e}")
+                   for e in failed)
     return out
 
 
@@ -112,15 +148,20 @@ def _classify(path: str, explicit: Kind | None, size: int, mtime_ms: int | None,
     return InputFile(path, kind, size, mtime_ms)
 
 
-def list_local(specs: Iterable[InputSpec]) -> Listing:
-    """List local inputs (no Spark needed)."""
+def list_local(specs: Iterable[InputSpec],
+               checked: Callable[[str, int, int], bool] | None = None) -> Listing:
+    """List local inputs (no Spark needed), each file checked as Spark would read it
+    (:mod:`mqctl.lagjob.probe`). ``checked(path, size, mtime_ms)``: True for a file the run
+    will not read again (the ingested state holds it parsed): its gzip data is not checked."""
+    from mqctl.lagjob import probe
+
     listing = Listing()
     seen: set[str] = set()
     for spec in specs:
         files = _local_files(spec.path)
         if not files:
             listing.unmatched.append(spec.path)
-        for f in files:
+        for f, listed in files:
             name = basename(f)
             if is_hidden(name):
                 continue
@@ -128,7 +169,18 @@ def list_local(specs: Iterable[InputSpec]) -> Listing:
             if real in seen:
                 continue
             seen.add(real)
-            st = os.stat(real)
+            st, why = (None, listed) if listed else probe.stat_problem(real)
+            if why is not None and spec.kind is None and ignored_reason(name):
+                listing.files.append(InputFile(real, None, 0, None, ignored=ignored_reason(name)))
+                continue
+            if why is not None:  # not read: its kind as far as the name tells
+                size = st.st_size if st is not None else 0
+                mtime = int(st.st_mtime * 1000) if st is not None else None
+                listing.files.append(InputFile(real, spec.kind or kind_from_name(name), size,
+                                               mtime, explicit=spec.kind is not None,
+                                               unreadable=why))
+                continue
+            assert st is not None
 
             def head(p: str = real) -> str:
                 try:
@@ -137,8 +189,13 @@ def list_local(specs: Iterable[InputSpec]) -> Listing:
                 except OSError:
                     return ""
 
-            listing.files.append(_classify(real, spec.kind, st.st_size,
-                                           int(st.st_mtime * 1000), head))
+            mtime_ms = int(st.st_mtime * 1000)
+            item = _classify(real, spec.kind, st.st_size, mtime_ms, head)
+            if item.ignored is None and not (checked and checked(real, st.st_size, mtime_ms)):
+                why = probe.check_local(real, st.st_size)
+                if why is not None:
+                    item = replace(item, unreadable=why)
+            listing.files.append(item)
     return ignore_beside_client_logs(listing)
 
 
@@ -177,7 +234,7 @@ def ignore_beside_client_logs(listing: Listing) -> Listing:
             if f.kind == Kind.CLIENT_LOG and kind_from_name(basename(f.path)) == Kind.CLIENT_LOG}
     if dirs:
         listing.files = [InputFile(f.path, None, f.size, f.mtime_ms, ignored=BESIDE_CLIENT_LOG)
-                         if beside(f) else f for f in listing.files]
+                         if beside(f) and f.unreadable is None else f for f in listing.files]
     return listing
 
 

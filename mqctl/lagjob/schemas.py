@@ -89,10 +89,29 @@ SNAPSHOT_JSON = T.StructType([
     T.StructField("members_unanswered", T.ArrayType(T.StringType())),  # since 1.1
     T.StructField("_corrupt", T.StringType()),
 ])
-# (consumer_offset may be null on a row with ``committed: false``)
-SNAPSHOT_REQUIRED = ("capture_ts", "group", "topic", "broker", "queue_id", "broker_offset",
-                     "consumer_offset")
+# (consumer_offset may be null on a row with ``committed: false``; an empty or blank text
+# counts as missing: ``cluster: ""`` would be a series of its own)
+SNAPSHOT_REQUIRED = ("capture_ts", "cluster", "group", "topic", "broker", "queue_id",
+                     "broker_offset", "consumer_offset")
+# the names that key a series: no whitespace or control character (below)
+SNAPSHOT_NAMES = ("cluster", "group", "topic", "broker")
 # the numeric fields of a snapshot row and their type (a value that does not fit is named)
 SNAPSHOT_NUMBERS = tuple((f.name, "int" if isinstance(f.dataType, T.IntegerType) else "long")
                          for f in SNAPSHOT_JSON.fields
                          if isinstance(f.dataType, (T.LongType, T.IntegerType)))
+
+
+def _json_kind(dt: T.DataType) -> str:
+    if isinstance(dt, (T.LongType, T.IntegerType)):
+        return "number"
+    if isinstance(dt, T.BooleanType):
+        return "boolean"
+    if isinstance(dt, T.ArrayType):
+        return "array"
+    return "text"
+
+
+# every field whose JSON value can have the wrong type, with the kind of value it takes (text
+# fields take any value: Spark's JSON reader keeps a number or object there as its text)
+SNAPSHOT_TYPED = tuple((f.name, _json_kind(f.dataType)) for f in SNAPSHOT_JSON.fields
+                       if f.name != "_corrupt" and _json_kind(f.dataType) != "text")

@@ -23,7 +23,9 @@ JAVA_HINT = ("install Java 17 (e.g. apt-get install openjdk-17-jre-headless) and
 
 # log4j2 for the driver JVM: WARN and above, minus the start-up chatter and the notices of
 # blocks that spill to disk as designed (the cuts are MEMORY_AND_DISK: "Not enough space to
-# cache rdd_... in memory!" at 10M rows)
+# cache rdd_... in memory!" at 10M rows). One line per message: a failed task's Java stack
+# trace (60 lines and more, repeated by each logger that passes the failure on) is not
+# written unless ``traces`` (``mqctl --debug``); mqctl names the failure itself.
 _LOG4J2 = """\
 status = error
 rootLogger.level = {level}
@@ -33,6 +35,7 @@ appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = spark: %p %c{{1}}: %m%n
+appender.console.layout.alwaysWriteExceptions = {traces}
 logger.native.name = org.apache.hadoop.util.NativeCodeLoader
 logger.native.level = error
 logger.utils.name = org.apache.spark.util.Utils
@@ -50,6 +53,11 @@ logger.checkpointed.level = error
 logger.memstore.name = org.apache.spark.storage.memory.MemoryStore
 logger.memstore.level = error
 """
+
+
+def log4j2_properties(level: str = "WARN", traces: bool = False) -> str:
+    """The driver JVM's log4j2 configuration (:data:`_LOG4J2`)."""
+    return _LOG4J2.format(level=level.lower(), traces=str(traces).lower())
 
 
 def require_pyspark() -> None:
@@ -118,12 +126,13 @@ def default_conf(master: str | None) -> dict[str, str]:
 @contextmanager
 def spark_session(master: str | None = "local[*]", *, conf: Mapping[str, str] | None = None,
                   spark: SparkSession | None = None, log_level: str = "WARN",
-                  app_name: str = "mqctl lag report",
-                  java_opts: str = JVM_OPTS) -> Iterator[SessionHandle]:
+                  app_name: str = "mqctl lag report", java_opts: str = JVM_OPTS,
+                  traces: bool = False) -> Iterator[SessionHandle]:
     """Yield the run's session: ``spark`` if given (never stopped here), the active session if
     one exists (a test fixture, ``spark-submit``, a notebook), else a new one (stopped at the end).
     ``java_opts``: HotSpot options of a driver JVM started here (the user's
     ``spark.driver.extraJavaOptions`` come first; a later option wins, as HotSpot reads them).
+    ``traces``: its log keeps Java stack traces (else one line per message).
 
     ``master=None`` leaves the master to ``spark-submit`` (falls back to ``local[*]``).
     """
@@ -147,7 +156,7 @@ def spark_session(master: str | None = "local[*]", *, conf: Mapping[str, str] | 
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     with tempfile.TemporaryDirectory(prefix="mqctl-spark-") as tmp:
         log_cfg = Path(tmp, "log4j2.properties")
-        log_cfg.write_text(_LOG4J2.format(level=log_level.lower()), encoding="utf-8")
+        log_cfg.write_text(log4j2_properties(log_level, traces), encoding="utf-8")
         builder: Any = SparkSession.builder.appName(app_name)
         if master is not None:
             builder = builder.master(master)

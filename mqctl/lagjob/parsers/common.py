@@ -79,6 +79,29 @@ INT_FIELDS = ("members", "mq_all", "cid_all")  # int columns (the rest are longs
 OUT_OF_RANGE = "value out of range"
 
 
+# whitespace, a control or a format character (a newline, a bidi override): never in a
+# RocketMQ group or topic name (TopicValidator.isTopicOrGroupIllegal allows ^[%|a-zA-Z0-9_-]+$);
+# such a name would split a Prometheus line or a table row, or make "G " a group beside "G"
+_BAD_NAME_CHARS = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
+
+
+def name_problem(**names: str | None) -> str | None:
+    """The first name (``group=``, ``topic=``, ...) that is empty or holds whitespace or a
+    control character, as ``group: "G\\n" (why)``, or None."""
+    import json
+
+    for field, v in names.items():
+        if v is None:
+            continue
+        shown = json.dumps(v, ensure_ascii=False)[:60]
+        if not v.strip():
+            return f"{field}: {shown} (empty)"
+        if _BAD_NAME_CHARS.search(v):
+            return (f"{field}: {shown} (whitespace or a control character: never in a "
+                    "RocketMQ name)")
+    return None
+
+
 def range_problem(ts: int | None = None, queue_ids: tuple[int, ...] = (),
                   **counts: int | None) -> str | None:
     """The first value outside the plausible range, as ``field=value: why`` (the detail of an

@@ -20,6 +20,7 @@ from mqctl.lagjob.parsers.common import (
     _int,
     _line_of,
     bad,
+    name_problem,
     range_problem,
 )
 from mqctl.models import parse_offset_table_key
@@ -76,6 +77,10 @@ def parse_consumer_offset(source: str, text: str, meta: PathMeta, ts: int,
                       "expected topic@group", str(key), ts)
             continue
         topic, group, broadcast = parsed
+        why = name_problem(topic=topic, group=group)
+        if why is not None:
+            yield bad(source, kind, _key_line(text, key), "bad offsetTable key", why, key, ts)
+            continue
         if broadcast:
             group = f"{group}@broadcast"
         entries: list[tuple[Any, Any]]

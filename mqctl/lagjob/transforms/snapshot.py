@@ -21,6 +21,30 @@ SNAPSHOT_OBS_DDL = ("observed_ts long, cluster string, group string, topic strin
 SNAPSHOT_BAD = ["source", "source_kind", "block", "rid", "reason", "detail", "content",
                 "observed_ts"]
 
+# after a field's quoted name: the colon and its value's JSON token (a string with its quotes
+# and escapes, a number, a literal, or the first character of an array or object)
+_TOKEN = (r'\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|true|false|null|\[|\{'
+          r'|[^\s,}\]]+)')
+# the tokens each kind of field takes
+_RIGHT_TOKEN = {"number": r"^-?\d+$", "boolean": r"^(true|false)$", "array": r"^\[$"}
+_EXPECTED = {"number": "a whole number", "boolean": "true or false", "array": "a list"}
+_SHOWN_MAX = 60
+
+
+def _shown(tok: Column) -> Column:
+    """A JSON token as the detail shows it (at most 60 characters; an array or object as
+    ``[...]`` / ``{...}``)."""
+    return (F.when(tok == "[", F.lit("[...]")).when(tok == "{", F.lit("{...}"))
+            .when(F.length(tok) > _SHOWN_MAX,
+                  F.concat(F.substring(tok, 1, _SHOWN_MAX), F.lit("...")))
+            .otherwise(tok))
+
+
+def _shown_text(c: Column) -> Column:
+    """A text value as a JSON string (quoted, a newline as ``\\n``), at most 60 characters."""
+    quoted = F.regexp_extract(F.to_json(F.struct(c.alias("v"))), r'^\{"v":(.*)\}$', 1)
+    return _shown(quoted)
+
 
 def parse_snapshot_records(lines: DataFrame, schema: object,
                            run_ms: int | None = None) -> DataFrame:
@@ -29,13 +53,17 @@ def parse_snapshot_records(lines: DataFrame, schema: object,
     ``content`` and its position (``block``, ``rid``). Parse once, split with
     :func:`split_snapshot_records`.
 
-    A line is bad when it is not a JSON object, a field has the wrong type, the ``schema`` is
-    not ``mqctl.snapshot/1``, a required field is missing, or a value is outside the plausible
-    range of :mod:`mqctl.lagjob.parsers` (``value out of range``: a capture time before 2010
-    or more than a day after ``run_ms``, a number beyond 2^63-1, a queue id above 65535;
-    ``negative value``: a negative queue id, offset or store time). The detail names the field
-    and its value. Blank lines are skipped (not errors). Every row that passes keeps the
-    transforms' arithmetic within a long (see :func:`with_lag`, :func:`estimate_time_lag`).
+    A line is bad when it is not a JSON object, a field has the wrong type (``wrong type``,
+    the field and its value named: ``broker_offset: "abc" (expected a whole number)``), the
+    ``schema`` is not ``mqctl.snapshot/1``, a required field is missing or empty (``cluster``
+    included: an empty one would be a series of its own), a name (cluster, group, topic,
+    broker) holds whitespace or a control character (``bad name``; RocketMQ allows neither,
+    TopicValidator), or a value is outside the plausible range of :mod:`mqctl.lagjob.parsers`
+    (``value out of range``: a capture time before 2010 or more than a day after ``run_ms``, a
+    number beyond 2^63-1, a queue id above 65535; ``negative value``: a negative queue id,
+    offset or store time). The detail names the field and its value. Blank lines are skipped
+    (not errors). Every row that passes keeps the transforms' arithmetic within a long (see
+    :func:`with_lag`, :func:`estimate_time_lag`).
     """
     parsed = (lines.filter(F.trim(F.col("value")) != "")
               .withColumn("j", F.from_json(F.col("value"), schema,  # type: ignore[arg-type]
@@ -56,12 +84,20 @@ def check_snapshot_records(parsed: DataFrame, run_ms: int | None = None) -> Data
         QUEUE_ID_MAX,
         SNAPSHOT_NON_NEGATIVE,
     )
-    from mqctl.lagjob.schemas import SNAPSHOT_NUMBERS, SNAPSHOT_REQUIRED
+    from mqctl.lagjob.schemas import (
+        SNAPSHOT_NAMES,
+        SNAPSHOT_NUMBERS,
+        SNAPSHOT_REQUIRED,
+        SNAPSHOT_TYPED,
+    )
 
     j = F.col("j")
+    corrupt = j.isNull() | j["_corrupt"].isNotNull()
 
-    def raw(c: str) -> Column:
-        return F.get_json_object(F.col("value"), "$." + c)
+    def token(c: str) -> Column:
+        """The field's value as written in the line (a JSON token; an array or object: its
+        first character), "" when the line has no such field. Only read on corrupt lines."""
+        return F.regexp_extract(F.col("value"), '"' + c + '"' + _TOKEN, 1)
 
     def first(checks: list[tuple[Column, Column]]) -> Column:
         out = F.lit(None).cast("string")
@@ -71,11 +107,17 @@ def check_snapshot_records(parsed: DataFrame, run_ms: int | None = None) -> Data
 
     # a number that did not fit its type (a long beyond 2^63-1, an int queue id) makes the
     # whole line unparsable; name it instead of a generic "wrong type"
-    too_big = first([((j.isNull() | j["_corrupt"].isNotNull()) & raw(c).rlike(r"^-?\d+$")
-                      & (j.isNull() | j[c].isNull()),
-                      F.concat(F.lit(c + "="), raw(c), F.lit(": beyond 2^63-1" if t == "long"
-                                                            else ": not a queue id")))
+    too_big = first([(corrupt & token(c).rlike(r"^-?\d+$") & (j.isNull() | j[c].isNull()),
+                      F.concat(F.lit(c + "="), token(c), F.lit(": beyond 2^63-1" if t == "long"
+                                                              else ": not a queue id")))
                      for c, t in SNAPSHOT_NUMBERS])
+    # a value of the wrong type (a string, a fraction or a boolean where a whole number goes,
+    # ``"yes"`` for a boolean, a string for a list) makes the line corrupt too: named
+    wrong_type = first([(corrupt & (token(c) != "") & (token(c) != "null")
+                         & ~token(c).rlike(_RIGHT_TOKEN[kind]),
+                         F.concat(F.lit(c + ": "), _shown(token(c)),
+                                  F.lit(f" (expected {_EXPECTED[kind]})")))
+                        for c, kind in SNAPSHOT_TYPED])
     hi = (run_ms if run_ms is not None else 0) + FUTURE_SLACK_MS
     ts = j["capture_ts"]
     ts_bad = (ts < MIN_CAPTURE_MS) | (F.lit(run_ms is not None) & (ts > F.lit(hi)))
@@ -94,17 +136,34 @@ def check_snapshot_records(parsed: DataFrame, run_ms: int | None = None) -> Data
     never = j["committed"].eqNullSafe(F.lit(False))
     # nor has a BROADCASTING group's (snapshot 1.2): its clients keep their offsets
     no_offset = never | j["message_model"].eqNullSafe(F.lit("BROADCASTING"))
-    missing = F.concat_ws(", ", *[F.when(j[c].isNull() & (~no_offset if c == "consumer_offset"
-                                                           else F.lit(True)), F.lit(c))
+
+    def absent(c: str) -> Column:
+        blank = (F.trim(j[c]) == "") if c in SNAPSHOT_NAMES else F.lit(False)
+        return j[c].isNull() | blank
+
+    missing = F.concat_ws(", ", *[F.when(absent(c) & (~no_offset if c == "consumer_offset"
+                                                       else F.lit(True)), F.lit(c))
                                   for c in SNAPSHOT_REQUIRED])
+    # whitespace or a control character (a newline splits a Prometheus line and a table row;
+    # "G" and "G " would be two groups): never in a RocketMQ name (TopicValidator
+    # .isTopicOrGroupIllegal allows ^[%|a-zA-Z0-9_-]+$ only)
+    bad_name = first([(j[c].rlike(r"[\s\p{Cc}\p{Cf}\p{Z}]"),
+                       F.concat(F.lit(c + ": "), _shown_text(j[c]),
+                                F.lit(" (whitespace or a control character: never in a "
+                                      "RocketMQ name)")))
+                      for c in SNAPSHOT_NAMES])
     reason = (F.when(too_big.isNotNull(), F.lit("value out of range"))
-              .when(j.isNull() | j["_corrupt"].isNotNull(), F.lit("malformed JSON"))
+              .when(wrong_type.isNotNull(), F.lit("wrong type"))
+              .when(corrupt, F.lit("malformed JSON"))
               .when(j["schema"].isNull() | ~j["schema"].rlike(r"^mqctl\.snapshot/1(\.\d+)?$"),
                     F.lit("unsupported schema"))
               .when(missing != "", F.lit("missing field"))
+              .when(bad_name.isNotNull(), F.lit("bad name"))
               .when(out_of_range.isNotNull(), F.lit("value out of range"))
               .when(negative.isNotNull(), F.lit("negative value")))
     detail = (F.when(too_big.isNotNull(), too_big)
+              .when(reason == "wrong type", wrong_type)
+              .when(reason == "bad name", bad_name)
               .when(reason == "malformed JSON",
                     F.lit("not a JSON object, or a field has the wrong type"))
               .when(reason == "unsupported schema",
