@@ -28,8 +28,10 @@ from mqctl.models import RETRY_PREFIX
 from mqctl.remoting.client import fan_out
 from mqctl.timeparse import format_ms, now_ms
 
-# 1.1 (issue 25): owner_unknown and members_unanswered; readers take any mqctl.snapshot/1.x
-SCHEMA = "mqctl.snapshot/1.1"
+# 1.1 (issue 25): owner_unknown and members_unanswered; 1.2 (issue 27): rows of BROADCASTING
+# groups (consumer offset, lag and time lag null: :func:`broadcast_rows`); readers take any
+# mqctl.snapshot/1.x
+SCHEMA = "mqctl.snapshot/1.2"
 
 # file suffix per --compress choice; Spark (Hadoop's GzipCodec) reads .gz text natively
 SUFFIXES = {"gzip": ".jsonl.gz", "none": ".jsonl"}
@@ -149,9 +151,73 @@ async def capture(admin: Admin, groups: Sequence[str], *, namesrv: str,
             snap.group_exc[o.item] = o.error
             continue
         assert o.value is not None
-        snap.rows.extend(rows_of(o.value, capture_ts=ts, cluster=cluster, namesrv=namesrv))
+        rows = rows_of(o.value, capture_ts=ts, cluster=cluster, namesrv=namesrv)
+        if not rows and _broadcasting(o.value):
+            rows = await broadcast_rows(admin, o.value, capture_ts=ts, cluster=cluster,
+                                        namesrv=namesrv, failures=snap.failures)
+        snap.rows.extend(rows)
         snap.failures.extend((o.item, f) for f in o.value.failures)
     return snap
+
+
+def _broadcasting(p: GroupProgress) -> bool:
+    conn = p.members.connection if p.members else None
+    return conn is not None and conn.message_model == "BROADCASTING"
+
+
+async def broadcast_rows(admin: Admin, p: GroupProgress, *, capture_ts: int, cluster: str,
+                         namesrv: str, failures: list[tuple[str, BrokerFailure]]
+                         ) -> list[dict[str, Any]]:
+    """Rows of a BROADCASTING group, which the brokers hold no offsets of: each client keeps
+    its own in a local file (DefaultMQPushConsumerImpl#start picks LocalFileOffsetStore for
+    MessageModel.BROADCASTING, RemoteBrokerOffsetStore only for CLUSTERING), so
+    GET_CONSUME_STATS lists no queue. One row per queue of the topics the group subscribes
+    (GET_TOPIC_STATS_INFO on each master of the route): the max and min offsets as read, the
+    consumer offset, lag and time lag null (unknown, never 0) and ``committed`` null, with the
+    members and ``message_model``, so the lag report lists the group with that reason instead
+    of losing it. A topic whose route or stats cannot be read is left out (named in
+    ``failures``)."""
+    conn = p.members.connection if p.members else None
+    if conn is None:
+        return []
+    stats: dict[Any, Any] = {}
+    for topic in sorted(t for t in conn.subscriptions if not t.startswith(RETRY_PREFIX)):
+        try:
+            route = await admin.topic_route(topic)
+        except MqctlError as exc:
+            failures.append((p.group, BrokerFailure("-", None, exc)))
+            continue
+        for b in route.brokers:
+            addr = b.master_addr or b.select_addr()
+            if addr is None:
+                continue
+            try:
+                got = await admin.topic_stats(topic, addr)
+            except MqctlError as exc:
+                failures.append((p.group, BrokerFailure(b.broker_name, addr, exc)))
+                continue
+            stats.update({mq: off for mq, off in got.offsets.items()
+                          if mq.broker_name == b.broker_name})
+    members = sorted(p.members.clients) if p.members else []
+    out = []
+    for mq in sorted(stats, key=lambda m: (m.topic, m.broker_name, m.queue_id)):
+        off = stats[mq]
+        out.append({
+            "schema": SCHEMA, "capture_ts": capture_ts, "capture_time": format_ms(capture_ts),
+            "cluster": cluster, "namesrv": namesrv, "group": p.group, "topic": mq.topic,
+            "broker": mq.broker_name, "queue_id": mq.queue_id,
+            "broker_offset": off.max_offset, "min_offset": off.min_offset,
+            "consumer_offset": None, "pull_offset": None, "lag": None, "inflight": None,
+            "inflight_source": None, "committed": None, "last_timestamp": None,
+            "max_timestamp": None, "delay_ms": None, "delay_unknown": "broadcasting",
+            "owner": None, "owners": [], "owner_unknown": False, "locked": None,
+            "last_lock_ts": None, "members": members,
+            "members_unanswered": sorted(p.unanswered),
+            "online": p.members.online_state if p.members else None,
+            "consume_type": conn.consume_type, "message_model": conn.message_model,
+            "orderly": None,
+        })
+    return out
 
 
 def snapshot_path(out_dir: str | os.PathLike[str], cluster: str, capture_ts: int, *,

@@ -29,6 +29,8 @@ The package is split by subject, each module a set of pure functions:
 * :mod:`.observations`: captures, one observation per queue and capture, broker offsets, lag;
 * :mod:`.timelag`: the time lag;
 * :mod:`.status`: the queue, group-topic and group status;
+* :mod:`.health`: the group health (status, storms and unowned queues together) and the groups
+  that are seen but cannot be judged;
 * :mod:`.rebalance`: the rebalance history (changes, resets, moves, unowned, rounds, storms,
   locks).
 
@@ -45,6 +47,15 @@ from mqctl.lagjob.transforms.common import (
     date_of,
     iso_of,
     with_date,
+)
+from mqctl.lagjob.transforms.health import (
+    BROADCAST_REASON,
+    HEALTH,
+    HEALTH_CODE,
+    HEALTH_COLUMNS,
+    LOGS_ONLY_REASON,
+    group_health,
+    unseen_groups,
 )
 from mqctl.lagjob.transforms.observations import (
     broker_history,
@@ -109,6 +120,8 @@ from mqctl.lagjob.transforms.timelag import (
 )
 
 __all__ = [
+    "BROADCAST_REASON", "HEALTH", "HEALTH_CODE", "HEALTH_COLUMNS", "LOGS_ONLY_REASON",
+    "group_health", "unseen_groups",
     "CHANGE_COLS", "DAY_MS", "GQUEUE", "LIFE_EVENTS", "LOCK_EVENTS", "MAX_REAL_DELAY_MS",
     "OBS_KEY", "QUEUE", "RESET_WINDOW_MS", "RESTART_GAP_MS", "SEVERITY", "SNAPSHOT_BAD",
     "SNAPSHOT_OBS", "SNAPSHOT_OBS_DDL", "SOURCE_PRIORITY", "STATUSES", "broker_history",

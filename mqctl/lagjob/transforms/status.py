@@ -139,10 +139,19 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0,
 
 
 def group_topic_status(queues: DataFrame) -> DataFrame:
-    """Per capture, group and topic: totals, maxima, rates, the worst queue status, and the
-    group's status (worst over its topics at that capture)."""
+    """Per capture, group and topic: totals, maxima, rates, the worst queue status, how many
+    queues are in it (``status_queues``: "3 of 8 queues STALL"), the fewest captures in a
+    queue's window (``window_samples``: a status over an incomplete window says so), the
+    group's consume type and message model, and the group's status (worst over its topics at
+    that capture)."""
     q = queues.withColumn("_sev", severity(F.col("status")))
     agg = q.groupBy("cluster", "group", "topic", "capture_ts").agg(
+        # queues per status (severity 0..4): the worst one's count is ``status_queues``
+        F.array(*[F.sum(F.when(F.col("_sev") == i, 1).otherwise(0)) for i in range(
+            len(STATUSES))]).alias("_per"),
+        F.min("window_samples").alias("window_samples"),
+        F.max("consume_type").alias("consume_type"),
+        F.max("message_model").alias("message_model"),
         F.count(F.lit(1)).alias("queues"),
         F.count("lag").alias("queues_known"),
         F.try_sum("lag").alias("total_lag"),
@@ -167,6 +176,9 @@ def group_topic_status(queues: DataFrame) -> DataFrame:
     )
     wg = Window.partitionBy("cluster", "group", "capture_ts")
     return (agg.withColumn("status", status_name(F.col("status_code")))
+            .withColumn("status_queues", F.when(F.col("status_code").isNotNull(), F.element_at(
+                "_per", F.col("status_code") + 1)).cast("long"))
+            .drop("_per")
             .withColumn("group_status_code", F.max("status_code").over(wg))
             .withColumn("group_status", status_name(F.col("group_status_code")))
             .withColumn("estimated", F.col("_est") == 1)
@@ -202,10 +214,19 @@ def latest_groups(group_topic: DataFrame, rebalances: DataFrame | None = None) -
     w = Window.partitionBy("cluster", "group").orderBy(F.col("capture_ts").desc())
     last = (group_topic.withColumn("_last", F.first("capture_ts").over(w))
             .filter(F.col("capture_ts") == F.col("_last")))
+    worst = F.col("status_code").eqNullSafe(F.col("group_status_code"))
     out = last.groupBy("cluster", "group", "capture_ts").agg(
         F.count(F.lit(1)).alias("topics"), F.try_sum("total_lag").alias("total_lag"),
         F.max("lag_seconds").alias("lag_seconds"),
         F.max("group_status_code").alias("group_status_code"),
+        F.sum("queues").alias("queues"),
+        # the queues in the group's worst state, over the topics in it
+        F.sum(F.when(worst, F.col("status_queues"))).alias("status_queues"),
+        F.min("window_samples").alias("window_samples"),
+        F.max("consume_type").alias("consume_type"),
+        F.max("message_model").alias("message_model"),
+        F.sum("never_committed").alias("never_committed"),
+        F.sum("owner_unknown").alias("owner_unknown"),
         # the fraction of the group's queues (over its topics) whose window is full
         (F.sum(F.col("complete") * F.col("queues_known"))
          / F.sum(F.when(F.col("complete").isNotNull(), F.col("queues_known")))).alias("complete"),
