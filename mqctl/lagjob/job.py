@@ -428,6 +428,7 @@ class _Run:
         self.prom_file = prom_file
         self.written: dict[str, str] = {}
         self.say = say
+        self.started = 0.0
         self.persisted: list[DataFrame] = []
         self.current = "read"  # the stage running now (named when Spark fails in it)
         self.notes: list[str] = []
@@ -498,6 +499,9 @@ class _Run:
             return df.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
 
     def run(self) -> ReportResult:
+        import time
+
+        self.started = time.perf_counter()  # (the report's run time, in its Prometheus file)
         before = _persistent_rdd_ids(self.spark)
         try:
             from mqctl.lagjob.bounded import NotBounded
@@ -1056,7 +1060,7 @@ class _Run:
         if bound is not None:  # every row of lag (written), not just the look-back and new ones
             lag = lag_all
         latest, groups_df = self._latest(X.latest_status(gt_r, ev_r),
-                                         X.latest_groups(gt_r, ev_r), storms, unowned, events,
+                                         X.latest_groups(gt_r, ev_r), storms, unowned, ev_r,
                                          locks)
         frames: dict[str, DataFrame] = {
             "lag": lag, "group_status": gt, "rebalance/events": events,
@@ -1198,7 +1202,15 @@ class _Run:
             {**r, "health_reasons": "; ".join(r.get("health_reasons") or [])}
             for r in all_latest(True))))
         written["summary_csv"] = csv_path
-        prom_text = W.render_prometheus(all_latest(False), all_groups(), totals, run_ts)
+        last = groups_df.agg(F.max("capture_ts").alias("t"), F.count(F.lit(1)).alias("n")
+                             ).collect()[0]
+        brokers = X.latest_per_broker(lag, latest).orderBy("cluster", "group", "topic", "broker")
+        prom_text = W.render_prometheus(
+            all_latest(False), all_groups(), {
+                **totals, "groups": int(last["n"]),
+                "last_capture_s": last["t"] / 1000.0 if last["t"] is not None else None,
+                "duration_s": round(time.perf_counter() - self.started, 3)},
+            now_ms(), (r.asDict() for r in brokers.toLocalIterator()))
         prom_path = self.prom_file or W.join(self.out, "mqctl_lag.prom")
         W.write_text(sp, prom_path, prom_text)
         written["prometheus"] = prom_path
@@ -1278,7 +1290,7 @@ class _Run:
         every = groups.unionByName(unseen, allowMissingColumns=True)
         health = self.cut(X.group_health(every, storms, unowned, o.storm_window_ms,
                                          o.unowned_max), "health")
-        unseen_rows = unseen.drop("reason")
+        unseen_rows = X.with_rebalances(unseen.drop("reason"), events)
         latest = (latest.unionByName(unseen_rows, allowMissingColumns=True)
                   .join(health, on=keys, how="left"))
         groups = (groups.unionByName(unseen_rows, allowMissingColumns=True)

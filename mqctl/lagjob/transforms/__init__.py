@@ -108,10 +108,12 @@ from mqctl.lagjob.transforms.status import (
     STATUSES,
     group_topic_status,
     latest_groups,
+    latest_per_broker,
     latest_status,
     queue_status,
     severity,
     status_name,
+    with_rebalances,
 )
 from mqctl.lagjob.transforms.timelag import (
     MAX_REAL_DELAY_MS,
@@ -128,11 +130,12 @@ __all__ = [
     "capture_changes", "capture_index", "capture_resets", "changes_from_track",
     "check_snapshot_records", "date_of", "dedupe_observations", "drop_reset_gaps", "enrich",
     "estimate_time_lag", "fill_broker_offsets", "group_topic_status", "infer_log_cluster",
-    "iso_of", "latest_groups", "latest_status", "line_numbers", "lock_events", "log_changes",
+    "iso_of", "latest_groups", "latest_per_broker", "latest_status", "line_numbers",
+    "lock_events", "log_changes",
     "mark_resets", "merge_changes", "merge_unowned_sources", "not_a_delay",
     "own_broker_offsets", "owner_track", "parse_snapshot_lines",
     "parse_snapshot_records", "queue_moves", "queue_status", "rebalance_events",
     "rebalance_rounds", "rebalance_storms", "reset_events", "severity", "split_snapshot_records",
     "status_name", "unowned_from_captures", "unowned_from_logs", "unowned_from_track",
-    "with_capture", "with_date", "with_lag",
+    "with_capture", "with_date", "with_lag", "with_rebalances",
 ]

@@ -187,7 +187,7 @@ def group_topic_status(queues: DataFrame) -> DataFrame:
             .drop("_est", "_online"))
 
 
-def _with_rebalances(out: DataFrame, rebalances: DataFrame | None) -> DataFrame:
+def with_rebalances(out: DataFrame, rebalances: DataFrame | None) -> DataFrame:
     """Add each group's count of rebalance events (resets are not rebalances), 0 for none."""
     if rebalances is None:
         return out
@@ -206,18 +206,48 @@ def latest_status(group_topic: DataFrame, rebalances: DataFrame | None = None) -
            .withColumn("peak_lag_seconds", F.max("lag_seconds").over(w_all))
            .withColumn("captures", F.count(F.lit(1)).over(w_all))
            .withColumn("_rn", F.row_number().over(w)).filter(F.col("_rn") == 1).drop("_rn"))
-    return _with_rebalances(out, rebalances)
+    return with_rebalances(out, rebalances)
+
+
+def latest_per_broker(lag: DataFrame, latest: DataFrame) -> DataFrame:
+    """Per group, topic and broker at the group and topic's latest capture (``latest``:
+    ``cluster, group, topic, capture_ts``): the lag, the time lag of the slowest queue,
+    whether it is estimated, the rates and the queues (rocketmq-exporter's ``broker`` label).
+    Only the captures of ``latest`` are read (a filter on the earliest of them first: Parquet
+    row groups before it are skipped)."""
+    keys = ["cluster", "group", "topic", "capture_ts"]
+    last = latest.filter(F.col("topic").isNotNull()).select(*keys).distinct()
+    first = last.agg(F.min("capture_ts")).collect()[0][0]
+    rows = lag if first is None else lag.filter(F.col("capture_ts") >= F.lit(int(first)))
+    j = rows.join(F.broadcast(last), on=keys, how="inner")
+    return j.groupBy("cluster", "group", "topic", "broker").agg(
+        F.try_sum("lag").alias("total_lag"), F.max("lag_seconds").alias("lag_seconds"),
+        F.max(F.when(F.col("lag_seconds").isNotNull(), F.col("estimated").cast("int")))
+        .alias("_est"),
+        F.sum("consume_rate").alias("consume_rate"), F.sum("produce_rate").alias("produce_rate"),
+        F.count(F.lit(1)).alias("queues"),
+    ).withColumn("estimated", F.col("_est") == 1).drop("_est")
 
 
 def latest_groups(group_topic: DataFrame, rebalances: DataFrame | None = None) -> DataFrame:
-    """Per group: its latest capture's totals over topics and the group status."""
+    """Per group: its latest capture's totals over topics (the lag and time lag of its own
+    topics; ``retry_lag`` and ``dlq_lag`` of its %RETRY% and %DLQ% topics, null when it has
+    none) and the group status."""
     w = Window.partitionBy("cluster", "group").orderBy(F.col("capture_ts").desc())
     last = (group_topic.withColumn("_last", F.first("capture_ts").over(w))
             .filter(F.col("capture_ts") == F.col("_last")))
     worst = F.col("status_code").eqNullSafe(F.col("group_status_code"))
+    retry, dlq = F.col("topic").startswith("%RETRY%"), F.col("topic").startswith("%DLQ%")
+    main = ~(retry | dlq)
     out = last.groupBy("cluster", "group", "capture_ts").agg(
-        F.count(F.lit(1)).alias("topics"), F.try_sum("total_lag").alias("total_lag"),
-        F.max("lag_seconds").alias("lag_seconds"),
+        # the lag of the group's own topics: its %RETRY% and %DLQ% backlogs are apart (a retry
+        # message waits its delay level by design: 10 s to 2 h, MessageStoreConfig
+        # messageDelayLevel)
+        F.count(F.lit(1)).alias("topics"), F.try_sum(F.when(main, F.col("total_lag")))
+        .alias("total_lag"),
+        F.max(F.when(main, F.col("lag_seconds"))).alias("lag_seconds"),
+        F.try_sum(F.when(retry, F.col("total_lag"))).alias("retry_lag"),
+        F.try_sum(F.when(dlq, F.col("total_lag"))).alias("dlq_lag"),
         F.max("group_status_code").alias("group_status_code"),
         F.sum("queues").alias("queues"),
         # the queues in the group's worst state, over the topics in it
@@ -236,4 +266,4 @@ def latest_groups(group_topic: DataFrame, rebalances: DataFrame | None = None) -
            .withColumn("online", F.when(F.col("_online").isNull(),
                                         F.lit(None).cast("boolean"))
                        .otherwise(F.col("_online") == 1)).drop("_online"))
-    return _with_rebalances(out, rebalances)
+    return with_rebalances(out, rebalances)
