@@ -1305,7 +1305,7 @@ class _Run:
               run_ts: int) -> str:
         """report.html: bounded data from the frames, then the page (mqctl/lagjob/html.py)."""
         from mqctl.lagjob import html as H
-        from mqctl.timeparse import format_ms
+        from mqctl.lagjob.verdicts import utc
 
         o = self.o
         lim = H.HtmlLimits(groups=o.chart_groups, points=o.chart_points,
@@ -1321,7 +1321,7 @@ class _Run:
         shown = summary[:lim.status_rows]
         meta = {"title": "mqctl lag report", "first_ts": data.first_ts,
                 "last_ts": data.last_ts, "captures": data.captures, "window": o.window,
-                "subtitle": f"generated {format_ms(run_ts)}; window {o.window} capture(s); "
+                "subtitle": f"generated {utc(run_ts)}; window {o.window} capture(s); "
                             f"{counts['lag_rows']} queue observation(s); "
                             f"{counts['rebalance_events']} rebalance event(s); "
                             f"{counts['storms']} storm(s); "
