@@ -58,7 +58,8 @@ def status_text(row: dict[str, Any], window: int | None, key: str = "status") ->
     if status is None:
         return None
     parts = []
-    n, total = row.get("status_queues"), row.get("queues")
+    # a group row counts the queues of its topics in that state (status_queues_of)
+    n, total = row.get("status_queues"), row.get("status_queues_of") or row.get("queues")
     if status != "OK" and n is not None and total:
         parts.append(f"{int(n)} of {int(total)} queue{'s' if int(total) != 1 else ''}")
     part = partial_window(row, window)

@@ -252,6 +252,9 @@ def latest_groups(group_topic: DataFrame, rebalances: DataFrame | None = None) -
         F.sum("queues").alias("queues"),
         # the queues in the group's worst state, over the topics in it
         F.sum(F.when(worst, F.col("status_queues"))).alias("status_queues"),
+        # ... of how many: the queues of those topics ("STALL, 3 of 8 queues" of TopicAudit,
+        # not of its 10 with the %RETRY% topic's)
+        F.sum(F.when(worst, F.col("queues"))).alias("status_queues_of"),
         F.min("window_samples").alias("window_samples"),
         F.max("consume_type").alias("consume_type"),
         F.max("message_model").alias("message_model"),
