@@ -230,9 +230,13 @@ def test_summary_files_html_and_prometheus(report):
     page = (out / "report.html").read_text()
     assert not re.search(r"<script[^>]*\bsrc\s*=", page, re.I) and "G_STALL" in page
     fam = validate_exposition((out / "mqctl_lag.prom").read_text())
-    assert 'mqctl_lag_messages{cluster="c1",group="G_STALL",topic="T"} 500' in fam[
-        "mqctl_lag_messages"]
-    assert 'mqctl_group_status{cluster="",group="G_STORE"} 4' in fam["mqctl_group_status"]
+    assert any(x.startswith('mqctl_consumer_lag_messages{cluster="c1",group="G_STALL",topic="T",'
+                            'broker="') and x.endswith(" 500")
+               for x in fam["mqctl_consumer_lag_messages"])
+    assert 'mqctl_group_status{cluster="",group="G_STORE",status="STOP"} 1' in fam[
+        "mqctl_group_status"]
+    assert 'mqctl_group_status_severity{cluster="",group="G_STORE"} 4' in fam[
+        "mqctl_group_status_severity"]
     assert fam["mqctl_lag_report_quarantined_records"] == [
         "mqctl_lag_report_quarantined_records 11"]
     assert fam["mqctl_lag_report_threshold_breaches"] == [

@@ -186,3 +186,16 @@ def test_html_is_self_contained_and_escapes_broker_data():
     # lag, time lag and the rebalance timeline, drawn as SVG
     assert page.count('<svg class="overview') == 3
     assert 'class="st-WARN"' in page
+
+
+def test_health_and_storm_thresholds():
+    """Issue 27 item 1: the group health, the storm flag and the unowned share are --fail-on
+    metrics (health in Burrow's group words)."""
+    t = parse_threshold("health>=WARN")
+    assert (t.column, t.value, t.shown_value()) == ("health_code", 1.0, "WARN")
+    assert parse_threshold("group=GID_*:health==err").value == 2.0
+    assert parse_threshold("in_storm==1").column == "in_storm"
+    assert parse_threshold("unowned_share>=0.1").column == "unowned_share"
+    with pytest.raises(UsageError) as e:
+        parse_threshold("health>=STALL")  # a status word is not a health word
+    assert "health must be one of OK, WARN, ERR" in e.value.message
