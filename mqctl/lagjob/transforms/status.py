@@ -145,6 +145,9 @@ def group_topic_status(queues: DataFrame) -> DataFrame:
     group's consume type and message model, and the group's status (worst over its topics at
     that capture)."""
     q = queues.withColumn("_sev", severity(F.col("status")))
+    for c in ("consume_type", "message_model"):  # (snapshots carry them; other inputs not)
+        if c not in q.columns:
+            q = q.withColumn(c, F.lit(None).cast("string"))
     agg = q.groupBy("cluster", "group", "topic", "capture_ts").agg(
         # queues per status (severity 0..4): the worst one's count is ``status_queues``
         F.array(*[F.sum(F.when(F.col("_sev") == i, 1).otherwise(0)) for i in range(
