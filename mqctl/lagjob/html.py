@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from mqctl.lagjob.verdicts import POP_NOTE, utc
+from mqctl.lagjob.verdicts import POP_NOTE, fmt_duration, utc
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -439,24 +439,6 @@ def _utc(ms: Any) -> str:
     """The page's one time format (the header, the tables, the tooltips, the generated stamp):
     ``2024-06-01 10:00:00 UTC``."""
     return utc(ms)
-
-
-def fmt_duration(seconds: Any) -> str:
-    """``3h 2m``, ``5m 3s``, ``12.3s``; ``-`` when unknown."""
-    if seconds is None or (isinstance(seconds, float) and not math.isfinite(seconds)):
-        return "-"
-    s = float(seconds)
-    if s < 60:
-        return f"{s:.1f}s" if s < 10 and not s.is_integer() else f"{s:.0f}s"
-    n = int(round(s))
-    d, rem = divmod(n, 86400)
-    h, rem = divmod(rem, 3600)
-    m, sec = divmod(rem, 60)
-    if d:
-        return f"{d}d {h}h"
-    if h:
-        return f"{h}h {m}m"
-    return f"{m}m {sec}s"
 
 
 def fmt_count(v: Any) -> str:

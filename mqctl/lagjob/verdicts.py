@@ -22,21 +22,28 @@ def utc(ms: Any) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def duration(ms: Any) -> str:
-    """``3h 2m``, ``5m 3s``, ``12s``; ``-`` when unknown."""
-    if ms is None or (isinstance(ms, float) and not math.isfinite(ms)):
+def fmt_duration(seconds: Any) -> str:
+    """``3h 2m``, ``5m 3s``, ``12.3s``; ``-`` when unknown."""
+    if seconds is None or (isinstance(seconds, float) and not math.isfinite(seconds)):
         return "-"
-    n = int(round(float(ms) / 1000))
+    s = float(seconds)
+    if s < 60:
+        return f"{s:.1f}s" if s < 10 and not s.is_integer() else f"{s:.0f}s"
+    n = int(round(s))
     d, rem = divmod(n, 86400)
     h, rem = divmod(rem, 3600)
-    m, s = divmod(rem, 60)
+    m, sec = divmod(rem, 60)
     if d:
         return f"{d}d {h}h"
     if h:
         return f"{h}h {m}m"
-    if m:
-        return f"{m}m {s}s" if s else f"{m}m"
-    return f"{s}s"
+    return f"{m}m {sec}s"
+
+
+def duration(ms: Any) -> str:
+    """A setting's length in milliseconds as the reasons say it: ``10m``, ``1m 30s``, ``20s``."""
+    text = fmt_duration(None if ms is None else float(ms) / 1000)
+    return text[:-3] if text.endswith("m 0s") else text
 
 
 def partial_window(row: dict[str, Any], window: int | None) -> str | None:

@@ -199,3 +199,37 @@ def test_health_and_storm_thresholds():
     with pytest.raises(UsageError) as e:
         parse_threshold("health>=STALL")  # a status word is not a health word
     assert "health must be one of OK, WARN, ERR" in e.value.message
+
+
+def test_verdict_words():
+    """Issue 27 item 2: a status says how many queues are in it and when it rests on a partial
+    window; a group's health says why, worst first (mqctl/lagjob/verdicts.py)."""
+    from mqctl.lagjob import verdicts as V
+
+    dup = {"status": "STALL", "status_queues": 3, "queues": 8, "window_samples": 10,
+           "complete": 1.0}
+    assert V.status_text(dup, 10) == "STALL (3 of 8 queues)"
+    one = {"status": "OK", "status_queues": 32, "queues": 32, "window_samples": 1,
+           "complete": 0.0}
+    assert V.status_text(one, 10) == "OK (window 1 of 10)"
+    assert V.status_text({"status": None}, 10) is None
+    # a group row counts the queues of its topics in that state, not its retry topic's
+    grp = {"group_status": "STALL", "status_queues": 3, "queues": 10, "status_queues_of": 8}
+    assert V.status_text(grp, None, "group_status") == "STALL (3 of 8 queues)"
+    mixed = {"group_status": "OK", "in_storm": True, "storm_rule": "long-round",
+             "storm_start_ts": 1717236000000, "storm_end_ts": 1717239600000, "storm_rounds": 1,
+             "storm_events": 1686, "unowned_share": 0.27, "unowned_ms": 600_000,
+             "unowned_now": 1, "online": True, "window_samples": 10, "complete": 1.0}
+    assert V.health_reasons(mixed, window=10, storm_window_ms=600_000, round_max_ms=60_000,
+                            storm_rounds=3, unowned_max=0.1) == [
+        "rebalance storm from 2024-06-01 10:00:00 UTC to 2024-06-01 11:00:00 UTC: 1 round(s), "
+        "1,686 event(s) (a round longer than 1m)",
+        "queues unowned 27% of the time in the last 10m, 1 unowned at the latest capture"]
+    # a little unowned time (a deploy) is no reason; an offline group's is STOP's
+    calm = {**mixed, "in_storm": False, "unowned_share": 0.02, "unowned_now": 0}
+    assert V.health_reasons(calm, unowned_max=0.1) == []
+    assert V.health_reasons({"group_status": "STOP", "status_queues": 8, "queues": 8,
+                             "unowned_share": 1.0, "unowned_ms": 1, "online": False},
+                            unowned_max=0.1) == ["STOP (8 of 8 queues)"]
+    assert V.health_reasons({"consume_type": "CONSUME_POP", "group_status": "OK"}) == [
+        V.POP_NOTE]
