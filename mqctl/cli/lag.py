@@ -140,6 +140,11 @@ def report(
     with Spark, and write date-partitioned Parquet (re-runs replace their dates), summary.csv,
     summary.json, report.html and a Prometheus textfile.
 
+    Each group gets a health (OK, WARN, ERR): its status, a rebalance storm (--storm-rounds
+    rounds within --storm-window, or one round longer than --storm-round-max) and queues
+    unowned --unowned-max of the time; a group it cannot judge (BROADCASTING) is listed with
+    the reason.
+
     Rebalance history counts one event per real change (a logged change and the snapshot
     change it explains are one), a client restarted with the same id as a crash and a new
     gain, offset resets as reset events, not rebalances, and a member that did not answer its

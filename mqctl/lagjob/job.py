@@ -1016,8 +1016,9 @@ class _Run:
             unowned_df = X.drop_reset_gaps(unowned_df, changes)
         if has_logs:  # one interval per queue and period, from either source or both
             logged = changes.filter(F.col("source_kind").startswith("client-log"))
+            owned = track.filter(F.col("owner").isNotNull()).select(*X.GQUEUE, "capture_ts")
             unowned_df = X.merge_unowned_sources(unowned_df, X.unowned_from_logs(logged),
-                                                 o.align_ms)
+                                                 o.align_ms, owned)
         unowned = self.cut(X.with_date(unowned_df, "start_ts"), "unowned")
         rounds = X.rebalance_rounds(events, o.round_gap_ms)
         storms = self.cut(X.with_date(X.rebalance_storms(

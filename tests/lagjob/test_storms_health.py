@@ -114,6 +114,8 @@ def test_health_counts_unowned_queue_time_in_the_window(spark):
                    # A: one queue unowned for the last 5 of the 10 minutes and still open,
                    # another for 2 minutes long before the window: 5/40 = 12.5% >= 10%
                    ("c", "A", "T", "b", 0, t - 5 * MIN, None),
+                   # the same period seen again (another source): counted once
+                   ("c", "A", "T", "b", 0, t - 4 * MIN, t - MIN),
                    ("c", "A", "T", "b", 1, 10 * MIN, 12 * MIN),
                    # B: 3 minutes of 40 in the window (7.5%), over by the latest capture
                    ("c", "B", "T", "b", 0, t - 20 * MIN, t - 7 * MIN),
@@ -142,3 +144,27 @@ def test_broadcast_and_log_only_groups_are_listed_with_their_reason(spark):
     assert (h["NEWS"]["health"], h["NEWS"]["reason"]) == (None, X.BROADCAST_REASON)
     assert (h["LOGONLY"]["health"], h["LOGONLY"]["reason"]) == (None, X.LOGS_ONLY_REASON)
     assert (h["PAY"]["health"], h["PAY"]["reason"]) == ("OK", None)
+
+
+UN_COLS = ("cluster string, `group` string, topic string, broker string, queue_id int, "
+           "since_ts long, start_ts long, end_ts long, duration_ms long, open boolean, "
+           "source_kind string")
+
+
+def test_an_open_log_interval_ends_where_a_capture_shows_an_owner(spark):
+    """Two containers with one client id (the demo's GID_DUP): the logs see one holder, so the
+    one container's crash reads as the queue's loss, and the interval stays open; every capture
+    after it shows the queue owned. It ends at the first such capture (more than --align after
+    it began); without captures of an owner it stays open."""
+    logged = spark.createDataFrame([
+        ("c", "DUP", "T", "b", 0, 0, 0, None, None, True, "client-log"),
+        ("c", "DUP", "T", "b", 1, 0, 0, None, None, True, "client-log")], UN_COLS)
+    captured = spark.createDataFrame([], UN_COLS)
+    owned = spark.createDataFrame([("c", "DUP", "T", "b", 0, ts) for ts in (5 * S, 120 * S,
+                                                                           240 * S)],
+                                  "cluster string, `group` string, topic string, "
+                                  "broker string, queue_id int, capture_ts long")
+    got = {r["queue_id"]: (r["end_ts"], r["open"], r["duration_ms"]) for r in
+           X.merge_unowned_sources(captured, logged, 10 * S, owned).collect()}
+    # queue 0: the capture at 5 s is within --align of the loss; the one at 120 s ends it
+    assert got == {0: (120 * S, False, 120 * S), 1: (None, True, None)}

@@ -22,7 +22,7 @@ Pure functions over DataFrames (no collect): the job joins the result to its lat
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 HEALTH = ("OK", "WARN", "ERR")
@@ -78,14 +78,24 @@ def group_health(groups: DataFrame, storms: DataFrame, unowned: DataFrame, windo
     u = (g.select(*keys, "capture_ts").join(unowned.select(
         *keys, "topic", "broker", "queue_id", F.col("start_ts").alias("_s"),
         F.col("end_ts").alias("_e")), on=keys, how="inner"))
-    a = F.greatest(F.col("_s"), lo)
-    b = F.least(F.coalesce(F.col("_e"), hi), hi)
+    # each queue's unowned time in the window, its intervals clipped to it and overlapping ones
+    # counted once (two sources can still see one period twice)
+    queue = [*keys, "topic", "broker", "queue_id"]
     now = (F.col("_s") <= hi) & (F.col("_e").isNull() | (F.col("_e") > hi))
-    un = u.groupBy(*keys).agg(
-        F.sum(F.greatest(b - a, F.lit(0))).alias("unowned_ms"),
-        F.countDistinct(F.when(now, F.concat_ws(":", "topic", "broker",
-                                                F.col("queue_id").cast("string"))))
-        .alias("unowned_now"))
+    c = (u.withColumn("_a", F.greatest(F.col("_s"), lo))
+         .withColumn("_b", F.least(F.coalesce(F.col("_e"), hi), hi))
+         .withColumn("_now", now.cast("int")))
+    wq = Window.partitionBy(*queue).orderBy("_a", "_b")
+    c = (c.withColumn("_reach", F.max("_b").over(wq.rowsBetween(Window.unboundedPreceding, -1)))
+         .withColumn("_isl", F.sum(F.when(F.col("_reach").isNull()
+                                          | (F.col("_a") > F.col("_reach")), 1).otherwise(0))
+                     .over(wq.rowsBetween(Window.unboundedPreceding, 0))))
+    isl = c.groupBy(*queue, "_isl").agg(F.min("_a").alias("_a"), F.max("_b").alias("_b"),
+                                         F.max("_now").alias("_now"))
+    un = isl.groupBy(*keys).agg(
+        F.sum(F.greatest(F.col("_b") - F.col("_a"), F.lit(0))).alias("unowned_ms"),
+        F.countDistinct(F.when(F.col("_now") == 1, F.concat_ws(
+            ":", "topic", "broker", F.col("queue_id").cast("string")))).alias("unowned_now"))
     out = (g.join(st, on=keys, how="left").join(un, on=keys, how="left")
            .withColumn("storms", F.coalesce(F.col("storms"), F.lit(0)).cast("long"))
            .withColumn("in_storm", F.coalesce(F.col("_in"), F.lit(0)) == 1)

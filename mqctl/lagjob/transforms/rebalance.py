@@ -456,14 +456,22 @@ def unowned_from_logs(changes: DataFrame) -> DataFrame:
         F.col("_next_ts").isNull().alias("open"), "source_kind")
 
 
-def merge_unowned_sources(captured: DataFrame, logged: DataFrame, tol_ms: int) -> DataFrame:
+def merge_unowned_sources(captured: DataFrame, logged: DataFrame, tol_ms: int,
+                          owned: DataFrame | None = None) -> DataFrame:
     """Unowned intervals from captures and from logs together, one per queue and period: a
     capture interval (the queue had no owner in consecutive captures, so it lost its owner
     after ``since_ts`` and had one again by ``end_ts``) that a log interval of the same queue
     overlaps (give or take ``tol_ms``) is the same period; the log interval, which has the
     exact times, stays with both sources (``source_kind`` ``client-log+snapshot``), and when
     the logs never saw it end (the new owner's log was not given) it ends where the captures
-    saw an owner again."""
+    saw an owner again.
+
+    ``owned`` (``GQUEUE, capture_ts`` of the captures that showed the queue with an owner):
+    a log interval still open in the logs ends at the first such capture more than ``tol_ms``
+    after it began, also when no capture interval matches it. The logs see only the clients
+    whose logs were given, and two clients with one client id (two containers with the same
+    ``IP@pid``: the demo's GID_DUP) are one holder to them: the loss of one looks like the
+    queue's, while every capture shows the other holding it."""
     keys = GQUEUE
     cap = captured.select(*keys, F.col("since_ts").alias("_cs"), F.col("end_ts").alias("_ce"),
                           F.col("start_ts").alias("_cstart")).alias("c")
@@ -493,7 +501,21 @@ def merge_unowned_sources(captured: DataFrame, logged: DataFrame, tol_ms: int) -
                        .otherwise(F.col("duration_ms")))
            .withColumn("open", F.col("end_ts").isNull())
            .drop("_both", "_cap_end"))
-    return rest.unionByName(out.select(*rest.columns))
+    out = out.select(*rest.columns)
+    if owned is not None:
+        o = owned.select(*keys, F.col("capture_ts").alias("_own_ts"))
+        first = (out.filter(F.col("end_ts").isNull()).select(*keys, "start_ts")
+                 .join(o, on=keys, how="inner")
+                 .filter(F.col("_own_ts") > F.col("start_ts") + F.lit(int(tol_ms)))
+                 .groupBy(*keys, "start_ts").agg(F.min("_own_ts").alias("_seen")))
+        out = (out.join(first, on=[*keys, "start_ts"], how="left")
+               .withColumn("end_ts", F.coalesce(F.col("end_ts"), F.col("_seen")))
+               .withColumn("duration_ms", F.when(F.col("end_ts").isNotNull(),
+                                                 F.col("end_ts") - F.col("start_ts"))
+                           .otherwise(F.col("duration_ms")))
+               .withColumn("open", F.col("end_ts").isNull())
+               .select(*rest.columns))
+    return rest.unionByName(out)
 
 
 def rebalance_rounds(events: DataFrame, gap_ms: int) -> DataFrame:
