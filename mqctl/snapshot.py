@@ -28,8 +28,10 @@ from mqctl.models import RETRY_PREFIX
 from mqctl.remoting.client import fan_out
 from mqctl.timeparse import format_ms, now_ms
 
-# 1.1 (issue 25): owner_unknown and members_unanswered; readers take any mqctl.snapshot/1.x
-SCHEMA = "mqctl.snapshot/1.1"
+# 1.1 (issue 25): owner_unknown and members_unanswered; 1.2 (issue 27): rows of BROADCASTING
+# groups (consumer offset, lag and time lag null, ``lag_unknown`` says why: :func:`rows_of`);
+# readers take any mqctl.snapshot/1.x
+SCHEMA = "mqctl.snapshot/1.2"
 
 # file suffix per --compress choice; Spark (Hadoop's GzipCodec) reads .gz text natively
 SUFFIXES = {"gzip": ".jsonl.gz", "none": ".jsonl"}

@@ -61,6 +61,4 @@ def demo(
     view = _readable(result_view(res))  # TIME LAG as a duration, as `lag report` shows it
     view.notes.insert(0, f"simulated {hours:g} h: {cap.captures} snapshot(s), {cap.rows} rows, "
                       f"logs in {cap.logs_dir}")
-    if "html" in res.paths:
-        view.notes.append(f"HTML report: {res.paths['html']}")
     emit(view, fmt)

@@ -101,15 +101,22 @@ def report(
     storm_rounds: Annotated[int, typer.Option(
         "--storm-rounds", min=1, help="Rebalance rounds within --storm-window that make a "
                                       "storm.")] = 3,
-    storm_window: Annotated[str, typer.Option("--storm-window", help="Storm window.")] = "10m",
+    storm_window: Annotated[str, typer.Option("--storm-window", help="Storm window; also how "
+                                              "far back a group's health looks.")] = "10m",
+    storm_round_max: Annotated[str, typer.Option(
+        "--storm-round-max", help="A rebalance round lasting longer than this is a storm by "
+                                  "itself (continuous churn); 0 = off.")] = "1m",
+    unowned_max: Annotated[float, typer.Option(
+        "--unowned-max", min=0.0, max=1.0, help="Group health ERR when queues were unowned "
+        "this share of the queue time in the storm window.")] = 0.1,
     prom_file: Annotated[str | None, typer.Option(
         "--prom-file", help="Write the Prometheus textfile here (e.g. node_exporter's textfile "
                             "directory) instead of OUT/mqctl_lag.prom.", show_default=False)
     ] = None,
     conf: Annotated[list[str] | None, typer.Option(
         "--conf", help="Spark setting KEY=VALUE (repeatable).", show_default=False)] = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="Group/topic rows shown here "
-                                                              "(all are in summary.csv).")
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Groups shown here (every group "
+                                                              "and topic is in summary.csv).")
                      ] = 20,
     state_dir: Annotated[str | None, typer.Option(
         "--state", help="Where snapshot files are kept parsed between runs (an ingested Parquet "
@@ -132,6 +139,11 @@ def report(
     """Compute offset lag, time lag, Burrow-style status and rebalance history from exports
     with Spark, and write date-partitioned Parquet (re-runs replace their dates), summary.csv,
     summary.json, report.html and a Prometheus textfile.
+
+    Each group gets a health (OK, WARN, ERR): its status, a rebalance storm (--storm-rounds
+    rounds within --storm-window, or one round longer than --storm-round-max) and queues
+    unowned --unowned-max of the time; a group it cannot judge (BROADCASTING) is listed with
+    the reason.
 
     Rebalance history counts one event per real change (a logged change and the snapshot
     change it explains are one), a client restarted with the same id as a crash and a new
@@ -164,6 +176,7 @@ def report(
         allowed_lag_seconds=allowed_lag_seconds,
         max_skew_ms=duration_ms(max_skew), align_ms=duration_ms(align),
         storm_rounds=storm_rounds, storm_window_ms=duration_ms(storm_window),
+        storm_round_max_ms=duration_ms(storm_round_max), unowned_max=unowned_max,
         prom_file=prom_file, spark_conf=spark_conf or None,
         progress=lambda m: info(st, m), state=state_dir, full=full, since=since, until=until,
         debug=st.debug)

@@ -11,12 +11,17 @@ Two halves, so the page is tested without Spark:
   takeovers) per group. Three small jobs plus the overview timeline; nothing unbounded reaches
   the driver.
 * :func:`render_html` (pure) builds the page: a header with the first and last capture, a
-  legend of the statuses and columns, the status table (a colour per row), overview charts
-  (plotly.js inlined, log scale so a group lagging 40 messages shows next to one lagging a
-  million) and a section per group with one inline SVG: lag and time lag per queue (log
-  scales), status per capture, owners per queue over time, unowned periods, rebalance events,
-  offset resets, lock takeovers and storms on one time axis. Every bound that cut something
-  is said on the page.
+  legend of the statuses and columns, the status table (a colour per row: the group's health;
+  the status cell coloured by status), a section per group with one inline SVG (lag and time
+  lag per queue on log scales, status per capture, owners per queue over time, unowned
+  periods, rebalance events by cause, offset resets, lock takeovers and storms on one time
+  axis) and overview charts of every charted group, inline SVG too. Every bound that cut
+  something is said on the page.
+
+No JavaScript: the page was 5.4 MB with plotly.js inlined (4.8 MB of it) for three overview
+charts, while the per-group timelines already drew inline SVG. SVG with ``<title>`` tooltips
+draws the same charts in a few hundred kB, opens offline, can be mailed, and runs no script
+over cluster data (issue 27 item 4).
 
 Broker data (group, topic, client names) is escaped everywhere; ids of page elements are
 generated, never taken from names.
@@ -29,6 +34,8 @@ import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+
+from mqctl.lagjob.verdicts import POP_NOTE, fmt_duration, utc
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -145,7 +152,8 @@ def collect_report_data(spark: SparkSession, *, gt: DataFrame, lag: DataFrame,
                         .groupBy("_gi", "ts").agg(F.max("n1").alias("n1"),
                                                   F.max("x").alias("x"),
                                                   F.max("n2").alias("n2")).collect())
-    data.series = [{"group": keys[r["_gi"]][1] if not keys[r["_gi"]][0] else
+    many = len({c for c, _g in keys if c}) > 1  # a cluster is named only when there are several
+    data.series = [{"group": keys[r["_gi"]][1] if not (many and keys[r["_gi"]][0]) else
                     f"{keys[r['_gi']][1]} ({keys[r['_gi']][0]})", "ts": r["ts"],
                     "total_lag": r["n1"], "lag_seconds": r["x"], "status_code": r["n2"],
                     "_gi": r["_gi"]} for r in per_rows]
@@ -369,6 +377,17 @@ def _sections(keys: list[tuple[str, str]], group_rows: list[dict[str, Any]],
 STATUS_ORDER = ("OK", "WARN", "REWIND", "STALL", "STOP")
 STATUS_COLOURS = {"OK": "#3a9d3a", "WARN": "#d9a400", "REWIND": "#e07b00", "STALL": "#d2502a",
                   "STOP": "#c0162c"}
+# the group health (transforms/health.py): Burrow's group words
+HEALTH_COLOURS = {"OK": "#3a9d3a", "WARN": "#c99700", "ERR": "#c0162c"}
+HEALTH_MEANING = {
+    "ERR": "The status is REWIND, STALL or STOP, or the group is in a rebalance storm, or its "
+           "queues were unowned for --unowned-max of the time in the last --storm-window "
+           "(the why column says which).",
+    "WARN": "The status is WARN: the consumers move but fall behind.",
+    "OK": "The status is OK, no storm, queues owned.",
+    "-": "Unknown: the report cannot judge the group (a BROADCASTING group keeps its offsets "
+         "in the clients; a group seen only in logs has no offsets in the inputs).",
+}
 STATUS_MEANING = {
     "OK": "Caught up at some capture of the window (lag <= --allowed-lag, or time lag <= "
           "--allowed-lag-seconds), or consuming with the lag going down.",
@@ -383,7 +402,11 @@ STATUS_MEANING = {
 }
 COLUMN_MEANING = [
     ("cluster, group, topic", "What was measured; one row per group and topic."),
-    ("status", "The worst status of the topic's queues at the latest capture (legend above)."),
+    ("health", "The group's health (legend above): its status, rebalance storms and unowned "
+               "queues together; the row has its colour."),
+    ("status", "The worst status of the topic's queues at the latest capture (legend above), "
+               "with how many queues are in it (STALL, 3 of 8 queues) and, hatched, when it "
+               "rests on fewer captures than the window (window 1 of 10)."),
     ("lag", "Messages not yet consumed, summed over the topic's queues: broker max offset "
             "minus the group's committed offset. A queue the group never committed (consumer "
             "offset none) counts its whole queue, as mqadmin's Diff does: where its consumers "
@@ -400,6 +423,7 @@ COLUMN_MEANING = [
     ("complete", "Fraction of the queues whose status window is full (1 = a full window of "
                  "captures seen)."),
     ("capture", "When the latest capture of the group and topic was taken (UTC)."),
+    ("why", "What makes the group's health what it is, and what the report cannot judge."),
     ("-", "Unknown: mqctl could not know the value (never shown as 0)."),
 ]
 # the owner of a lane run whose owner could not be read (snapshot owner_unknown)
@@ -411,33 +435,10 @@ CAUSE_COLOURS = {"rebalance": "#1f77b4", "stop": "#555555", "crash": "#b00020",
 E = html.escape
 
 
-def _iso(ms: Any) -> str | None:
-    if ms is None:
-        return None
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
-
-
 def _utc(ms: Any) -> str:
-    s = _iso(ms)
-    return "-" if s is None else s + " UTC"
-
-
-def fmt_duration(seconds: Any) -> str:
-    """``3h 2m``, ``5m 3s``, ``12.3s``; ``-`` when unknown."""
-    if seconds is None or (isinstance(seconds, float) and not math.isfinite(seconds)):
-        return "-"
-    s = float(seconds)
-    if s < 60:
-        return f"{s:.1f}s" if s < 10 and not s.is_integer() else f"{s:.0f}s"
-    n = int(round(s))
-    d, rem = divmod(n, 86400)
-    h, rem = divmod(rem, 3600)
-    m, sec = divmod(rem, 60)
-    if d:
-        return f"{d}d {h}h"
-    if h:
-        return f"{h}h {m}m"
-    return f"{m}m {sec}s"
+    """The page's one time format (the header, the tables, the tooltips, the generated stamp):
+    ``2024-06-01 10:00:00 UTC``."""
+    return utc(ms)
 
 
 def fmt_count(v: Any) -> str:
@@ -615,7 +616,10 @@ def _group_svg(gi: int, g: dict[str, Any], t0: int, t1: int,
 
     y0 = 8.0
     lag_h, tl_h, lane_h, strip_h = 120.0, 96.0, 13.0, 10.0
-    lanes = g["lanes"]
+    # a pop group: the broker hands out every queue's messages to whichever client pops, so
+    # no client owns a queue: no lanes (empty ones would read as "owner unknown"), a note
+    pop = (g.get("latest") or {}).get("consume_type") == "CONSUME_POP"
+    lanes = [] if pop else g["lanes"]
     n_lanes = max(1, len(lanes))
     # layout: lag, time lag, status strip, owner lanes, marks, axis
     y_lag = y0
@@ -677,7 +681,9 @@ def _group_svg(gi: int, g: dict[str, Any], t0: int, t1: int,
     svg.add(f'<text class="plabel" x="6" y="{y_ln - 3:.0f}">owners per queue</text>')
     lane_of = {(str(ln["topic"]), str(ln["broker"]), ln["queue_id"]): i
                for i, ln in enumerate(lanes)}
-    if not lanes:
+    if pop:
+        svg.add(f'<text class="pop-note" x="{_L + 6}" y="{y_ln + 10:.0f}">{E(POP_NOTE)}</text>')
+    elif not lanes:
         svg.add(f'<text class="tick" x="{_L + 6}" y="{y_ln + 10:.0f}">no owner reported in the '
                 "captures (owners are unknown, not absent)</text>")
     for i, ln in enumerate(lanes):
@@ -746,6 +752,19 @@ td.time,td.num{white-space:nowrap}
 tr.st-OK td{background:#eef8ee} tr.st-WARN td{background:#fff6d8}
 tr.st-REWIND td{background:#ffead6} tr.st-STALL td{background:#ffe1d6}
 tr.st-STOP td{background:#ffd6da}
+tr.h-OK td{background:#eef8ee} tr.h-WARN td{background:#fff6d8} tr.h-ERR td{background:#ffd6da}
+tr.unknown td{background:#f0f0f0;color:#555}
+td.status.st-OK{color:#1f6b1f} td.status.st-WARN{color:#8a6700}
+td.status.st-REWIND,td.status.st-STALL,td.status.st-STOP{color:#a01020;font-weight:600}
+td.status.partial{background-image:repeating-linear-gradient(135deg,transparent 0 5px,
+rgba(0,0,0,.07) 5px 8px)}
+td.health{font-weight:700} td.h-OK{color:#1f6b1f} td.h-WARN{color:#8a6700}
+td.h-ERR{color:#a01020} td.why{font-size:.85em;min-width:16em;max-width:30em}
+td.status{white-space:nowrap}
+.badge.h-OK{background:#3a9d3a} .badge.h-WARN{background:#c99700}
+.badge.h-ERR{background:#c0162c} .badge.h-none{background:#888}
+ul.why{font-size:.86em;margin:.1em 0 .4em;padding-left:1.2em;color:#5a0010}
+svg .pop-note{fill:#444;font-size:10px;font-style:italic}
 .badge{display:inline-block;padding:0 .45em;border-radius:3px;color:#fff;font-weight:600;
 font-size:.85em}
 .badge.st-OK{background:#3a9d3a} .badge.st-WARN{background:#c99700}
@@ -768,7 +787,16 @@ svg .lane{fill:#333;font-size:9px}
 border-radius:2px} .sw.line{height:.25em;vertical-align:.2em}
 nav.toc a{margin-right:.7em;white-space:nowrap;font-size:.9em}
 details{font-size:.88em;margin:.2em 0} summary{cursor:pointer}
+section.group.h-ERR{border-left-color:#c0162c} section.group.h-WARN{border-left-color:#c99700}
+svg.overview{width:100%;height:auto;display:block;font-size:10px}
+div.scroll{overflow-x:auto}
 """
+
+
+def _health_badge(health: Any) -> str:
+    name = str(health) if health in HEALTH_COLOURS else None
+    return (f'<span class="badge h-{name}">{name}</span>' if name
+            else '<span class="badge h-none">-</span>')
 
 
 def _badge(status: Any) -> str:
@@ -779,19 +807,30 @@ def _badge(status: Any) -> str:
 
 _STATUS_COLUMNS: list[tuple[str, str, str]] = [
     ("cluster", "cluster", "text"), ("group", "group", "text"), ("topic", "topic", "text"),
-    ("status", "status", "status"), ("total_lag", "lag", "count"),
+    ("health", "health", "health"), ("status", "status", "status"),
+    ("total_lag", "lag", "count"),
     ("max_lag", "max lag", "count"), ("lag_seconds", "time lag", "duration"),
     ("lag_seconds_source", "time lag source", "text"), ("consume_rate", "consume/s", "rate"),
     ("produce_rate", "produce/s", "rate"), ("complete", "complete", "fraction"),
-    ("capture_ts", "capture", "time"),
+    ("health_reasons", "why", "reasons"), ("capture_ts", "capture", "time"),
 ]
 
 
-def _cell(kind: str, v: Any) -> str:
+def _cell(kind: str, v: Any, row: dict[str, Any] | None = None) -> str:
+    if kind == "reasons":  # the first reason; all of them in the tooltip and the section
+        items = [str(x) for x in (v or [])]
+        more = f" (+{len(items) - 1})" if len(items) > 1 else ""
+        return (f'<td class="why" title="{E("; ".join(items))}">{E(items[0])}{E(more)}</td>'
+                if items else "<td></td>")
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return '<td class="num">-</td>' if kind != "text" else "<td>-</td>"
-    if kind == "status":
-        return f'<td class="st-{E(str(v))}">{E(str(v))}</td>'
+        return '<td class="num">-</td>' if kind not in ("text", "status", "health") \
+            else "<td>-</td>"
+    if kind == "status":  # with the queues in it and the window it rests on
+        text = str((row or {}).get("status_text") or v)
+        partial = " partial" if "window " in text else ""
+        return f'<td class="status st-{E(str(v))}{partial}">{E(text)}</td>'
+    if kind == "health":
+        return f'<td class="health h-{E(str(v))}">{E(str(v))}</td>'
     if kind == "count":
         return f'<td class="num">{fmt_count(v)}</td>'
     if kind == "duration":
@@ -809,30 +848,43 @@ def _cell(kind: str, v: Any) -> str:
 
 def _status_table(rows: list[dict[str, Any]]) -> str:
     tips = {c: m for cs, m in COLUMN_MEANING for c in cs.split(", ")}
-    head = "".join(f'<th title="{E(tips.get(h, ""))}">{E(h)}</th>' for _, h, _ in _STATUS_COLUMNS)
+    # one cluster: no cluster column (its name is in the header of every group section)
+    columns = [c for c in _STATUS_COLUMNS
+               if c[0] != "cluster" or len({r.get("cluster") for r in rows if r.get("cluster")})
+               > 1]
+    head = "".join(f'<th title="{E(tips.get(h, ""))}">{E(h)}</th>' for _, h, _ in columns)
     body = []
     for r in rows:
-        st = r.get("status")
-        cls = f' class="st-{E(str(st))}"' if st in STATUS_COLOURS else ""
-        body.append(f"<tr{cls}>" + "".join(_cell(kind, r.get(k) if k != "capture_ts" else
-                                                 r.get(k, r.get("capture_time")))
-                                           for k, _, kind in _STATUS_COLUMNS) + "</tr>")
+        # the row's colour: the group's health (a storm makes an OK status red), else the
+        # status; a row that cannot be judged is grey ("unknown")
+        h, st = r.get("health"), r.get("status")
+        cls = (f"h-{h}" if h in HEALTH_COLOURS else f"st-{st}" if st in STATUS_COLOURS
+               else "unknown")
+        body.append(f'<tr class="{E(cls)}">' + "".join(
+            _cell(kind, r.get(k) if k != "capture_ts" else r.get(k, r.get("capture_time")), r)
+            for k, _, kind in columns) + "</tr>")
     if not rows:
-        body.append(f'<tr><td colspan="{len(_STATUS_COLUMNS)}">(none)</td></tr>')
-    return (f'<table class="status"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(body)}</tbody></table>")
+        body.append(f'<tr><td colspan="{len(columns)}">(none)</td></tr>')
+    return (f'<div class="scroll"><table class="status"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
 def _legend(window: Any) -> str:
     w = f"the last {window} captures" if window else "the status window"
     st = "".join(f"<dt>{_badge(s)}</dt><dd>{E(STATUS_MEANING[s])}</dd>"
                  for s in ("STOP", "STALL", "REWIND", "WARN", "OK"))
+    hl = "".join(f"<dt>{_health_badge(h if h != '-' else None)}</dt><dd>{E(m)}</dd>"
+                 for h, m in HEALTH_MEANING.items())
     cols = "".join(f"<dt>{E(c)}</dt><dd>{E(m)}</dd>" for c, m in COLUMN_MEANING)
     return ('<section id="legend"><h2>Legend</h2>'
             f"<p class=\"meta\">Status per queue over {E(w)} (Burrow's rules, "
             "docs/exports.md section 4); a topic has its worst queue's status, a group its "
             "worst topic's. Severity: OK &lt; WARN &lt; REWIND &lt; STALL &lt; STOP.</p>"
             f'<dl class="legend status-legend">{st}</dl>'
+            "<h3>Health</h3><p class=\"meta\">One verdict per group in Burrow's group words; "
+            "it also counts what the lag status does not see (docs/exports.md section "
+            "4.1).</p>"
+            f'<dl class="legend health-legend">{hl}</dl>'
             f'<h3>Columns</h3><dl class="legend column-legend">{cols}</dl>'
             "<h3>Group timelines</h3>"
             '<dl class="legend timeline-legend">'
@@ -845,10 +897,12 @@ def _legend(window: Any) -> str:
             "dashed red box: nobody owned the queue (rebalance/unowned). A dotted grey box: "
             "the owner is unknown, a member did not answer its running info (not a loss: "
             "the previous owner is carried across). An empty lane: no owner was reported "
-            "(unknown).</dd>"
-            "<dt>marks</dt><dd>Triangles: rebalance events of a client (blue rebalance, grey "
-            "stop, red crash, purple offset reset); orange diamonds: lock takeovers; shaded "
-            "red bands: rebalance storms. Hover any mark for details.</dd></dl></section>")
+            "(unknown). A pop group has no lanes: the broker hands out messages of every "
+            "queue to whichever client pops, so no client owns a queue.</dd>"
+            "<dt>marks</dt><dd>Triangles: rebalance events of a client, coloured by cause "
+            "here and in the overview (blue rebalance, grey stop, red crash, purple offset "
+            "reset); orange diamonds: lock takeovers; shaded red bands: rebalance storms. "
+            "Hover any mark for details.</dd></dl></section>")
 
 
 def _group_section(gi: int, g: dict[str, Any], status_rows: list[dict[str, Any]],
@@ -856,6 +910,8 @@ def _group_section(gi: int, g: dict[str, Any], status_rows: list[dict[str, Any]]
     latest = g.get("latest") or {}
     status = latest.get("group_status")
     name = str(status) if status in STATUS_COLOURS else "none"
+    health = latest.get("health")
+    hname = str(health) if health in HEALTH_COLOURS else "none"
     clients: list[str] = []
     for ln in g["lanes"]:
         for _, _, owner in ln["runs"]:
@@ -864,7 +920,8 @@ def _group_section(gi: int, g: dict[str, Any], status_rows: list[dict[str, Any]]
     owner_colour = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(clients)}
     topics = [r for r in status_rows if r.get("group") == g["group"]
               and (r.get("cluster") or "") == g["cluster"]]
-    topic_txt = ", ".join(f"{r.get('topic')} ({r.get('status') or '-'})" for r in topics)
+    topic_txt = ", ".join(f"{r.get('topic')} ({r.get('status_text') or r.get('status') or '-'})"
+                          for r in topics if r.get("topic") is not None)
     tk = g.get("totals_by_kind", {})
     facts = [f"lag {fmt_count(latest.get('total_lag'))} messages",
              f"time lag {fmt_duration(latest.get('lag_seconds'))}",
@@ -876,10 +933,14 @@ def _group_section(gi: int, g: dict[str, Any], status_rows: list[dict[str, Any]]
     if topic_txt:
         facts.insert(3, f"topics: {topic_txt}")
     cl = f' <span class="meta">cluster {E(g["cluster"])}</span>' if g["cluster"] else ""
-    parts = [f'<section class="group st-{name}" id="g-{gi}">',
-             f"<h3>{_badge(status)} <span class=\"gname\">{E(str(g['group']))}</span>{cl}</h3>",
-             f'<p class="facts">{E(" · ".join(facts))}</p>',
-             _group_svg(gi, g, t0, t1, owner_colour)]
+    parts = [f'<section class="group st-{name} h-{hname}" id="g-{gi}">',
+             f"<h3>{_health_badge(health)} {_badge(status)} "
+             f"<span class=\"gname\">{E(str(g['group']))}</span>{cl}</h3>",
+             f'<p class="facts">{E(" · ".join(facts))}</p>']
+    why = [str(x) for x in latest.get("health_reasons") or []]
+    if why:
+        parts.append('<ul class="why">' + "".join(f"<li>{E(x)}</li>" for x in why) + "</ul>")
+    parts.append(_group_svg(gi, g, t0, t1, owner_colour))
     keys = ['<span><span class="sw line" style="background:#111"></span>group</span>']
     for i, q in enumerate(g["queues"]):
         peak = q.get("peak")
@@ -896,7 +957,8 @@ def _group_section(gi: int, g: dict[str, Any], status_rows: list[dict[str, Any]]
     nq = g.get("queue_count") or 0
     if nq:
         bounds.append(f"lines: {len(g['queues'])} of {nq} queue(s), highest peak lag first")
-        bounds.append(f"owner lanes: {len(g['lanes'])} of {nq} queue(s)")
+        if latest.get("consume_type") != "CONSUME_POP":  # (a pop group has no lanes)
+            bounds.append(f"owner lanes: {len(g['lanes'])} of {nq} queue(s)")
     if g.get("runs_total") and lim and g["runs_total"] > lim.runs:
         bounds.append(f"owner changes: the first {lim.runs} of {g['runs_total']}")
     for kind, label in (("event", "rebalance events"), ("storm", "storms"),
@@ -935,66 +997,128 @@ def _group_section(gi: int, g: dict[str, Any], status_rows: list[dict[str, Any]]
     return "\n".join(parts)
 
 
-def _overview_figures(series: list[dict[str, Any]], events: list[dict[str, Any]],
-                      storms: list[dict[str, Any]]) -> list[tuple[str, Any]]:
-    import plotly.graph_objects as go
-
-    figs: list[tuple[str, Any]] = []
+def _overview_lines(series: list[dict[str, Any]], key: str, t0: int, t1: int,
+                    label: str, ticks: list[tuple[float, str]], unit: str, cls: str
+                    ) -> tuple[str, list[tuple[str, str]]]:
+    """One chart of every charted group: a line per group on a log scale (``key`` of the
+    series rows per capture); returns the SVG and the (group, colour) legend entries."""
+    svg = _Svg(t0, t1)
+    top, height = 10.0, 170.0
     by_group: dict[str, list[dict[str, Any]]] = {}
     for r in series:
         by_group.setdefault(str(r["group"]), []).append(r)
-    for key, title, ytitle in (("total_lag", "Lag over time per group (messages, log scale)",
-                                "messages"),
-                               ("lag_seconds", "Time lag per group (seconds, slowest queue, "
-                                "log scale)", "seconds")):
-        fig = go.Figure()
-        for g, rows in sorted(by_group.items()):
-            rows = sorted(rows, key=lambda x: x["ts"])
-            # a log axis cannot draw 0: a caught-up capture shows as a gap at the bottom
-            fig.add_trace(go.Scatter(x=[_iso(x["ts"]) for x in rows],
-                                     y=[x.get(key) if (x.get(key) or 0) > 0 else None
-                                        for x in rows],
-                                     mode="lines+markers", name=g, connectgaps=False))
-        fig.update_layout(title=title, xaxis_title="capture (UTC)", yaxis_title=ytitle,
-                          yaxis_type="log", height=420,
-                          margin={"l": 60, "r": 20, "t": 50, "b": 50})
-        figs.append((title, fig))
-    tl = go.Figure()
-    by_src: dict[str, list[dict[str, Any]]] = {}
+    lines, keys = [], []
+    for i, (g, rows) in enumerate(sorted(by_group.items())):
+        colour = PALETTE[i % len(PALETTE)]
+        rows = sorted(rows, key=lambda x: x["ts"])
+        lines.append(([(x["ts"], x.get(key)) for x in rows], colour, f"{g}: {unit}"))
+        keys.append((g, colour))
+    y_ax = top + height + 8
+    for t, text in _time_ticks(t0, t1):
+        xx = svg.x(t)
+        svg.add(f'<line class="vgrid" x1="{xx}" x2="{xx}" y1="{top}" y2="{y_ax}"/>'
+                f'<text class="tick" x="{xx}" y="{y_ax + 12:.0f}" text-anchor="middle">'
+                f"{E(text)}</text>")
+    _value_panel(svg, top, height, label, ticks, [], "", lines, cls)
+    svg.add(f'<line class="axis" x1="{_L}" x2="{_W - _R}" y1="{y_ax}" y2="{y_ax}"/>')
+    return (f'<svg class="overview {cls}" xmlns="http://www.w3.org/2000/svg" '
+            f'viewBox="0 0 {_W} {y_ax + 18:.0f}" role="img" aria-label="{E(label)}">'
+            + "".join(svg.parts) + "</svg>"), keys
+
+
+def _overview_timeline(events: list[dict[str, Any]], storms: list[dict[str, Any]], t0: int,
+                       t1: int) -> str:
+    """Rebalance timeline of every group: a lane per group, its storms as red bands, its
+    events as marks coloured by cause (the per-group timelines' colours), one mark per cause
+    and pixel column (its tooltip counts the events there)."""
+    groups = sorted({str(e["group"]) for e in events} | {str(s["group"]) for s in storms})
+    if not groups:
+        return '<p class="meta">No rebalance event in the inputs.</p>'
+    svg = _Svg(t0, t1)
+    lane_h, top = 16.0, 4.0
+    lane = {g: i for i, g in enumerate(groups)}
+    y_ax = top + len(groups) * lane_h + 4
+    for t, text in _time_ticks(t0, t1):
+        xx = svg.x(t)
+        svg.add(f'<line class="vgrid" x1="{xx}" x2="{xx}" y1="{top}" y2="{y_ax}"/>'
+                f'<text class="tick" x="{xx}" y="{y_ax + 12:.0f}" text-anchor="middle">'
+                f"{E(text)}</text>")
+    for g, i in lane.items():
+        ly = top + i * lane_h
+        svg.add(f'<text class="lane" x="{_L - 4}" y="{ly + 11:.1f}" text-anchor="end">'
+                f"<title>{E(g)}</title>{E(_mid(g, 30))}</text>")
+    for st in storms:
+        ly = top + lane[str(st["group"])] * lane_h
+        xa = svg.x(st["start_ts"])
+        xb = svg.x(st["end_ts"] if st.get("end_ts") is not None else st["start_ts"])
+        what = (f"rebalance storm of {st['group']} {_utc(st['start_ts'])} to "
+                f"{_utc(st.get('end_ts'))}: {st.get('rounds')} round(s)")
+        svg.add(f'<rect class="ostorm" x="{xa}" y="{ly:.1f}" width="{max(2.0, xb - xa):.1f}" '
+                f'height="{lane_h}" fill="#e02020" fill-opacity="0.18"><title>{E(what)}'
+                "</title></rect>")
+    cells: dict[tuple[str, float, str], list[dict[str, Any]]] = {}
     for e in events:
-        by_src.setdefault(str(e.get("source_kind")), []).append(e)
-    for src, rows in sorted(by_src.items()):
-        tl.add_trace(go.Scatter(
-            x=[_iso(e["ts"]) for e in rows], y=[e["group"] for e in rows], mode="markers",
-            name=f"rebalance ({src})",
-            marker={"size": [6 + min(14, (e.get("n_gained") or 0) + (e.get("n_lost") or 0))
-                             for e in rows]},
-            text=[f"{e.get('client')} {e.get('topic')}: +{e.get('n_gained')} -{e.get('n_lost')}"
-                  f" ({e.get('cause') or 'rebalance'})" for e in rows], hoverinfo="text+x"))
-    for i, s in enumerate(storms):
-        tl.add_trace(go.Scatter(
-            x=[_iso(s["start_ts"]), _iso(s["end_ts"])], y=[s["group"], s["group"]],
-            mode="lines", line={"width": 12, "color": "rgba(220,40,40,0.35)"},
-            name="storm", legendgroup="storm", showlegend=i == 0,
-            hovertext=f"storm: {s.get('rounds')} rounds", hoverinfo="text"))
-    tl.update_layout(title="Rebalance timeline (all groups)", xaxis_title="time (UTC)",
-                     height=420, margin={"l": 120, "r": 20, "t": 50, "b": 50})
-    figs.append(("Rebalance timeline (all groups)", tl))
-    return figs
+        cause = str(e.get("cause") or "rebalance")
+        cells.setdefault((str(e["group"]), round(svg.x(e["ts"])), cause), []).append(e)
+    for (g, xx, cause), evs in sorted(cells.items()):
+        ly = top + lane[g] * lane_h + lane_h / 2
+        first, last = min(e["ts"] for e in evs), max(e["ts"] for e in evs)
+        what = (f"{g}: {len(evs)} {cause} event(s) {_utc(first)}"
+                + (f" to {_utc(last)}" if last != first else ""))
+        colour = CAUSE_COLOURS.get(cause, "#333")
+        key = cause if cause in CAUSE_COLOURS else "other"
+        svg.add(f'<path class="oevent cause-{E(key)}" d="M{xx},{ly - 5} l4,8 l-8,0 z" '
+                f'fill="{colour}"><title>{E(what)}</title></path>')
+    svg.add(f'<line class="axis" x1="{_L}" x2="{_W - _R}" y1="{y_ax}" y2="{y_ax}"/>')
+    return (f'<svg class="overview rebalance" xmlns="http://www.w3.org/2000/svg" '
+            f'viewBox="0 0 {_W} {y_ax + 18:.0f}" role="img" '
+            f'aria-label="rebalance timeline of every group">' + "".join(svg.parts) + "</svg>")
+
+
+def _cause_keys() -> str:
+    return ('<div class="keys cause-keys">' + "".join(
+        f'<span><span class="sw" style="background:{c}"></span>{E(k)}</span>'
+        for k, c in CAUSE_COLOURS.items())
+        + '<span><span class="sw" style="background:#e02020;opacity:.35"></span>storm</span>'
+        "</div>")
+
+
+def _overview(series: list[dict[str, Any]], events: list[dict[str, Any]],
+              storms: list[dict[str, Any]], t0: int | None, t1: int | None) -> list[str]:
+    if t0 is None or t1 is None:
+        return ['<p class="meta">No capture in the inputs.</p>']
+    lo = min([t0] + [e["ts"] for e in events] + [s["start_ts"] for s in storms])
+    hi = max([t1] + [e["ts"] for e in events]
+             + [s["end_ts"] for s in storms if s.get("end_ts") is not None])
+    out = []
+    lag_max = max([float(r["total_lag"]) for r in series if r.get("total_lag") is not None]
+                  + [1.0])
+    tl_max = max([float(r["lag_seconds"]) for r in series if r.get("lag_seconds") is not None]
+                 + [1.0])
+    for key, title, ticks, unit, cls in (
+            ("total_lag", "Lag per group (messages, log scale)", _lag_ticks(lag_max),
+             "total lag (messages)", "olag"),
+            ("lag_seconds", "Time lag per group (slowest queue, log scale)",
+             _sec_ticks(tl_max), "time lag of the slowest queue (s)", "otimelag")):
+        chart, keys = _overview_lines(series, key, t0, t1, "", ticks, unit, cls)
+        out += [f"<h3>{E(title)}</h3>", chart, '<div class="keys group-keys">' + "".join(
+            f'<span><span class="sw line" style="background:{c}"></span>{E(g)}</span>'
+            for g, c in keys) + "</div>"]
+    out += ["<h3>Rebalance timeline (every group; marks coloured by cause)</h3>",
+            _overview_timeline(events, storms, lo, hi), _cause_keys()]
+    return out
 
 
 def render_html(*, series: list[dict[str, Any]], events: list[dict[str, Any]],
                 storms: list[dict[str, Any]], status_rows: list[dict[str, Any]],
                 meta: dict[str, Any], groups: list[dict[str, Any]] | None = None,
                 limits: HtmlLimits | None = None) -> str:
-    """One self-contained page: plotly.js is inlined (no ``<script src>``), so it opens
-    offline. ``series`` rows: ``group, ts, total_lag, lag_seconds``; ``events``: ``ts, group,
-    client, topic, n_gained, n_lost, source_kind``; ``storms``: ``group, start_ts, end_ts,
-    rounds``; ``groups``: the per-group sections of :func:`collect_report_data`. ``meta``:
-    ``title``, ``subtitle``, ``notes``, ``first_ts``/``last_ts`` (the captures covered),
-    ``captures``, ``window``."""
-    from plotly.offline import get_plotlyjs
-
+    """One self-contained page, no script and nothing fetched: it opens offline.
+    ``series`` rows: ``group, ts, total_lag, lag_seconds``; ``events``: ``ts, group, client,
+    topic, n_gained, n_lost, cause``; ``storms``: ``group, start_ts, end_ts, rounds``;
+    ``groups``: the per-group sections of :func:`collect_report_data`. ``meta``: ``title``,
+    ``subtitle``, ``notes``, ``first_ts``/``last_ts`` (the captures covered), ``captures``,
+    ``window``."""
     title = str(meta.get("title", "mqctl lag report"))
     first, last = meta.get("first_ts"), meta.get("last_ts")
     if first is None and series:
@@ -1012,14 +1136,13 @@ def render_html(*, series: list[dict[str, Any]], events: list[dict[str, Any]],
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
         f"<title>{E(title)}</title>",
         f"<style>{_CSS}</style>",
-        f"<script type=\"text/javascript\">{get_plotlyjs()}</script>",
         "</head><body>",
         f'<header><h1>{E(title)}</h1><p class="range">{rng}</p>',
         f"<p class=\"meta\">{E(str(meta.get('subtitle', '')))}</p></header>",
     ]
     if groups:
         parts.append('<nav class="toc">Groups: ' + "".join(
-            f'<a href="#g-{i}">{_badge((g.get("latest") or {}).get("group_status"))} '
+            f'<a href="#g-{i}">{_health_badge((g.get("latest") or {}).get("health"))} '
             f"{E(str(g['group']))}</a>" for i, g in enumerate(groups)) + "</nav>")
     parts += [
         '<section id="status"><h2>Groups and topics (latest capture)</h2>',
@@ -1035,10 +1158,7 @@ def render_html(*, series: list[dict[str, Any]], events: list[dict[str, Any]],
                                         limits))
         parts.append("</section>")
     parts.append('<section id="overview"><h2>All groups</h2>')
-    for fig_title, fig in _overview_figures(series, events, storms):
-        parts.append(f"<h3>{E(fig_title)}</h3>")
-        parts.append(fig.to_html(full_html=False, include_plotlyjs=False,
-                                 config={"displaylogo": False, "responsive": True}))
+    parts += _overview(series, events, storms, first, last)
     parts.append("</section>")
     notes = meta.get("notes") or []
     if notes:

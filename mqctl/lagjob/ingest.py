@@ -30,9 +30,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-# 2: the observations carry committed, owner_unknown, members_unanswered (issue 25); a state
-# of another version is not read (every file is parsed again, every date rewritten)
-VERSION = 2
+# 2: the observations carry committed, owner_unknown, members_unanswered (issue 25); 3:
+# consume_type, message_model, and lag/group_status gained columns (issue 27); a state of
+# another version is not read (every file is parsed again, every date rewritten)
+VERSION = 3
 MANIFEST = "manifest.json"
 TABLE = "snapshots"
 STAGING = "staging"  # a run's parsed files (``staging-<batch>``; Spark skips .hidden paths)

@@ -54,19 +54,22 @@ LAG_COLUMNS = [
     "lower_bound", "lag_seconds_upper", "delay_ms", "last_timestamp", "owner", "owners",
     "online", "members", "orderly", "consume_enable", "status", "complete", "window_samples",
     "consume_rate", "produce_rate", "source_kind", "source", "committed", "owner_unknown",
-    "members_unanswered",
+    "members_unanswered", "consume_type", "message_model",
 ]
 GROUP_COLUMNS = [
     "date", "capture_ts", "capture_time", "cluster", "group", "topic", "queues", "queues_known",
     "total_lag", "max_lag", "lag_seconds", "lag_seconds_source", "estimated", "consume_rate",
     "produce_rate", "status", "status_code", "group_status", "group_status_code", "complete",
-    "online", "members", "never_committed", "owner_unknown",
+    "online", "members", "never_committed", "owner_unknown", "status_queues", "window_samples",
+    "consume_type", "message_model",
 ]
 SUMMARY_COLUMNS = [
-    "cluster", "group", "topic", "capture_time", "status", "group_status", "total_lag",
-    "max_lag", "lag_seconds", "lag_seconds_source", "peak_lag", "peak_lag_seconds",
-    "consume_rate", "produce_rate", "complete", "queues", "captures", "online", "members",
-    "rebalances", "never_committed", "owner_unknown",
+    "cluster", "group", "topic", "capture_time", "health", "status", "status_queues",
+    "group_status", "total_lag", "max_lag", "lag_seconds", "lag_seconds_source", "peak_lag",
+    "peak_lag_seconds", "consume_rate", "produce_rate", "complete", "window_samples", "queues",
+    "captures", "online", "members", "rebalances", "storms", "in_storm", "unowned_share",
+    "unowned_now", "never_committed", "owner_unknown", "consume_type", "message_model",
+    "health_reasons",
 ]
 
 
@@ -116,6 +119,10 @@ class Options:
     round_gap_ms: int = 20_000
     storm_rounds: int = 3
     storm_window_ms: int = 600_000
+    # a round longer than this is a storm by itself (docs/exports.md section 5); 0: off
+    storm_round_max_ms: int = 60_000
+    # group health: ERR at this share of queue time unowned in the storm window
+    unowned_max: float = 0.1
     summary_limit: int = 1000
     chart_groups: int = 20
     chart_points: int = 2000
@@ -147,7 +154,8 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
                allowed_lag: int = 0, allowed_lag_seconds: float = 10.0,
                max_skew_ms: int = 300_000, align_ms: int = 10_000,
                move_window_ms: int = 300_000, storm_rounds: int = 3,
-               storm_window_ms: int = 600_000, prom_file: str | None = None,
+               storm_window_ms: int = 600_000, storm_round_max_ms: int = 60_000,
+               unowned_max: float = 0.1, prom_file: str | None = None,
                summary_limit: int = 1000, spark_conf: dict[str, str] | None = None,
                progress: Callable[[str], None] | None = None, state: str | None = None,
                incremental: bool = True, full: bool = False, since: str | None = None,
@@ -178,6 +186,9 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
         raise UsageError(f"--window must be at least 1 (got {window})")
     if storm_rounds < 1:
         raise UsageError(f"storm rounds must be at least 1 (got {storm_rounds})")
+    if not 0.0 <= unowned_max <= 1.0:
+        raise UsageError(f"--unowned-max must be a fraction from 0 to 1 (got {unowned_max:g})",
+                         hint="e.g. --unowned-max 0.1: ERR at 10% of the queue time unowned")
     thresholds = parse_thresholds(fail_on)
     opts = Options(window=window, allowed_lag=max(0, allowed_lag),
                    allowed_lag_seconds=max(0.0, allowed_lag_seconds), tz=_tz(tz),
@@ -185,7 +196,9 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
                    pinned_tz=_tz(broker_log_tz) or GMT8, cluster=cluster,
                    max_skew_ms=max(0, max_skew_ms), align_ms=max(0, align_ms),
                    move_window_ms=max(0, move_window_ms), storm_rounds=storm_rounds,
-                   storm_window_ms=max(0, storm_window_ms), summary_limit=max(1, summary_limit),
+                   storm_window_ms=max(0, storm_window_ms),
+                   storm_round_max_ms=max(0, storm_round_max_ms), unowned_max=unowned_max,
+                   summary_limit=max(1, summary_limit),
                    since_ms=_time_ms(since, "--since", _tz(tz)),
                    until_ms=_time_ms(until, "--until", _tz(tz)))
     if opts.since_ms is not None and opts.until_ms is not None and opts.since_ms > opts.until_ms:
@@ -523,6 +536,7 @@ class _Run:
         self.prom_file = prom_file
         self.written: dict[str, str] = {}
         self.say = say
+        self.started = 0.0
         self.persisted: list[DataFrame] = []
         self.current = "read"  # the stage running now (named when Spark fails in it)
         self.notes: list[str] = []
@@ -593,6 +607,9 @@ class _Run:
             return df.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
 
     def run(self) -> ReportResult:
+        import time
+
+        self.started = time.perf_counter()  # (the report's run time, in its Prometheus file)
         before = _persistent_rdd_ids(self.spark)
         try:
             from mqctl.lagjob.bounded import NotBounded
@@ -1154,12 +1171,14 @@ class _Run:
             unowned_df = X.drop_reset_gaps(unowned_df, changes)
         if has_logs:  # one interval per queue and period, from either source or both
             logged = changes.filter(F.col("source_kind").startswith("client-log"))
+            owned = track.filter(F.col("owner").isNotNull()).select(*X.GQUEUE, "capture_ts")
             unowned_df = X.merge_unowned_sources(unowned_df, X.unowned_from_logs(logged),
-                                                 o.align_ms)
+                                                 o.align_ms, owned)
         unowned = self.cut(X.with_date(unowned_df, "start_ts"), "unowned")
         rounds = X.rebalance_rounds(events, o.round_gap_ms)
-        storms = self.cut(X.with_date(X.rebalance_storms(rounds, o.storm_rounds,
-                                                          o.storm_window_ms), "start_ts"), "storms")
+        storms = self.cut(X.with_date(X.rebalance_storms(
+            rounds, o.storm_rounds, o.storm_window_ms, o.storm_round_max_ms), "start_ts"),
+            "storms")
         locks = X.with_date(X.lock_events(logs), "ts").withColumn("source", disp)
         if has_logs:
             locks = self.cut(locks, "locks")
@@ -1196,8 +1215,9 @@ class _Run:
             gt_r, ev_r = gt, events
         if bound is not None:  # every row of lag (written), not just the look-back and new ones
             lag = lag_all
-        latest = self.cut(X.latest_status(gt_r, ev_r), "latest")
-        groups_df = self.cut(X.latest_groups(gt_r, ev_r), "groups")
+        latest, groups_df = self._latest(X.latest_status(gt_r, ev_r),
+                                         X.latest_groups(gt_r, ev_r), storms, unowned, ev_r,
+                                         locks)
         frames: dict[str, DataFrame] = {
             "lag": lag, "group_status": gt, "rebalance/events": events,
             "rebalance/moves": moves, "rebalance/storms": storms, "rebalance/unowned": unowned,
@@ -1285,15 +1305,18 @@ class _Run:
                   "lock_takeovers": counts["lock_takeovers"]}
         breaches = evaluate(self.thresholds, latest, totals)
         totals["breaches"] = len({b.expr for b in breaches})
-        order: list[Any] = [F.col("status_code").desc_nulls_last(),
+        order: list[Any] = [F.col("health_code").desc_nulls_last(),
+                            F.col("status_code").desc_nulls_last(),
                             F.col("lag_seconds").desc_nulls_last(),
                             F.col("total_lag").desc_nulls_last(), "cluster", "group", "topic"]
         n_latest, n_groups = total("latest"), total("groups")
-        summary = [_plain(r.asDict()) for r in
+        said = self._said
+        summary = [said(r.asDict()) for r in
                    latest.orderBy(*order).limit(o.summary_limit).collect()]
-        group_rows = [_plain(r.asDict()) for r in groups_df.orderBy(
-            F.col("group_status_code").desc_nulls_last(), F.col("lag_seconds").desc_nulls_last(),
-            "cluster", "group").limit(o.summary_limit).collect()]
+        group_rows = [said(r.asDict()) for r in groups_df.orderBy(
+            F.col("health_code").desc_nulls_last(), F.col("group_status_code").desc_nulls_last(),
+            F.col("lag_seconds").desc_nulls_last(), "cluster", "group")
+            .limit(o.summary_limit).collect()]
         dupes = counts["duplicates"]
         if dupes:
             self.notes.append(f"{dupes} duplicate observation(s) of the same queue and capture "
@@ -1322,18 +1345,28 @@ class _Run:
             if n_latest <= len(summary):
                 return summary
             df = latest.orderBy(*order) if ordered else latest
-            return (_plain(r.asDict()) for r in df.toLocalIterator())
+            return (said(r.asDict()) for r in df.toLocalIterator())
 
         def all_groups() -> Iterable[dict[str, Any]]:
             if n_groups <= len(group_rows):
                 return group_rows
-            return (_plain(r.asDict()) for r in groups_df.toLocalIterator())
+            return (said(r.asDict()) for r in groups_df.toLocalIterator())
 
-        # CSV of every group/topic
+        # CSV of every group/topic (the reasons as one cell, "; " between them)
         csv_path = W.join(self.out, "summary.csv")
-        W.write_text(sp, csv_path, W.csv_text(SUMMARY_COLUMNS, all_latest(True)))
+        W.write_text(sp, csv_path, W.csv_text(SUMMARY_COLUMNS, (
+            {**r, "health_reasons": "; ".join(r.get("health_reasons") or [])}
+            for r in all_latest(True))))
         written["summary_csv"] = csv_path
-        prom_text = W.render_prometheus(all_latest(False), all_groups(), totals, run_ts)
+        last = groups_df.agg(F.max("capture_ts").alias("t"), F.count(F.lit(1)).alias("n")
+                             ).collect()[0]
+        brokers = X.latest_per_broker(lag, latest).orderBy("cluster", "group", "topic", "broker")
+        prom_text = W.render_prometheus(
+            all_latest(False), all_groups(), {
+                **totals, "groups": int(last["n"]),
+                "last_capture_s": last["t"] / 1000.0 if last["t"] is not None else None,
+                "duration_s": round(time.perf_counter() - self.started, 3)},
+            now_ms(), (r.asDict() for r in brokers.toLocalIterator()))
         prom_path = self.prom_file or W.join(self.out, "mqctl_lag.prom")
         W.write_text(sp, prom_path, prom_text)
         written["prometheus"] = prom_path
@@ -1380,12 +1413,55 @@ class _Run:
                             truncated=n_latest > len(summary), notes=list(self.notes),
                             timings=dict(self.timings))
 
+    def _said(self, row: dict[str, Any]) -> dict[str, Any]:
+        """A summary row as the outputs show it: plain values, the status in words
+        (``status_text``: ``STALL (3 of 8 queues)``, ``OK (window 1 of 10)``) and why the
+        group's health is what it is (``health_reasons``, :mod:`mqctl.lagjob.verdicts`)."""
+        from mqctl.lagjob import verdicts as V
+
+        o = self.o
+        r = _plain(row)
+        r["status_text"] = V.status_text(r, o.window, "status" if "status" in r
+                                         else "group_status")
+        r["health_reasons"] = V.health_reasons(
+            r, window=o.window, storm_window_ms=o.storm_window_ms,
+            round_max_ms=o.storm_round_max_ms, storm_rounds=o.storm_rounds,
+            unowned_max=o.unowned_max)
+        return r
+
+    def _latest(self, latest: DataFrame, groups: DataFrame, storms: DataFrame,
+                unowned: DataFrame, events: DataFrame, locks: DataFrame
+                ) -> tuple[DataFrame, DataFrame]:
+        """The latest rows per group and topic and per group, each with its group's health
+        (:func:`transforms.group_health`: status, storms and unowned queues together), plus a
+        row for every group seen only in logs (:func:`transforms.unseen_groups`): every group
+        of the inputs is accounted for."""
+        from pyspark.sql import functions as F
+
+        from mqctl.lagjob import transforms as X
+
+        o, keys = self.o, ["cluster", "group"]
+        groups = self.cut(groups, "groups")
+        unseen = X.unseen_groups(groups, (events, "ts"), (locks, "ts"))
+        every = groups.unionByName(unseen, allowMissingColumns=True)
+        health = self.cut(X.group_health(every, storms, unowned, o.storm_window_ms,
+                                         o.unowned_max), "health")
+        unseen_rows = X.with_rebalances(unseen.drop("reason"), events)
+        latest = (latest.unionByName(unseen_rows, allowMissingColumns=True)
+                  .join(health, on=keys, how="left"))
+        groups = (groups.unionByName(unseen_rows, allowMissingColumns=True)
+                  .join(health, on=keys, how="left"))
+        with_time = X.iso_of(F.col("capture_ts"))
+        return (self.cut(latest.withColumn("capture_time", F.coalesce(
+                    F.col("capture_time"), with_time)), "latest"),
+                self.cut(groups, "groups"))
+
     def _html(self, frames: dict[str, DataFrame], group_rows: list[dict[str, Any]],
               summary: list[dict[str, Any]], counts: dict[str, int], quarantined: int,
               run_ts: int) -> str:
         """report.html: bounded data from the frames, then the page (mqctl/lagjob/html.py)."""
         from mqctl.lagjob import html as H
-        from mqctl.timeparse import format_ms
+        from mqctl.lagjob.verdicts import utc
 
         o = self.o
         lim = H.HtmlLimits(groups=o.chart_groups, points=o.chart_points,
@@ -1401,7 +1477,7 @@ class _Run:
         shown = summary[:lim.status_rows]
         meta = {"title": "mqctl lag report", "first_ts": data.first_ts,
                 "last_ts": data.last_ts, "captures": data.captures, "window": o.window,
-                "subtitle": f"generated {format_ms(run_ts)}; window {o.window} capture(s); "
+                "subtitle": f"generated {utc(run_ts)}; window {o.window} capture(s); "
                             f"{counts['lag_rows']} queue observation(s); "
                             f"{counts['rebalance_events']} rebalance event(s); "
                             f"{counts['storms']} storm(s); "
@@ -1434,19 +1510,27 @@ def _plain(d: dict[str, Any]) -> dict[str, Any]:
 # the terminal view (shared by `mqctl lag report` and `python -m mqctl.lagjob.job`)
 
 def result_view(res: ReportResult, limit: int = 20) -> Result:
+    """What a person reads in the terminal: one row per group (worst health first: the health,
+    the status with the queues in it, lag, time lag, members and the first reason), the
+    breaches and quarantine, one line of counts and where the report is (the directory, the
+    HTML page, the Prometheus file). ``-o json`` carries everything (``ReportResult.to_dict``:
+    every group/topic row, all paths and notes)."""
     from mqctl.render import Column, Result, Table, cols
 
     def num(k: str, h: str) -> Column:
         return Column(k, h, "right")
 
-    rows = res.summary[:limit]
-    tables = [Table([Column("group", "GROUP"), Column("topic", "TOPIC"),
-                     Column("status", "STATUS"), num("total_lag", "LAG"),
-                     num("max_lag", "MAX LAG"), num("lag_seconds", "LAG S"),
-                     Column("lag_seconds_source", "LAG S SOURCE"),
-                     num("consume_rate", "CONSUME/S"), num("produce_rate", "PRODUCE/S"),
-                     num("complete", "COMPLETE"), num("rebalances", "REBALANCES")],
-                    rows, title="Latest status per group and topic", name="summary")]
+    groups = res.groups or res.summary
+    rows = []
+    for g in groups[:limit]:
+        reasons = list(g.get("health_reasons") or [])
+        rows.append({**g, "status_text": g.get("status_text") or g.get("group_status"),
+                     "why": reasons[0] if reasons else ""})
+    tables = [Table([Column("group", "GROUP"), Column("health", "HEALTH"),
+                     Column("status_text", "STATUS"), num("total_lag", "LAG"),
+                     num("lag_seconds", "LAG S"), num("members", "MEMBERS"),
+                     num("rebalances", "REBALANCES"), Column("why", "WHY")],
+                    rows, title="Groups (latest capture, worst first)", name="summary")]
     if res.quarantine:
         tables.append(Table(cols("reason", ("count", "COUNT")),
                             [{"reason": k, "count": v} for k, v in
@@ -1456,18 +1540,24 @@ def result_view(res: ReportResult, limit: int = 20) -> Result:
         tables.append(Table(cols("expr", "group", "topic", "value", "threshold"),
                             [b.to_dict() for b in res.breaches], title="Thresholds breached",
                             name="breaches"))
-    notes = list(res.notes)
-    if len(res.summary) > limit or res.truncated:
-        notes.append(f"showing {len(rows)} group/topic row(s); all of them are in "
-                     f"{res.paths.get('summary_csv', 'summary.csv')}")
+    notes = []
+    if len(groups) > limit or res.truncated:
+        notes.append(f"showing {len(rows)} of {len(groups)} group(s); every group and topic is "
+                     f"in {res.paths.get('summary_csv', 'summary.csv')}")
     c = res.counts
     notes.append(f"{c.get('lag_rows', 0)} queue observation(s), {c.get('rebalance_events', 0)} "
-                 f"rebalance event(s), {c.get('reset_events', 0)} offset reset(s), "
-                 f"{c.get('queue_moves', 0)} queue move(s), "
-                 f"{c.get('storms', 0)} storm(s), {c.get('lock_takeovers', 0)} lock takeover(s), "
-                 f"{res.quarantined} quarantined record(s)")
-    notes.append("wrote " + ", ".join(f"{k}: {v}" for k, v in res.paths.items()))
-    return Result(tables, data=res.to_dict(), notes=notes)
+                 f"rebalance event(s), {c.get('storms', 0)} storm(s), "
+                 f"{c.get('lock_takeovers', 0)} lock takeover(s), "
+                 f"{res.quarantined} quarantined record(s); {len(res.notes)} note(s) in "
+                 f"{res.paths.get('summary_json', 'summary.json')} (-o json shows everything)")
+    where = [f"report: {os.path.dirname(res.paths['summary_json'])}"
+             if res.paths.get("summary_json") else None]
+    if res.paths.get("html"):
+        where.append(f"HTML: {res.paths['html']}")
+    if res.paths.get("prometheus"):
+        where.append(f"Prometheus: {res.paths['prometheus']}")
+    notes.append("; ".join(w for w in where if w))
+    return Result(tables, data=res.to_dict(), notes=[n for n in notes if n])
 
 
 # --------------------------------------------------------------------------------------------
@@ -1493,6 +1583,8 @@ def build_parser() -> Any:
     p.add_argument("--align", default="10s")
     p.add_argument("--storm-rounds", type=int, default=3)
     p.add_argument("--storm-window", default="10m")
+    p.add_argument("--storm-round-max", default="1m")
+    p.add_argument("--unowned-max", type=float, default=0.1)
     p.add_argument("--prom-file", default=None)
     p.add_argument("--conf", action="append", default=[], help="spark setting KEY=VALUE")
     p.add_argument("--state", default=None, help="ingested table (default OUT/_state)")
@@ -1542,7 +1634,9 @@ def main(argv: list[str] | None = None) -> int:
             allowed_lag=args.allowed_lag, allowed_lag_seconds=args.allowed_lag_seconds,
             max_skew_ms=duration_ms(args.max_skew),
             align_ms=duration_ms(args.align), storm_rounds=args.storm_rounds,
-            storm_window_ms=duration_ms(args.storm_window), prom_file=args.prom_file,
+            storm_window_ms=duration_ms(args.storm_window),
+            storm_round_max_ms=duration_ms(args.storm_round_max), unowned_max=args.unowned_max,
+            prom_file=args.prom_file,
             spark_conf=conf or None,
             progress=None if args.quiet else _stderr_line, state=args.state, full=args.full,
             since=args.since, until=args.until)

@@ -173,6 +173,8 @@ def spark_session(master: str | None = "local[*]", *, conf: Mapping[str, str] | 
         for k, v in settings.items():
             builder = builder.config(k, v)
         try:
+            if not under_submit:
+                _launch_jvm(settings, master, app_name)
             session = builder.getOrCreate()
         except Exception as exc:  # the JVM did not start
             text = str(exc)
@@ -188,6 +190,55 @@ def spark_session(master: str | None = "local[*]", *, conf: Mapping[str, str] | 
                 session.stop()
             except Exception:  # the JVM is gone (e.g. out of memory): the run's error says so
                 pass
+
+
+# what the JVM prints on its stderr at start-up that nobody can act on: Spark 4 adds the
+# jdk.incubator.vector module, and the JVM announces every incubator module it loads
+# (java.base, jdk.internal.module.ModuleBootstrap: "WARNING: Using incubator modules: ...")
+_JVM_NOISE = (b"WARNING: Using incubator modules:",)
+
+
+def _pump(fd: int, out: Any) -> None:
+    """Copy the JVM's stderr to ours line by line, without its start-up notices."""
+    with os.fdopen(fd, "rb") as src:
+        for line in src:
+            if line.startswith(_JVM_NOISE):
+                continue
+            try:
+                out.write(line)
+                out.flush()
+            except (OSError, ValueError):  # our stderr is closed: keep draining the pipe
+                pass
+
+
+def _launch_jvm(settings: Mapping[str, str], master: str | None, app_name: str) -> None:
+    """Start Spark's JVM (pyspark's py4j gateway, as ``getOrCreate`` would, with the same
+    settings on its command line) with its stderr read through :func:`_pump`, so the terminal
+    does not start with the JVM's ``WARNING: Using incubator modules`` line; Spark's own
+    warnings and errors pass. The reader starts before the JVM (a full pipe must never block
+    it). Nothing happens when a JVM already runs in this process (a reused session)."""
+    import threading
+
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:
+        return
+    conf = SparkConf(loadDefaults=False)
+    for k, v in settings.items():
+        conf.set(k, v)
+    if master is not None:
+        conf.setMaster(master)
+    conf.setAppName(app_name)
+    r, w = os.pipe()
+    out = getattr(sys.stderr, "buffer", None) or sys.stderr
+    threading.Thread(target=_pump, args=(r, out), name="mqctl-jvm-stderr",
+                     daemon=True).start()
+    try:
+        gateway = launch_gateway(conf, popen_kwargs={"stderr": w})
+    finally:
+        os.close(w)  # (the JVM holds its own copy; the reader ends when the JVM does)
+    SparkContext._ensure_initialized(gateway=gateway)
 
 
 _SHIPPED: set[str] = set()

@@ -5,7 +5,9 @@ latest capture of every group and topic after everything is written; any breach 
 exit 9 (:class:`mqctl.errors.ThresholdBreached`) for cron alerting.
 
 Examples: ``lag_seconds>300``, ``group=GID_ORDER:lag>10000``, ``group=GID_*:status>=WARN``,
-``max_lag_seconds>5m``, ``quarantined>0``, ``storms>=1``.
+``max_lag_seconds>5m``, ``quarantined>0``, ``storms>=1``, ``health>=WARN`` (the group health:
+status, rebalance storms and unowned queues together), ``in_storm==1``,
+``unowned_share>=0.1``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 from mqctl.errors import UsageError
 from mqctl.timeparse import parse_duration_ms
 
-# metric -> (column of the latest-status table, kind); kind: number | seconds | status
+# metric -> (column of the latest-status table, kind); kind: number | seconds | status | health
 METRICS: dict[str, tuple[str, str]] = {
     "lag": ("total_lag", "number"),
     "total_lag": ("total_lag", "number"),
@@ -37,6 +39,10 @@ METRICS: dict[str, tuple[str, str]] = {
     "queues": ("queues", "number"),
     "members": ("members", "number"),
     "rebalances": ("rebalances", "number"),
+    "health": ("health_code", "health"),
+    "in_storm": ("in_storm", "number"),
+    "unowned_share": ("unowned_share", "number"),
+    "unowned_now": ("unowned_now", "number"),
 }
 GLOBAL_METRICS = ("quarantined", "storms", "lock_takeovers")
 SCOPES = ("cluster", "group", "topic")
@@ -46,6 +52,12 @@ OPS: dict[str, Callable[[Any, Any], bool]] = {
 }
 _EXPR = re.compile(r"^\s*([A-Za-z_]+)\s*(>=|<=|==|!=|>|<|=)\s*(\S+)\s*$")
 STATUS_NAMES = ("OK", "WARN", "REWIND", "STALL", "STOP")
+# the group health in Burrow's group words (mqctl/lagjob/transforms/health.py)
+HEALTH_NAMES = ("OK", "WARN", "ERR")
+
+
+def _names(kind: str) -> tuple[str, ...]:
+    return HEALTH_NAMES if kind == "health" else STATUS_NAMES
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +77,9 @@ class Threshold:
         return OPS[self.op](actual, self.value)
 
     def shown_value(self) -> str:
-        if METRICS.get(self.metric, ("", ""))[1] == "status":
-            return STATUS_NAMES[int(self.value)]
+        kind = METRICS.get(self.metric, ("", ""))[1]
+        if kind in ("status", "health"):
+            return _names(kind)[int(self.value)]
         v = self.value
         return str(int(v)) if float(v).is_integer() else str(v)
 
@@ -115,11 +128,11 @@ def parse_threshold(text: str) -> Threshold:
         raise _bad(text, f"{metric} is a run total and takes no scope")
     kind = METRICS.get(metric, ("", "number"))[1]
     value: float
-    if kind == "status":
-        name = raw.upper()
-        if name not in STATUS_NAMES:
-            raise _bad(text, f"status must be one of {', '.join(STATUS_NAMES)}")
-        value = float(STATUS_NAMES.index(name))
+    if kind in ("status", "health"):
+        name, names = raw.upper(), _names(kind)
+        if name not in names:
+            raise _bad(text, f"{metric} must be one of {', '.join(names)}")
+        value = float(names.index(name))
     else:
         try:
             value = float(raw)
@@ -168,7 +181,8 @@ def evaluate(thresholds: list[Threshold], latest: Any, totals: dict[str, int],
             continue
         col = t.column
         assert col is not None
-        cond = F.col(col).isNotNull() & _sql_op(F.col(col), t.op, t.value)
+        num = F.col(col).cast("double")  # (in_storm is a boolean: 1 or 0)
+        cond = num.isNotNull() & _sql_op(num, t.op, t.value)
         for k, v in t.scope:
             cond = cond & F.col(k).rlike(glob_regex(v))
         hits = latest.filter(cond)
@@ -179,8 +193,9 @@ def evaluate(thresholds: list[Threshold], latest: Any, totals: dict[str, int],
                 .select("cluster", "group", "topic", col).limit(detail_limit).collect())
         for r in rows:
             value = r[col]
-            if METRICS[t.metric][1] == "status":
-                value = STATUS_NAMES[int(value)]
+            kind = METRICS[t.metric][1]
+            if kind in ("status", "health"):
+                value = _names(kind)[int(value)]
             out.append(Breach(t.text, t.metric, value, t.shown_value(), r["cluster"],
                               r["group"], r["topic"], n))
     return out

@@ -33,3 +33,13 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def demo_report(spark, tmp_path_factory):
+    """`mqctl demo`'s timeline (1.75 simulated hours, a capture every 10 minutes: 10 captures,
+    its client and broker logs) and the Spark report over it, once per session: test_demo.py,
+    test_report_browser.py and test_prometheus_tools.py all read this one run."""
+    from mqctl.demo import run_demo
+
+    return run_demo(tmp_path_factory.mktemp("demo"), hours=1.75, interval_s=600, spark=spark)

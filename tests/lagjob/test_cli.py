@@ -179,3 +179,45 @@ def test_spark_submit_runs_the_job_file(tmp_path):
     # Spark's logging is quiet: WARN from the moment the context starts (spark.log.level);
     # only the three version lines printed before that remain (dozens without it)
     assert 'Spark log level to "WARN"' in r.stderr and r.stderr.count(" INFO ") <= 3
+
+
+# ---- issue 27 item 4: what the terminal shows ---------------------------------------------------
+
+def test_the_jvm_start_up_notice_is_dropped_and_everything_else_passes(tmp_path):
+    """The JVM's stderr goes through mqctl.lagjob.session._pump: its "Using incubator modules"
+    notice (nothing an operator can act on) is dropped; Spark's warnings pass, in order."""
+    import io
+    import os
+
+    from mqctl.lagjob.session import _pump
+
+    r, w = os.pipe()
+    os.write(w, b"WARNING: Using incubator modules: jdk.incubator.vector\n"
+                b"spark: WARN SparkContext: something to act on\n"
+                b"a last line without newline")
+    os.close(w)
+    out = io.BytesIO()
+    _pump(r, out)
+    assert out.getvalue() == (b"spark: WARN SparkContext: something to act on\n"
+                              b"a last line without newline")
+
+
+@pytest.mark.spark
+def test_terminal_output_is_short_and_without_the_jvm_notice(tmp_path):
+    """`mqctl lag report` in its own process (its own JVM): stderr has the progress and no JVM
+    notice; stdout has one row per group (health, status, why) and where the report is, no
+    list of every path (that is in -o json)."""
+    inputs = tiny_inputs(tmp_path)
+    out = tmp_path / "o"
+    r = subprocess.run([PY, "-m", "mqctl", "lag", "report", str(inputs), "--out", str(out),
+                        "--tz", "UTC"], capture_output=True, text=True, timeout=600,
+                       env=_clean_env(SPARK_LOCAL_IP="127.0.0.1"), cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "Using incubator modules" not in r.stderr
+    assert r.stderr.startswith("lag report: reading 3 snapshot file(s)"), r.stderr[:500]
+    lines = r.stdout.splitlines()
+    assert lines[0] == "# Groups (latest capture, worst first)"
+    assert lines[1].split()[:3] == ["GROUP", "HEALTH", "STATUS"]
+    assert lines[2].split()[:3] == ["G", "WARN", "WARN"]
+    assert f"report: {out}; HTML: {out}/report.html; Prometheus: {out}/mqctl_lag.prom" in lines
+    assert "wrote lag:" not in r.stdout and max(map(len, lines)) < 200

@@ -78,7 +78,13 @@ def test_latest_status_per_group(report):
         ("go_client_dev", "%RETRY%go_client_dev"): ("OK", 0, 0.0, "exact"),
         ("G_CP", "TP"): ("OK", 20, None, "unknown"),
         ("G_BCS", "TB"): ("OK", 10, None, "unknown"),
+        # seen only in client logs: listed with the reason, nothing judged (issue 27 item 2)
+        ("GID_FB", None): (None, None, None, None),
+        ("GID_LOG", None): (None, None, None, None),
     }
+    for g in ("GID_FB", "GID_LOG"):
+        assert s[(g, None)]["health"] is None and s[(g, None)]["health_reasons"] == [
+            "no offsets in the inputs: seen only in client or broker logs"]
     assert s[("G_MOVE", "T2")]["rebalances"] == 4
     # 5 captures of a 10-capture window: no queue's window is full yet
     assert s[("G_EXACT", "T")]["complete"] == 0.0
@@ -214,16 +220,23 @@ def test_summary_files_html_and_prometheus(report):
     assert data["counts"] == report["data"]["counts"]
     assert data["dates"] == ["2021-02-13", "2024-06-01", data["dates"][-1]]  # + notes.txt mtime
     csv_lines = (out / "summary.csv").read_text().splitlines()
-    assert csv_lines[0].startswith("cluster,group,topic,capture_time,status")
-    assert len(csv_lines) == 12  # header + 11 group/topic rows
-    assert any(line.startswith("c1,G_STALL,T,2024-06-01T10:04:00.000Z,STALL,")
-               for line in csv_lines)
+    assert csv_lines[0].startswith("cluster,group,topic,capture_time,health,status,")
+    assert csv_lines[0].endswith(",health_reasons")
+    assert len(csv_lines) == 14  # header + 11 group/topic rows + 2 groups seen only in logs
+    # the group health ERR (Burrow's word for STALL), 1 of its 1 queues stalled, and why
+    assert any(line.startswith("c1,G_STALL,T,2024-06-01T10:04:00.000Z,ERR,STALL,1,STALL,")
+               and line.endswith(",STALL (1 of 1 queue); status over an incomplete window 5 of "
+                                 "10 captures") for line in csv_lines)
     page = (out / "report.html").read_text()
     assert not re.search(r"<script[^>]*\bsrc\s*=", page, re.I) and "G_STALL" in page
     fam = validate_exposition((out / "mqctl_lag.prom").read_text())
-    assert 'mqctl_lag_messages{cluster="c1",group="G_STALL",topic="T"} 500' in fam[
-        "mqctl_lag_messages"]
-    assert 'mqctl_group_status{cluster="",group="G_STORE"} 4' in fam["mqctl_group_status"]
+    assert any(x.startswith('mqctl_consumer_lag_messages{cluster="c1",group="G_STALL",topic="T",'
+                            'broker="') and x.endswith(" 500")
+               for x in fam["mqctl_consumer_lag_messages"])
+    assert 'mqctl_group_status{cluster="",group="G_STORE",status="STOP"} 1' in fam[
+        "mqctl_group_status"]
+    assert 'mqctl_group_status_severity{cluster="",group="G_STORE"} 4' in fam[
+        "mqctl_group_status_severity"]
     assert fam["mqctl_lag_report_quarantined_records"] == [
         "mqctl_lag_report_quarantined_records 11"]
     assert fam["mqctl_lag_report_threshold_breaches"] == [

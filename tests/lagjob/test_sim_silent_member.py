@@ -61,7 +61,7 @@ def test_silent_member_is_an_unknown_owner_not_a_rebalance(spark, tmp_path):
     caps = asyncio.run(capture_every(snaps, logs, [60, 120, 160, 200, 260]))
     # the sim: e2 stays a member while its running info times out (160 s is in 150..190 s)
     silent = caps[2]
-    assert {r["schema"] for r in silent} == {"mqctl.snapshot/1.1"}
+    assert {r["schema"] for r in silent} == {"mqctl.snapshot/1.2"}
     assert all(r["members"] == [E1, E2] and r["members_unanswered"] == [E2] for r in silent)
     mine = {(r["broker"], r["queue_id"]) for r in caps[1] if r["topic"] == "T"
             and r["owner"] == E2}

@@ -77,32 +77,83 @@ def validate_exposition(text: str) -> dict[str, list[str]]:
 
 
 def test_prometheus_textfile_format_and_values():
+    """Issue 27 item 3: Prometheus' conventions (units in the names, no _total on gauges, an
+    _info series, the status and the health as enums with one series per state), the broker
+    label, retry and DLQ backlogs apart from the lag, members and online per group, unknown as
+    NaN (never a missing series, never 0), and the report's own health."""
     topic_rows = [{"cluster": "c1", "group": "GID_A", "topic": "T", "total_lag": 120,
-                   "max_lag": 100, "lag_seconds": 42.5, "estimated": True, "consume_rate": 3.0,
-                   "produce_rate": None, "status_code": 1, "complete": 0.5,
+                   "max_lag": 100, "lag_seconds": 42.5, "status_code": 1, "complete": 0.5,
+                   "capture_ts": 1717236000000},
+                  {"cluster": "c1", "group": "GID_A", "topic": "%RETRY%GID_A", "total_lag": 7,
+                   "max_lag": 7, "lag_seconds": 0.0, "status_code": 0, "complete": 0.5,
                    "capture_ts": 1717236000000},
                   {"cluster": "", "group": 'we"ird\\g\nx', "topic": "T2", "total_lag": 0,
-                   "max_lag": 0, "lag_seconds": float("nan"), "estimated": False,
-                   "consume_rate": 0.0, "produce_rate": 0.0, "status_code": 0, "complete": 1.0,
-                   "capture_ts": 1717236000000}]
-    group_rows = [{"cluster": "c1", "group": "GID_A", "group_status_code": 4, "total_lag": 120,
-                   "rebalances": 3}]
+                   "max_lag": 0, "lag_seconds": float("nan"), "status_code": None,
+                   "complete": None, "capture_ts": 1717236000000},
+                  # a group seen only in logs: no topic rows of its own
+                  {"cluster": "", "group": "LOGONLY", "topic": None}]
+    broker_rows = [{"cluster": "c1", "group": "GID_A", "topic": "T", "broker": "broker-a",
+                    "total_lag": 100, "lag_seconds": 42.5, "estimated": True,
+                    "consume_rate": 3.0, "produce_rate": None},
+                   {"cluster": "c1", "group": "GID_A", "topic": "T", "broker": "broker-b",
+                    "total_lag": 20, "lag_seconds": None, "estimated": None,
+                    "consume_rate": 1.0, "produce_rate": 2.0},
+                   {"cluster": "c1", "group": "GID_A", "topic": "%RETRY%GID_A",
+                    "broker": "broker-a", "total_lag": 7},
+                   {"cluster": "c1", "group": "GID_A", "topic": "%DLQ%GID_A",
+                    "broker": "broker-a", "total_lag": 3}]
+    group_rows = [{"cluster": "c1", "group": "GID_A", "group_status": "STOP",
+                   "group_status_code": 4, "health": "ERR", "health_code": 2, "total_lag": 120,
+                   "retry_lag": 7, "dlq_lag": None, "members": 0, "online": False,
+                   "rebalances": 3, "storms": 1, "in_storm": True, "unowned_share": 0.25,
+                   "consume_type": "CONSUME_PASSIVELY", "message_model": "CLUSTERING",
+                   "capture_ts": 1717236000000},
+                  {"cluster": "", "group": "LOGONLY", "reason": "seen only in logs"}]
     text = render_prometheus(topic_rows, group_rows, {"quarantined": 2, "storms": 1,
-                                                      "lock_takeovers": 0, "breaches": 1},
-                             1717236060000)
+                                                      "lock_takeovers": 0, "breaches": 1,
+                                                      "groups": 2, "duration_s": 61.5,
+                                                      "last_capture_s": 1717236000.0},
+                             1717236060000, broker_rows)
     fam = validate_exposition(text)
-    assert 'mqctl_lag_messages{cluster="c1",group="GID_A",topic="T"} 120' in fam[
-        "mqctl_lag_messages"]
-    assert 'mqctl_lag_seconds{cluster="c1",group="GID_A",topic="T"} 42.5' in fam[
-        "mqctl_lag_seconds"]
-    # NaN and None values are left out rather than exported as fake numbers
-    assert len(fam["mqctl_lag_seconds"]) == 1 and len(fam["mqctl_produce_rate"]) == 1
-    assert 'group="we\\"ird\\\\g\\nx"' in fam["mqctl_lag_messages"][1]
-    assert fam["mqctl_group_status"] == ['mqctl_group_status{cluster="c1",group="GID_A"} 4']
+    assert not [n for n in fam if n.endswith("_total")]  # every family is a gauge
+    assert fam["mqctl_consumer_lag_messages"] == [
+        'mqctl_consumer_lag_messages{cluster="c1",group="GID_A",topic="T",broker="broker-a"} 100',
+        'mqctl_consumer_lag_messages{cluster="c1",group="GID_A",topic="T",broker="broker-b"} 20']
+    # unknown is NaN, and an estimate's flag is NaN where there is no time lag
+    assert fam["mqctl_consumer_lag_seconds"][1].endswith('broker="broker-b"} NaN')
+    assert [x.rsplit(" ", 1)[1] for x in fam["mqctl_consumer_lag_seconds_estimated"]] == [
+        "1", "NaN"]
+    # retry and DLQ backlogs are their own metrics, never in the lag
+    assert fam["mqctl_consumer_retry_lag_messages"] == [
+        'mqctl_consumer_retry_lag_messages{cluster="c1",group="GID_A",topic="%RETRY%GID_A",'
+        'broker="broker-a"} 7']
+    assert len(fam["mqctl_consumer_dlq_lag_messages"]) == 1
+    assert fam["mqctl_group_retry_lag_messages"][0].endswith(" 7")
+    assert fam["mqctl_group_dlq_lag_messages"][0].endswith(" NaN")  # no DLQ topic: unknown
+    assert 'group="we\\"ird\\\\g\\nx"' in fam["mqctl_consumer_max_lag_messages"][2]
+    assert fam["mqctl_consumer_status_severity"][2].endswith(" NaN")
+    # the status and the health as enums: one series per state, 1 for the current one
+    st = {x.split('status="')[1].split('"')[0]: x.rsplit(" ", 1)[1]
+          for x in fam["mqctl_group_status"] if 'group="GID_A"' in x}
+    assert st == {"OK": "0", "WARN": "0", "REWIND": "0", "STALL": "0", "STOP": "1",
+                  "UNKNOWN": "0"}
+    assert 'mqctl_group_status{cluster="",group="LOGONLY",status="UNKNOWN"} 1' in fam[
+        "mqctl_group_status"]
+    assert 'mqctl_group_health{cluster="c1",group="GID_A",health="ERR"} 1' in fam[
+        "mqctl_group_health"]
+    assert fam["mqctl_group_info"][0] == (
+        'mqctl_group_info{cluster="c1",group="GID_A",consume_type="CONSUME_PASSIVELY",'
+        'message_model="CLUSTERING"} 1')
+    assert fam["mqctl_group_members"] == ['mqctl_group_members{cluster="c1",group="GID_A"} 0',
+                                          'mqctl_group_members{cluster="",group="LOGONLY"} NaN']
+    assert fam["mqctl_group_online"][0].endswith(" 0")
+    assert fam["mqctl_group_rebalance_storm"][0].endswith(" 1")
+    assert fam["mqctl_group_unowned_ratio"][0].endswith(" 0.25")
     assert fam["mqctl_lag_report_quarantined_records"] == ["mqctl_lag_report_quarantined_records 2"]
-    assert fam["mqctl_lag_report_last_run_timestamp_seconds"] == [
-        "mqctl_lag_report_last_run_timestamp_seconds 1717236060"]
-    assert fam["mqctl_lag_capture_timestamp_seconds"][0].endswith(" 1717236000")
+    assert fam["mqctl_lag_report_last_success_timestamp_seconds"] == [
+        "mqctl_lag_report_last_success_timestamp_seconds 1717236060"]
+    assert fam["mqctl_lag_report_duration_seconds"] == ["mqctl_lag_report_duration_seconds 61.5"]
+    assert fam["mqctl_consumer_capture_timestamp_seconds"][0].endswith(" 1717236000")
 
 
 def test_csv_text_cells():
@@ -128,8 +179,57 @@ def test_html_is_self_contained_and_escapes_broker_data():
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     assert not re.search(r"<script[^>]*\bsrc\s*=", page, re.I)  # nothing loaded from outside
     assert not re.search(r"<link[^>]*\bhref\s*=\s*[\"']https?:", page, re.I)
-    assert "Plotly" in page and len(page) > 1_000_000  # plotly.js is inlined
+    # no script at all (issue 27 item 4: plotly.js was 4.8 MB of the 5.4 MB demo page)
+    assert "<script" not in page and len(page) < 100_000
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)" in page
-    assert "<b>x" not in page and page.count("</script>") == page.count("<script")
-    assert page.count("Plotly.newPlot") == 3  # lag, time lag, rebalance timeline
+    assert "<b>x" not in page
+    # lag, time lag and the rebalance timeline, drawn as SVG
+    assert page.count('<svg class="overview') == 3
     assert 'class="st-WARN"' in page
+
+
+def test_health_and_storm_thresholds():
+    """Issue 27 item 1: the group health, the storm flag and the unowned share are --fail-on
+    metrics (health in Burrow's group words)."""
+    t = parse_threshold("health>=WARN")
+    assert (t.column, t.value, t.shown_value()) == ("health_code", 1.0, "WARN")
+    assert parse_threshold("group=GID_*:health==err").value == 2.0
+    assert parse_threshold("in_storm==1").column == "in_storm"
+    assert parse_threshold("unowned_share>=0.1").column == "unowned_share"
+    with pytest.raises(UsageError) as e:
+        parse_threshold("health>=STALL")  # a status word is not a health word
+    assert "health must be one of OK, WARN, ERR" in e.value.message
+
+
+def test_verdict_words():
+    """Issue 27 item 2: a status says how many queues are in it and when it rests on a partial
+    window; a group's health says why, worst first (mqctl/lagjob/verdicts.py)."""
+    from mqctl.lagjob import verdicts as V
+
+    dup = {"status": "STALL", "status_queues": 3, "queues": 8, "window_samples": 10,
+           "complete": 1.0}
+    assert V.status_text(dup, 10) == "STALL (3 of 8 queues)"
+    one = {"status": "OK", "status_queues": 32, "queues": 32, "window_samples": 1,
+           "complete": 0.0}
+    assert V.status_text(one, 10) == "OK (window 1 of 10)"
+    assert V.status_text({"status": None}, 10) is None
+    # a group row counts the queues of its topics in that state, not its retry topic's
+    grp = {"group_status": "STALL", "status_queues": 3, "queues": 10, "status_queues_of": 8}
+    assert V.status_text(grp, None, "group_status") == "STALL (3 of 8 queues)"
+    mixed = {"group_status": "OK", "in_storm": True, "storm_rule": "long-round",
+             "storm_start_ts": 1717236000000, "storm_end_ts": 1717239600000, "storm_rounds": 1,
+             "storm_events": 1686, "unowned_share": 0.27, "unowned_ms": 600_000,
+             "unowned_now": 1, "online": True, "window_samples": 10, "complete": 1.0}
+    assert V.health_reasons(mixed, window=10, storm_window_ms=600_000, round_max_ms=60_000,
+                            storm_rounds=3, unowned_max=0.1) == [
+        "rebalance storm from 2024-06-01 10:00:00 UTC to 2024-06-01 11:00:00 UTC: 1 round(s), "
+        "1,686 event(s) (a round longer than 1m)",
+        "queues unowned 27% of the time in the last 10m, 1 unowned at the latest capture"]
+    # a little unowned time (a deploy) is no reason; an offline group's is STOP's
+    calm = {**mixed, "in_storm": False, "unowned_share": 0.02, "unowned_now": 0}
+    assert V.health_reasons(calm, unowned_max=0.1) == []
+    assert V.health_reasons({"group_status": "STOP", "status_queues": 8, "queues": 8,
+                             "unowned_share": 1.0, "unowned_ms": 1, "online": False},
+                            unowned_max=0.1) == ["STOP (8 of 8 queues)"]
+    assert V.health_reasons({"consume_type": "CONSUME_POP", "group_status": "OK"}) == [
+        V.POP_NOTE]

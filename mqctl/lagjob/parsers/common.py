@@ -19,9 +19,12 @@ OBS_FIELDS: list[tuple[str, str]] = [
     # (a member did not answer its running info), and those members
     ("committed", "boolean"), ("owner_unknown", "boolean"),
     ("members_unanswered", "array<string>"),
+    # the group's consume type (CONSUME_POP: no queue owners) and message model (BROADCASTING:
+    # the clients keep the offsets, so lag is unknown)
+    ("consume_type", "string"), ("message_model", "string"),
 ]
 # the values of the snapshot-only fields above in the observations of every other input kind
-SNAPSHOT_ONLY_NONE: tuple[None, ...] = (None, None, None)
+SNAPSHOT_ONLY_NONE: tuple[None, ...] = (None, None, None, None, None)
 POINT_FIELDS: list[tuple[str, str]] = [
     ("observed_ts", "long"), ("cluster", "string"), ("topic", "string"), ("broker", "string"),
     ("queue_id", "int"), ("broker_offset", "long"), ("min_offset", "long"),

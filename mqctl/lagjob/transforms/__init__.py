@@ -29,6 +29,8 @@ The package is split by subject, each module a set of pure functions:
 * :mod:`.observations`: captures, one observation per queue and capture, broker offsets, lag;
 * :mod:`.timelag`: the time lag;
 * :mod:`.status`: the queue, group-topic and group status;
+* :mod:`.health`: the group health (status, storms and unowned queues together) and the groups
+  that are seen but cannot be judged;
 * :mod:`.rebalance`: the rebalance history (changes, resets, moves, unowned, rounds, storms,
   locks).
 
@@ -45,6 +47,15 @@ from mqctl.lagjob.transforms.common import (
     date_of,
     iso_of,
     with_date,
+)
+from mqctl.lagjob.transforms.health import (
+    BROADCAST_REASON,
+    HEALTH,
+    HEALTH_CODE,
+    HEALTH_COLUMNS,
+    LOGS_ONLY_REASON,
+    group_health,
+    unseen_groups,
 )
 from mqctl.lagjob.transforms.observations import (
     broker_history,
@@ -97,10 +108,12 @@ from mqctl.lagjob.transforms.status import (
     STATUSES,
     group_topic_status,
     latest_groups,
+    latest_per_broker,
     latest_status,
     queue_status,
     severity,
     status_name,
+    with_rebalances,
 )
 from mqctl.lagjob.transforms.timelag import (
     MAX_REAL_DELAY_MS,
@@ -109,17 +122,20 @@ from mqctl.lagjob.transforms.timelag import (
 )
 
 __all__ = [
+    "BROADCAST_REASON", "HEALTH", "HEALTH_CODE", "HEALTH_COLUMNS", "LOGS_ONLY_REASON",
+    "group_health", "unseen_groups",
     "CHANGE_COLS", "DAY_MS", "GQUEUE", "LIFE_EVENTS", "LOCK_EVENTS", "MAX_REAL_DELAY_MS",
     "OBS_KEY", "QUEUE", "RESET_WINDOW_MS", "RESTART_GAP_MS", "SEVERITY", "SNAPSHOT_BAD",
     "SNAPSHOT_OBS", "SNAPSHOT_OBS_DDL", "SOURCE_PRIORITY", "STATUSES", "broker_history",
     "capture_changes", "capture_index", "capture_resets", "changes_from_track",
     "check_snapshot_records", "date_of", "dedupe_observations", "drop_reset_gaps", "enrich",
     "estimate_time_lag", "fill_broker_offsets", "group_topic_status", "infer_log_cluster",
-    "iso_of", "latest_groups", "latest_status", "line_numbers", "lock_events", "log_changes",
+    "iso_of", "latest_groups", "latest_per_broker", "latest_status", "line_numbers",
+    "lock_events", "log_changes",
     "mark_resets", "merge_changes", "merge_unowned_sources", "not_a_delay",
     "own_broker_offsets", "owner_track", "parse_snapshot_lines",
     "parse_snapshot_records", "queue_moves", "queue_status", "rebalance_events",
     "rebalance_rounds", "rebalance_storms", "reset_events", "severity", "split_snapshot_records",
     "status_name", "unowned_from_captures", "unowned_from_logs", "unowned_from_track",
-    "with_capture", "with_date", "with_lag",
+    "with_capture", "with_date", "with_lag", "with_rebalances",
 ]

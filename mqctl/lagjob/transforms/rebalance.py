@@ -456,14 +456,22 @@ def unowned_from_logs(changes: DataFrame) -> DataFrame:
         F.col("_next_ts").isNull().alias("open"), "source_kind")
 
 
-def merge_unowned_sources(captured: DataFrame, logged: DataFrame, tol_ms: int) -> DataFrame:
+def merge_unowned_sources(captured: DataFrame, logged: DataFrame, tol_ms: int,
+                          owned: DataFrame | None = None) -> DataFrame:
     """Unowned intervals from captures and from logs together, one per queue and period: a
     capture interval (the queue had no owner in consecutive captures, so it lost its owner
     after ``since_ts`` and had one again by ``end_ts``) that a log interval of the same queue
     overlaps (give or take ``tol_ms``) is the same period; the log interval, which has the
     exact times, stays with both sources (``source_kind`` ``client-log+snapshot``), and when
     the logs never saw it end (the new owner's log was not given) it ends where the captures
-    saw an owner again."""
+    saw an owner again.
+
+    ``owned`` (``GQUEUE, capture_ts`` of the captures that showed the queue with an owner):
+    a log interval still open in the logs ends at the first such capture more than ``tol_ms``
+    after it began, also when no capture interval matches it. The logs see only the clients
+    whose logs were given, and two clients with one client id (two containers with the same
+    ``IP@pid``: the demo's GID_DUP) are one holder to them: the loss of one looks like the
+    queue's, while every capture shows the other holding it."""
     keys = GQUEUE
     cap = captured.select(*keys, F.col("since_ts").alias("_cs"), F.col("end_ts").alias("_ce"),
                           F.col("start_ts").alias("_cstart")).alias("c")
@@ -493,7 +501,21 @@ def merge_unowned_sources(captured: DataFrame, logged: DataFrame, tol_ms: int) -
                        .otherwise(F.col("duration_ms")))
            .withColumn("open", F.col("end_ts").isNull())
            .drop("_both", "_cap_end"))
-    return rest.unionByName(out.select(*rest.columns))
+    out = out.select(*rest.columns)
+    if owned is not None:
+        o = owned.select(*keys, F.col("capture_ts").alias("_own_ts"))
+        first = (out.filter(F.col("end_ts").isNull()).select(*keys, "start_ts")
+                 .join(o, on=keys, how="inner")
+                 .filter(F.col("_own_ts") > F.col("start_ts") + F.lit(int(tol_ms)))
+                 .groupBy(*keys, "start_ts").agg(F.min("_own_ts").alias("_seen")))
+        out = (out.join(first, on=[*keys, "start_ts"], how="left")
+               .withColumn("end_ts", F.coalesce(F.col("end_ts"), F.col("_seen")))
+               .withColumn("duration_ms", F.when(F.col("end_ts").isNotNull(),
+                                                 F.col("end_ts") - F.col("start_ts"))
+                           .otherwise(F.col("duration_ms")))
+               .withColumn("open", F.col("end_ts").isNull())
+               .select(*rest.columns))
+    return rest.unionByName(out)
 
 
 def rebalance_rounds(events: DataFrame, gap_ms: int) -> DataFrame:
@@ -512,32 +534,54 @@ def rebalance_rounds(events: DataFrame, gap_ms: int) -> DataFrame:
     ).drop("_round")
 
 
-def rebalance_storms(rounds: DataFrame, min_rounds: int, window_ms: int) -> DataFrame:
-    """Storms: at least ``min_rounds`` rebalance rounds of a group within ``window_ms``;
-    overlapping windows merge into one storm (start, end, rounds, events, clients)."""
-    w = Window.partitionBy("cluster", "group").orderBy("start_ts").rangeBetween(-window_ms, 0)
+def rebalance_storms(rounds: DataFrame, min_rounds: int, window_ms: int,
+                     round_max_ms: int = 0) -> DataFrame:
+    """Storms of a group, by either of two rules, whichever fires first:
+
+    * ``rounds``: at least ``min_rounds`` rebalance rounds start within ``window_ms``
+      (separate changes in quick succession: a rolling restart, a flapping member);
+    * ``long-round``: one round lasts longer than ``round_max_ms`` (0: off). A round is the
+      events of a group each closer than one RebalanceService interval (20 s) to the previous
+      one, and one membership change settles within about one interval (every member re-runs
+      its allocation on the broker's notification or its next 20-s tick:
+      ``RebalanceService``, ``rocketmq.client.rebalance.waitInterval``); a round that goes on
+      for several intervals is continuous churn (members whose views or strategies disagree
+      take queues from each other on every tick), which the first rule never sees: it is one
+      endless round.
+
+    Overlapping periods merge into one storm (start, end, rounds, events, clients, ``rule``:
+    the rules that fired, ``rounds``, ``long-round`` or ``long-round+rounds``)."""
+    keys = ["cluster", "group"]
+    w = Window.partitionBy(*keys).orderBy("start_ts").rangeBetween(-window_ms, 0)
     r = (rounds.withColumn("_cnt", F.count(F.lit(1)).over(w))
          .withColumn("_from", F.min("start_ts").over(w)))
     trig = r.filter(F.col("_cnt") >= F.lit(min_rounds)).select(
-        "cluster", "group", F.col("_from").alias("s"), F.col("end_ts").alias("e"))
-    wo = Window.partitionBy("cluster", "group").orderBy("s", "e")
+        *keys, F.col("_from").alias("s"), F.col("end_ts").alias("e"),
+        F.lit("rounds").alias("_rule"))
+    if round_max_ms > 0:
+        trig = trig.unionByName(rounds.filter(
+            F.col("end_ts") - F.col("start_ts") > F.lit(int(round_max_ms))).select(
+            *keys, F.col("start_ts").alias("s"), F.col("end_ts").alias("e"),
+            F.lit("long-round").alias("_rule")))
+    wo = Window.partitionBy(*keys).orderBy("s", "e", "_rule")
     trig = (trig.withColumn("_maxe", F.max("e").over(wo.rowsBetween(Window.unboundedPreceding,
                                                                       -1)))
             .withColumn("_new", F.when(F.col("_maxe").isNull() | (F.col("s") > F.col("_maxe")),
                                        1).otherwise(0))
             .withColumn("_storm", F.sum("_new").over(wo.rowsBetween(Window.unboundedPreceding,
                                                                      0))))
-    spans = trig.groupBy("cluster", "group", "_storm").agg(F.min("s").alias("s_start"),
-                                                           F.max("e").alias("s_end"))
-    j = spans.join(rounds, on=["cluster", "group"], how="inner").filter(
+    spans = trig.groupBy(*keys, "_storm").agg(
+        F.min("s").alias("s_start"), F.max("e").alias("s_end"),
+        F.array_join(F.array_sort(F.collect_set("_rule")), "+").alias("rule"))
+    j = spans.join(rounds, on=keys, how="inner").filter(
         (F.col("s_start") <= F.col("start_ts")) & (F.col("start_ts") <= F.col("s_end")))
-    return j.groupBy("cluster", "group", "s_start", "s_end").agg(
+    return j.groupBy(*keys, "s_start", "s_end", "rule").agg(
         F.count(F.lit(1)).alias("rounds"), F.sum("events").alias("events"),
         F.array_sort(F.array_distinct(F.flatten(F.collect_list("clients")))).alias("clients"),
-    ).select("cluster", "group", F.col("s_start").alias("start_ts"),
+    ).select(*keys, F.col("s_start").alias("start_ts"),
              F.col("s_end").alias("end_ts"),
              (F.col("s_end") - F.col("s_start")).alias("duration_ms"), "rounds", "events",
-             "clients")
+             "clients", "rule")
 
 
 LOCK_EVENTS = ("acquire", "takeover", "conflict", "unlock", "unlock_conflict",

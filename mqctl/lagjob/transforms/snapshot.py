@@ -9,7 +9,8 @@ from pyspark.sql import functions as F
 SNAPSHOT_OBS = ["observed_ts", "cluster", "group", "topic", "broker", "queue_id",
                 "broker_offset", "min_offset", "consumer_offset", "pull_offset",
                 "last_timestamp", "delay_ms", "owner", "owners", "members", "online", "orderly",
-                "source_kind", "source", "committed", "owner_unknown", "members_unanswered"]
+                "source_kind", "source", "committed", "owner_unknown", "members_unanswered",
+                "consume_type", "message_model"]
 # their types (an empty frame of observations)
 SNAPSHOT_OBS_DDL = ("observed_ts long, cluster string, group string, topic string, "
                     "broker string, queue_id int, broker_offset long, min_offset long, "
@@ -17,7 +18,8 @@ SNAPSHOT_OBS_DDL = ("observed_ts long, cluster string, group string, topic strin
                     "delay_ms long, owner string, owners array<string>, members int, "
                     "online boolean, orderly boolean, source_kind string, source string, "
                     "committed boolean, owner_unknown boolean, "
-                    "members_unanswered array<string>")
+                    "members_unanswered array<string>, consume_type string, "
+                    "message_model string")
 SNAPSHOT_BAD = ["source", "source_kind", "block", "rid", "reason", "detail", "content",
                 "observed_ts"]
 
@@ -192,6 +194,7 @@ def check_snapshot_records(parsed: DataFrame, run_ms: int | None = None) -> Data
         # a 1.0 row has no marker: the owner was read (false)
         F.coalesce(j["owner_unknown"], F.lit(False)).alias("owner_unknown"),
         j["members_unanswered"].alias("members_unanswered"),
+        j["consume_type"].alias("consume_type"), j["message_model"].alias("message_model"),
         F.when(is_bad, F.col("block")).alias("block"), F.when(is_bad, F.col("rid")).alias("rid"),
         "reason", F.when(is_bad, detail).alias("detail"),
         F.when(is_bad, F.substring("value", 1, 500)).alias("content"))

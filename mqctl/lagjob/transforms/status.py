@@ -139,10 +139,22 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0,
 
 
 def group_topic_status(queues: DataFrame) -> DataFrame:
-    """Per capture, group and topic: totals, maxima, rates, the worst queue status, and the
-    group's status (worst over its topics at that capture)."""
+    """Per capture, group and topic: totals, maxima, rates, the worst queue status, how many
+    queues are in it (``status_queues``: "3 of 8 queues STALL"), the fewest captures in a
+    queue's window (``window_samples``: a status over an incomplete window says so), the
+    group's consume type and message model, and the group's status (worst over its topics at
+    that capture)."""
     q = queues.withColumn("_sev", severity(F.col("status")))
+    for c in ("consume_type", "message_model"):  # (snapshots carry them; other inputs not)
+        if c not in q.columns:
+            q = q.withColumn(c, F.lit(None).cast("string"))
     agg = q.groupBy("cluster", "group", "topic", "capture_ts").agg(
+        # queues per status (severity 0..4): the worst one's count is ``status_queues``
+        F.array(*[F.sum(F.when(F.col("_sev") == i, 1).otherwise(0)) for i in range(
+            len(STATUSES))]).alias("_per"),
+        F.min("window_samples").alias("window_samples"),
+        F.max("consume_type").alias("consume_type"),
+        F.max("message_model").alias("message_model"),
         F.count(F.lit(1)).alias("queues"),
         F.count("lag").alias("queues_known"),
         F.try_sum("lag").alias("total_lag"),
@@ -167,6 +179,9 @@ def group_topic_status(queues: DataFrame) -> DataFrame:
     )
     wg = Window.partitionBy("cluster", "group", "capture_ts")
     return (agg.withColumn("status", status_name(F.col("status_code")))
+            .withColumn("status_queues", F.when(F.col("status_code").isNotNull(), F.element_at(
+                "_per", F.col("status_code") + 1)).cast("long"))
+            .drop("_per")
             .withColumn("group_status_code", F.max("status_code").over(wg))
             .withColumn("group_status", status_name(F.col("group_status_code")))
             .withColumn("estimated", F.col("_est") == 1)
@@ -175,7 +190,7 @@ def group_topic_status(queues: DataFrame) -> DataFrame:
             .drop("_est", "_online"))
 
 
-def _with_rebalances(out: DataFrame, rebalances: DataFrame | None) -> DataFrame:
+def with_rebalances(out: DataFrame, rebalances: DataFrame | None) -> DataFrame:
     """Add each group's count of rebalance events (resets are not rebalances), 0 for none."""
     if rebalances is None:
         return out
@@ -194,18 +209,60 @@ def latest_status(group_topic: DataFrame, rebalances: DataFrame | None = None) -
            .withColumn("peak_lag_seconds", F.max("lag_seconds").over(w_all))
            .withColumn("captures", F.count(F.lit(1)).over(w_all))
            .withColumn("_rn", F.row_number().over(w)).filter(F.col("_rn") == 1).drop("_rn"))
-    return _with_rebalances(out, rebalances)
+    return with_rebalances(out, rebalances)
+
+
+def latest_per_broker(lag: DataFrame, latest: DataFrame) -> DataFrame:
+    """Per group, topic and broker at the group and topic's latest capture (``latest``:
+    ``cluster, group, topic, capture_ts``): the lag, the time lag of the slowest queue,
+    whether it is estimated, the rates and the queues (rocketmq-exporter's ``broker`` label).
+    Only the captures of ``latest`` are read (a filter on the earliest of them first: Parquet
+    row groups before it are skipped)."""
+    keys = ["cluster", "group", "topic", "capture_ts"]
+    last = latest.filter(F.col("topic").isNotNull()).select(*keys).distinct()
+    first = last.agg(F.min("capture_ts")).collect()[0][0]
+    rows = lag if first is None else lag.filter(F.col("capture_ts") >= F.lit(int(first)))
+    j = rows.join(F.broadcast(last), on=keys, how="inner")
+    return j.groupBy("cluster", "group", "topic", "broker").agg(
+        F.try_sum("lag").alias("total_lag"), F.max("lag_seconds").alias("lag_seconds"),
+        F.max(F.when(F.col("lag_seconds").isNotNull(), F.col("estimated").cast("int")))
+        .alias("_est"),
+        F.sum("consume_rate").alias("consume_rate"), F.sum("produce_rate").alias("produce_rate"),
+        F.count(F.lit(1)).alias("queues"),
+    ).withColumn("estimated", F.col("_est") == 1).drop("_est")
 
 
 def latest_groups(group_topic: DataFrame, rebalances: DataFrame | None = None) -> DataFrame:
-    """Per group: its latest capture's totals over topics and the group status."""
+    """Per group: its latest capture's totals over topics (the lag and time lag of its own
+    topics; ``retry_lag`` and ``dlq_lag`` of its %RETRY% and %DLQ% topics, null when it has
+    none) and the group status."""
     w = Window.partitionBy("cluster", "group").orderBy(F.col("capture_ts").desc())
     last = (group_topic.withColumn("_last", F.first("capture_ts").over(w))
             .filter(F.col("capture_ts") == F.col("_last")))
+    worst = F.col("status_code").eqNullSafe(F.col("group_status_code"))
+    retry, dlq = F.col("topic").startswith("%RETRY%"), F.col("topic").startswith("%DLQ%")
+    main = ~(retry | dlq)
     out = last.groupBy("cluster", "group", "capture_ts").agg(
-        F.count(F.lit(1)).alias("topics"), F.try_sum("total_lag").alias("total_lag"),
-        F.max("lag_seconds").alias("lag_seconds"),
+        # the lag of the group's own topics: its %RETRY% and %DLQ% backlogs are apart (a retry
+        # message waits its delay level by design: 10 s to 2 h, MessageStoreConfig
+        # messageDelayLevel)
+        F.count(F.lit(1)).alias("topics"), F.try_sum(F.when(main, F.col("total_lag")))
+        .alias("total_lag"),
+        F.max(F.when(main, F.col("lag_seconds"))).alias("lag_seconds"),
+        F.try_sum(F.when(retry, F.col("total_lag"))).alias("retry_lag"),
+        F.try_sum(F.when(dlq, F.col("total_lag"))).alias("dlq_lag"),
         F.max("group_status_code").alias("group_status_code"),
+        F.sum("queues").alias("queues"),
+        # the queues in the group's worst state, over the topics in it
+        F.sum(F.when(worst, F.col("status_queues"))).alias("status_queues"),
+        # ... of how many: the queues of those topics ("STALL, 3 of 8 queues" of TopicAudit,
+        # not of its 10 with the %RETRY% topic's)
+        F.sum(F.when(worst, F.col("queues"))).alias("status_queues_of"),
+        F.min("window_samples").alias("window_samples"),
+        F.max("consume_type").alias("consume_type"),
+        F.max("message_model").alias("message_model"),
+        F.sum("never_committed").alias("never_committed"),
+        F.sum("owner_unknown").alias("owner_unknown"),
         # the fraction of the group's queues (over its topics) whose window is full
         (F.sum(F.col("complete") * F.col("queues_known"))
          / F.sum(F.when(F.col("complete").isNotNull(), F.col("queues_known")))).alias("complete"),
@@ -215,4 +272,4 @@ def latest_groups(group_topic: DataFrame, rebalances: DataFrame | None = None) -
            .withColumn("online", F.when(F.col("_online").isNull(),
                                         F.lit(None).cast("boolean"))
                        .otherwise(F.col("_online") == 1)).drop("_online"))
-    return _with_rebalances(out, rebalances)
+    return with_rebalances(out, rebalances)
