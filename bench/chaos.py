@@ -35,7 +35,13 @@ error codes, and crashes consumers mid-reset. Afterwards it checks the invariant
 * SIGHUP is an interrupt too (issue 26 item 3): the interrupted reset and release cases send
   SIGINT, SIGTERM or SIGHUP; after SIGHUP the result is also in ``<rollback>.result.txt`` and,
   half the time, the terminal is gone first (the pipes closed: every write fails) and the
-  invariants are checked against that file alone.
+  invariants are checked against that file alone;
+* a bad input file among the lag report's inputs (issue 26 item 4): after the fault loop, the
+  run's own captures plus bad files picked at random (a truncated ``.jsonl.gz``, one that is
+  not gzip, an empty one, a dangling symlink, a symlink loop) go through ``mqctl lag report``
+  (Spark): it exits 0, prints no Java stack trace, traceback or internal error, quarantines
+  exactly the planted files as ``unreadable file`` and names each in a note
+  (``--no-lag-report`` leaves it out).
 
     python bench/chaos.py --duration 300 --seed 7        # longer on demand
     (tests/test_chaos.py runs a short form in CI)
@@ -84,13 +90,14 @@ class Report:
     concurrent: dict[str, int] = field(default_factory=dict)  # concurrent resets, by case
     violations: list[str] = field(default_factory=list)
     max_seconds: dict[str, float] = field(default_factory=dict)
+    lag_inputs: dict[str, int] = field(default_factory=dict)  # bad lag-report inputs, by kind
 
     def to_dict(self) -> dict[str, Any]:
         return {"commands": self.commands, "exit_codes": self.exit_codes,
                 "faults": self.faults, "resets": self.resets,
                 "queues_checked": self.queues_checked,
                 "snapshot_files": self.snapshot_files, "interrupts": self.interrupts,
-                "concurrent": self.concurrent,
+                "concurrent": self.concurrent, "lag_inputs": self.lag_inputs,
                 "violations": self.violations,
                 "max_seconds": {k: round(v, 2) for k, v in self.max_seconds.items()}}
 
@@ -843,11 +850,92 @@ def interrupted_release(rng: random.Random, limit: float, report: Report) -> Non
         check_interrupted_release(d, code, err, sig.name, holders, report)
 
 
+# bad lag-report inputs: kind -> the cause the report names (mqctl/lagjob/readers.py)
+BAD_LAG_INPUTS = {"truncated gzip": "truncated gzip", "not gzip": "not gzip",
+                  "empty gzip": "empty gzip file", "dangling symlink": "dangling symlink",
+                  "symlink loop": "symlink loop"}
+
+
+def plant_bad_inputs(src: Path, dest: Path, rng: random.Random, n: int = 2) -> dict[str, str]:
+    """Copy the capture files of ``src`` into ``dest`` and add ``n`` bad ones of kinds picked
+    at random; returns the bad file names -> the cause the report must name."""
+    dest.mkdir(parents=True, exist_ok=True)
+    good = sorted(f for f in src.rglob("*") if f.is_file()
+                  and f.name.endswith((".jsonl", ".jsonl.gz")))
+    for f in good:
+        (dest / f.name).write_bytes(f.read_bytes())
+    planted: dict[str, str] = {}
+    for i, kind in enumerate(rng.sample(sorted(BAD_LAG_INPUTS), n)):
+        name = f"mqctl-snapshot-bad-{i}.jsonl.gz"
+        path = dest / name
+        if kind == "truncated gzip":
+            whole = gzip.compress(b"".join(b'{"n":%d}\n' % k for k in range(2000)))
+            path.write_bytes(whole[: len(whole) // 2])
+        elif kind == "not gzip":
+            path.write_bytes(b'{"not": "gzip"}\n')
+        elif kind == "empty gzip":
+            path.write_bytes(b"")
+        elif kind == "dangling symlink":
+            os.symlink(dest / "gone" / name, path)
+        else:  # a loop of two links: each one is a bad file
+            other = dest / f"mqctl-snapshot-bad-{i}b.jsonl.gz"
+            os.symlink(other.name, path)
+            os.symlink(path.name, other)
+            planted[other.name] = BAD_LAG_INPUTS[kind]
+        planted[name] = BAD_LAG_INPUTS[kind]
+    return planted
+
+
+def check_lag_report(code: int, out: str, err: str, planted: dict[str, str],
+                     report: Report) -> None:
+    """The report finishes (exit 0) without a trace; exactly the planted files are quarantined
+    as unreadable, each named in a note with its cause."""
+    if code != 0:
+        report.violations.append(f"lag report with bad inputs exited {code}: {err[-300:]}")
+    for mark in ("\tat ", "Traceback", "internal error", "Exception in thread"):
+        if mark in err:
+            report.violations.append(f"lag report with bad inputs printed {mark.strip()!r}")
+    try:
+        data = json.loads(out)
+    except ValueError:
+        report.violations.append("lag report -o json printed no JSON")
+        return
+    unreadable = data.get("quarantine", {}).get("by_reason", {}).get("unreadable file", 0)
+    if unreadable != len(planted) or data.get("inputs", {}).get("unreadable") != len(planted):
+        report.violations.append(f"lag report quarantined {unreadable} unreadable file(s), "
+                                 f"{len(planted)} were planted")
+    notes = "\n".join(data.get("notes", []))
+    for name, cause in planted.items():
+        if name not in notes or cause not in notes:
+            report.violations.append(f"lag report notes do not name {name} ({cause})")
+
+
+def bad_lag_input_case(snap: Path, work: Path, rng: random.Random, limit: float,
+                       report: Report) -> None:
+    planted = plant_bad_inputs(snap, work / "lag-in", rng)
+    for cause in planted.values():
+        report.lag_inputs[cause] = report.lag_inputs.get(cause, 0) + 1
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
+    t0 = time.monotonic()
+    try:
+        r = subprocess.run([sys.executable, "-m", "mqctl", "-o", "json", "lag", "report",
+                            str(work / "lag-in"), "--out", str(work / "lag-out")],
+                           capture_output=True, text=True, timeout=limit, env=env)
+    except subprocess.TimeoutExpired:
+        report.violations.append(f"lag report with bad inputs hung past {limit:g}s")
+        return
+    report.max_seconds["lag-report"] = time.monotonic() - t0
+    report.commands += 1
+    report.exit_codes.setdefault("lag-report", {})[r.returncode] = 1
+    check_lag_report(r.returncode, r.stdout, r.stderr, planted, report)
+
+
 def run_chaos(duration: float, seed: int, *, limit: float = 45.0,
-              min_rounds: int = 0) -> Report:
+              min_rounds: int = 0, lag_report: bool = False) -> Report:
     """Run commands against a faulty sim for ``duration`` seconds, and on past it until at least
     ``min_rounds`` commands ran (bounded at three times ``duration``), so a slow or loaded machine
-    still covers every kind of case instead of failing a count."""
+    still covers every kind of case instead of failing a count. ``lag_report``: then run the
+    lag report over the captures with bad input files among them (Spark: about 30 s more)."""
     rng = random.Random(seed)
     report = Report()
     work = Path(tempfile.mkdtemp(prefix="mqctl-chaos-"))
@@ -936,6 +1024,8 @@ def run_chaos(duration: float, seed: int, *, limit: float = 45.0,
                 if key in saved and saved[key] != original[mq]:
                     report.violations.append(f"first rollback file disagrees with the "
                                              f"original offset of {mq.short}")
+    if lag_report:
+        bad_lag_input_case(work / "snap", work, rng, max(limit, 600.0), report)
     for f in (work / "snap").rglob("*"):
         if f.is_file() and f.name.endswith(".tmp"):
             report.violations.append(f"half-written snapshot left: {f.name}")
@@ -955,9 +1045,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--duration", type=float, default=120.0)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--no-lag-report", action="store_true",
+                    help="leave out the lag report over bad input files (Spark)")
     args = ap.parse_args()
     t0 = time.monotonic()
-    report = run_chaos(args.duration, args.seed)
+    report = run_chaos(args.duration, args.seed, lag_report=not args.no_lag_report)
     print(json.dumps(report.to_dict(), indent=2))
     print(f"chaos run: {time.monotonic() - t0:.0f} s, {report.commands} commands, "
           f"{sum(report.faults.values())} faults, {report.resets} resets, "
@@ -966,6 +1058,7 @@ def main() -> None:
           f"{sum(v for k, v in report.interrupts.items() if k.startswith('release'))} "
           f"interrupted releases {report.interrupts}, "
           f"{sum(report.concurrent.values())} concurrent resets {report.concurrent}, "
+          f"bad lag-report inputs {report.lag_inputs}, "
           f"{len(report.violations)} violation(s)")
     sys.exit(1 if report.violations else 0)
 

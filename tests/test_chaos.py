@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -204,3 +205,39 @@ def test_check_interrupted_release_wants_the_finish_command(chaos):
                                     "interrupted by SIGTERM", "SIGTERM",
                                     {"broker-b:1": chaos.REL_Y}, report)
     assert len(report.violations) == 1 and "no finish command" in report.violations[0]
+
+
+def test_planted_lag_inputs_are_what_the_report_calls_unreadable(chaos, tmp_path):
+    """Every kind of bad file the chaos run plants is listed by the lag report's own listing
+    as unreadable, with the cause the checker expects (no JVM: the listing is Python)."""
+    import random
+
+    from mqctl.lagjob.inputs import InputSpec
+    from mqctl.lagjob.readers import list_local
+
+    src = tmp_path / "snap" / "c1"
+    src.mkdir(parents=True)
+    (src / "mqctl-snapshot-c1-2024-06-01T10-00-00.000Z.jsonl").write_text("{}\n")
+    planted = chaos.plant_bad_inputs(tmp_path / "snap", tmp_path / "in", random.Random(0),
+                                     n=len(chaos.BAD_LAG_INPUTS))
+    listing = list_local([InputSpec(str(tmp_path / "in"))])
+    got = {Path(f.path).name: str(f.unreadable) for f in listing.unreadable()}
+    assert set(got) == set(planted)
+    for name, cause in planted.items():
+        assert got[name].startswith(cause), (name, got[name])
+    assert (tmp_path / "in" / "mqctl-snapshot-c1-2024-06-01T10-00-00.000Z.jsonl").is_file()
+
+
+@pytest.mark.parametrize("code,err,doc,expect", [
+    (0, "", {"quarantine": {"by_reason": {"unreadable file": 1}}, "inputs": {"unreadable": 1},
+             "notes": ["1 file(s) could not be read: bad.jsonl.gz (not gzip)"]}, []),
+    (1, "mqctl: internal error\n\tat org.apache.spark.Foo\n",
+     {"quarantine": {"by_reason": {}}, "inputs": {}, "notes": []},
+     ["exited 1", "printed 'at'", "printed 'internal error'", "quarantined 0",
+      "do not name bad.jsonl.gz"]),
+])
+def test_check_lag_report_catches_each_violation(chaos, code, err, doc, expect):
+    report = chaos.Report()
+    chaos.check_lag_report(code, json.dumps(doc), err, {"bad.jsonl.gz": "not gzip"}, report)
+    assert [e for e in expect if not any(e in v for v in report.violations)] == []
+    assert len(report.violations) == len(expect), report.violations
