@@ -1549,14 +1549,14 @@ def result_view(res: ReportResult, limit: int = 20) -> Result:
                  f"rebalance event(s), {c.get('storms', 0)} storm(s), "
                  f"{c.get('lock_takeovers', 0)} lock takeover(s), "
                  f"{res.quarantined} quarantined record(s); {len(res.notes)} note(s) in "
-                 f"{res.paths.get('summary_json', 'summary.json')} (-o json shows everything)")
+                 f"summary.json (-o json shows everything)")
     where = [f"report: {os.path.dirname(res.paths['summary_json'])}"
              if res.paths.get("summary_json") else None]
     if res.paths.get("html"):
         where.append(f"HTML: {res.paths['html']}")
     if res.paths.get("prometheus"):
         where.append(f"Prometheus: {res.paths['prometheus']}")
-    notes.append("; ".join(w for w in where if w))
+    notes.extend(w for w in where if w)  # a line each: paths are long
     return Result(tables, data=res.to_dict(), notes=[n for n in notes if n])
 
 

@@ -219,5 +219,6 @@ def test_terminal_output_is_short_and_without_the_jvm_notice(tmp_path):
     assert lines[0] == "# Groups (latest capture, worst first)"
     assert lines[1].split()[:3] == ["GROUP", "HEALTH", "STATUS"]
     assert lines[2].split()[:3] == ["G", "WARN", "WARN"]
-    assert f"report: {out}; HTML: {out}/report.html; Prometheus: {out}/mqctl_lag.prom" in lines
+    assert [f"report: {out}", f"HTML: {out}/report.html",
+            f"Prometheus: {out}/mqctl_lag.prom"] == lines[-3:]
     assert "wrote lag:" not in r.stdout and max(map(len, lines)) < 200
