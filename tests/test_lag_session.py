@@ -180,7 +180,7 @@ def test_gzip_inputs_are_sized_by_what_they_hold(tmp_path):
 
     def listing(*paths, uri=False):
         files = [SimpleNamespace(path=(p.as_uri() if uri else str(p)), size=p.stat().st_size,
-                                 ignored=None) for p in paths]
+                                 ignored=None, unreadable=None) for p in paths]
         return SimpleNamespace(files=files)
 
     assert gz.stat().st_size * 20 < len(raw)
@@ -189,7 +189,7 @@ def test_gzip_inputs_are_sized_by_what_they_hold(tmp_path):
     assert _input_bytes(listing(plain)) == len(raw)
     assert _input_bytes(listing(junk)) == 5 * junk.stat().st_size  # never below 5x
     remote = SimpleNamespace(files=[SimpleNamespace(path="hdfs://nn/x.jsonl.gz", size=1000,
-                                                    ignored=None)])
+                                                    ignored=None, unreadable=None)])
     assert _input_bytes(remote) == 5000  # not readable from here: 5x
 
 

@@ -203,6 +203,7 @@ def test_the_jvm_start_up_notice_is_dropped_and_everything_else_passes(tmp_path)
 
 
 @pytest.mark.spark
+@pytest.mark.timeout(600)
 def test_terminal_output_is_short_and_without_the_jvm_notice(tmp_path):
     """`mqctl lag report` in its own process (its own JVM): stderr has the progress and no JVM
     notice; stdout has one row per group (health, status, why) and where the report is, no

@@ -347,6 +347,7 @@ def test_a_second_run_sharing_a_state_is_refused_before_the_jvm(tmp_path, no_spa
 # ---- end to end (Spark) --------------------------------------------------------------------
 
 @pytest.mark.spark
+@pytest.mark.timeout(900)
 def test_bad_files_are_quarantined_and_no_java_trace_reaches_the_terminal(tmp_path):
     """The issue's reproduction through the installed entry point (its own JVM: Spark's log
     goes to the process's stderr)."""

@@ -409,7 +409,7 @@ def test_snapshot_parse_and_line_numbers_across_splits(spark, tmp_path: Path):
             "consumer_offset": 5, "members": ["a", "b"], "online": True, "pad": "x" * 150}
     missing = {k: v for k, v in good.items() if k != "consumer_offset"}
     bad_at = {700: ("{not json", "malformed JSON"),
-              1900: (json.dumps({**good, "queue_id": "x"}), "malformed JSON"),
+              1900: (json.dumps({**good, "queue_id": "x"}), "wrong type"),
               2500: (json.dumps(missing), "missing field"),
               2600: (json.dumps({**good, "schema": "other/2"}), "unsupported schema"),
               2700: (json.dumps({**good, "queue_id": -1}), "negative value")}
