@@ -472,3 +472,86 @@ def test_codec_key_and_model_queue_are_one_key():
         '{{"brokerName":"b","queueId":3,"topic":"T"}:7,{"brokerName":"b","queueId":4,'
         '"topic":"T"}:8}')
     assert fastjson.dumps(parsed) == fastjson.dumps(model)
+
+
+# ---------------------------------------------------------------------------- one output path
+# Issue 30 item 5: what a command prints on stdout goes through mqctl.render.emit (a Result:
+# -q prints nothing, -o json one document). These are the only places that write to stdout
+# themselves (module, or module:function for one top-level function), each for a reason
+# render cannot serve.
+STDOUT: tuple[str, ...] = (
+    "mqctl.render",  # the one output path
+    "mqctl.cli.common:watch",  # --watch: the screen clear / time line between two renders
+    # a shell script and the shell's completion protocol: text for a shell, not a result
+    "mqctl.cli.completion:completion",
+    "mqctl.cli.completion:shell_complete",
+    "mqctl.cli.app:_version",  # --version, answered before any command or option
+    # a path for "$(mqctl lag job-path)": MQCTL_OUTPUT=json must not turn it into JSON
+    "mqctl.cli.lag:job_path",
+)
+
+
+def _stdout_writes(tree: ast.AST, allowed: frozenset[str] = frozenset()) -> list[int]:
+    """Lines that write to stdout outside the top-level functions named in ``allowed``:
+    print() without a file= other than sys.stderr, sys.stdout.write/writelines, typer.echo
+    and click.echo without err=True, and a Console().print (a Rich console on stdout)."""
+    lines = []
+
+    def to_stderr(call: ast.Call, name: str) -> bool:
+        return any(k.arg == name and ast.unparse(k.value) in ("sys.stderr", "True")
+                   for k in call.keywords)
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if node is tree and isinstance(child, ast.FunctionDef) and child.name in allowed:
+                continue
+            if isinstance(child, ast.Call):
+                text = ast.unparse(child.func)
+                if ((text == "print" and not to_stderr(child, "file"))
+                        or re.fullmatch(r"sys\.(__)?stdout(__)?\.write(lines)?", text)
+                        or (text in ("typer.echo", "click.echo", "echo", "secho",
+                                     "typer.secho", "click.secho")
+                            and not to_stderr(child, "err"))
+                        or (isinstance(child.func, ast.Attribute) and child.func.attr == "print"
+                            and re.search(r"console", text, re.IGNORECASE))):
+                    lines.append(child.lineno)
+            visit(child)
+
+    visit(tree)
+    return lines
+
+
+def test_only_the_render_path_writes_to_stdout():
+    found = []
+    for name, path in modules().items():
+        if any(under(name, p) for p in STDOUT if ":" not in p):
+            continue
+        allowed = frozenset(p.partition(":")[2] for p in STDOUT if p.partition(":")[0] == name)
+        for line in _stdout_writes(ast.parse(path.read_text(encoding="utf-8")), allowed):
+            found.append(f"{name}:{line}")
+    assert found == []
+
+
+def test_the_stdout_check_can_fail():
+    bad = ("import sys, typer\n"
+           "def up():\n"
+           "    sys.stdout.write('name server: x\\n')\n"  # 3: what sim up did
+           "    print('x')\n"  # 4
+           "    print('x', file=sys.stderr)\n"  # 5: stderr, fine
+           "    typer.echo('y')\n"  # 6
+           "    typer.echo('y', err=True)\n"  # 7: stderr, fine
+           "    console.print('z')\n"  # 8
+           "    sys.stderr.write('stopped')\n"  # 9: stderr, fine
+           "def ok():\n"
+           "    sys.stdout.write('allowed')\n")  # 11
+    tree = ast.parse(bad)
+    assert _stdout_writes(tree) == [3, 4, 6, 8, 11]
+    assert _stdout_writes(tree, frozenset({"ok"})) == [3, 4, 6, 8]
+    # the allowed places exist (a stale entry would allow nothing and hide a rename)
+    for entry in STDOUT:
+        mod, _, fn = entry.partition(":")
+        path = modules()[mod]
+        if fn:
+            names = {n.name for n in ast.parse(path.read_text(encoding="utf-8")).body
+                     if isinstance(n, ast.FunctionDef)}
+            assert fn in names, entry
