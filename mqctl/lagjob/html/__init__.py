@@ -32,9 +32,9 @@ generated, never taken from names.
 
 from __future__ import annotations
 
-from mqctl.lagjob.html.collect import ReportFrames, collect, collect_report_data
+from mqctl.lagjob.html.collect import ReportFrames, collect_frames, collect_report_data
 from mqctl.lagjob.html.data import OWNER_UNKNOWN, HtmlLimits, ReportData
 from mqctl.lagjob.html.page import render_html
 
-__all__ = ["OWNER_UNKNOWN", "HtmlLimits", "ReportData", "ReportFrames", "collect",
+__all__ = ["OWNER_UNKNOWN", "HtmlLimits", "ReportData", "ReportFrames", "collect_frames",
            "collect_report_data", "render_html"]

@@ -47,13 +47,13 @@ def collect_report_data(spark: SparkSession, *, gt: DataFrame, lag: DataFrame,
                         locks: DataFrame, group_rows: list[dict[str, Any]],
                         limits: HtmlLimits = HtmlLimits(), has_events: bool = True,
                         has_storms: bool = True) -> ReportData:
-    """:func:`collect` with the frames as keywords (the job's call)."""
+    """:func:`collect_frames` with the frames as keywords (the job's call)."""
     del spark  # groups and queues are picked with literal maps: no join, no broadcast job
-    return collect(ReportFrames(gt, lag, events, storms, unowned, locks), group_rows, limits,
-                   has_events=has_events, has_storms=has_storms)
+    return collect_frames(ReportFrames(gt, lag, events, storms, unowned, locks), group_rows,
+                          limits, has_events=has_events, has_storms=has_storms)
 
 
-def collect(frames: ReportFrames, group_rows: list[dict[str, Any]],
+def collect_frames(frames: ReportFrames, group_rows: list[dict[str, Any]],
             limits: HtmlLimits = HtmlLimits(), *, has_events: bool = True,
             has_storms: bool = True) -> ReportData:
     """Reduce the job's DataFrames to what the page shows (module docstring). ``group_rows``

@@ -7,6 +7,7 @@ group. One self-contained file: no script, nothing fetched."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from mqctl.lagjob.html.charts import group_timeline, overview_lines, overview_timeline
@@ -145,6 +146,7 @@ _STATUS_COLUMNS: list[tuple[str, str, str]] = [
 
 
 def _cell(kind: str, v: Any, row: dict[str, Any] | None = None) -> str:
+    """One cell of the status table, by the column's kind (:data:`_STATUS_COLUMNS`)."""
     if kind == "reasons":  # the first reason; all of them in the tooltip and the section
         items = [str(x) for x in (v or [])]
         more = f" (+{len(items) - 1})" if len(items) > 1 else ""
@@ -157,21 +159,24 @@ def _cell(kind: str, v: Any, row: dict[str, Any] | None = None) -> str:
         text = str((row or {}).get("status_text") or v)
         partial = " partial" if "window " in text else ""
         return f'<td class="status st-{E(str(v))}{partial}">{E(text)}</td>'
-    if kind == "health":
-        return f'<td class="health h-{E(str(v))}">{E(str(v))}</td>'
-    if kind == "count":
-        return f'<td class="num">{fmt_count(v)}</td>'
-    if kind == "duration":
-        return f'<td class="num" title="{float(v):.1f} s">{E(fmt_duration(v))}</td>'
-    if kind == "rate":
-        return f'<td class="num">{float(v):,.1f}</td>'
-    if kind == "time":  # epoch ms, or an ISO string (capture_time) as given
-        return f'<td class="time">{E(v if isinstance(v, str) else utc_text(v))}</td>'
-    if kind == "fraction":
-        return f'<td class="num">{float(v):.2f}</td>'
+    fmt = _CELLS.get(kind)
+    if fmt is not None:
+        return fmt(v)
     if isinstance(v, (list, tuple)):
         v = " ".join(str(x) for x in v)
     return f"<td>{E(str(v))}</td>"
+
+
+# a known value of each simple kind of cell
+_CELLS: dict[str, Callable[[Any], str]] = {
+    "health": lambda v: f'<td class="health h-{E(str(v))}">{E(str(v))}</td>',
+    "count": lambda v: f'<td class="num">{fmt_count(v)}</td>',
+    "duration": lambda v: f'<td class="num" title="{float(v):.1f} s">{E(fmt_duration(v))}</td>',
+    "rate": lambda v: f'<td class="num">{float(v):,.1f}</td>',
+    # epoch ms, or an ISO string (capture_time) as given
+    "time": lambda v: f'<td class="time">{E(v if isinstance(v, str) else utc_text(v))}</td>',
+    "fraction": lambda v: f'<td class="num">{float(v):.2f}</td>',
+}
 
 
 def _status_table(rows: list[dict[str, Any]]) -> str:
@@ -235,6 +240,9 @@ def _legend(window: Any) -> str:
 
 def _group_section(gi: int, g: dict[str, Any], status_rows: list[dict[str, Any]],
                    t0: int, t1: int, lim: HtmlLimits | None) -> str:
+    """One group's section: its badges and facts, why its health is what it is, its
+    timeline with the keys of its lines and owners, what the bounds left out, and the
+    unowned periods and lock takeovers as tables."""
     latest = g.get("latest") or {}
     status = latest.get("group_status")
     name = str(status) if status in STATUS_COLOURS else "none"
@@ -246,6 +254,27 @@ def _group_section(gi: int, g: dict[str, Any], status_rows: list[dict[str, Any]]
             if str(owner) not in clients and owner != OWNER_UNKNOWN:
                 clients.append(str(owner))
     owner_colour = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(clients)}
+    cl = f' <span class="meta">cluster {E(g["cluster"])}</span>' if g["cluster"] else ""
+    parts = [f'<section class="group st-{name} h-{hname}" id="g-{gi}">',
+             f"<h3>{_health_badge(health)} {_badge(status)} "
+             f"<span class=\"gname\">{E(str(g['group']))}</span>{cl}</h3>",
+             f'<p class="facts">{E(" · ".join(_facts(g, latest, status_rows)))}</p>']
+    why = [str(x) for x in latest.get("health_reasons") or []]
+    if why:
+        parts.append('<ul class="why">' + "".join(f"<li>{E(x)}</li>" for x in why) + "</ul>")
+    parts.append(group_timeline(gi, g, t0, t1, owner_colour))
+    parts += _keys(g, clients, owner_colour)
+    bounds = _bounds(g, latest, lim)
+    if bounds:
+        parts.append(f'<p class="bounds">Shown: {E("; ".join(bounds))}.</p>')
+    parts += _mark_tables(g)
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _facts(g: dict[str, Any], latest: dict[str, Any],
+           status_rows: list[dict[str, Any]]) -> list[str]:
+    """The group's numbers at its latest capture, its topics and its marks."""
     topics = [r for r in status_rows if r.get("group") == g["group"]
               and (r.get("cluster") or "") == g["cluster"]]
     topic_txt = ", ".join(f"{r.get('topic')} ({r.get('status_text') or r.get('status') or '-'})"
@@ -260,27 +289,32 @@ def _group_section(gi: int, g: dict[str, Any], status_rows: list[dict[str, Any]]
              f"lock takeovers {tk.get('takeover', 0)}"]
     if topic_txt:
         facts.insert(3, f"topics: {topic_txt}")
-    cl = f' <span class="meta">cluster {E(g["cluster"])}</span>' if g["cluster"] else ""
-    parts = [f'<section class="group st-{name} h-{hname}" id="g-{gi}">',
-             f"<h3>{_health_badge(health)} {_badge(status)} "
-             f"<span class=\"gname\">{E(str(g['group']))}</span>{cl}</h3>",
-             f'<p class="facts">{E(" · ".join(facts))}</p>']
-    why = [str(x) for x in latest.get("health_reasons") or []]
-    if why:
-        parts.append('<ul class="why">' + "".join(f"<li>{E(x)}</li>" for x in why) + "</ul>")
-    parts.append(group_timeline(gi, g, t0, t1, owner_colour))
+    return facts
+
+
+def _keys(g: dict[str, Any], clients: list[str], owner_colour: dict[str, str]) -> list[str]:
+    """The keys under the timeline: the group's and its queues' lines, the owners."""
     keys = ['<span><span class="sw line" style="background:#111"></span>group</span>']
     for i, q in enumerate(g["queues"]):
         peak = q.get("peak")
         keys.append(f'<span><span class="sw line" style="background:{PALETTE[i % len(PALETTE)]}">'
                     f"</span>{E(qname(q))} "
                     f"(peak {fmt_count(peak)})</span>")
-    parts.append('<div class="keys queue-keys">' + "".join(keys) + "</div>")
+    out = ['<div class="keys queue-keys">' + "".join(keys) + "</div>"]
     if clients:
-        parts.append('<div class="keys owner-keys">owners: ' + "".join(
+        out.append('<div class="keys owner-keys">owners: ' + "".join(
             f'<span><span class="sw" style="background:{owner_colour[c]}"></span>{E(c)}</span>'
             for c in clients) + "</div>")
-    # what the bounds left out, said on the page
+    return out
+
+
+_MARK_KINDS = (("event", "rebalance events", "events"), ("storm", "storms", "storms"),
+               ("unowned", "unowned periods", "unowned"),
+               ("takeover", "lock takeovers", "takeovers"))
+
+
+def _bounds(g: dict[str, Any], latest: dict[str, Any], lim: HtmlLimits | None) -> list[str]:
+    """What the bounds left out, said on the page."""
     bounds = []
     nq = g.get("queue_count") or 0
     if nq:
@@ -289,10 +323,9 @@ def _group_section(gi: int, g: dict[str, Any], status_rows: list[dict[str, Any]]
             bounds.append(f"owner lanes: {len(g['lanes'])} of {nq} queue(s)")
     if g.get("runs_total") and lim and g["runs_total"] > lim.runs:
         bounds.append(f"owner changes: the first {lim.runs} of {g['runs_total']}")
-    for kind, label in (("event", "rebalance events"), ("storm", "storms"),
-                        ("unowned", "unowned periods"), ("takeover", "lock takeovers")):
-        shown = len(g[{"event": "events", "storm": "storms", "unowned": "unowned",
-                       "takeover": "takeovers"}[kind]])
+    tk = g.get("totals_by_kind", {})
+    for kind, label, key in _MARK_KINDS:
+        shown = len(g[key])
         if tk.get(kind, 0) > shown:
             bounds.append(f"{label}: the latest {shown} of {tk[kind]}")
     hidden = sum(1 for u in g["unowned"] if (str(u["topic"]), str(u["broker"]), u["queue_id"])
@@ -300,29 +333,32 @@ def _group_section(gi: int, g: dict[str, Any], status_rows: list[dict[str, Any]]
                          for ln in g["lanes"]})
     if hidden:
         bounds.append(f"{hidden} unowned period(s) on queues without a lane (listed below)")
-    if bounds:
-        parts.append(f'<p class="bounds">Shown: {E("; ".join(bounds))}.</p>')
+    return bounds
+
+
+def _mark_tables(g: dict[str, Any]) -> list[str]:
+    """The unowned periods and the lock takeovers, as tables under a summary."""
+    out = []
     if g["unowned"]:
         rows = "".join(
             f"<tr><td>{E(str(u['topic']))}</td><td>{E(qid(u))}</td>"
             f"<td>{E(utc_text(u['n1']))}</td><td>{E(utc_text(u['ts']))}</td>"
-            f"<td>{E(utc_text(u['end_ts']) if u['end_ts'] is not None else 'still unowned')}</td>"
-            f"<td>{E(str(u['other'] or '-'))}</td></tr>" for u in g["unowned"])
-        parts.append(f"<details><summary>Unowned periods ({len(g['unowned'])})</summary>"
-                     "<table><thead><tr><th>topic</th><th>queue</th><th>last owned</th>"
-                     "<th>first seen unowned</th><th>owned again</th><th>seen in</th></tr>"
-                     f"</thead><tbody>{rows}</tbody></table></details>")
+            f"<td>{E(utc_text(u['end_ts']) if u['end_ts'] is not None else 'still unowned')}"
+            f"</td><td>{E(str(u['other'] or '-'))}</td></tr>" for u in g["unowned"])
+        out.append(f"<details><summary>Unowned periods ({len(g['unowned'])})</summary>"
+                   "<table><thead><tr><th>topic</th><th>queue</th><th>last owned</th>"
+                   "<th>first seen unowned</th><th>owned again</th><th>seen in</th></tr>"
+                   f"</thead><tbody>{rows}</tbody></table></details>")
     if g["takeovers"]:
         rows = "".join(
             f"<tr><td>{E(utc_text(k['ts']))}</td><td>{E(str(k['topic']))}</td>"
             f"<td>{E(qid(k))}</td><td>{E(str(k['other'] or '-'))}"
             f"</td><td>{E(str(k['client'] or '-'))}</td></tr>" for k in g["takeovers"])
-        parts.append(f"<details><summary>Lock takeovers ({len(g['takeovers'])})</summary>"
-                     "<table><thead><tr><th>time</th><th>topic</th><th>queue</th>"
-                     "<th>expired holder</th><th>new holder</th></tr></thead>"
-                     f"<tbody>{rows}</tbody></table></details>")
-    parts.append("</section>")
-    return "\n".join(parts)
+        out.append(f"<details><summary>Lock takeovers ({len(g['takeovers'])})</summary>"
+                   "<table><thead><tr><th>time</th><th>topic</th><th>queue</th>"
+                   "<th>expired holder</th><th>new holder</th></tr></thead>"
+                   f"<tbody>{rows}</tbody></table></details>")
+    return out
 
 
 def _cause_keys() -> str:
