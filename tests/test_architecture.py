@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -409,14 +410,7 @@ def _prints(tree: ast.AST, allowed: frozenset[str] = frozenset()) -> list[int]:
 
 
 def test_nothing_below_cli_prints_or_exits():
-    found = []
-    for name, path in modules().items():
-        if any(under(name, p) for p in PRINTS):
-            continue
-        allowed = frozenset(p.partition(":")[2] for p in PRINTS if p.partition(":")[0] == name)
-        for line in _prints(ast.parse(path.read_text(encoding="utf-8")), allowed):
-            found.append(f"{name}:{line}")
-    assert found == []
+    assert _breaches(PRINTS, _prints) == []
 
 
 def test_the_print_check_can_fail():
@@ -491,45 +485,48 @@ STDOUT: tuple[str, ...] = (
 )
 
 
-def _stdout_writes(tree: ast.AST, allowed: frozenset[str] = frozenset()) -> list[int]:
+def _stdout_writes(tree: ast.Module, allowed: frozenset[str] = frozenset()) -> list[int]:
     """Lines that write to stdout outside the top-level functions named in ``allowed``:
     print() without a file= other than sys.stderr, sys.stdout.write/writelines, typer.echo
     and click.echo without err=True, and a Console().print (a Rich console on stdout)."""
-    lines = []
+    skipped = {id(n) for f in tree.body
+               if isinstance(f, ast.FunctionDef) and f.name in allowed for n in ast.walk(f)}
+    return sorted(n.lineno for n in ast.walk(tree)
+                  if isinstance(n, ast.Call) and id(n) not in skipped and _to_stdout(n))
 
-    def to_stderr(call: ast.Call, name: str) -> bool:
-        return any(k.arg == name and ast.unparse(k.value) in ("sys.stderr", "True")
+
+def _to_stdout(call: ast.Call) -> bool:
+    text = ast.unparse(call.func)
+
+    def to_stderr(keyword: str) -> bool:
+        return any(k.arg == keyword and ast.unparse(k.value) in ("sys.stderr", "True")
                    for k in call.keywords)
 
-    def visit(node: ast.AST) -> None:
-        for child in ast.iter_child_nodes(node):
-            if node is tree and isinstance(child, ast.FunctionDef) and child.name in allowed:
-                continue
-            if isinstance(child, ast.Call):
-                text = ast.unparse(child.func)
-                if ((text == "print" and not to_stderr(child, "file"))
-                        or re.fullmatch(r"sys\.(__)?stdout(__)?\.write(lines)?", text)
-                        or (text in ("typer.echo", "click.echo", "echo", "secho",
-                                     "typer.secho", "click.secho")
-                            and not to_stderr(child, "err"))
-                        or (isinstance(child.func, ast.Attribute) and child.func.attr == "print"
-                            and re.search(r"console", text, re.IGNORECASE))):
-                    lines.append(child.lineno)
-            visit(child)
+    if text == "print":
+        return not to_stderr("file")
+    if text in ("echo", "secho", "typer.echo", "typer.secho", "click.echo", "click.secho"):
+        return not to_stderr("err")
+    return bool(re.fullmatch(r"sys\.(__)?stdout(__)?\.write(lines)?", text)
+                or (isinstance(call.func, ast.Attribute) and call.func.attr == "print"
+                    and re.search(r"console", text, re.IGNORECASE)))
 
-    visit(tree)
-    return lines
+
+def _breaches(places: tuple[str, ...],
+              check: Callable[[ast.Module, frozenset[str]], list[int]]) -> list[str]:
+    """``module:line`` of what ``check(tree, allowed functions)`` finds in every module of
+    mqctl outside ``places`` (a module or package, or module:function)."""
+    found = []
+    for name, path in modules().items():
+        if any(under(name, p) for p in places if ":" not in p):
+            continue
+        allowed = frozenset(p.partition(":")[2] for p in places if p.partition(":")[0] == name)
+        found += [f"{name}:{line}"
+                  for line in check(ast.parse(path.read_text(encoding="utf-8")), allowed)]
+    return found
 
 
 def test_only_the_render_path_writes_to_stdout():
-    found = []
-    for name, path in modules().items():
-        if any(under(name, p) for p in STDOUT if ":" not in p):
-            continue
-        allowed = frozenset(p.partition(":")[2] for p in STDOUT if p.partition(":")[0] == name)
-        for line in _stdout_writes(ast.parse(path.read_text(encoding="utf-8")), allowed):
-            found.append(f"{name}:{line}")
-    assert found == []
+    assert _breaches(STDOUT, _stdout_writes) == []
 
 
 def test_the_stdout_check_can_fail():
