@@ -252,12 +252,12 @@ def load_settings(*, config_file: str | None = None, profile: str | None = None,
     _check_profile_values(prof, psrc)
     out_guard = _profile_guards(prof, psrc, sources)
     _check_profile_display(prof, psrc)
-    out = _scalar_settings(_Sources(flags, env, prof, psrc), sources)
-    tls = _tls_settings(_section(prof, "tls", TLS_KEYS, psrc), psrc, env, flags, sources)
+    where = _Sources(flags, env, prof, psrc)
+    out = _scalar_settings(where, sources)
+    tls = _tls_settings(_section(prof, "tls", TLS_KEYS, psrc), where, sources)
     if tls is not None:
         out["tls"] = tls
-    creds = _credentials(_section(prof, "acl", ACL_KEYS, psrc), psrc, env, flags, path,
-                         sources, warnings)
+    creds = _credentials(_section(prof, "acl", ACL_KEYS, psrc), where, path, sources, warnings)
     if creds is not None:
         out["credentials"] = creds
 
@@ -419,10 +419,10 @@ def _section(prof: dict[str, Any], name: str, keys: set[str], psrc: str) -> dict
     return sec
 
 
-def _tls_settings(ptls: dict[str, Any], psrc: str, env: dict[str, str], flags: dict[str, Any],
+def _tls_settings(ptls: dict[str, Any], where: _Sources,
                   sources: dict[str, str]) -> TlsSettings | None:
     """TLS from the profile, then the environment, then flags (None: nothing set)."""
-    tls_kw, field_src = _tls_fields(ptls, psrc, env, flags)
+    tls_kw, field_src = _tls_fields(ptls, where.psrc, where.env, where.flags)
     if not tls_kw:
         return None
     for b in ("enabled", "insecure", "verify_hostname"):
@@ -457,11 +457,11 @@ def _tls_fields(ptls: dict[str, Any], psrc: str, env: dict[str, str], flags: dic
     return tls_kw, field_src
 
 
-def _credentials(pacl: dict[str, Any], psrc: str, env: dict[str, str], flags: dict[str, Any],
-                 path: Path, sources: dict[str, str],
+def _credentials(pacl: dict[str, Any], where: _Sources, path: Path, sources: dict[str, str],
                  warnings: list[str]) -> Credentials | None:
     """ACL credentials from the credentials file, the profile, the environment, then the
     access key flag (a secret never comes from a flag). None: none set."""
+    psrc, env, flags = where.psrc, where.env, where.flags
     acl: dict[str, Any] = {}
     acl_src: dict[str, str] = {}  # per field
     if pacl.get("credentials_file"):
