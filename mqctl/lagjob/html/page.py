@@ -406,16 +406,7 @@ def render_html(*, series: list[dict[str, Any]], events: list[dict[str, Any]],
     ``subtitle``, ``notes``, ``first_ts``/``last_ts`` (the captures covered), ``captures``,
     ``window``."""
     title = str(meta.get("title", "mqctl lag report"))
-    first, last = meta.get("first_ts"), meta.get("last_ts")
-    if first is None and series:
-        first, last = min(r["ts"] for r in series), max(r["ts"] for r in series)
-    if first is not None and last is not None:
-        n = meta.get("captures")
-        caps = f", {n} capture(s)" if n else ""
-        rng = (f"Captures from <b>{E(utc_text(first))}</b> to <b>{E(utc_text(last))}</b> "
-               f"({E(fmt_duration((last - first) / 1000))}{E(caps)})")
-    else:
-        rng = "No capture in the inputs"
+    first, last, rng = _captures(meta, series)
     groups = groups or []
     parts = [
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
@@ -452,3 +443,19 @@ def render_html(*, series: list[dict[str, Any]], events: list[dict[str, Any]],
             f"<li>{E(str(n))}</li>" for n in notes) + "</ul></section>")
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+def _captures(meta: dict[str, Any], series: list[dict[str, Any]]
+              ) -> tuple[Any, Any, str]:
+    """The first and last capture the page covers (``meta``, else the series'), and the
+    header's line that says so."""
+    first, last = meta.get("first_ts"), meta.get("last_ts")
+    if first is None and series:
+        first, last = min(r["ts"] for r in series), max(r["ts"] for r in series)
+    if first is None or last is None:
+        return first, last, "No capture in the inputs"
+    n = meta.get("captures")
+    caps = f", {n} capture(s)" if n else ""
+    return first, last, (f"Captures from <b>{E(utc_text(first))}</b> to "
+                         f"<b>{E(utc_text(last))}</b> "
+                         f"({E(fmt_duration((last - first) / 1000))}{E(caps)})")
