@@ -139,17 +139,18 @@ def test_sim_up_bad_scenario_is_a_usage_error(cli, tmp_path):
 
 def _sim_up_in_process(args, monkeypatch):
     """``mqctl ARGS sim up --port 0`` in-process, stopped by its own SIGTERM handler as soon
-    as it has written what started (no timing: the signal is queued when the summary is
-    read, after the handlers are installed)."""
+    as it has written what started (no timing: the signal is queued at the end of the
+    cluster's start and sent when ``sim up`` first waits, after it installed its handlers
+    and wrote what started)."""
     from mqctl.sim import SimCluster
 
-    summary = SimCluster.summary
+    start = SimCluster.start
 
-    def then_stop(self):
+    async def then_stop(self):
+        await start(self)
         asyncio.get_running_loop().call_soon(os.kill, os.getpid(), signal.SIGTERM)
-        return summary(self)
 
-    monkeypatch.setattr(SimCluster, "summary", then_stop)
+    monkeypatch.setattr(SimCluster, "start", then_stop)
     return run_cli([*args, "sim", "up", "--port", "0"])
 
 
