@@ -234,13 +234,46 @@ def _timeout(v: Any, where: str) -> float:
 def load_settings(*, config_file: str | None = None, profile: str | None = None,
                   flags: dict[str, Any] | None = None,
                   env: dict[str, str] | None = None) -> Settings:
-    """Resolve settings with precedence flag > env > profile > default."""
+    """Resolve settings with precedence flag > env > profile > default.
+
+    In order (the first error found is the one reported): the config file, the profile, every
+    value of the profile (checked even where a flag or the environment overrides it), then
+    each setting from its source, TLS and the ACL credentials."""
     env = dict(os.environ) if env is None else env
     flags = {k: v for k, v in (flags or {}).items() if v is not None}
     sources: dict[str, str] = {}
     warnings: list[str] = []
 
     path, explicit = config_path(config_file, env)
+    doc = _config_doc(path, explicit)
+    prof_name = profile or env.get("MQCTL_PROFILE") or doc.get("current_profile")
+    prof = _profile(doc, prof_name, path)
+    psrc = f"profile {prof_name}" if prof_name else "profile"
+    _check_profile_values(prof, psrc)
+    out_guard = _profile_guards(prof, psrc, sources)
+    _check_profile_display(prof, psrc)
+    where = _Sources(flags, env, prof, psrc)
+    out = _scalar_settings(where, sources)
+    tls = _tls_settings(_section(prof, "tls", TLS_KEYS, psrc), where, sources)
+    if tls is not None:
+        out["tls"] = tls
+    creds = _credentials(_section(prof, "acl", ACL_KEYS, psrc), where, path, sources, warnings)
+    if creds is not None:
+        out["credentials"] = creds
+
+    if prof_name:
+        sources["profile"] = ("flag" if profile else
+                              "env MQCTL_PROFILE" if env.get("MQCTL_PROFILE") else
+                              "config current_profile")
+    if path.exists():
+        sources["config_file"] = "flag" if config_file else (
+            "env MQCTL_CONFIG" if explicit else "default location")
+    return Settings(profile=prof_name, config_file=str(path) if path.exists() else None,
+                    sources=sources, warnings=tuple(warnings), **out, **out_guard)
+
+
+def _config_doc(path: Path, explicit: bool) -> dict[Any, Any]:
+    """The config file's mapping ({} when there is no file at the default location)."""
     doc: Any = None
     if path.exists() or explicit:
         doc = _load_yaml(path, "config file")
@@ -256,29 +289,34 @@ def load_settings(*, config_file: str | None = None, profile: str | None = None,
                           f"{', '.join(sorted(map(str, top)))}",
                           hint="the file has 'current_profile' and 'profiles' (settings go "
                                "inside a profile)")
+    return doc
+
+
+def _profile(doc: dict[Any, Any], prof_name: Any, path: Path) -> dict[str, Any]:
+    """The named profile's settings ({} with no profile), its keys checked."""
     profiles = doc.get("profiles") or {}
     if not isinstance(profiles, dict):
         raise ConfigError(f"config file {path}: 'profiles' must be a mapping of name -> settings",
                           hint="profiles:\n  prod: {namesrv: host:9876}")
+    if not prof_name:
+        return {}
+    if prof_name not in profiles:
+        known = ", ".join(sorted(map(str, profiles))) or "none defined"
+        raise ConfigError(f"unknown profile {prof_name!r} (known: {known})",
+                          hint=f"add it under 'profiles:' in {path}")
+    prof = profiles[prof_name] or {}
+    if not isinstance(prof, dict):
+        raise ConfigError(f"profile {prof_name!r} in {path} must be a mapping")
+    unknown = set(prof) - PROFILE_KEYS
+    if unknown:
+        raise ConfigError(f"profile {prof_name!r}: unknown setting(s) "
+                          f"{', '.join(sorted(map(str, unknown)))}",
+                          hint=f"known settings: {', '.join(sorted(PROFILE_KEYS))}")
+    return prof
 
-    prof_name = profile or env.get("MQCTL_PROFILE") or doc.get("current_profile")
-    prof: dict[str, Any] = {}
-    if prof_name:
-        if prof_name not in profiles:
-            known = ", ".join(sorted(map(str, profiles))) or "none defined"
-            raise ConfigError(f"unknown profile {prof_name!r} (known: {known})",
-                              hint=f"add it under 'profiles:' in {path}")
-        prof = profiles[prof_name] or {}
-        if not isinstance(prof, dict):
-            raise ConfigError(f"profile {prof_name!r} in {path} must be a mapping")
-        unknown = set(prof) - PROFILE_KEYS
-        if unknown:
-            raise ConfigError(f"profile {prof_name!r}: unknown setting(s) "
-                              f"{', '.join(sorted(map(str, unknown)))}",
-                              hint=f"known settings: {', '.join(sorted(PROFILE_KEYS))}")
-    psrc = f"profile {prof_name}" if prof_name else "profile"
-    out_guard: dict[str, Any] = {}
-    # a bad profile value is an error even where a flag or the environment overrides it
+
+def _check_profile_values(prof: dict[str, Any], psrc: str) -> None:
+    """A bad profile value is an error even where a flag or the environment overrides it."""
     if prof.get("namesrv") is not None:
         _split_namesrv(prof["namesrv"], psrc)
     if prof.get("timeout") is not None:
@@ -286,6 +324,12 @@ def load_settings(*, config_file: str | None = None, profile: str | None = None,
     for key, kind, minimum in (("version", int, 0), ("concurrency", int, 1)):
         if prof.get(key) is not None:
             _num(prof[key], f"{key} ({psrc})", kind, minimum)
+
+
+def _profile_guards(prof: dict[str, Any], psrc: str, sources: dict[str, str]) -> dict[str, Any]:
+    """The reset guards of the profile (max_replay, max_skip, confirm_above: messages;
+    require_guards); flags override them in ``offsets reset/rollback``."""
+    out_guard: dict[str, Any] = {}
     for key in ("max_replay", "max_skip", "confirm_above"):  # reset guards: messages
         if prof.get(key) is not None:
             if isinstance(prof[key], bool) or not isinstance(prof[key], int):
@@ -299,64 +343,100 @@ def load_settings(*, config_file: str | None = None, profile: str | None = None,
                               "true or false")
         out_guard["require_guards"] = prof["require_guards"]
         sources["require_guards"] = psrc
-    if prof.get("output") is not None and str(prof["output"]).lower() not in OUTPUT_FORMATS:
-        raise ConfigError(f"output ({psrc}): {prof['output']!r} is not one of "
-                          f"{', '.join(OUTPUT_FORMATS)}")
+    return out_guard
 
+
+def _check_profile_display(prof: dict[str, Any], psrc: str) -> None:
+    """The profile's output format and display zone, checked like its other values."""
+    if prof.get("output") is not None:
+        _output(prof["output"], psrc)
     if prof.get("tz") is not None:
         _tz(prof["tz"], f"tz ({psrc})")
 
-    def pick(key: str, flag_key: str, env_keys: tuple[str, ...]) -> tuple[Any, str] | None:
-        if flag_key in flags:
-            return flags[flag_key], "flag"
+
+def _output(v: Any, src: str) -> str:
+    fmt = str(v).lower()
+    if fmt not in OUTPUT_FORMATS:
+        raise ConfigError(f"output ({src}): {v!r} is not one of {', '.join(OUTPUT_FORMATS)}")
+    return fmt
+
+
+@dataclass(frozen=True)
+class _Sources:
+    """Where one setting's value comes from: flag > env > profile."""
+
+    flags: dict[str, Any]
+    env: dict[str, str]
+    prof: dict[str, Any]
+    psrc: str
+
+    def pick(self, key: str, env_keys: tuple[str, ...]) -> tuple[Any, str] | None:
+        """(value, source) of the first that sets ``key``, or None."""
+        if key in self.flags:
+            return self.flags[key], "flag"
         for ek in env_keys:
-            if ek in _EMPTY_IS_ERROR and ek in env and not env[ek].strip():
+            if ek in _EMPTY_IS_ERROR and ek in self.env and not self.env[ek].strip():
                 raise ConfigError(f"{ek} is set but empty",
                                   hint=f"unset it (unset {ek}) or give host:port, e.g. "
                                        f"{ek}=127.0.0.1:9876")
-            if env.get(ek):
-                return env[ek], f"env {ek}"
-        if key in prof and prof[key] is not None:
-            return prof[key], psrc
+            if self.env.get(ek):
+                return self.env[ek], f"env {ek}"
+        if key in self.prof and self.prof[key] is not None:
+            return self.prof[key], self.psrc
         return None
 
-    out: dict[str, Any] = {}
-    got = pick("namesrv", "namesrv", ("MQCTL_NAMESRV", "NAMESRV_ADDR"))
-    if got:
-        out["namesrv"] = _split_namesrv(got[0], got[1])
-        sources["namesrv"] = got[1]
-    got = pick("tz", "tz", ("MQCTL_TZ",))
-    if got:
-        out["tz"] = _tz(got[0], f"tz ({got[1]})")
-        sources["tz"] = got[1]
-    got = pick("timeout", "timeout", ("MQCTL_TIMEOUT",))
-    if got:
-        out["timeout"] = _timeout(got[0], f"timeout ({got[1]})")
-        sources["timeout"] = got[1]
-    got = pick("output", "output", ("MQCTL_OUTPUT",))
-    if got:
-        fmt = str(got[0]).lower()
-        if fmt not in OUTPUT_FORMATS:
-            raise ConfigError(f"output ({got[1]}): {got[0]!r} is not one of "
-                              f"{', '.join(OUTPUT_FORMATS)}")
-        out["output"] = fmt
-        sources["output"] = got[1]
-    got = pick("version", "version", ("MQCTL_VERSION",))
-    if got:
-        out["version"] = int(_num(got[0], f"version ({got[1]})", int, 0))
-        sources["version"] = got[1]
-    got = pick("concurrency", "concurrency", ("MQCTL_CONCURRENCY",))
-    if got:
-        out["concurrency"] = int(_num(got[0], f"concurrency ({got[1]})", int, 1))
-        sources["concurrency"] = got[1]
 
-    # TLS
-    ptls = prof.get("tls") or {}
-    if not isinstance(ptls, dict):
-        raise ConfigError(f"{psrc}: tls must be a mapping")
-    if set(ptls) - TLS_KEYS:
-        raise ConfigError(f"{psrc}: unknown tls setting(s) {sorted(set(ptls) - TLS_KEYS)}",
-                          hint=f"known: {', '.join(sorted(TLS_KEYS))}")
+# the one-value settings: (key = flag key = profile key, environment variables, checker)
+_SCALARS: tuple[tuple[str, tuple[str, ...], Any], ...] = (
+    ("namesrv", ("MQCTL_NAMESRV", "NAMESRV_ADDR"), _split_namesrv),
+    ("tz", ("MQCTL_TZ",), lambda v, src: _tz(v, f"tz ({src})")),
+    ("timeout", ("MQCTL_TIMEOUT",), lambda v, src: _timeout(v, f"timeout ({src})")),
+    ("output", ("MQCTL_OUTPUT",), _output),
+    ("version", ("MQCTL_VERSION",), lambda v, src: int(_num(v, f"version ({src})", int, 0))),
+    ("concurrency", ("MQCTL_CONCURRENCY",),
+     lambda v, src: int(_num(v, f"concurrency ({src})", int, 1))),
+)
+
+
+def _scalar_settings(where: _Sources, sources: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, env_keys, check in _SCALARS:
+        got = where.pick(key, env_keys)
+        if got:
+            out[key] = check(got[0], got[1])
+            sources[key] = got[1]
+    return out
+
+
+def _section(prof: dict[str, Any], name: str, keys: set[str], psrc: str) -> dict[str, Any]:
+    """The profile's ``tls:`` or ``acl:`` mapping, its keys checked."""
+    sec = prof.get(name) or {}
+    if not isinstance(sec, dict):
+        raise ConfigError(f"{psrc}: {name} must be a mapping")
+    if set(sec) - keys:
+        raise ConfigError(f"{psrc}: unknown {name} setting(s) {sorted(set(sec) - keys)}",
+                          hint=f"known: {', '.join(sorted(keys))}")
+    return sec
+
+
+def _tls_settings(ptls: dict[str, Any], where: _Sources,
+                  sources: dict[str, str]) -> TlsSettings | None:
+    """TLS from the profile, then the environment, then flags (None: nothing set)."""
+    tls_kw, field_src = _tls_fields(ptls, where.psrc, where.env, where.flags)
+    if not tls_kw:
+        return None
+    for b in ("enabled", "insecure", "verify_hostname"):
+        if b in tls_kw:
+            tls_kw[b] = bool(tls_kw[b])
+    if tls_kw.get("ca_file"):
+        tls_kw["ca_file"] = str(Path(str(tls_kw["ca_file"])).expanduser())
+    sources.update(field_src)
+    return TlsSettings(**tls_kw)
+
+
+def _tls_fields(ptls: dict[str, Any], psrc: str, env: dict[str, str], flags: dict[str, Any]
+                ) -> tuple[dict[str, Any], dict[str, str]]:
+    """The TLS fields as set (the last source wins) and where each came from."""
     tls_kw: dict[str, Any] = {k: ptls[k] for k in TLS_KEYS if k in ptls}
     # where each field came from (config show): the last source read is not every field's
     field_src: dict[str, str] = {f"tls.{k}": psrc for k in ptls}
@@ -374,36 +454,18 @@ def load_settings(*, config_file: str | None = None, profile: str | None = None,
             tls_kw["enabled"] = True
             field_src["tls.enabled"] = field_src.get("tls.ca_file" if tls_kw.get("ca_file")
                                                      else "tls.insecure", psrc)
-    if tls_kw:
-        for b in ("enabled", "insecure", "verify_hostname"):
-            if b in tls_kw:
-                tls_kw[b] = bool(tls_kw[b])
-        if tls_kw.get("ca_file"):
-            tls_kw["ca_file"] = str(Path(str(tls_kw["ca_file"])).expanduser())
-        out["tls"] = TlsSettings(**tls_kw)
-        sources.update(field_src)
+    return tls_kw, field_src
 
-    # ACL credentials
-    pacl = prof.get("acl") or {}
-    if not isinstance(pacl, dict):
-        raise ConfigError(f"{psrc}: acl must be a mapping")
-    if set(pacl) - ACL_KEYS:
-        raise ConfigError(f"{psrc}: unknown acl setting(s) {sorted(set(pacl) - ACL_KEYS)}",
-                          hint=f"known: {', '.join(sorted(ACL_KEYS))}")
+
+def _credentials(pacl: dict[str, Any], where: _Sources, path: Path, sources: dict[str, str],
+                 warnings: list[str]) -> Credentials | None:
+    """ACL credentials from the credentials file, the profile, the environment, then the
+    access key flag (a secret never comes from a flag). None: none set."""
+    psrc, env, flags = where.psrc, where.env, where.flags
     acl: dict[str, Any] = {}
-    acl_src: dict[str, str] = {}  # per field: a secret never comes from a flag
+    acl_src: dict[str, str] = {}  # per field
     if pacl.get("credentials_file"):
-        cpath = Path(str(pacl["credentials_file"])).expanduser()
-        cdoc = _load_yaml(cpath, "credentials file")
-        if not isinstance(cdoc, dict):
-            raise ConfigError(f"credentials file {cpath} must be a mapping with access_key and "
-                              "secret_key")
-        if _loose_permissions(cpath):
-            warnings.append(f"credentials file {cpath} is readable by group or others; "
-                            f"run: chmod 600 {cpath}")
-        for k in ("access_key", "secret_key", "security_token"):
-            if cdoc.get(k):
-                acl[k], acl_src[k] = cdoc[k], f"{psrc} ({cpath})"
+        _credentials_file(pacl["credentials_file"], psrc, acl, acl_src, warnings)
     for k in ("access_key", "secret_key", "security_token"):
         if pacl.get(k):
             acl[k], acl_src[k] = pacl[k], psrc
@@ -416,23 +478,29 @@ def load_settings(*, config_file: str | None = None, profile: str | None = None,
             acl[k], acl_src[k] = env[ek], f"env {ek}"
     if flags.get("access_key"):
         acl["access_key"], acl_src["access_key"] = flags["access_key"], "flag"
-    if acl:
-        if not acl.get("access_key") or not acl.get("secret_key"):
-            missing = "access_key" if not acl.get("access_key") else "secret_key"
-            raise ConfigError(f"ACL credentials are incomplete: {missing} is missing",
-                              hint="set both access_key and secret_key (profile acl:, "
-                                   "credentials_file, or MQCTL_ACCESS_KEY/MQCTL_SECRET_KEY)")
-        out["credentials"] = Credentials(str(acl["access_key"]), str(acl["secret_key"]),
-                                         str(acl["security_token"]) if acl.get("security_token")
-                                         else None)
-        sources.update({f"acl.{k}": v for k, v in acl_src.items()})
+    if not acl:
+        return None
+    if not acl.get("access_key") or not acl.get("secret_key"):
+        missing = "access_key" if not acl.get("access_key") else "secret_key"
+        raise ConfigError(f"ACL credentials are incomplete: {missing} is missing",
+                          hint="set both access_key and secret_key (profile acl:, "
+                               "credentials_file, or MQCTL_ACCESS_KEY/MQCTL_SECRET_KEY)")
+    sources.update({f"acl.{k}": v for k, v in acl_src.items()})
+    return Credentials(str(acl["access_key"]), str(acl["secret_key"]),
+                       str(acl["security_token"]) if acl.get("security_token") else None)
 
-    if prof_name:
-        sources["profile"] = ("flag" if profile else
-                              "env MQCTL_PROFILE" if env.get("MQCTL_PROFILE") else
-                              "config current_profile")
-    if path.exists():
-        sources["config_file"] = "flag" if config_file else (
-            "env MQCTL_CONFIG" if explicit else "default location")
-    return Settings(profile=prof_name, config_file=str(path) if path.exists() else None,
-                    sources=sources, warnings=tuple(warnings), **out, **out_guard)
+
+def _credentials_file(name: Any, psrc: str, acl: dict[str, Any], acl_src: dict[str, str],
+                      warnings: list[str]) -> None:
+    """The keys of a profile's ``acl.credentials_file`` into ``acl``."""
+    cpath = Path(str(name)).expanduser()
+    cdoc = _load_yaml(cpath, "credentials file")
+    if not isinstance(cdoc, dict):
+        raise ConfigError(f"credentials file {cpath} must be a mapping with access_key and "
+                          "secret_key")
+    if _loose_permissions(cpath):
+        warnings.append(f"credentials file {cpath} is readable by group or others; "
+                        f"run: chmod 600 {cpath}")
+    for k in ("access_key", "secret_key", "security_token"):
+        if cdoc.get(k):
+            acl[k], acl_src[k] = cdoc[k], f"{psrc} ({cpath})"

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -409,14 +410,7 @@ def _prints(tree: ast.AST, allowed: frozenset[str] = frozenset()) -> list[int]:
 
 
 def test_nothing_below_cli_prints_or_exits():
-    found = []
-    for name, path in modules().items():
-        if any(under(name, p) for p in PRINTS):
-            continue
-        allowed = frozenset(p.partition(":")[2] for p in PRINTS if p.partition(":")[0] == name)
-        for line in _prints(ast.parse(path.read_text(encoding="utf-8")), allowed):
-            found.append(f"{name}:{line}")
-    assert found == []
+    assert _breaches(PRINTS, _prints) == []
 
 
 def test_the_print_check_can_fail():
@@ -472,3 +466,89 @@ def test_codec_key_and_model_queue_are_one_key():
         '{{"brokerName":"b","queueId":3,"topic":"T"}:7,{"brokerName":"b","queueId":4,'
         '"topic":"T"}:8}')
     assert fastjson.dumps(parsed) == fastjson.dumps(model)
+
+
+# ---------------------------------------------------------------------------- one output path
+# Issue 30 item 5: what a command prints on stdout goes through mqctl.render.emit (a Result:
+# -q prints nothing, -o json one document). These are the only places that write to stdout
+# themselves (module, or module:function for one top-level function), each for a reason
+# render cannot serve.
+STDOUT: tuple[str, ...] = (
+    "mqctl.render",  # the one output path
+    "mqctl.cli.common:watch",  # --watch: the screen clear / time line between two renders
+    # a shell script and the shell's completion protocol: text for a shell, not a result
+    "mqctl.cli.completion:completion",
+    "mqctl.cli.completion:shell_complete",
+    "mqctl.cli.app:_version",  # --version, answered before any command or option
+    # a path for "$(mqctl lag job-path)": MQCTL_OUTPUT=json must not turn it into JSON
+    "mqctl.cli.lag:job_path",
+)
+
+
+def _stdout_writes(tree: ast.Module, allowed: frozenset[str] = frozenset()) -> list[int]:
+    """Lines that write to stdout outside the top-level functions named in ``allowed``:
+    print() without a file= other than sys.stderr, sys.stdout.write/writelines, typer.echo
+    and click.echo without err=True, and a Console().print (a Rich console on stdout)."""
+    skipped = {id(n) for f in tree.body
+               if isinstance(f, ast.FunctionDef) and f.name in allowed for n in ast.walk(f)}
+    return sorted(n.lineno for n in ast.walk(tree)
+                  if isinstance(n, ast.Call) and id(n) not in skipped and _to_stdout(n))
+
+
+def _to_stdout(call: ast.Call) -> bool:
+    text = ast.unparse(call.func)
+
+    def to_stderr(keyword: str) -> bool:
+        return any(k.arg == keyword and ast.unparse(k.value) in ("sys.stderr", "True")
+                   for k in call.keywords)
+
+    if text == "print":
+        return not to_stderr("file")
+    if text in ("echo", "secho", "typer.echo", "typer.secho", "click.echo", "click.secho"):
+        return not to_stderr("err")
+    return bool(re.fullmatch(r"sys\.(__)?stdout(__)?\.write(lines)?", text)
+                or (isinstance(call.func, ast.Attribute) and call.func.attr == "print"
+                    and re.search(r"console", text, re.IGNORECASE)))
+
+
+def _breaches(places: tuple[str, ...],
+              check: Callable[[ast.Module, frozenset[str]], list[int]]) -> list[str]:
+    """``module:line`` of what ``check(tree, allowed functions)`` finds in every module of
+    mqctl outside ``places`` (a module or package, or module:function)."""
+    found = []
+    for name, path in modules().items():
+        if any(under(name, p) for p in places if ":" not in p):
+            continue
+        allowed = frozenset(p.partition(":")[2] for p in places if p.partition(":")[0] == name)
+        found += [f"{name}:{line}"
+                  for line in check(ast.parse(path.read_text(encoding="utf-8")), allowed)]
+    return found
+
+
+def test_only_the_render_path_writes_to_stdout():
+    assert _breaches(STDOUT, _stdout_writes) == []
+
+
+def test_the_stdout_check_can_fail():
+    bad = ("import sys, typer\n"
+           "def up():\n"
+           "    sys.stdout.write('name server: x\\n')\n"  # 3: what sim up did
+           "    print('x')\n"  # 4
+           "    print('x', file=sys.stderr)\n"  # 5: stderr, fine
+           "    typer.echo('y')\n"  # 6
+           "    typer.echo('y', err=True)\n"  # 7: stderr, fine
+           "    console.print('z')\n"  # 8
+           "    sys.stderr.write('stopped')\n"  # 9: stderr, fine
+           "def ok():\n"
+           "    sys.stdout.write('allowed')\n")  # 11
+    tree = ast.parse(bad)
+    assert _stdout_writes(tree) == [3, 4, 6, 8, 11]
+    assert _stdout_writes(tree, frozenset({"ok"})) == [3, 4, 6, 8]
+    # the allowed places exist (a stale entry would allow nothing and hide a rename)
+    for entry in STDOUT:
+        mod, _, fn = entry.partition(":")
+        path = modules()[mod]
+        if fn:
+            names = {n.name for n in ast.parse(path.read_text(encoding="utf-8")).body
+                     if isinstance(n, ast.FunctionDef)}
+            assert fn in names, entry

@@ -176,7 +176,7 @@ def png_pixels(data: bytes) -> tuple[int, int, set[tuple[int, int, int]]]:
 
 def test_screenshot_shows_the_status_colours(rendered):
     """The page as drawn: the STOP and WARN rows and badges in their colours (the report's
-    CSS, mqctl/lagjob/html.py), among the many colours of text and charts."""
+    CSS, mqctl/lagjob/html/page.py), among the many colours of text and charts."""
     png = rendered["tmp"] / "report.png"
     res = _run(["--window-size=1000,700", f"--screenshot={png}", rendered["path"].as_uri()],
                rendered["tmp"])

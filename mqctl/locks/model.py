@@ -451,203 +451,283 @@ def classify_queue(mq: MessageQueue, claims: Sequence[Claim], predicted: Sequenc
     """The state of one queue from every claim on it (see the module docstring for rules).
 
     ``reconnected``: members that do not answer and are a new process or connection since
-    mqctl's record of them (which was dropped), with the evidence, for the hints."""
-    reconnected = reconnected or {}
-    answered = set(answered)
-    connections = connections or {}
-    q = mq.short
-    claims = tuple(sorted(claims, key=lambda c: (not c.live, java_string_key(c.client_id))))
-    predicted = tuple(predicted)
-    live = [c for c in claims if c.live]
-    active = [c for c in live if not c.dropped]
-    claimers = list(dict.fromkeys(c.client_id for c in active))
-    releasing = [c for c in live if c.dropped and c.lease_runs(now)]
-    # what evidence outranks what (module docstring, "Evidence"): a remembered claim counts
-    # only while nothing later says the broker gave the lock to someone else
-    remembered = [c for c in claims if not c.live and superseded_by(c, claims) is None]
-    # a live lease, or a live concurrent consumer (it consumes without any lock: a lease of
-    # someone else blocks nothing it does)
-    live_lease = [c for c in live if c.lease_runs(now) or (c.orderly is False and not c.dropped)]
-    blocking = [] if live_lease else [c for c in remembered if c.lease_runs(now)]
+    mqctl's record of them (which was dropped), with the evidence, for the hints.
 
-    def make(state: LockState, owner: str | None, reason: str, hint: str | None,
+    The states are tried in the order of the module docstring's rules: contested (several
+    claimers, or one client id used by several processes), stale, one claimer, then nobody
+    answering claims it."""
+    f = _QueueFacts.of(mq, claims, predicted, now=now, answered=answered,
+                       connections=connections, group=group, slack_ms=slack_ms,
+                       reconnected=reconnected)
+    for rule in (_contested, _shared_client_id, _stale):
+        found = rule(f)
+        if found is not None:
+            return found
+    if f.active:
+        return _one_claimer(f, f.active[0])
+    return _unclaimed(f)
+
+
+@dataclass(frozen=True, slots=True)
+class _QueueFacts:
+    """What :func:`classify_queue` reads about one queue, sorted into the evidence its rules
+    weigh."""
+
+    mq: MessageQueue
+    claims: tuple[Claim, ...]       # live ones first, then by client id
+    predicted: tuple[str, ...]
+    now: int
+    answered: set[str]
+    connections: Mapping[str, int]
+    group: str
+    slack_ms: int
+    reconnected: Mapping[str, str]
+    active: list[Claim]             # live claims of clients that have not dropped the queue
+    claimers: list[str]
+    releasing: list[Claim]          # live, dropped, lease still running: being released
+    remembered: list[Claim]         # not live, and nothing later supersedes them
+    blocking: list[Claim]           # remembered leases that still run, with no live lease
+
+    @classmethod
+    def of(cls, mq: MessageQueue, claims: Sequence[Claim], predicted: Sequence[str], *,
+           now: int, answered: Iterable[str], connections: Mapping[str, int] | None,
+           group: str, slack_ms: int, reconnected: Mapping[str, str] | None) -> _QueueFacts:
+        ordered = tuple(sorted(claims, key=lambda c: (not c.live, java_string_key(c.client_id))))
+        live = [c for c in ordered if c.live]
+        active = [c for c in live if not c.dropped]
+        # what evidence outranks what (module docstring, "Evidence"): a remembered claim
+        # counts only while nothing later says the broker gave the lock to someone else
+        remembered = [c for c in ordered if not c.live and superseded_by(c, ordered) is None]
+        # a live lease, or a live concurrent consumer (it consumes without any lock: a lease
+        # of someone else blocks nothing it does)
+        live_lease = [c for c in live
+                      if c.lease_runs(now) or (c.orderly is False and not c.dropped)]
+        return cls(mq, ordered, tuple(predicted), now, set(answered), connections or {}, group,
+                   slack_ms, reconnected or {}, active,
+                   list(dict.fromkeys(c.client_id for c in active)),
+                   [c for c in live if c.dropped and c.lease_runs(now)], remembered,
+                   [] if live_lease else [c for c in remembered if c.lease_runs(now)])
+
+    @property
+    def q(self) -> str:
+        return self.mq.short
+
+    @property
+    def group_text(self) -> str:
+        return self.group or "<group>"
+
+    def make(self, state: LockState, owner: str | None, reason: str, hint: str | None,
              frees_at: int | None = None) -> QueueLock:
-        return QueueLock(mq, state, owner, claims, predicted, reason, hint, now, frees_at)
+        return QueueLock(self.mq, state, owner, self.claims, self.predicted, reason, hint,
+                         self.now, frees_at)
 
-    pred_text = f"; the allocation assigns it to {', '.join(predicted)}" if predicted else ""
 
-    # 1. contested: several clients claim it, or several answering clients' own allocations
-    # assign it to themselves (split views: the loser's lock attempts fail every 20 s)
-    assigned = [p for p in dict.fromkeys(predicted) if p in answered]
-    contenders = list(dict.fromkeys(claimers + (assigned if len(assigned) >= 2 else [])))
-    if len(contenders) >= 2:
-        # the owner: the claimer the broker granted the lock last (Evidence), else the one
-        # whose lease runs
-        granted = [c for c in active if c.granted_ts is not None]
-        holders = [c for c in active if c.lease_runs(now)]
-        owner = (max(granted, key=lambda c: (c.granted_ts or 0, c.observed_ts)).client_id
-                 if granted else latest_claim(holders).client_id if holders
-                 else contenders[0])
-        desc = "; ".join([c.describe(now) for c in active]
-                         + [f"{p} (assigned, not holding it)" for p in contenders
-                            if p not in claimers])
-        return make(LockState.CONTESTED, owner,
-                    f"claimed by {len(contenders)} clients: {desc}",
-                    f"{q} is claimed by {len(contenders)} clients ({', '.join(contenders)}): "
-                    "their allocation views differ (member lists, strategies or "
-                    f"subscriptions); check `mqctl consumers {group or '<group>'}`")
-    dups = [c for c in active if connections.get(c.client_id, 1) > 1]
-    if dups:
-        c = dups[0]
-        n = connections[c.client_id]
-        return make(LockState.CONTESTED, c.client_id,
-                    f"client id {c.client_id} is used by {n} processes",
-                    f"{q}: client id {c.client_id} is used by {n} processes; the broker sees "
-                    "one lock holder, so they consume it at the same time and order is lost; "
-                    "give each process a unique instanceName")
-    # 2. stale
-    if blocking:
-        c = latest_claim(blocking)
-        frees = c.frees_at(now)
-        assert frees is not None
-        ends = c.lease_ends()
-        why = ("no longer a member: crashed or left" if not c.member
-               else "does not answer: hung or overloaded")
-        others = [p for p in predicted if p != c.client_id and p in answered]
-        # the new owner locks it at its next rebalance after that (every 20 s, at once when
-        # the broker notifies a member change); a 4.x client then consumes only after its
-        # next lockAll (RebalanceImpl: the ProcessQueue is created after lock() succeeded)
-        then = (f"; then {', '.join(others)} can lock it: consumption resumes up to one "
-                f"rebalance and one lock cycle ({RENEW_INTERVAL_MS // 1000} s each) after "
-                "that time, not at it" if others else "")
-        cmd = (f"mqctl locks release --group {group or '<group>'} --queue {q} "
-               f"--topic {mq.topic} --execute")
-        basis = f"its last reported renewal {format_local(c.last_lock_ts)}"
-        if frees != ends[0]:
-            basis += (f", seen at {format_local(c.observed_ts)}, and the renewals every "
-                      f"{RENEW_INTERVAL_MS // 1000} s it may have made before it left")
-        latest = ""
-        # FREES AT is the earliest lease end still possible: when the holder left between two
-        # observations it may have renewed (every 20 s) until it left, so FREES AT moves 20 s
-        # later each time it passes with no live client holding the lock, up to ends[-1]
-        window = (f" (FREES AT: its last reported renewal + {BROKER_LEASE_MS // 1000} s)")
-        if frees != ends[-1]:
-            latest = (f"; {format_local(ends[-1])} at the latest if it renewed again before it "
-                      f"left (gone at {format_local(c.gone_ts)})")
-            window = (f" at the earliest (FREES AT moves {RENEW_INTERVAL_MS // 1000} s later "
-                      f"each time it passes while no live client holds the lock, until "
-                      f"{clock_text(ends[-1])} at the latest: {c.client_id} may have renewed "
-                      f"every {RENEW_INTERVAL_MS // 1000} s until it left)")
-        return make(LockState.STALE, c.client_id,
-                    f"{c.client_id} {why}; its broker lease runs until "
-                    f"{format_local(frees)} (estimated from {basis}){latest}",
-                    f"{q} is blocked until {clock_text(frees)}{window} because {c.client_id} "
-                    f"stopped renewing ({why}){then}; `{cmd}` frees it now",
-                    frees_at=frees)
-    # 3-5. one claimer
-    if active:
-        c = active[0]
-        if c.orderly is False:
-            return make(LockState.LOCK_FAILED, c.client_id,
-                        f"{c.client_id} consumes concurrently and never locks",
-                        f"{q} is consumed by {c.client_id}, which is not an orderly consumer: "
-                        "the group mixes orderly and concurrent clients")
-        if not c.locked or c.last_lock_ts <= 0:
-            holder = releasing[0] if releasing else None
-            if holder is not None:
-                why = (f"{holder.client_id} still holds it while releasing it (unlock tried "
-                       f"{holder.try_unlock_times}x)")
-                reason = f"claimed by {c.client_id} but not locked"
-            elif c.last_lock_ts > 0 and c.age(now) is not None \
-                    and (c.age(now) or 0) <= RENEW_INTERVAL_MS + slack_ms:
-                # a ProcessQueue that has never been marked locked: its lastLockTimestamp is
-                # its creation time, and a 4.x client creates it only after the broker granted
-                # the lock (RebalanceImpl.updateProcessQueueTableInRebalance: lock(mq) first;
-                # lock() finds no ProcessQueue to mark), then marks it at its next lockAll
-                # (ConsumeMessageOrderlyService.lockMQPeriodically, every 20 s). Real 4.9.3:
-                # lock-crash/kill_survivor_o1_client.log "lock OK" 20:58:04.5, "locked OK"
-                # 20:58:16.5, "pull message later because not locked in broker" in between.
-                mark = c.last_lock_ts + RENEW_INTERVAL_MS
-                why = (f"the broker granted the lock when {c.client_id} added the queue "
-                       f"({format_local(c.last_lock_ts)}); a 4.x client marks it locked at its "
-                       f"next lock cycle (every {RENEW_INTERVAL_MS // 1000} s, by "
-                       f"{clock_text(mark)}) and consumes it from then on")
-                return make(LockState.LOCK_FAILED, c.client_id,
-                            f"claimed by {c.client_id}, lock granted, not yet marked locked by "
-                            "the client (next lock cycle)",
-                            f"{q} is claimed by {c.client_id} but not marked locked yet: {why}")
-            else:
-                why = ("its lock renewals fail: the broker refused the lock (another client's "
-                       "lease, up to 60 s) or the master is unreachable")
-                reason = f"claimed by {c.client_id} but not locked"
-            return make(LockState.LOCK_FAILED, c.client_id, reason,
-                        f"{q} is claimed by {c.client_id} but not locked: {why}; it retries "
-                        "every 20 s")
-        age = c.age(now) or 0
-        if not c.lease_runs(now):
-            return make(LockState.LOCK_FAILED, c.client_id,
-                        f"lock lapsed: last renewal {format_duration(age)} ago, beyond the "
-                        "60 s broker lease",
-                        f"{q}: {c.client_id} has not renewed its lock for "
-                        f"{format_duration(age)}: renewals fail (master of "
-                        f"{mq.broker_name} unreachable?) and another client may take it")
-        if c.overdue(now, slack_ms):
-            assert c.lease_end is not None
-            trust = ("the client no longer trusts it and pauses consumption; "
-                     if not c.trusted(now) else "")
-            return make(LockState.EXPIRING, c.client_id,
-                        f"renewal overdue: last renewal {format_duration(age)} ago "
-                        f"(every {RENEW_INTERVAL_MS // 1000} s)",
-                        f"{q}: {c.client_id} last renewed its lock {format_duration(age)} ago; "
-                        f"{trust}the broker lease runs until {clock_text(c.lease_end)}")
-        extra = ""
-        if predicted and c.client_id not in predicted:
-            extra = f"; the allocation now assigns it to {', '.join(predicted)}"
-        return make(LockState.HELD, c.client_id,
-                    f"locked by {c.client_id}, renewed {format_duration(age)} ago{extra}",
-                    None)
-    # nobody answering claims it
-    pred_answering = [p for p in predicted if p in answered]
-    pred_silent = [p for p in predicted if p not in answered]
-    silent = [c for c in remembered if c.member]
+def _contested(f: _QueueFacts) -> QueueLock | None:
+    """1. Several clients claim it, or several answering clients' own allocations assign it
+    to themselves (split views: the loser's lock attempts fail every 20 s)."""
+    assigned = [p for p in dict.fromkeys(f.predicted) if p in f.answered]
+    contenders = list(dict.fromkeys(f.claimers + (assigned if len(assigned) >= 2 else [])))
+    if len(contenders) < 2:
+        return None
+    # the owner: the claimer the broker granted the lock last (Evidence), else the one whose
+    # lease runs
+    granted = [c for c in f.active if c.granted_ts is not None]
+    holders = [c for c in f.active if c.lease_runs(f.now)]
+    owner = (max(granted, key=lambda c: (c.granted_ts or 0, c.observed_ts)).client_id
+             if granted else latest_claim(holders).client_id if holders
+             else contenders[0])
+    desc = "; ".join([c.describe(f.now) for c in f.active]
+                     + [f"{p} (assigned, not holding it)" for p in contenders
+                        if p not in f.claimers])
+    return f.make(LockState.CONTESTED, owner,
+                  f"claimed by {len(contenders)} clients: {desc}",
+                  f"{f.q} is claimed by {len(contenders)} clients ({', '.join(contenders)}): "
+                  "their allocation views differ (member lists, strategies or "
+                  f"subscriptions); check `mqctl consumers {f.group_text}`")
+
+
+def _shared_client_id(f: _QueueFacts) -> QueueLock | None:
+    """1. (also contested) One client id used by several processes (connections)."""
+    dups = [c for c in f.active if f.connections.get(c.client_id, 1) > 1]
+    if not dups:
+        return None
+    c = dups[0]
+    n = f.connections[c.client_id]
+    return f.make(LockState.CONTESTED, c.client_id,
+                  f"client id {c.client_id} is used by {n} processes",
+                  f"{f.q}: client id {c.client_id} is used by {n} processes; the broker sees "
+                  "one lock holder, so they consume it at the same time and order is lost; "
+                  "give each process a unique instanceName")
+
+
+def _stale(f: _QueueFacts) -> QueueLock | None:
+    """2. A lease of a client that left or does not answer still blocks the queue."""
+    if not f.blocking:
+        return None
+    c = latest_claim(f.blocking)
+    frees = c.frees_at(f.now)
+    assert frees is not None
+    ends = c.lease_ends()
+    why = ("no longer a member: crashed or left" if not c.member
+           else "does not answer: hung or overloaded")
+    others = [p for p in f.predicted if p != c.client_id and p in f.answered]
+    # the new owner locks it at its next rebalance after that (every 20 s, at once when
+    # the broker notifies a member change); a 4.x client then consumes only after its
+    # next lockAll (RebalanceImpl: the ProcessQueue is created after lock() succeeded)
+    then = (f"; then {', '.join(others)} can lock it: consumption resumes up to one "
+            f"rebalance and one lock cycle ({RENEW_INTERVAL_MS // 1000} s each) after "
+            "that time, not at it" if others else "")
+    cmd = (f"mqctl locks release --group {f.group_text} --queue {f.q} "
+           f"--topic {f.mq.topic} --execute")
+    basis = f"its last reported renewal {format_local(c.last_lock_ts)}"
+    if frees != ends[0]:
+        basis += (f", seen at {format_local(c.observed_ts)}, and the renewals every "
+                  f"{RENEW_INTERVAL_MS // 1000} s it may have made before it left")
+    latest = ""
+    # FREES AT is the earliest lease end still possible: when the holder left between two
+    # observations it may have renewed (every 20 s) until it left, so FREES AT moves 20 s
+    # later each time it passes with no live client holding the lock, up to ends[-1]
+    window = (f" (FREES AT: its last reported renewal + {BROKER_LEASE_MS // 1000} s)")
+    if frees != ends[-1]:
+        latest = (f"; {format_local(ends[-1])} at the latest if it renewed again before it "
+                  f"left (gone at {format_local(c.gone_ts)})")
+        window = (f" at the earliest (FREES AT moves {RENEW_INTERVAL_MS // 1000} s later "
+                  f"each time it passes while no live client holds the lock, until "
+                  f"{clock_text(ends[-1])} at the latest: {c.client_id} may have renewed "
+                  f"every {RENEW_INTERVAL_MS // 1000} s until it left)")
+    return f.make(LockState.STALE, c.client_id,
+                  f"{c.client_id} {why}; its broker lease runs until "
+                  f"{format_local(frees)} (estimated from {basis}){latest}",
+                  f"{f.q} is blocked until {clock_text(frees)}{window} because {c.client_id} "
+                  f"stopped renewing ({why}){then}; `{cmd}` frees it now",
+                  frees_at=frees)
+
+
+def _one_claimer(f: _QueueFacts, c: Claim) -> QueueLock:
+    """3-5. One client claims it: held, expiring, or lock failed."""
+    q, now = f.q, f.now
+    if c.orderly is False:
+        return f.make(LockState.LOCK_FAILED, c.client_id,
+                      f"{c.client_id} consumes concurrently and never locks",
+                      f"{q} is consumed by {c.client_id}, which is not an orderly consumer: "
+                      "the group mixes orderly and concurrent clients")
+    if not c.locked or c.last_lock_ts <= 0:
+        return _claimed_not_locked(f, c)
+    age = c.age(now) or 0
+    if not c.lease_runs(now):
+        return f.make(LockState.LOCK_FAILED, c.client_id,
+                      f"lock lapsed: last renewal {format_duration(age)} ago, beyond the "
+                      "60 s broker lease",
+                      f"{q}: {c.client_id} has not renewed its lock for "
+                      f"{format_duration(age)}: renewals fail (master of "
+                      f"{f.mq.broker_name} unreachable?) and another client may take it")
+    if c.overdue(now, f.slack_ms):
+        assert c.lease_end is not None
+        trust = ("the client no longer trusts it and pauses consumption; "
+                 if not c.trusted(now) else "")
+        return f.make(LockState.EXPIRING, c.client_id,
+                      f"renewal overdue: last renewal {format_duration(age)} ago "
+                      f"(every {RENEW_INTERVAL_MS // 1000} s)",
+                      f"{q}: {c.client_id} last renewed its lock {format_duration(age)} ago; "
+                      f"{trust}the broker lease runs until {clock_text(c.lease_end)}")
+    extra = ""
+    if f.predicted and c.client_id not in f.predicted:
+        extra = f"; the allocation now assigns it to {', '.join(f.predicted)}"
+    return f.make(LockState.HELD, c.client_id,
+                  f"locked by {c.client_id}, renewed {format_duration(age)} ago{extra}",
+                  None)
+
+
+def _claimed_not_locked(f: _QueueFacts, c: Claim) -> QueueLock:
+    """The one claimer has not (yet) locked it: another client releasing it, a lock granted
+    but not yet marked, or renewals that fail."""
+    q, now = f.q, f.now
+    holder = f.releasing[0] if f.releasing else None
+    if holder is not None:
+        why = (f"{holder.client_id} still holds it while releasing it (unlock tried "
+               f"{holder.try_unlock_times}x)")
+        reason = f"claimed by {c.client_id} but not locked"
+    elif c.last_lock_ts > 0 and c.age(now) is not None \
+            and (c.age(now) or 0) <= RENEW_INTERVAL_MS + f.slack_ms:
+        # a ProcessQueue that has never been marked locked: its lastLockTimestamp is
+        # its creation time, and a 4.x client creates it only after the broker granted
+        # the lock (RebalanceImpl.updateProcessQueueTableInRebalance: lock(mq) first;
+        # lock() finds no ProcessQueue to mark), then marks it at its next lockAll
+        # (ConsumeMessageOrderlyService.lockMQPeriodically, every 20 s). Real 4.9.3:
+        # lock-crash/kill_survivor_o1_client.log "lock OK" 20:58:04.5, "locked OK"
+        # 20:58:16.5, "pull message later because not locked in broker" in between.
+        mark = c.last_lock_ts + RENEW_INTERVAL_MS
+        why = (f"the broker granted the lock when {c.client_id} added the queue "
+               f"({format_local(c.last_lock_ts)}); a 4.x client marks it locked at its "
+               f"next lock cycle (every {RENEW_INTERVAL_MS // 1000} s, by "
+               f"{clock_text(mark)}) and consumes it from then on")
+        return f.make(LockState.LOCK_FAILED, c.client_id,
+                      f"claimed by {c.client_id}, lock granted, not yet marked locked by "
+                      "the client (next lock cycle)",
+                      f"{q} is claimed by {c.client_id} but not marked locked yet: {why}")
+    else:
+        why = ("its lock renewals fail: the broker refused the lock (another client's "
+               "lease, up to 60 s) or the master is unreachable")
+        reason = f"claimed by {c.client_id} but not locked"
+    return f.make(LockState.LOCK_FAILED, c.client_id, reason,
+                  f"{q} is claimed by {c.client_id} but not locked: {why}; it retries "
+                  "every 20 s")
+
+
+def _unclaimed(f: _QueueFacts) -> QueueLock:
+    """Nobody answering claims it: assigned to an answering client that has not locked it,
+    unknown (a silent member), or unowned."""
+    pred_answering = [p for p in f.predicted if p in f.answered]
+    pred_silent = [p for p in f.predicted if p not in f.answered]
+    silent = [c for c in f.remembered if c.member]
     if pred_answering:
-        owner = pred_answering[0]
-        gone_lapsed = [c for c in remembered if not c.member and c.lease_end is not None]
-        if releasing:
-            why = (f"{releasing[0].client_id} still holds it while releasing it (unlock tried "
-                   f"{releasing[0].try_unlock_times}x)")
-        elif gone_lapsed:
-            x = latest_claim(gone_lapsed)
-            why = (f"{x.client_id} left the group and its lease lapsed "
-                   f"({format_local(x.lease_ends()[-1])}); {owner} locks it at its next rebalance "
-                   f"(at once when a broker notifies the change, else within "
-                   f"{RENEW_INTERVAL_MS // 1000} s)")
-        else:
-            why = ("a departed consumer's lease may still run (up to 60 s), or it has not "
-                   "rebalanced yet (every 20 s)")
-        return make(LockState.LOCK_FAILED, owner, f"assigned to {owner} but not locked by it",
-                    f"{q} is assigned to {owner} but it has not locked it: {why}")
+        return _assigned_not_locked(f, pred_answering[0])
     if silent or pred_silent:
-        if silent:
-            c = latest_claim(silent)
-            owner = c.client_id
-            lapsed = (f"its lease lapsed at {clock_text(c.lease_end)}" if c.lease_end
-                      else "it was not locked then")
-            seen = clock_text(c.observed_ts) if c.observed_ts else "an earlier run"
-            reason = f"{owner} does not answer; last seen claiming it at {seen}"
-            hint = (f"{q}: {owner} does not answer (last seen {seen}; {lapsed}); while it stays "
-                    "a member the queue is allocated to it and nobody may be consuming it; a "
-                    "hung client is dropped by the brokers about 120 s after its last "
-                    "heartbeat, then the others take the queue")
-        else:
-            owner = pred_silent[0]
-            reason = f"assigned to {owner}, which does not answer"
-            hint = (f"{q} is assigned to {owner}, which does not answer running-info requests: "
-                    "its lock state is unknown")
-            if owner in reconnected:
-                reason += " (a new process or connection since mqctl last saw it)"
-                hint += f" ({owner} {reconnected[owner]})"
-        return make(LockState.UNKNOWN, owner, reason, hint)
-    return make(LockState.UNOWNED, None, "no client claims it" + pred_text,
-                f"{q}: no client claims it and no member's allocation assigns it (no member "
-                "subscribes, or the clients' allocation views differ)")
+        return _unknown(f, silent, pred_silent)
+    pred_text = f"; the allocation assigns it to {', '.join(f.predicted)}" if f.predicted else ""
+    return f.make(LockState.UNOWNED, None, "no client claims it" + pred_text,
+                  f"{f.q}: no client claims it and no member's allocation assigns it (no member "
+                  "subscribes, or the clients' allocation views differ)")
+
+
+def _assigned_not_locked(f: _QueueFacts, owner: str) -> QueueLock:
+    gone_lapsed = [c for c in f.remembered if not c.member and c.lease_end is not None]
+    if f.releasing:
+        why = (f"{f.releasing[0].client_id} still holds it while releasing it (unlock tried "
+               f"{f.releasing[0].try_unlock_times}x)")
+    elif gone_lapsed:
+        x = latest_claim(gone_lapsed)
+        why = (f"{x.client_id} left the group and its lease lapsed "
+               f"({format_local(x.lease_ends()[-1])}); {owner} locks it at its next rebalance "
+               f"(at once when a broker notifies the change, else within "
+               f"{RENEW_INTERVAL_MS // 1000} s)")
+    else:
+        why = ("a departed consumer's lease may still run (up to 60 s), or it has not "
+               "rebalanced yet (every 20 s)")
+    return f.make(LockState.LOCK_FAILED, owner, f"assigned to {owner} but not locked by it",
+                  f"{f.q} is assigned to {owner} but it has not locked it: {why}")
+
+
+def _unknown(f: _QueueFacts, silent: list[Claim], pred_silent: list[str]) -> QueueLock:
+    """A member that claimed it does not answer, or the client it is assigned to does not."""
+    q = f.q
+    if silent:
+        c = latest_claim(silent)
+        owner = c.client_id
+        lapsed = (f"its lease lapsed at {clock_text(c.lease_end)}" if c.lease_end
+                  else "it was not locked then")
+        seen = clock_text(c.observed_ts) if c.observed_ts else "an earlier run"
+        reason = f"{owner} does not answer; last seen claiming it at {seen}"
+        hint = (f"{q}: {owner} does not answer (last seen {seen}; {lapsed}); while it stays "
+                "a member the queue is allocated to it and nobody may be consuming it; a "
+                "hung client is dropped by the brokers about 120 s after its last "
+                "heartbeat, then the others take the queue")
+    else:
+        owner = pred_silent[0]
+        reason = f"assigned to {owner}, which does not answer"
+        hint = (f"{q} is assigned to {owner}, which does not answer running-info requests: "
+                "its lock state is unknown")
+        if owner in f.reconnected:
+            reason += " (a new process or connection since mqctl last saw it)"
+            hint += f" ({owner} {f.reconnected[owner]})"
+    return f.make(LockState.UNKNOWN, owner, reason, hint)

@@ -167,6 +167,30 @@ class SimCluster:
     def broker_up(self, name: str) -> bool:
         return name not in self.down
 
+    def summary(self) -> dict[str, Any]:
+        """What a started cluster runs (``mqctl sim up``'s output, docs/scenario.md "What sim
+        up prints"): the scenario, the clock, the name server and every broker server with its
+        address, in start order (the name server first, each master before its slave)."""
+        from mqctl.versions import version_name
+
+        brokers = []
+        for bs in self.scenario.brokers:
+            for key, role in [(bs.name, "master")] + ([(f"{bs.name}#1", "slave")]
+                                                      if bs.slave else []):
+                srv = self.servers[key]
+                brokers.append({"name": bs.name, "role": role, "address": srv.addr,
+                                "port": srv.port, "version": version_name(bs.version)})
+        ns = self.servers["namesrv"]
+        sc = self.scenario
+        return {"scenario": sc.name, "cluster": sc.cluster,
+                "clock": {"mode": self.clock.mode,
+                          "speed": self.clock.speed if self.clock.mode == "accelerated"
+                          else None},
+                "namesrv": {"address": ns.addr, "port": ns.port,
+                            "version": version_name(sc.namesrv_ordinal)},
+                "brokers": brokers, "topics": len(sc.topics), "groups": len(sc.groups),
+                "tls_certificate": self.tls_cert_file, "log_dir": self.log_dir}
+
     def expired_brokers(self) -> set[str]:
         """Masters the name server has dropped: down for more than 120 s
         (``RouteInfoManager.scanNotActiveBroker``, brokerChannelExpiredTime). Until then a

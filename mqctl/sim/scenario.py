@@ -10,6 +10,7 @@ hang)``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -316,215 +317,30 @@ NAME = r"[%|a-zA-Z0-9_@.:-]+"
 
 
 def parse(doc: Any, source: str | None = None) -> Scenario:
+    """A scenario document, checked part by part in the order of the file's sections (the
+    first problem found is the one reported, with its path)."""
     r = _Reader(source)
     top = r.mapping(doc, "", {"name", "description", "cluster", "clock", "brokers", "topics",
                               "groups", "faults", "acl", "tls", "log_dir", "seed",
                               "running_info_timeout", "namesrv"})
-    clock = r.mapping(top.get("clock"), "clock", {"mode", "speed", "start"})
-    mode = r.choice(clock.get("mode", "real"), "clock.mode", CLOCKS)
-    speed = r.number(clock.get("speed", 60.0 if mode == "accelerated" else 1.0), "clock.speed",
-                     MIN_SPEED, MAX_SPEED)
-    start_ms = _clock_start(r, clock.get("start"))
-    brokers = []
-    for i, b in enumerate(r.seq(top.get("brokers"), "brokers")):
-        p = f"brokers[{i}]"
-        if isinstance(b, str):
-            b = {"name": b}
-        b = r.mapping(b, p, {"name", "slave", "config", "version", "runtime", "slave_runtime"})
-        cfg = r.mapping(b.get("config"), f"{p}.config",
-                        {"useServerSideResetOffset", "notifyConsumerIdsChangedEnable",
-                         "autoCreateSubscriptionGroup"})
-        bver = _version(r, b.get("version", 479), f"{p}.version")
-        if "useServerSideResetOffset" in cfg and bver < V5_1_0:
-            raise r.err(f"{p}.config.useServerSideResetOffset",
-                        "brokers before 5.1.0 have no server-side reset (RIP-48); leave it out "
-                        "or give a version of V5_1_0 or later")
-        runtime = {k: {str(x): str(v) for x, v in r.mapping(
-            b.get(k), f"{p}.{k}", set(map(str, b.get(k) or {}))).items()}
-            for k in ("runtime", "slave_runtime")}
-        brokers.append(BrokerSpec(r.string(b.get("name"), f"{p}.name", pattern=NAME),
-                                  bool(b.get("slave", False)), dict(cfg), bver,
-                                  runtime["runtime"], runtime["slave_runtime"]))
-    if not brokers:
-        raise r.err("brokers", "at least one broker is needed")
+    mode, speed, start_ms = _clock(r, top.get("clock"))
+    brokers = _brokers(r, top.get("brokers"))
     bnames = [b.name for b in brokers]
-    if len(set(bnames)) != len(bnames):
-        raise r.err("brokers", "broker names must be unique")
-
-    topics = []
-    for i, t in enumerate(r.seq(top.get("topics"), "topics")):
-        p = f"topics[{i}]"
-        t = r.mapping(t, p, {"name", "queues", "read_queues", "write_queues", "perm", "brokers",
-                             "rate", "history", "min_offset", "max_offset", "rate_changes",
-                             "order", "start", "per_queue", "perm_by_broker"})
-        name = r.string(t.get("name"), f"{p}.name", pattern=NAME)
-        q = r.integer(t.get("queues", 4), f"{p}.queues", 1)
-        tb = tuple(str(x) for x in r.seq(t.get("brokers"), f"{p}.brokers")) or tuple(bnames)
-        for j, x in enumerate(tb):
-            if x not in bnames:
-                raise r.err(f"{p}.brokers[{j}]", f"unknown broker {x!r} (known: "
-                            f"{', '.join(bnames)})")
-        changes = []
-        for j, c in enumerate(r.seq(t.get("rate_changes"), f"{p}.rate_changes")):
-            c = r.mapping(c, f"{p}.rate_changes[{j}]", {"at", "rate"})
-            changes.append(RateChange(parse_duration_s(c.get("at", 0), f"{p}.rate_changes[{j}].at"),
-                                      r.number(c.get("rate", 0), f"{p}.rate_changes[{j}].rate")))
-        mx = t.get("max_offset")
-        read_q = r.integer(t.get("read_queues", q), f"{p}.read_queues")
-        write_q = r.integer(t.get("write_queues", q), f"{p}.write_queues")
-        per_queue = tuple(_queue_spec(r, x, f"{p}.per_queue[{j}]", tb, max(read_q, write_q))
-                          for j, x in enumerate(r.seq(t.get("per_queue"), f"{p}.per_queue")))
-        for j, qs in enumerate(per_queue):
-            if qs.rate and qs.queue >= write_q:  # producers write to the write queues only
-                raise r.err(f"{p}.per_queue[{j}].rate", f"queue {qs.queue} is not a write queue "
-                            f"(write_queues: {write_q}); a read-only queue gets no new "
-                            "messages, give it max_offset/history instead")
-        mn = r.integer(t.get("min_offset", 0), f"{p}.min_offset")
-        if mx is not None and r.integer(mx, f"{p}.max_offset") < mn:
-            raise r.err(f"{p}.max_offset", f"{mx} is below min_offset {mn}")
-        topics.append(TopicSpec(
-            name=name, read_queues=read_q, write_queues=write_q,
-            perm=r.integer(t.get("perm", 6), f"{p}.perm"), brokers=tb,
-            rate=r.number(t.get("rate", 1.0), f"{p}.rate"),
-            history_s=parse_duration_s(t.get("history", "1h"), f"{p}.history"),
-            min_offset=mn, initial_max=None if mx is None else int(mx),
-            rate_changes=tuple(sorted(changes, key=lambda c: c.at_s)),
-            order=bool(t.get("order", False)),
-            start_s=None if t.get("start") is None else parse_offset_s(t["start"],
-                                                                          f"{p}.start"),
-            per_queue=per_queue,
-            perm_by_broker={str(k): r.integer(v, f"{p}.perm_by_broker.{k}") for k, v in r.mapping(
-                t.get("perm_by_broker"), f"{p}.perm_by_broker", set(tb)).items()}))
+    topics = [_topic(r, t, f"topics[{i}]", bnames)
+              for i, t in enumerate(r.seq(top.get("topics"), "topics"))]
     tnames = {t.name for t in topics}
-
-    groups = []
-    for i, g in enumerate(r.seq(top.get("groups"), "groups")):
-        p = f"groups[{i}]"
-        g = r.mapping(g, p, {"name", "model", "orderly", "consume_from", "strategy", "topics",
-                             "consumers", "initial_lag", "consume_type", "config",
-                             "config_by_broker", "offsets_on"})
-        gname = r.string(g.get("name"), f"{p}.name", pattern=NAME)
-        gtopics = tuple(str(x) for x in r.seq(g.get("topics"), f"{p}.topics"))
-        for j, x in enumerate(gtopics):
-            if x not in tnames:
-                raise r.err(f"{p}.topics[{j}]", f"unknown topic {x!r}")
-        consumers = []
-        for j, c in enumerate(r.seq(g.get("consumers"), f"{p}.consumers")):
-            cp = f"{p}.consumers[{j}]"
-            c = r.mapping(c, cp, {"id", "subscriptions", "language", "version", "behaviour",
-                                  "at", "rate", "crash_at", "hang_at", "resume_at", "join_at",
-                                  "leave_at", "heartbeat_brokers", "addr", "strategy",
-                                  "threads", "restart_at", "silent_at", "silent_for",
-                                  "consume_rt", "fail_ratio", "max_reconsume_times",
-                                  "stuck_message_at"})
-            subs_raw = c.get("subscriptions")
-            if subs_raw is None:
-                subs = {t: "*" for t in gtopics}
-            else:
-                subs = {str(k): str(v) for k, v in r.mapping(
-                    subs_raw, f"{cp}.subscriptions", set(map(str, subs_raw or {}))).items()}
-            for t in subs:
-                if t not in tnames:
-                    raise r.err(f"{cp}.subscriptions.{t}", f"unknown topic {t!r}")
-            ver = _version(r, c.get("version", 479), f"{cp}.version")
-            hb = c.get("heartbeat_brokers")
-            hbs = None
-            if hb is not None:
-                hbs = tuple(str(x) for x in r.seq(hb, f"{cp}.heartbeat_brokers"))
-                for k, x in enumerate(hbs):
-                    if x not in bnames:
-                        raise r.err(f"{cp}.heartbeat_brokers[{k}]", f"unknown broker {x!r}")
-
-            def when(key: str, cp: str = cp, c: dict[str, Any] = c) -> float | None:
-                return None if c.get(key) is None else parse_duration_s(c[key], f"{cp}.{key}")
-
-            behaviour = r.choice(c.get("behaviour", "healthy"), f"{cp}.behaviour", BEHAVIOURS)
-            at = when("at")
-            crash_at, hang_at = when("crash_at"), when("hang_at")
-            if behaviour in ("crash", "hang"):
-                if at is None and (crash_at if behaviour == "crash" else hang_at) is None:
-                    raise r.err(f"{cp}.at", f"behaviour {behaviour} needs the time it happens "
-                                "(e.g. at: 5m)")
-                if behaviour == "crash":
-                    crash_at = at if at is not None else crash_at
-                else:
-                    hang_at = at if at is not None else hang_at
-            restart_at = when("restart_at")
-            if restart_at is not None:
-                if crash_at is None:
-                    raise r.err(f"{cp}.restart_at", "needs crash_at (a crashed consumer "
-                                "restarts; a graceful leave_at ends the process for good)")
-                if restart_at <= crash_at:
-                    raise r.err(f"{cp}.restart_at", f"must come after crash_at ({crash_at:g} s)")
-            consumers.append(ConsumerSpec(
-                client_id=r.string(c.get("id"), f"{cp}.id"), subscriptions=subs,
-                language=r.string(c.get("language", "JAVA"), f"{cp}.language"),
-                version=ver,
-                behaviour=behaviour,
-                behaviour_at_s=at if at is not None and behaviour in ("slow", "stuck") else 0.0,
-                rate=None if c.get("rate") is None else r.number(c["rate"], f"{cp}.rate"),
-                crash_at_s=crash_at, hang_at_s=hang_at,
-                resume_at_s=when("resume_at"), join_at_s=when("join_at"),
-                leave_at_s=when("leave_at"), heartbeat_brokers=hbs,
-                addr=None if c.get("addr") is None else str(c["addr"]),
-                strategy=None if c.get("strategy") is None else str(c["strategy"]),
-                threads=r.integer(c.get("threads", 20), f"{cp}.threads", 1),
-                restart_at_s=restart_at, silent_at_s=when("silent_at"),
-                silent_for_s=when("silent_for"),
-                consume_rt_ms=None if c.get("consume_rt") is None else max(
-                    1.0, 1000 * parse_duration_s(c["consume_rt"], f"{cp}.consume_rt")),
-                fail_ratio=_ratio(r, c.get("fail_ratio", 0), f"{cp}.fail_ratio"),
-                max_reconsume_times=_reconsume(r, c.get("max_reconsume_times", -1),
-                                               f"{cp}.max_reconsume_times"),
-                stuck_message_at_s=when("stuck_message_at")))
-        groups.append(GroupSpec(
-            name=gname, model=r.choice(g.get("model", "CLUSTERING"), f"{p}.model", MODELS),
-            orderly=bool(g.get("orderly", False)),
-            consume_from=r.choice(g.get("consume_from", CONSUME_FROM[0]), f"{p}.consume_from",
-                                  CONSUME_FROM),
-            strategy=str(g.get("strategy", "AVG")), topics=gtopics,
-            consumers=tuple(consumers),
-            initial_lag=r.integer(g.get("initial_lag", 0), f"{p}.initial_lag"),
-            consume_type=r.choice(g.get("consume_type", "CONSUME_PASSIVELY"),
-                                  f"{p}.consume_type",
-                                  ("CONSUME_PASSIVELY", "CONSUME_ACTIVELY", "CONSUME_POP")),
-            config=_group_config(r, g.get("config"), f"{p}.config"),
-            config_by_broker={
-                str(b): _group_config(r, v, f"{p}.config_by_broker.{b}")
-                for b, v in r.mapping(g.get("config_by_broker"), f"{p}.config_by_broker",
-                                      set(bnames)).items()},
-            offsets_on=_offsets_on(r, g.get("offsets_on"), f"{p}.offsets_on", bnames)))
+    groups = [_group(r, g, f"groups[{i}]", bnames, tnames)
+              for i, g in enumerate(r.seq(top.get("groups"), "groups"))]
     gnames = [g.name for g in groups]
     if len(set(gnames)) != len(gnames):
         raise r.err("groups", "group names must be unique")
-
-    faults = []
-    for i, f in enumerate(r.seq(top.get("faults"), "faults")):
-        p = f"faults[{i}]"
-        f = r.mapping(f, p, {"action", "broker", "at", "for", "latency_ms", "request",
-                             "response", "remark", "times"})
-        broker = r.string(f.get("broker"), f"{p}.broker")
-        if broker not in bnames and broker != "namesrv":
-            raise r.err(f"{p}.broker", f"unknown broker {broker!r}")
-        faults.append(FaultSpec(
-            action=r.choice(f.get("action"), f"{p}.action", FAULT_ACTIONS), broker=broker,
-            at_s=parse_duration_s(f.get("at", 0), f"{p}.at"),
-            for_s=None if f.get("for") is None else parse_duration_s(f["for"], f"{p}.for"),
-            latency_ms=r.number(f.get("latency_ms", 0), f"{p}.latency_ms"),
-            request=_code(r, f.get("request"), f"{p}.request"),
-            response=_response_code(r, f.get("response", 1), f"{p}.response"),
-            remark=None if f.get("remark") is None else str(f["remark"]),
-            times=None if f.get("times") is None else r.integer(f["times"], f"{p}.times", 1)))
-
+    faults = [_fault(r, f, f"faults[{i}]", bnames)
+              for i, f in enumerate(r.seq(top.get("faults"), "faults"))]
     ns = r.mapping(top.get("namesrv"), "namesrv", {"version"})
     ns_version = None if ns.get("version") is None else _version(r, ns["version"],
                                                                  "namesrv.version")
     acl = r.mapping(top.get("acl"), "acl", {"enabled", "accounts"})
-    accounts = {}
-    for i, a in enumerate(r.seq(acl.get("accounts"), "acl.accounts")):
-        a = r.mapping(a, f"acl.accounts[{i}]", {"access_key", "secret_key"})
-        accounts[r.string(a.get("access_key"), f"acl.accounts[{i}].access_key")] = r.string(
-            a.get("secret_key"), f"acl.accounts[{i}].secret_key")
+    accounts = _acl_accounts(r, acl.get("accounts"))
     tls = r.mapping(top.get("tls"), "tls", {"enabled", "cert_file", "key_file"})
     return Scenario(
         name=str(top.get("name", "scenario")), description=str(top.get("description", "")),
@@ -538,6 +354,248 @@ def parse(doc: Any, source: str | None = None) -> Scenario:
                                                 "running_info_timeout"),
         seed=r.integer(top.get("seed", 7), "seed"), namesrv_version=ns_version)
 
+
+def _clock(r: _Reader, v: Any) -> tuple[str, float, int | None]:
+    """``clock:``: (mode, speed, start in epoch ms or None)."""
+    clock = r.mapping(v, "clock", {"mode", "speed", "start"})
+    mode = r.choice(clock.get("mode", "real"), "clock.mode", CLOCKS)
+    speed = r.number(clock.get("speed", 60.0 if mode == "accelerated" else 1.0), "clock.speed",
+                     MIN_SPEED, MAX_SPEED)
+    return mode, speed, _clock_start(r, clock.get("start"))
+
+
+def _brokers(r: _Reader, v: Any) -> list[BrokerSpec]:
+    """``brokers:``: at least one, unique names."""
+    brokers = [_broker(r, b, f"brokers[{i}]") for i, b in enumerate(r.seq(v, "brokers"))]
+    if not brokers:
+        raise r.err("brokers", "at least one broker is needed")
+    bnames = [b.name for b in brokers]
+    if len(set(bnames)) != len(bnames):
+        raise r.err("brokers", "broker names must be unique")
+    return brokers
+
+
+def _broker(r: _Reader, b: Any, p: str) -> BrokerSpec:
+    """One broker: a name, or a mapping with its slave, config, version and runtime."""
+    if isinstance(b, str):
+        b = {"name": b}
+    b = r.mapping(b, p, {"name", "slave", "config", "version", "runtime", "slave_runtime"})
+    cfg = r.mapping(b.get("config"), f"{p}.config",
+                    {"useServerSideResetOffset", "notifyConsumerIdsChangedEnable",
+                     "autoCreateSubscriptionGroup"})
+    bver = _version(r, b.get("version", 479), f"{p}.version")
+    if "useServerSideResetOffset" in cfg and bver < V5_1_0:
+        raise r.err(f"{p}.config.useServerSideResetOffset",
+                    "brokers before 5.1.0 have no server-side reset (RIP-48); leave it out "
+                    "or give a version of V5_1_0 or later")
+    runtime = {k: {str(x): str(v) for x, v in r.mapping(
+        b.get(k), f"{p}.{k}", set(map(str, b.get(k) or {}))).items()}
+        for k in ("runtime", "slave_runtime")}
+    return BrokerSpec(r.string(b.get("name"), f"{p}.name", pattern=NAME),
+                      bool(b.get("slave", False)), dict(cfg), bver,
+                      runtime["runtime"], runtime["slave_runtime"])
+
+
+def _names_in(r: _Reader, v: Any, p: str, known: Any, what: str, *,
+              list_known: bool = False) -> tuple[str, ...]:
+    """A list of broker or topic names, each one of ``known`` (named in the error with
+    ``list_known``)."""
+    names = tuple(str(x) for x in r.seq(v, p))
+    for j, x in enumerate(names):
+        if x not in known:
+            raise r.err(f"{p}[{j}]", f"unknown {what} {x!r}"
+                        + (f" (known: {', '.join(known)})" if list_known else ""))
+    return names
+
+
+def _topic(r: _Reader, t: Any, p: str, bnames: list[str]) -> TopicSpec:
+    """One topic: its queues, brokers, production (rate, changes, per queue) and offsets."""
+    t = r.mapping(t, p, {"name", "queues", "read_queues", "write_queues", "perm", "brokers",
+                         "rate", "history", "min_offset", "max_offset", "rate_changes",
+                         "order", "start", "per_queue", "perm_by_broker"})
+    name = r.string(t.get("name"), f"{p}.name", pattern=NAME)
+    q = r.integer(t.get("queues", 4), f"{p}.queues", 1)
+    tb = _names_in(r, t.get("brokers"), f"{p}.brokers", bnames, "broker",
+                   list_known=True) or tuple(bnames)
+    changes = [_rate_change(r, c, f"{p}.rate_changes[{j}]")
+               for j, c in enumerate(r.seq(t.get("rate_changes"), f"{p}.rate_changes"))]
+    mx = t.get("max_offset")
+    read_q = r.integer(t.get("read_queues", q), f"{p}.read_queues")
+    write_q = r.integer(t.get("write_queues", q), f"{p}.write_queues")
+    per_queue = _per_queue(r, t.get("per_queue"), p, tb, read_q, write_q)
+    mn = r.integer(t.get("min_offset", 0), f"{p}.min_offset")
+    if mx is not None and r.integer(mx, f"{p}.max_offset") < mn:
+        raise r.err(f"{p}.max_offset", f"{mx} is below min_offset {mn}")
+    return TopicSpec(
+        name=name, read_queues=read_q, write_queues=write_q,
+        perm=r.integer(t.get("perm", 6), f"{p}.perm"), brokers=tb,
+        rate=r.number(t.get("rate", 1.0), f"{p}.rate"),
+        history_s=parse_duration_s(t.get("history", "1h"), f"{p}.history"),
+        min_offset=mn, initial_max=None if mx is None else int(mx),
+        rate_changes=tuple(sorted(changes, key=lambda c: c.at_s)),
+        order=bool(t.get("order", False)),
+        start_s=None if t.get("start") is None else parse_offset_s(t["start"], f"{p}.start"),
+        per_queue=per_queue,
+        perm_by_broker={str(k): r.integer(v, f"{p}.perm_by_broker.{k}") for k, v in r.mapping(
+            t.get("perm_by_broker"), f"{p}.perm_by_broker", set(tb)).items()})
+
+
+def _rate_change(r: _Reader, c: Any, p: str) -> RateChange:
+    c = r.mapping(c, p, {"at", "rate"})
+    return RateChange(parse_duration_s(c.get("at", 0), f"{p}.at"),
+                      r.number(c.get("rate", 0), f"{p}.rate"))
+
+
+def _per_queue(r: _Reader, v: Any, p: str, tb: tuple[str, ...], read_q: int,
+               write_q: int) -> tuple[QueueSpec, ...]:
+    """A topic's ``per_queue:``; a queue with a rate must be a write queue."""
+    per_queue = tuple(_queue_spec(r, x, f"{p}.per_queue[{j}]", tb, max(read_q, write_q))
+                      for j, x in enumerate(r.seq(v, f"{p}.per_queue")))
+    for j, qs in enumerate(per_queue):
+        if qs.rate and qs.queue >= write_q:  # producers write to the write queues only
+            raise r.err(f"{p}.per_queue[{j}].rate", f"queue {qs.queue} is not a write queue "
+                        f"(write_queues: {write_q}); a read-only queue gets no new "
+                        "messages, give it max_offset/history instead")
+    return per_queue
+
+
+def _group(r: _Reader, g: Any, p: str, bnames: list[str], tnames: set[str]) -> GroupSpec:
+    """One consumer group: its topics, consumers, config per broker and offsets."""
+    g = r.mapping(g, p, {"name", "model", "orderly", "consume_from", "strategy", "topics",
+                         "consumers", "initial_lag", "consume_type", "config",
+                         "config_by_broker", "offsets_on"})
+    gname = r.string(g.get("name"), f"{p}.name", pattern=NAME)
+    gtopics = _names_in(r, g.get("topics"), f"{p}.topics", tnames, "topic")
+    consumers = [_consumer(r, c, f"{p}.consumers[{j}]", gtopics, bnames, tnames)
+                 for j, c in enumerate(r.seq(g.get("consumers"), f"{p}.consumers"))]
+    return GroupSpec(
+        name=gname, model=r.choice(g.get("model", "CLUSTERING"), f"{p}.model", MODELS),
+        orderly=bool(g.get("orderly", False)),
+        consume_from=r.choice(g.get("consume_from", CONSUME_FROM[0]), f"{p}.consume_from",
+                              CONSUME_FROM),
+        strategy=str(g.get("strategy", "AVG")), topics=gtopics,
+        consumers=tuple(consumers),
+        initial_lag=r.integer(g.get("initial_lag", 0), f"{p}.initial_lag"),
+        consume_type=r.choice(g.get("consume_type", "CONSUME_PASSIVELY"),
+                              f"{p}.consume_type",
+                              ("CONSUME_PASSIVELY", "CONSUME_ACTIVELY", "CONSUME_POP")),
+        config=_group_config(r, g.get("config"), f"{p}.config"),
+        config_by_broker={
+            str(b): _group_config(r, v, f"{p}.config_by_broker.{b}")
+            for b, v in r.mapping(g.get("config_by_broker"), f"{p}.config_by_broker",
+                                  set(bnames)).items()},
+        offsets_on=_offsets_on(r, g.get("offsets_on"), f"{p}.offsets_on", bnames))
+
+
+_CONSUMER_KEYS = {"id", "subscriptions", "language", "version", "behaviour", "at", "rate",
+                  "crash_at", "hang_at", "resume_at", "join_at", "leave_at",
+                  "heartbeat_brokers", "addr", "strategy", "threads", "restart_at",
+                  "silent_at", "silent_for", "consume_rt", "fail_ratio",
+                  "max_reconsume_times", "stuck_message_at"}
+
+
+def _consumer(r: _Reader, c: Any, cp: str, gtopics: tuple[str, ...], bnames: list[str],
+              tnames: set[str]) -> ConsumerSpec:
+    """One simulated consumer: subscriptions, client, behaviour and its times."""
+    c = r.mapping(c, cp, _CONSUMER_KEYS)
+    subs = _subscriptions(r, c.get("subscriptions"), cp, gtopics, tnames)
+    ver = _version(r, c.get("version", 479), f"{cp}.version")
+    hb = c.get("heartbeat_brokers")
+    hbs = None if hb is None else _names_in(r, hb, f"{cp}.heartbeat_brokers", bnames,
+                                            "broker")
+
+    def when(key: str) -> float | None:
+        return None if c.get(key) is None else parse_duration_s(c[key], f"{cp}.{key}")
+
+    behaviour, at, crash_at, hang_at, restart_at = _behaviour(r, c, cp, when)
+    return ConsumerSpec(
+        client_id=r.string(c.get("id"), f"{cp}.id"), subscriptions=subs,
+        language=r.string(c.get("language", "JAVA"), f"{cp}.language"),
+        version=ver,
+        behaviour=behaviour,
+        behaviour_at_s=at if at is not None and behaviour in ("slow", "stuck") else 0.0,
+        rate=None if c.get("rate") is None else r.number(c["rate"], f"{cp}.rate"),
+        crash_at_s=crash_at, hang_at_s=hang_at,
+        resume_at_s=when("resume_at"), join_at_s=when("join_at"),
+        leave_at_s=when("leave_at"), heartbeat_brokers=hbs,
+        addr=None if c.get("addr") is None else str(c["addr"]),
+        strategy=None if c.get("strategy") is None else str(c["strategy"]),
+        threads=r.integer(c.get("threads", 20), f"{cp}.threads", 1),
+        restart_at_s=restart_at, silent_at_s=when("silent_at"),
+        silent_for_s=when("silent_for"),
+        consume_rt_ms=None if c.get("consume_rt") is None else max(
+            1.0, 1000 * parse_duration_s(c["consume_rt"], f"{cp}.consume_rt")),
+        fail_ratio=_ratio(r, c.get("fail_ratio", 0), f"{cp}.fail_ratio"),
+        max_reconsume_times=_reconsume(r, c.get("max_reconsume_times", -1),
+                                       f"{cp}.max_reconsume_times"),
+        stuck_message_at_s=when("stuck_message_at"))
+
+
+def _subscriptions(r: _Reader, v: Any, cp: str, gtopics: tuple[str, ...],
+                   tnames: set[str]) -> dict[str, str]:
+    """topic -> expression (default: every topic of the group, ``*``), known topics only."""
+    if v is None:
+        subs = {t: "*" for t in gtopics}
+    else:
+        subs = {str(k): str(x) for k, x in r.mapping(
+            v, f"{cp}.subscriptions", set(map(str, v or {}))).items()}
+    for t in subs:
+        if t not in tnames:
+            raise r.err(f"{cp}.subscriptions.{t}", f"unknown topic {t!r}")
+    return subs
+
+
+def _behaviour(r: _Reader, c: dict[str, Any], cp: str, when: Callable[[str], float | None]
+               ) -> tuple[str, float | None, float | None, float | None, float | None]:
+    """(behaviour, at, crash_at, hang_at, restart_at): ``behaviour: crash``/``hang`` need
+    their time (``at`` or ``crash_at``/``hang_at``); a restart comes after a crash."""
+    behaviour = r.choice(c.get("behaviour", "healthy"), f"{cp}.behaviour", BEHAVIOURS)
+    at = when("at")
+    crash_at, hang_at = when("crash_at"), when("hang_at")
+    if behaviour in ("crash", "hang"):
+        if at is None and (crash_at if behaviour == "crash" else hang_at) is None:
+            raise r.err(f"{cp}.at", f"behaviour {behaviour} needs the time it happens "
+                        "(e.g. at: 5m)")
+        if behaviour == "crash":
+            crash_at = at if at is not None else crash_at
+        else:
+            hang_at = at if at is not None else hang_at
+    restart_at = when("restart_at")
+    if restart_at is not None:
+        if crash_at is None:
+            raise r.err(f"{cp}.restart_at", "needs crash_at (a crashed consumer "
+                        "restarts; a graceful leave_at ends the process for good)")
+        if restart_at <= crash_at:
+            raise r.err(f"{cp}.restart_at", f"must come after crash_at ({crash_at:g} s)")
+    return behaviour, at, crash_at, hang_at, restart_at
+
+
+def _fault(r: _Reader, f: Any, p: str, bnames: list[str]) -> FaultSpec:
+    """One scheduled fault on a broker or the name server."""
+    f = r.mapping(f, p, {"action", "broker", "at", "for", "latency_ms", "request",
+                         "response", "remark", "times"})
+    broker = r.string(f.get("broker"), f"{p}.broker")
+    if broker not in bnames and broker != "namesrv":
+        raise r.err(f"{p}.broker", f"unknown broker {broker!r}")
+    return FaultSpec(
+        action=r.choice(f.get("action"), f"{p}.action", FAULT_ACTIONS), broker=broker,
+        at_s=parse_duration_s(f.get("at", 0), f"{p}.at"),
+        for_s=None if f.get("for") is None else parse_duration_s(f["for"], f"{p}.for"),
+        latency_ms=r.number(f.get("latency_ms", 0), f"{p}.latency_ms"),
+        request=_code(r, f.get("request"), f"{p}.request"),
+        response=_response_code(r, f.get("response", 1), f"{p}.response"),
+        remark=None if f.get("remark") is None else str(f["remark"]),
+        times=None if f.get("times") is None else r.integer(f["times"], f"{p}.times", 1))
+
+
+def _acl_accounts(r: _Reader, v: Any) -> dict[str, str]:
+    """``acl.accounts``: access key -> secret key."""
+    accounts = {}
+    for i, a in enumerate(r.seq(v, "acl.accounts")):
+        a = r.mapping(a, f"acl.accounts[{i}]", {"access_key", "secret_key"})
+        accounts[r.string(a.get("access_key"), f"acl.accounts[{i}].access_key")] = r.string(
+            a.get("secret_key"), f"acl.accounts[{i}].secret_key")
+    return accounts
 
 
 def _group_config(r: Any, v: Any, path: str) -> dict[str, Any]:

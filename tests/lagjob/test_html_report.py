@@ -8,6 +8,8 @@ import re
 import pytest
 
 from mqctl.lagjob import html as H
+from mqctl.lagjob.html import sections, svg
+from mqctl.lagjob.verdicts import fmt_duration
 
 T0 = 1717236000000  # 2024-06-01T10:00:00Z
 MIN = 60_000
@@ -186,19 +188,19 @@ def test_page_without_sections_and_without_captures():
     (None, "-"), (0, "0s"), (1.25, "1.2s"), (59, "59s"), (60, "1m 0s"), (5550.5, "1h 32m"),
     (10900, "3h 1m"), (90000, "1d 1h"), (float("nan"), "-")])
 def test_fmt_duration(seconds, text):
-    assert H.fmt_duration(seconds) == text
+    assert fmt_duration(seconds) == text
 
 
 def test_downsample_keeps_each_buckets_maximum():
     rows = [{"ts": i * 1000, "total_lag": i, "lag_seconds": None if i % 2 else float(i),
              "status_code": 1 if i == 5 else 0} for i in range(100)]
-    out = H._downsample(rows, 10)
+    out = sections.downsample(rows, 10)
     assert len(out) == 10
     assert [r["total_lag"] for r in out] == [9, 19, 29, 39, 49, 59, 69, 79, 89, 99]
     assert [r["lag_seconds"] for r in out] == [8.0, 18.0, 28.0, 38.0, 48.0, 58.0, 68.0, 78.0,
                                                88.0, 98.0]
     assert [r["status_code"] for r in out][:2] == [1, 0]
-    assert H._downsample(rows[:5], 10) == rows[:5]
+    assert sections.downsample(rows[:5], 10) == rows[:5]
 
 
 # ---- the Spark half --------------------------------------------------------------------------
@@ -279,11 +281,11 @@ def test_collect_report_data_bounds_and_owner_runs(spark):
 
 @pytest.mark.parametrize("vmax", [0, 1, 40, 480, 832_000, 1e15, 2.0**63 - 1])
 def test_log_axis_covers_the_maximum_with_few_labels(vmax):
-    ticks = H._lag_ticks(vmax)
+    ticks = svg.lag_ticks(vmax)
     assert ticks[0] == (0, "0") and ticks[-1][0] >= vmax
     assert 2 <= len(ticks) <= 9
     assert len({label for _, label in ticks}) == len(ticks)
-    secs = H._sec_ticks(vmax)
+    secs = svg.sec_ticks(vmax)
     assert secs[0] == (0, "0") and (secs[-1][0] >= vmax or secs[-1][1] == "100d")
 
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import csv
+import io
+import json
 import os
 import signal
 import subprocess
@@ -10,6 +13,7 @@ import sys
 import time
 
 import pytest
+from conftest import run_cli
 
 from mqctl.allocate import allocate_group
 from mqctl.remoting import fastjson
@@ -129,3 +133,58 @@ def test_sim_up_bad_scenario_is_a_usage_error(cli, tmp_path):
     assert r.exit_code == 2 and "no bundled scenario named 'nope'" in r.stderr
     r = cli(["sim", "scenarios", "-o", "json"])
     assert {"demo", "rooms", "large"} <= {x["scenario"] for x in r.json}
+
+
+# ------------------------------------------------------- sim up through the one output path
+
+def _sim_up_in_process(args, monkeypatch):
+    """``mqctl ARGS sim up --port 0`` in-process, stopped by its own SIGTERM handler as soon
+    as it has written what started (no timing: the signal is queued at the end of the
+    cluster's start and sent when ``sim up`` first waits, after it installed its handlers
+    and wrote what started)."""
+    from mqctl.sim import SimCluster
+
+    start = SimCluster.start
+
+    async def then_stop(self):
+        await start(self)
+        asyncio.get_running_loop().call_soon(os.kill, os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(SimCluster, "start", then_stop)
+    return run_cli([*args, "sim", "up", "--port", "0"])
+
+
+def test_sim_up_quiet_prints_nothing(monkeypatch):
+    r = _sim_up_in_process(["-q", "-o", "json"], monkeypatch)
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == "" and r.stderr == ""  # -q: nothing but errors ("stopped" too)
+
+
+def test_sim_up_json_is_one_document(monkeypatch):
+    r = _sim_up_in_process(["-o", "json"], monkeypatch)
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)  # the whole stdout is one JSON document
+    assert doc["scenario"] == "demo" and doc["cluster"] == "DefaultCluster"
+    assert doc["clock"] == {"mode": "real", "speed": None}
+    assert [(b["name"], b["role"]) for b in doc["brokers"]] == [
+        ("broker-a", "master"), ("broker-a", "slave"), ("broker-b", "master")]
+    ports = [doc["namesrv"]["port"]] + [b["port"] for b in doc["brokers"]]
+    assert all(p > 0 for p in ports) and len(set(ports)) == 4
+    assert doc["namesrv"]["address"] == f"127.0.0.1:{doc['namesrv']['port']}"
+    assert (doc["topics"], doc["groups"], doc["tls_certificate"]) == (5, 8, None)
+    assert "stopped" in r.stderr
+
+
+def test_sim_up_text_and_csv(monkeypatch):
+    r = _sim_up_in_process(["-o", "plain"], monkeypatch)
+    lines = r.stdout.splitlines()
+    assert lines[0] == "mqctl sim: scenario demo (2 broker(s), 5 topic(s), 8 group(s)), clock real"
+    ns = lines[1].removeprefix("name server: ")
+    assert [x.split(":")[0] for x in lines[2:5]] == [
+        "broker broker-a", "broker broker-a#1", "broker broker-b"]
+    assert lines[5:] == [f"export NAMESRV_ADDR={ns}"]
+    r = _sim_up_in_process(["-o", "csv"], monkeypatch)
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert [(x["server"], x["role"]) for x in rows] == [
+        ("namesrv", "namesrv"), ("broker-a", "master"), ("broker-a#1", "slave"),
+        ("broker-b", "master")]

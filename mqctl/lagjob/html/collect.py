@@ -1,0 +1,309 @@
+"""The Spark half of the lag report's page: the job's DataFrames reduced to bounded lists for
+the worst ``HtmlLimits.groups`` groups (:class:`~mqctl.lagjob.html.data.ReportData`).
+
+Two collects, so nothing unbounded reaches the driver: (1) the chosen groups' totals per
+capture and their queues' peak lag; (2) the drawn queues' points and owner changes, the marks
+(each kind bounded per group by one shared window) and the overview's latest events and
+storms. :mod:`.sections` then builds each group's section from the rows (pure).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mqctl.lagjob.html.data import OWNER_UNKNOWN, HtmlLimits, ReportData
+from mqctl.lagjob.html.sections import build_sections
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+# one schema for every row of the second collect (kinds: line, run, event, storm, unowned,
+# takeover for the chosen groups; oevent, ostorm for the overview of all groups; span)
+_MARK_COLS: list[tuple[str, str]] = [
+    ("kind", "string"), ("_gi", "int"), ("grp", "string"), ("topic", "string"),
+    ("broker", "string"), ("queue_id", "int"), ("rank", "int"), ("ts", "long"),
+    ("end_ts", "long"), ("n1", "long"), ("n2", "long"), ("x", "double"), ("client", "string"),
+    ("other", "string"), ("src", "string"), ("tot", "long"),
+]
+_SEP = "\u0001"
+_QKEY = ["_gi", "topic", "broker", "queue_id"]
+
+
+@dataclass(frozen=True, slots=True)
+class ReportFrames:
+    """The job's DataFrames the page reads."""
+
+    gt: DataFrame  # per group and topic per capture
+    lag: DataFrame  # per queue per capture
+    events: DataFrame  # rebalance and reset events
+    storms: DataFrame
+    unowned: DataFrame  # unowned periods
+    locks: DataFrame  # lock observations (takeover = True: a takeover)
+
+
+def collect_report_data(spark: SparkSession, *, gt: DataFrame, lag: DataFrame,
+                        events: DataFrame, storms: DataFrame, unowned: DataFrame,
+                        locks: DataFrame, group_rows: list[dict[str, Any]],
+                        limits: HtmlLimits = HtmlLimits(), has_events: bool = True,
+                        has_storms: bool = True) -> ReportData:
+    """:func:`collect_frames` with the frames as keywords (the job's call)."""
+    del spark  # groups and queues are picked with literal maps: no join, no broadcast job
+    return collect_frames(ReportFrames(gt, lag, events, storms, unowned, locks), group_rows,
+                          limits, has_events=has_events, has_storms=has_storms)
+
+
+def collect_frames(frames: ReportFrames, group_rows: list[dict[str, Any]],
+            limits: HtmlLimits = HtmlLimits(), *, has_events: bool = True,
+            has_storms: bool = True) -> ReportData:
+    """Reduce the job's DataFrames to what the page shows (module docstring). ``group_rows``
+    are the latest rows per group, worst first (the job's ``groups``): the first
+    ``limits.groups`` get a section. ``has_events`` / ``has_storms`` = False leaves out what
+    would find nothing."""
+    c = _Collector(frames, group_rows, limits)
+    data = ReportData()
+    per_rows, peaks = c.totals_and_peaks(data)  # collect 1
+    data.series = c.series(per_rows)
+    stamps = sorted({r["ts"] for r in per_rows})
+    if c.every_group and stamps:  # every group is charted: their range is the run's
+        data.first_ts, data.last_ts = stamps[0], stamps[-1]
+        if data.bucket_ms is None:
+            data.captures = len(stamps)
+    ranked, queue_info = _rank_queues(peaks, limits)
+    parts: list[DataFrame] = []  # collect 2
+    if ranked:
+        q = c.ranked_queues(ranked)
+        parts.append(c.lines(q, stamps, data))
+        parts.append(c.marks(q, has_events=has_events, has_storms=has_storms))
+    parts += c.overview(has_events=has_events, has_storms=has_storms)
+    if not (c.every_group and stamps):  # the range of every group's captures
+        parts.append(c.span())
+    rows = [r.asDict() for r in c.union(parts).collect()] if parts else []
+    _overview_rows(data, rows)
+    data.groups = build_sections(c.keys, group_rows, data.series, queue_info + rows, limits)
+    return data
+
+
+def _rank_queues(peaks: list[Any], lim: HtmlLimits
+                 ) -> tuple[dict[str, int], list[dict[str, Any]]]:
+    """Each group's queues ranked by peak lag (then name): the first ``lines`` get a line, the
+    first ``lanes`` an owner lane. (rank by queue key, the ranked queues' rows)"""
+    ranked: dict[str, int] = {}
+    queue_info: list[dict[str, Any]] = []
+    by_group: dict[int, list[Any]] = {}
+    for r in peaks:
+        by_group.setdefault(r["_gi"], []).append(r)
+    for gi, qs in by_group.items():
+        qs.sort(key=lambda r: (r["n1"] is None, -(r["n1"] or 0), str(r["topic"]),
+                               str(r["broker"]), r["queue_id"] or 0))
+        for rank, r in enumerate(qs[:max(lim.lines, lim.lanes)], start=1):
+            ranked[_SEP.join(str(v) for v in (gi, r["topic"], r["broker"], r["queue_id"]))] = rank
+            queue_info.append({"kind": "queue", "_gi": gi, "topic": r["topic"],
+                               "broker": r["broker"], "queue_id": r["queue_id"], "rank": rank,
+                               "n1": r["n1"], "end_ts": r["end_ts"], "tot": len(qs)})
+    return ranked, queue_info
+
+
+def _overview_rows(data: ReportData, rows: list[dict[str, Any]]) -> None:
+    """The span, the overview's events and storms (latest first) from the second collect."""
+    for r in rows:
+        if r["kind"] == "span":
+            data.first_ts, data.last_ts = r["ts"], r["end_ts"]
+            data.captures = int(r["n1"] or 0)
+    data.events = sorted(({"ts": r["ts"], "group": r["grp"], "client": r["client"],
+                           "topic": r["topic"], "n_gained": r["n1"], "n_lost": r["n2"],
+                           "source_kind": r["src"], "cause": r["other"]}
+                          for r in rows if r["kind"] == "oevent"),
+                         key=lambda e: e["ts"], reverse=True)
+    data.storms = sorted(({"group": r["grp"], "start_ts": r["ts"], "end_ts": r["end_ts"],
+                           "rounds": r["n1"]} for r in rows if r["kind"] == "ostorm"),
+                         key=lambda s: s["start_ts"], reverse=True)
+
+
+class _Collector:
+    """The DataFrames of each step, for the chosen groups (``keys``: (cluster, group), worst
+    first; a row's ``_gi`` is its group's index)."""
+
+    def __init__(self, frames: ReportFrames, group_rows: list[dict[str, Any]],
+                 lim: HtmlLimits) -> None:
+        from pyspark.sql import functions as F
+
+        self.F = F
+        self.f = frames
+        self.lim = lim
+        self.keys = [(g.get("cluster") or "", g["group"]) for g in group_rows[:lim.groups]]
+        self.every_group = len(self.keys) == len(group_rows)
+        self.chosen = sorted({g for _c, g in self.keys})
+
+    def shaped(self, kind: str, df: DataFrame) -> DataFrame:
+        """``df`` in the one schema of the collected rows (:data:`_MARK_COLS`)."""
+        F = self.F
+        return df.select(*[F.lit(kind).alias(c) if c == "kind" else
+                           (F.col(c) if c in df.columns else F.lit(None)).cast(t).alias(c)
+                           for c, t in _MARK_COLS])
+
+    @staticmethod
+    def union(frames: list[DataFrame]) -> DataFrame:
+        out = frames[0]
+        for f in frames[1:]:
+            out = out.unionByName(f)
+        return out
+
+    def pick(self, df: DataFrame) -> DataFrame:
+        """The chosen groups' rows with their index; a missing cluster and "" are one key
+        (the group filter first: Parquet reads skip on it, and most rows go before the
+        lookup)."""
+        F = self.F
+        df = df.filter(F.col("group").isin(self.chosen))
+        gmap = F.create_map(*[F.lit(x) for i, (c, g) in enumerate(self.keys)
+                              for x in (f"{c}{_SEP}{g}", i)])
+        gi = gmap[F.concat_ws(_SEP, F.coalesce(F.col("cluster"), F.lit("")), F.col("group"))]
+        return df.withColumn("_gi", gi).filter(F.col("_gi").isNotNull())
+
+    # ---- collect 1: totals per capture, peak lag per queue ---------------------------------
+
+    def totals_and_peaks(self, data: ReportData) -> tuple[list[Any], list[Any]]:
+        """The chosen groups' totals per capture (each bucket's maximum when there are more
+        than ``points`` captures: ``data.bucket_ms``) and every queue's peak lag."""
+        if not self.keys:
+            return [], []
+        F, lim = self.F, self.lim
+        per = (self.pick(self.f.gt).groupBy("_gi", "capture_ts")
+               .agg(F.try_sum("total_lag").alias("n1"), F.max("lag_seconds").alias("x"),
+                    F.max("group_status_code").alias("n2"))
+               .withColumnRenamed("capture_ts", "ts"))
+        cap = len(self.keys) * lim.points
+        peak = (self.pick(self.f.lag).groupBy(*_QKEY)
+                .agg(F.max("lag").alias("n1"), F.max("capture_ts").alias("end_ts")))
+        one = self.shaped("per", per.limit(cap + 1)).unionByName(self.shaped("peak", peak))
+        rows1 = one.collect()
+        per_rows = [r for r in rows1 if r["kind"] == "per"]
+        peaks = [r for r in rows1 if r["kind"] == "peak"]
+        if len(per_rows) > cap:  # too many captures to draw: each bucket's maximum
+            span = per.agg(F.min("ts").alias("lo"), F.max("ts").alias("hi")).collect()[0]
+            data.bucket_ms = b = max(1, (span["hi"] - span["lo"]) // lim.points + 1)
+            per_rows = (per.withColumn("ts", F.floor(F.col("ts") / b) * b)
+                        .groupBy("_gi", "ts").agg(F.max("n1").alias("n1"),
+                                                  F.max("x").alias("x"),
+                                                  F.max("n2").alias("n2")).collect())
+        return per_rows, peaks
+
+    def series(self, per_rows: list[Any]) -> list[dict[str, Any]]:
+        """The overview's rows per group and capture; a cluster is named only when there
+        are several."""
+        keys = self.keys
+        many = len({c for c, _g in keys if c}) > 1
+        return [{"group": keys[r["_gi"]][1] if not (many and keys[r["_gi"]][0]) else
+                 f"{keys[r['_gi']][1]} ({keys[r['_gi']][0]})", "ts": r["ts"],
+                 "total_lag": r["n1"], "lag_seconds": r["x"], "status_code": r["n2"],
+                 "_gi": r["_gi"]} for r in per_rows]
+
+    # ---- collect 2: points, owner changes, marks, overview ---------------------------------
+
+    def ranked_queues(self, ranked: dict[str, int]) -> DataFrame:
+        """The ranked queues' rows per capture with their rank; an owner that could not be
+        read (a member did not answer) is its own kind of run."""
+        F, lag = self.F, self.f.lag
+        qmap = F.create_map(*[F.lit(x) for k, v in ranked.items() for x in (k, v)])
+        own = (F.when(F.col("owner").isNull() & F.coalesce(F.col("owner_unknown"),
+                                                           F.lit(False)),
+                      F.lit(OWNER_UNKNOWN)).otherwise(F.col("owner"))
+               if "owner_unknown" in lag.columns else F.col("owner"))
+        q = self.pick(lag.select("cluster", "group", "topic", "broker", "queue_id",
+                                 "capture_ts", "lag", "lag_seconds", own.alias("owner")))
+        q = q.withColumn("rank", qmap[F.concat_ws(_SEP, *[F.col(c).cast("string")
+                                                         for c in _QKEY])])
+        return q.filter(F.col("rank").isNotNull())
+
+    def lines(self, q: DataFrame, stamps: list[int], data: ReportData) -> DataFrame:
+        """The points of the queue lines (each bucket's maximum past ``svg_points``
+        captures: ``data.svg_bucket_ms``)."""
+        F, lim = self.F, self.lim
+        lines = q.filter(F.col("rank") <= lim.lines)
+        if len(stamps) > lim.svg_points:  # each bucket's maximum
+            b = (stamps[-1] - stamps[0]) // lim.svg_points + 1
+            lines = (lines.withColumn("ts", F.floor(F.col("capture_ts") / b) * b)
+                     .groupBy(*_QKEY, "rank", "ts")
+                     .agg(F.max("lag").alias("n1"), F.max("lag_seconds").alias("x")))
+            data.svg_bucket_ms = b
+        else:
+            lines = lines.select(*_QKEY, "rank", F.col("capture_ts").alias("ts"),
+                                 F.col("lag").alias("n1"), F.col("lag_seconds").alias("x"))
+        return self.shaped("line", lines)
+
+    def owner_changes(self, q: DataFrame) -> DataFrame:
+        """The captures where a lane's owner changed (the first one included); a run lasts
+        until the next change or the queue's last capture. A null owner (nobody reported
+        one) is unknown and not drawn; unowned periods come from rebalance/unowned."""
+        from pyspark.sql import Window
+
+        F = self.F
+        w = Window.partitionBy(*_QKEY).orderBy("capture_ts")
+        same = (F.lag("owner").over(w).eqNullSafe(F.col("owner"))
+                & F.lag("capture_ts").over(w).isNotNull())
+        return (q.filter(F.col("rank") <= self.lim.lanes).withColumn("_same", same)
+                .filter(~F.col("_same"))
+                .select(*_QKEY, "rank", F.col("capture_ts").alias("ts"),
+                        F.col("owner").alias("client")))
+
+    def marks(self, q: DataFrame, *, has_events: bool, has_storms: bool) -> DataFrame:
+        """Owner changes, unowned periods, lock takeovers, events and storms of the chosen
+        groups, bounded per group and kind by one window: owner changes lane by lane from
+        the worst queue, the other marks the latest first; ``tot`` says how many there
+        were."""
+        from pyspark.sql import Window
+
+        F, f, lim = self.F, self.f, self.lim
+        marks = [("run", self.owner_changes(q)),
+                 ("unowned", self.pick(f.unowned).select(
+                     "_gi", "topic", "broker", "queue_id", F.col("start_ts").alias("ts"),
+                     "end_ts", F.col("since_ts").alias("n1"),
+                     F.col("source_kind").alias("other"))),
+                 ("takeover", self.pick(f.locks.filter(F.col("takeover"))).select(
+                     "_gi", "topic", "broker", "queue_id", "ts", "client",
+                     F.col("prev_client").alias("other")))]
+        if has_events:
+            marks.append(("event", self.pick(f.events).select(
+                "_gi", "topic", "ts", "client", F.col("n_gained").alias("n1"),
+                F.col("n_lost").alias("n2"), F.col("cause").alias("other"))))
+        if has_storms:
+            marks.append(("storm", self.pick(f.storms).select(
+                "_gi", F.col("start_ts").alias("ts"), "end_ts", F.col("rounds").alias("n1"),
+                F.col("events").alias("n2"),
+                F.substring(F.concat_ws(", ", "clients"), 1, 300).alias("other"))))
+        m = self.union([self.shaped(k, df) for k, df in marks])
+        order: Column = F.when(F.col("kind") == "run",
+                               F.col("rank") * F.lit(1 << 44) + F.col("ts")
+                               ).otherwise(-F.col("ts"))
+        mw = Window.partitionBy("_gi", "kind")
+        bound = F.when(F.col("kind") == "run", lim.runs).otherwise(lim.marks)
+        return (m.withColumn("tot", F.count(F.lit(1)).over(mw))
+                .withColumn("_rn", F.row_number().over(mw.orderBy(order)))
+                .filter(F.col("_rn") <= bound).drop("_rn"))
+
+    def overview(self, *, has_events: bool, has_storms: bool) -> list[DataFrame]:
+        """The latest ``timeline_events`` events and ``storms`` storms of every group."""
+        F, f, lim = self.F, self.f, self.lim
+        parts = []
+        if has_events:
+            parts.append(self.shaped("oevent", f.events.orderBy(F.col("ts").desc())
+                                     .limit(lim.timeline_events).select(
+                                         F.col("group").alias("grp"), "topic", "ts", "client",
+                                         F.col("n_gained").alias("n1"),
+                                         F.col("n_lost").alias("n2"),
+                                         F.col("cause").alias("other"),
+                                         F.col("source_kind").alias("src"))))
+        if has_storms:
+            parts.append(self.shaped("ostorm", f.storms.orderBy(F.col("start_ts").desc())
+                                     .limit(lim.storms).select(
+                                         F.col("group").alias("grp"),
+                                         F.col("start_ts").alias("ts"), "end_ts",
+                                         F.col("rounds").alias("n1"))))
+        return parts
+
+    def span(self) -> DataFrame:
+        """The first and last capture of every group, and how many captures."""
+        F = self.F
+        return self.shaped("span", self.f.gt.agg(F.min("capture_ts").alias("ts"),
+                                                 F.max("capture_ts").alias("end_ts"),
+                                                 F.countDistinct("capture_ts").alias("n1")))
