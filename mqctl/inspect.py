@@ -13,12 +13,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mqctl.admin import Admin, BrokerFailure, NotFoundError, NothingRead
+from mqctl.admin import (
+    Admin,
+    BrokerFailure,
+    NotFoundError,
+    NothingRead,
+    broker_addr,
+    dedupe,
+    require_addr,
+)
 from mqctl.errors import MqctlError
 from mqctl.models import (
     DLQ_PREFIX,
     RETRY_PREFIX,
-    STRATEGY_CLASS_NAMES,
     BrokerData,
     ConsumerConnection,
     ConsumerRunningInfo,
@@ -28,6 +35,7 @@ from mqctl.models import (
     TopicOffset,
     TopicRoute,
     java_string_key,
+    wait_ack_count,
 )
 from mqctl.remoting.client import fan_out
 from mqctl.timeparse import now_ms
@@ -51,12 +59,7 @@ class ClientView:
 
     @property
     def strategy(self) -> str | None:
-        if self.running is None:
-            return None
-        cls = self.running.strategy_class
-        if cls is None:
-            return None
-        return STRATEGY_CLASS_NAMES.get(cls, cls.rsplit(".", 1)[-1])
+        return self.running.strategy_name if self.running is not None else None
 
     @property
     def subscriptions(self) -> dict[str, str] | None:
@@ -122,7 +125,7 @@ async def capture_members(admin: Admin, group: str, *, running: bool = True,
         conns = {}
         members = {}
         for b in brokers:
-            addr = b.master_addr or b.select_addr()
+            addr = broker_addr(b)
             if addr is None:
                 continue
             try:
@@ -583,11 +586,7 @@ async def _cover_routes(admin: Admin, group: str, topics: list[str],
 
     async def ask(item: tuple[BrokerData, str]) -> Any:
         b, t = item
-        addr = b.master_addr or b.select_addr()
-        if addr is None:
-            from mqctl.errors import ConnectError
-
-            raise ConnectError(f"broker {b.broker_name} has no address")
+        addr = require_addr(b)
         return await admin.consume_stats(group, addr, t)
 
     for o in await fan_out(todo, ask, concurrency=admin.concurrency):
@@ -636,11 +635,7 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
     cluster = next((b.cluster for b in brokers if b.cluster), None)
 
     async def stats_of(b: BrokerData) -> tuple[BrokerData, Any]:
-        addr = b.master_addr or b.select_addr()
-        if addr is None:
-            from mqctl.errors import ConnectError
-
-            raise ConnectError(f"broker {b.broker_name} has no address")
+        addr = require_addr(b)
         return b, await admin.consume_stats(group, addr, topic)
 
     stats = await fan_out(brokers, stats_of, concurrency=admin.concurrency)
@@ -649,7 +644,7 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
     if stats and len(stats_failed) == len(stats):
         # no broker answered GET_CONSUME_STATS: nothing was read, which is not "lag 0"
         raise NothingRead(f"GET_CONSUME_STATS for group {group}",
-                          _dedupe([*failures, *stats_failed]))
+                          dedupe([*failures, *stats_failed]))
     offsets: dict[MessageQueue, OffsetWrapper] = {}
     tps = 0.0
     pairs: set[tuple[str, str]] = set()  # (broker, topic) seen
@@ -678,7 +673,7 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
     uncovered = await _cover_routes(admin, group, sorted(wanted), offsets, pairs, brokers,
                                     stats_failed, failures, more_tps)
     tps += sum(more_tps)
-    baddr = {b.broker_name: (b.master_addr or b.select_addr()) for b in brokers}
+    baddr = {b.broker_name: broker_addr(b) for b in brokers}
     # which queues have no committed offset (``none``): the reset plans' rule
     from mqctl.reset.probe import committed_offsets
 
@@ -771,7 +766,7 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
                     if not pq.dropped:
                         owners[mq].append((cid, pq))
                 for mq, pinfo in cv.running.mq_pop_table.items():
-                    pop_ack[mq] += _wait_ack(pinfo)
+                    pop_ack[mq] += wait_ack_count(pinfo)
 
     # queues the topic stats left out (4.x GET_TOPIC_STATS_INFO iterates writeQueueNums,
     # GET_CONSUME_STATS readQueueNums: corpus 4.9.3/read-gt-write/202_*, 208_*): one
@@ -898,21 +893,13 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
     dlq_rows: list[DlqQueue] | None = None
     if dlq:
         dlq_rows = await _dlq_queues(admin, group, failures)
-    return GroupProgress(group, ts, cluster, queues, members, _dedupe(failures),
+    return GroupProgress(group, ts, cluster, queues, members, dedupe(failures),
                          None if stats_failed else tps,
                          unread, {tp: bs for tp, bs in by_topic.items() if bs},
                          produce_tps=produce, client_tps=client_tps, running_info=running_info,
                          pop=pop, dlq=dlq_rows, dlq_asked=dlq, uncovered=uncovered,
                          pop_inflight=dict(pop_pairs) if pop and pop_complete else None,
                          unanswered=unanswered)
-
-
-def _wait_ack(v: Any) -> int:
-    """PopProcessQueueInfo.waitAckCount: popped and not yet acked (invisible) messages."""
-    try:
-        return max(0, int((v or {}).get("waitAckCount") or 0))
-    except (TypeError, ValueError, AttributeError):
-        return 0
 
 
 def _ok_tps(status: Any) -> float:
@@ -935,11 +922,7 @@ async def _dlq_queues(admin: Admin, group: str,
         return None
 
     async def one(b: BrokerData) -> list[DlqQueue]:
-        addr = b.master_addr or b.select_addr()
-        if addr is None:
-            from mqctl.errors import ConnectError
-
-            raise ConnectError(f"broker {b.broker_name} has no address")
+        addr = require_addr(b)
         st = await admin.topic_stats(topic, addr)
         return [DlqQueue(mq, o.min_offset, o.max_offset, o.last_update_timestamp)
                 for mq, o in sorted(st.offsets.items())]
@@ -954,17 +937,6 @@ async def _dlq_queues(admin: Admin, group: str,
             failures.append(BrokerFailure(o.item.broker_name, o.item.master_addr, o.error))
             unknown = True
     return None if unknown else rows
-
-
-def _dedupe(failures: list[BrokerFailure]) -> list[BrokerFailure]:
-    seen: set[tuple[str, str]] = set()
-    out = []
-    for f in failures:
-        key = (f.broker, f.message)
-        if key not in seen:
-            seen.add(key)
-            out.append(f)
-    return out
 
 
 # TopicValidator.SYSTEM_TOPIC_SET (4.9.3 and 5.3.3; CHECKPOINT_TOPIC from 5.x) and topics

@@ -103,6 +103,18 @@ def failure_hint(errors: Sequence[MqctlError], *, partial: bool = False) -> str:
     return next((e.hint for e in errors if e.hint), None) or "run with --debug for details"
 
 
+def dedupe(failures: Sequence[BrokerFailure]) -> list[BrokerFailure]:
+    """``failures`` without repeats: one per (broker, message), the first kept, in order."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for f in failures:
+        key = (f.broker, f.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
 def answered(values: dict[str, T | BrokerFailure]) -> dict[str, T]:
     """The brokers of a per-broker fan-out that answered, with their values."""
     return {b: v for b, v in values.items() if not isinstance(v, BrokerFailure)}

@@ -1548,9 +1548,9 @@ def diagnose(first: Reading, second: Reading | None = None, *,
     r = ctx.now
     unread = dict(first.unread) if second is None else {**first.unread, **second.unread}
     checks = [_partial(c, unread) for c in checks]
-    from mqctl.inspect import _dedupe
+    from mqctl.admin import dedupe
 
-    uniq = _dedupe(list(r.failures) if second is None else [*first.failures,
+    uniq = dedupe(list(r.failures) if second is None else [*first.failures,
                                                                *second.failures])
     return Diagnosis(ctx.group, topic, r.ts, findings, checks, summary(ctx), uniq, unread,
                      sample_ms=(r.ts - first.ts) if second is not None else None)
