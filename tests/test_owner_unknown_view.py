@@ -29,10 +29,10 @@ def scenario(silent: bool) -> dict[str, Any]:
 
 async def progress(silent: bool) -> Any:
     from mqctl.admin import Admin
-    from mqctl.inspect import capture_progress
     from mqctl.remoting.client import ClientOptions, RemotingClient
     from mqctl.sim import SimCluster
     from mqctl.timeparse import set_clock
+    from mqctl.views.progress_capture import capture_progress
 
     cluster = SimCluster(scenario(silent), clock="manual")
     await cluster.start()

@@ -10,10 +10,10 @@ import pytest
 from corpus_views import VERSIONS, CorpusAdmin, body, sent_at
 
 from mqctl.cli.inspect import progress_result
-from mqctl.inspect import capture_progress
 from mqctl.models import MessageQueue
 from mqctl.snapshot import rows_of
 from mqctl.timeparse import set_clock
+from mqctl.views.progress_capture import capture_progress
 
 MQ = MessageQueue
 

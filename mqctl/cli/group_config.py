@@ -19,13 +19,13 @@ from mqctl.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from mqctl.groupconfig import GroupConfigView
     from mqctl.render import Result
+    from mqctl.views.group_config import GroupConfigView
 
 
 def config_result(view: GroupConfigView) -> Result:
-    from mqctl.groupconfig import compare, value_text
     from mqctl.render import Column, Result, Table
+    from mqctl.views.group_config import compare, value_text
 
     rows_cmp = compare(view)
     holders = view.holders
@@ -89,7 +89,7 @@ def config(
     Read with GET_ALL_SUBSCRIPTIONGROUP_CONFIG, as mqadmin does (the 5.x single-group request
     would create a misspelt group). Example: mqctl group config GID_PAY
     """
-    from mqctl.groupconfig import capture_group_config
+    from mqctl.views.group_config import capture_group_config
 
     group = one_group(group, group_opt, example="mqctl group config GID_PAY")
     st = state(ctx)

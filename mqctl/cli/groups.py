@@ -21,10 +21,10 @@ from mqctl.cli.common import (
 from mqctl.cli.common import watch as watch_loop
 
 if TYPE_CHECKING:
-    from mqctl.groups import GroupsCapture, GroupSummary
     from mqctl.render import Result
+    from mqctl.views.groups import GroupsCapture, GroupSummary
 
-# mqctl.groups.STATE_RULE, kept here too so that `mqctl --help` imports nothing heavy (a test
+# mqctl.views.groups.STATE_RULE, kept here too so that `mqctl --help` imports nothing heavy (a test
 # checks both say the same)
 STATE_HELP = (
     "UNKNOWN: the membership could not be read; EMPTY: no online member and no committed "
@@ -160,7 +160,7 @@ def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
                      "the lag on the brokers that answered")
     none = [s for s in gs if s.no_offset]
     if none:
-        from mqctl.inspect import NO_OFFSET_LAG_CAVEAT
+        from mqctl.views.progress import NO_OFFSET_LAG_CAVEAT
 
         notes.append(f"LAG `(N none)`: {sum(len(s.no_offset) for s in none)} queue(s) of "
                      f"{len(none)} group(s) have no committed offset (`mqctl offsets show -g "
@@ -233,8 +233,8 @@ def groups(
     Example: mqctl groups --only-lagging --sort lag
     """
     from mqctl.cli.inspect import _admin, _raise_partial
-    from mqctl.groups import capture_groups
     from mqctl.remoting.client import RemotingClient
+    from mqctl.views.groups import capture_groups
 
     st = state(ctx)
     settings = st.settings(namesrv=namesrv)

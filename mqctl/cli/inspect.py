@@ -25,8 +25,8 @@ from mqctl.cli.common import watch as watch_loop
 
 if TYPE_CHECKING:
     from mqctl.admin import Admin, BrokerFailure
-    from mqctl.inspect import GroupProgress
     from mqctl.render import Result
+    from mqctl.views.progress import GroupProgress
 
 group_app = typer.Typer(help="Consumer group views.", no_args_is_help=True)
 
@@ -66,8 +66,8 @@ def route(
 
     Example: mqctl route TopicOrder
     """
-    from mqctl.inspect import route_rows
     from mqctl.render import Column, Result, Table
+    from mqctl.views.route import route_rows
 
     st = state(ctx)
     settings = st.settings(namesrv=namesrv)
@@ -122,8 +122,8 @@ def topics(
     Example: mqctl topics --kind all --match pay
     """
     from mqctl.admin import BrokerFailure
-    from mqctl.inspect import topic_queue_info, topic_rows
     from mqctl.render import Column, Result, Table
+    from mqctl.views.topics import topic_queue_info, topic_rows
 
     st = state(ctx)
     settings = st.settings(namesrv=namesrv)
@@ -196,9 +196,10 @@ def consumers(
     queues) and pop/gRPC consumers. Tables: clients (what -o csv prints), findings (--table
     findings). Example: mqctl consumers GID_ORDER
     """
-    from mqctl.inspect import capture_members, check_members, require_group
     from mqctl.render import Column, Result, Table
     from mqctl.versions import version_name
+    from mqctl.views.existence import require_group
+    from mqctl.views.members import capture_members, check_members
 
     group = one_group(group, group_opt, example="mqctl consumers GID_ORDER")
     st = state(ctx)
@@ -306,10 +307,15 @@ def not_included_note(p: GroupProgress) -> str:
 
 def progress_result(p: GroupProgress, *, only_lagging: bool = False,
                     sort: SortKey = SortKey.queue, retry: bool = True) -> Result:
-    from mqctl.inspect import DELAY_REASONS, NEVER_COMMITTED, NO_OFFSET_LAG_CAVEAT, NOT_REPORTED
     from mqctl.models import RETRY_PREFIX
     from mqctl.render import Column, Result, Table
     from mqctl.timeparse import format_duration, format_local, format_ms
+    from mqctl.views.progress import (
+        DELAY_REASONS,
+        NEVER_COMMITTED,
+        NO_OFFSET_LAG_CAVEAT,
+        NOT_REPORTED,
+    )
 
     # %RETRY% queues (the group's retry topic, 5.x pop retry topics) are the retry section's
     retry_qs = [q for q in p.queues if q.mq.topic.startswith(RETRY_PREFIX)]
@@ -652,8 +658,9 @@ def progress(
 
     Example: mqctl group progress GID_ORDER --only-lagging --sort lag
     """
-    from mqctl.inspect import capture_progress, read_nothing_of, require_group
     from mqctl.remoting.client import RemotingClient
+    from mqctl.views.existence import read_nothing_of, require_group
+    from mqctl.views.progress_capture import capture_progress
 
     group = one_group(group, group_opt, example="mqctl group progress GID_ORDER")
     st = state(ctx)

@@ -9,16 +9,16 @@ import typer
 from mqctl.cli.common import NamesrvOpt, OutputOpt, emit, state, with_client
 
 if TYPE_CHECKING:
-    from mqctl.message import MessageAt
     from mqctl.render import Result
+    from mqctl.views.message import MessageAt
 
 app = typer.Typer(help="Messages: the message at an offset (read-only).", no_args_is_help=True)
 
 
 def show_result(at: MessageAt, body_bytes: int) -> Result:
-    from mqctl.message import TOOLS_CONSUMER_GROUP, message_record, printable
     from mqctl.render import Column, Result, Table
     from mqctl.timeparse import format_local
+    from mqctl.views.message import TOOLS_CONSUMER_GROUP, message_record, printable
 
     rec = message_record(at, body_bytes)
     m = at.message
@@ -84,7 +84,7 @@ def show(
     moves; and no heartbeat. An offset outside the queue's range is refused before anything is
     pulled (exit 2). Example: mqctl message show -t TopicPay -b broker-a -q 0 --offset 1200
     """
-    from mqctl.message import read_message
+    from mqctl.views.message import read_message
 
     st = state(ctx)
     settings = st.settings(namesrv=namesrv)

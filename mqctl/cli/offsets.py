@@ -71,8 +71,9 @@ def show(
     from mqctl.admin import Admin
     from mqctl.cli.common import with_client
     from mqctl.cli.inspect import _raise_partial, not_included_note
-    from mqctl.inspect import capture_progress, read_nothing_of, require_group
     from mqctl.render import Column, Result, Table
+    from mqctl.views.existence import read_nothing_of, require_group
+    from mqctl.views.progress_capture import capture_progress
 
     group = one_group(group, group_opt, example="mqctl offsets show GID_REPLAY")
     st = state(ctx)
@@ -115,7 +116,7 @@ def show(
                      "local file (LocalFileOffsetStore) and commits none to the brokers: "
                      "CURRENT and LAG `-` (unknown)")
     if none:
-        from mqctl.inspect import NO_OFFSET_LAG_CAVEAT
+        from mqctl.views.progress import NO_OFFSET_LAG_CAVEAT
 
         notes.append(f"{len(none)} queue(s) have no committed offset for {group} (CURRENT none, "
                      f"LAG {sum(q.lag or 0 for q in none)} of the total): "
@@ -159,7 +160,7 @@ def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
                     name="plan")]
     data = plan.to_dict()
     if plan.messages:  # --show-messages: the message at each target
-        from mqctl.message import plan_message_fields
+        from mqctl.views.message import plan_message_fields
 
         for q, row, drow in zip(plan.queues, rows, data["queues"], strict=True):
             cells = plan_message_fields(plan.messages.get(q.mq))
@@ -336,7 +337,7 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
             plan = await make_plan(admin, group, topic, target_fn(), scope=scope, force=force)
             plan.notes[:0] = lock_notes
             if show_messages:  # the message at each target: one read-only pull per queue
-                from mqctl.message import annotate_plan
+                from mqctl.views.message import annotate_plan
 
                 await annotate_plan(admin, plan)
             totals = plan_totals(plan)

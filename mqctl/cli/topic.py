@@ -10,7 +10,7 @@ from mqctl.cli.common import ConcurrencyOpt, NamesrvOpt, OutputOpt, emit, state,
 
 if TYPE_CHECKING:
     from mqctl.render import Result
-    from mqctl.topicview import TopicConsumers, TopicStatus
+    from mqctl.views.topic import TopicConsumers, TopicStatus
 
 app = typer.Typer(help="Topic views: queue offsets and store times, the groups consuming it.",
                   no_args_is_help=True)
@@ -89,7 +89,7 @@ def status(
     Unlike mqadmin, queues beyond a 4.x broker's write queues are listed too. `-` is unknown:
     an empty queue has no last message. Example: mqctl topic status TopicPay
     """
-    from mqctl.topicview import capture_topic_status
+    from mqctl.views.topic import capture_topic_status
 
     st = state(ctx)
     settings = st.settings(namesrv=namesrv)
@@ -180,7 +180,7 @@ def consumers(
     none could be read.
     Example: mqctl topic consumers TopicPay
     """
-    from mqctl.topicview import capture_topic_consumers
+    from mqctl.views.topic import capture_topic_consumers
 
     st = state(ctx)
     settings = st.settings(namesrv=namesrv)

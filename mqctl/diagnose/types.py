@@ -11,10 +11,11 @@ from mqctl.timeparse import format_ms
 
 if TYPE_CHECKING:
     from mqctl.admin import BrokerFailure
-    from mqctl.groupconfig import GroupConfigView
-    from mqctl.inspect import GroupMembers, GroupProgress
     from mqctl.locks import LockView
     from mqctl.models import ConsumerConnection, MessageQueue, TopicOffset, TopicRoute
+    from mqctl.views.group_config import GroupConfigView
+    from mqctl.views.members import GroupMembers
+    from mqctl.views.progress import GroupProgress
 
 ERROR = "error"
 WARNING = "warning"

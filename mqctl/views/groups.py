@@ -43,7 +43,6 @@ from mqctl.admin import (
     require_addr,
 )
 from mqctl.errors import BrokerError, ConnectError, MqctlError
-from mqctl.inspect import BROADCASTING_LAG, DlqQueue, _int_or_zero, classify_span
 from mqctl.models import (
     DLQ_PREFIX,
     PERM_READ,
@@ -59,6 +58,9 @@ from mqctl.models import (
 from mqctl.remoting.client import fan_out
 from mqctl.remoting.codes import ResponseCode
 from mqctl.timeparse import now_ms
+from mqctl.views.dlq import DlqQueue
+from mqctl.views.progress import BROADCASTING_LAG, classify_span
+from mqctl.views.topics import int_or_zero
 
 STATES = ("OK", "LAGGING", "STOPPED", "OFFLINE", "EMPTY", "UNKNOWN")
 
@@ -126,7 +128,8 @@ class GroupSummary:
     @property
     def lag_unknown(self) -> str | None:
         """Why the lag is unknown whatever was read: ``broadcasting`` (an online BROADCASTING
-        group: mqctl.inspect.BROADCASTING_LAG, the one name every view gives it), else None."""
+        group: mqctl.views.progress.BROADCASTING_LAG, the one name every view gives it), else
+        None."""
         return BROADCASTING_LAG if self.message_model == "BROADCASTING" else None
 
     @property
@@ -408,8 +411,8 @@ async def _hosts(admin: Admin, groups: list[GroupSummary], masters: dict[str, Br
             continue
         for t in set(topics) & set(table):
             conf = table[t]
-            if _int_or_zero(conf.get("perm")) & PERM_READ:
-                hosts[t][b] = _int_or_zero(conf.get("readQueueNums"))
+            if int_or_zero(conf.get("perm")) & PERM_READ:
+                hosts[t][b] = int_or_zero(conf.get("readQueueNums"))
     if failed:
         for o in await fan_out(topics, admin.topic_route, concurrency=admin.concurrency):
             if o.ok and o.value is not None:
