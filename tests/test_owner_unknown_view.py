@@ -47,8 +47,8 @@ async def progress(silent: bool) -> Any:
 
 
 def test_an_unanswered_member_leaves_owners_unknown_not_unowned():
-    from mqctl.cli.inspect import progress_result
     from mqctl.render import emit
+    from mqctl.views.progress_rows import progress_result
 
     for silent in (True, False):
         p = asyncio.run(progress(silent))

@@ -69,11 +69,11 @@ def show(
     Example: mqctl offsets show -g GID_REPLAY -t TopicPay
     """
     from mqctl.admin import Admin
-    from mqctl.cli.common import with_client
-    from mqctl.cli.inspect import _raise_partial, not_included_note
+    from mqctl.cli.common import raise_partial, with_client
     from mqctl.render import Column, Result, Table
     from mqctl.views.existence import read_nothing_of, require_group
     from mqctl.views.progress_capture import capture_progress
+    from mqctl.views.progress_rows import not_included_note
 
     group = one_group(group, group_opt, example="mqctl offsets show GID_REPLAY")
     st = state(ctx)
@@ -130,7 +130,7 @@ def show(
                        title=f"offsets of {group}")],
                 notes=notes),
          st.output(output))
-    _raise_partial(p.failures, f"offsets show {group}")
+    raise_partial(p.failures, f"offsets show {group}")
 
 
 def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,

@@ -3,11 +3,12 @@ brokers (pure)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mqctl.models import (
-    TopicRoute,
-)
+from mqctl.models import ClusterInfo, TopicRoute
+
+if TYPE_CHECKING:
+    from mqctl.render import Result
 
 
 def route_rows(route: TopicRoute) -> list[dict[str, Any]]:
@@ -25,3 +26,39 @@ def route_rows(route: TopicRoute) -> list[dict[str, Any]]:
                          "perm": q.perm if q else None,
                          "perm_flags": decode_perm(q.perm) if q else ""})
     return rows
+
+
+def route_result(topic: str, r: TopicRoute) -> Result:
+    """``mqctl route``: the route's rows, its JSON and the note on the readable queues."""
+    from mqctl.render import Column, Result, Table
+
+    rows = route_rows(r)
+    readable = sum(q.read_queue_nums for q in r.queues if q.readable)
+    data = {"topic": topic, **r.to_dict(),
+            "brokers": rows, "subscribeQueues": readable,
+            "totals": {"brokers": len(r.brokers),
+                       "readQueues": sum(q.read_queue_nums for q in r.queues),
+                       "writeQueues": sum(q.write_queue_nums for q in r.queues)}}
+    cols = [Column("cluster", "CLUSTER"), Column("broker", "BROKER"),
+            Column("broker_id", "ID", "right"), Column("role", "ROLE"), Column("addr", "ADDR"),
+            Column("read_queues", "READ Q", "right"), Column("write_queues", "WRITE Q", "right"),
+            Column("perm", "PERM", "right"), Column("perm_flags", "FLAGS")]
+    return Result([Table(cols, rows, title=f"route of {topic}")], data=data,
+                  notes=[f"{len(r.brokers)} broker(s); {readable} readable queue(s) for the "
+                         "consumers to share"])
+
+
+def cluster_result(info: ClusterInfo) -> Result:
+    """``mqctl cluster``: one row per broker address, as the name server knows them."""
+    from mqctl.render import Column, Result, Table
+
+    rows = []
+    for cname, bnames in sorted(info.clusters.items()):
+        for bn in bnames:
+            b = info.brokers.get(bn)
+            for bid, addr in sorted((b.addrs if b else {}).items()):
+                rows.append({"cluster": cname, "broker": bn, "broker_id": bid,
+                             "role": "master" if bid == 0 else "slave", "addr": addr})
+    return Result([Table([Column("cluster", "CLUSTER"), Column("broker", "BROKER"),
+                          Column("broker_id", "ID", "right"), Column("role", "ROLE"),
+                          Column("addr", "ADDR")], rows)])

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mqctl.models import (
-    DLQ_PREFIX,
-    RETRY_PREFIX,
-)
+from mqctl.models import DLQ_PREFIX, RETRY_PREFIX
+
+if TYPE_CHECKING:
+    from mqctl.admin import Admin
+    from mqctl.models import ClusterInfo
+    from mqctl.render import Result
 
 # TopicValidator.SYSTEM_TOPIC_SET (4.9.3 and 5.3.3; CHECKPOINT_TOPIC from 5.x) and topics
 # brokers register with addSystemTopic (TopicConfigManager: trace topic, SELF_TEST_TOPIC, ...)
@@ -100,3 +102,35 @@ def topic_rows(names: list[str], cluster_names: set[str], broker_names: set[str]
                         "message_type": i["message_type"] if i else None})
         rows.append(row)
     return rows
+
+
+def topics_result(names: list[str], info: ClusterInfo, configs: Mapping[str, Any], kind: str,
+                  match: str | None = None) -> Result:
+    """``mqctl topics``: the topic list's rows (:func:`topic_rows`) with the queue counts and
+    types of the masters' topic tables (``configs``: broker -> GET_ALL_TOPIC_CONFIG table, or
+    its BrokerFailure), and a note naming the brokers left out."""
+    from mqctl.admin import BrokerFailure
+    from mqctl.render import Column, Result, Table
+
+    failures = [v for v in configs.values() if isinstance(v, BrokerFailure)]
+    tables = {b: v for b, v in configs.items() if not isinstance(v, BrokerFailure)}
+    rows = topic_rows(names, set(info.clusters), set(info.brokers), kind, match,
+                      info=topic_queue_info(tables))
+    shown = [{**r, "queues_cell": "-" if r["read_queues"] is None else r["read_queues"],
+              "type_cell": r["message_type"] or "-"} for r in rows]
+    notes = ([f"QUEUES and TYPE leave out {', '.join(sorted(f.broker for f in failures))} "
+              "(not included: it did not answer)"] if failures else [])
+    return Result([Table([Column("topic", "TOPIC"), Column("kind", "KIND"),
+                          Column("queues_cell", "QUEUES", "right", raw="read_queues"),
+                          Column("type_cell", "TYPE", raw="message_type")], shown)],
+                  data=rows, notes=notes)
+
+
+async def capture_topic_tables(admin: Admin) -> tuple[list[str], ClusterInfo, dict[str, Any]]:
+    """What ``mqctl topics`` reads (read-only): the name server's topic list and cluster info,
+    and every master's topic table (GET_ALL_TOPIC_CONFIG: broker -> table, or its
+    BrokerFailure)."""
+    names, info = await admin.topic_list(), await admin.cluster_info()
+    brokers = [info.brokers[k] for k in sorted(info.brokers)]
+    configs = await admin._per_broker(brokers, admin.topic_config_table) if brokers else {}
+    return names, info, configs
