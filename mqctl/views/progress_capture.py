@@ -564,3 +564,24 @@ def _ok_tps(status: Any) -> float:
     """ConsumeStatus.consumeOKTPS of a client's statusTable entry (0 when absent)."""
     v = (status or {}).get("consumeOKTPS") if isinstance(status, dict) else None
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
+
+
+async def capture_offsets(admin: Admin, group: str, topic: str | None = None
+                          ) -> tuple[GroupProgress, dict[MessageQueue, int]]:
+    """What ``mqctl offsets show`` reads (read-only): the group's progress without the
+    clients (the member list, one GET_CONSUMER_CONNECTION_LIST, says whether the group is
+    BROADCASTING: its offsets live in the clients), refused when no broker knows the group
+    (:func:`mqctl.views.existence.require_group`), and the min offset of each readable queue
+    the topic stats left out (GET_TOPIC_STATS_INFO of a broker before 5.3.0 covers the write
+    queues only), asked per queue."""
+    from mqctl.reset.probe import min_offsets
+    from mqctl.views.existence import read_nothing_of, require_group
+
+    p = await capture_progress(admin, group, topic, running_info=False)
+    if read_nothing_of(p):
+        await require_group(admin, group)
+    failed = {f.broker for f in p.failures}
+    mins, more = await min_offsets(admin, [q.mq for q in p.queues if q.min_offset is None
+                                           and q.mq.broker_name not in failed])
+    p.failures.extend(more)
+    return p, mins

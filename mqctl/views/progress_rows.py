@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mqctl.models import MessageQueue
     from mqctl.render import Result
     from mqctl.views.progress import GroupProgress
 
@@ -347,3 +348,43 @@ def _retry_section(p: GroupProgress, retry_qs: list[Any]
                                            "dlq_messages": dlq_messages if p.dlq_asked
                                            else None}}
     return rows, notes, data
+
+
+def offsets_result(p: GroupProgress, mins: dict[MessageQueue, int]) -> Result:
+    """``mqctl offsets show``: committed offsets per queue with the queue's bounds and lag
+    (``mins``: the min offsets the topic stats left out, :func:`capture_offsets
+    <mqctl.views.progress_capture.capture_offsets>`)."""
+    from mqctl.render import Column, Result, Table
+    from mqctl.views.progress import NO_OFFSET_LAG_CAVEAT
+
+    group = p.group
+    # CURRENT "none": the group has no committed offset there (the reset plans' rule), where
+    # the broker's GET_CONSUME_STATS says 0 (issue 25 item 4)
+    # CURRENT and LAG "-": unknown, the clients keep the offsets (BROADCASTING)
+    rows = [{"topic": q.mq.topic, "broker": q.mq.broker_name, "queue_id": q.mq.queue_id,
+             "min": mins.get(q.mq, q.min_offset), "max": q.broker_offset,
+             "current": q.current, "current_cell": "-" if q.offsets_in_clients else "none"
+             if q.current is None else str(q.current), "committed": q.committed,
+             "lag": q.lag, "lag_unknown": q.lag_unknown} for q in p.queues]
+    r = Column
+    none = [q for q in p.queues if q.committed is False]
+    notes = [(f"{len(rows)} queue(s); lag UNKNOWN ({p.lag_unknown}: the clients keep the "
+              "offsets)" if p.lag_unknown else
+              f"{len(rows)} queue(s); total lag {sum(q.lag or 0 for q in p.queues)}"
+              if rows else "no queue read: lag unknown") + not_included_note(p)]
+    if p.lag_unknown:
+        notes.append(f"group {group} is BROADCASTING: each client keeps its own offsets in a "
+                     "local file (LocalFileOffsetStore) and commits none to the brokers: "
+                     "CURRENT and LAG `-` (unknown)")
+    if none:
+        notes.append(f"{len(none)} queue(s) have no committed offset for {group} (CURRENT none, "
+                     f"LAG {sum(q.lag or 0 for q in none)} of the total): "
+                     f"{NO_OFFSET_LAG_CAVEAT}")
+    notes += [f"not complete: topic {t}: {why}" for t, why in sorted(p.uncovered.items())]
+    return Result([Table([r("topic", "TOPIC"), r("broker", "BROKER"),
+                          r("queue_id", "QID", "right"), r("min", "MIN", "right"),
+                          r("max", "MAX", "right"),
+                          r("current_cell", "CURRENT", "right", raw="current"),
+                          r("lag", "LAG", "right", unknown="-")], rows,
+                         title=f"offsets of {group}")],
+                  notes=notes)
