@@ -36,6 +36,10 @@ class BrokerFailure:
     def message(self) -> str:
         return self.error.message
 
+    def to_dict(self) -> dict[str, str | None]:
+        """The failure as every view's JSON lists it (``failures``)."""
+        return {"broker": self.broker, "addr": self.addr, "error": self.message}
+
 
 class NothingRead(MqctlError):
     """A fan-out in which NO broker answered: a failure, not a partial result (issue 15).

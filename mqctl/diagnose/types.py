@@ -168,8 +168,7 @@ class Diagnosis:
                 "findings": [f.to_dict(i + 1) for i, f in enumerate(self.findings)],
                 "checks": [c.to_dict() for c in self.checks], "summary": self.summary,
                 "unread": dict(self.unread),
-                "failures": [{"broker": f.broker, "addr": f.addr, "error": f.message}
-                             for f in self.failures]}
+                "failures": [f.to_dict() for f in self.failures]}
 
 
 __all__ = ["ERROR", "FOUND", "INFO", "NEEDS_SAMPLE", "NOT_APPLICABLE", "NOT_CHECKED", "OK",

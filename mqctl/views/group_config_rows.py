@@ -31,8 +31,7 @@ def config_result(view: GroupConfigView) -> Result:
                         "unknownOn": list(r.unknown_on)} for r in rows_cmp],
             "disagreements": differs, "missingOn": view.missing_on,
             "brokers_not_included": view.not_included,
-            "failures": [{"broker": f.broker, "addr": f.addr, "error": f.message}
-                         for f in view.failures]}
+            "failures": [f.to_dict() for f in view.failures]}
     cols = [Column("field", "FIELD")] + [Column(b, b.upper()) for b in holders] + [
         Column("agree", "AGREE", kind="state"), Column("meaning", "MEANING", drop=1)]
     notes = []

@@ -123,8 +123,7 @@ def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
                       "brokers_not_included": c.stats_failed},
             "brokers": c.brokers, "system_groups_hidden": c.hidden_system,
             "clients_asked": c.clients, "time_lag_asked": c.time_lag,
-            "failures": [{"broker": f.broker, "addr": f.addr, "error": f.message}
-                         for f in c.failures]}
+            "failures": [f.to_dict() for f in c.failures]}
     notes = [f"{len(c.groups)} group(s) on {len(c.brokers)} broker(s): "
              + ", ".join(f"{n} {st}" for st, n in counts.items() if n)
              + (f"; {len(rows)} shown (--only-lagging)" if only_lagging else "")]

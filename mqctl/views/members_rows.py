@@ -49,8 +49,7 @@ def members_result(m: GroupMembers) -> Result:
             "subscriptions": ({t: s.expression for t, s in sorted(conn.subscriptions.items())}
                               if conn else {}),
             "clients": rows, "brokers": member_rows, "findings": frows,
-            "failures": [{"broker": f.broker, "addr": f.addr, "error": f.message}
-                         for f in m.failures]}
+            "failures": [f.to_dict() for f in m.failures]}
     tables = [
         # width policy (docs/output.md): LANG, VERSION, ORDERLY, ADDR, STRATEGY, TYPE drop
         # in this order; client ids are shortened in the middle only after that

@@ -161,8 +161,7 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
             "online": p.members.online_state if p.members else None,
             "time_lag_unknown_reasons": {k: DELAY_REASONS[k] for k in sorted(
                 {q.delay_reason for q in unknown if q.delay_reason})},
-            "failures": [{"broker": f.broker, "addr": f.addr, "error": f.message}
-                         for f in p.failures]}
+            "failures": [f.to_dict() for f in p.failures]}
     # width policy (docs/output.md): queue identity, LAG and TIME LAG are never cut; at 80-120
     # columns LAST CONSUMED goes first, then INFLIGHT, BROKER OFFSET, CONSUMER OFFSET
     qcols = [Column("topic", "TOPIC", kind="key"), Column("broker", "BROKER", kind="key"),

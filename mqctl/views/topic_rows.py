@@ -33,8 +33,7 @@ def status_result(s: TopicStatus) -> Result:
             "total": {"queues": len(rows), "messages": total, "complete": not s.failures,
                       "brokers_not_included": s.not_included},
             "putTps": s.put_tps,
-            "failures": [{"broker": f.broker, "addr": f.addr, "error": f.message}
-                         for f in s.failures]}
+            "failures": [f.to_dict() for f in s.failures]}
     cols = [Column("broker", "BROKER"), Column("queue_id", "QID", "right"),
             Column("min_offset", "MIN OFFSET", "right"),
             Column("max_offset", "MAX OFFSET", "right"),
@@ -79,8 +78,7 @@ def consumers_result(c: TopicConsumers) -> Result:
             "dropped": [{"name": d.name, "listed_by": d.listed_by, "reason": d.reason}
                         for d in c.dropped],
             "brokers_not_included": c.not_included,
-            "failures": [{"broker": f.broker, "addr": f.addr, "error": f.message}
-                         for f in c.failures]}
+            "failures": [f.to_dict() for f in c.failures]}
     cols = [Column("group", "GROUP"), Column("state", "STATE", raw="online"),
             Column("members", "MEMBERS", "right"), Column("message_model", "MODEL"),
             Column("subscription", "SUBSCRIPTION", drop=3),
