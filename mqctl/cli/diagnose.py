@@ -14,6 +14,7 @@ from mqctl.cli.common import (
     NamesrvOpt,
     OutputOpt,
     emit,
+    make_admin,
     one_group,
     state,
     with_client,
@@ -121,7 +122,6 @@ def diagnose(
 
     Example: mqctl diagnose GID_AUDIT --sample 10
     """
-    from mqctl.admin import Admin
     from mqctl.diagnose import run
 
     group = one_group(group, group_opt, example="mqctl diagnose GID_AUDIT")
@@ -132,7 +132,7 @@ def diagnose(
     async def go(client: Any) -> Diagnosis:
         from mqctl.locks import LockStore
 
-        admin = Admin(client, settings.namesrv, concurrency=concurrency or settings.concurrency)
+        admin = make_admin(client, settings, concurrency)
         store = LockStore(state_dir, settings.namesrv)
         return await run(admin, group, topic=topic, sample_s=sample, store=store)
 

@@ -13,6 +13,7 @@ from mqctl.cli.common import (
     NamesrvOpt,
     OutputOpt,
     emit,
+    make_admin,
     one_group,
     state,
     with_client,
@@ -47,10 +48,7 @@ def config(
     settings = st.settings(namesrv=namesrv)
 
     async def go(client: Any) -> GroupConfigView:
-        from mqctl.admin import Admin
-
-        admin = Admin(client, settings.namesrv,
-                      concurrency=concurrency or settings.concurrency)
+        admin = make_admin(client, settings, concurrency)
         return await capture_group_config(admin, group)
 
     view = with_client(st, settings, go)

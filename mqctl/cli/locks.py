@@ -19,6 +19,7 @@ from mqctl.cli.common import (
     emit,
     emit_before_change,
     emit_or_lost,
+    make_admin,
     one_group,
     state,
     warn,
@@ -50,12 +51,6 @@ def _store(settings: Any, state_dir: Path | None, no_state: bool) -> LockStore |
     from mqctl.locks import LockStore
 
     return LockStore(state_dir, settings.namesrv)
-
-
-def _admin(client: Any, settings: Any, concurrency: int | None = None) -> Any:
-    from mqctl.admin import Admin
-
-    return Admin(client, settings.namesrv, concurrency=concurrency or settings.concurrency)
 
 
 def _secs(ms: int | None) -> float | None:
@@ -198,7 +193,7 @@ def show(
     store = _store(settings, state_dir, no_state)
 
     async def once(client: RemotingClient) -> LockView:
-        view = await capture_locks(_admin(client, settings, concurrency), group, topic=topic,
+        view = await capture_locks(make_admin(client, settings, concurrency), group, topic=topic,
                                    include_retry=include_retry, store=store)
         ensure_lockable(view)
         return view
@@ -446,7 +441,7 @@ def release(
             warn(lock_notes[-1])
 
     async def go(c: Any) -> tuple[Any, LockView, LockView | None, Any]:
-        admin = _admin(c, settings)
+        admin = make_admin(c, settings)
         plans, before = await prepare_releases(admin, group, specs, topic=topic, client=client,
                                                force=force, store=store)
         if not execute:

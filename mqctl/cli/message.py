@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from mqctl.cli.common import NamesrvOpt, OutputOpt, emit, state, with_client
+from mqctl.cli.common import NamesrvOpt, OutputOpt, emit, make_admin, state, with_client
 
 if TYPE_CHECKING:
     from mqctl.views.message import MessageAt
@@ -44,9 +44,7 @@ def show(
     settings = st.settings(namesrv=namesrv)
 
     async def go(client: Any) -> MessageAt:
-        from mqctl.admin import Admin
-
-        admin = Admin(client, settings.namesrv, concurrency=settings.concurrency)
+        admin = make_admin(client, settings)
         return await read_message(admin, topic, broker, queue, offset)
 
     at = with_client(st, settings, go)
