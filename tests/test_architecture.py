@@ -498,7 +498,6 @@ CLI_DATACLASSES = ("mqctl.cli.common:AppState",)
 # CLI functions that still build rows (module:function) -> where the rows belong
 VIEW_LOGIC_TODO: dict[str, str] = {
     "mqctl.cli.config_cmd:profiles": "mqctl.config (the profiles' rows)",
-    "mqctl.cli.diagnose:diagnose_result": "mqctl.diagnose (a rows module)",
     "mqctl.cli.offsets:_nothing_to_restore": "mqctl.reset (the rollback's rows)",
     "mqctl.cli.offsets:rollbacks": "mqctl.reset.files (the rollback list's rows)",
     "mqctl.cli.snapshot:snapshot": "mqctl.snapshot (the per-group status rows)",
