@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -512,7 +513,7 @@ def _mutating_names() -> set[str]:
     return {RequestCode(c).name for c in MUTATING_REQUESTS}
 
 
-def raw_requests(trees: dict[str, ast.AST]) -> list[str]:
+def raw_requests(trees: Mapping[str, ast.AST]) -> list[str]:
     """Each ``<x>.invoke(...)`` against the rule, as ``module:line: why``."""
     mutating = _mutating_names()
     wrong = []
@@ -563,7 +564,7 @@ def _rows_built(fn: ast.AST) -> list[int]:
     return hits
 
 
-def view_logic(trees: dict[str, ast.AST]) -> dict[str, list[str]]:
+def view_logic(trees: Mapping[str, ast.AST]) -> dict[str, list[str]]:
     """CLI functions that build rows (``module:function`` -> lines) and CLI dataclasses."""
     found: dict[str, list[str]] = {}
     for name, tree in sorted(trees.items()):
