@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sim_common import SimProcess, large_scenario
 
 from mqctl.admin import Admin
-from mqctl.groups import capture_groups, capture_groups_serial
 from mqctl.remoting.client import ClientOptions, RemotingClient
+from mqctl.views.groups import capture_groups, capture_groups_serial
 
 
 async def parallel(namesrv: str, concurrency: int, clients: bool, time_lag: bool = True

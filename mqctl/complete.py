@@ -88,9 +88,9 @@ async def fetch(settings: Any, deadline_s: float = DEADLINE_S
     from dataclasses import replace
 
     from mqctl.admin import Admin
-    from mqctl.inspect import is_system_topic
     from mqctl.remoting.client import RemotingClient
-    from mqctl.topicview import is_system_group
+    from mqctl.views.topic import is_system_group
+    from mqctl.views.topics import is_system_topic
 
     opts = replace(settings.client_options(), timeout=min(settings.timeout, deadline_s),
                    connect_timeout=min(settings.timeout, deadline_s))
@@ -158,8 +158,8 @@ def cluster_names(settings: Any, kind: str, *, now: float | None = None,
     import asyncio
 
     import mqctl.admin
-    import mqctl.inspect
-    import mqctl.topicview  # noqa: F401  (imported before the clock: fetch uses them)
+    import mqctl.views.topic
+    import mqctl.views.topics  # noqa: F401  (imported before the clock: fetch uses them)
 
     left = max(0.2, DEADLINE_S - (time.monotonic() - started))
     try:

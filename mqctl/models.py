@@ -533,6 +533,15 @@ class ConsumerRunningInfo:
             return None
         return s.split("@", 1)[0]
 
+    @property
+    def strategy_name(self) -> str | None:
+        """The strategy's RocketMQ name (STRATEGY_CLASS_NAMES: AVG, ...), else the class's
+        simple name; None when the client does not report one."""
+        cls = self.strategy_class
+        if not cls:
+            return None
+        return STRATEGY_CLASS_NAMES.get(cls, cls.rsplit(".", 1)[-1])
+
     @classmethod
     def from_body(cls, d: Any) -> ConsumerRunningInfo:
         if not isinstance(d, dict):
@@ -545,6 +554,15 @@ class ConsumerRunningInfo:
                              for mq, v in queue_map(d.get("mqTable")).items()},
                    mq_pop_table=queue_map(d.get("mqPopTable")),
                    status_table={str(k): v for k, v in (d.get("statusTable") or {}).items()})
+
+
+def wait_ack_count(pop_queue_info: Any) -> int:
+    """PopProcessQueueInfo.waitAckCount of one ``mqPopTable`` entry: messages popped and not
+    yet acked (invisible); 0 when absent or not a number."""
+    try:
+        return max(0, int((pop_queue_info or {}).get("waitAckCount") or 0))
+    except (TypeError, ValueError, AttributeError):
+        return 0
 
 
 STRATEGY_CLASS_NAMES = {

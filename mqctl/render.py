@@ -144,7 +144,7 @@ def printable(text: str, *, backslash: bool = False) -> str:
     bidi overrides and isolates U+202A..U+202E, U+2066..U+2069) is written as an escape:
     ``\\n``/``\\r``/``\\t``, ``\\xNN``, ``\\uNNNN``, ``\\UNNNNNNNN``; a byte that was not UTF-8
     (a surrogate escape) as ``\\xNN``. ``backslash``: a backslash is doubled too, so that the
-    text reads back unambiguously (message bodies, :func:`mqctl.message.printable`).
+    text reads back unambiguously (message bodies, :func:`mqctl.views.message.printable`).
 
     The one escaping of mqctl: table, plain and note lines (:func:`emit`), warnings, hints and
     error messages (the CLI's boundary) all use it; JSON, YAML and CSV keep the raw value."""

@@ -23,10 +23,11 @@ from typing import IO, Any, cast
 from mqctl.admin import Admin, BrokerFailure
 from mqctl.errors import MqctlError, UsageError
 from mqctl.fsutil import atomic_writer, dir_lock, local_path_error
-from mqctl.inspect import CaptureCache, GroupProgress, capture_progress
 from mqctl.models import RETRY_PREFIX
 from mqctl.remoting.client import fan_out
 from mqctl.timeparse import format_ms, now_ms
+from mqctl.views.progress import GroupProgress
+from mqctl.views.progress_capture import CaptureCache, capture_progress
 
 # 1.1 (issue 25): owner_unknown and members_unanswered; 1.2 (issue 27): rows of BROADCASTING
 # groups (consumer offset, lag and time lag null, ``lag_unknown`` says why: :func:`rows_of`);

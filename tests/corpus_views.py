@@ -96,9 +96,23 @@ class CorpusAdmin:
         table = body(self.version, "other-requests/28_getBrokerRuntimeInfo.broker-a.json")
         return int(table["table"]["brokerVersion"])
 
-    @property
-    def client(self) -> _OffsetTableClient:
-        return _OffsetTableClient(self)
+    async def all_consumer_offsets(self, addr: str) -> Any:
+        """GET_ALL_CONSUMER_OFFSET: broker-a's recorded answer (other-requests/43_*);
+        broker-b's was not recorded, so its offset table is the file its
+        ConsumerOffsetManager persisted (store-files/broker-b_consumerOffset.json: the same
+        ``encode()`` GET_ALL_CONSUMER_OFFSET returns, copied at 21:03 after every scenario)."""
+        from mqctl.remoting import fastjson
+
+        broker = self._broker(addr)
+        self.calls.append(("all_consumer_offset", broker))
+        if broker == "broker-a":
+            text = exchange(self.version,
+                            "other-requests/43_getAllConsumerOffset.broker-a.json"
+                            )["response"]["body_text"]
+        else:
+            text = (REAL / self.version / "store-files" /
+                    f"{broker}_consumerOffset.json").read_text()
+        return fastjson.loads(text.encode())
 
     async def group_brokers(self, group: str, topics: Any = ()) -> list[BrokerData]:
         return list(self.brokers)
@@ -149,39 +163,3 @@ class CorpusAdmin:
     async def min_offset(self, mq: MessageQueue, addr: str) -> int:
         self.calls.append(("min_offset", mq))
         return self.mins[mq]
-
-
-class _Resp:
-    def __init__(self, body: bytes):
-        self.body = body
-
-
-class _Options:
-    timeout = 3.0
-
-
-class _OffsetTableClient:
-    """``admin.client`` for GET_ALL_CONSUMER_OFFSET only: broker-a's recorded answer
-    (other-requests/43_*); broker-b's was not recorded, so its offset table is the file its
-    ConsumerOffsetManager persisted (store-files/broker-b_consumerOffset.json: the same
-    ``encode()`` GET_ALL_CONSUMER_OFFSET returns, copied at 21:03 after every scenario)."""
-
-    options = _Options()
-
-    def __init__(self, admin: CorpusAdmin):
-        self.admin = admin
-
-    async def invoke(self, addr: str, code: int, *args: Any, **kw: Any) -> _Resp:
-        from mqctl.remoting.codes import RequestCode
-
-        assert code == RequestCode.GET_ALL_CONSUMER_OFFSET, code
-        broker = self.admin._broker(addr)
-        self.admin.calls.append(("all_consumer_offset", broker))
-        if broker == "broker-a":
-            text = exchange(self.admin.version,
-                            "other-requests/43_getAllConsumerOffset.broker-a.json"
-                            )["response"]["body_text"]
-        else:
-            text = (REAL / self.admin.version / "store-files" /
-                    f"{broker}_consumerOffset.json").read_text()
-        return _Resp(text.encode())

@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,10 +34,8 @@ DOC = ROOT / "docs" / "architecture.md"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("entry", ("mqctl.__main__", "mqctl.cli")),
     ("app", ("mqctl.complete", "mqctl.demo", "mqctl.sim")),
-    ("domain", ("mqctl.allocate", "mqctl.diagnose", "mqctl.groupconfig", "mqctl.groups",
-                "mqctl.inspect",
-                "mqctl.lagjob", "mqctl.locks", "mqctl.message", "mqctl.reset", "mqctl.snapshot",
-                "mqctl.tcpdump", "mqctl.topicview", "mqctl.wire")),
+    ("domain", ("mqctl.allocate", "mqctl.diagnose", "mqctl.lagjob", "mqctl.locks",
+                "mqctl.reset", "mqctl.snapshot", "mqctl.tcpdump", "mqctl.views", "mqctl.wire")),
     ("admin", ("mqctl.admin", "mqctl.config")),
     ("core", ("mqctl.fsutil", "mqctl.interrupt", "mqctl.models", "mqctl.render",
               "mqctl.timeparse", "mqctl.versions")),
@@ -64,7 +62,7 @@ BROKEN: tuple[tuple[str, str], ...] = (
     ("mqctl.remoting.fastjson", "mqctl.models"),       # the codec's own QueueKey
     ("mqctl.allocate.builtin", "mqctl.allocate.registry"),  # the registry makes the inner one
     ("mqctl.reset.files", "mqctl.reset.plan"),         # mqctl.reset.types
-    ("mqctl.admin", "mqctl.message"),                  # mqctl.admin.pull
+    ("mqctl.admin", "mqctl.views.message"),            # mqctl.admin.pull
     ("mqctl.sim.broker", "mqctl.sim.cluster"),         # mqctl.sim.ports
     ("mqctl.sim.broker", "mqctl.sim.consumer"),
     ("mqctl.sim.consumer", "mqctl.sim.cluster"),
@@ -552,3 +550,190 @@ def test_the_stdout_check_can_fail():
             names = {n.name for n in ast.parse(path.read_text(encoding="utf-8")).body
                      if isinstance(n, ast.FunctionDef)}
             assert fn in names, entry
+
+
+# ---------------------------------------------------------------------------- issue 30: views
+# Two more rules (docs/architecture.md, "Views and requests"):
+#
+# * requests only through Admin: a request is a call ``<x>.invoke(...)`` (RemotingClient.invoke;
+#   ``super().invoke(ctx)`` is Click's, not a request). Outside mqctl/admin/ (and
+#   mqctl/remoting/, which defines it) only the modules of RAW_REQUESTS send one, and only a
+#   request that changes state (``RequestCode.<X>`` with X in MUTATING_REQUESTS): Admin is
+#   read-only, so each read request code has its request and parse in one place.
+# * no view logic in mqctl/cli/: a CLI function does not build rows (a dict display with at
+#   least ROW_KEYS string keys inside a loop or a comprehension: one row per item) and the CLI
+#   defines no dataclass (its own AppState apart). Rows are built in mqctl/views/*_rows.py (or
+#   the package of the command); the command parses, calls the library and emits the Result.
+#   VIEW_LOGIC_TODO names the CLI functions that still build rows; like TODO_EDGES it only
+#   shrinks (an entry that no longer builds rows fails).
+
+REQUEST_HOMES = ("mqctl.admin", "mqctl.remoting")
+# modules that send state-changing requests themselves (Admin sends none) -> why
+RAW_REQUESTS: dict[str, str] = {
+    "mqctl.reset.apply": "INVOKE_BROKER_TO_RESET_OFFSET / UPDATE_CONSUMER_OFFSET of a reset",
+    "mqctl.locks.release": "UNLOCK_BATCH_MQ of a lock release",
+}
+ROW_KEYS = 3
+CLI_DATACLASSES = ("mqctl.cli.common:AppState",)
+# CLI functions that still build rows (module:function) -> where the rows belong
+VIEW_LOGIC_TODO: dict[str, str] = {
+    "mqctl.cli.config_cmd:profiles": "mqctl.config (the profiles' rows)",
+    "mqctl.cli.offsets:_nothing_to_restore": "mqctl.reset (the rollback's rows)",
+    "mqctl.cli.offsets:rollbacks": "mqctl.reset.files (the rollback list's rows)",
+    "mqctl.cli.snapshot:snapshot": "mqctl.snapshot (the per-group status rows)",
+    "mqctl.cli.timecmd:time_cmd": "mqctl.timeparse (the conversions' rows)",
+    "mqctl.cli.wire:_capture_view": "mqctl.wire (the capture's rows)",
+}
+
+
+def _mutating_names() -> set[str]:
+    from mqctl.remoting.codes import MUTATING_REQUESTS, RequestCode
+
+    return {RequestCode(c).name for c in MUTATING_REQUESTS}
+
+
+def raw_requests(trees: Mapping[str, ast.AST]) -> list[str]:
+    """Each ``<x>.invoke(...)`` against the rule, as ``module:line: why``."""
+    mutating = _mutating_names()
+    wrong = []
+    for name, tree in sorted(trees.items()):
+        if any(under(name, home) for home in REQUEST_HOMES):
+            continue
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("invoke", "invoke_oneway")):
+                continue
+            recv = node.func.value
+            if (isinstance(recv, ast.Call) and isinstance(recv.func, ast.Name)
+                    and recv.func.id == "super"):
+                continue  # Click's Command.invoke(ctx)
+            code = node.args[1] if len(node.args) > 1 else None
+            code_name = (code.attr if isinstance(code, ast.Attribute)
+                         and isinstance(code.value, ast.Name) and code.value.id == "RequestCode"
+                         else None)
+            if name not in RAW_REQUESTS:
+                wrong.append(f"{name}:{node.lineno}: a raw request outside mqctl/admin/ "
+                             f"({code_name or 'code?'}): add a method to Admin")
+            elif code_name not in mutating:
+                wrong.append(f"{name}:{node.lineno}: {code_name or 'a code not named'} is not "
+                             "a state-changing request: read it through Admin")
+    return wrong
+
+
+def _rows_built(fn: ast.AST) -> list[int]:
+    """Lines of dict displays with ROW_KEYS+ string keys built in a loop or comprehension of
+    ``fn`` itself (nested functions are checked on their own)."""
+    hits: list[int] = []
+
+    def walk(node: ast.AST, in_loop: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+                          | ast.ClassDef):
+                continue
+            loop = in_loop or isinstance(child, ast.For | ast.AsyncFor | ast.While
+                                         | ast.ListComp | ast.SetComp | ast.GeneratorExp
+                                         | ast.DictComp)
+            if isinstance(child, ast.Dict) and in_loop and sum(
+                    isinstance(k, ast.Constant) and isinstance(k.value, str)
+                    for k in child.keys) >= ROW_KEYS:
+                hits.append(child.lineno)
+            walk(child, loop)
+
+    walk(fn, False)
+    return hits
+
+
+def view_logic(trees: Mapping[str, ast.AST]) -> dict[str, list[str]]:
+    """CLI functions that build rows (``module:function`` -> lines) and CLI dataclasses."""
+    found: dict[str, list[str]] = {}
+    for name, tree in sorted(trees.items()):
+        if not under(name, "mqctl.cli"):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = _rows_built(node)
+                if lines:
+                    found.setdefault(f"{name}:{node.name}", []).extend(
+                        f"rows built at line {n}" for n in lines)
+            elif isinstance(node, ast.ClassDef) and f"{name}:{node.name}" not in \
+                    CLI_DATACLASSES and any(
+                        (d.id if isinstance(d, ast.Name) else
+                         d.func.id if isinstance(d, ast.Call) and isinstance(d.func, ast.Name)
+                         else "") == "dataclass" for d in node.decorator_list):
+                found.setdefault(f"{name}:{node.name}", []).append("a dataclass in the CLI")
+    return found
+
+
+@pytest.fixture(scope="module")
+def trees() -> dict[str, ast.AST]:
+    return {name: ast.parse(path.read_text(encoding="utf-8"), str(path))
+            for name, path in modules().items()}
+
+
+def test_requests_go_through_admin(trees):
+    assert raw_requests(trees) == []
+
+
+def test_the_request_rule_can_fail():
+    bad = {
+        # a read request beside Admin (what mqctl/topicview.py did)
+        "mqctl.views.topic": ast.parse(
+            "async def f(admin):\n"
+            "    await admin.client.invoke(addr, RequestCode.GET_TOPIC_STATS_INFO, {})\n"),
+        # a read request in a module allowed its state-changing ones
+        "mqctl.locks.release": ast.parse(
+            "async def g(admin):\n"
+            "    await admin.client.invoke(a, RequestCode.GET_CONSUMER_RUNNING_INFO, {})\n"
+            "    await admin.client.invoke(a, RequestCode.UNLOCK_BATCH_MQ, {})\n"),
+        # fine: Admin itself, and Click's invoke
+        "mqctl.admin.client": ast.parse(
+            "async def h(self):\n    await self.client.invoke(a, RequestCode.GET_MAX_OFFSET)\n"),
+        "mqctl.cli.app": ast.parse(
+            "class G:\n    def invoke(self, ctx):\n        return super().invoke(ctx)\n"),
+    }
+    assert raw_requests(bad) == [
+        "mqctl.locks.release:2: GET_CONSUMER_RUNNING_INFO is not a state-changing request: "
+        "read it through Admin",
+        "mqctl.views.topic:2: a raw request outside mqctl/admin/ (GET_TOPIC_STATS_INFO): add "
+        "a method to Admin"]
+
+
+def test_the_cli_builds_no_rows(trees):
+    found = view_logic(trees)
+    assert {k: v for k, v in found.items() if k not in VIEW_LOGIC_TODO} == {}
+
+
+def test_every_view_logic_todo_is_still_needed(trees):
+    """A CLI function whose rows moved out leaves VIEW_LOGIC_TODO: the list only shrinks."""
+    assert sorted(set(VIEW_LOGIC_TODO) - set(view_logic(trees))) == []
+
+
+def test_the_view_logic_rule_can_fail():
+    bad = {
+        # progress_result as it was in mqctl/cli/inspect.py: one dict per queue
+        "mqctl.cli.inspect": ast.parse(
+            "def progress_result(p):\n"
+            "    rows = []\n"
+            "    for q in p.queues:\n"
+            "        rows.append({'topic': q.topic, 'lag': q.lag, 'owner': q.owner})\n"
+            "    return [{'a': 1, 'b': 2, 'c': q} for q in rows]\n"
+            "from dataclasses import dataclass\n"
+            "@dataclass(frozen=True)\n"
+            "class Row:\n    x: int\n"),
+        # fine: one dict outside a loop, a two-key pair in one, and a view module
+        "mqctl.cli.ok": ast.parse(
+            "def f(x):\n"
+            "    data = {'a': 1, 'b': 2, 'c': 3}\n"
+            "    return data, [{'k': k, 'v': v} for k, v in x]\n"),
+        "mqctl.views.progress_rows": ast.parse(
+            "def g(p):\n    return [{'a': 1, 'b': 2, 'c': q} for q in p]\n"),
+    }
+    assert view_logic(bad) == {
+        "mqctl.cli.inspect:Row": ["a dataclass in the CLI"],
+        "mqctl.cli.inspect:progress_result": ["rows built at line 4", "rows built at line 5"]}
+
+
+def test_docs_architecture_names_the_view_rules():
+    text = DOC.read_text(encoding="utf-8")
+    missing = [m for m in [*RAW_REQUESTS, *VIEW_LOGIC_TODO] if f"`{m}`" not in text]
+    assert missing == []

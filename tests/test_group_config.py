@@ -14,9 +14,9 @@ from conftest import REAL_CORPUS
 from test_inspect_cli import assert_read_only
 from wire_capture_helpers import assert_clean_error
 
-from mqctl.groupconfig import GroupConfigView, compare
 from mqctl.remoting import fastjson
 from mqctl.remoting.codes import RequestCode as C
+from mqctl.views.group_config import GroupConfigView, compare
 
 FORMATS = ["table", "plain", "json", "yaml", "csv"]
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 import pytest
 
 from mqctl.cli.groups import STATE_HELP
-from mqctl.groups import (
+from mqctl.models import ConsumeStats, MessageQueue, OffsetWrapper
+from mqctl.remoting import fastjson
+from mqctl.remoting.codes import RequestCode
+from mqctl.views.groups import (
     STATE_RULE,
     STATES,
     GroupSummary,
@@ -14,9 +17,6 @@ from mqctl.groups import (
     group_state,
     match_group,
 )
-from mqctl.models import ConsumeStats, MessageQueue, OffsetWrapper
-from mqctl.remoting import fastjson
-from mqctl.remoting.codes import RequestCode
 
 MQ = MessageQueue("T", "broker-a", 0)
 

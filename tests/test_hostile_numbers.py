@@ -157,9 +157,9 @@ def test_the_brokers_and_the_clients_rates_have_two_names(demo):
 def test_a_filling_client_cache_says_which_rate_is_which():
     """Real 4.9.3: a group filling its client cache showed the brokers' 347.73 beside the
     clients' 8.95, both called consume TPS."""
-    from mqctl.cli.inspect import progress_result
-    from mqctl.inspect import GroupProgress, QueueProgress
     from mqctl.models import MessageQueue
+    from mqctl.views.progress import GroupProgress, QueueProgress
+    from mqctl.views.progress_rows import progress_result
 
     q = QueueProgress(MessageQueue("T", "broker-a", 0), 5000, 4000, None, 1, committed=True,
                       delay_ms=1000)

@@ -10,14 +10,6 @@ import pytest
 
 from mqctl.admin import BrokerFailure
 from mqctl.errors import ConnectError, RefusedError
-from mqctl.inspect import (
-    ClientView,
-    GroupMembers,
-    GroupProgress,
-    QueueProgress,
-    check_members,
-    is_system_topic,
-)
 from mqctl.models import (
     BrokerData,
     ConsumerConnection,
@@ -28,6 +20,9 @@ from mqctl.models import (
 )
 from mqctl.snapshot import SCHEMA, is_system_group, rows_of, run_lock, snapshot_path
 from mqctl.versions import version_name
+from mqctl.views.members import ClientView, GroupMembers, check_members
+from mqctl.views.progress import GroupProgress, QueueProgress
+from mqctl.views.topics import is_system_topic
 
 AVG = "org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely@1"
 CIRCLE = "org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragelyByCircle@2"

@@ -18,7 +18,13 @@ import yaml
 from readonly import assert_read_only
 from wire_capture_helpers import Msg, assert_clean_error, encode_message
 
-from mqctl.message import (
+from mqctl.models import MessageQueue
+from mqctl.remoting.client import ClientOptions, RemotingClient
+from mqctl.remoting.codes import RequestCode as C
+from mqctl.remoting.codes import ResponseCode as R
+from mqctl.remoting.codes import is_mutating
+from mqctl.remoting.message import decode_messages
+from mqctl.views.message import (
     READ_SYS_FLAG,
     TOOLS_CONSUMER_GROUP,
     body_head,
@@ -26,12 +32,6 @@ from mqctl.message import (
     printable,
     read_pull_fields,
 )
-from mqctl.models import MessageQueue
-from mqctl.remoting.client import ClientOptions, RemotingClient
-from mqctl.remoting.codes import RequestCode as C
-from mqctl.remoting.codes import ResponseCode as R
-from mqctl.remoting.codes import is_mutating
-from mqctl.remoting.message import decode_messages
 
 FORMATS = ["table", "plain", "json", "yaml", "csv"]
 SHOW = ["message", "show", "-t", "TopicPay", "-b", "broker-a", "-q", "1"]

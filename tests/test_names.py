@@ -8,8 +8,8 @@ import json
 import pytest
 from conftest import REAL_CORPUS
 
-from mqctl.inspect import topic_queue_info, topic_rows
 from mqctl.remoting.codes import MUTATING_REQUESTS, RequestCode
+from mqctl.views.topics import topic_queue_info, topic_rows
 
 
 def run(cli, sim, *args):

@@ -29,10 +29,10 @@ def scenario(silent: bool) -> dict[str, Any]:
 
 async def progress(silent: bool) -> Any:
     from mqctl.admin import Admin
-    from mqctl.inspect import capture_progress
     from mqctl.remoting.client import ClientOptions, RemotingClient
     from mqctl.sim import SimCluster
     from mqctl.timeparse import set_clock
+    from mqctl.views.progress_capture import capture_progress
 
     cluster = SimCluster(scenario(silent), clock="manual")
     await cluster.start()
@@ -47,8 +47,8 @@ async def progress(silent: bool) -> Any:
 
 
 def test_an_unanswered_member_leaves_owners_unknown_not_unowned():
-    from mqctl.cli.inspect import progress_result
     from mqctl.render import emit
+    from mqctl.views.progress_rows import progress_result
 
     for silent in (True, False):
         p = asyncio.run(progress(silent))

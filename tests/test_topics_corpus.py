@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from corpus_views import VERSIONS, body
 
-from mqctl.inspect import is_system_topic, topic_rows
 from mqctl.models import ClusterInfo
+from mqctl.views.topics import is_system_topic, topic_rows
 
 CLUSTER = {"4.9.3": "DefaultCluster", "5.3.3": "DefaultCluster5"}
 

@@ -9,11 +9,11 @@ import copy
 import pytest
 from corpus_views import VERSIONS, CorpusAdmin, body, sent_at
 
-from mqctl.cli.inspect import progress_result
-from mqctl.inspect import capture_progress
 from mqctl.models import MessageQueue
 from mqctl.snapshot import rows_of
 from mqctl.timeparse import set_clock
+from mqctl.views.progress_capture import capture_progress
+from mqctl.views.progress_rows import progress_result
 
 MQ = MessageQueue
 
@@ -88,7 +88,7 @@ def test_never_committed_queues_have_unknown_time_lag(version, clock):
 @pytest.mark.parametrize("version", VERSIONS)
 def test_sort_by_time_lag_puts_unknown_last(version, clock):
     p = _nc_one(version, clock)
-    from mqctl.cli.inspect import SortKey
+    from mqctl.views.progress_rows import SortKey
 
     rows = progress_result(p, sort=SortKey.time_lag).data["queues"]
     assert [r["queue_id"] for r in rows] == [0, 1, 2, 3]

@@ -16,7 +16,15 @@ modules of the commands that need them (``mqctl.reset``, ``mqctl.locks``).
 """
 
 from mqctl.admin.client import RUNNING_INFO_MIN_TIMEOUT, Admin
-from mqctl.admin.failures import BrokerFailure, NotFoundError, NothingRead, answered, failure_hint
+from mqctl.admin.failures import (
+    BrokerFailure,
+    NotFoundError,
+    NothingRead,
+    answered,
+    dedupe,
+    failure_hint,
+)
+from mqctl.admin.fanout import broker_addr, require_addr
 
 __all__ = ["Admin", "BrokerFailure", "NotFoundError", "NothingRead", "RUNNING_INFO_MIN_TIMEOUT",
-           "answered", "failure_hint"]
+           "answered", "broker_addr", "dedupe", "failure_hint", "require_addr"]

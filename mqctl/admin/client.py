@@ -20,6 +20,7 @@ from mqctl.admin.failures import BrokerFailure, NotFoundError
 from mqctl.admin.fanout import per_broker
 from mqctl.admin.pull import read_pull_fields
 from mqctl.errors import (
+    BodyError,
     BrokerError,
     ConnectError,
     MqctlError,
@@ -39,11 +40,16 @@ from mqctl.models import (
     TopicRoute,
     TopicStats,
 )
+from mqctl.remoting import fastjson
 from mqctl.remoting.client import RemotingClient, fan_out
 from mqctl.remoting.codes import RequestCode, ResponseCode
 from mqctl.remoting.frame import RemotingCommand
 
 T = TypeVar("T")
+
+# GET_ALL_CONSUMER_OFFSET's table grows with groups x topics: give it the time a big
+# subscription table gets
+ALL_OFFSETS_MIN_TIMEOUT_S = 10.0
 
 # GET_CONSUMER_RUNNING_INFO is forwarded by the broker to the client with its own timeout
 # (Broker2Client: 10 s in 5.x); give it room beyond the per-request default.
@@ -348,6 +354,21 @@ class Admin:
              "boundaryType": boundary, "bname": mq.broker_name}, idempotent=True)
         return ext_offset(resp)
 
+    async def all_consumer_offsets(self, addr: str) -> Any:
+        """GET_ALL_CONSUMER_OFFSET (43): the broker's whole offset table, decoded
+        (``ConsumerOffsetSerializeWrapper``: ``offsetTable`` maps ``topic@group`` to
+        ``{queueId: offset}``, committed queues only; 5.x adds ``dataVersion`` and
+        ``groupTopicMap``). It grows with groups x topics: at least
+        ALL_OFFSETS_MIN_TIMEOUT_S. An empty body is a BodyError. Read-only
+        (AdminBrokerProcessor.getAllConsumerOffset; the rule that reads it is
+        :func:`mqctl.reset.probe.committed_offsets`)."""
+        resp = await self.client.invoke(
+            addr, RequestCode.GET_ALL_CONSUMER_OFFSET, idempotent=True,
+            timeout=max(self.client.options.timeout, ALL_OFFSETS_MIN_TIMEOUT_S))
+        if not resp.body:
+            raise BodyError("GET_ALL_CONSUMER_OFFSET: empty body")
+        return fastjson.loads(resp.body)
+
     async def broker_config(self, addr: str) -> dict[str, str]:
         """GET_BROKER_CONFIG: the broker's properties (body is ``key=value`` lines)."""
         resp = await self.client.invoke(addr, RequestCode.GET_BROKER_CONFIG, idempotent=True)
@@ -456,4 +477,4 @@ class Admin:
             ok_codes=(ResponseCode.SUCCESS, ResponseCode.PULL_NOT_FOUND,
                       ResponseCode.PULL_RETRY_IMMEDIATELY, ResponseCode.PULL_OFFSET_MOVED))
 
-__all__ = ["RUNNING_INFO_MIN_TIMEOUT", "Admin"]
+__all__ = ["ALL_OFFSETS_MIN_TIMEOUT_S", "RUNNING_INFO_MIN_TIMEOUT", "Admin"]

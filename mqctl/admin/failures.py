@@ -36,6 +36,10 @@ class BrokerFailure:
     def message(self) -> str:
         return self.error.message
 
+    def to_dict(self) -> dict[str, str | None]:
+        """The failure as every view's JSON lists it (``failures``)."""
+        return {"broker": self.broker, "addr": self.addr, "error": self.message}
+
 
 class NothingRead(MqctlError):
     """A fan-out in which NO broker answered: a failure, not a partial result (issue 15).
@@ -101,6 +105,18 @@ def failure_hint(errors: Sequence[MqctlError], *, partial: bool = False) -> str:
         return (f"{who} are up and reachable from here (`mqctl cluster` lists their "
                 "addresses), or raise --timeout")
     return next((e.hint for e in errors if e.hint), None) or "run with --debug for details"
+
+
+def dedupe(failures: Sequence[BrokerFailure]) -> list[BrokerFailure]:
+    """``failures`` without repeats: one per (broker, message), the first kept, in order."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for f in failures:
+        key = (f.broker, f.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
 
 
 def answered(values: dict[str, T | BrokerFailure]) -> dict[str, T]:

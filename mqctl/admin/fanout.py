@@ -14,6 +14,20 @@ from mqctl.remoting.client import fan_out
 T = TypeVar("T")
 
 
+def broker_addr(b: BrokerData) -> str | None:
+    """The address a request to broker ``b`` goes to: its master, else any replica
+    (``BrokerData.selectBrokerAddr``); None when it has none."""
+    return b.master_addr or b.select_addr()
+
+
+def require_addr(b: BrokerData, where: str = "") -> str:
+    """:func:`broker_addr`, or a ConnectError ``broker <name> has no address<where>``."""
+    addr = broker_addr(b)
+    if addr is None:
+        raise ConnectError(f"broker {b.broker_name} has no address{where}")
+    return addr
+
+
 async def per_broker(brokers: Sequence[BrokerData] | TopicRoute,
                      fn: Callable[[str], Awaitable[T]], *,
                      concurrency: int) -> dict[str, T | BrokerFailure]:
@@ -22,10 +36,7 @@ async def per_broker(brokers: Sequence[BrokerData] | TopicRoute,
     blist = list(brokers.brokers) if isinstance(brokers, TopicRoute) else list(brokers)
 
     async def one(b: BrokerData) -> T:
-        addr = b.master_addr or b.select_addr()
-        if addr is None:
-            raise ConnectError(f"broker {b.broker_name} has no address in the route")
-        return await fn(addr)
+        return await fn(require_addr(b, " in the route"))
 
     out: dict[str, T | BrokerFailure] = {}
     for o in await fan_out(blist, one, concurrency=concurrency):

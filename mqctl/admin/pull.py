@@ -1,6 +1,6 @@
 """The header of a PULL_MESSAGE that reads without moving any group's offset, as mqadmin's
 tools pull (``Admin.pull_message``; ``mqctl message show`` decodes the answer in
-:mod:`mqctl.message`)."""
+:mod:`mqctl.views.message`)."""
 
 from __future__ import annotations
 

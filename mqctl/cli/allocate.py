@@ -13,6 +13,7 @@ from mqctl.cli.common import (
     OutputOpt,
     TopicOpt,
     emit,
+    make_admin,
     pick_group,
     state,
     warn,
@@ -213,10 +214,9 @@ def _read_live(st: Any, namesrv: str | None, concurrency: int | None, group: str
     settings = st.settings(namesrv=namesrv)
 
     async def go(client: Any) -> tuple[LiveGroup, LiveReports | None]:
-        from mqctl.admin import Admin
         from mqctl.allocate.live import read_live_group, read_reports
 
-        admin = Admin(client, settings.namesrv, concurrency=concurrency or settings.concurrency)
+        admin = make_admin(client, settings, concurrency)
         live = await read_live_group(admin, group, topic)
         reports = None
         if live.consumers and not live.pop and not live.broadcasting:

@@ -14,17 +14,21 @@ from typer.core import TyperGroup
 from mqctl import __version__
 from mqctl.cli import (
     allocate,
+    cluster,
     completion,
     config_cmd,
+    consumers,
     demo,
+    group,
     groups,
-    inspect,
     lag,
     locks,
     offsets,
+    route,
     sim,
     snapshot,
     timecmd,
+    topics,
     wire,
 )
 from mqctl.cli.common import AppState, OutputFormat
@@ -329,7 +333,11 @@ def _display_zone(st: AppState, flag: str | None) -> None:
 app.add_typer(config_cmd.app, name="config")
 app.add_typer(wire.app, name="wire")
 app.command("time", cls=timecmd.TimeCommand)(timecmd.time_cmd)
-inspect.register(app)
+route.register(app)
+topics.register(app)
+cluster.register(app)
+consumers.register(app)
+group.register(app)
 groups.register(app)
 app.command("snapshot")(snapshot.snapshot)
 allocate.register(app)
@@ -345,7 +353,7 @@ from mqctl.cli import group_config, message, topic  # noqa: E402
 
 app.add_typer(topic.app, name="topic")
 app.add_typer(message.app, name="message")
-group_config.register(inspect.group_app)
+group_config.register(group.group_app)
 
 # issue 31: mqctl diagnose
 from mqctl.cli import diagnose as diagnose_cmd  # noqa: E402

@@ -17,6 +17,7 @@ import typer
 from typer.core import TyperCommand
 
 if TYPE_CHECKING:
+    from mqctl.admin import Admin, BrokerFailure
     from mqctl.config import Settings
     from mqctl.remoting.client import RemotingClient
     from mqctl.render import Result
@@ -396,3 +397,30 @@ def watch(settings: Settings, fetch: Callable[[RemotingClient], Awaitable[T]],
                 await asyncio.sleep(interval)
 
     asyncio.run(loop())  # Ctrl-C/SIGTERM: the CLI boundary says "mqctl: interrupted", 130
+
+
+def make_admin(client: Any, settings: Any, concurrency: int | None = None) -> Admin:
+    """The :class:`mqctl.admin.Admin` of a command: its name servers and concurrency (the
+    option, else the settings')."""
+    from mqctl.admin import Admin
+
+    return Admin(client, settings.namesrv, concurrency=concurrency or settings.concurrency)
+
+
+def raise_partial(failures: list[BrokerFailure], what: str) -> None:
+    """Exit 8 after the output: some brokers answered (a fan-out where none did raised
+    :class:`mqctl.admin.NothingRead` before anything was printed)."""
+    if failures:
+        from mqctl.admin import failure_hint
+        from mqctl.errors import PartialFailure
+
+        detail = "; ".join(f"{f.broker} ({f.addr or 'no address'}): {f.message}"
+                           for f in failures[:5])
+        more = f" and {len(failures) - 5} more" if len(failures) > 5 else ""
+        brokers = ", ".join(sorted({f.broker for f in failures}))
+        raise PartialFailure(f"{len(failures)} broker request(s) failed during {what}: "
+                             f"{detail}{more}",
+                             [(f.broker, f.message) for f in failures],
+                             hint=f"the output above is incomplete ({brokers}: see the notes "
+                                  f"next to the totals); "
+                                  + failure_hint([f.error for f in failures], partial=True))

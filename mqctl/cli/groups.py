@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -19,12 +18,13 @@ from mqctl.cli.common import (
     with_client,
 )
 from mqctl.cli.common import watch as watch_loop
+from mqctl.views.groups_rows import GroupSort
 
 if TYPE_CHECKING:
-    from mqctl.groups import GroupsCapture, GroupSummary
     from mqctl.render import Result
+    from mqctl.views.groups import GroupsCapture
 
-# mqctl.groups.STATE_RULE, kept here too so that `mqctl --help` imports nothing heavy (a test
+# mqctl.views.groups.STATE_RULE, kept here too so that `mqctl --help` imports nothing heavy (a test
 # checks both say the same)
 STATE_HELP = (
     "UNKNOWN: the membership could not be read; EMPTY: no online member and no committed "
@@ -35,154 +35,6 @@ STATE_HELP = (
     "minute; LAGGING: online, lag >= --lag-threshold or max time lag >= "
     "--time-lag-threshold; OK: online and none of the above."
 )
-
-
-class GroupSort(StrEnum):
-    name = "name"
-    lag = "lag"
-    time_lag = "time-lag"
-    tps = "tps"
-    members = "members"
-    state = "state"
-    retry = "retry"
-    dlq = "dlq"
-
-
-STATE_ORDER = {"STOPPED": 0, "LAGGING": 1, "UNKNOWN": 2, "OFFLINE": 3, "EMPTY": 4, "OK": 5}
-
-
-def _sorted(groups: list[GroupSummary], key: GroupSort) -> list[GroupSummary]:
-    """Largest first for numbers; unknown values last, never as 0."""
-    def num(v: float | int | None) -> tuple[bool, float]:
-        return (v is None, -(v or 0))
-
-    if key == GroupSort.lag:
-        return sorted(groups, key=lambda s: (*num(s.lag if s.lag is not None
-                                                    else (s.lag_at_least or None)), s.group))
-    if key == GroupSort.time_lag:
-        return sorted(groups, key=lambda s: (*num(s.max_time_lag_ms), s.group))
-    if key == GroupSort.tps:
-        return sorted(groups, key=lambda s: (-s.consume_tps, s.group))
-    if key == GroupSort.members:
-        return sorted(groups, key=lambda s: (*num(s.members), s.group))
-    if key == GroupSort.retry:
-        return sorted(groups, key=lambda s: (*num(s.retry_lag), s.group))
-    if key == GroupSort.dlq:
-        return sorted(groups, key=lambda s: (*num(s.dlq_messages), s.group))
-    if key == GroupSort.state:
-        return sorted(groups, key=lambda s: (STATE_ORDER.get(s.state, 9), s.group))
-    return sorted(groups, key=lambda s: s.group)
-
-
-def _num_cell(v: int | None, at_least: int = 0) -> str:
-    if v is None:
-        return f">={at_least}" if at_least else "-"
-    return str(v)
-
-
-def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
-                  sort: GroupSort = GroupSort.name) -> Result:
-    from mqctl.render import Column, Result, Table
-    from mqctl.timeparse import format_duration, format_ms
-
-    gs = [s for s in c.groups if s.lagging] if only_lagging else list(c.groups)
-    rows = []
-    for s in _sorted(gs, sort):
-        tl = s.max_time_lag_ms
-        rows.append({
-            "group": s.group, "state": s.state, "reason": s.reason or None,
-            "members": s.members, "members_cell": _num_cell(s.members),
-            "consume_type": s.consume_type, "message_model": s.message_model,
-            "orderly": s.orderly, "strategy": s.strategy, "strategies": s.strategies,
-            "lag": s.lag, "lag_unknown": s.lag_unknown, "lag_at_least": s.lag_at_least,
-            "lag_cell": _num_cell(
-                s.lag, s.lag_at_least) + (f" ({len(s.no_offset)} none)" if s.no_offset else ""),
-            # queues without a committed offset (``none``) and the lag they count (Diff)
-            "no_offset_queues": len(s.no_offset), "no_offset_lag": s.no_offset_lag,
-            "topics_not_covered": dict(s.uncovered),
-            "max_time_lag_s": round(tl / 1000, 3) if tl is not None else None,
-            "max_time_lag": ("-" if tl is None else "0" if tl == 0 else format_duration(tl))
-            + (f" ({s.time_lag_unknown} unknown)" if s.time_lag_unknown and tl is not None
-               else ""),
-            "time_lag_unknown": s.time_lag_unknown,
-            "time_lag_pairs_asked": s.time_lag_pairs_asked,
-            "time_lag_pairs_skipped": s.time_lag_pairs_skipped,
-            # the brokers not included may hand the group messages too: unknown, not a sum;
-            # a BROADCASTING group has no offsets, so GET_BROKER_CONSUME_STATS lists none of
-            # its topics (fetchAllConsumeStatsInBroker: whichTopicByConsumer): not read
-            "consume_tps": (None if s.not_included or s.lag_unknown
-                            else round(s.consume_tps, 3)),
-            "inflight": s.inflight, "inflight_cell": _num_cell(s.inflight),
-            "retry_lag": s.retry_lag, "retry_cell": _num_cell(s.retry_lag),
-            "retry_queues": len(s.retry),
-            "dlq_topic": s.dlq_topic, "dlq_messages": s.dlq_messages,
-            "dlq_cell": _num_cell(s.dlq_messages),
-            "queues": len(s.queues), "topics": s.topics, "brokers": s.brokers,
-            "clients": s.client_ids, "running_info": s.running_info,
-            "not_included": s.not_included,
-        })
-    # width policy (docs/output.md): GROUP, STATE, MEMBERS, LAG and MAX TIME LAG are never left
-    # out; ORDERLY, STRATEGY, MODEL, TYPE, INFLIGHT, RETRY, DLQ, TPS go in this order
-    cols = [Column("group", "GROUP", kind="key"), Column("state", "STATE", kind="state"),
-            Column("members_cell", "MEMBERS", "right", raw="members"),
-            Column("consume_type", "TYPE", kind="low", drop=4),
-            Column("message_model", "MODEL", kind="low", drop=3),
-            Column("orderly", "ORDERLY", kind="low", drop=1),
-            Column("strategy", "STRATEGY", kind="low", drop=2),
-            Column("lag_cell", "LAG", "right", raw="lag"),
-            Column("max_time_lag", "MAX TIME LAG", raw="max_time_lag_s", kind="key"),
-            Column("consume_tps", "TPS", "right", drop=8, unknown="-"),
-            Column("inflight_cell", "INFLIGHT", "right", raw="inflight", drop=5),
-            Column("retry_cell", "RETRY", "right", raw="retry_lag", drop=6),
-            Column("dlq_cell", "DLQ", "right", raw="dlq_messages", drop=7)]
-    counts = {st: sum(1 for s in c.groups if s.state == st)
-              for st in ("OK", "LAGGING", "STOPPED", "OFFLINE", "EMPTY", "UNKNOWN")}
-    known = [s.lag for s in c.groups if s.lag is not None]
-    data = {"capture_ts": c.capture_ts, "capture_time": format_ms(c.capture_ts),
-            "groups": rows, "states": counts,
-            "total": {"groups": len(c.groups), "shown": len(rows),
-                      # an EMPTY group has nothing to count (its own lag is unknown)
-                      "lag": sum(known) if all(s.lag is not None or s.state == "EMPTY"
-                                               for s in c.groups) else None,
-                      "lag_at_least": sum(s.lag_at_least for s in c.groups),
-                      "complete": not c.stats_failed,
-                      "brokers_not_included": c.stats_failed},
-            "brokers": c.brokers, "system_groups_hidden": c.hidden_system,
-            "clients_asked": c.clients, "time_lag_asked": c.time_lag,
-            "failures": [{"broker": f.broker, "addr": f.addr, "error": f.message}
-                         for f in c.failures]}
-    notes = [f"{len(c.groups)} group(s) on {len(c.brokers)} broker(s): "
-             + ", ".join(f"{n} {st}" for st, n in counts.items() if n)
-             + (f"; {len(rows)} shown (--only-lagging)" if only_lagging else "")]
-    if c.stats_failed:
-        notes.append(f"not included: {', '.join(c.stats_failed)} (GET_BROKER_CONSUME_STATS "
-                     "failed): the lag of groups whose topics they host is unknown, `>=N` is "
-                     "the lag on the brokers that answered")
-    none = [s for s in gs if s.no_offset]
-    if none:
-        from mqctl.inspect import NO_OFFSET_LAG_CAVEAT
-
-        notes.append(f"LAG `(N none)`: {sum(len(s.no_offset) for s in none)} queue(s) of "
-                     f"{len(none)} group(s) have no committed offset (`mqctl offsets show -g "
-                     f"G` lists them as none): {NO_OFFSET_LAG_CAVEAT}")
-    if c.hidden_system:
-        notes.append(f"{c.hidden_system} system group(s) hidden (--include-system shows them)")
-    if not c.time_lag:
-        notes.append("--no-time-lag: MAX TIME LAG not asked (QUERY_CONSUME_TIME_SPAN)")
-    if not c.clients:
-        notes.append("--no-clients: STRATEGY, ORDERLY and pop INFLIGHT not asked "
-                     "(GET_CONSUMER_RUNNING_INFO)")
-    if any(s.consume_type == "pop" for s in c.groups):
-        notes.append("pop groups: the broker hands messages of every queue to whoever pops: no "
-                     "queue owners; INFLIGHT = messages popped and not yet acked "
-                     "(the clients' waitAckCount)")
-    if any(s.inflight is None and s.consume_type not in (None, "pop") for s in c.groups):
-        notes.append("INFLIGHT `-` for push/pull groups: GET_BROKER_CONSUME_STATS does not "
-                     "report pullOffset (see `mqctl group progress G`)")
-    notes.append("RETRY: messages waiting in %RETRY%<group> (and 5.x pop retry topics); DLQ: "
-                 "messages held in %DLQ%<group>")
-    return Result([Table(cols, rows, title="consumer groups", name="groups")], data=data,
-                  notes=notes)
 
 
 def groups(
@@ -232,16 +84,17 @@ def groups(
 
     Example: mqctl groups --only-lagging --sort lag
     """
-    from mqctl.cli.inspect import _admin, _raise_partial
-    from mqctl.groups import capture_groups
+    from mqctl.cli.common import make_admin, raise_partial
     from mqctl.remoting.client import RemotingClient
+    from mqctl.views.groups import capture_groups
+    from mqctl.views.groups_rows import groups_result
 
     st = state(ctx)
     settings = st.settings(namesrv=namesrv)
     fmt = st.output(output)
 
     async def once(client: RemotingClient) -> GroupsCapture:
-        admin = _admin(client, settings, concurrency)
+        admin = make_admin(client, settings, concurrency)
         return await capture_groups(admin, include_system=include_system, match=match,
                                     clients=not no_clients, time_lag=not no_time_lag,
                                     lag_threshold=lag_threshold,
@@ -253,7 +106,7 @@ def groups(
     if watch is None:
         c = with_client(st, settings, once)
         emit(render(c), fmt)
-        _raise_partial(c.failures, "groups")
+        raise_partial(c.failures, "groups")
         return
     watch_loop(settings, once, render, fmt, watch, count)
 
@@ -265,4 +118,4 @@ def register(app: typer.Typer) -> None:
     app.command("groups", cls=OptionalWatchCommand)(groups)
 
 
-__all__ = ["GroupSort", "STATE_HELP", "groups", "groups_result", "register"]
+__all__ = ["STATE_HELP", "groups", "register"]

@@ -68,68 +68,20 @@ def show(
     knows is refused (exit 2), with or without --topic.
     Example: mqctl offsets show -g GID_REPLAY -t TopicPay
     """
-    from mqctl.admin import Admin
-    from mqctl.cli.common import with_client
-    from mqctl.cli.inspect import _raise_partial, not_included_note
-    from mqctl.inspect import capture_progress, read_nothing_of, require_group
-    from mqctl.render import Column, Result, Table
+    from mqctl.cli.common import make_admin, raise_partial, with_client
+    from mqctl.views.progress_capture import capture_offsets
+    from mqctl.views.progress_rows import offsets_result
 
     group = one_group(group, group_opt, example="mqctl offsets show GID_REPLAY")
     st = state(ctx)
     settings = st.settings(namesrv=namesrv)
 
     async def go(client: Any) -> Any:
-        from mqctl.reset.probe import min_offsets
-
-        admin = Admin(client, settings.namesrv, concurrency=concurrency or settings.concurrency)
-        # the member list (one GET_CONSUMER_CONNECTION_LIST, no client asked) says whether
-        # the group is BROADCASTING: its offsets live in the clients
-        p = await capture_progress(admin, group, topic, running_info=False)
-        if read_nothing_of(p):
-            await require_group(admin, group)
-        # readable queues beyond the write queues: GET_TOPIC_STATS_INFO of a broker before 5.3.0
-        # leaves them out, so their min offset is asked per queue
-        failed = {f.broker for f in p.failures}
-        mins, more = await min_offsets(admin, [q.mq for q in p.queues if q.min_offset is None
-                                               and q.mq.broker_name not in failed])
-        p.failures.extend(more)
-        return p, mins
+        return await capture_offsets(make_admin(client, settings, concurrency), group, topic)
 
     p, mins = with_client(st, settings, go)
-    # CURRENT "none": the group has no committed offset there (the reset plans' rule), where
-    # the broker's GET_CONSUME_STATS says 0 (issue 25 item 4)
-    # CURRENT and LAG "-": unknown, the clients keep the offsets (BROADCASTING)
-    rows = [{"topic": q.mq.topic, "broker": q.mq.broker_name, "queue_id": q.mq.queue_id,
-             "min": mins.get(q.mq, q.min_offset), "max": q.broker_offset,
-             "current": q.current, "current_cell": "-" if q.offsets_in_clients else "none"
-             if q.current is None else str(q.current), "committed": q.committed,
-             "lag": q.lag, "lag_unknown": q.lag_unknown} for q in p.queues]
-    r = Column
-    none = [q for q in p.queues if q.committed is False]
-    notes = [(f"{len(rows)} queue(s); lag UNKNOWN ({p.lag_unknown}: the clients keep the "
-              "offsets)" if p.lag_unknown else
-              f"{len(rows)} queue(s); total lag {sum(q.lag or 0 for q in p.queues)}"
-              if rows else "no queue read: lag unknown") + not_included_note(p)]
-    if p.lag_unknown:
-        notes.append(f"group {group} is BROADCASTING: each client keeps its own offsets in a "
-                     "local file (LocalFileOffsetStore) and commits none to the brokers: "
-                     "CURRENT and LAG `-` (unknown)")
-    if none:
-        from mqctl.inspect import NO_OFFSET_LAG_CAVEAT
-
-        notes.append(f"{len(none)} queue(s) have no committed offset for {group} (CURRENT none, "
-                     f"LAG {sum(q.lag or 0 for q in none)} of the total): "
-                     f"{NO_OFFSET_LAG_CAVEAT}")
-    notes += [f"not complete: topic {t}: {why}" for t, why in sorted(p.uncovered.items())]
-    emit(Result([Table([r("topic", "TOPIC"), r("broker", "BROKER"),
-                        r("queue_id", "QID", "right"), r("min", "MIN", "right"),
-                        r("max", "MAX", "right"),
-                        r("current_cell", "CURRENT", "right", raw="current"),
-                        r("lag", "LAG", "right", unknown="-")], rows,
-                       title=f"offsets of {group}")],
-                notes=notes),
-         st.output(output))
-    _raise_partial(p.failures, f"offsets show {group}")
+    emit(offsets_result(p, mins), st.output(output))
+    raise_partial(p.failures, f"offsets show {group}")
 
 
 def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
@@ -159,7 +111,7 @@ def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
                     name="plan")]
     data = plan.to_dict()
     if plan.messages:  # --show-messages: the message at each target
-        from mqctl.message import plan_message_fields
+        from mqctl.views.message import plan_message_fields
 
         for q, row, drow in zip(plan.queues, rows, data["queues"], strict=True):
             cells = plan_message_fields(plan.messages.get(q.mq))
@@ -336,7 +288,7 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
             plan = await make_plan(admin, group, topic, target_fn(), scope=scope, force=force)
             plan.notes[:0] = lock_notes
             if show_messages:  # the message at each target: one read-only pull per queue
-                from mqctl.message import annotate_plan
+                from mqctl.views.message import annotate_plan
 
                 await annotate_plan(admin, plan)
             totals = plan_totals(plan)

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
 
 from mqctl.cli.common import OutputOpt, emit, state
-
-if TYPE_CHECKING:
-    from mqctl.render import Result
 
 app = typer.Typer(help="The simulated RocketMQ cluster (for trying mqctl, demos and tests).",
                   no_args_is_help=True)
@@ -49,6 +46,7 @@ def up(
 
     from mqctl.errors import UsageError
     from mqctl.sim import SimCluster
+    from mqctl.sim.started import started_result
 
     if clock not in (None, "real", "accelerated", "manual"):
         raise UsageError(f"unknown clock {clock!r}", hint="use real, accelerated or manual")
@@ -88,7 +86,7 @@ def up(
             loop.add_signal_handler(sig, stop.set)
         # through the one output path: -q prints nothing, -o json one document, flushed once
         # every server listens; the command then runs until signalled (docs/scenario.md)
-        emit(_started(cluster.summary()), fmt)
+        emit(started_result(cluster.summary()), fmt)
         try:
             await stop.wait()
         finally:
@@ -97,33 +95,6 @@ def up(
                 sys.stderr.write("mqctl sim: stopped\n")
 
     asyncio.run(run())
-
-
-def _started(summary: dict[str, Any]) -> Result:
-    """What ``sim up`` started: in the human formats the lines it always printed (the
-    addresses and an ``export NAMESRV_ADDR=...`` line to paste), in JSON and YAML the
-    summary (:meth:`mqctl.sim.SimCluster.summary`), in CSV one row per server."""
-    from mqctl.render import Result, Table, cols
-
-    ns = summary["namesrv"]
-    brokers = summary["brokers"]
-    lines = [f"mqctl sim: scenario {summary['scenario']} "
-             f"({len({b['name'] for b in brokers})} broker(s), {summary['topics']} topic(s), "
-             f"{summary['groups']} group(s)), clock {summary['clock']['mode']}",
-             f"name server: {ns['address']}"]
-    # the slave of broker-a is server broker-a#1 (SimCluster.start)
-    servers = [("namesrv", "namesrv", ns)] + sorted(
-        ((b["name"] + ("#1" if b["role"] == "slave" else ""), b["role"], b) for b in brokers),
-        key=lambda s: s[0])
-    lines += [f"broker {key}: {s['address']}" for key, _role, s in servers[1:]]
-    lines.append(f"export NAMESRV_ADDR={ns['address']}")
-    if summary["tls_certificate"]:
-        lines.append(f"TLS certificate: {summary['tls_certificate']}")
-    rows = [{"server": key, "role": role, "address": s["address"], "port": s["port"],
-             "version": s["version"]} for key, role, s in servers]
-    table = Table(cols("server", "role", "address", "port", "version"), rows, name="servers",
-                  machine_only=True)
-    return Result([table], data=summary, notes=lines)
 
 
 def _listen_error(host: str, port: int, last: int, exc: BaseException) -> Exception:

@@ -59,7 +59,6 @@ def snapshot(
 
     from mqctl.admin import Admin
     from mqctl.errors import PartialFailure, UsageError
-    from mqctl.inspect import group_exists
     from mqctl.remoting.client import RemotingClient
     from mqctl.render import Result, Table, cols
     from mqctl.snapshot import (
@@ -73,6 +72,7 @@ def snapshot(
         unanswered_notes,
         write,
     )
+    from mqctl.views.existence import group_exists
 
     st = state(ctx)
     if not group and not all_groups:

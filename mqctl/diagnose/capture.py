@@ -2,12 +2,13 @@
 
 It calls the views mqctl already has, over :class:`mqctl.admin.Admin`:
 
-* members and running info on EVERY broker (:func:`mqctl.inspect.capture_members`:
+* members and running info on EVERY broker (:func:`mqctl.views.members.capture_members`:
   GET_CONSUMER_LIST_BY_GROUP, GET_CONSUMER_CONNECTION_LIST, GET_CONSUMER_RUNNING_INFO);
-* offsets, lag, time lag, produce TPS and the DLQ (:func:`mqctl.inspect.capture_progress`:
-  GET_CONSUME_STATS, QUERY_CONSUME_TIME_SPAN, GET_TOPIC_STATS_INFO, VIEW_BROKER_STATS_DATA,
+* offsets, lag, time lag, produce TPS and the DLQ
+  (:func:`mqctl.views.progress_capture.capture_progress`: GET_CONSUME_STATS,
+  QUERY_CONSUME_TIME_SPAN, GET_TOPIC_STATS_INFO, VIEW_BROKER_STATS_DATA,
   GET_MIN_OFFSET, routes);
-* the group's subscription config on every master (:func:`mqctl.groupconfig.
+* the group's subscription config on every master (:func:`mqctl.views.group_config.
   capture_group_config`: GET_ALL_SUBSCRIPTIONGROUP_CONFIG);
 * the routes of its topics (GET_ROUTEINFO_BY_TOPIC: permissions), each broker's view of the
   group (GET_CONSUMER_CONNECTION_LIST: its group-level subscription table);
@@ -60,8 +61,10 @@ async def capture_reading(admin: Admin, group: str, *, topic: str | None = None,
     (exit 2); the second read of ``--sample`` does not ask again. ``store``: the state file of
     ``mqctl locks show``, read (never written) for the claims of clients that left."""
     from mqctl.admin import BrokerFailure, NotFoundError, NothingRead
-    from mqctl.groupconfig import capture_group_config
-    from mqctl.inspect import capture_members, capture_progress, require_group
+    from mqctl.views.existence import require_group
+    from mqctl.views.group_config import capture_group_config
+    from mqctl.views.members import capture_members
+    from mqctl.views.progress_capture import capture_progress
 
     r = Reading(group, now_ms())
     m = await capture_members(admin, group, must_read=False)

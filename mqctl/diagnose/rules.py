@@ -37,8 +37,9 @@ from mqctl.models import RETRY_PREFIX, MessageQueue, ProcessQueueInfo, decode_pe
 from mqctl.timeparse import format_duration
 
 if TYPE_CHECKING:
-    from mqctl.inspect import ClientView, QueueProgress
     from mqctl.models import ConsumerRunningInfo
+    from mqctl.views.members import ClientView
+    from mqctl.views.progress import QueueProgress
 
 # ClientConfig.persistConsumerOffsetInterval (5 s): the committed offset trails what was
 # consumed by up to one interval, so a queue whose next message was stored no more than two
@@ -399,7 +400,7 @@ def client_silent(ctx: Ctx) -> tuple[list[Finding], Check]:
         Check(code, FOUND, ", ".join(sorted(silent)))
 
 
-# the checks of `mqctl consumers` (mqctl.inspect.check_members) and what each explains
+# the checks of `mqctl consumers` (mqctl.views.members.check_members) and what each explains
 MEMBER_CHECKS = {
     "duplicate-id": ("duplicate-client-id", ERROR,
                      "the clients with one id compute the same allocation and take the same "
@@ -440,7 +441,7 @@ def member_checks(ctx: Ctx) -> tuple[list[Finding], Check]:
     code = "members"
     if (c := _online_needed(ctx, code)) is not None:
         return [], c
-    from mqctl.inspect import check_members
+    from mqctl.views.members import check_members
 
     assert ctx.members is not None
     ts = ctx.now.ts
@@ -1548,9 +1549,9 @@ def diagnose(first: Reading, second: Reading | None = None, *,
     r = ctx.now
     unread = dict(first.unread) if second is None else {**first.unread, **second.unread}
     checks = [_partial(c, unread) for c in checks]
-    from mqctl.inspect import _dedupe
+    from mqctl.admin import dedupe
 
-    uniq = _dedupe(list(r.failures) if second is None else [*first.failures,
+    uniq = dedupe(list(r.failures) if second is None else [*first.failures,
                                                                *second.failures])
     return Diagnosis(ctx.group, topic, r.ts, findings, checks, summary(ctx), uniq, unread,
                      sample_ms=(r.ts - first.ts) if second is not None else None)

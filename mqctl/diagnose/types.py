@@ -11,10 +11,11 @@ from mqctl.timeparse import format_ms
 
 if TYPE_CHECKING:
     from mqctl.admin import BrokerFailure
-    from mqctl.groupconfig import GroupConfigView
-    from mqctl.inspect import GroupMembers, GroupProgress
     from mqctl.locks import LockView
     from mqctl.models import ConsumerConnection, MessageQueue, TopicOffset, TopicRoute
+    from mqctl.views.group_config import GroupConfigView
+    from mqctl.views.members import GroupMembers
+    from mqctl.views.progress import GroupProgress
 
 ERROR = "error"
 WARNING = "warning"
@@ -167,8 +168,7 @@ class Diagnosis:
                 "findings": [f.to_dict(i + 1) for i, f in enumerate(self.findings)],
                 "checks": [c.to_dict() for c in self.checks], "summary": self.summary,
                 "unread": dict(self.unread),
-                "failures": [{"broker": f.broker, "addr": f.addr, "error": f.message}
-                             for f in self.failures]}
+                "failures": [f.to_dict() for f in self.failures]}
 
 
 __all__ = ["ERROR", "FOUND", "INFO", "NEEDS_SAMPLE", "NOT_APPLICABLE", "NOT_CHECKED", "OK",

@@ -45,7 +45,8 @@ async def capture_locks(admin: Admin, group: str, *, topic: str | None = None,
     Never LOCK_BATCH_MQ, UNLOCK_BATCH_MQ or HEART_BEAT.
     """
     from mqctl.admin import NotFoundError
-    from mqctl.inspect import capture_members, require_group
+    from mqctl.views.existence import require_group
+    from mqctl.views.members import capture_members
 
     m = await capture_members(admin, group)
     now = now_ms()

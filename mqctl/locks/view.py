@@ -22,7 +22,7 @@ from mqctl.models import MessageQueue, java_string_key
 from mqctl.timeparse import format_local
 
 if TYPE_CHECKING:
-    from mqctl.inspect import ClientView, GroupMembers
+    from mqctl.views.members import ClientView, GroupMembers
 
 
 # ------------------------------------------------------------------------------ prediction

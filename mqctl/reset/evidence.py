@@ -94,7 +94,7 @@ async def read_owners(admin: Admin, plan: Plan) -> OwnerRead:
     """GET_CONSUMER_LIST / GET_CONSUMER_CONNECTION_LIST and each member's
     GET_CONSUMER_RUNNING_INFO (all read-only); what could not be read is recorded, never
     raised."""
-    from mqctl.inspect import capture_members
+    from mqctl.views.members import capture_members
 
     try:
         m = await capture_members(admin, plan.group, every_broker=False)

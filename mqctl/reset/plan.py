@@ -147,7 +147,7 @@ def target_time(q: QueuePlan, target: Target, min_ts: int | None,
 
 async def consumer_state(admin: Admin, group: str) -> ConsumerState:
     """Members, consume type, message model and orderliness (via running info)."""
-    from mqctl.inspect import capture_members
+    from mqctl.views.members import capture_members
 
     try:
         m = await capture_members(admin, group, every_broker=False)

@@ -1,4 +1,5 @@
-"""Broker reads ``mqctl offsets`` needs that :class:`mqctl.admin.Admin` does not offer (read-only).
+"""The never-committed rule and the broker reads ``mqctl offsets`` builds on (read-only; every
+request through :class:`mqctl.admin.Admin`).
 
 ``GET_ALL_CONSUMER_OFFSET`` (43): which queues of a topic a group has a committed offset for.
 A broker before 5.0.0 has no ``setZeroIfNotFound``: its QUERY_CONSUMER_OFFSET answers SUCCESS
@@ -24,13 +25,8 @@ from typing import Any
 from mqctl.admin import Admin, BrokerFailure
 from mqctl.errors import BodyError, MqctlError
 from mqctl.models import MessageQueue
-from mqctl.remoting import fastjson
 from mqctl.remoting.client import fan_out
-from mqctl.remoting.codes import RequestCode
 from mqctl.versions import V5_0_0
-
-# the table grows with groups x topics: give it the time a big subscription table gets
-ALL_OFFSETS_MIN_TIMEOUT_S = 10.0
 
 
 def committed_queue_ids(body: Any, topic: str, group: str) -> set[int]:
@@ -77,12 +73,7 @@ class OffsetTableCache:
         async with self.locks.setdefault("t:" + addr, asyncio.Lock()):
             if addr not in self.tables:
                 try:
-                    resp = await admin.client.invoke(
-                        addr, RequestCode.GET_ALL_CONSUMER_OFFSET, idempotent=True,
-                        timeout=max(admin.client.options.timeout, ALL_OFFSETS_MIN_TIMEOUT_S))
-                    if not resp.body:
-                        raise BodyError("GET_ALL_CONSUMER_OFFSET: empty body")
-                    self.tables[addr] = fastjson.loads(resp.body)
+                    self.tables[addr] = await admin.all_consumer_offsets(addr)
                 except MqctlError as exc:
                     self.tables[addr] = exc
         got = self.tables[addr]
@@ -208,5 +199,5 @@ async def min_offsets(admin: Admin, mqs: Iterable[MessageQueue]
     return out, failures
 
 
-__all__ = ["ALL_OFFSETS_MIN_TIMEOUT_S", "CommittedOffsets", "OffsetTableCache",
+__all__ = ["CommittedOffsets", "OffsetTableCache",
            "committed_offsets", "committed_queue_ids", "min_offsets"]

@@ -173,7 +173,7 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
     refusals: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    # --show-messages: the message at each target (mqctl.message.MessageAt, or the error)
+    # --show-messages: the message at each target (mqctl.views.message.MessageAt, or the error)
     messages: dict[MessageQueue, Any] = field(default_factory=dict)
     # mqctl clock when the committed offsets were read (first request sent, last answer): what
     # the plan and the rollback file call "before" is as of then

@@ -14,9 +14,9 @@ from conftest import REAL_CORPUS
 
 from mqctl.diagnose import diagnose
 from mqctl.diagnose.types import Reading
-from mqctl.inspect import ClientView, GroupMembers
 from mqctl.models import ConsumerConnection, ConsumerRunningInfo, TopicRoute
 from mqctl.remoting import fastjson
+from mqctl.views.members import ClientView, GroupMembers
 
 VERSIONS = ("4.9.3", "5.3.3")
 

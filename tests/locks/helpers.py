@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from mqctl.inspect import ClientView, GroupMembers
 from mqctl.models import (
     BrokerData,
     ConsumerConnection,
@@ -11,6 +10,7 @@ from mqctl.models import (
     ProcessQueueInfo,
     Subscription,
 )
+from mqctl.views.members import ClientView, GroupMembers
 
 AVG = "org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely@1a2b"
 CIRCLE = "org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragelyByCircle@9"

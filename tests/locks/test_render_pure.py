@@ -11,8 +11,8 @@ import yaml
 
 from locks.helpers import NOW, capture, mq, pq, queues, running
 from mqctl.cli.common import watch_default as _watch_default
-from mqctl.cli.locks import view_result
 from mqctl.locks import Claim, StoredClient, build_view
+from mqctl.locks.rows import view_result
 from mqctl.render import emit
 
 

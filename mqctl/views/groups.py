@@ -32,26 +32,35 @@ import asyncio
 import fnmatch
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
 
-from mqctl.admin import Admin, BrokerFailure, NotFoundError, NothingRead
+from mqctl.admin import (
+    Admin,
+    BrokerFailure,
+    NotFoundError,
+    NothingRead,
+    broker_addr,
+    dedupe,
+    require_addr,
+)
 from mqctl.errors import BrokerError, ConnectError, MqctlError
-from mqctl.inspect import BROADCASTING_LAG, _int_or_zero, classify_span
 from mqctl.models import (
     DLQ_PREFIX,
     PERM_READ,
     RETRY_PREFIX,
-    STRATEGY_CLASS_NAMES,
     BrokerData,
     ConsumerConnection,
     ConsumerRunningInfo,
     ConsumeStats,
     MessageQueue,
     OffsetWrapper,
+    wait_ack_count,
 )
 from mqctl.remoting.client import fan_out
 from mqctl.remoting.codes import ResponseCode
 from mqctl.timeparse import now_ms
+from mqctl.views.dlq import DlqQueue
+from mqctl.views.progress import BROADCASTING_LAG, classify_span
+from mqctl.views.topics import int_or_zero
 
 STATES = ("OK", "LAGGING", "STOPPED", "OFFLINE", "EMPTY", "UNKNOWN")
 
@@ -76,17 +85,6 @@ CONSUME_TYPES = {"CONSUME_PASSIVELY": "push", "CONSUME_ACTIVELY": "pull", "CONSU
 
 
 @dataclass
-class DlqPart:
-    broker: str
-    min_offset: int
-    max_offset: int
-
-    @property
-    def messages(self) -> int:
-        return max(0, self.max_offset - self.min_offset)
-
-
-@dataclass
 class GroupSummary:
     group: str
     brokers: list[str] = field(default_factory=list)  # brokers whose tables name the group
@@ -98,7 +96,7 @@ class GroupSummary:
     lag_at_least: int = 0
     retry_lag: int | None = None
     dlq_topic: str | None = None
-    dlq: list[DlqPart] = field(default_factory=list)
+    dlq: list[DlqQueue] = field(default_factory=list)
     dlq_messages: int | None = 0
     members: int | None = None
     client_ids: list[str] = field(default_factory=list)
@@ -130,7 +128,8 @@ class GroupSummary:
     @property
     def lag_unknown(self) -> str | None:
         """Why the lag is unknown whatever was read: ``broadcasting`` (an online BROADCASTING
-        group: mqctl.inspect.BROADCASTING_LAG, the one name every view gives it), else None."""
+        group: mqctl.views.progress.BROADCASTING_LAG, the one name every view gives it), else
+        None."""
         return BROADCASTING_LAG if self.message_model == "BROADCASTING" else None
 
     @property
@@ -222,10 +221,7 @@ async def capture_groups(admin: Admin, *, include_system: bool = False,
     failures: list[BrokerFailure] = []
 
     def addr_of(b: BrokerData) -> str:
-        a = b.master_addr or b.select_addr()
-        if a is None:
-            raise ConnectError(f"broker {b.broker_name} has no address in the cluster info")
-        return a
+        return require_addr(b, " in the cluster info")
 
     blist = list(masters.values())
     sub_out, stats_out = await asyncio.gather(
@@ -240,7 +236,7 @@ async def capture_groups(admin: Admin, *, include_system: bool = False,
             failures.append(BrokerFailure(o.item.broker_name, o.item.master_addr, o.error))
     if blist and not answered:
         raise NothingRead("the group tables (GET_ALL_SUBSCRIPTIONGROUP_CONFIG / "
-                          "GET_BROKER_CONSUME_STATS)", _dedupe(failures))
+                          "GET_BROKER_CONSUME_STATS)", dedupe(failures))
     stats_failed = sorted({o.item.broker_name for o in stats_out if not o.ok})
 
     known: dict[str, set[str]] = defaultdict(set)  # group -> brokers naming it
@@ -336,7 +332,7 @@ async def capture_groups(admin: Admin, *, include_system: bool = False,
     for s in groups:
         s.state, s.reason = group_state(s, lag_threshold=lag_threshold,
                                         time_lag_threshold_ms=time_lag_threshold_ms)
-    return GroupsCapture(ts, groups, sorted(masters), _dedupe(failures), stats_failed,
+    return GroupsCapture(ts, groups, sorted(masters), dedupe(failures), stats_failed,
                          clients, time_lag, hidden)
 
 
@@ -350,7 +346,7 @@ async def _members(admin: Admin, s: GroupSummary, masters: dict[str, BrokerData]
     said_offline = 0
     via: BrokerData | None = None
     for b in order:
-        addr = b.master_addr or b.select_addr()
+        addr = broker_addr(b)
         if addr is None:
             continue
         try:
@@ -383,14 +379,13 @@ async def _members(admin: Admin, s: GroupSummary, masters: dict[str, BrokerData]
             True if any(i.orderly for i in ok) else None)
         names = set()
         for i in ok:
-            cls = i.strategy_class
-            if cls:
-                names.add(STRATEGY_CLASS_NAMES.get(cls, cls.rsplit(".", 1)[-1]))
+            if i.strategy_name:
+                names.add(i.strategy_name)
         s.strategies = sorted(names)
         if any(i.consume_type == "CONSUME_POP" or i.mq_pop_table for i in ok):
             s.consume_type = "pop"
         if s.consume_type == "pop" and not failed:
-            s.inflight = sum(_wait_ack(v) for i in ok for v in i.mq_pop_table.values())
+            s.inflight = sum(wait_ack_count(v) for i in ok for v in i.mq_pop_table.values())
 
 
 async def _hosts(admin: Admin, groups: list[GroupSummary], masters: dict[str, BrokerData]
@@ -416,8 +411,8 @@ async def _hosts(admin: Admin, groups: list[GroupSummary], masters: dict[str, Br
             continue
         for t in set(topics) & set(table):
             conf = table[t]
-            if _int_or_zero(conf.get("perm")) & PERM_READ:
-                hosts[t][b] = _int_or_zero(conf.get("readQueueNums"))
+            if int_or_zero(conf.get("perm")) & PERM_READ:
+                hosts[t][b] = int_or_zero(conf.get("readQueueNums"))
     if failed:
         for o in await fan_out(topics, admin.topic_route, concurrency=admin.concurrency):
             if o.ok and o.value is not None:
@@ -459,10 +454,7 @@ async def _cover(admin: Admin, groups: list[GroupSummary], hosts: dict[str, dict
 
     async def one(item: tuple[GroupSummary, BrokerData, str]) -> ConsumeStats:
         s, b, t = item
-        addr = b.master_addr or b.select_addr()
-        if addr is None:
-            raise ConnectError(f"broker {b.broker_name} has no address")
-        return await admin.consume_stats(s.group, addr, t)
+        return await admin.consume_stats(s.group, require_addr(b), t)
 
     for o in await fan_out(todo, one, concurrency=admin.concurrency):
         s, b, t = o.item
@@ -488,7 +480,7 @@ async def _no_offsets(admin: Admin, groups: list[GroupSummary],
     from mqctl.reset.probe import OffsetTableCache, committed_offsets
 
     cache = OffsetTableCache()
-    addrs = {n: b.master_addr or b.select_addr() for n, b in brokers.items()}
+    addrs = {n: broker_addr(b) for n, b in brokers.items()}
 
     async def one(s: GroupSummary) -> None:
         zeros = [mq for mq, w in s.queues.items() if w.consumer_offset == 0]
@@ -503,14 +495,6 @@ async def _no_offsets(admin: Admin, groups: list[GroupSummary],
         s.no_offset = sorted(mq for mq, v in got.offsets.items() if v is None)
 
     await fan_out(groups, one, concurrency=admin.concurrency)
-
-
-def _wait_ack(v: Any) -> int:
-    """PopProcessQueueInfo.waitAckCount: messages popped and not yet acked (invisible)."""
-    try:
-        return max(0, int((v or {}).get("waitAckCount") or 0))
-    except (TypeError, ValueError, AttributeError):
-        return 0
 
 
 # Broker clocks may be ahead of this machine's by this much before a bound below could be off
@@ -555,7 +539,7 @@ async def _time_lags(admin: Admin, groups: list[GroupSummary], masters: dict[str
                 s.time_lag_pairs_skipped = len(order) - i
                 break
             b = masters.get(broker)
-            addr = (b.master_addr or b.select_addr()) if b else None
+            addr = broker_addr(b) if b else None
             try:
                 if addr is None:
                     raise ConnectError(f"broker {broker} has no address")
@@ -586,22 +570,21 @@ async def _dlqs(admin: Admin, groups: list[GroupSummary],
         except NotFoundError:
             s.dlq_messages = 0
             return
-        parts: list[DlqPart] = []
+        parts: list[DlqQueue] = []
         unknown = False
         for b in route.brokers:
-            addr = b.master_addr or b.select_addr()
+            addr = broker_addr(b)
             try:
-                if addr is None:
-                    raise ConnectError(f"broker {b.broker_name} has no address")
-                st = await admin.topic_stats(s.dlq_topic, addr)
+                st = await admin.topic_stats(s.dlq_topic, require_addr(b))
             except MqctlError as exc:
                 if isinstance(exc, BrokerError) and exc.code == ResponseCode.TOPIC_NOT_EXIST:
                     continue
                 failures.append(BrokerFailure(b.broker_name, addr, exc))
                 unknown = True
                 continue
-            for _mq, off in sorted(st.offsets.items()):
-                parts.append(DlqPart(b.broker_name, off.min_offset, off.max_offset))
+            for mq, off in sorted(st.offsets.items()):
+                parts.append(DlqQueue(mq, off.min_offset, off.max_offset,
+                                      off.last_update_timestamp))
         s.dlq = parts
         s.dlq_messages = None if unknown else sum(p.messages for p in parts)
 
@@ -610,17 +593,6 @@ async def _dlqs(admin: Admin, groups: list[GroupSummary],
             assert o.error is not None
             o.item.dlq_messages = None
             failures.append(BrokerFailure("namesrv", None, o.error))
-
-
-def _dedupe(failures: list[BrokerFailure]) -> list[BrokerFailure]:
-    seen: set[tuple[str, str]] = set()
-    out = []
-    for f in failures:
-        key = (f.broker, f.message)
-        if key not in seen:
-            seen.add(key)
-            out.append(f)
-    return out
 
 
 # ------------------------------------------------------------------- serial baseline (bench)
@@ -657,6 +629,6 @@ async def capture_groups_serial(admin: Admin, groups: list[str]) -> dict[str, in
 
 
 __all__ = ["CONSUME_TYPES", "DEFAULT_LAG_THRESHOLD", "DEFAULT_TIME_LAG_THRESHOLD_MS",
-           "DlqPart", "GroupSummary", "GroupsCapture", "STATES", "STATE_RULE",
+           "GroupSummary", "GroupsCapture", "STATES", "STATE_RULE",
            "capture_groups", "capture_groups_serial", "group_state", "is_system_group",
            "match_group"]

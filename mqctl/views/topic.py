@@ -75,20 +75,12 @@ class TopicStatus:
 
 async def capture_topic_status(admin: Admin, topic: str) -> TopicStatus:
     from mqctl.admin import BrokerFailure, NothingRead
-    from mqctl.remoting.fastjson import loads
 
     route = await admin.topic_route(topic, cached=False)
     qdata = {q.broker_name: q for q in route.queues}
 
     async def per_broker(addr: str) -> _BrokerStats:
-        from mqctl.models import TopicStats
-        from mqctl.remoting.codes import RequestCode
-
-        resp = await admin.client.invoke(addr, RequestCode.GET_TOPIC_STATS_INFO,
-                                         {"topic": topic}, idempotent=True)
-        body = loads(resp.body) if resp.body else {}
-        stats = TopicStats.from_body(body)
-        tps = body.get("topicPutTps") if isinstance(body, dict) else None
+        stats, tps = await admin.topic_stats_tps(topic, addr)
         rows: list[QueueStatus] = []
         for mq, off in sorted(stats.offsets.items()):
             qd = qdata.get(mq.broker_name)
@@ -101,7 +93,7 @@ async def capture_topic_status(admin: Admin, topic: str) -> TopicStatus:
                                     ts if ts > 0 else None,
                                     bool(qd and mq.queue_id < qd.read_queue_nums),
                                     bool(qd and mq.queue_id < qd.write_queue_nums), why))
-        return _BrokerStats(rows, float(tps) if isinstance(tps, (int, float)) else None)
+        return _BrokerStats(rows, tps)
 
     got = await admin._per_broker(route, per_broker)
     failures = [v for v in got.values() if isinstance(v, BrokerFailure)]

@@ -1,282 +1,19 @@
-"""Read-only inspection: ``route``, ``topics``, ``cluster``, ``consumers``, ``group progress``."""
+"""The rows and notes of ``mqctl group progress`` (pure): a captured
+:class:`~mqctl.views.progress.GroupProgress` in, a :class:`mqctl.render.Result` out.
+
+The capture is :mod:`mqctl.views.progress_capture`; the command only parses its options and
+renders what this builds.
+"""
 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any
-
-import typer
-
-from mqctl.cli.common import (
-    ConcurrencyOpt,
-    CountOpt,
-    GroupArg,
-    GroupOption,
-    NamesrvOpt,
-    OptionalWatchCommand,
-    OutputOpt,
-    WatchOpt,
-    emit,
-    one_group,
-    state,
-    with_client,
-)
-from mqctl.cli.common import watch as watch_loop
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mqctl.admin import Admin, BrokerFailure
-    from mqctl.inspect import GroupProgress
+    from mqctl.models import MessageQueue
     from mqctl.render import Result
-
-group_app = typer.Typer(help="Consumer group views.", no_args_is_help=True)
-
-
-def _admin(client: Any, settings: Any, concurrency: int | None = None) -> Admin:
-    from mqctl.admin import Admin
-
-    return Admin(client, settings.namesrv, concurrency=concurrency or settings.concurrency)
-
-
-def _raise_partial(failures: list[BrokerFailure], what: str) -> None:
-    """Exit 8 after the output: some brokers answered (a fan-out where none did raised
-    :class:`mqctl.admin.NothingRead` before anything was printed)."""
-    if failures:
-        from mqctl.admin import failure_hint
-        from mqctl.errors import PartialFailure
-
-        detail = "; ".join(f"{f.broker} ({f.addr or 'no address'}): {f.message}"
-                           for f in failures[:5])
-        more = f" and {len(failures) - 5} more" if len(failures) > 5 else ""
-        brokers = ", ".join(sorted({f.broker for f in failures}))
-        raise PartialFailure(f"{len(failures)} broker request(s) failed during {what}: "
-                             f"{detail}{more}",
-                             [(f.broker, f.message) for f in failures],
-                             hint=f"the output above is incomplete ({brokers}: see the notes "
-                                  f"next to the totals); "
-                                  + failure_hint([f.error for f in failures], partial=True))
-
-
-def route(
-    ctx: typer.Context,
-    topic: Annotated[str, typer.Argument(help="Topic name.")],
-    output: OutputOpt = None,
-    namesrv: NamesrvOpt = None,
-) -> None:
-    """Show a topic's route: brokers, addresses, master/slave, queue numbers, permissions.
-
-    Example: mqctl route TopicOrder
-    """
-    from mqctl.inspect import route_rows
-    from mqctl.render import Column, Result, Table
-
-    st = state(ctx)
-    settings = st.settings(namesrv=namesrv)
-
-    async def go(client: Any) -> Any:
-        return await _admin(client, settings).topic_route(topic, cached=False)
-
-    r = with_client(st, settings, go)
-    rows = route_rows(r)
-    readable = sum(q.read_queue_nums for q in r.queues if q.readable)
-    data = {"topic": topic, **r.to_dict(),
-            "brokers": rows, "subscribeQueues": readable,
-            "totals": {"brokers": len(r.brokers),
-                       "readQueues": sum(q.read_queue_nums for q in r.queues),
-                       "writeQueues": sum(q.write_queue_nums for q in r.queues)}}
-    cols = [Column("cluster", "CLUSTER"), Column("broker", "BROKER"),
-            Column("broker_id", "ID", "right"), Column("role", "ROLE"), Column("addr", "ADDR"),
-            Column("read_queues", "READ Q", "right"), Column("write_queues", "WRITE Q", "right"),
-            Column("perm", "PERM", "right"), Column("perm_flags", "FLAGS")]
-    emit(Result([Table(cols, rows, title=f"route of {topic}")], data=data,
-                notes=[f"{len(r.brokers)} broker(s); {readable} readable queue(s) for the "
-                       "consumers to share"]), st.output(output))
-
-
-class TopicKind(StrEnum):
-    all = "all"
-    normal = "normal"
-    retry = "retry"
-    dlq = "dlq"
-    system = "system"
-
-
-def topics(
-    ctx: typer.Context,
-    kind: Annotated[TopicKind, typer.Option("--kind", help="Which topics to list.")
-                    ] = TopicKind.normal,
-    match: Annotated[str | None, typer.Option("--match", help="Only names containing this.",
-                                              show_default=False)] = None,
-    output: OutputOpt = None,
-    namesrv: NamesrvOpt = None,
-) -> None:
-    """List topics known to the name server, with their kind (normal, retry, dlq, system),
-    queue count and, on 5.x, message type.
-
-    Kinds follow RocketMQ's TopicValidator: system includes the topics named after each
-    cluster and broker (shown as kind cluster / broker) and <cluster>_REPLY_TOPIC; --kind all
-    lists every topic the name server returns, as mqadmin topicList does. QUEUES: read queues
-    summed over the master brokers that have the topic (GET_ALL_TOPIC_CONFIG, one request per
-    broker); TYPE: the 5.x topic attribute message.type (NORMAL, FIFO, DELAY, TRANSACTION;
-    NORMAL when unset), `-` on 4.x (no message types). --match is case-insensitive.
-
-    Example: mqctl topics --kind all --match pay
-    """
-    from mqctl.admin import BrokerFailure
-    from mqctl.inspect import topic_queue_info, topic_rows
-    from mqctl.render import Column, Result, Table
-
-    st = state(ctx)
-    settings = st.settings(namesrv=namesrv)
-
-    async def go(client: Any) -> Any:
-        admin = _admin(client, settings)
-        names, info = await admin.topic_list(), await admin.cluster_info()
-        brokers = [info.brokers[k] for k in sorted(info.brokers)]
-        configs = await admin._per_broker(brokers, admin.topic_config_table) if brokers else {}
-        return names, info, configs
-
-    names, info, configs = with_client(st, settings, go)
-    failures = [v for v in configs.values() if isinstance(v, BrokerFailure)]
-    tables = {b: v for b, v in configs.items() if not isinstance(v, BrokerFailure)}
-    rows = topic_rows(names, set(info.clusters), set(info.brokers), kind.value, match,
-                      info=topic_queue_info(tables))
-    shown = [{**r, "queues_cell": "-" if r["read_queues"] is None else r["read_queues"],
-              "type_cell": r["message_type"] or "-"} for r in rows]
-    notes = ([f"QUEUES and TYPE leave out {', '.join(sorted(f.broker for f in failures))} "
-              "(not included: it did not answer)"] if failures else [])
-    emit(Result([Table([Column("topic", "TOPIC"), Column("kind", "KIND"),
-                        Column("queues_cell", "QUEUES", "right", raw="read_queues"),
-                        Column("type_cell", "TYPE", raw="message_type")], shown)],
-                data=rows, notes=notes), st.output(output))
-    _raise_partial(failures, "topics")
-
-
-def cluster(
-    ctx: typer.Context,
-    output: OutputOpt = None,
-    namesrv: NamesrvOpt = None,
-) -> None:
-    """Show clusters, brokers and their addresses as the name server knows them.
-
-    Example: mqctl cluster
-    """
-    from mqctl.render import Column, Result, Table
-
-    st = state(ctx)
-    settings = st.settings(namesrv=namesrv)
-
-    async def go(client: Any) -> Any:
-        return await _admin(client, settings).cluster_info()
-
-    info = with_client(st, settings, go)
-    rows = []
-    for cname, bnames in sorted(info.clusters.items()):
-        for bn in bnames:
-            b = info.brokers.get(bn)
-            for bid, addr in sorted((b.addrs if b else {}).items()):
-                rows.append({"cluster": cname, "broker": bn, "broker_id": bid,
-                             "role": "master" if bid == 0 else "slave", "addr": addr})
-    emit(Result([Table([Column("cluster", "CLUSTER"), Column("broker", "BROKER"),
-                        Column("broker_id", "ID", "right"), Column("role", "ROLE"),
-                        Column("addr", "ADDR")], rows)]), st.output(output))
-
-
-def consumers(
-    ctx: typer.Context,
-    group: GroupArg = None,
-    output: OutputOpt = None,
-    namesrv: NamesrvOpt = None,
-    concurrency: ConcurrencyOpt = None,
-    group_opt: GroupOption = None,
-) -> None:
-    """List a group's clients as EVERY broker sees them, with a consistency check.
-
-    Reports brokers that disagree on membership, duplicate client ids, clients whose
-    subscriptions or allocation strategies differ, idle consumers (more consumers than
-    queues) and pop/gRPC consumers. Tables: clients (what -o csv prints), findings (--table
-    findings). Example: mqctl consumers GID_ORDER
-    """
-    from mqctl.inspect import capture_members, check_members, require_group
-    from mqctl.render import Column, Result, Table
-    from mqctl.versions import version_name
-
-    group = one_group(group, group_opt, example="mqctl consumers GID_ORDER")
-    st = state(ctx)
-    settings = st.settings(namesrv=namesrv)
-
-    async def go(client: Any) -> Any:
-        admin = _admin(client, settings, concurrency)
-        m = await capture_members(admin, group)
-        if m.online_state is False:
-            await require_group(admin, group)
-        return m
-
-    m = with_client(st, settings, go)
-    findings = check_members(m)
-    conn = m.connection
-    rows = []
-    for cid, cv in m.clients.items():
-        subs = cv.subscriptions
-        rows.append({
-            "client_id": cid, "addr": cv.addr, "language": cv.language,
-            "version": version_name(cv.version) if cv.version else "",
-            "version_ordinal": cv.version,
-            "consume_type": (cv.running.consume_type if cv.running else None)
-            or (conn.consume_type if conn else None),
-            "message_model": conn.message_model if conn else None,
-            "consume_from_where": conn.consume_from_where if conn else None,
-            "orderly": cv.running.orderly if cv.running else None,
-            "strategy": cv.strategy,
-            "subscriptions": ([f"{t}={e}" for t, e in sorted(subs.items())]
-                              if subs is not None else None),
-            "brokers": cv.brokers, "connections": cv.connections,
-            "running_info": "ok" if cv.running else (cv.running_error or "not asked"),
-        })
-    frows = [{"severity": f.severity, "check": f.check, "message": f.message} for f in findings]
-    member_rows = [{"broker": b, "members": (len(v) if isinstance(v, list) else None),
-                    "status": "ok" if isinstance(v, list) else f"failed: {v.message}"}
-                   for b, v in sorted(m.members.items())]
-    data = {"group": group, "online": m.online_state,
-            "consumeType": conn.consume_type if conn else None,
-            "messageModel": conn.message_model if conn else None,
-            "consumeFromWhere": conn.consume_from_where if conn else None,
-            "subscriptions": ({t: s.expression for t, s in sorted(conn.subscriptions.items())}
-                              if conn else {}),
-            "clients": rows, "brokers": member_rows, "findings": frows,
-            "failures": [{"broker": f.broker, "addr": f.addr, "error": f.message}
-                         for f in m.failures]}
-    tables = [
-        # width policy (docs/output.md): LANG, VERSION, ORDERLY, ADDR, STRATEGY, TYPE drop
-        # in this order; client ids are shortened in the middle only after that
-        Table([Column("client_id", "CLIENT ID", kind="id"),
-               Column("addr", "ADDR", kind="id", drop=4),
-               Column("language", "LANG", kind="low", drop=1),
-               Column("version", "VERSION", kind="low", drop=2),
-               Column("consume_type", "TYPE", kind="low", drop=6),
-               Column("orderly", "ORDERLY", kind="low", drop=3),
-               Column("strategy", "STRATEGY", kind="low", drop=5),
-               Column("subscriptions", "SUBSCRIPTIONS"),
-               Column("brokers", "SEEN BY")], rows, title=f"consumers of {group}",
-              name="clients"),
-        Table([Column("severity", "SEVERITY", kind="state"), Column("check", "CHECK",
-                                                                    kind="key"),
-               Column("message", "FINDING")], frows, title="consistency check",
-              name="findings"),
-    ]
-    notes = []
-    unread = m.unread_brokers
-    if conn:
-        notes.append(f"group: {conn.message_model}, {conn.consume_type}, "
-                     f"{conn.consume_from_where}; {len(m.clients)} client(s) on "
-                     f"{len(m.brokers)} broker(s)"
-                     + (f" (member list unknown on {', '.join(unread)}: not included)"
-                        if unread else ""))
-    elif unread:
-        notes.append(f"online: unknown ({', '.join(unread)} did not answer the member list)")
-    if not findings:
-        notes.append("consistency check: no problem found")
-    emit(Result(tables, data=data, notes=notes), st.output(output))
-    _raise_partial(m.failures, f"consumers {group}")
+    from mqctl.views.progress import GroupProgress
 
 
 class SortKey(StrEnum):
@@ -306,10 +43,15 @@ def not_included_note(p: GroupProgress) -> str:
 
 def progress_result(p: GroupProgress, *, only_lagging: bool = False,
                     sort: SortKey = SortKey.queue, retry: bool = True) -> Result:
-    from mqctl.inspect import DELAY_REASONS, NEVER_COMMITTED, NO_OFFSET_LAG_CAVEAT, NOT_REPORTED
     from mqctl.models import RETRY_PREFIX
     from mqctl.render import Column, Result, Table
     from mqctl.timeparse import format_duration, format_local, format_ms
+    from mqctl.views.progress import (
+        DELAY_REASONS,
+        NEVER_COMMITTED,
+        NO_OFFSET_LAG_CAVEAT,
+        NOT_REPORTED,
+    )
 
     # %RETRY% queues (the group's retry topic, 5.x pop retry topics) are the retry section's
     retry_qs = [q for q in p.queues if q.mq.topic.startswith(RETRY_PREFIX)]
@@ -419,8 +161,7 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
             "online": p.members.online_state if p.members else None,
             "time_lag_unknown_reasons": {k: DELAY_REASONS[k] for k in sorted(
                 {q.delay_reason for q in unknown if q.delay_reason})},
-            "failures": [{"broker": f.broker, "addr": f.addr, "error": f.message}
-                         for f in p.failures]}
+            "failures": [f.to_dict() for f in p.failures]}
     # width policy (docs/output.md): queue identity, LAG and TIME LAG are never cut; at 80-120
     # columns LAST CONSUMED goes first, then INFLIGHT, BROKER OFFSET, CONSUMER OFFSET
     qcols = [Column("topic", "TOPIC", kind="key"), Column("broker", "BROKER", kind="key"),
@@ -608,80 +349,41 @@ def _retry_section(p: GroupProgress, retry_qs: list[Any]
     return rows, notes, data
 
 
-@group_app.command("progress", cls=OptionalWatchCommand)
-def progress(
-    ctx: typer.Context,
-    group: GroupArg = None,
-    topic: Annotated[str | None, typer.Option("--topic", "-t", help="Only this topic "
-                                              "(default: every topic the group consumes).",
-                                              show_default=False)] = None,
-    only_lagging: Annotated[bool, typer.Option("--only-lagging", help="Only queues with lag "
-                                               "> 0.")] = False,
-    sort: Annotated[SortKey, typer.Option("--sort", help="Row order.")] = SortKey.queue,
-    no_retry: Annotated[bool, typer.Option(
-        "--no-retry", help="Leave out the retry and dead-letter section (%RETRY%/%DLQ% "
-        "queues; saves the DLQ requests).")] = False,
-    no_clients: Annotated[bool, typer.Option(
-        "--no-clients", help="Do not call GET_CONSUMER_RUNNING_INFO on the clients (heavy "
-        "with hundreds of clients; the light --watch): owners, client caches and the "
-        "clients' consumed TPS unknown.")] = False,
-    watch: WatchOpt = None,
-    count: CountOpt = None,
-    output: OutputOpt = None,
-    namesrv: NamesrvOpt = None,
-    concurrency: ConcurrencyOpt = None,
-    group_opt: GroupOption = None,
-) -> None:
-    """Per-queue progress: offsets, lag in messages, inflight, last consume time, exact time
-    lag in seconds (QUERY_CONSUME_TIME_SPAN) and the owning client; totals per topic.
+def offsets_result(p: GroupProgress, mins: dict[MessageQueue, int]) -> Result:
+    """``mqctl offsets show``: committed offsets per queue with the queue's bounds and lag
+    (``mins``: the min offsets the topic stats left out, :func:`capture_offsets
+    <mqctl.views.progress_capture.capture_offsets>`)."""
+    from mqctl.render import Column, Result, Table
+    from mqctl.views.progress import NO_OFFSET_LAG_CAVEAT
 
-    `-` is unknown, never 0: TIME LAG of a queue the group never committed an offset for, or
-    of a lagging read-only queue (brokers report time spans for write queues only); INFLIGHT
-    before 5.x brokers (no pullOffset), unless the owner reports its cache: `50 (client)`.
-    Every readable queue is listed (more read than write queues included). Two consume rates,
-    named apart: pulled TPS (brokers: messages handed to the group, mqadmin's "Consume TPS")
-    and consumed TPS (clients: consumeOKTPS, processed OK), per topic next to the produce TPS
-    the brokers report (5.3+); a rate a broker did not answer for is unknown. The %RETRY% queues
-    and the %DLQ% topic are a separate section (--no-retry leaves it out). Pop (5.x) groups
-    have no queue owners: their inflight (what the pop clients hold unacked) is per broker, as
-    the clients count it. CONSUMER OFFSET `none`: the group has no committed offset there
-    (its LAG counts the whole queue; where a consumer would start depends on
-    consumeFromWhere). INFLIGHT `0 (no owner)`: no client holds the queue.
-
-    Tables: queues (what -o csv prints), topics, retry (--table NAME picks one).
-
-    Example: mqctl group progress GID_ORDER --only-lagging --sort lag
-    """
-    from mqctl.inspect import capture_progress, read_nothing_of, require_group
-    from mqctl.remoting.client import RemotingClient
-
-    group = one_group(group, group_opt, example="mqctl group progress GID_ORDER")
-    st = state(ctx)
-    settings = st.settings(namesrv=namesrv)
-    fmt = st.output(output)
-
-    async def once(client: RemotingClient) -> GroupProgress:
-        admin = _admin(client, settings, concurrency)
-        p = await capture_progress(admin, group, topic, running_info=not no_clients,
-                                   dlq=not no_retry, produce_tps=True)
-        if read_nothing_of(p):
-            await require_group(admin, group)
-        return p
-
-    if watch is None:
-        p = with_client(st, settings, once)
-        emit(progress_result(p, only_lagging=only_lagging, sort=sort, retry=not no_retry), fmt)
-        _raise_partial(p.failures, f"group progress {group}")
-        return
-
-    watch_loop(settings, once, lambda p: progress_result(p, only_lagging=only_lagging,
-                                                         sort=sort, retry=not no_retry),
-               fmt, watch, count)
-
-
-def register(app: typer.Typer) -> None:
-    app.command("route")(route)
-    app.command("topics")(topics)
-    app.command("cluster")(cluster)
-    app.command("consumers")(consumers)
-    app.add_typer(group_app, name="group")
+    group = p.group
+    # CURRENT "none": the group has no committed offset there (the reset plans' rule), where
+    # the broker's GET_CONSUME_STATS says 0 (issue 25 item 4)
+    # CURRENT and LAG "-": unknown, the clients keep the offsets (BROADCASTING)
+    rows = [{"topic": q.mq.topic, "broker": q.mq.broker_name, "queue_id": q.mq.queue_id,
+             "min": mins.get(q.mq, q.min_offset), "max": q.broker_offset,
+             "current": q.current, "current_cell": "-" if q.offsets_in_clients else "none"
+             if q.current is None else str(q.current), "committed": q.committed,
+             "lag": q.lag, "lag_unknown": q.lag_unknown} for q in p.queues]
+    r = Column
+    none = [q for q in p.queues if q.committed is False]
+    notes = [(f"{len(rows)} queue(s); lag UNKNOWN ({p.lag_unknown}: the clients keep the "
+              "offsets)" if p.lag_unknown else
+              f"{len(rows)} queue(s); total lag {sum(q.lag or 0 for q in p.queues)}"
+              if rows else "no queue read: lag unknown") + not_included_note(p)]
+    if p.lag_unknown:
+        notes.append(f"group {group} is BROADCASTING: each client keeps its own offsets in a "
+                     "local file (LocalFileOffsetStore) and commits none to the brokers: "
+                     "CURRENT and LAG `-` (unknown)")
+    if none:
+        notes.append(f"{len(none)} queue(s) have no committed offset for {group} (CURRENT none, "
+                     f"LAG {sum(q.lag or 0 for q in none)} of the total): "
+                     f"{NO_OFFSET_LAG_CAVEAT}")
+    notes += [f"not complete: topic {t}: {why}" for t, why in sorted(p.uncovered.items())]
+    return Result([Table([r("topic", "TOPIC"), r("broker", "BROKER"),
+                          r("queue_id", "QID", "right"), r("min", "MIN", "right"),
+                          r("max", "MAX", "right"),
+                          r("current_cell", "CURRENT", "right", raw="current"),
+                          r("lag", "LAG", "right", unknown="-")], rows,
+                         title=f"offsets of {group}")],
+                  notes=notes)

@@ -1,0 +1,61 @@
+"""``mqctl consumers``: a group's clients as every broker sees them, with the consistency
+check (read-only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from mqctl.cli.common import (
+    ConcurrencyOpt,
+    GroupArg,
+    GroupOption,
+    NamesrvOpt,
+    OutputOpt,
+    emit,
+    make_admin,
+    one_group,
+    raise_partial,
+    state,
+    with_client,
+)
+
+
+def consumers(
+    ctx: typer.Context,
+    group: GroupArg = None,
+    output: OutputOpt = None,
+    namesrv: NamesrvOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    group_opt: GroupOption = None,
+) -> None:
+    """List a group's clients as EVERY broker sees them, with a consistency check.
+
+    Reports brokers that disagree on membership, duplicate client ids, clients whose
+    subscriptions or allocation strategies differ, idle consumers (more consumers than
+    queues) and pop/gRPC consumers. Tables: clients (what -o csv prints), findings (--table
+    findings). Example: mqctl consumers GID_ORDER
+    """
+    from mqctl.views.existence import require_group
+    from mqctl.views.members import capture_members
+    from mqctl.views.members_rows import members_result
+
+    group = one_group(group, group_opt, example="mqctl consumers GID_ORDER")
+    st = state(ctx)
+    settings = st.settings(namesrv=namesrv)
+
+    async def go(client: Any) -> Any:
+        admin = make_admin(client, settings, concurrency)
+        m = await capture_members(admin, group)
+        if m.online_state is False:
+            await require_group(admin, group)
+        return m
+
+    m = with_client(st, settings, go)
+    emit(members_result(m), st.output(output))
+    raise_partial(m.failures, f"consumers {group}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("consumers")(consumers)

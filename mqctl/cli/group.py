@@ -1,0 +1,109 @@
+"""``mqctl group``: the views of one consumer group, ``group progress`` here and ``group
+config`` (:mod:`mqctl.cli.group_config`) (read-only)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from mqctl.cli.common import (
+    ConcurrencyOpt,
+    CountOpt,
+    GroupArg,
+    GroupOption,
+    NamesrvOpt,
+    OptionalWatchCommand,
+    OutputOpt,
+    WatchOpt,
+    emit,
+    make_admin,
+    one_group,
+    raise_partial,
+    state,
+    with_client,
+)
+from mqctl.cli.common import watch as watch_loop
+from mqctl.views.progress_rows import SortKey
+
+if TYPE_CHECKING:
+    from mqctl.views.progress import GroupProgress
+
+group_app = typer.Typer(help="Consumer group views.", no_args_is_help=True)
+
+
+@group_app.command("progress", cls=OptionalWatchCommand)
+def progress(
+    ctx: typer.Context,
+    group: GroupArg = None,
+    topic: Annotated[str | None, typer.Option("--topic", "-t", help="Only this topic "
+                                              "(default: every topic the group consumes).",
+                                              show_default=False)] = None,
+    only_lagging: Annotated[bool, typer.Option("--only-lagging", help="Only queues with lag "
+                                               "> 0.")] = False,
+    sort: Annotated[SortKey, typer.Option("--sort", help="Row order.")] = SortKey.queue,
+    no_retry: Annotated[bool, typer.Option(
+        "--no-retry", help="Leave out the retry and dead-letter section (%RETRY%/%DLQ% "
+        "queues; saves the DLQ requests).")] = False,
+    no_clients: Annotated[bool, typer.Option(
+        "--no-clients", help="Do not call GET_CONSUMER_RUNNING_INFO on the clients (heavy "
+        "with hundreds of clients; the light --watch): owners, client caches and the "
+        "clients' consumed TPS unknown.")] = False,
+    watch: WatchOpt = None,
+    count: CountOpt = None,
+    output: OutputOpt = None,
+    namesrv: NamesrvOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    group_opt: GroupOption = None,
+) -> None:
+    """Per-queue progress: offsets, lag in messages, inflight, last consume time, exact time
+    lag in seconds (QUERY_CONSUME_TIME_SPAN) and the owning client; totals per topic.
+
+    `-` is unknown, never 0: TIME LAG of a queue the group never committed an offset for, or
+    of a lagging read-only queue (brokers report time spans for write queues only); INFLIGHT
+    before 5.x brokers (no pullOffset), unless the owner reports its cache: `50 (client)`.
+    Every readable queue is listed (more read than write queues included). Two consume rates,
+    named apart: pulled TPS (brokers: messages handed to the group, mqadmin's "Consume TPS")
+    and consumed TPS (clients: consumeOKTPS, processed OK), per topic next to the produce TPS
+    the brokers report (5.3+); a rate a broker did not answer for is unknown. The %RETRY% queues
+    and the %DLQ% topic are a separate section (--no-retry leaves it out). Pop (5.x) groups
+    have no queue owners: their inflight (what the pop clients hold unacked) is per broker, as
+    the clients count it. CONSUMER OFFSET `none`: the group has no committed offset there
+    (its LAG counts the whole queue; where a consumer would start depends on
+    consumeFromWhere). INFLIGHT `0 (no owner)`: no client holds the queue.
+
+    Tables: queues (what -o csv prints), topics, retry (--table NAME picks one).
+
+    Example: mqctl group progress GID_ORDER --only-lagging --sort lag
+    """
+    from mqctl.remoting.client import RemotingClient
+    from mqctl.views.existence import read_nothing_of, require_group
+    from mqctl.views.progress_capture import capture_progress
+    from mqctl.views.progress_rows import progress_result
+
+    group = one_group(group, group_opt, example="mqctl group progress GID_ORDER")
+    st = state(ctx)
+    settings = st.settings(namesrv=namesrv)
+    fmt = st.output(output)
+
+    async def once(client: RemotingClient) -> GroupProgress:
+        admin = make_admin(client, settings, concurrency)
+        p = await capture_progress(admin, group, topic, running_info=not no_clients,
+                                   dlq=not no_retry, produce_tps=True)
+        if read_nothing_of(p):
+            await require_group(admin, group)
+        return p
+
+    if watch is None:
+        p = with_client(st, settings, once)
+        emit(progress_result(p, only_lagging=only_lagging, sort=sort, retry=not no_retry), fmt)
+        raise_partial(p.failures, f"group progress {group}")
+        return
+
+    watch_loop(settings, once, lambda p: progress_result(p, only_lagging=only_lagging,
+                                                         sort=sort, retry=not no_retry),
+               fmt, watch, count)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(group_app, name="group")

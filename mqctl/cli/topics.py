@@ -1,0 +1,65 @@
+"""``mqctl topics``: the topics the name server knows, with their kind (read-only)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+
+from mqctl.cli.common import (
+    NamesrvOpt,
+    OutputOpt,
+    emit,
+    make_admin,
+    raise_partial,
+    state,
+    with_client,
+)
+
+
+class TopicKind(StrEnum):
+    all = "all"
+    normal = "normal"
+    retry = "retry"
+    dlq = "dlq"
+    system = "system"
+
+
+def topics(
+    ctx: typer.Context,
+    kind: Annotated[TopicKind, typer.Option("--kind", help="Which topics to list.")
+                    ] = TopicKind.normal,
+    match: Annotated[str | None, typer.Option("--match", help="Only names containing this.",
+                                              show_default=False)] = None,
+    output: OutputOpt = None,
+    namesrv: NamesrvOpt = None,
+) -> None:
+    """List topics known to the name server, with their kind (normal, retry, dlq, system),
+    queue count and, on 5.x, message type.
+
+    Kinds follow RocketMQ's TopicValidator: system includes the topics named after each
+    cluster and broker (shown as kind cluster / broker) and <cluster>_REPLY_TOPIC; --kind all
+    lists every topic the name server returns, as mqadmin topicList does. QUEUES: read queues
+    summed over the master brokers that have the topic (GET_ALL_TOPIC_CONFIG, one request per
+    broker); TYPE: the 5.x topic attribute message.type (NORMAL, FIFO, DELAY, TRANSACTION;
+    NORMAL when unset), `-` on 4.x (no message types). --match is case-insensitive.
+
+    Example: mqctl topics --kind all --match pay
+    """
+    from mqctl.admin import BrokerFailure
+    from mqctl.views.topics import capture_topic_tables, topics_result
+
+    st = state(ctx)
+    settings = st.settings(namesrv=namesrv)
+
+    async def go(client: Any) -> Any:
+        return await capture_topic_tables(make_admin(client, settings))
+
+    names, info, configs = with_client(st, settings, go)
+    emit(topics_result(names, info, configs, kind.value, match), st.output(output))
+    raise_partial([v for v in configs.values() if isinstance(v, BrokerFailure)], "topics")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("topics")(topics)
