@@ -105,8 +105,8 @@ def test_counts_and_quarantine(report, spark):
         "unowned_intervals": 4, "storms": 1, "lock_events": 3, "lock_takeovers": 2,
         "owner_unknown": 0, "never_committed": 0}
     assert d["quarantine"]["by_reason"] == {
-        "malformed JSON": 2, "unsupported schema": 1, "missing field": 1, "negative value": 1,
-        "malformed store JSON": 1, "malformed row": 1, "topic unknown": 1,
+        "malformed JSON": 1, "wrong type": 1, "unsupported schema": 1, "missing field": 1,
+        "negative value": 1, "malformed store JSON": 1, "malformed row": 1, "topic unknown": 1,
         "truncated result set": 1, "unparsed lock line": 1, "unrecognised input": 1}
     assert d["inputs"] == {"snapshot": 6, "consumer-offset": 4, "topics": 1,
                            "subscription-group": 1, "consumer-progress": 3,
@@ -118,7 +118,7 @@ def test_counts_and_quarantine(report, spark):
     assert got == sorted([
         (snap4, 8, "malformed JSON"), (snap4, 9, "unsupported schema"),
         (snap4, 10, "missing field"), (snap4, 11, "negative value"),
-        (snap4, 13, "malformed JSON"),  # line 12 is blank: skipped
+        (snap4, 13, "wrong type"),  # queue_id "x"; line 12 is blank: skipped
         ("brokerConsumeStats.broker-a.2024-06-01T10-00-00.txt", 3, "malformed row"),
         ("consumerOffset.json", 3, "malformed store JSON"),
         ("topicStatus.txt", None, "topic unknown"),
