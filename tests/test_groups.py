@@ -289,6 +289,66 @@ def test_progress_retry_and_dlq_section(cli, gsim):
     assert_read_only(gsim)
 
 
+def _dlq_on_both_brokers(sim_factory):
+    """``%DLQ%G_RETRY`` on both brokers, then deleted on broker-b alone: the name server's route
+    still names broker-b, which answers GET_TOPIC_STATS_INFO with TOPIC_NOT_EXIST."""
+    doc = json.loads(json.dumps(SCENARIO))
+    for t in doc["topics"]:
+        if t["name"] == DLQ_PREFIX + "G_RETRY":
+            t["brokers"] = ["broker-a", "broker-b"]
+    s = sim_factory(doc)
+    s.advance(30)
+    s.call(lambda c: c.delete_topic_in_broker(DLQ_PREFIX + "G_RETRY", "broker-b"))
+    return s
+
+
+def _dlq_asked(sim):
+    return [x for x in sim.request_log if x.code == RequestCode.GET_TOPIC_STATS_INFO
+            and x.ext_fields.get("topic") == DLQ_PREFIX + "G_RETRY"]
+
+
+def test_progress_dlq_broker_without_the_topic_holds_none(cli, sim_factory):
+    """One DLQ rule for both views (views/dlq.read_dlq_queues): a broker the route names that
+    answers TOPIC_NOT_EXIST has no config for the topic, so no dead letter of it: known, not a
+    failure (before, ``group progress`` said "dead letters unknown" and exited 8)."""
+    s = _dlq_on_both_brokers(sim_factory)
+    s.clear_request_log()
+    r = run(cli, s, "group", "progress", "G_RETRY", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert len(_dlq_asked(s)) == 2  # broker-b was asked and answered TOPIC_NOT_EXIST
+    dlq = [x for x in r.json["retry"] if x["kind"] == "dlq"]
+    assert [x["broker"] for x in dlq] == ["broker-a"]
+    assert r.json["retry_total"]["dlq_messages"] == sim_dlq(s, "G_RETRY") > 0
+    t = run(cli, s, "group", "progress", "G_RETRY")
+    assert t.exit_code == 0 and "dead letters unknown" not in t.stdout
+
+
+def test_groups_dlq_broker_without_the_topic_holds_none(cli, sim_factory):
+    s = _dlq_on_both_brokers(sim_factory)
+    s.clear_request_log()
+    r = run(cli, s, "groups", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert len(_dlq_asked(s)) == 2
+    assert by_group(r)["G_RETRY"]["dlq_messages"] == sim_dlq(s, "G_RETRY") > 0
+
+
+@pytest.mark.parametrize("view", ["groups", "progress"])
+def test_dlq_broker_that_does_not_answer_is_unknown(cli, sim_factory, view):
+    """Any other failure of a broker the route names leaves the dead letters unknown (null,
+    exit 8) in both views, never 0."""
+    s = _dlq_on_both_brokers(sim_factory)
+    s.call(lambda c: c.faults.error("broker-a", RequestCode.GET_TOPIC_STATS_INFO,
+                                    ResponseCode.SYSTEM_ERROR, "boom"))
+    if view == "groups":
+        r = run(cli, s, "groups", "-o", "json")
+        assert r.exit_code == 8, r.stderr
+        assert by_group(r)["G_RETRY"]["dlq_messages"] is None
+    else:
+        r = run(cli, s, "group", "progress", "G_RETRY", "-o", "json")
+        assert r.exit_code == 8, r.stderr
+        assert r.json["retry_total"]["dlq_messages"] is None
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_progress_produce_tps_next_to_consume_tps(cli, gsim, fmt):
     r = run(cli, gsim, "group", "progress", "G_OK", "-o", fmt)
