@@ -23,7 +23,7 @@ from typing import IO, Any, cast
 from mqctl.admin import Admin, BrokerFailure
 from mqctl.errors import MqctlError, UsageError
 from mqctl.fsutil import atomic_writer, dir_lock, local_path_error
-from mqctl.models import RETRY_PREFIX
+from mqctl.models import RETRY_PREFIX, is_system_group
 from mqctl.remoting.client import fan_out
 from mqctl.timeparse import format_ms, now_ms
 from mqctl.views.progress import GroupProgress
@@ -39,19 +39,6 @@ SUFFIXES = {"gzip": ".jsonl.gz", "none": ".jsonl"}
 # zlib level of the capture files: bench/snapshot_scale.py measures plain against levels 1
 # and 6 in one run (docs/exports.md section 1.1)
 GZIP_LEVEL = 6
-
-# MixAll: TOOLS_CONSUMER_GROUP, FILTERSRV_CONSUMER_GROUP, MONITOR_CONSUMER_GROUP,
-# SELF_TEST_CONSUMER_GROUP, ONS_HTTP_PROXY_GROUP, CID_ONSAPI_*; isSysConsumerGroup: CID_RMQ_SYS_
-SYSTEM_GROUPS = {"TOOLS_CONSUMER", "FILTERSRV_CONSUMER", "__MONITOR_CONSUMER",
-                 "SELF_TEST_C_GROUP", "CID_ONS-HTTP-PROXY", "CID_ONSAPI_PERMISSION",
-                 "CID_ONSAPI_OWNER", "CID_ONSAPI_PULL", "CID_SYS_RMQ_TRANS",
-                 "CLIENT_INNER_PRODUCER", "DEFAULT_CONSUMER"}
-SYSTEM_GROUP_PREFIXES = ("CID_RMQ_SYS_", "CID_SYS_RMQ_")
-
-
-def is_system_group(group: str) -> bool:
-    return group in SYSTEM_GROUPS or group.startswith(SYSTEM_GROUP_PREFIXES)
-
 
 @dataclass
 class Snapshot:

@@ -6,6 +6,7 @@ and running state), never from the scenario's constants."""
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import json
@@ -14,6 +15,8 @@ import pytest
 import yaml
 from readonly import assert_read_only
 
+from mqctl.complete import fetch
+from mqctl.config import load_settings
 from mqctl.models import DLQ_PREFIX, RETRY_PREFIX
 from mqctl.remoting.codes import RequestCode, ResponseCode
 
@@ -465,3 +468,33 @@ def test_max_time_lag_skips_pairs_bounded_below_it_and_stays_exact(cli, sim_fact
              if x.code == RequestCode.QUERY_CONSUME_TIME_SPAN]
     assert len(asked) == g["time_lag_pairs_asked"] < len(sim_lagging_pairs(s, "G"))
     assert "FAST" not in asked[:1]
+
+
+def test_one_system_group_rule_for_groups_topic_consumers_and_completion(cli, sim_factory):
+    """``groups``, ``topic consumers`` and completion hide the same groups: MixAll's predefined
+    groups and the CID_RMQ_SYS_ prefix (mqctl.models.is_system_group). Before, ``groups`` hid a
+    user's CID_SYS_RMQ_* group (a Java constant's name, not a group) and showed
+    SCHEDULE_CONSUMER, and ``topic consumers`` showed CLIENT_INNER_PRODUCER."""
+    system = {"SCHEDULE_CONSUMER", "CLIENT_INNER_PRODUCER", "CID_RMQ_SYS_X"}
+    users = {"G_USER", "CID_SYS_RMQ_APP"}
+    doc = {"name": "sysgroups", "clock": {"mode": "manual"},
+           "brokers": [{"name": "broker-a"}],
+           "topics": [{"name": "T", "queues": 2, "rate": 1, "history": "10m"}],
+           "groups": [{"name": g, "topics": ["T"], "initial_lag": 3}
+                      for g in sorted(system | users)]}
+    s = sim_factory(doc)
+    s.advance(5)
+    g = run(cli, s, "groups", "-o", "json")
+    assert g.exit_code == 0, g.stderr
+    assert set(by_group(g)) == users
+    tc = run(cli, s, "topic", "consumers", "T", "-o", "json")
+    assert tc.exit_code == 0, tc.stderr
+    assert {x["group"] for x in tc.json["groups"]} == users
+    assert set(tc.json["hiddenSystemGroups"]) == system
+    every = run(cli, s, "groups", "--include-system", "-o", "json")
+    assert system | users <= set(by_group(every))
+
+    _topics, names = asyncio.run(fetch(load_settings(flags={"namesrv": s.namesrv_addr},
+                                                     env={}), 10.0))
+    kinds = {n["name"]: n["kind"] for n in names or []}
+    assert {n for n in system | users if kinds[n] == "system"} == system

@@ -53,6 +53,7 @@ from mqctl.models import (
     ConsumeStats,
     MessageQueue,
     OffsetWrapper,
+    is_system_group,
     wait_ack_count,
 )
 from mqctl.remoting.client import fan_out
@@ -154,12 +155,6 @@ class GroupsCapture:
     clients: bool = True
     time_lag: bool = True
     hidden_system: int = 0
-
-
-def is_system_group(group: str) -> bool:
-    from mqctl.snapshot import is_system_group as snap
-
-    return snap(group)
 
 
 def match_group(group: str, pattern: str | None) -> bool:
@@ -610,5 +605,5 @@ async def capture_groups_serial(admin: Admin, groups: list[str]) -> dict[str, in
 
 __all__ = ["CONSUME_TYPES", "DEFAULT_LAG_THRESHOLD", "DEFAULT_TIME_LAG_THRESHOLD_MS",
            "GroupSummary", "GroupsCapture", "STATES", "STATE_RULE",
-           "capture_groups", "capture_groups_serial", "group_state", "is_system_group",
+           "capture_groups", "capture_groups_serial", "group_state",
            "match_group"]

@@ -23,22 +23,10 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mqctl.models import MessageQueue
+from mqctl.models import MessageQueue, is_system_group
 
 if TYPE_CHECKING:
     from mqctl.admin import Admin, BrokerFailure
-
-# MixAll / TopicValidator: groups of RocketMQ's own tools and components, hidden unless asked
-SYSTEM_GROUPS = frozenset({"TOOLS_CONSUMER", "FILTERSRV_CONSUMER", "SELF_TEST_C_GROUP",
-                           "CID_ONS-HTTP-PROXY", "CID_ONSAPI_PULL", "CID_ONSAPI_PERMISSION",
-                           "CID_ONSAPI_OWNER", "CID_RMQ_SYS_TRANS", "SCHEDULE_CONSUMER",
-                           "DEFAULT_CONSUMER", "__MONITOR_CONSUMER"})
-
-
-def is_system_group(group: str) -> bool:
-    """``MixAll.isSysConsumerGroup`` (prefix CID_RMQ_SYS_) and the predefined groups."""
-    return group in SYSTEM_GROUPS or group.startswith("CID_RMQ_SYS_")
-
 
 @dataclass(frozen=True, slots=True)
 class QueueStatus:
@@ -315,5 +303,5 @@ async def capture_topic_consumers(admin: Admin, topic: str, *, include_system: b
     return TopicConsumers(topic, out, failures, hidden, dropped, unverified, config_failed)
 
 
-__all__ = ["DroppedEntry", "QueueStatus", "SYSTEM_GROUPS", "TopicConsumer", "TopicConsumers",
-           "TopicStatus", "capture_topic_consumers", "capture_topic_status", "is_system_group"]
+__all__ = ["DroppedEntry", "QueueStatus", "TopicConsumer", "TopicConsumers",
+           "TopicStatus", "capture_topic_consumers", "capture_topic_status"]
