@@ -93,6 +93,11 @@ class Finding:
     clients: tuple[str, ...] = ()
 
 
+# broker -> its member list / its connection list (or why it has none)
+_Members = dict[str, list[str] | BrokerFailure]
+_Connections = dict[str, ConsumerConnection | BrokerFailure | None]
+
+
 async def capture_members(admin: Admin, group: str, *, running: bool = True,
                           every_broker: bool = True, must_read: bool = True) -> GroupMembers:
     """Members as every broker of the group sees them, plus each client's running info.
@@ -107,20 +112,7 @@ async def capture_members(admin: Admin, group: str, *, running: bool = True,
         members = await admin.members_by_broker(group, brokers)
         conns = await admin.connections_by_broker(group, brokers)
     else:
-        conns = {}
-        members = {}
-        for b in brokers:
-            addr = broker_addr(b)
-            if addr is None:
-                continue
-            try:
-                conn = await admin.consumer_connection(group, addr)
-            except MqctlError as exc:
-                conns[b.broker_name] = BrokerFailure(b.broker_name, addr, exc)
-                continue
-            conns[b.broker_name] = conn
-            members[b.broker_name] = [c.client_id for c in conn.connections] if conn else []
-            break
+        members, conns = await _first_connection(admin, group, brokers)
     failures = [v for v in members.values() if isinstance(v, BrokerFailure)]
     failures += [v for v in conns.values() if isinstance(v, BrokerFailure)
                  and v.broker not in {f.broker for f in failures}]
@@ -129,7 +121,46 @@ async def capture_members(admin: Admin, group: str, *, running: bool = True,
         raise NothingRead(f"the member list of group {group} (GET_CONSUMER_LIST_BY_GROUP / "
                           "GET_CONSUMER_CONNECTION_LIST)", failures)
     connection = next((c for c in conns.values() if isinstance(c, ConsumerConnection)), None)
-    # subscribed topics may live on brokers the retry topic does not: ask those too
+    extra, queue_counts = await _subscription_brokers(admin, connection, brokers)
+    if extra and every_broker:
+        members.update(await admin.members_by_broker(group, extra))
+        failures += [members[b.broker_name] for b in extra  # type: ignore[misc]
+                     if isinstance(members[b.broker_name], BrokerFailure)]
+        brokers = sorted([*brokers, *extra], key=lambda b: b.broker_name)
+    clients = _client_views(members, conns)
+    if running and clients:
+        await _read_running_infos(admin, group, clients, brokers)
+    ordered = dict(sorted(clients.items(), key=lambda kv: java_string_key(kv[0])))
+    return GroupMembers(group, brokers, members, connection, ordered, queue_counts, failures)
+
+
+async def _first_connection(admin: Admin, group: str, brokers: list[BrokerData]
+                            ) -> tuple[_Members, _Connections]:
+    """The member list and connections of the first broker that answers (failures of the
+    ones before it kept): ``every_broker=False``."""
+    conns: _Connections = {}
+    members: _Members = {}
+    for b in brokers:
+        addr = broker_addr(b)
+        if addr is None:
+            continue
+        try:
+            conn = await admin.consumer_connection(group, addr)
+        except MqctlError as exc:
+            conns[b.broker_name] = BrokerFailure(b.broker_name, addr, exc)
+            continue
+        conns[b.broker_name] = conn
+        members[b.broker_name] = [c.client_id for c in conn.connections] if conn else []
+        break
+    return members, conns
+
+
+async def _subscription_brokers(admin: Admin, connection: ConsumerConnection | None,
+                                brokers: list[BrokerData]
+                                ) -> tuple[list[BrokerData], dict[str, int]]:
+    """Brokers of the subscribed topics that the group's own brokers leave out (subscribed
+    topics may live on brokers the retry topic does not: ask those too), and each subscribed
+    topic's queue count (its retry topic apart)."""
     topics = sorted(connection.subscriptions) if connection else []
     known = {b.broker_name for b in brokers}
     extra: list[BrokerData] = []
@@ -145,12 +176,12 @@ async def capture_members(admin: Admin, group: str, *, running: bool = True,
             if b.broker_name not in known:
                 known.add(b.broker_name)
                 extra.append(b)
-    if extra and every_broker:
-        members.update(await admin.members_by_broker(group, extra))
-        failures += [members[b.broker_name] for b in extra  # type: ignore[misc]
-                     if isinstance(members[b.broker_name], BrokerFailure)]
-        brokers = sorted([*brokers, *extra], key=lambda b: b.broker_name)
+    return extra, queue_counts
 
+
+def _client_views(members: _Members, conns: _Connections) -> dict[str, ClientView]:
+    """One view per client id: the brokers that list it, its address(es), language, version
+    and connection count (the most any one broker holds)."""
     clients: dict[str, ClientView] = {}
     for broker, ids in sorted(members.items()):
         if isinstance(ids, BrokerFailure):
@@ -171,16 +202,19 @@ async def capture_members(admin: Admin, group: str, *, running: bool = True,
                 cv.addr = x.client_addr if not cv.addr else f"{cv.addr},{x.client_addr}"
             cv.language, cv.version = x.language, x.version
             cv.connections = max(cv.connections, per_id[x.client_id])
-    if running and clients:
-        infos = await admin.running_infos(group, clients, brokers)
-        for cid, info in infos.items():
-            if isinstance(info, ConsumerRunningInfo):
-                clients[cid].running = info
-            else:
-                clients[cid].running_error = info.message
-                clients[cid].running_gone = _not_online(info)
-    ordered = dict(sorted(clients.items(), key=lambda kv: java_string_key(kv[0])))
-    return GroupMembers(group, brokers, members, connection, ordered, queue_counts, failures)
+    return clients
+
+
+async def _read_running_infos(admin: Admin, group: str, clients: dict[str, ClientView],
+                              brokers: list[BrokerData]) -> None:
+    """Each client's running info, or why it has none (``running_gone``: not online)."""
+    infos = await admin.running_infos(group, clients, brokers)
+    for cid, info in infos.items():
+        if isinstance(info, ConsumerRunningInfo):
+            clients[cid].running = info
+        else:
+            clients[cid].running_error = info.message
+            clients[cid].running_gone = _not_online(info)
 
 
 def _not_online(exc: MqctlError) -> bool:
