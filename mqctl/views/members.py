@@ -238,18 +238,24 @@ def unanswered_members(m: GroupMembers) -> list[str]:
 
 
 def check_members(m: GroupMembers) -> list[Finding]:
-    """The consistency check of ``mqctl consumers``."""
-    out: list[Finding] = []
+    """The consistency check of ``mqctl consumers``: membership unknown or offline, else each
+    check in turn (brokers that disagree, duplicate ids, subscriptions, strategies, idle
+    consumers or broadcasting, pop consumers, clients without running info)."""
     if m.online_state is None:
-        out.append(Finding("unknown", "warning", f"membership of {m.group} unknown: "
-                           f"{', '.join(m.unread_brokers) or 'no broker'} did not answer and the "
-                           "others list no client"))
-        return out
+        return [Finding("unknown", "warning", f"membership of {m.group} unknown: "
+                        f"{', '.join(m.unread_brokers) or 'no broker'} did not answer and the "
+                        "others list no client")]
     if not m.online:
-        out.append(Finding("offline", "warning", f"group {m.group} has no online consumer on "
-                           "any broker"))
-        return out
-    # 1. brokers that disagree on membership (a client asks ONE random broker for cidAll)
+        return [Finding("offline", "warning", f"group {m.group} has no online consumer on "
+                        "any broker")]
+    return [*_membership_findings(m), *_duplicate_id_findings(m), *_subscription_findings(m),
+            *_strategy_findings(m), *_queue_count_findings(m), *_pop_findings(m),
+            *_running_info_findings(m)]
+
+
+def _membership_findings(m: GroupMembers) -> list[Finding]:
+    """Brokers that disagree on membership (a client asks ONE random broker for cidAll)."""
+    out = []
     answered = {b: set(ids) for b, ids in m.members.items() if not isinstance(ids, BrokerFailure)}
     union = set().union(*answered.values()) if answered else set()
     for b, ids in sorted(answered.items()):
@@ -259,60 +265,79 @@ def check_members(m: GroupMembers) -> list[Finding]:
                                f"broker {b} does not list {', '.join(missing)}: clients that ask "
                                f"{b} for the member list compute a different allocation",
                                tuple(missing)))
-    # 2. duplicate client ids (two processes with the same ip@pid, e.g. containers)
-    for cid, cv in m.clients.items():
-        if cv.connections > 1:
-            out.append(Finding("duplicate-id", "error",
-                               f"client id {cid} is used by {cv.connections} connections "
-                               f"({cv.addr}): both get the same queues and other queues get no "
-                               "consumer; set a unique instanceName", (cid,)))
-    # 3. subscriptions that differ within the group
+    return out
+
+
+def _duplicate_id_findings(m: GroupMembers) -> list[Finding]:
+    """Duplicate client ids (two processes with the same ip@pid, e.g. containers)."""
+    return [Finding("duplicate-id", "error",
+                    f"client id {cid} is used by {cv.connections} connections "
+                    f"({cv.addr}): both get the same queues and other queues get no "
+                    "consumer; set a unique instanceName", (cid,))
+            for cid, cv in m.clients.items() if cv.connections > 1]
+
+
+def _subscription_findings(m: GroupMembers) -> list[Finding]:
+    """Subscriptions that differ within the group."""
+    out: list[Finding] = []
     subs = {cid: cv.subscriptions for cid, cv in m.clients.items() if cv.subscriptions is not None}
-    if len({tuple(sorted(s.items())) for s in subs.values()}) > 1:
-        by_topic: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-        for cid, s in subs.items():
-            for topic in set().union(*[set(x) for x in subs.values()]):
-                by_topic[topic][s.get(topic, "(not subscribed)")].append(cid)
-        for topic, variants in sorted(by_topic.items()):
-            if len(variants) > 1:
-                desc = "; ".join(f"{expr}: {', '.join(c)}" for expr, c in sorted(variants.items()))
-                out.append(Finding("subscription", "error",
-                                   f"clients disagree on the subscription of {topic} ({desc}): "
-                                   "the broker keeps only one version and queues allocated to "
-                                   "non-subscribers are not consumed",
-                                   tuple(c for cs in variants.values() for c in cs)))
-    # 4. different allocation strategies
+    if len({tuple(sorted(s.items())) for s in subs.values()}) <= 1:
+        return out
+    by_topic: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for cid, s in subs.items():
+        for topic in set().union(*[set(x) for x in subs.values()]):
+            by_topic[topic][s.get(topic, "(not subscribed)")].append(cid)
+    for topic, variants in sorted(by_topic.items()):
+        if len(variants) > 1:
+            desc = "; ".join(f"{expr}: {', '.join(c)}" for expr, c in sorted(variants.items()))
+            out.append(Finding("subscription", "error",
+                               f"clients disagree on the subscription of {topic} ({desc}): "
+                               "the broker keeps only one version and queues allocated to "
+                               "non-subscribers are not consumed",
+                               tuple(c for cs in variants.values() for c in cs)))
+    return out
+
+
+def _strategy_findings(m: GroupMembers) -> list[Finding]:
+    """Different allocation strategies."""
     strategies: dict[str, list[str]] = defaultdict(list)
     for cid, cv in m.clients.items():
         if cv.strategy:
             strategies[cv.strategy].append(cid)
-    if len(strategies) > 1:
-        desc = "; ".join(f"{s}: {', '.join(c)}" for s, c in sorted(strategies.items()))
-        out.append(Finding("strategy", "error", f"clients use different allocation strategies "
-                           f"({desc}): their allocations overlap and leave gaps"))
-    # 5. more consumers than queues
+    if len(strategies) <= 1:
+        return []
+    desc = "; ".join(f"{s}: {', '.join(c)}" for s, c in sorted(strategies.items()))
+    return [Finding("strategy", "error", f"clients use different allocation strategies "
+                    f"({desc}): their allocations overlap and leave gaps")]
+
+
+def _queue_count_findings(m: GroupMembers) -> list[Finding]:
+    """More consumers than queues; a BROADCASTING group instead (no allocation)."""
     n = len(m.clients)
     model = m.connection.message_model if m.connection else None
-    if model != "BROADCASTING":
-        for topic, q in sorted(m.queue_counts.items()):
-            if q and n > q:
-                out.append(Finding("idle", "warning", f"{n} consumers for {q} queues of {topic}: "
-                                   f"{n - q} consumer(s) get no queue of it"))
-    else:
-        out.append(Finding("broadcasting", "info", "BROADCASTING group: every consumer reads "
-                           "every queue; allocation and locks do not apply"))
-    # 6. pop / gRPC consumers
+    if model == "BROADCASTING":
+        return [Finding("broadcasting", "info", "BROADCASTING group: every consumer reads "
+                        "every queue; allocation and locks do not apply")]
+    return [Finding("idle", "warning", f"{n} consumers for {q} queues of {topic}: "
+                    f"{n - q} consumer(s) get no queue of it")
+            for topic, q in sorted(m.queue_counts.items()) if q and n > q]
+
+
+def _pop_findings(m: GroupMembers) -> list[Finding]:
+    """Pop / gRPC consumers: they balance per message."""
     pop = [cid for cid, cv in m.clients.items()
            if (m.connection and m.connection.consume_type == "CONSUME_POP")
            or (cv.running and (cv.running.consume_type == "CONSUME_POP"
                                or bool(cv.running.mq_pop_table)))]
-    if pop:
-        out.append(Finding("pop", "info", f"{len(pop)} pop/gRPC consumer(s) ({', '.join(pop)}): "
-                           "they balance per message, queue allocation does not apply",
-                           tuple(pop)))
-    silent = [cid for cid, cv in m.clients.items() if cv.running_error]
-    for cid in silent:
-        out.append(Finding("no-running-info", "warning",
-                           f"{cid} did not answer GET_CONSUMER_RUNNING_INFO: "
-                           f"{m.clients[cid].running_error}", (cid,)))
-    return out
+    if not pop:
+        return []
+    return [Finding("pop", "info", f"{len(pop)} pop/gRPC consumer(s) ({', '.join(pop)}): "
+                    "they balance per message, queue allocation does not apply", tuple(pop))]
+
+
+def _running_info_findings(m: GroupMembers) -> list[Finding]:
+    """Clients that did not answer GET_CONSUMER_RUNNING_INFO."""
+    return [Finding("no-running-info", "warning",
+                    f"{cid} did not answer GET_CONSUMER_RUNNING_INFO: {cv.running_error}",
+                    (cid,))
+            for cid, cv in m.clients.items() if cv.running_error]
