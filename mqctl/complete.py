@@ -88,8 +88,8 @@ async def fetch(settings: Any, deadline_s: float = DEADLINE_S
     from dataclasses import replace
 
     from mqctl.admin import Admin
+    from mqctl.models import is_system_group
     from mqctl.remoting.client import RemotingClient
-    from mqctl.views.topic import is_system_group
     from mqctl.views.topics import is_system_topic
 
     opts = replace(settings.client_options(), timeout=min(settings.timeout, deadline_s),

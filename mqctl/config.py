@@ -82,6 +82,22 @@ def _load_yaml(path: Path, what: str) -> Any:
         raise ConfigError(exc.message, hint=exc.hint) from None
 
 
+def profile_rows(explicit: str | None = None) -> tuple[list[dict[str, Any]], Path]:
+    """The config file's profiles as ``mqctl config profiles`` rows (profile, current,
+    namesrv), and the file they were read from."""
+    path, is_explicit = config_path(explicit)
+    rows: list[dict[str, Any]] = []
+    if path.exists() or is_explicit:
+        doc = _load_yaml(path, "config file") or {}
+        current = doc.get("current_profile") if isinstance(doc, dict) else None
+        for name, prof in ((doc.get("profiles") or {}) if isinstance(doc, dict) else {}).items():
+            prof = prof or {}
+            ns = prof.get("namesrv", "") if isinstance(prof, dict) else ""
+            rows.append({"profile": name, "current": name == current,
+                         "namesrv": ";".join(ns) if isinstance(ns, list) else ns})
+    return rows, path
+
+
 def _loose_permissions(path: Path) -> bool:
     try:
         return bool(path.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO))

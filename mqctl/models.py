@@ -23,6 +23,28 @@ MASTER_ID = 0
 RETRY_PREFIX = "%RETRY%"
 DLQ_PREFIX = "%DLQ%"
 
+# The groups RocketMQ's own tools and components use, hidden unless asked (`groups`,
+# `topic consumers`, `snapshot`, completion): MixAll.PREDEFINE_GROUP_SET (isPredefinedGroup,
+# common/src/main/java/org/apache/rocketmq/common/MixAll.java, 5.3.3), whose members are
+# the same MixAll constants in 4.9.3: DEFAULT_CONSUMER_GROUP, DEFAULT_PRODUCER_GROUP,
+# TOOLS_CONSUMER_GROUP, SCHEDULE_CONSUMER_GROUP, FILTERSRV_CONSUMER_GROUP,
+# MONITOR_CONSUMER_GROUP, CLIENT_INNER_PRODUCER_GROUP, SELF_TEST_PRODUCER_GROUP,
+# SELF_TEST_CONSUMER_GROUP, ONS_HTTP_PROXY_GROUP, CID_ONSAPI_{PERMISSION,OWNER,PULL}_GROUP and
+# CID_SYS_RMQ_TRANS (the constant's value is "CID_RMQ_SYS_TRANS"); and
+# MixAll.isSysConsumerGroup: the prefix CID_RMQ_SYS_PREFIX, "CID_RMQ_SYS_" (both versions).
+SYSTEM_GROUPS = frozenset({
+    "DEFAULT_CONSUMER", "DEFAULT_PRODUCER", "TOOLS_CONSUMER", "SCHEDULE_CONSUMER",
+    "FILTERSRV_CONSUMER", "__MONITOR_CONSUMER", "CLIENT_INNER_PRODUCER", "SELF_TEST_P_GROUP",
+    "SELF_TEST_C_GROUP", "CID_ONS-HTTP-PROXY", "CID_ONSAPI_PERMISSION", "CID_ONSAPI_OWNER",
+    "CID_ONSAPI_PULL", "CID_RMQ_SYS_TRANS"})
+SYSTEM_GROUP_PREFIX = "CID_RMQ_SYS_"
+
+
+def is_system_group(group: str) -> bool:
+    """A group of RocketMQ itself (``SYSTEM_GROUPS``), the one rule every view hides by."""
+    return group in SYSTEM_GROUPS or group.startswith(SYSTEM_GROUP_PREFIX)
+
+
 
 def java_string_key(s: str) -> str:
     """Sort key matching Java's ``String.compareTo`` (UTF-16 code-unit order), always a str.

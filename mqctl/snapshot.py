@@ -18,16 +18,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from mqctl.admin import Admin, BrokerFailure
 from mqctl.errors import MqctlError, UsageError
 from mqctl.fsutil import atomic_writer, dir_lock, local_path_error
-from mqctl.models import RETRY_PREFIX
+from mqctl.models import RETRY_PREFIX, is_system_group
 from mqctl.remoting.client import fan_out
 from mqctl.timeparse import format_ms, now_ms
 from mqctl.views.progress import GroupProgress
 from mqctl.views.progress_capture import CaptureCache, capture_progress
+
+if TYPE_CHECKING:
+    from mqctl.render import Result
 
 # 1.1 (issue 25): owner_unknown and members_unanswered; 1.2 (issue 27): rows of BROADCASTING
 # groups (consumer offset, lag and time lag null, ``lag_unknown`` says why: :func:`rows_of`);
@@ -39,19 +42,6 @@ SUFFIXES = {"gzip": ".jsonl.gz", "none": ".jsonl"}
 # zlib level of the capture files: bench/snapshot_scale.py measures plain against levels 1
 # and 6 in one run (docs/exports.md section 1.1)
 GZIP_LEVEL = 6
-
-# MixAll: TOOLS_CONSUMER_GROUP, FILTERSRV_CONSUMER_GROUP, MONITOR_CONSUMER_GROUP,
-# SELF_TEST_CONSUMER_GROUP, ONS_HTTP_PROXY_GROUP, CID_ONSAPI_*; isSysConsumerGroup: CID_RMQ_SYS_
-SYSTEM_GROUPS = {"TOOLS_CONSUMER", "FILTERSRV_CONSUMER", "__MONITOR_CONSUMER",
-                 "SELF_TEST_C_GROUP", "CID_ONS-HTTP-PROXY", "CID_ONSAPI_PERMISSION",
-                 "CID_ONSAPI_OWNER", "CID_ONSAPI_PULL", "CID_SYS_RMQ_TRANS",
-                 "CLIENT_INNER_PRODUCER", "DEFAULT_CONSUMER"}
-SYSTEM_GROUP_PREFIXES = ("CID_RMQ_SYS_", "CID_SYS_RMQ_")
-
-
-def is_system_group(group: str) -> bool:
-    return group in SYSTEM_GROUPS or group.startswith(SYSTEM_GROUP_PREFIXES)
-
 
 @dataclass
 class Snapshot:
@@ -367,3 +357,85 @@ def run_lock(out_dir: str | os.PathLike[str]) -> contextlib.AbstractContextManag
                     f"another mqctl snapshot is still writing to {Path(out_dir)}",
                     "the previous run has not finished; lower the cron frequency or raise "
                     "--concurrency")
+
+
+# ------------------------------------------------------------------ the command's rows
+
+
+def snapshot_result(snap: Snapshot, path: Path | None, missing: list[str],
+                    pruned: list[CaptureFile], keep: str | None) -> Result:
+    """``mqctl snapshot``'s output: one status row per group asked (``group_status``), the
+    file, the failures, and with ``keep`` (``--keep``) the capture files pruned."""
+    from mqctl.render import Result, Table, cols
+
+    per_group: dict[str, int] = {}
+    for r in snap.rows:
+        per_group[r["group"]] = per_group.get(r["group"], 0) + 1
+    rows = [group_status(g, per_group.get(g, 0), snap, missing) for g in snap.groups]
+    data: dict[str, Any] = {"file": str(path) if path else None,
+                            "capture_ts": snap.capture_ts,
+            "cluster": snap.cluster, "rows": len(snap.rows), "groups": rows,
+            "failures": [{"group": g, "broker": f.broker, "error": f.message}
+                         for g, f in snap.failures]}
+    notes = [summary(rows, len(snap.rows), path), *unanswered_notes(snap.rows)]
+    unknown_lag = [r for r in rows if r.get("lag_unknown")]
+    for r in unknown_lag:  # issue 26 item 6: captured, and its lag is still unknown
+        notes.append(f"{r['group']}: lag unknown ({r['lag_unknown']}): each client keeps its "
+                     "own offsets (LocalFileOffsetStore); its rows carry the broker offsets "
+                     f"with lag and consumer_offset null and lag_unknown \"{r['lag_unknown']}\"")
+    columns = cols("group", "rows", "status", *(["lag_unknown"] if unknown_lag else []))
+    if keep is not None:
+        data["pruned"] = [str(f.path) for f in pruned]
+        notes.append(prune_note(pruned, keep))
+    return Result([Table(columns, rows)], data=data, notes=notes)
+
+
+def group_status(group: str, n: int, snap: Any, missing: list[str]) -> dict[str, Any]:
+    """One group's line: ``failed`` (nothing read: no row, the error in ``error``),
+    ``not found``, ``partial`` (some broker failed) or ``ok``."""
+    if group in snap.group_errors:
+        return {"group": group, "rows": n, "status": "failed",
+                "error": snap.group_errors[group]}
+    if group in missing:
+        return {"group": group, "rows": n, "status": "not found"}
+    partial = any(f[0] == group for f in snap.failures)
+    why = next((r["lag_unknown"] for r in snap.rows
+                if r["group"] == group and r.get("lag_unknown")), None)
+    return {"group": group, "rows": n, "status": "partial" if partial else "ok",
+            "lag_unknown": why}
+
+
+def summary(rows: list[dict[str, Any]], nrows: int, path: Any) -> str:
+    """``1 of 2 group(s) captured (12 row(s)) to F; 1 failed; 1 not found (TYPO)``: groups
+    that were not read are counted apart, never as captured."""
+    captured = [r for r in rows if r["status"] in ("ok", "partial")]
+    failed = [r["group"] for r in rows if r["status"] == "failed"]
+    unknown = [r["group"] for r in rows if r["status"] == "not found"]
+    where = f"to {path}" if path else "(no row: no file written)"
+    text = f"{len(captured)} of {len(rows)} group(s) captured ({nrows} row(s)) {where}"
+    if failed:
+        text += f"; {len(failed)} failed ({', '.join(failed)})"
+    if unknown:
+        text += f"; {len(unknown)} not found ({', '.join(unknown)})"
+    return text
+
+
+def prune_note(pruned: list[Any], keep: str) -> str:
+    """``--keep 7d: deleted 3 capture file(s) (1.2 MiB) from before 2024-06-01T10:00:00Z``."""
+    if not pruned:
+        return f"--keep {keep}: no capture file to delete"
+    size = sum(f.size for f in pruned)
+    from mqctl.timeparse import format_ms
+
+    last = max(f.capture_ts for f in pruned)
+    return (f"--keep {keep}: deleted {len(pruned)} capture file(s) ({human_bytes(size)}), "
+            f"the newest of them captured {format_ms(last)}")
+
+
+def human_bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"

@@ -441,3 +441,20 @@ __all__ = ["ACCEPTED_FORMS", "MAX_MS", "MIN_MS", "parse_time", "parse_duration_m
            "format_local", "format_clock", "format_duration", "now_ms", "set_clock",
            "resolve_tz", "set_display_tz", "display_tz", "set_warning_sink", "zone_name",
            "timedelta"]
+
+
+def conversion_rows(texts: list[str], now: int | None = None) -> list[dict[str, object]]:
+    """``mqctl time``'s rows: each text as epoch ms, UTC, the display zone's local time and
+    the signed distance from ``now``. Parsed leniently (a warning, where a reset target is
+    refused)."""
+    now = now_ms() if now is None else now
+    rows: list[dict[str, object]] = []
+    for t in texts:
+        ms = parse_time(t, now=now, strict=False)
+        delta = ms - now
+        rows.append({"input": t, "epoch_ms": ms, "utc": format_ms(ms, zero_unknown=False),
+                     "local": format_local(ms, zero_unknown=False),
+                     "offset_from_now_s": round(delta / 1000, 3),
+                     "from_now": "0s" if not delta else
+                     ("+" if delta > 0 else "") + format_duration(delta)})
+    return rows

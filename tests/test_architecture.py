@@ -576,14 +576,7 @@ RAW_REQUESTS: dict[str, str] = {
 ROW_KEYS = 3
 CLI_DATACLASSES = ("mqctl.cli.common:AppState",)
 # CLI functions that still build rows (module:function) -> where the rows belong
-VIEW_LOGIC_TODO: dict[str, str] = {
-    "mqctl.cli.config_cmd:profiles": "mqctl.config (the profiles' rows)",
-    "mqctl.cli.offsets:_nothing_to_restore": "mqctl.reset (the rollback's rows)",
-    "mqctl.cli.offsets:rollbacks": "mqctl.reset.files (the rollback list's rows)",
-    "mqctl.cli.snapshot:snapshot": "mqctl.snapshot (the per-group status rows)",
-    "mqctl.cli.timecmd:time_cmd": "mqctl.timeparse (the conversions' rows)",
-    "mqctl.cli.wire:_capture_view": "mqctl.wire (the capture's rows)",
-}
+VIEW_LOGIC_TODO: dict[str, str] = {}
 
 
 def _mutating_names() -> set[str]:

@@ -6,6 +6,7 @@ and running state), never from the scenario's constants."""
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import json
@@ -14,6 +15,8 @@ import pytest
 import yaml
 from readonly import assert_read_only
 
+from mqctl.complete import fetch
+from mqctl.config import load_settings
 from mqctl.models import DLQ_PREFIX, RETRY_PREFIX
 from mqctl.remoting.codes import RequestCode, ResponseCode
 
@@ -289,6 +292,66 @@ def test_progress_retry_and_dlq_section(cli, gsim):
     assert_read_only(gsim)
 
 
+def _dlq_on_both_brokers(sim_factory):
+    """``%DLQ%G_RETRY`` on both brokers, then deleted on broker-b alone: the name server's route
+    still names broker-b, which answers GET_TOPIC_STATS_INFO with TOPIC_NOT_EXIST."""
+    doc = json.loads(json.dumps(SCENARIO))
+    for t in doc["topics"]:
+        if t["name"] == DLQ_PREFIX + "G_RETRY":
+            t["brokers"] = ["broker-a", "broker-b"]
+    s = sim_factory(doc)
+    s.advance(30)
+    s.call(lambda c: c.delete_topic_in_broker(DLQ_PREFIX + "G_RETRY", "broker-b"))
+    return s
+
+
+def _dlq_asked(sim):
+    return [x for x in sim.request_log if x.code == RequestCode.GET_TOPIC_STATS_INFO
+            and x.ext_fields.get("topic") == DLQ_PREFIX + "G_RETRY"]
+
+
+def test_progress_dlq_broker_without_the_topic_holds_none(cli, sim_factory):
+    """One DLQ rule for both views (views/dlq.read_dlq_queues): a broker the route names that
+    answers TOPIC_NOT_EXIST has no config for the topic, so no dead letter of it: known, not a
+    failure (before, ``group progress`` said "dead letters unknown" and exited 8)."""
+    s = _dlq_on_both_brokers(sim_factory)
+    s.clear_request_log()
+    r = run(cli, s, "group", "progress", "G_RETRY", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert len(_dlq_asked(s)) == 2  # broker-b was asked and answered TOPIC_NOT_EXIST
+    dlq = [x for x in r.json["retry"] if x["kind"] == "dlq"]
+    assert [x["broker"] for x in dlq] == ["broker-a"]
+    assert r.json["retry_total"]["dlq_messages"] == sim_dlq(s, "G_RETRY") > 0
+    t = run(cli, s, "group", "progress", "G_RETRY")
+    assert t.exit_code == 0 and "dead letters unknown" not in t.stdout
+
+
+def test_groups_dlq_broker_without_the_topic_holds_none(cli, sim_factory):
+    s = _dlq_on_both_brokers(sim_factory)
+    s.clear_request_log()
+    r = run(cli, s, "groups", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert len(_dlq_asked(s)) == 2
+    assert by_group(r)["G_RETRY"]["dlq_messages"] == sim_dlq(s, "G_RETRY") > 0
+
+
+@pytest.mark.parametrize("view", ["groups", "progress"])
+def test_dlq_broker_that_does_not_answer_is_unknown(cli, sim_factory, view):
+    """Any other failure of a broker the route names leaves the dead letters unknown (null,
+    exit 8) in both views, never 0."""
+    s = _dlq_on_both_brokers(sim_factory)
+    s.call(lambda c: c.faults.error("broker-a", RequestCode.GET_TOPIC_STATS_INFO,
+                                    ResponseCode.SYSTEM_ERROR, "boom"))
+    if view == "groups":
+        r = run(cli, s, "groups", "-o", "json")
+        assert r.exit_code == 8, r.stderr
+        assert by_group(r)["G_RETRY"]["dlq_messages"] is None
+    else:
+        r = run(cli, s, "group", "progress", "G_RETRY", "-o", "json")
+        assert r.exit_code == 8, r.stderr
+        assert r.json["retry_total"]["dlq_messages"] is None
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_progress_produce_tps_next_to_consume_tps(cli, gsim, fmt):
     r = run(cli, gsim, "group", "progress", "G_OK", "-o", fmt)
@@ -405,3 +468,33 @@ def test_max_time_lag_skips_pairs_bounded_below_it_and_stays_exact(cli, sim_fact
              if x.code == RequestCode.QUERY_CONSUME_TIME_SPAN]
     assert len(asked) == g["time_lag_pairs_asked"] < len(sim_lagging_pairs(s, "G"))
     assert "FAST" not in asked[:1]
+
+
+def test_one_system_group_rule_for_groups_topic_consumers_and_completion(cli, sim_factory):
+    """``groups``, ``topic consumers`` and completion hide the same groups: MixAll's predefined
+    groups and the CID_RMQ_SYS_ prefix (mqctl.models.is_system_group). Before, ``groups`` hid a
+    user's CID_SYS_RMQ_* group (a Java constant's name, not a group) and showed
+    SCHEDULE_CONSUMER, and ``topic consumers`` showed CLIENT_INNER_PRODUCER."""
+    system = {"SCHEDULE_CONSUMER", "CLIENT_INNER_PRODUCER", "CID_RMQ_SYS_X"}
+    users = {"G_USER", "CID_SYS_RMQ_APP"}
+    doc = {"name": "sysgroups", "clock": {"mode": "manual"},
+           "brokers": [{"name": "broker-a"}],
+           "topics": [{"name": "T", "queues": 2, "rate": 1, "history": "10m"}],
+           "groups": [{"name": g, "topics": ["T"], "initial_lag": 3}
+                      for g in sorted(system | users)]}
+    s = sim_factory(doc)
+    s.advance(5)
+    g = run(cli, s, "groups", "-o", "json")
+    assert g.exit_code == 0, g.stderr
+    assert set(by_group(g)) == users
+    tc = run(cli, s, "topic", "consumers", "T", "-o", "json")
+    assert tc.exit_code == 0, tc.stderr
+    assert {x["group"] for x in tc.json["groups"]} == users
+    assert set(tc.json["hiddenSystemGroups"]) == system
+    every = run(cli, s, "groups", "--include-system", "-o", "json")
+    assert system | users <= set(by_group(every))
+
+    _topics, names = asyncio.run(fetch(load_settings(flags={"namesrv": s.namesrv_addr},
+                                                     env={}), 10.0))
+    kinds = {n["name"]: n["kind"] for n in names or []}
+    assert {n for n in system | users if kinds[n] == "system"} == system

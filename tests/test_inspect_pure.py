@@ -17,8 +17,9 @@ from mqctl.models import (
     MessageQueue,
     ProcessQueueInfo,
     Subscription,
+    is_system_group,
 )
-from mqctl.snapshot import SCHEMA, is_system_group, rows_of, run_lock, snapshot_path
+from mqctl.snapshot import SCHEMA, rows_of, run_lock, snapshot_path
 from mqctl.versions import version_name
 from mqctl.views.members import ClientView, GroupMembers, check_members
 from mqctl.views.progress import GroupProgress, QueueProgress
@@ -98,6 +99,12 @@ def test_topic_kinds():
 def test_system_groups():
     assert is_system_group("TOOLS_CONSUMER") and is_system_group("CID_RMQ_SYS_TRANS")
     assert not is_system_group("GID_ORDER")
+    # MixAll.PREDEFINE_GROUP_SET's values and the CID_RMQ_SYS_ prefix; CID_SYS_RMQ_TRANS is
+    # the name of the constant whose value is CID_RMQ_SYS_TRANS, not a group
+    for g in ("SCHEDULE_CONSUMER", "CLIENT_INNER_PRODUCER", "__MONITOR_CONSUMER",
+              "DEFAULT_CONSUMER", "CID_ONSAPI_PULL", "CID_RMQ_SYS_ANY"):
+        assert is_system_group(g), g
+    assert not is_system_group("CID_SYS_RMQ_TRANS") and not is_system_group("CID_SYS_RMQ_APP")
 
 
 def test_version_names():

@@ -38,20 +38,11 @@ def show(ctx: typer.Context, output: OutputOpt = None, namesrv: NamesrvOpt = Non
 @app.command("profiles")
 def profiles(ctx: typer.Context, output: OutputOpt = None) -> None:
     """List the profiles of the config file."""
-    from mqctl.config import _load_yaml, config_path
+    from mqctl.config import profile_rows
     from mqctl.render import Result, Table, cols
 
     st = state(ctx)
-    path, explicit = config_path(st.config_file)
-    rows = []
-    if path.exists() or explicit:
-        doc = _load_yaml(path, "config file") or {}
-        current = doc.get("current_profile") if isinstance(doc, dict) else None
-        for name, prof in ((doc.get("profiles") or {}) if isinstance(doc, dict) else {}).items():
-            prof = prof or {}
-            ns = prof.get("namesrv", "") if isinstance(prof, dict) else ""
-            rows.append({"profile": name, "current": name == current,
-                         "namesrv": ";".join(ns) if isinstance(ns, list) else ns})
+    rows, path = profile_rows(st.config_file)
     emit(Result([Table(cols("profile", "current", "namesrv"), rows)],
                 notes=[f"config file: {path}" + ("" if path.exists() else " (not found)")]),
          st.output(output))

@@ -60,7 +60,6 @@ def snapshot(
     from mqctl.admin import Admin
     from mqctl.errors import PartialFailure, UsageError
     from mqctl.remoting.client import RemotingClient
-    from mqctl.render import Result, Table, cols
     from mqctl.snapshot import (
         apply_prune,
         capture,
@@ -69,7 +68,7 @@ def snapshot(
         parse_keep,
         plan_prune,
         run_lock,
-        unanswered_notes,
+        snapshot_result,
         write,
     )
     from mqctl.views.existence import group_exists
@@ -111,29 +110,10 @@ def snapshot(
         path = write(snap, out, compress=compress.value)
         if keep_ms is not None:  # under the lock: no capture of an overlapping run is half seen
             pruned = apply_prune(plan_prune(list_captures(out), keep_ms=keep_ms))
-    per_group: dict[str, int] = {}
-    for r in snap.rows:
-        per_group[r["group"]] = per_group.get(r["group"], 0) + 1
-    rows = [group_status(g, per_group.get(g, 0), snap, missing) for g in snap.groups]
-    data = {"file": str(path) if path else None, "capture_ts": snap.capture_ts,
-            "cluster": snap.cluster, "rows": len(snap.rows), "groups": rows,
-            "failures": [{"group": g, "broker": f.broker, "error": f.message}
-                         for g, f in snap.failures]}
     if missing and not snap.rows and not snap.group_errors and not pruned:
         # only unknown groups: nothing to show, as `group progress GID_TYPO` (exit 2)
         raise _unknown_groups(missing, [], "nothing was captured: no file was written")
-    notes = [summary(rows, len(snap.rows), path), *unanswered_notes(snap.rows)]
-    unknown_lag = [r for r in rows if r.get("lag_unknown")]
-    for r in unknown_lag:  # issue 26 item 6: captured, and its lag is still unknown
-        notes.append(f"{r['group']}: lag unknown ({r['lag_unknown']}): each client keeps its "
-                     "own offsets (LocalFileOffsetStore); its rows carry the broker offsets "
-                     f"with lag and consumer_offset null and lag_unknown \"{r['lag_unknown']}\"")
-    columns = cols("group", "rows", "status", *(["lag_unknown"] if unknown_lag else []))
-    if keep_ms is not None:
-        data["pruned"] = [str(f.path) for f in pruned]
-        notes.append(prune_note(pruned, keep or ""))
-    emit(Result([Table(columns, rows)], data=data, notes=notes),
-         st.output(output))
+    emit(snapshot_result(snap, path, missing, pruned, keep), st.output(output))
     problems = [(g, e) for g, e in snap.group_errors.items()] + [
         (f"{g}@{f.broker}", f.message) for g, f in snap.failures] + [
         (f"group list@{f.broker}", f.message) for f in discovery]
@@ -174,55 +154,11 @@ def _unknown_groups(missing: list[str], problems: list[tuple[str, str]], kept: s
                          hint=f"check the name (it is case-sensitive); {kept}")
 
 
-def group_status(group: str, n: int, snap: Any, missing: list[str]) -> dict[str, Any]:
-    """One group's line: ``failed`` (nothing read: no row, the error in ``error``),
-    ``not found``, ``partial`` (some broker failed) or ``ok``."""
-    if group in snap.group_errors:
-        return {"group": group, "rows": n, "status": "failed",
-                "error": snap.group_errors[group]}
-    if group in missing:
-        return {"group": group, "rows": n, "status": "not found"}
-    partial = any(f[0] == group for f in snap.failures)
-    why = next((r["lag_unknown"] for r in snap.rows
-                if r["group"] == group and r.get("lag_unknown")), None)
-    return {"group": group, "rows": n, "status": "partial" if partial else "ok",
-            "lag_unknown": why}
-
-
-def summary(rows: list[dict[str, Any]], nrows: int, path: Any) -> str:
-    """``1 of 2 group(s) captured (12 row(s)) to F; 1 failed; 1 not found (TYPO)``: groups
-    that were not read are counted apart, never as captured."""
-    captured = [r for r in rows if r["status"] in ("ok", "partial")]
-    failed = [r["group"] for r in rows if r["status"] == "failed"]
-    unknown = [r["group"] for r in rows if r["status"] == "not found"]
-    where = f"to {path}" if path else "(no row: no file written)"
-    text = f"{len(captured)} of {len(rows)} group(s) captured ({nrows} row(s)) {where}"
-    if failed:
-        text += f"; {len(failed)} failed ({', '.join(failed)})"
-    if unknown:
-        text += f"; {len(unknown)} not found ({', '.join(unknown)})"
-    return text
-
-
-def prune_note(pruned: list[Any], keep: str) -> str:
-    """``--keep 7d: deleted 3 capture file(s) (1.2 MiB) from before 2024-06-01T10:00:00Z``."""
-    if not pruned:
-        return f"--keep {keep}: no capture file to delete"
-    size = sum(f.size for f in pruned)
-    from mqctl.timeparse import format_ms
-
-    last = max(f.capture_ts for f in pruned)
-    return (f"--keep {keep}: deleted {len(pruned)} capture file(s) ({human_bytes(size)}), "
-            f"the newest of them captured {format_ms(last)}")
-
-
 def human_bytes(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
+    """:func:`mqctl.snapshot.human_bytes`, where ``lag prune`` finds it (loaded on use)."""
+    from mqctl.snapshot import human_bytes as text
+
+    return text(n)
 
 
 def _as_failure(group: str, exc: Any) -> Any:

@@ -62,19 +62,10 @@ def time_cmd(
     Example: mqctl --tz Asia/Shanghai time now +10m
     """
     from mqctl.render import Column, Result, Table
-    from mqctl.timeparse import format_duration, format_local, format_ms, now_ms, parse_time
+    from mqctl.timeparse import conversion_rows
 
     st = state(ctx)
-    now = now_ms()
-    rows = []
-    for t in text:
-        ms = parse_time(t, now=now, strict=False)  # warned here, refused as a reset target
-        delta = ms - now
-        rows.append({"input": t, "epoch_ms": ms, "utc": format_ms(ms, zero_unknown=False),
-                     "local": format_local(ms, zero_unknown=False),
-                     "offset_from_now_s": round(delta / 1000, 3),
-                     "from_now": "0s" if not delta else
-                     ("+" if delta > 0 else "") + format_duration(delta)})
+    rows = conversion_rows(text)
     emit(Result([Table([Column("input", "INPUT"), Column("epoch_ms", "EPOCH MS", "right"),
                         Column("utc", "UTC"), Column("local", "LOCAL"),
                         Column("from_now", "FROM NOW", "right", raw="offset_from_now_s")],

@@ -148,6 +148,8 @@ class SimCluster:
         self.down_since: dict[str, int] = {}  # master broker name -> when it went down
         self.faults = FaultController(self)
         self.topic_hosts: dict[str, list[str]] = {}
+        # the name server's queue data of a topic a broker deleted (delete_topic_in_broker)
+        self.namesrv_queue_data: dict[tuple[str, str], TopicConf] = {}
         self._mq_cache: dict[str, tuple[MessageQueue, ...]] = {}
         self._driver: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -359,6 +361,20 @@ class SimCluster:
         self._mq_cache.pop(topic, None)
         self.brokers[broker].add_topic(TopicConf(topic, 1, 1, 6))
 
+    def delete_topic_in_broker(self, topic: str, broker: str) -> None:
+        """DELETE_TOPIC_IN_BROKER alone (AdminBrokerProcessor.deleteTopic: the topic config and
+        its queues go): the name server keeps the broker in the topic's route until
+        DELETE_TOPIC_IN_NAMESRV, which mqadmin deleteTopic sends only afterwards
+        (DeleteTopicSubCommand), and a broker's registration does not drop it
+        (RouteInfoManager.registerBroker; 5.x only with deleteTopicWithBrokerRegistration)."""
+        b = self.brokers[broker]
+        conf = b.topics.pop(topic)
+        self.namesrv_queue_data[(topic, broker)] = conf
+        for key in [k for k in b.logs if k[0] == topic]:
+            del b.logs[key]
+        b.data_version += 1
+        self._mq_cache.pop(topic, None)
+
     def _set_rate(self, topic: str, rate: float) -> None:
         """A ``rate_changes`` step: the topic's write queues only (see ``_queue_log``)."""
         now = self.clock.now_ms()
@@ -519,7 +535,8 @@ class SimCluster:
                             "topicSysFlag": 0, "writeQueueNums": 16} for n in names]
         else:
             for n in names:
-                c = self.brokers[n].topics[topic]
+                c = (self.brokers[n].topics.get(topic)
+                     or self.namesrv_queue_data[(topic, n)])
                 queue_datas.append({"brokerName": n, "perm": c.perm, "readQueueNums": c.read,
                                     "topicSysFlag": 0, "writeQueueNums": c.write})
         return {"brokerDatas": [self._broker_data(n) for n in names], "filterServerTable": {},

@@ -53,12 +53,12 @@ from mqctl.models import (
     ConsumeStats,
     MessageQueue,
     OffsetWrapper,
+    is_system_group,
     wait_ack_count,
 )
 from mqctl.remoting.client import fan_out
-from mqctl.remoting.codes import ResponseCode
 from mqctl.timeparse import now_ms
-from mqctl.views.dlq import DlqQueue
+from mqctl.views.dlq import DlqQueue, read_dlq_queues
 from mqctl.views.progress import BROADCASTING_LAG, classify_span
 from mqctl.views.topics import int_or_zero
 
@@ -155,12 +155,6 @@ class GroupsCapture:
     clients: bool = True
     time_lag: bool = True
     hidden_system: int = 0
-
-
-def is_system_group(group: str) -> bool:
-    from mqctl.snapshot import is_system_group as snap
-
-    return snap(group)
 
 
 def match_group(group: str, pattern: str | None) -> bool:
@@ -562,31 +556,12 @@ async def _time_lags(admin: Admin, groups: list[GroupSummary], masters: dict[str
 
 async def _dlqs(admin: Admin, groups: list[GroupSummary],
                 failures: list[BrokerFailure]) -> None:
-    """The ``%DLQ%<group>`` messages each broker holds (GET_TOPIC_STATS_INFO: max - min)."""
+    """The ``%DLQ%<group>`` messages each broker holds (GET_TOPIC_STATS_INFO: max - min), by
+    the one rule of :func:`~mqctl.views.dlq.read_dlq_queues`; a group's brokers one by one."""
     async def one(s: GroupSummary) -> None:
-        assert s.dlq_topic is not None
-        try:
-            route = await admin.topic_route(s.dlq_topic)
-        except NotFoundError:
-            s.dlq_messages = 0
-            return
-        parts: list[DlqQueue] = []
-        unknown = False
-        for b in route.brokers:
-            addr = broker_addr(b)
-            try:
-                st = await admin.topic_stats(s.dlq_topic, require_addr(b))
-            except MqctlError as exc:
-                if isinstance(exc, BrokerError) and exc.code == ResponseCode.TOPIC_NOT_EXIST:
-                    continue
-                failures.append(BrokerFailure(b.broker_name, addr, exc))
-                unknown = True
-                continue
-            for mq, off in sorted(st.offsets.items()):
-                parts.append(DlqQueue(mq, off.min_offset, off.max_offset,
-                                      off.last_update_timestamp))
-        s.dlq = parts
-        s.dlq_messages = None if unknown else sum(p.messages for p in parts)
+        parts = await read_dlq_queues(admin, s.group, failures, concurrency=1)
+        s.dlq = parts or []
+        s.dlq_messages = None if parts is None else sum(p.messages for p in parts)
 
     for o in await fan_out(groups, one, concurrency=admin.concurrency):
         if not o.ok:
@@ -630,5 +605,5 @@ async def capture_groups_serial(admin: Admin, groups: list[str]) -> dict[str, in
 
 __all__ = ["CONSUME_TYPES", "DEFAULT_LAG_THRESHOLD", "DEFAULT_TIME_LAG_THRESHOLD_MS",
            "GroupSummary", "GroupsCapture", "STATES", "STATE_RULE",
-           "capture_groups", "capture_groups_serial", "group_state", "is_system_group",
+           "capture_groups", "capture_groups_serial", "group_state",
            "match_group"]

@@ -93,6 +93,11 @@ class Finding:
     clients: tuple[str, ...] = ()
 
 
+# broker -> its member list / its connection list (or why it has none)
+_Members = dict[str, list[str] | BrokerFailure]
+_Connections = dict[str, ConsumerConnection | BrokerFailure | None]
+
+
 async def capture_members(admin: Admin, group: str, *, running: bool = True,
                           every_broker: bool = True, must_read: bool = True) -> GroupMembers:
     """Members as every broker of the group sees them, plus each client's running info.
@@ -107,20 +112,7 @@ async def capture_members(admin: Admin, group: str, *, running: bool = True,
         members = await admin.members_by_broker(group, brokers)
         conns = await admin.connections_by_broker(group, brokers)
     else:
-        conns = {}
-        members = {}
-        for b in brokers:
-            addr = broker_addr(b)
-            if addr is None:
-                continue
-            try:
-                conn = await admin.consumer_connection(group, addr)
-            except MqctlError as exc:
-                conns[b.broker_name] = BrokerFailure(b.broker_name, addr, exc)
-                continue
-            conns[b.broker_name] = conn
-            members[b.broker_name] = [c.client_id for c in conn.connections] if conn else []
-            break
+        members, conns = await _first_connection(admin, group, brokers)
     failures = [v for v in members.values() if isinstance(v, BrokerFailure)]
     failures += [v for v in conns.values() if isinstance(v, BrokerFailure)
                  and v.broker not in {f.broker for f in failures}]
@@ -129,7 +121,46 @@ async def capture_members(admin: Admin, group: str, *, running: bool = True,
         raise NothingRead(f"the member list of group {group} (GET_CONSUMER_LIST_BY_GROUP / "
                           "GET_CONSUMER_CONNECTION_LIST)", failures)
     connection = next((c for c in conns.values() if isinstance(c, ConsumerConnection)), None)
-    # subscribed topics may live on brokers the retry topic does not: ask those too
+    extra, queue_counts = await _subscription_brokers(admin, connection, brokers)
+    if extra and every_broker:
+        members.update(await admin.members_by_broker(group, extra))
+        failures += [members[b.broker_name] for b in extra  # type: ignore[misc]
+                     if isinstance(members[b.broker_name], BrokerFailure)]
+        brokers = sorted([*brokers, *extra], key=lambda b: b.broker_name)
+    clients = _client_views(members, conns)
+    if running and clients:
+        await _read_running_infos(admin, group, clients, brokers)
+    ordered = dict(sorted(clients.items(), key=lambda kv: java_string_key(kv[0])))
+    return GroupMembers(group, brokers, members, connection, ordered, queue_counts, failures)
+
+
+async def _first_connection(admin: Admin, group: str, brokers: list[BrokerData]
+                            ) -> tuple[_Members, _Connections]:
+    """The member list and connections of the first broker that answers (failures of the
+    ones before it kept): ``every_broker=False``."""
+    conns: _Connections = {}
+    members: _Members = {}
+    for b in brokers:
+        addr = broker_addr(b)
+        if addr is None:
+            continue
+        try:
+            conn = await admin.consumer_connection(group, addr)
+        except MqctlError as exc:
+            conns[b.broker_name] = BrokerFailure(b.broker_name, addr, exc)
+            continue
+        conns[b.broker_name] = conn
+        members[b.broker_name] = [c.client_id for c in conn.connections] if conn else []
+        break
+    return members, conns
+
+
+async def _subscription_brokers(admin: Admin, connection: ConsumerConnection | None,
+                                brokers: list[BrokerData]
+                                ) -> tuple[list[BrokerData], dict[str, int]]:
+    """Brokers of the subscribed topics that the group's own brokers leave out (subscribed
+    topics may live on brokers the retry topic does not: ask those too), and each subscribed
+    topic's queue count (its retry topic apart)."""
     topics = sorted(connection.subscriptions) if connection else []
     known = {b.broker_name for b in brokers}
     extra: list[BrokerData] = []
@@ -145,12 +176,12 @@ async def capture_members(admin: Admin, group: str, *, running: bool = True,
             if b.broker_name not in known:
                 known.add(b.broker_name)
                 extra.append(b)
-    if extra and every_broker:
-        members.update(await admin.members_by_broker(group, extra))
-        failures += [members[b.broker_name] for b in extra  # type: ignore[misc]
-                     if isinstance(members[b.broker_name], BrokerFailure)]
-        brokers = sorted([*brokers, *extra], key=lambda b: b.broker_name)
+    return extra, queue_counts
 
+
+def _client_views(members: _Members, conns: _Connections) -> dict[str, ClientView]:
+    """One view per client id: the brokers that list it, its address(es), language, version
+    and connection count (the most any one broker holds)."""
     clients: dict[str, ClientView] = {}
     for broker, ids in sorted(members.items()):
         if isinstance(ids, BrokerFailure):
@@ -171,16 +202,19 @@ async def capture_members(admin: Admin, group: str, *, running: bool = True,
                 cv.addr = x.client_addr if not cv.addr else f"{cv.addr},{x.client_addr}"
             cv.language, cv.version = x.language, x.version
             cv.connections = max(cv.connections, per_id[x.client_id])
-    if running and clients:
-        infos = await admin.running_infos(group, clients, brokers)
-        for cid, info in infos.items():
-            if isinstance(info, ConsumerRunningInfo):
-                clients[cid].running = info
-            else:
-                clients[cid].running_error = info.message
-                clients[cid].running_gone = _not_online(info)
-    ordered = dict(sorted(clients.items(), key=lambda kv: java_string_key(kv[0])))
-    return GroupMembers(group, brokers, members, connection, ordered, queue_counts, failures)
+    return clients
+
+
+async def _read_running_infos(admin: Admin, group: str, clients: dict[str, ClientView],
+                              brokers: list[BrokerData]) -> None:
+    """Each client's running info, or why it has none (``running_gone``: not online)."""
+    infos = await admin.running_infos(group, clients, brokers)
+    for cid, info in infos.items():
+        if isinstance(info, ConsumerRunningInfo):
+            clients[cid].running = info
+        else:
+            clients[cid].running_error = info.message
+            clients[cid].running_gone = _not_online(info)
 
 
 def _not_online(exc: MqctlError) -> bool:
@@ -204,18 +238,24 @@ def unanswered_members(m: GroupMembers) -> list[str]:
 
 
 def check_members(m: GroupMembers) -> list[Finding]:
-    """The consistency check of ``mqctl consumers``."""
-    out: list[Finding] = []
+    """The consistency check of ``mqctl consumers``: membership unknown or offline, else each
+    check in turn (brokers that disagree, duplicate ids, subscriptions, strategies, idle
+    consumers or broadcasting, pop consumers, clients without running info)."""
     if m.online_state is None:
-        out.append(Finding("unknown", "warning", f"membership of {m.group} unknown: "
-                           f"{', '.join(m.unread_brokers) or 'no broker'} did not answer and the "
-                           "others list no client"))
-        return out
+        return [Finding("unknown", "warning", f"membership of {m.group} unknown: "
+                        f"{', '.join(m.unread_brokers) or 'no broker'} did not answer and the "
+                        "others list no client")]
     if not m.online:
-        out.append(Finding("offline", "warning", f"group {m.group} has no online consumer on "
-                           "any broker"))
-        return out
-    # 1. brokers that disagree on membership (a client asks ONE random broker for cidAll)
+        return [Finding("offline", "warning", f"group {m.group} has no online consumer on "
+                        "any broker")]
+    return [*_membership_findings(m), *_duplicate_id_findings(m), *_subscription_findings(m),
+            *_strategy_findings(m), *_queue_count_findings(m), *_pop_findings(m),
+            *_running_info_findings(m)]
+
+
+def _membership_findings(m: GroupMembers) -> list[Finding]:
+    """Brokers that disagree on membership (a client asks ONE random broker for cidAll)."""
+    out = []
     answered = {b: set(ids) for b, ids in m.members.items() if not isinstance(ids, BrokerFailure)}
     union = set().union(*answered.values()) if answered else set()
     for b, ids in sorted(answered.items()):
@@ -225,60 +265,79 @@ def check_members(m: GroupMembers) -> list[Finding]:
                                f"broker {b} does not list {', '.join(missing)}: clients that ask "
                                f"{b} for the member list compute a different allocation",
                                tuple(missing)))
-    # 2. duplicate client ids (two processes with the same ip@pid, e.g. containers)
-    for cid, cv in m.clients.items():
-        if cv.connections > 1:
-            out.append(Finding("duplicate-id", "error",
-                               f"client id {cid} is used by {cv.connections} connections "
-                               f"({cv.addr}): both get the same queues and other queues get no "
-                               "consumer; set a unique instanceName", (cid,)))
-    # 3. subscriptions that differ within the group
+    return out
+
+
+def _duplicate_id_findings(m: GroupMembers) -> list[Finding]:
+    """Duplicate client ids (two processes with the same ip@pid, e.g. containers)."""
+    return [Finding("duplicate-id", "error",
+                    f"client id {cid} is used by {cv.connections} connections "
+                    f"({cv.addr}): both get the same queues and other queues get no "
+                    "consumer; set a unique instanceName", (cid,))
+            for cid, cv in m.clients.items() if cv.connections > 1]
+
+
+def _subscription_findings(m: GroupMembers) -> list[Finding]:
+    """Subscriptions that differ within the group."""
+    out: list[Finding] = []
     subs = {cid: cv.subscriptions for cid, cv in m.clients.items() if cv.subscriptions is not None}
-    if len({tuple(sorted(s.items())) for s in subs.values()}) > 1:
-        by_topic: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-        for cid, s in subs.items():
-            for topic in set().union(*[set(x) for x in subs.values()]):
-                by_topic[topic][s.get(topic, "(not subscribed)")].append(cid)
-        for topic, variants in sorted(by_topic.items()):
-            if len(variants) > 1:
-                desc = "; ".join(f"{expr}: {', '.join(c)}" for expr, c in sorted(variants.items()))
-                out.append(Finding("subscription", "error",
-                                   f"clients disagree on the subscription of {topic} ({desc}): "
-                                   "the broker keeps only one version and queues allocated to "
-                                   "non-subscribers are not consumed",
-                                   tuple(c for cs in variants.values() for c in cs)))
-    # 4. different allocation strategies
+    if len({tuple(sorted(s.items())) for s in subs.values()}) <= 1:
+        return out
+    by_topic: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for cid, s in subs.items():
+        for topic in set().union(*[set(x) for x in subs.values()]):
+            by_topic[topic][s.get(topic, "(not subscribed)")].append(cid)
+    for topic, variants in sorted(by_topic.items()):
+        if len(variants) > 1:
+            desc = "; ".join(f"{expr}: {', '.join(c)}" for expr, c in sorted(variants.items()))
+            out.append(Finding("subscription", "error",
+                               f"clients disagree on the subscription of {topic} ({desc}): "
+                               "the broker keeps only one version and queues allocated to "
+                               "non-subscribers are not consumed",
+                               tuple(c for cs in variants.values() for c in cs)))
+    return out
+
+
+def _strategy_findings(m: GroupMembers) -> list[Finding]:
+    """Different allocation strategies."""
     strategies: dict[str, list[str]] = defaultdict(list)
     for cid, cv in m.clients.items():
         if cv.strategy:
             strategies[cv.strategy].append(cid)
-    if len(strategies) > 1:
-        desc = "; ".join(f"{s}: {', '.join(c)}" for s, c in sorted(strategies.items()))
-        out.append(Finding("strategy", "error", f"clients use different allocation strategies "
-                           f"({desc}): their allocations overlap and leave gaps"))
-    # 5. more consumers than queues
+    if len(strategies) <= 1:
+        return []
+    desc = "; ".join(f"{s}: {', '.join(c)}" for s, c in sorted(strategies.items()))
+    return [Finding("strategy", "error", f"clients use different allocation strategies "
+                    f"({desc}): their allocations overlap and leave gaps")]
+
+
+def _queue_count_findings(m: GroupMembers) -> list[Finding]:
+    """More consumers than queues; a BROADCASTING group instead (no allocation)."""
     n = len(m.clients)
     model = m.connection.message_model if m.connection else None
-    if model != "BROADCASTING":
-        for topic, q in sorted(m.queue_counts.items()):
-            if q and n > q:
-                out.append(Finding("idle", "warning", f"{n} consumers for {q} queues of {topic}: "
-                                   f"{n - q} consumer(s) get no queue of it"))
-    else:
-        out.append(Finding("broadcasting", "info", "BROADCASTING group: every consumer reads "
-                           "every queue; allocation and locks do not apply"))
-    # 6. pop / gRPC consumers
+    if model == "BROADCASTING":
+        return [Finding("broadcasting", "info", "BROADCASTING group: every consumer reads "
+                        "every queue; allocation and locks do not apply")]
+    return [Finding("idle", "warning", f"{n} consumers for {q} queues of {topic}: "
+                    f"{n - q} consumer(s) get no queue of it")
+            for topic, q in sorted(m.queue_counts.items()) if q and n > q]
+
+
+def _pop_findings(m: GroupMembers) -> list[Finding]:
+    """Pop / gRPC consumers: they balance per message."""
     pop = [cid for cid, cv in m.clients.items()
            if (m.connection and m.connection.consume_type == "CONSUME_POP")
            or (cv.running and (cv.running.consume_type == "CONSUME_POP"
                                or bool(cv.running.mq_pop_table)))]
-    if pop:
-        out.append(Finding("pop", "info", f"{len(pop)} pop/gRPC consumer(s) ({', '.join(pop)}): "
-                           "they balance per message, queue allocation does not apply",
-                           tuple(pop)))
-    silent = [cid for cid, cv in m.clients.items() if cv.running_error]
-    for cid in silent:
-        out.append(Finding("no-running-info", "warning",
-                           f"{cid} did not answer GET_CONSUMER_RUNNING_INFO: "
-                           f"{m.clients[cid].running_error}", (cid,)))
-    return out
+    if not pop:
+        return []
+    return [Finding("pop", "info", f"{len(pop)} pop/gRPC consumer(s) ({', '.join(pop)}): "
+                    "they balance per message, queue allocation does not apply", tuple(pop))]
+
+
+def _running_info_findings(m: GroupMembers) -> list[Finding]:
+    """Clients that did not answer GET_CONSUMER_RUNNING_INFO."""
+    return [Finding("no-running-info", "warning",
+                    f"{cid} did not answer GET_CONSUMER_RUNNING_INFO: {cv.running_error}",
+                    (cid,))
+            for cid, cv in m.clients.items() if cv.running_error]

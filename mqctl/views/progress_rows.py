@@ -8,7 +8,7 @@ renders what this builds.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from mqctl.models import MessageQueue
@@ -41,21 +41,51 @@ def not_included_note(p: GroupProgress) -> str:
     return f" (not included: {', '.join(p.not_included)})" if p.not_included else ""
 
 
+class _Totals(NamedTuple):
+    """The group's totals over its main (non-retry) queues; None where unknown, never 0."""
+
+    lag: int | None  # nothing read is not 0 (issue 25 item 4)
+    max_time_lag_s: float | None
+    known_time_lag: list[int]
+    time_lag_unknown: list[Any]  # the queues whose time lag is unknown
+    no_offset: list[Any]  # the queues without a committed offset
+    pop_inflight: int | None
+    puts: list[float | None]  # produce TPS per topic (%RETRY% apart)
+    produce_tps: float | None
+    oks: list[float | None]  # the clients' consumed TPS per topic (%RETRY% apart)
+    clients_tps: float | None
+
+
 def progress_result(p: GroupProgress, *, only_lagging: bool = False,
                     sort: SortKey = SortKey.queue, retry: bool = True) -> Result:
+    """``group progress``: the queue table, the per-topic table, the retry and dead-letter
+    section (``retry``), the JSON document and the notes."""
     from mqctl.models import RETRY_PREFIX
-    from mqctl.render import Column, Result, Table
-    from mqctl.timeparse import format_duration, format_local, format_ms
-    from mqctl.views.progress import (
-        DELAY_REASONS,
-        NEVER_COMMITTED,
-        NO_OFFSET_LAG_CAVEAT,
-        NOT_REPORTED,
-    )
+    from mqctl.render import Result, Table
 
     # %RETRY% queues (the group's retry topic, 5.x pop retry topics) are the retry section's
     retry_qs = [q for q in p.queues if q.mq.topic.startswith(RETRY_PREFIX)]
     main_qs = [q for q in p.queues if not q.mq.topic.startswith(RETRY_PREFIX)]
+    owners_unknown = _owners_unknown(p)
+    rows = [_queue_row(q, owners_unknown) for q in _shown_queues(main_qs, only_lagging, sort)]
+    topics = _topic_rows(p, main_qs, owners_unknown)
+    tot = _totals(p, main_qs)
+    data = _progress_data(p, rows, topics, main_qs, tot)
+    notes = [_headline(p, main_qs, tot), *_rate_notes(p, topics, tot),
+             *_owner_notes(p, tot, owners_unknown), *_queue_notes(p, tot),
+             *_no_queue_notes(p)]
+    tables = [Table(_queue_columns(), rows, title=f"progress of {p.group}", name="queues"),
+              Table(_topic_columns(p), topics, title="per topic", name="topics")]
+    if retry:
+        rrows, rnotes, rdata = _retry_section(p, retry_qs)
+        data.update(rdata)
+        notes.extend(rnotes)
+        tables.append(_retry_table(rrows))
+    return Result(tables, data=data, notes=notes)
+
+
+def _shown_queues(main_qs: list[Any], only_lagging: bool, sort: SortKey) -> list[Any]:
+    """The queue table's queues (``--only-lagging``) in ``--sort`` order."""
     # an unknown lag (broadcasting) is not "lagging" and sorts last, never as 0
     qs = [q for q in main_qs if (q.lag or 0) > 0] if only_lagging else list(main_qs)
     if sort == SortKey.lag:
@@ -64,36 +94,48 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
         qs.sort(key=lambda q: (q.delay_ms is None, -(q.delay_ms or 0), q.mq))
     elif sort == SortKey.owner:
         qs.sort(key=lambda q: (q.owner or "~", q.mq))
-    # which queue has no owner is unknown, not "all of them": the member list was not read,
-    # running info was not asked (--no-clients), or the group pops (no owners at all)
-    owners_unknown = p.pop or (p.members is not None and (
+    return qs
+
+
+def _owners_unknown(p: GroupProgress) -> bool:
+    """Which queue has no owner is unknown, not "all of them": the member list was not read,
+    running info was not asked (--no-clients), or the group pops (no owners at all); and a
+    BROADCASTING group's clients each read every queue (no one owner to name)."""
+    return bool(p.pop or (p.members is not None and (
         p.members.online_state is None or (not p.running_info and bool(p.members.clients))))
-    # BROADCASTING: every client reads every queue; there is no one owner to name
-    owners_unknown = owners_unknown or p.broadcasting
-    rows = []
-    for q in qs:
-        rows.append({
-            "topic": q.mq.topic, "broker": q.mq.broker_name, "queue_id": q.mq.queue_id,
-            "broker_offset": q.broker_offset, "consumer_offset": q.current,
-            "consumer_offset_cell": "-" if q.offsets_in_clients else _offset_cell(q.current),
-            "committed": q.committed, "min_offset": q.min_offset,
-            "lag": q.lag, "lag_unknown": q.lag_unknown,
-            "inflight": q.inflight, "inflight_source": q.inflight_source,
-            "inflight_cell": _inflight_cell(q.inflight, q.inflight_source),
-            "last_consume": format_local(q.last_timestamp),
-            "last_consume_ts": q.last_timestamp or None,
-            "last_consume_time": format_ms(q.last_timestamp) or None,
-            "time_lag_s": round(q.delay_ms / 1000, 3) if q.delay_ms is not None else None,
-            "time_lag": ("-" if q.delay_ms is None else "0" if q.delay_ms == 0
-                         else format_duration(q.delay_ms)),
-            "time_lag_unknown": q.delay_reason,
-            "owner": q.owner if not owners_unknown else None, "owners": list(q.owners),
-            # no answering member claims it while a member did not answer its running info:
-            # its owner is not known, it is not unowned (issue 25 item 6)
-            "owner_unknown": q.owner_unknown,
-            "owner_cell": (None if owners_unknown else q.owner
-                           or ("unknown" if q.owner_unknown else None)),
-        })
+        or p.broadcasting)
+
+
+def _queue_row(q: Any, owners_unknown: bool) -> dict[str, Any]:
+    from mqctl.timeparse import format_duration, format_local, format_ms
+
+    return {
+        "topic": q.mq.topic, "broker": q.mq.broker_name, "queue_id": q.mq.queue_id,
+        "broker_offset": q.broker_offset, "consumer_offset": q.current,
+        "consumer_offset_cell": "-" if q.offsets_in_clients else _offset_cell(q.current),
+        "committed": q.committed, "min_offset": q.min_offset,
+        "lag": q.lag, "lag_unknown": q.lag_unknown,
+        "inflight": q.inflight, "inflight_source": q.inflight_source,
+        "inflight_cell": _inflight_cell(q.inflight, q.inflight_source),
+        "last_consume": format_local(q.last_timestamp),
+        "last_consume_ts": q.last_timestamp or None,
+        "last_consume_time": format_ms(q.last_timestamp) or None,
+        "time_lag_s": round(q.delay_ms / 1000, 3) if q.delay_ms is not None else None,
+        "time_lag": ("-" if q.delay_ms is None else "0" if q.delay_ms == 0
+                     else format_duration(q.delay_ms)),
+        "time_lag_unknown": q.delay_reason,
+        "owner": q.owner if not owners_unknown else None, "owners": list(q.owners),
+        # no answering member claims it while a member did not answer its running info:
+        # its owner is not known, it is not unowned (issue 25 item 6)
+        "owner_unknown": q.owner_unknown,
+        "owner_cell": (None if owners_unknown else q.owner
+                       or ("unknown" if q.owner_unknown else None)),
+    }
+
+
+def _topic_rows(p: GroupProgress, main_qs: list[Any],
+                owners_unknown: bool) -> list[dict[str, Any]]:
+    """One row per topic: queues, lag, max time lag, unowned queues, rates."""
     per_topic: dict[str, dict[str, Any]] = {}
     for q in main_qs:
         t = per_topic.setdefault(q.mq.topic, {
@@ -115,44 +157,72 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
                 0 if q.owners or q.owner_unknown else 1)
     topics = [per_topic[k] for k in sorted(per_topic)]
     for t in topics:
-        t["not_included"] = ", ".join(t["brokers_not_included"]) or None
-        # the table shows the duration as people read it; JSON/CSV keep max_time_lag_s
-        t["max_time_lag"] = ("-" if t["time_lag_unknown"] == t["queues"] else
-                             format_duration(t["max_time_lag_s"] * 1000) or "0")
-    for t in topics:
-        t["produce_tps_cell"] = "-" if t["produce_tps"] is None else f"{t['produce_tps']:.2f}"
-        t["consume_tps_cell"] = ("-" if t["consume_tps_clients"] is None
-                                 else f"{t['consume_tps_clients']:.2f}")
+        _topic_cells(p, t)
+    return topics
+
+
+def _topic_cells(p: GroupProgress, t: dict[str, Any]) -> None:
+    """A topic row's table cells; JSON/CSV keep the raw numbers beside them."""
+    from mqctl.timeparse import format_duration
+
+    t["not_included"] = ", ".join(t["brokers_not_included"]) or None
+    # the table shows the duration as people read it; JSON/CSV keep max_time_lag_s
+    t["max_time_lag"] = ("-" if t["time_lag_unknown"] == t["queues"] else
+                         format_duration(t["max_time_lag_s"] * 1000) or "0")
+    t["produce_tps_cell"] = "-" if t["produce_tps"] is None else f"{t['produce_tps']:.2f}"
+    t["consume_tps_cell"] = ("-" if t["consume_tps_clients"] is None
+                             else f"{t['consume_tps_clients']:.2f}")
+    t["unowned_cell"] = "-" if t["unowned"] is None else str(t["unowned"])
+    if p.pop:
+        t["pop_inflight_cell"] = "-" if t["pop_inflight"] is None else str(t["pop_inflight"])
+
+
+def _totals(p: GroupProgress, main_qs: list[Any]) -> _Totals:
+    from mqctl.models import RETRY_PREFIX
+
     # nothing read is not 0 (issue 25 item 4): no queue, no total; no known time lag, no max
     lags = [q.lag for q in main_qs]
     total_lag = sum(x for x in lags if x is not None) if lags and None not in lags else None
-    missing = not_included_note(p)
     known_tl = [q.delay_ms for q in main_qs if q.delay_ms is not None]
-    max_tl = max(known_tl) / 1000 if known_tl else None
-    unknown = [q for q in main_qs if q.delay_ms is None]
-    no_offset = [q for q in main_qs if q.committed is False]
-    pop_total = sum(p.pop_inflight.values()) if p.pop_inflight is not None else None
     puts = [v for t, v in p.produce_tps.items() if not t.startswith(RETRY_PREFIX)]
     known_put = [v for v in puts if v is not None]
-    produce_total = (round(sum(known_put), 3) if puts and len(known_put) == len(puts)
-                     else None)
     # two rates, two names (issue 26 item 6): the brokers' (messages handed to the group:
     # pulled into client caches or popped) and the clients' (processed OK), summed over the
     # topics of the group (its %RETRY% topic apart); unknown is None, never a partial sum
     oks = [v for t, v in p.client_tps.items() if not t.startswith(RETRY_PREFIX)]
-    clients_total = (round(sum(v for v in oks if v is not None), 3)
-                     if oks and None not in oks else None)
-    data = {"group": p.group, "capture_ts": p.capture_ts,
+    return _Totals(
+        lag=total_lag, max_time_lag_s=max(known_tl) / 1000 if known_tl else None,
+        known_time_lag=known_tl,
+        time_lag_unknown=[q for q in main_qs if q.delay_ms is None],
+        no_offset=[q for q in main_qs if q.committed is False],
+        pop_inflight=sum(p.pop_inflight.values()) if p.pop_inflight is not None else None,
+        puts=puts,
+        produce_tps=(round(sum(known_put), 3) if puts and len(known_put) == len(puts)
+                     else None),
+        oks=oks,
+        clients_tps=(round(sum(v for v in oks if v is not None), 3)
+                     if oks and None not in oks else None))
+
+
+def _progress_data(p: GroupProgress, rows: list[dict[str, Any]], topics: list[dict[str, Any]],
+                   main_qs: list[Any], tot: _Totals) -> dict[str, Any]:
+    """The JSON/YAML document of ``group progress``."""
+    from mqctl.timeparse import format_ms
+    from mqctl.views.progress import DELAY_REASONS
+
+    return {"group": p.group, "capture_ts": p.capture_ts,
             "capture_time": format_ms(p.capture_ts), "cluster": p.cluster,
-            "consume_tps": _tps(p.consume_tps), "consume_tps_clients": clients_total,
-            "produce_tps": produce_total,
+            "consume_tps": _tps(p.consume_tps), "consume_tps_clients": tot.clients_tps,
+            "produce_tps": tot.produce_tps,
             "pop": p.pop, "running_info_asked": p.running_info,
             "queues": rows, "topics": topics,
-            "total": {"lag": total_lag, "max_time_lag_s": max_tl, "queues": len(main_qs),
-                      "time_lag_unknown": len(unknown), "no_offset_queues": len(no_offset),
-                      "no_offset_lag": sum(q.lag or 0 for q in no_offset),
+            "total": {"lag": tot.lag, "max_time_lag_s": tot.max_time_lag_s,
+                      "queues": len(main_qs),
+                      "time_lag_unknown": len(tot.time_lag_unknown),
+                      "no_offset_queues": len(tot.no_offset),
+                      "no_offset_lag": sum(q.lag or 0 for q in tot.no_offset),
                       "lag_unknown": p.lag_unknown,
-                      "pop_inflight": pop_total if p.pop else None,
+                      "pop_inflight": tot.pop_inflight if p.pop else None,
                       "complete": p.complete, "brokers_not_included": list(p.not_included),
                       "topics_not_covered": dict(p.uncovered)},
             "pop_inflight": ([{"topic": t, "broker": b, "inflight": n}
@@ -160,21 +230,31 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
                              if p.pop and p.pop_inflight is not None else None),
             "online": p.members.online_state if p.members else None,
             "time_lag_unknown_reasons": {k: DELAY_REASONS[k] for k in sorted(
-                {q.delay_reason for q in unknown if q.delay_reason})},
+                {q.delay_reason for q in tot.time_lag_unknown if q.delay_reason})},
             "failures": [f.to_dict() for f in p.failures]}
-    # width policy (docs/output.md): queue identity, LAG and TIME LAG are never cut; at 80-120
-    # columns LAST CONSUMED goes first, then INFLIGHT, BROKER OFFSET, CONSUMER OFFSET
-    qcols = [Column("topic", "TOPIC", kind="key"), Column("broker", "BROKER", kind="key"),
-             Column("queue_id", "QID", "right"),
-             Column("broker_offset", "BROKER OFFSET", "right", drop=3),
-             Column("consumer_offset_cell", "CONSUMER OFFSET", "right", raw="consumer_offset",
-                    drop=4),
-             Column("lag", "LAG", "right", unknown="-"),
-             Column("inflight_cell", "INFLIGHT", "right", raw="inflight", drop=2),
-             Column("last_consume", "LAST CONSUMED", raw="last_consume_time", kind="low",
-                    drop=1),
-             Column("time_lag", "TIME LAG", raw="time_lag_s", kind="key"),
-             Column("owner_cell", "OWNER", raw="owner", kind="id")]
+
+
+def _queue_columns() -> list[Any]:
+    """Width policy (docs/output.md): queue identity, LAG and TIME LAG are never cut; at
+    80-120 columns LAST CONSUMED goes first, then INFLIGHT, BROKER OFFSET, CONSUMER OFFSET."""
+    from mqctl.render import Column
+
+    return [Column("topic", "TOPIC", kind="key"), Column("broker", "BROKER", kind="key"),
+            Column("queue_id", "QID", "right"),
+            Column("broker_offset", "BROKER OFFSET", "right", drop=3),
+            Column("consumer_offset_cell", "CONSUMER OFFSET", "right", raw="consumer_offset",
+                   drop=4),
+            Column("lag", "LAG", "right", unknown="-"),
+            Column("inflight_cell", "INFLIGHT", "right", raw="inflight", drop=2),
+            Column("last_consume", "LAST CONSUMED", raw="last_consume_time", kind="low",
+                   drop=1),
+            Column("time_lag", "TIME LAG", raw="time_lag_s", kind="key"),
+            Column("owner_cell", "OWNER", raw="owner", kind="id")]
+
+
+def _topic_columns(p: GroupProgress) -> list[Any]:
+    from mqctl.render import Column
+
     tcols = [Column("topic", "TOPIC", kind="key"), Column("queues", "QUEUES", "right"),
              Column("lag", "LAG", "right", unknown="-"),
              Column("max_time_lag", "MAX TIME LAG", "right", raw="max_time_lag_s"),
@@ -182,32 +262,59 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
              Column("unowned_cell", "UNOWNED", "right", raw="unowned"),
              Column("produce_tps_cell", "PRODUCE TPS", "right", raw="produce_tps"),
              Column("consume_tps_cell", "CONSUMED TPS", "right", raw="consume_tps_clients")]
-    for t in topics:
-        t["unowned_cell"] = "-" if t["unowned"] is None else str(t["unowned"])
     if p.pop:
-        for t in topics:
-            t["pop_inflight_cell"] = "-" if t["pop_inflight"] is None else str(t["pop_inflight"])
         tcols.insert(4, Column("pop_inflight_cell", "INFLIGHT", "right", raw="pop_inflight"))
     if p.not_included:
         tcols.append(Column("not_included", "NOT INCLUDED", raw="brokers_not_included"))
-    tl_text = ("unknown" if max_tl is None else format_duration(max_tl * 1000) or "0")
-    notes = [(f"group {p.group}: lag UNKNOWN ({p.lag_unknown}: the clients keep the offsets)"
-              f", time lag unknown{missing}" if p.lag_unknown else
-              f"group {p.group}: total lag {total_lag} message(s){missing}"
-              + (f" ({sum(q.lag or 0 for q in no_offset)} of them in {len(no_offset)} queue(s) "
-                 "without a committed offset)" if no_offset else "")
-              + f", max time lag {tl_text}"
-              + (f" ({len(unknown)} queue(s) unknown)" if unknown and known_tl else "")
-              if main_qs else f"group {p.group}: lag unknown: no queue was read{missing}")
-             + (f", pulled TPS {p.consume_tps:.2f} (brokers)" if p.consume_tps is not None
-                else f", pulled TPS unknown ({', '.join(p.not_included) or 'a broker'} did "
-                     "not answer)")
-             + (f", consumed TPS {clients_total:.2f} (clients)" if clients_total is not None
-                else ", consumed TPS unknown (a client did not answer its running info)"
-                if oks else "")
-             + (f", produce TPS {produce_total:.2f}" if produce_total is not None else
-                ", produce TPS unknown (a broker did not answer it)"
-                if puts else "")]
+    return tcols
+
+
+def _retry_table(rrows: list[dict[str, Any]]) -> Any:
+    from mqctl.render import Column, Table
+
+    return Table([Column("kind", "KIND"), Column("topic", "TOPIC"),
+                  Column("broker", "BROKER"), Column("queue_id", "QID", "right"),
+                  Column("min_offset_cell", "MIN OFFSET", "right", raw="min_offset"),
+                  Column("max_offset", "MAX OFFSET", "right"),
+                  Column("consumer_offset_cell", "CONSUMER OFFSET", "right",
+                         raw="consumer_offset"),
+                  Column("backlog", "BACKLOG", "right", unknown="-")],
+                 rrows, title="retry and dead-letter", name="retry")
+
+
+def _headline(p: GroupProgress, main_qs: list[Any], tot: _Totals) -> str:
+    """``group G: total lag N message(s) ..., max time lag ..., pulled TPS ...``."""
+    from mqctl.timeparse import format_duration
+
+    missing = not_included_note(p)
+    no_offset, unknown = tot.no_offset, tot.time_lag_unknown
+    tl_text = ("unknown" if tot.max_time_lag_s is None
+               else format_duration(tot.max_time_lag_s * 1000) or "0")
+    return ((f"group {p.group}: lag UNKNOWN ({p.lag_unknown}: the clients keep the offsets)"
+             f", time lag unknown{missing}" if p.lag_unknown else
+             f"group {p.group}: total lag {tot.lag} message(s){missing}"
+             + (f" ({sum(q.lag or 0 for q in no_offset)} of them in {len(no_offset)} queue(s) "
+                "without a committed offset)" if no_offset else "")
+             + f", max time lag {tl_text}"
+             + (f" ({len(unknown)} queue(s) unknown)" if unknown and tot.known_time_lag
+                else "")
+             if main_qs else f"group {p.group}: lag unknown: no queue was read{missing}")
+            + (f", pulled TPS {p.consume_tps:.2f} (brokers)" if p.consume_tps is not None
+               else f", pulled TPS unknown ({', '.join(p.not_included) or 'a broker'} did "
+                    "not answer)")
+            + (f", consumed TPS {tot.clients_tps:.2f} (clients)"
+               if tot.clients_tps is not None
+               else ", consumed TPS unknown (a client did not answer its running info)"
+               if tot.oks else "")
+            + (f", produce TPS {tot.produce_tps:.2f}" if tot.produce_tps is not None else
+               ", produce TPS unknown (a broker did not answer it)"
+               if tot.puts else ""))
+
+
+def _rate_notes(p: GroupProgress, topics: list[dict[str, Any]], tot: _Totals) -> list[str]:
+    """Pulled vs consumed TPS when they part, and produce TPS a broker did not answer."""
+    notes = []
+    clients_total = tot.clients_tps
     if (p.consume_tps is not None and clients_total is not None
             and abs(p.consume_tps - clients_total) > max(1.0, 0.1 * clients_total)):
         notes.append(f"pulled TPS {p.consume_tps:.2f} vs consumed TPS {clients_total:.2f}: "
@@ -224,6 +331,12 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
         notes.append("PRODUCE TPS `-` for " + ", ".join(partial_put) + ": "
                      + ", ".join(p.not_included) + " did not answer; a sum over the brokers "
                      "that answered is not the topic's rate")
+    return notes
+
+
+def _owner_notes(p: GroupProgress, tot: _Totals, owners_unknown: bool) -> list[str]:
+    """Pop (no owners, inflight per broker), --no-clients, members that did not answer."""
+    notes = []
     if p.pop:
         per = ", ".join(f"{b} {n}" + (f" ({t})" if len({x for x, _ in p.pop_inflight or {}}) > 1
                                       else "")
@@ -231,7 +344,8 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
         notes.append(f"pop: no queue owners: {p.group} consumes with pop (5.x), the broker hands "
                      "messages of every queue to whoever pops; inflight = popped and not yet "
                      "acked (invisible) messages, the pop clients' waitAckCount: "
-                     + (f"{pop_total} in all ({per or 'none'})" if pop_total is not None else
+                     + (f"{tot.pop_inflight} in all ({per or 'none'})"
+                        if tot.pop_inflight is not None else
                         "unknown (not every pop client answered its running info)")
                      + "; a pop client counts them per broker (queue id -1), so INFLIGHT per "
                        "queue is `-` where it does")
@@ -243,6 +357,20 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
         notes.append(f"OWNER unknown on {unk} queue(s): {', '.join(p.unanswered)} did not "
                      "answer GET_CONSUMER_RUNNING_INFO (still a member): those queues may be "
                      "theirs, they are not counted as unowned")
+    return notes
+
+
+def _queue_notes(p: GroupProgress, tot: _Totals) -> list[str]:
+    """What some queues' cells mean: no committed offset, inflight sources, not covered."""
+    from mqctl.views.progress import (
+        DELAY_REASONS,
+        NEVER_COMMITTED,
+        NO_OFFSET_LAG_CAVEAT,
+        NOT_REPORTED,
+    )
+
+    notes = []
+    no_offset = tot.no_offset
     if no_offset:
         never = sum(1 for q in no_offset if q.delay_reason == NEVER_COMMITTED)
         notes.append(f"{len(no_offset)} queue(s) have no committed offset for {p.group} "
@@ -259,7 +387,7 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
         notes.append("not complete: " + "; ".join(f"topic {t}: {why}"
                                                   for t, why in sorted(p.uncovered.items()))
                      + " (its queues on brokers without an offset of the group are not shown)")
-    unrep = sum(1 for q in unknown if q.delay_reason == NOT_REPORTED)
+    unrep = sum(1 for q in tot.time_lag_unknown if q.delay_reason == NOT_REPORTED)
     if unrep:
         notes.append(f"{unrep} lagging queue(s) have TIME LAG `-`: "
                      f"{DELAY_REASONS[NOT_REPORTED]}")
@@ -269,39 +397,32 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
     if any(q.inflight is None and not q.pop and not q.offsets_in_clients for q in p.queues):
         notes.append("INFLIGHT `-`: unknown (no pullOffset from the broker before 5.x and no "
                      "owner that reported its cache)")
+    return notes
+
+
+def _no_queue_notes(p: GroupProgress) -> list[str]:
+    """A BROADCASTING group (nothing committed to the brokers), or no offsets at all."""
+    from mqctl.models import RETRY_PREFIX
+
     if p.broadcasting:
-        notes.append(f"group {p.group} is BROADCASTING: each client keeps its own offsets in a "
-                     "local file (LocalFileOffsetStore) and commits none to the brokers, and "
-                     "reads every queue (no one owner), so its committed offsets, lag, time lag "
-                     "and inflight are unknown (`-`; state UNKNOWN, lag_unknown `broadcasting` "
-                     "in every view); the broker offsets and rates are real")
-    elif not p.queues:
-        online = p.members.online_state if p.members else None
-        conn = p.members.connection if p.members else None
-        subs = sorted(t for t in (conn.subscriptions if conn else {})
-                      if not t.startswith(RETRY_PREFIX))
-        notes.append(f"no offsets found for group {p.group}"
-                     + (" (group is offline)" if online is False else "") + missing
-                     + (f" on the topic asked: it subscribes to {', '.join(subs)}, and a broker "
-                        "reports no offsets of an online group on a topic it does not "
-                        "subscribe to (AdminBrokerProcessor.getConsumeStats)" if subs else
-                        ": no broker holds a committed offset of it and no member names a "
-                        "topic, so nothing says which queues it would read"))
-    tables = [Table(qcols, rows, title=f"progress of {p.group}", name="queues"),
-              Table(tcols, topics, title="per topic", name="topics")]
-    if retry:
-        rrows, rnotes, rdata = _retry_section(p, retry_qs)
-        data.update(rdata)
-        notes.extend(rnotes)
-        tables.append(Table([Column("kind", "KIND"), Column("topic", "TOPIC"),
-                             Column("broker", "BROKER"), Column("queue_id", "QID", "right"),
-                             Column("min_offset_cell", "MIN OFFSET", "right", raw="min_offset"),
-                             Column("max_offset", "MAX OFFSET", "right"),
-                             Column("consumer_offset_cell", "CONSUMER OFFSET", "right",
-                                    raw="consumer_offset"),
-                             Column("backlog", "BACKLOG", "right", unknown="-")],
-                            rrows, title="retry and dead-letter", name="retry"))
-    return Result(tables, data=data, notes=notes)
+        return [f"group {p.group} is BROADCASTING: each client keeps its own offsets in a "
+                "local file (LocalFileOffsetStore) and commits none to the brokers, and "
+                "reads every queue (no one owner), so its committed offsets, lag, time lag "
+                "and inflight are unknown (`-`; state UNKNOWN, lag_unknown `broadcasting` "
+                "in every view); the broker offsets and rates are real"]
+    if p.queues:
+        return []
+    online = p.members.online_state if p.members else None
+    conn = p.members.connection if p.members else None
+    subs = sorted(t for t in (conn.subscriptions if conn else {})
+                  if not t.startswith(RETRY_PREFIX))
+    return [f"no offsets found for group {p.group}"
+            + (" (group is offline)" if online is False else "") + not_included_note(p)
+            + (f" on the topic asked: it subscribes to {', '.join(subs)}, and a broker "
+               "reports no offsets of an online group on a topic it does not "
+               "subscribe to (AdminBrokerProcessor.getConsumeStats)" if subs else
+               ": no broker holds a committed offset of it and no member names a "
+               "topic, so nothing says which queues it would read")]
 
 
 def _pop_inflight(p: GroupProgress, topic: str) -> int | None:

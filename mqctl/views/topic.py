@@ -23,21 +23,10 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mqctl.models import MessageQueue
+from mqctl.models import MessageQueue, TopicRoute, is_system_group
 
 if TYPE_CHECKING:
     from mqctl.admin import Admin, BrokerFailure
-
-# MixAll / TopicValidator: groups of RocketMQ's own tools and components, hidden unless asked
-SYSTEM_GROUPS = frozenset({"TOOLS_CONSUMER", "FILTERSRV_CONSUMER", "SELF_TEST_C_GROUP",
-                           "CID_ONS-HTTP-PROXY", "CID_ONSAPI_PULL", "CID_ONSAPI_PERMISSION",
-                           "CID_ONSAPI_OWNER", "CID_RMQ_SYS_TRANS", "SCHEDULE_CONSUMER",
-                           "DEFAULT_CONSUMER", "__MONITOR_CONSUMER"})
-
-
-def is_system_group(group: str) -> bool:
-    """``MixAll.isSysConsumerGroup`` (prefix CID_RMQ_SYS_) and the predefined groups."""
-    return group in SYSTEM_GROUPS or group.startswith("CID_RMQ_SYS_")
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,8 +186,10 @@ class TopicConsumers:
 
 async def capture_topic_consumers(admin: Admin, topic: str, *, include_system: bool = False
                                   ) -> TopicConsumers:
+    """The groups the route's brokers name as consumers of ``topic``
+    (QUERY_TOPIC_CONSUME_BY_WHO), each proven a group (``_GroupProof``) and read: lag, TPS,
+    members, subscription. RocketMQ's own groups are hidden unless ``include_system``."""
     from mqctl.admin import BrokerFailure, NothingRead
-    from mqctl.errors import MqctlError
     from mqctl.remoting.client import fan_out
 
     route = await admin.topic_route(topic, cached=False)
@@ -213,39 +204,77 @@ async def capture_topic_consumers(admin: Admin, topic: str, *, include_system: b
                 listed.setdefault(g, []).append(b)
     hidden = sorted(g for g in listed if is_system_group(g)) if not include_system else []
     groups = sorted(g for g in listed if g not in hidden)
-    # a name passes on only where it is a group: a subscription group config on a broker, or
-    # a committed offset on the topic. 5.3.3 also lists the topic's own name: its
-    # ConsumerManager.registerConsumer / registerConsumerWithoutSub (heartbeat v2) add
-    # subscriptionData.getTopic() to topicGroupTable instead of the group
-    # (apache/rocketmq#9352, released in 5.3.3; fixed after it by #9424 and #9444)
-    tables: dict[str, list[str] | BrokerFailure] = {}
-    tables_lock = asyncio.Lock()
+    proof = _GroupProof(admin, route, topic)
     unverified: dict[str, str] = {}
 
-    async def configured() -> tuple[set[str], list[str]]:
+    async def one(group: str) -> TopicConsumer | DroppedEntry:
+        stats = await admin._per_broker(
+            route, lambda addr: admin.consume_stats(group, addr, topic))
+        verdict, reason = await proof.is_group(group, stats)
+        if verdict is False:
+            return DroppedEntry(group, listed[group], reason)
+        if verdict is None:
+            unverified[group] = reason
+        return await _topic_consumer(admin, route, topic, group, listed[group], stats)
+
+    out: list[TopicConsumer] = []
+    dropped: list[DroppedEntry] = []
+    for o in await fan_out(groups, one, concurrency=max(1, admin.concurrency // 4)):
+        if o.ok:
+            (dropped if isinstance(o.value, DroppedEntry) else out).append(
+                o.value)  # type: ignore[arg-type]
+        else:
+            raise o.error  # type: ignore[misc]
+    # the subscription group tables that did not answer matter where a name stayed unverified
+    config_failed = [v for v in proof.tables.values() if isinstance(v, BrokerFailure)] \
+        if unverified else []
+    return TopicConsumers(topic, out, failures, hidden, dropped, unverified, config_failed)
+
+
+class _GroupProof:
+    """Whether a name QUERY_TOPIC_CONSUME_BY_WHO listed is a group of ``topic``.
+
+    A name passes on only where it is a group: a subscription group config on a broker, or a
+    committed offset on the topic. 5.3.3 also lists the topic's own name: its
+    ConsumerManager.registerConsumer / registerConsumerWithoutSub (heartbeat v2) add
+    subscriptionData.getTopic() to topicGroupTable instead of the group
+    (apache/rocketmq#9352, released in 5.3.3; fixed after it by #9424 and #9444)."""
+
+    def __init__(self, admin: Admin, route: TopicRoute, topic: str):
+        self.admin, self.route, self.topic = admin, route, topic
+        self.tables: dict[str, list[str] | BrokerFailure] = {}
+        self._lock = asyncio.Lock()
+
+    async def configured(self) -> tuple[set[str], list[str]]:
         """The subscription group names of the route's brokers (asked once, when a listed
         name has no committed offset to prove it a group), and the brokers that failed."""
-        async with tables_lock:
-            if not tables:
-                tables.update(await admin._per_broker(route, admin.subscription_groups))
-        return ({g for v in tables.values() if isinstance(v, list) for g in v},
-                sorted(b for b, v in tables.items() if isinstance(v, BrokerFailure)))
+        from mqctl.admin import BrokerFailure
 
-    async def is_group(group: str, stats: dict[str, Any]) -> tuple[bool | None, str]:
+        async with self._lock:
+            if not self.tables:
+                self.tables.update(await self.admin._per_broker(
+                    self.route, self.admin.subscription_groups))
+        return ({g for v in self.tables.values() if isinstance(v, list) for g in v},
+                sorted(b for b, v in self.tables.items() if isinstance(v, BrokerFailure)))
+
+    async def is_group(self, group: str, stats: dict[str, Any]) -> tuple[bool | None, str]:
         """(True, ""): a committed offset on the topic or a subscription group config;
         (False, why): neither; (None, why): cannot be told. Committed offsets by the
         never-committed rule of mqctl.reset.probe (a 0 is not an offset by itself)."""
+        from mqctl.admin import BrokerFailure
         from mqctl.reset.probe import committed_offsets
 
+        topic = self.topic
         reported = {mq: w.consumer_offset for s in stats.values()
                     if not isinstance(s, BrokerFailure) for mq, w in s.offsets.items()
                     if mq.topic == topic}
         if any(v > 0 for v in reported.values()):
             return True, ""
-        names, table_failed = await configured()
+        names, table_failed = await self.configured()
         if group in names:
             return True, ""
-        got = await committed_offsets(admin, group, reported, reported, route.master_addrs())
+        got = await committed_offsets(self.admin, group, reported, reported,
+                                      self.route.master_addrs())
         unsure = {mq for _e, zs in got.unchecked.values() for mq in zs}
         if any(v is not None for mq, v in got.offsets.items() if mq not in unsure):
             return True, ""
@@ -261,59 +290,46 @@ async def capture_topic_consumers(admin: Admin, topic: str, *, include_system: b
                           "registerConsumer adds the topic, not the group, to topicGroupTable; "
                           "apache/rocketmq#9352)" if group == topic else ""))
 
-    async def one(group: str) -> TopicConsumer | DroppedEntry:
-        stats = await admin._per_broker(
-            route, lambda addr: admin.consume_stats(group, addr, topic))
-        verdict, reason = await is_group(group, stats)
-        if verdict is False:
-            return DroppedEntry(group, listed[group], reason)
-        if verdict is None:
-            unverified[group] = reason
-        lag = 0
-        queues = 0
-        tps = 0.0
-        read = False
-        not_inc = []
-        for b, s in sorted(stats.items()):
-            if isinstance(s, BrokerFailure):
-                not_inc.append(b)
-                continue
-            read = True
-            tps += s.consume_tps
-            for mq, w in s.offsets.items():
-                if mq.topic == topic:
-                    queues += 1
-                    lag += max(0, w.diff)
-        conn = None
-        online: bool | None
-        try:
-            conn = await admin.consumer_connection(group, route)
-            online = conn is not None
-        except MqctlError:  # BrokerError, ConnectError, a body that cannot be decoded
-            online = None
-        sub = conn.subscriptions.get(topic) if conn is not None else None
-        broadcasting = conn is not None and conn.message_model == "BROADCASTING"
-        why = "broadcasting" if broadcasting else None if read else "not-read"
-        return TopicConsumer(
-            group, listed[group], lag if read and not broadcasting else None, queues, not_inc,
-            tps if read else None, online,
-            len(conn.connections) if conn is not None else (0 if online is False else None),
-            conn.message_model if conn else None, conn.consume_type if conn else None,
-            sub.expression if sub is not None else None, is_system_group(group), why)
 
-    out: list[TopicConsumer] = []
-    dropped: list[DroppedEntry] = []
-    for o in await fan_out(groups, one, concurrency=max(1, admin.concurrency // 4)):
-        if o.ok:
-            (dropped if isinstance(o.value, DroppedEntry) else out).append(
-                o.value)  # type: ignore[arg-type]
-        else:
-            raise o.error  # type: ignore[misc]
-    # the subscription group tables that did not answer matter where a name stayed unverified
-    config_failed = [v for v in tables.values() if isinstance(v, BrokerFailure)] \
-        if unverified else []
-    return TopicConsumers(topic, out, failures, hidden, dropped, unverified, config_failed)
+async def _topic_consumer(admin: Admin, route: TopicRoute, topic: str, group: str,
+                          listed_by: list[str], stats: dict[str, Any]) -> TopicConsumer:
+    """One group's row: its lag and TPS on ``topic`` over the brokers read (``stats``), and its
+    connection list (online, members, model, subscription)."""
+    from mqctl.admin import BrokerFailure
+    from mqctl.errors import MqctlError
+
+    lag = 0
+    queues = 0
+    tps = 0.0
+    read = False
+    not_inc = []
+    for b, s in sorted(stats.items()):
+        if isinstance(s, BrokerFailure):
+            not_inc.append(b)
+            continue
+        read = True
+        tps += s.consume_tps
+        for mq, w in s.offsets.items():
+            if mq.topic == topic:
+                queues += 1
+                lag += max(0, w.diff)
+    conn = None
+    online: bool | None
+    try:
+        conn = await admin.consumer_connection(group, route)
+        online = conn is not None
+    except MqctlError:  # BrokerError, ConnectError, a body that cannot be decoded
+        online = None
+    sub = conn.subscriptions.get(topic) if conn is not None else None
+    broadcasting = conn is not None and conn.message_model == "BROADCASTING"
+    why = "broadcasting" if broadcasting else None if read else "not-read"
+    return TopicConsumer(
+        group, listed_by, lag if read and not broadcasting else None, queues, not_inc,
+        tps if read else None, online,
+        len(conn.connections) if conn is not None else (0 if online is False else None),
+        conn.message_model if conn else None, conn.consume_type if conn else None,
+        sub.expression if sub is not None else None, is_system_group(group), why)
 
 
-__all__ = ["DroppedEntry", "QueueStatus", "SYSTEM_GROUPS", "TopicConsumer", "TopicConsumers",
-           "TopicStatus", "capture_topic_consumers", "capture_topic_status", "is_system_group"]
+__all__ = ["DroppedEntry", "QueueStatus", "TopicConsumer", "TopicConsumers",
+           "TopicStatus", "capture_topic_consumers", "capture_topic_status"]
