@@ -289,13 +289,14 @@ WRITE_CODES = (RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, RequestCode.UPDATE_CON
 def run_interrupted(ns: str, args: list[str], rng: random.Random, sig: signal.Signals,
                     report: Report, name: str, limit: float, *, changed: Callable[[], bool],
                     at_change: bool, keep: Callable[[], None] | None = None,
-                    gone: bool = False) -> tuple[int, str, str, Any] | None:
+                    gone: bool = False) -> tuple[int, str, str, Any, bool] | None:
     """mqctl ``args`` in its own process, ``sig`` sent once ``changed()`` (its first change
     reached the slow broker; the answer still on the way) or, without ``at_change``, at a
     random moment; ``keep()`` runs while waiting. ``gone``: its stdout and stderr are closed
     just before the signal (the terminal went away: every later write fails), and nothing is
-    read from them. (exit code, stdout, stderr, parsed JSON or None), or None with a violation
-    when it hung or printed broken JSON."""
+    read from them (unless it had already ended). (exit code, stdout, stderr, parsed JSON or
+    None, whether the terminal was gone), or None with a violation when it hung or printed
+    broken JSON."""
     env = dict(os.environ, NAMESRV_ADDR=ns, PYTHONUNBUFFERED="1")
     t0 = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-m", "mqctl", *args], stdout=subprocess.PIPE,
@@ -308,6 +309,9 @@ def run_interrupted(ns: str, args: list[str], rng: random.Random, sig: signal.Si
         if keep is not None:
             keep()
         time.sleep(0.02)
+    # a run that already ended wrote its output to the terminal before it went away: it is
+    # read as a finished run (the result file is for a run the hang-up found still running)
+    gone = gone and proc.poll() is None
     if gone:
         for pipe in (proc.stdout, proc.stderr):
             if pipe is not None:
@@ -330,7 +334,7 @@ def run_interrupted(ns: str, args: list[str], rng: random.Random, sig: signal.Si
     if "Traceback" in err:
         report.violations.append(f"{name} printed a traceback")
     try:
-        return proc.returncode, out, err, json.loads(out) if out.strip() else None
+        return proc.returncode, out, err, json.loads(out) if out.strip() else None, gone
     except ValueError:
         report.violations.append(f"{name} printed broken JSON (exit {proc.returncode})")
         return None
@@ -365,7 +369,7 @@ def interrupted_reset(sim: SimThread, rng: random.Random, args: list[str], rb: P
                           at_change=at_change, keep=keep_slow, gone=gone)
     if ran is None:
         return
-    code, out, err, d = ran
+    code, out, err, d, gone = ran
     now = offsets(sim)
     kept = rb.with_name(f"{rb.stem}.result.txt")
     if gone:  # nothing could be read from the terminal: the file beside the rollback file
@@ -832,7 +836,7 @@ def interrupted_release(rng: random.Random, limit: float, report: Report) -> Non
                               limit, changed=lambda: unlocks() > 0, at_change=at_change)
         if ran is None:
             return
-        code, _, err, d = ran
+        code, _, err, d, _gone = ran
         time.sleep(latency / 1000 + 0.3)  # whatever the slow broker did with one in flight
         holders = {mq.short: holder(mq) for mq in mine}
         if not isinstance(d, dict) or "interrupted" not in d:
