@@ -25,19 +25,20 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit mqctl/l
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
-from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import MqctlError, UsageError
 from mqctl.lagjob.inputs import (
-    GMT8,
     InputSpec,
     Kind,
     local_path,
     parse_input_spec,
-    parse_tz,
 )
 from mqctl.lagjob.thresholds import Breach, parse_thresholds
+from mqctl.lagoptions import Options, duration_ms, spark_conf
+
+__all__ = ["Options", "ReportResult", "build_parser", "duration_ms", "main", "result_view",
+           "run_report"]
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -104,105 +105,47 @@ class ReportResult:
                 "notes": self.notes}
 
 
-@dataclass(frozen=True, slots=True)
-class Options:
-    window: int = 10
-    allowed_lag: int = 0
-    allowed_lag_seconds: float = 10.0
-    tz: tzinfo | None = None
-    log_tz: tzinfo | None = None
-    pinned_tz: tzinfo = GMT8
-    cluster: str = ""
-    max_skew_ms: int = 300_000
-    align_ms: int = 10_000
-    move_window_ms: int = 300_000
-    round_gap_ms: int = 20_000
-    storm_rounds: int = 3
-    storm_window_ms: int = 600_000
-    # a round longer than this is a storm by itself (docs/exports.md section 5); 0: off
-    storm_round_max_ms: int = 60_000
-    # group health: ERR at this share of queue time unowned in the storm window
-    unowned_max: float = 0.1
-    summary_limit: int = 1000
-    chart_groups: int = 20
-    chart_points: int = 2000
-    timeline_events: int = 5000
-    since_ms: int | None = None  # report from this time on (datasets: from its date on)
-    until_ms: int | None = None  # ignore observations after this time
-
-    def fingerprint(self) -> str:
-        """The options that change what is computed (the state's outputs were written with)."""
-        import hashlib
-
-        keep = {k: str(getattr(self, k)) for k in (
-            "window", "allowed_lag", "allowed_lag_seconds", "tz", "log_tz", "pinned_tz",
-            "cluster", "max_skew_ms", "align_ms", "move_window_ms", "round_gap_ms",
-            "storm_rounds", "storm_window_ms", "since_ms", "until_ms")}
-        return hashlib.sha256(repr(sorted(keep.items())).encode()).hexdigest()[:16]
-
-
-def _tz(value: str | tzinfo | None) -> tzinfo | None:
-    if value is None or isinstance(value, tzinfo):
-        return value
-    return parse_tz(value)
-
-
-def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str | None = "local[*]",
-               window: int = 10, fail_on: Iterable[str] = (), tz: str | tzinfo | None = None,
-               spark: SparkSession | None = None, log_tz: str | tzinfo | None = None,
-               broker_log_tz: str | tzinfo | None = "+08:00", cluster: str = "",
-               allowed_lag: int = 0, allowed_lag_seconds: float = 10.0,
-               max_skew_ms: int = 300_000, align_ms: int = 10_000,
-               move_window_ms: int = 300_000, storm_rounds: int = 3,
-               storm_window_ms: int = 600_000, storm_round_max_ms: int = 60_000,
-               unowned_max: float = 0.1, prom_file: str | None = None,
-               summary_limit: int = 1000, spark_conf: dict[str, str] | None = None,
+def run_report(inputs: Sequence[str | InputSpec], out_dir: str,
+               options: Options | None = None, *, master: str | None = "local[*]",
+               fail_on: Iterable[str] = (), spark: SparkSession | None = None,
+               prom_file: str | None = None, spark_conf: dict[str, str] | None = None,
                progress: Callable[[str], None] | None = None, state: str | None = None,
-               incremental: bool = True, full: bool = False, since: str | None = None,
-               until: str | None = None, debug: bool = False) -> ReportResult:
+               incremental: bool = True, full: bool = False, debug: bool = False,
+               **values: Any) -> ReportResult:
     """Run the report over ``inputs`` (paths, globs, directories, URIs, or ``KIND=PATH``) and
     write everything under ``out_dir``. Thresholds are checked after everything is written;
     breaches are returned (``ReportResult.breaches``), not raised.
 
-    ``tz``: zone of mqadmin dates and of path timestamps without a zone (default: local);
-    ``log_tz``: zone of 4.x client logs (default: local); ``broker_log_tz``: zone of lock.log and
-    5.x client logs (their logback pattern pins GMT+8).
+    ``options``: what the report computes with (:class:`mqctl.lagoptions.Options`: window,
+    zones, durations, ...); or give them as keywords (``window=3, tz="UTC"``: the field names
+    of :class:`~mqctl.lagoptions.Options`, durations in ms or as text), not both. ``tz``: zone
+    of mqadmin dates and of path timestamps without a zone (default: local); ``log_tz``: zone
+    of 4.x client logs (default: local); ``broker_log_tz``: zone of lock.log and 5.x client
+    logs (their logback pattern pins GMT+8).
 
     Incremental (``incremental``, the default): snapshot files are parsed once into an ingested
     Parquet table under ``state`` (default ``OUT/_state``) with a manifest (path, size,
     modification time); a re-run parses only new and changed files and rewrites only the
     ``lag``/``group_status`` date partitions from the first date whose observations changed.
+    A run whose options differ from the ones the state was computed with (any option that
+    changes a result, :meth:`Options.fingerprint`) computes everything again.
     ``full``: rebuild the state and rewrite every date. ``since``/``until``: times
     (``2024-06-01``, ``2024-06-01T10:00:00Z``, ``-2h``) bounding what the run reports.
     ``debug``: Spark's log on stderr keeps the Java stack traces (else one line per message).
     """
+    if options is not None and values:
+        raise TypeError("give run_report options= or option keywords, not both")
+    unknown = sorted(set(values) - {f for f, _ in _declared_names()})
+    if unknown:
+        raise TypeError(f"run_report() got unexpected keyword argument(s): {', '.join(unknown)}")
+    opts = options if options is not None else Options.from_values(values)
     specs = [s if isinstance(s, InputSpec) else parse_input_spec(s) for s in inputs]
     if not specs:
         raise UsageError("no inputs given", hint="pass snapshot files, store exports, mqadmin "
                          "captures or logs (paths, globs or directories)")
     if not out_dir:
         raise UsageError("no output directory", hint="pass --out DIR")
-    if window < 1:
-        raise UsageError(f"--window must be at least 1 (got {window})")
-    if storm_rounds < 1:
-        raise UsageError(f"storm rounds must be at least 1 (got {storm_rounds})")
-    if not 0.0 <= unowned_max <= 1.0:
-        raise UsageError(f"--unowned-max must be a fraction from 0 to 1 (got {unowned_max:g})",
-                         hint="e.g. --unowned-max 0.1: ERR at 10% of the queue time unowned")
     thresholds = parse_thresholds(fail_on)
-    opts = Options(window=window, allowed_lag=max(0, allowed_lag),
-                   allowed_lag_seconds=max(0.0, allowed_lag_seconds), tz=_tz(tz),
-                   log_tz=_tz(log_tz),
-                   pinned_tz=_tz(broker_log_tz) or GMT8, cluster=cluster,
-                   max_skew_ms=max(0, max_skew_ms), align_ms=max(0, align_ms),
-                   move_window_ms=max(0, move_window_ms), storm_rounds=storm_rounds,
-                   storm_window_ms=max(0, storm_window_ms),
-                   storm_round_max_ms=max(0, storm_round_max_ms), unowned_max=unowned_max,
-                   summary_limit=max(1, summary_limit),
-                   since_ms=_time_ms(since, "--since", _tz(tz)),
-                   until_ms=_time_ms(until, "--until", _tz(tz)))
-    if opts.since_ms is not None and opts.until_ms is not None and opts.since_ms > opts.until_ms:
-        raise UsageError("--since is after --until", hint="give --since before --until")
     say = progress or (lambda _m: None)
     # before the JVM starts: a long run must not end unwritten (errors name the path as given)
     _check_outputs(out_dir, prom_file, state if incremental else None)
@@ -217,6 +160,12 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
         return _start(specs, out_dir, state_dir, opts, thresholds, say, master=master,
                       spark=spark, spark_conf=spark_conf, prom_file=prom_file, full=full,
                       debug=debug)
+
+
+def _declared_names() -> list[tuple[str, Any]]:
+    from mqctl.lagoptions import declared
+
+    return [(f.name, spec) for f, spec in declared()]
 
 
 def _start(specs: list[InputSpec], out_dir: str, state_dir: str | None, opts: Options,
@@ -319,19 +268,6 @@ def _uncompressed_size(path: str, size: int) -> int:
     except OSError:
         return guess
     return max(isize, guess)
-
-
-def _time_ms(text: str | None, flag: str, tz: tzinfo | None) -> int | None:
-    if text is None or not str(text).strip():
-        return None
-    from mqctl.timeparse import parse_time
-
-    try:
-        return parse_time(str(text), tz=tz, strict=False)
-    except UsageError as exc:
-        exc.message = f"{flag}: {exc.message}"
-        exc.args = (exc.message,)
-        raise
 
 
 def _local(path: str) -> bool:
@@ -1032,7 +968,7 @@ class _Run:
         whole = {k: v for k, v in paths.items() if k in (
             Kind.CONSUMER_OFFSET, Kind.TOPICS, Kind.SUBSCRIPTION_GROUP, Kind.CONSUMER_PROGRESS,
             Kind.BROKER_CONSUME_STATS, Kind.TOPIC_STATUS)}
-        recs = self.keep_read(readers.read_whole_files(sp, whole, o.tz, o.cluster), whole)
+        recs = self.keep_read(readers.read_whole_files(sp, whole, o.tz_info, o.cluster), whole)
 
         def part(tag: str) -> DataFrame:
             return recs.filter(F.col("tag") == tag).select(f"{tag}.*")
@@ -1042,7 +978,8 @@ class _Run:
         points, members = part("point"), part("member")
         topic_cfg, group_cfg = part("topic_cfg"), part("group_cfg")
         log_paths = {k: v for k, v in paths.items() if k in (Kind.CLIENT_LOG, Kind.LOCK_LOG)}
-        logs_raw, log_lines = readers.read_logs(sp, log_paths, o.log_tz, o.pinned_tz, o.cluster)
+        logs_raw, log_lines = readers.read_logs(sp, log_paths, o.log_tz_info,
+                                                o.broker_log_tz_info, o.cluster)
         logs_raw = self.keep_read(logs_raw, log_paths)
         logs = logs_raw.filter(F.col("log").isNotNull()).select(
             "source", "source_kind", "client_key", "cluster", F.struct("block", "rid").alias("seq"),
@@ -1192,7 +1129,7 @@ class _Run:
         # timestamp, else modification time), so a re-run replaces the same date partition
         from mqctl.lagjob.inputs import path_meta
 
-        file_ts = [(f.path, path_meta(f.path, o.tz, f.kind).capture_ts or f.mtime_ms)
+        file_ts = [(f.path, path_meta(f.path, o.tz_info, f.kind).capture_ts or f.mtime_ms)
                    for f in self.listing.files]
         fts = sp.createDataFrame(file_ts or [("", None)], "source string, file_ts long")
         quarantine = self.cut(X.with_date(
@@ -1564,51 +1501,31 @@ def result_view(res: ReportResult, limit: int = 20) -> Result:
 # spark-submit / python -m entry point
 
 def build_parser() -> Any:
+    """The spark-submit entry's parser: every option of ``mqctl lag report``, from its
+    declaration (:mod:`mqctl.lagoptions`), with the same flags, defaults and help; the master
+    defaults to spark-submit's."""
     import argparse
 
+    from mqctl.lagoptions import FLAG_TYPES, flag_specs
+    from mqctl.lagoptions import Kind as K
+
     p = argparse.ArgumentParser(prog="mqctl-lagjob", description=__doc__.split("\n\n")[0])
-    p.add_argument("inputs", nargs="+", help="PATH, glob, directory or URI; or KIND=PATH")
-    p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--master", default=None,
-                   help="Spark master (default: spark-submit's, else local[*])")
-    p.add_argument("--window", type=int, default=10)
-    p.add_argument("--fail-on", action="append", default=[])
-    p.add_argument("--tz", default=None)
-    p.add_argument("--log-tz", default=None)
-    p.add_argument("--broker-log-tz", default="+08:00")
-    p.add_argument("--cluster", default="")
-    p.add_argument("--allowed-lag", type=int, default=0)
-    p.add_argument("--allowed-lag-seconds", type=float, default=10.0)
-    p.add_argument("--max-skew", default="5m")
-    p.add_argument("--align", default="10s")
-    p.add_argument("--storm-rounds", type=int, default=3)
-    p.add_argument("--storm-window", default="10m")
-    p.add_argument("--storm-round-max", default="1m")
-    p.add_argument("--unowned-max", type=float, default=0.1)
-    p.add_argument("--prom-file", default=None)
-    p.add_argument("--conf", action="append", default=[], help="spark setting KEY=VALUE")
-    p.add_argument("--state", default=None, help="ingested table (default OUT/_state)")
-    p.add_argument("--full", action="store_true", help="re-parse everything, rewrite all dates")
-    p.add_argument("--since", default=None)
-    p.add_argument("--until", default=None)
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="PATH, glob, directory or URI; or KIND=PATH")
+    for spec in flag_specs():
+        assert spec.flag is not None
+        if spec.kind is K.FLAG:
+            p.add_argument(spec.flag, dest=spec.name, action="store_true", help=spec.help)
+        elif spec.kind is K.LIST:
+            p.add_argument(spec.flag, dest=spec.name, action="append", default=[],
+                           metavar=spec.metavar, help=spec.help)
+        else:
+            p.add_argument(spec.flag, dest=spec.name, type=FLAG_TYPES[spec.kind],
+                           default=spec.submit, required=spec.required, metavar=spec.metavar,
+                           help=spec.help)
     p.add_argument("-o", "--output", default="plain")
     p.add_argument("-q", "--quiet", action="store_true")
     return p
-
-
-def duration_ms(text: str) -> int:
-    """A CLI duration: ``10s``, ``5m``, ``1h30m``, ``PT2M``, or a bare number of seconds
-    (``0`` turns a feature off)."""
-    from mqctl.timeparse import parse_duration_ms
-
-    s = text.strip()
-    if s.replace(".", "", 1).isdigit():
-        return int(float(s) * 1000)
-    ms = parse_duration_ms(s)
-    if ms < 0:
-        raise UsageError(f"duration {text!r} must not be negative",
-                         hint="give a duration such as 10s, 5m or 1h30m")
-    return ms
 
 
 def _stderr_line(msg: str) -> None:
@@ -1617,30 +1534,20 @@ def _stderr_line(msg: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     from mqctl.errors import ExitCode, MqctlError
+    from mqctl.lagoptions import RUN_SPECS
     from mqctl.render import emit
 
-    args = build_parser().parse_args(argv)
+    args = vars(build_parser().parse_args(argv))
     try:
-        conf = {}
-        for kv in args.conf:
-            k, sep, v = kv.partition("=")
-            if not sep:
-                raise UsageError(f"bad --conf {kv!r}", hint="write KEY=VALUE")
-            conf[k] = v
+        for spec in RUN_SPECS:
+            spec.check(args[spec.name])
         res = run_report(
-            args.inputs, args.out, master=args.master, window=args.window,
-            fail_on=args.fail_on, tz=args.tz, log_tz=args.log_tz,
-            broker_log_tz=args.broker_log_tz, cluster=args.cluster,
-            allowed_lag=args.allowed_lag, allowed_lag_seconds=args.allowed_lag_seconds,
-            max_skew_ms=duration_ms(args.max_skew),
-            align_ms=duration_ms(args.align), storm_rounds=args.storm_rounds,
-            storm_window_ms=duration_ms(args.storm_window),
-            storm_round_max_ms=duration_ms(args.storm_round_max), unowned_max=args.unowned_max,
-            prom_file=args.prom_file,
-            spark_conf=conf or None,
-            progress=None if args.quiet else _stderr_line, state=args.state, full=args.full,
-            since=args.since, until=args.until)
-        emit(result_view(res), args.output)
+            args["inputs"], args["out"], Options.from_values(args), master=args["master"],
+            fail_on=args["fail_on"], prom_file=args["prom_file"],
+            spark_conf=spark_conf(args["conf"]) or None,
+            progress=None if args["quiet"] else _stderr_line, state=args["state"],
+            full=args["full"])
+        emit(result_view(res, args["limit"]), args["output"])
     except MqctlError as exc:
         sys.stderr.write(f"mqctl: error: {exc.message}\n")
         if exc.hint:
