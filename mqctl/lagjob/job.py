@@ -43,6 +43,7 @@ __all__ = ["Options", "ReportResult", "build_parser", "duration_ms", "main", "re
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from mqctl.lagjob.stages import Earlier, Lagged, Rebalance, Report
     from mqctl.render import Result
 
 DATASETS = ("lag", "group_status", "rebalance/events", "rebalance/moves", "rebalance/storms",
@@ -1001,7 +1002,7 @@ class _Run:
             raise NotBounded("capture files aged out, and no new capture")
         return (obs_s, bad_s), table_all
 
-    def _earlier(self) -> Any:
+    def _earlier(self) -> Earlier | None:
         """A bounded re-run's :class:`stages.Earlier`: the derived state the previous runs
         left (lazy reads), before the look-back; None for any other run."""
         if self.bound is None:
@@ -1019,7 +1020,8 @@ class _Run:
                        unowned=B.read(sp, st, "unowned", done), from_ts=b.from_ts,
                        new_ts=b.new_ts)
 
-    def _extra_counts(self, rep: Any, obs: DataFrame, lagged: Any, earlier: Any
+    def _extra_counts(self, rep: Report, obs: DataFrame, lagged: Lagged,
+                      earlier: Earlier | None
                       ) -> dict[str, DataFrame]:
         """The frames counted next to the datasets (in the same job)."""
         from pyspark.sql import functions as F
@@ -1094,9 +1096,9 @@ class _Run:
                                     one_file_per_date=not per_capture)
             written[name] = path
 
-    def _summaries(self, rep: Any, stats: dict[str, dict[str | None, int]],
+    def _summaries(self, rep: Report, stats: dict[str, dict[str | None, int]],
                    counts: dict[str, int], inputs: dict[str, int], run_dates: list[str],
-                   run_ts: int, keep_derived: bool, lagged: Any, reb: Any, fp: str
+                   run_ts: int, keep_derived: bool, lagged: Lagged, reb: Rebalance, fp: str
                    ) -> ReportResult:
         """summary.csv, the Prometheus file, report.html and summary.json, then the state
         (committed last: it matches the outputs)."""
@@ -1161,7 +1163,7 @@ class _Run:
                             truncated=n_latest > len(summary), notes=list(self.notes),
                             timings=dict(self.timings))
 
-    def _summary_rows(self, rep: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def _summary_rows(self, rep: Report) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The first ``summary_limit`` rows per group and topic and per group, worst first."""
         from pyspark.sql import functions as F
 
@@ -1198,7 +1200,7 @@ class _Run:
             self.notes.append(f"{len(ignored)} file(s) ignored: "
                               + "; ".join(sorted({f.ignored for f in ignored})))
 
-    def _write_prometheus(self, rep: Any, rows: _Rows, totals: dict[str, int]) -> None:
+    def _write_prometheus(self, rep: Report, rows: _Rows, totals: dict[str, int]) -> None:
         import time
 
         from pyspark.sql import functions as F
@@ -1221,7 +1223,7 @@ class _Run:
         W.write_text(self.spark, prom_path, prom_text)
         self.written["prometheus"] = prom_path
 
-    def _commit_state(self, keep_derived: bool, lagged: Any, reb: Any, fp: str) -> None:
+    def _commit_state(self, keep_derived: bool, lagged: Lagged, reb: Rebalance, fp: str) -> None:
         """The derived state (runs that keep it) and the manifest, with this run's options'
         fingerprint: the state now matches the outputs."""
         from mqctl.lagjob import bounded as B
@@ -1325,7 +1327,7 @@ class _Rows:
     """Every summary row, for the outputs that list all of them: the rows already collected
     when they are all, else streamed partition by partition."""
 
-    def __init__(self, rep: Any, summary: list[dict[str, Any]],
+    def __init__(self, rep: Report, summary: list[dict[str, Any]],
                  group_rows: list[dict[str, Any]], n_latest: int, n_groups: int,
                  said: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
         self.rep, self.summary, self.group_rows = rep, summary, group_rows
