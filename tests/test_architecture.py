@@ -34,8 +34,9 @@ DOC = ROOT / "docs" / "architecture.md"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("entry", ("mqctl.__main__", "mqctl.cli")),
     ("app", ("mqctl.complete", "mqctl.demo", "mqctl.sim")),
-    ("domain", ("mqctl.allocate", "mqctl.diagnose", "mqctl.lagjob", "mqctl.locks",
-                "mqctl.reset", "mqctl.snapshot", "mqctl.tcpdump", "mqctl.views", "mqctl.wire")),
+    ("domain", ("mqctl.allocate", "mqctl.diagnose", "mqctl.lagjob", "mqctl.lagoptions",
+                "mqctl.locks", "mqctl.reset", "mqctl.snapshot", "mqctl.tcpdump", "mqctl.views",
+                "mqctl.wire")),
     ("admin", ("mqctl.admin", "mqctl.config")),
     ("core", ("mqctl.fsutil", "mqctl.interrupt", "mqctl.models", "mqctl.render",
               "mqctl.timeparse", "mqctl.versions")),

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from mqctl.cli.common import OutputOpt, emit, info, state
+from mqctl.cli.common import OutputFormat, OutputOpt, emit, info, state
 
 if TYPE_CHECKING:
     from mqctl.render import Result
@@ -53,89 +54,8 @@ def _readable(view: Result) -> Result:
     return view
 
 
-@app.command("report")
-def report(
-    ctx: typer.Context,
-    inputs: Annotated[list[str], typer.Argument(
-        help="Inputs: files, directories (read recursively), globs or Spark URIs, any mix of "
-             "snapshots, consumerOffset.json/topics.json/subscriptionGroup.json, mqadmin "
-             "consumerProgress/brokerConsumeStats/topicStatus captures, rocketmq_client.log "
-             "and lock.log. Prefix KIND= to force a kind (e.g. topic-status=ts.txt).",
-        show_default=False)],
-    out: Annotated[str, typer.Option("--out", help="Output directory (Parquet datasets, "
-                                                   "summaries, HTML, Prometheus file).")],
-    master: Annotated[str, typer.Option("--master", help="Spark master URL.")] = "local[*]",
-    window: Annotated[int, typer.Option("--window", min=1, help="Captures in the status "
-                                                               "window (Burrow's intervals).")
-                      ] = 10,
-    fail_on: Annotated[list[str] | None, typer.Option(
-        "--fail-on", help="Threshold that makes the run exit 9 after writing everything, e.g. "
-        "'lag_seconds>300', 'group=GID_*:status>=WARN', 'lag>10000' (repeatable).",
-        show_default=False)] = None,
-    tz: Annotated[str | None, typer.Option(
-        "--tz", help="Time zone of mqadmin dates and of path timestamps without a zone "
-                     "(default: this machine's).", show_default=False)] = None,
-    log_tz: Annotated[str | None, typer.Option(
-        "--log-tz", help="Time zone of 4.x client logs (default: this machine's).",
-        show_default=False)] = None,
-    broker_log_tz: Annotated[str, typer.Option(
-        "--broker-log-tz", help="Time zone of lock.log and 5.x client logs (their logback "
-                                "pattern pins GMT+8).")] = "+08:00",
-    cluster: Annotated[str, typer.Option(
-        "--cluster", help="Cluster name for inputs that carry none (store files, mqadmin "
-                          "captures, logs). Without it, logs take the cluster of their "
-                          "group's snapshots when that is one cluster.")] = "",
-    allowed_lag: Annotated[int, typer.Option(
-        "--allowed-lag", min=0, help="Lag still considered caught up (Burrow's allowed-lag).")
-    ] = 0,
-    allowed_lag_seconds: Annotated[float, typer.Option(
-        "--allowed-lag-seconds", min=0, help="Time lag still considered caught up: consumers "
-        "commit every 5 s, so healthy groups trail by seconds (0 = Burrow's rule alone).")
-    ] = 10.0,
-    max_skew: Annotated[str, typer.Option(
-        "--max-skew", help="How far apart a consumerOffset.json and the topicStatus capture "
-                           "giving its max offsets may be.")] = "5m",
-    align: Annotated[str, typer.Option(
-        "--align", help="Captures closer than this are one capture (per-broker exports of one "
-                        "cron run); 0 = exact times.")] = "10s",
-    storm_rounds: Annotated[int, typer.Option(
-        "--storm-rounds", min=1, help="Rebalance rounds within --storm-window that make a "
-                                      "storm.")] = 3,
-    storm_window: Annotated[str, typer.Option("--storm-window", help="Storm window; also how "
-                                              "far back a group's health looks.")] = "10m",
-    storm_round_max: Annotated[str, typer.Option(
-        "--storm-round-max", help="A rebalance round lasting longer than this is a storm by "
-                                  "itself (continuous churn); 0 = off.")] = "1m",
-    unowned_max: Annotated[float, typer.Option(
-        "--unowned-max", min=0.0, max=1.0, help="Group health ERR when queues were unowned "
-        "this share of the queue time in the storm window.")] = 0.1,
-    prom_file: Annotated[str | None, typer.Option(
-        "--prom-file", help="Write the Prometheus textfile here (e.g. node_exporter's textfile "
-                            "directory) instead of OUT/mqctl_lag.prom.", show_default=False)
-    ] = None,
-    conf: Annotated[list[str] | None, typer.Option(
-        "--conf", help="Spark setting KEY=VALUE (repeatable).", show_default=False)] = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="Groups shown here (every group "
-                                                              "and topic is in summary.csv).")
-                     ] = 20,
-    state_dir: Annotated[str | None, typer.Option(
-        "--state", help="Where snapshot files are kept parsed between runs (an ingested Parquet "
-                        "table, its manifest and what later captures need; default "
-                        "OUT/_state): a re-run parses only new or changed files; new captures "
-                        "after the reported ones are computed alone and added.",
-        show_default=False)] = None,
-    full: Annotated[bool, typer.Option(
-        "--full", help="Re-parse every input and rewrite every date (rebuilds --state).")
-    ] = False,
-    since: Annotated[str | None, typer.Option(
-        "--since", help="Report captures and events from this time on (e.g. 2024-06-01, -24h); "
-                        "earlier captures still feed the status window.", show_default=False)
-    ] = None,
-    until: Annotated[str | None, typer.Option(
-        "--until", help="Ignore what was captured after this time.", show_default=False)
-    ] = None,
-    output: OutputOpt = None,
-) -> None:
+def report(ctx: typer.Context, inputs: list[str], output: OutputFormat | None = None,
+           **values: Any) -> None:
     """Compute offset lag, time lag, Burrow-style status and rebalance history from exports
     with Spark, and write date-partitioned Parquet (re-runs replace their dates), summary.csv,
     summary.json, report.html and a Prometheus textfile.
@@ -152,40 +72,70 @@ def report(
     unowned only while no client holds it. A never-committed queue's consumer offset is none,
     its lag the whole queue and its time lag unknown, not the broker's "now - 0".
 
+    A re-run with other options than the state was computed with (any option but --out,
+    --master, --fail-on, --prom-file, --conf, --limit, --state, --full) computes every
+    capture again.
+
     Example: mqctl lag report /var/lib/mqctl/snapshots --out /var/lib/mqctl/report
     --fail-on 'lag_seconds>300'
 
     Example (snapshots plus client logs; the logs need no --cluster):
     mqctl lag report snapshots/ logs/ --out report --log-tz UTC
     """
-    from mqctl.errors import ThresholdBreached, UsageError
+    from mqctl.errors import ThresholdBreached
     from mqctl.lagjob import result_view, run_report
-    from mqctl.lagjob.job import duration_ms
+    from mqctl.lagoptions import Options, spark_conf
 
     st = state(ctx)
-    spark_conf: dict[str, str] = {}
-    for kv in conf or []:
-        k, sep, v = kv.partition("=")
-        if not sep or not k.strip():
-            raise UsageError(f"bad --conf {kv!r}", hint="write KEY=VALUE, e.g. "
-                             "spark.driver.memory=4g")
-        spark_conf[k.strip()] = v
+    opts = Options.from_values(values)  # (bad zones, times, durations: exit 2 before Spark)
     res = run_report(
-        inputs, out, master=master, window=window, fail_on=fail_on or (), tz=tz, log_tz=log_tz,
-        broker_log_tz=broker_log_tz, cluster=cluster, allowed_lag=allowed_lag,
-        allowed_lag_seconds=allowed_lag_seconds,
-        max_skew_ms=duration_ms(max_skew), align_ms=duration_ms(align),
-        storm_rounds=storm_rounds, storm_window_ms=duration_ms(storm_window),
-        storm_round_max_ms=duration_ms(storm_round_max), unowned_max=unowned_max,
-        prom_file=prom_file, spark_conf=spark_conf or None,
-        progress=lambda m: info(st, m), state=state_dir, full=full, since=since, until=until,
+        inputs, values["out"], opts, master=values["master"], fail_on=values["fail_on"] or (),
+        prom_file=values["prom_file"], spark_conf=spark_conf(values["conf"]) or None,
+        progress=lambda m: info(st, m), state=values["state"], full=values["full"],
         debug=st.debug)
-    emit(_readable(result_view(res, limit)), st.output(output))
+    emit(_readable(result_view(res, values["limit"])), st.output(output))
     if res.breaches:
         exprs = sorted({b.expr for b in res.breaches})
         raise ThresholdBreached(
             f"{len(exprs)} threshold(s) breached: {', '.join(exprs)}",
             hint=f"details in {res.paths.get('summary_json', 'summary.json')}")
+
+
+def _report_signature() -> inspect.Signature:
+    """``report``'s parameters as Typer reads them (public: a function's ``__signature__``):
+    the inputs, every option of :mod:`mqctl.lagoptions` (flag, help, default, metavar,
+    bounds) and -o."""
+    from mqctl.lagoptions import FLAG_TYPES, Kind, flag_specs
+
+    kw = inspect.Parameter.KEYWORD_ONLY
+    params = [
+        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                          annotation=typer.Context),
+        inspect.Parameter("inputs", kw, annotation=Annotated[list[str], typer.Argument(
+            help="Inputs: files, directories (read recursively), globs or Spark URIs, any mix "
+                 "of snapshots, consumerOffset.json/topics.json/subscriptionGroup.json, mqadmin "
+                 "consumerProgress/brokerConsumeStats/topicStatus captures, "
+                 "rocketmq_client.log and lock.log. Prefix KIND= to force a kind (e.g. "
+                 "topic-status=ts.txt).", show_default=False)]),
+    ]
+    for spec in flag_specs():
+        typ: Any = FLAG_TYPES[spec.kind]
+        if spec.kind is Kind.LIST:
+            typ = list[str] | None
+        elif spec.default is None and not spec.required:
+            typ = typ | None
+        shown = spec.default not in (None, "", []) and spec.kind is not Kind.LIST
+        opt = typer.Option(spec.flag, help=spec.help, metavar=spec.metavar, min=spec.min,
+                           max=spec.max, show_default=shown)
+        default = inspect.Parameter.empty if spec.required else spec.default
+        params.append(inspect.Parameter(spec.name, kw, default=default,
+                                        annotation=Annotated[typ, opt]))
+    params.append(inspect.Parameter("output", kw, default=None, annotation=OutputOpt))
+    return inspect.Signature(params, return_annotation=None)
+
+
+report.__signature__ = _report_signature()  # type: ignore[attr-defined]
+app.command("report")(report)
 
 
 # ---- mqctl lag prune (retention of the report's partitions and of capture files) ----------
@@ -260,7 +210,7 @@ def prune(
     gone = [r for r in rows if str(r["action"]).startswith(("delete", "deleted"))]
     nfiles = sum(int(str(r["files"])) for r in gone)
     nbytes = sum(int(str(r["bytes"])) for r in gone)
-    from mqctl.cli.snapshot import human_bytes
+    from mqctl.snapshot import human_bytes
 
     cutoff = format_ms(now - keep_ms)
     parts = len([r for r in gone if r["what"] != "snapshots"])

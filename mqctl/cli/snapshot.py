@@ -154,12 +154,6 @@ def _unknown_groups(missing: list[str], problems: list[tuple[str, str]], kept: s
                          hint=f"check the name (it is case-sensitive); {kept}")
 
 
-def human_bytes(n: int) -> str:
-    """:func:`mqctl.snapshot.human_bytes`, where ``lag prune`` finds it (loaded on use)."""
-    from mqctl.snapshot import human_bytes as text
-
-    return text(n)
-
 
 def _as_failure(group: str, exc: Any) -> Any:
     from mqctl.admin import BrokerFailure

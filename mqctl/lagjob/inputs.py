@@ -21,6 +21,8 @@ from itertools import pairwise
 from urllib.parse import unquote
 
 from mqctl.errors import UsageError
+from mqctl.lagoptions import GMT8 as GMT8  # (re-exported: the pinned zone of broker logs)
+from mqctl.lagoptions import parse_tz as parse_tz
 
 
 class Kind(StrEnum):
@@ -252,34 +254,7 @@ def header_names(line: str) -> list[str]:
 # --------------------------------------------------------------------------------------------
 # time zones and path metadata
 
-def parse_tz(text: str | None) -> tzinfo | None:
-    """``None``/``local`` -> this machine's zone (``None``); ``UTC``, ``+08:00``, ``GMT+8``,
-    ``Asia/Shanghai`` -> that zone."""
-    if text is None:
-        return None
-    s = text.strip()
-    if s.lower() in ("", "local"):
-        return None
-    if s.upper() in ("UTC", "Z", "GMT"):
-        return UTC
-    m = re.fullmatch(r"(?:UTC|GMT)?\s*([+-])(\d{1,2})(?::?(\d{2}))?", s, re.IGNORECASE)
-    if m:
-        sign = -1 if m.group(1) == "-" else 1
-        h, mi = int(m.group(2)), int(m.group(3) or 0)
-        if h > 18 or mi > 59:
-            raise UsageError(f"bad time zone offset {text!r}", hint="use e.g. +08:00 or UTC")
-        return timezone(sign * timedelta(hours=h, minutes=mi))
-    try:
-        from zoneinfo import ZoneInfo
-
-        return ZoneInfo(s)
-    except Exception:  # ZoneInfoNotFoundError, ValueError, ...
-        raise UsageError(f"unknown time zone {text!r}",
-                         hint="use 'local', 'UTC', an offset like +08:00, or an IANA name "
-                              "like Asia/Shanghai") from None
-
-
-GMT8 = timezone(timedelta(hours=8))
+# parse_tz and GMT8 live with the options that read zones (mqctl/lagoptions.py)
 
 
 def local_ms(y: int, mo: int, d: int, h: int, mi: int, s: int, ms: int,

@@ -25,23 +25,25 @@ if __name__ == "__main__" and __package__ in (None, ""):  # spark-submit mqctl/l
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
-from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import MqctlError, UsageError
 from mqctl.lagjob.inputs import (
-    GMT8,
     InputSpec,
     Kind,
     local_path,
     parse_input_spec,
-    parse_tz,
 )
 from mqctl.lagjob.thresholds import Breach, parse_thresholds
+from mqctl.lagoptions import Options, duration_ms, spark_conf
+
+__all__ = ["Options", "ReportResult", "build_parser", "duration_ms", "main", "result_view",
+           "run_report"]
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from mqctl.lagjob.stages import Earlier, Lagged, Rebalance, Report
     from mqctl.render import Result
 
 DATASETS = ("lag", "group_status", "rebalance/events", "rebalance/moves", "rebalance/storms",
@@ -104,105 +106,47 @@ class ReportResult:
                 "notes": self.notes}
 
 
-@dataclass(frozen=True, slots=True)
-class Options:
-    window: int = 10
-    allowed_lag: int = 0
-    allowed_lag_seconds: float = 10.0
-    tz: tzinfo | None = None
-    log_tz: tzinfo | None = None
-    pinned_tz: tzinfo = GMT8
-    cluster: str = ""
-    max_skew_ms: int = 300_000
-    align_ms: int = 10_000
-    move_window_ms: int = 300_000
-    round_gap_ms: int = 20_000
-    storm_rounds: int = 3
-    storm_window_ms: int = 600_000
-    # a round longer than this is a storm by itself (docs/exports.md section 5); 0: off
-    storm_round_max_ms: int = 60_000
-    # group health: ERR at this share of queue time unowned in the storm window
-    unowned_max: float = 0.1
-    summary_limit: int = 1000
-    chart_groups: int = 20
-    chart_points: int = 2000
-    timeline_events: int = 5000
-    since_ms: int | None = None  # report from this time on (datasets: from its date on)
-    until_ms: int | None = None  # ignore observations after this time
-
-    def fingerprint(self) -> str:
-        """The options that change what is computed (the state's outputs were written with)."""
-        import hashlib
-
-        keep = {k: str(getattr(self, k)) for k in (
-            "window", "allowed_lag", "allowed_lag_seconds", "tz", "log_tz", "pinned_tz",
-            "cluster", "max_skew_ms", "align_ms", "move_window_ms", "round_gap_ms",
-            "storm_rounds", "storm_window_ms", "since_ms", "until_ms")}
-        return hashlib.sha256(repr(sorted(keep.items())).encode()).hexdigest()[:16]
-
-
-def _tz(value: str | tzinfo | None) -> tzinfo | None:
-    if value is None or isinstance(value, tzinfo):
-        return value
-    return parse_tz(value)
-
-
-def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str | None = "local[*]",
-               window: int = 10, fail_on: Iterable[str] = (), tz: str | tzinfo | None = None,
-               spark: SparkSession | None = None, log_tz: str | tzinfo | None = None,
-               broker_log_tz: str | tzinfo | None = "+08:00", cluster: str = "",
-               allowed_lag: int = 0, allowed_lag_seconds: float = 10.0,
-               max_skew_ms: int = 300_000, align_ms: int = 10_000,
-               move_window_ms: int = 300_000, storm_rounds: int = 3,
-               storm_window_ms: int = 600_000, storm_round_max_ms: int = 60_000,
-               unowned_max: float = 0.1, prom_file: str | None = None,
-               summary_limit: int = 1000, spark_conf: dict[str, str] | None = None,
+def run_report(inputs: Sequence[str | InputSpec], out_dir: str,
+               options: Options | None = None, *, master: str | None = "local[*]",
+               fail_on: Iterable[str] = (), spark: SparkSession | None = None,
+               prom_file: str | None = None, spark_conf: dict[str, str] | None = None,
                progress: Callable[[str], None] | None = None, state: str | None = None,
-               incremental: bool = True, full: bool = False, since: str | None = None,
-               until: str | None = None, debug: bool = False) -> ReportResult:
+               incremental: bool = True, full: bool = False, debug: bool = False,
+               **values: Any) -> ReportResult:
     """Run the report over ``inputs`` (paths, globs, directories, URIs, or ``KIND=PATH``) and
     write everything under ``out_dir``. Thresholds are checked after everything is written;
     breaches are returned (``ReportResult.breaches``), not raised.
 
-    ``tz``: zone of mqadmin dates and of path timestamps without a zone (default: local);
-    ``log_tz``: zone of 4.x client logs (default: local); ``broker_log_tz``: zone of lock.log and
-    5.x client logs (their logback pattern pins GMT+8).
+    ``options``: what the report computes with (:class:`mqctl.lagoptions.Options`: window,
+    zones, durations, ...); or give them as keywords (``window=3, tz="UTC"``: the field names
+    of :class:`~mqctl.lagoptions.Options`, durations in ms or as text), not both. ``tz``: zone
+    of mqadmin dates and of path timestamps without a zone (default: local); ``log_tz``: zone
+    of 4.x client logs (default: local); ``broker_log_tz``: zone of lock.log and 5.x client
+    logs (their logback pattern pins GMT+8).
 
     Incremental (``incremental``, the default): snapshot files are parsed once into an ingested
     Parquet table under ``state`` (default ``OUT/_state``) with a manifest (path, size,
     modification time); a re-run parses only new and changed files and rewrites only the
     ``lag``/``group_status`` date partitions from the first date whose observations changed.
+    A run whose options differ from the ones the state was computed with (any option that
+    changes a result, :meth:`Options.fingerprint`) computes everything again.
     ``full``: rebuild the state and rewrite every date. ``since``/``until``: times
     (``2024-06-01``, ``2024-06-01T10:00:00Z``, ``-2h``) bounding what the run reports.
     ``debug``: Spark's log on stderr keeps the Java stack traces (else one line per message).
     """
+    if options is not None and values:
+        raise TypeError("give run_report options= or option keywords, not both")
+    unknown = sorted(set(values) - {f for f, _ in _declared_names()})
+    if unknown:
+        raise TypeError(f"run_report() got unexpected keyword argument(s): {', '.join(unknown)}")
+    opts = options if options is not None else Options.from_values(values)
     specs = [s if isinstance(s, InputSpec) else parse_input_spec(s) for s in inputs]
     if not specs:
         raise UsageError("no inputs given", hint="pass snapshot files, store exports, mqadmin "
                          "captures or logs (paths, globs or directories)")
     if not out_dir:
         raise UsageError("no output directory", hint="pass --out DIR")
-    if window < 1:
-        raise UsageError(f"--window must be at least 1 (got {window})")
-    if storm_rounds < 1:
-        raise UsageError(f"storm rounds must be at least 1 (got {storm_rounds})")
-    if not 0.0 <= unowned_max <= 1.0:
-        raise UsageError(f"--unowned-max must be a fraction from 0 to 1 (got {unowned_max:g})",
-                         hint="e.g. --unowned-max 0.1: ERR at 10% of the queue time unowned")
     thresholds = parse_thresholds(fail_on)
-    opts = Options(window=window, allowed_lag=max(0, allowed_lag),
-                   allowed_lag_seconds=max(0.0, allowed_lag_seconds), tz=_tz(tz),
-                   log_tz=_tz(log_tz),
-                   pinned_tz=_tz(broker_log_tz) or GMT8, cluster=cluster,
-                   max_skew_ms=max(0, max_skew_ms), align_ms=max(0, align_ms),
-                   move_window_ms=max(0, move_window_ms), storm_rounds=storm_rounds,
-                   storm_window_ms=max(0, storm_window_ms),
-                   storm_round_max_ms=max(0, storm_round_max_ms), unowned_max=unowned_max,
-                   summary_limit=max(1, summary_limit),
-                   since_ms=_time_ms(since, "--since", _tz(tz)),
-                   until_ms=_time_ms(until, "--until", _tz(tz)))
-    if opts.since_ms is not None and opts.until_ms is not None and opts.since_ms > opts.until_ms:
-        raise UsageError("--since is after --until", hint="give --since before --until")
     say = progress or (lambda _m: None)
     # before the JVM starts: a long run must not end unwritten (errors name the path as given)
     _check_outputs(out_dir, prom_file, state if incremental else None)
@@ -217,6 +161,12 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str, *, master: str |
         return _start(specs, out_dir, state_dir, opts, thresholds, say, master=master,
                       spark=spark, spark_conf=spark_conf, prom_file=prom_file, full=full,
                       debug=debug)
+
+
+def _declared_names() -> list[tuple[str, Any]]:
+    from mqctl.lagoptions import declared
+
+    return [(f.name, spec) for f, spec in declared()]
 
 
 def _start(specs: list[InputSpec], out_dir: str, state_dir: str | None, opts: Options,
@@ -319,19 +269,6 @@ def _uncompressed_size(path: str, size: int) -> int:
     except OSError:
         return guess
     return max(isize, guess)
-
-
-def _time_ms(text: str | None, flag: str, tz: tzinfo | None) -> int | None:
-    if text is None or not str(text).strip():
-        return None
-    from mqctl.timeparse import parse_time
-
-    try:
-        return parse_time(str(text), tz=tz, strict=False)
-    except UsageError as exc:
-        exc.message = f"{flag}: {exc.message}"
-        exc.args = (exc.message,)
-        raise
 
 
 def _local(path: str) -> bool:
@@ -908,9 +845,11 @@ class _Run:
                 B.write(sp, st, name, df, gen, whole=whole)
         man.derived = [gen] if whole else [*man.derived, gen]
 
-    def _check_bound(self, dedup: DataFrame, table_all: DataFrame) -> None:
+    def _check_bound(self, dedup: DataFrame, table_all: DataFrame | None) -> None:
         """Raise :class:`bounded.NotBounded` when a queue of the new captures lacks look-back
-        (:func:`bounded.check_frame`) and has observations before it."""
+        (:func:`bounded.check_frame`) and has observations before it (in ``table_all``, every
+        ingested observation)."""
+        assert table_all is not None
         from mqctl.lagjob import bounded as B
         from mqctl.lagjob.transforms import GQUEUE
 
@@ -955,17 +894,43 @@ class _Run:
 
     # -----------------------------------------------------------------------------------------
     def _run(self) -> ReportResult:
-        import time
-
-        from pyspark.sql import functions as F
-
-        from mqctl.lagjob import readers, schemas
-        from mqctl.lagjob import transforms as X
+        """One attempt: the stages of :mod:`mqctl.lagjob.stages` in order, with the state's
+        I/O between them (docs/architecture.md, "The lag report's stages")."""
+        from mqctl.lagjob import stages as S
         from mqctl.timeparse import now_ms
 
         sp, o = self.spark, self.o
         by_kind = self.listing.by_kind()
         paths = {k: [f.path for f in v] for k, v in by_kind.items()}
+        inputs = self._count_inputs(by_kind)
+        fp = o.fingerprint()
+        keep_derived = self._open_state(by_kind, fp)
+        snapshots, table_all = self._read_snapshots(by_kind)
+        read = S.captures(self, o, S.read(self, sp, o, paths, self.listing, snapshots))
+        earlier = self._earlier()
+        check = None if earlier is None else (lambda d: self._check_bound(d, table_all))
+        lagged = S.lag(self, o, read, [k for k, v in paths.items() if v], LAG_COLUMNS,
+                       earlier, check)
+        gt = S.group_status(self, o, lagged.lag_new, GROUP_COLUMNS)
+        lag_all = lagged.lag
+        if earlier is not None:  # appended to the earlier dates, then read whole
+            lag_all, gt = self._append_new({"lag": lagged.lag_new, "group_status": gt})
+        has_logs = any(paths.get(k) for k in S.LOG_KINDS)
+        reb = S.rebalance(self, o, lagged, read.logs, has_logs, earlier, keep_derived)
+        run_ts = now_ms()
+        quarantine = S.quarantine(self, sp, o, read.bad, self.listing.files, run_ts)
+        rep = S.report(self, o, lag_all, gt, reb, quarantine)
+        stats = S.count(self, rep.datasets, self._extra_counts(rep, read.obs, lagged, earlier))
+        ds_dates = {name: sorted(d for d in stats.get(name, {}) if d) for name in rep.datasets}
+        run_dates = sorted(set().union(*ds_dates.values()))
+        counts = self._counts(stats, earlier is not None)
+        self._write_datasets(rep.datasets, ds_dates, run_dates, bounded=earlier is not None)
+        return self._summaries(rep, stats, counts, inputs, run_dates, run_ts, keep_derived,
+                               lagged, reb, fp)
+
+    def _count_inputs(self, by_kind: dict[Kind, list[Any]]) -> dict[str, int]:
+        """Input files per kind (and unrecognised, ignored, unreadable ones), said on stderr;
+        notes for the unreadable files and the inputs that matched nothing."""
         inputs = {k.value: len(v) for k, v in sorted(by_kind.items())}
         if self.listing.unknown():
             inputs["unrecognised"] = len(self.listing.unknown())
@@ -983,292 +948,141 @@ class _Run:
             self.notes.append(f"input matched no file: {u}")
         self.say("lag report: reading " + ", ".join(f"{n} {k}" for k, n in inputs.items())
                  + " file(s)")
+        return inputs
 
+    def _open_state(self, by_kind: dict[Kind, list[Any]], fp: str) -> bool:
+        """Load the manifest (a new one without state, with --full or an unreadable one) and
+        decide what the run may keep: ``write_all`` (rewrite every date) and ``try_bound``
+        (a bounded re-run may be possible). Returns whether the run keeps the derived state
+        (runs over snapshots only and the whole history)."""
         from mqctl.lagjob import writers as W
 
-        fp = o.fingerprint()
+        sp, o = self.spark, self.o
         only_snapshots = set(by_kind) <= {Kind.SNAPSHOT} and not self.listing.unknown()
-        if self.state is not None:
-            from mqctl.lagjob import ingest as I
-
-            man = None if self.full else I.load(sp, self.state)
-            if man is None:  # none yet, unreadable, or --full: start over
-                I.delete(sp, W.join(self.state, I.TABLE))
-                man = I.Manifest()
-            self.manifest = man
-            # the earlier dates of lag/group_status are kept only when they were written by a
-            # run of the same options into this --out and nothing else feeds them
-            self.write_all = (self.full or man.fingerprint != fp or man.out != self.out
-                              or not only_snapshots or not I.exists(sp, W.join(self.out, "lag")))
-            # the previous run finished (no pending dates) and left its derived state
-            self.try_bound = (self.may_bound and not self.write_all and bool(man.derived)
-                         and not man.pending and o.since_ms is None and o.until_ms is None)
-            if self.try_bound:
-                from mqctl.lagjob import bounded as B
-
-                self.try_bound = B.present(sp, self.state)
-        else:
+        whole_history = o.since_ms is None and o.until_ms is None
+        if self.state is None:
             self.write_all, self.try_bound = True, False
-        # the derived state is kept by runs over snapshots only and the whole history
-        keep_derived = (self.state is not None and only_snapshots and o.since_ms is None
-                        and o.until_ms is None)
+            return False
+        from mqctl.lagjob import ingest as I
 
-        # ---- read ---------------------------------------------------------------------------
-        obs_frames: list[DataFrame] = []
-        bad_frames: list[DataFrame] = []
-        bad_cols = ["source", "source_kind", "line", "reason", "detail", "content",
-                    "observed_ts"]
-        table_all = None  # (bounded: every ingested observation, for the look-back check)
-        if paths.get(Kind.SNAPSHOT):
-            obs_s, bad_s = self._snapshots(by_kind[Kind.SNAPSHOT], now_ms())
-            if self.try_bound and self.clean_ingest and self.new_batch is not None:
-                obs_s, table_all = self._bounded_observations()
-            elif self.deferred:  # (any other run reads the table without their rows)
-                from mqctl.lagjob.bounded import NotBounded
+        man = None if self.full else I.load(sp, self.state)
+        if man is None:  # none yet, unreadable, or --full: start over
+            I.delete(sp, W.join(self.state, I.TABLE))
+            man = I.Manifest()
+        self.manifest = man
+        # the earlier dates of lag/group_status are kept only when they were written by a
+        # run of the same options into this --out and nothing else feeds them
+        self.write_all = (self.full or man.fingerprint != fp or man.out != self.out
+                          or not only_snapshots or not I.exists(sp, W.join(self.out, "lag")))
+        # the previous run finished (no pending dates) and left its derived state
+        self.try_bound = (self.may_bound and not self.write_all and bool(man.derived)
+                          and not man.pending and whole_history)
+        if self.try_bound:
+            from mqctl.lagjob import bounded as B
 
-                raise NotBounded("capture files aged out, and no new capture")
-            obs_frames.append(obs_s)
-            bad_frames.append(bad_s.select(*bad_cols))
-        whole = {k: v for k, v in paths.items() if k in (
-            Kind.CONSUMER_OFFSET, Kind.TOPICS, Kind.SUBSCRIPTION_GROUP, Kind.CONSUMER_PROGRESS,
-            Kind.BROKER_CONSUME_STATS, Kind.TOPIC_STATUS)}
-        recs = self.keep_read(readers.read_whole_files(sp, whole, o.tz, o.cluster), whole)
+            self.try_bound = B.present(sp, self.state)
+        return only_snapshots and whole_history
 
-        def part(tag: str) -> DataFrame:
-            return recs.filter(F.col("tag") == tag).select(f"{tag}.*")
+    def _read_snapshots(self, by_kind: dict[Kind, list[Any]]
+                        ) -> tuple[tuple[DataFrame, DataFrame] | None, DataFrame | None]:
+        """(the snapshots' observations and bad lines, or None without snapshot files;
+        bounded: every ingested observation, for the look-back check). A bounded re-run reads
+        only the look-back's and the new captures' observations (sets ``self.bound``)."""
+        from mqctl.timeparse import now_ms
 
-        obs_frames.append(part("obs"))
-        bad_frames.append(part("bad").select(*bad_cols))
-        points, members = part("point"), part("member")
-        topic_cfg, group_cfg = part("topic_cfg"), part("group_cfg")
-        log_paths = {k: v for k, v in paths.items() if k in (Kind.CLIENT_LOG, Kind.LOCK_LOG)}
-        logs_raw, log_lines = readers.read_logs(sp, log_paths, o.log_tz, o.pinned_tz, o.cluster)
-        logs_raw = self.keep_read(logs_raw, log_paths)
-        logs = logs_raw.filter(F.col("log").isNotNull()).select(
-            "source", "source_kind", "client_key", "cluster", F.struct("block", "rid").alias("seq"),
-            *[F.col("log")[n].alias(n) for n, _ in schemas.P.LOG_FIELDS])
-        log_bad = logs_raw.filter(F.col("bad_reason").isNotNull()).select(
-            "source", "source_kind", "block", "rid", F.col("bad_reason").alias("reason"),
-            F.col("bad_detail").alias("detail"), "content", F.col("ts").alias("observed_ts"))
-        bad_frames.append(X.line_numbers(log_bad, log_lines).select(*bad_cols))  # few rows
-        unknown = [(f.path, None, None, "unrecognised input",
-                    "neither the name nor the content matches an input kind; pass KIND=PATH",
-                    "", None) for f in self.listing.unknown()]
-        unknown += [(f.path, f.kind.value if f.kind else None, None, "unreadable file",
-                     f.unreadable, "", None) for f in unreadable]
-        if unknown:
-            bad_frames.append(sp.createDataFrame(unknown, schemas.BAD))
+        if not by_kind.get(Kind.SNAPSHOT):
+            return None, None
+        table_all = None
+        obs_s, bad_s = self._snapshots(by_kind[Kind.SNAPSHOT], now_ms())
+        if self.try_bound and self.clean_ingest and self.new_batch is not None:
+            obs_s, table_all = self._bounded_observations()
+        elif self.deferred:  # (any other run reads the table without their rows)
+            from mqctl.lagjob.bounded import NotBounded
 
-        # ---- observations, captures, lag ------------------------------------------------------
-        obs_cols = [n for n, _ in schemas.P.OBS_FIELDS]
-        obs = obs_frames[0].select(*obs_cols)
-        for f in obs_frames[1:]:
-            obs = obs.unionByName(f.select(*obs_cols))
-        if o.until_ms is not None:  # --until: what was captured after it is not read
-            until = F.lit(int(o.until_ms))
-            obs = obs.filter(F.col("observed_ts") <= until)
-            points = points.filter(F.col("observed_ts") <= until)
-            logs = logs.filter(F.col("ts") <= until)
-        if o.since_ms is not None:  # --since: one day before it feeds windows and brackets
-            start = F.lit(int(o.since_ms) - X.DAY_MS)
-            obs = obs.filter(F.col("observed_ts") >= start)
-            points = points.filter(F.col("observed_ts") >= start)
-            logs = logs.filter(F.col("ts") >= start)
-        times = obs.select("cluster", "observed_ts")
-        for f in (points, members, topic_cfg, group_cfg):
-            times = times.unionByName(f.select("cluster", "observed_ts"))
-        index = self.cut(X.capture_index(times, o.align_ms), "capture index")
-        obs = X.with_capture(obs, index)
-        points = X.with_capture(points, index)
-        members = X.with_capture(members, index)
-        topic_cfg = X.with_capture(topic_cfg, index)
-        group_cfg = X.with_capture(group_cfg, index)
-        self.say("lag report: computing lag and time lag")
-        # the dedupe window shuffles and sorts every (wide) row; finding out that there is
-        # nothing to merge shuffles only the keys (1M rows: 1.7 s and 1.5 s for the cut
-        # against 6 s, docs/lag-performance.md), and most inputs have no duplicates
-        with self.stage("dedupe"):
-            to_merge = not obs.groupBy(*X.OBS_KEY).count().filter(F.col("count") > 1).isEmpty()
-        dedup = self.cut(X.dedupe_observations(obs) if to_merge else obs, "dedupe")
-        bound = self.bound
-        if bound is not None:
-            assert table_all is not None
-            self._check_bound(dedup, table_all)
+            raise NotBounded("capture files aged out, and no new capture")
+        return (obs_s, bad_s), table_all
+
+    def _earlier(self) -> Earlier | None:
+        """A bounded re-run's :class:`stages.Earlier`: the derived state the previous runs
+        left (lazy reads), before the look-back; None for any other run."""
+        if self.bound is None:
+            return None
+        from pyspark.sql import functions as F
+
         from mqctl.lagjob import bounded as B
+        from mqctl.lagjob.stages import Earlier
 
-        history = X.broker_history(dedup, points)
-        if bound is not None:  # the earlier history, as the previous run found it
-            old = B.read(sp, self.state or "", "history", self.manifest.derived)
-            history = old.filter(F.col("t") < F.lit(bound.from_ts)).unionByName(history)
-        history = self.cut(history, "broker history")
-        with self.stage("broker history"):  # (a scan of the cut rows; no shuffle)
-            unfilled = not dedup.filter(F.col("broker_offset").isNull()).isEmpty()
-        if bound is not None and unfilled:  # (the fill may take a later capture's max offset)
-            raise B.NotBounded("an observation has no max offset")
-        lagged = X.with_lag(X.fill_broker_offsets(dedup, history, o.max_skew_ms) if unfilled
-                            else X.own_broker_offsets(dedup))
-        timed = X.estimate_time_lag(lagged, history)
-        enriched = X.enrich(
-            timed, members if paths.get(Kind.CONSUMER_PROGRESS) else None,
-            topic_cfg if paths.get(Kind.TOPICS) else None,
-            group_cfg if paths.get(Kind.SUBSCRIPTION_GROUP) else None)
-        queues = X.queue_status(enriched, o.window, o.allowed_lag, o.allowed_lag_seconds)
-        disp = F.regexp_replace(F.col("source"), r"^file:(//)?", "")
-        lag = self.cut(X.with_date(queues).withColumn("capture_time", X.iso_of(F.col(
-            "capture_ts"))).withColumn("source", disp).select(*LAG_COLUMNS), "lag")
-        # (bounded: ``lag`` holds the look-back too; the new rows are ``lag_new``)
-        lag_new = lag if bound is None else lag.filter(F.col("capture_ts")
-                                                       >= F.lit(bound.new_ts))
+        sp, st, done, b = self.spark, self.state or "", self.manifest.derived, self.bound
+        return Earlier(history=B.read(sp, st, "history", done).filter(
+                           F.col("t") < F.lit(b.from_ts)),
+                       changes=B.read(sp, st, "changes", done),
+                       resets=B.read(sp, st, "resets", done),
+                       unowned=B.read(sp, st, "unowned", done), from_ts=b.from_ts,
+                       new_ts=b.new_ts)
 
-        # ---- group status ---------------------------------------------------------------------
-        self.say("lag report: evaluating status over a window of "
-                 f"{o.window} capture(s)")
-        gt = self.cut(X.with_date(X.group_topic_status(lag_new)).withColumn(
-            "capture_time", X.iso_of(F.col("capture_ts"))).select(*GROUP_COLUMNS), "group status")
-        lag_all = lag
-        if bound is not None:  # appended to the earlier dates, then read whole
-            lag_all, gt = self._append_new({"lag": lag_new, "group_status": gt})
+    def _extra_counts(self, rep: Report, obs: DataFrame, lagged: Lagged,
+                      earlier: Earlier | None
+                      ) -> dict[str, DataFrame]:
+        """The frames counted next to the datasets (in the same job)."""
+        from pyspark.sql import functions as F
 
-        # ---- rebalance history ----------------------------------------------------------------
-        self.say("lag report: rebalance history")
-        # logs carry no cluster: take the one of their group's snapshots/exports (item 10)
-        has_logs = bool(paths.get(Kind.CLIENT_LOG) or paths.get(Kind.LOCK_LOG))
-        logs = X.infer_log_cluster(logs, dedup) if not o.cluster and has_logs else logs
-        if has_logs:  # read by a dozen joins and windows below: parse and resolve them once
-            logs = self.cut(logs, "logs")
-        track = self.cut(X.owner_track(lag), "owner track")
-        captured = X.changes_from_track(track)
-        # offset resets (logged, or offsets back with the same owner) are events of their own,
-        # and a client's drop-and-re-add around one is no rebalance (item 11)
-        resets = X.capture_resets(lag)
-        unowned_track = X.unowned_from_track(track)
-        if bound is not None:  # the new ones and the earlier ones, as the previous run found
-            st, done, new_ts = self.state or "", self.manifest.derived, F.lit(bound.new_ts)
-            captured = B.read(sp, st, "changes", done).unionByName(
-                captured.filter(F.col("ts") >= new_ts).select(*X.CHANGE_COLS))
-            resets = B.read(sp, st, "resets", done).unionByName(
-                resets.filter(F.col("ts") >= new_ts).select(*B.columns("resets")))
-            unowned_track = B.merge_unowned(B.read(sp, st, "unowned", done), unowned_track,
-                                            track)
-        if keep_derived:  # (read below and written to the derived state)
-            unowned_track = self.cut(unowned_track, "unowned")
-        if has_logs:
-            resets = X.reset_events(logs).unionByName(resets)
-        resets = self.cut(resets, "resets")
-        if has_logs:  # a logged change and the capture change it explains are one event
-            logged_changes = self.cut(X.log_changes(logs), "log changes")
-            merged = X.merge_changes(captured, logged_changes, o.align_ms)
-        else:  # (without logs both steps below change nothing: skip their joins)
-            merged = captured.select(*X.CHANGE_COLS)
-        with self.stage("resets"):
-            no_resets = resets.isEmpty()
-        changes = self.cut(merged if no_resets else X.mark_resets(merged, resets), "changes")
-        events = self.cut(X.with_date(X.rebalance_events(changes).unionByName(resets), "ts")
-                          .withColumn("source", disp), "events")
-        moves = self.cut(X.with_date(X.queue_moves(changes, o.move_window_ms), "ts"), "moves")
-        unowned_df = unowned_track
-        if not no_resets:
-            unowned_df = X.drop_reset_gaps(unowned_df, changes)
-        if has_logs:  # one interval per queue and period, from either source or both
-            logged = changes.filter(F.col("source_kind").startswith("client-log"))
-            owned = track.filter(F.col("owner").isNotNull()).select(*X.GQUEUE, "capture_ts")
-            unowned_df = X.merge_unowned_sources(unowned_df, X.unowned_from_logs(logged),
-                                                 o.align_ms, owned)
-        unowned = self.cut(X.with_date(unowned_df, "start_ts"), "unowned")
-        rounds = X.rebalance_rounds(events, o.round_gap_ms)
-        storms = self.cut(X.with_date(X.rebalance_storms(
-            rounds, o.storm_rounds, o.storm_window_ms, o.storm_round_max_ms), "start_ts"),
-            "storms")
-        locks = X.with_date(X.lock_events(logs), "ts").withColumn("source", disp)
-        if has_logs:
-            locks = self.cut(locks, "locks")
-
-        # ---- quarantine -----------------------------------------------------------------------
-        bad = bad_frames[0]
-        for f in bad_frames[1:]:
-            bad = bad.unionByName(f)
-        run_ts = now_ms()
-        # a bad line without its own capture time belongs to its file's capture (path
-        # timestamp, else modification time), so a re-run replaces the same date partition
-        from mqctl.lagjob.inputs import path_meta
-
-        file_ts = [(f.path, path_meta(f.path, o.tz, f.kind).capture_ts or f.mtime_ms)
-                   for f in self.listing.files]
-        fts = sp.createDataFrame(file_ts or [("", None)], "source string, file_ts long")
-        quarantine = self.cut(X.with_date(
-            bad.withColumn("source", disp).join(F.broadcast(fts), on="source", how="left")
-            .withColumn("observed_ts", F.coalesce(F.col("observed_ts"), F.col("file_ts"),
-                                                  F.lit(run_ts))).drop("file_ts"),
-            "observed_ts"), "quarantine")
-
-        # ---- counts and dates of everything, in one job ---------------------------------------
-        if o.since_ms is not None:
-            # --since: the report covers captures and events from it on; the datasets hold
-            # whole days (a partition is replaced whole), so they start at its date
-            since, day = F.lit(int(o.since_ms)), X.date_of(F.lit(int(o.since_ms)))
-            lag, gt, events, moves, storms, unowned, locks, quarantine = (
-                df.filter(F.col("date") >= day) for df in (
-                    lag, gt, events, moves, storms, unowned, locks, quarantine))
-            gt_r = gt.filter(F.col("capture_ts") >= since)
-            ev_r = events.filter(F.col("ts") >= since)
-        else:
-            gt_r, ev_r = gt, events
-        if bound is not None:  # every row of lag (written), not just the look-back and new ones
-            lag = lag_all
-        latest, groups_df = self._latest(X.latest_status(gt_r, ev_r),
-                                         X.latest_groups(gt_r, ev_r), storms, unowned, ev_r,
-                                         locks)
-        frames: dict[str, DataFrame] = {
-            "lag": lag, "group_status": gt, "rebalance/events": events,
-            "rebalance/moves": moves, "rebalance/storms": storms, "rebalance/unowned": unowned,
-            "rebalance/locks": locks, "quarantine": quarantine}
+        lag, events, locks = (rep.datasets[k] for k in ("lag", "rebalance/events",
+                                                        "rebalance/locks"))
         extra: dict[str, DataFrame] = {
-            "observations": obs, "latest": latest,
-            "groups": groups_df,
+            "observations": obs, "latest": rep.latest, "groups": rep.groups,
             "lock_takeovers": locks.filter(F.col("takeover")),
             "reset_events": events.filter(F.col("cause") == "reset"),
             "owner_unknown": lag.filter(F.coalesce(F.col("owner_unknown"), F.lit(False))),
             "never_committed": lag.filter(F.col("committed").eqNullSafe(F.lit(False)))}
-        if bound is not None:  # (only the look-back and the new captures were read)
-            extra["obs_new"] = obs.filter(F.col("capture_ts") >= F.lit(bound.new_ts))
-            extra["lag_new"] = lag_new
-        stats_df = None
-        for name, df in {**frames, **extra}.items():
-            part_df = df.select(F.lit(name).alias("ds"), (F.col("date") if name in frames
-                                                          else F.lit(None).cast("string"))
-                                .alias("date"))
-            stats_df = part_df if stats_df is None else stats_df.unionByName(part_df)
-        assert stats_df is not None
-        stats: dict[str, dict[str | None, int]] = {}
-        with self.stage("counts"):
-            for r in stats_df.groupBy("ds", "date").count().collect():
-                stats.setdefault(r["ds"], {})[r["date"]] = int(r["count"])
+        if earlier is not None:  # (only the look-back and the new captures were read)
+            extra["obs_new"] = obs.filter(F.col("capture_ts") >= F.lit(earlier.new_ts))
+            extra["lag_new"] = lagged.lag_new
+        return extra
 
+    def _counts(self, stats: dict[str, dict[str | None, int]], bounded: bool
+                ) -> dict[str, int]:
+        """The run's counts (summary.json ``counts``); records the duplicates in the
+        manifest (a bounded re-run adds the new captures' to the earlier ones)."""
         def total(name: str) -> int:
-            return sum(stats.get(name, {}).values())
+            return _total(stats, name)
 
-        ds_dates = {name: sorted(d for d in stats.get(name, {}) if d) for name in frames}
-        run_dates = sorted(set().union(*ds_dates.values()))
         n_obs, n_lag = total("observations"), total("lag")
-        if bound is not None:  # the earlier duplicates (kept) and the new captures' ones
+        if bounded:  # the earlier duplicates (kept) and the new captures' ones
             n_obs = n_lag + self.manifest.duplicates + total("obs_new") - total("lag_new")
         self.manifest.duplicates = n_obs - n_lag
+        return {
+            "observations": n_obs, "lag_rows": n_lag, "duplicates": n_obs - n_lag,
+            "group_topic_rows": total("group_status"), "rebalance_events":
+                total("rebalance/events") - total("reset_events"),
+            "reset_events": total("reset_events"), "queue_moves": total("rebalance/moves"),
+            "unowned_intervals": total("rebalance/unowned"), "storms": total("rebalance/storms"),
+            "lock_events": total("rebalance/locks"), "lock_takeovers": total("lock_takeovers"),
+            "owner_unknown": total("owner_unknown"), "never_committed": total("never_committed"),
+        }
 
-        # ---- write datasets -------------------------------------------------------------------
+    def _write_datasets(self, datasets: dict[str, DataFrame], ds_dates: dict[str, list[str]],
+                        run_dates: list[str], *, bounded: bool) -> None:
+        """Write every dataset's date partitions (a bounded re-run appended lag and
+        group_status already). An incremental run rewrites the big per-capture datasets only
+        from the first date whose observations changed: a row depends on its capture and
+        earlier ones only (status window, time-lag brackets, previous owner), so earlier dates
+        are unchanged."""
+        from pyspark.sql import functions as F
+
+        from mqctl.lagjob import writers as W
+
         written = self.written  # what a failed write reports as done
-        # an incremental run rewrites the big per-capture datasets only from the first date
-        # whose observations changed: a row depends on its capture and earlier ones only
-        # (status window, time-lag brackets, previous owner), so earlier dates are unchanged
         write_from: str | None = None
         if not self.write_all:
             changed = sorted(set(self.manifest.pending) | (self.touched or set()))
             write_from = changed[0] if changed else "9999-12-31"
-        for name, df in frames.items():
+        for name, df in datasets.items():
             path = W.join(self.out, name)
-            if bound is not None and name in ("lag", "group_status"):
+            per_capture = name in ("lag", "group_status")
+            if bounded and per_capture:
                 continue  # (appended: _append_new)
             dates, all_dates = ds_dates[name], run_dates
-            if write_from is not None and name in ("lag", "group_status"):
+            if write_from is not None and per_capture:
                 dates = [d for d in dates if d >= write_from]
                 all_dates = [d for d in run_dates if d >= write_from]
                 df = df.filter(F.col("date") >= write_from)
@@ -1278,50 +1092,96 @@ class _Run:
                     continue
             self.say(f"lag report: writing {name} ({len(dates)} date partition(s))")
             with self.stage("write " + name):
-                W.write_partitioned(sp, df, path, all_dates, dates,
-                                    one_file_per_date=name not in ("lag", "group_status"))
+                W.write_partitioned(self.spark, df, path, all_dates, dates,
+                                    one_file_per_date=not per_capture)
             written[name] = path
 
-        # ---- summaries ------------------------------------------------------------------------
-        t_sum = time.perf_counter()
-        self._job_group("summaries")
-        counts = {
-            "observations": n_obs, "lag_rows": n_lag, "duplicates": n_obs - n_lag,
-            "group_topic_rows": total("group_status"), "rebalance_events":
-                total("rebalance/events") - total("reset_events"),
-            "reset_events": total("reset_events"), "queue_moves": total("rebalance/moves"),
-            "unowned_intervals": total("rebalance/unowned"), "storms": total("rebalance/storms"),
-            "lock_events": total("rebalance/locks"), "lock_takeovers": total("lock_takeovers"),
-            "owner_unknown": total("owner_unknown"), "never_committed": total("never_committed"),
-        }
-        qcounts: dict[str, int] = {}
-        if total("quarantine"):
-            qcounts = {r["reason"]: int(r["n"]) for r in quarantine.groupBy("reason").agg(
-                F.count(F.lit(1)).alias("n")).collect()}
-        quarantined = sum(qcounts.values())
+    def _summaries(self, rep: Report, stats: dict[str, dict[str | None, int]],
+                   counts: dict[str, int], inputs: dict[str, int], run_dates: list[str],
+                   run_ts: int, keep_derived: bool, lagged: Lagged, reb: Rebalance, fp: str
+                   ) -> ReportResult:
+        """summary.csv, the Prometheus file, report.html and summary.json, then the state
+        (committed last: it matches the outputs)."""
+        import time
+
+        from pyspark.sql import functions as F
+
+        from mqctl.lagjob import writers as W
         from mqctl.lagjob.thresholds import evaluate
 
+        t_sum = time.perf_counter()
+        self._job_group("summaries")
+        sp, o, written = self.spark, self.o, self.written
+        qcounts: dict[str, int] = {}
+        if _total(stats, "quarantine"):
+            qcounts = {r["reason"]: int(r["n"]) for r in rep.datasets["quarantine"].groupBy(
+                "reason").agg(F.count(F.lit(1)).alias("n")).collect()}
+        quarantined = sum(qcounts.values())
         totals = {"quarantined": quarantined, "storms": counts["storms"],
                   "lock_takeovers": counts["lock_takeovers"]}
-        breaches = evaluate(self.thresholds, latest, totals)
+        breaches = evaluate(self.thresholds, rep.latest, totals)
         totals["breaches"] = len({b.expr for b in breaches})
-        order: list[Any] = [F.col("health_code").desc_nulls_last(),
-                            F.col("status_code").desc_nulls_last(),
-                            F.col("lag_seconds").desc_nulls_last(),
-                            F.col("total_lag").desc_nulls_last(), "cluster", "group", "topic"]
-        n_latest, n_groups = total("latest"), total("groups")
-        said = self._said
+        n_latest, n_groups = _total(stats, "latest"), _total(stats, "groups")
+        summary, group_rows = self._summary_rows(rep)
+        self._add_notes(counts)
+        rows = _Rows(rep, summary, group_rows, n_latest, n_groups, self._said)
+        # CSV of every group/topic (the reasons as one cell, "; " between them)
+        csv_path = W.join(self.out, "summary.csv")
+        W.write_text(sp, csv_path, W.csv_text(SUMMARY_COLUMNS, (
+            {**r, "health_reasons": "; ".join(r.get("health_reasons") or [])}
+            for r in rows.latest(True))))
+        written["summary_csv"] = csv_path
+        self._write_prometheus(rep, rows, totals)
+        html_path = W.join(self.out, "report.html")
+        d = rep.datasets
+        W.write_text(sp, html_path, self._html(
+            {"gt": d["group_status"], "lag": d["lag"], "events": d["rebalance/events"],
+             "storms": d["rebalance/storms"], "unowned": d["rebalance/unowned"],
+             "locks": d["rebalance/locks"]}, group_rows, summary, counts, quarantined, run_ts))
+        written["html"] = html_path
+        from mqctl.timeparse import format_ms
+
+        data = {
+            "generated_ts": run_ts, "generated_at": format_ms(run_ts), "window": o.window,
+            "inputs": inputs, "counts": counts, "dates": run_dates,
+            "quarantine": {"total": quarantined, "by_reason": qcounts},
+            "breaches": [b.to_dict() for b in breaches],
+            "groups": group_rows, "summary": summary, "summary_rows": n_latest,
+            "truncated": n_latest > len(summary), "paths": written, "notes": self.notes,
+        }
+        json_path = W.join(self.out, "summary.json")
+        written["summary_json"] = json_path
+        W.write_text(sp, json_path, W.json_text(data))
+        if self.state is not None:  # everything is written: the state matches the outputs
+            self._commit_state(keep_derived, lagged, reb, fp)
+        self.timings["summaries"] = time.perf_counter() - t_sum
+        self.say(f"lag report: done ({counts['lag_rows']} lag row(s), {quarantined} "
+                 "quarantined)")
+        return ReportResult(summary=summary, groups=group_rows, paths=written,
+                            quarantine=qcounts, quarantined=quarantined, breaches=breaches,
+                            counts=counts, inputs=inputs, dates=run_dates,
+                            truncated=n_latest > len(summary), notes=list(self.notes),
+                            timings=dict(self.timings))
+
+    def _summary_rows(self, rep: Report) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The first ``summary_limit`` rows per group and topic and per group, worst first."""
+        from pyspark.sql import functions as F
+
+        said, limit = self._said, self.o.summary_limit
         summary = [said(r.asDict()) for r in
-                   latest.orderBy(*order).limit(o.summary_limit).collect()]
-        group_rows = [said(r.asDict()) for r in groups_df.orderBy(
+                   rep.latest.orderBy(*_latest_order()).limit(limit).collect()]
+        group_rows = [said(r.asDict()) for r in rep.groups.orderBy(
             F.col("health_code").desc_nulls_last(), F.col("group_status_code").desc_nulls_last(),
             F.col("lag_seconds").desc_nulls_last(), "cluster", "group")
-            .limit(o.summary_limit).collect()]
+            .limit(limit).collect()]
+        return summary, group_rows
+
+    def _add_notes(self, counts: dict[str, int]) -> None:
         dupes = counts["duplicates"]
         if dupes:
             self.notes.append(f"{dupes} duplicate observation(s) of the same queue and capture "
                               "were merged (the same capture given twice, two sources, or "
-                              f"captures less than --align {o.align_ms / 1000:g}s apart)")
+                              f"captures less than --align {self.o.align_ms / 1000:g}s apart)")
         if counts["owner_unknown"]:
             self.notes.append(
                 f"{counts['owner_unknown']} queue observation(s) with the owner unknown (lag/ "
@@ -1340,78 +1200,49 @@ class _Run:
             self.notes.append(f"{len(ignored)} file(s) ignored: "
                               + "; ".join(sorted({f.ignored for f in ignored})))
 
-        def all_latest(ordered: bool) -> Iterable[dict[str, Any]]:
-            # the bounded rows when they are all of them, else stream partition by partition
-            if n_latest <= len(summary):
-                return summary
-            df = latest.orderBy(*order) if ordered else latest
-            return (said(r.asDict()) for r in df.toLocalIterator())
+    def _write_prometheus(self, rep: Report, rows: _Rows, totals: dict[str, int]) -> None:
+        import time
 
-        def all_groups() -> Iterable[dict[str, Any]]:
-            if n_groups <= len(group_rows):
-                return group_rows
-            return (said(r.asDict()) for r in groups_df.toLocalIterator())
+        from pyspark.sql import functions as F
 
-        # CSV of every group/topic (the reasons as one cell, "; " between them)
-        csv_path = W.join(self.out, "summary.csv")
-        W.write_text(sp, csv_path, W.csv_text(SUMMARY_COLUMNS, (
-            {**r, "health_reasons": "; ".join(r.get("health_reasons") or [])}
-            for r in all_latest(True))))
-        written["summary_csv"] = csv_path
-        last = groups_df.agg(F.max("capture_ts").alias("t"), F.count(F.lit(1)).alias("n")
-                             ).collect()[0]
-        brokers = X.latest_per_broker(lag, latest).orderBy("cluster", "group", "topic", "broker")
+        from mqctl.lagjob import transforms as X
+        from mqctl.lagjob import writers as W
+        from mqctl.timeparse import now_ms
+
+        last = rep.groups.agg(F.max("capture_ts").alias("t"), F.count(F.lit(1)).alias("n")
+                              ).collect()[0]
+        brokers = X.latest_per_broker(rep.datasets["lag"], rep.latest).orderBy(
+            "cluster", "group", "topic", "broker")
         prom_text = W.render_prometheus(
-            all_latest(False), all_groups(), {
+            rows.latest(False), rows.groups(), {
                 **totals, "groups": int(last["n"]),
                 "last_capture_s": last["t"] / 1000.0 if last["t"] is not None else None,
                 "duration_s": round(time.perf_counter() - self.started, 3)},
             now_ms(), (r.asDict() for r in brokers.toLocalIterator()))
         prom_path = self.prom_file or W.join(self.out, "mqctl_lag.prom")
-        W.write_text(sp, prom_path, prom_text)
-        written["prometheus"] = prom_path
-        html_path = W.join(self.out, "report.html")
-        W.write_text(sp, html_path, self._html(
-            {"gt": gt, "lag": lag, "events": events, "storms": storms, "unowned": unowned,
-             "locks": locks}, group_rows, summary, counts, quarantined, run_ts))
-        written["html"] = html_path
-        from mqctl.timeparse import format_ms
+        W.write_text(self.spark, prom_path, prom_text)
+        self.written["prometheus"] = prom_path
 
-        data = {
-            "generated_ts": run_ts, "generated_at": format_ms(run_ts), "window": o.window,
-            "inputs": inputs, "counts": counts, "dates": run_dates,
-            "quarantine": {"total": quarantined, "by_reason": qcounts},
-            "breaches": [b.to_dict() for b in breaches],
-            "groups": group_rows, "summary": summary, "summary_rows": n_latest,
-            "truncated": n_latest > len(summary), "paths": written, "notes": self.notes,
-        }
-        json_path = W.join(self.out, "summary.json")
-        written["summary_json"] = json_path
-        W.write_text(sp, json_path, W.json_text(data))
-        if self.state is not None:  # everything is written: the state matches the outputs
-            from mqctl.lagjob import bounded as B
-            from mqctl.lagjob import ingest as I
+    def _commit_state(self, keep_derived: bool, lagged: Lagged, reb: Rebalance, fp: str) -> None:
+        """The derived state (runs that keep it) and the manifest, with this run's options'
+        fingerprint: the state now matches the outputs."""
+        from mqctl.lagjob import bounded as B
+        from mqctl.lagjob import ingest as I
 
-            if keep_derived:  # (without resets the changes are the captured ones, cut)
-                self._save_derived(history, captured if not no_resets else changes, resets,
-                                   unowned_track)
-            else:
-                self.manifest.derived = []
-            self.manifest.pending, self.manifest.fingerprint = [], fp
-            self.manifest.out = self.out
-            I.save(sp, self.state, self.manifest)
-            I.clear_staging(sp, self.state)
-            if keep_derived:
-                B.prune(sp, self.state, self.manifest.derived)
-            else:
-                B.drop(sp, self.state)
-        self.timings["summaries"] = time.perf_counter() - t_sum
-        self.say(f"lag report: done ({n_lag} lag row(s), {quarantined} quarantined)")
-        return ReportResult(summary=summary, groups=group_rows, paths=written,
-                            quarantine=qcounts, quarantined=quarantined, breaches=breaches,
-                            counts=counts, inputs=inputs, dates=run_dates,
-                            truncated=n_latest > len(summary), notes=list(self.notes),
-                            timings=dict(self.timings))
+        sp, st = self.spark, self.state or ""
+        if keep_derived:  # (without resets the changes are the captured ones, cut)
+            self._save_derived(lagged.history, reb.captured if not reb.no_resets
+                               else reb.changes, reb.resets, reb.unowned_track)
+        else:
+            self.manifest.derived = []
+        self.manifest.pending, self.manifest.fingerprint = [], fp
+        self.manifest.out = self.out
+        I.save(sp, st, self.manifest)
+        I.clear_staging(sp, st)
+        if keep_derived:
+            B.prune(sp, st, self.manifest.derived)
+        else:
+            B.drop(sp, st)
 
     def _said(self, row: dict[str, Any]) -> dict[str, Any]:
         """A summary row as the outputs show it: plain values, the status in words
@@ -1429,37 +1260,10 @@ class _Run:
             unowned_max=o.unowned_max)
         return r
 
-    def _latest(self, latest: DataFrame, groups: DataFrame, storms: DataFrame,
-                unowned: DataFrame, events: DataFrame, locks: DataFrame
-                ) -> tuple[DataFrame, DataFrame]:
-        """The latest rows per group and topic and per group, each with its group's health
-        (:func:`transforms.group_health`: status, storms and unowned queues together), plus a
-        row for every group seen only in logs (:func:`transforms.unseen_groups`): every group
-        of the inputs is accounted for."""
-        from pyspark.sql import functions as F
-
-        from mqctl.lagjob import transforms as X
-
-        o, keys = self.o, ["cluster", "group"]
-        groups = self.cut(groups, "groups")
-        unseen = X.unseen_groups(groups, (events, "ts"), (locks, "ts"))
-        every = groups.unionByName(unseen, allowMissingColumns=True)
-        health = self.cut(X.group_health(every, storms, unowned, o.storm_window_ms,
-                                         o.unowned_max), "health")
-        unseen_rows = X.with_rebalances(unseen.drop("reason"), events)
-        latest = (latest.unionByName(unseen_rows, allowMissingColumns=True)
-                  .join(health, on=keys, how="left"))
-        groups = (groups.unionByName(unseen_rows, allowMissingColumns=True)
-                  .join(health, on=keys, how="left"))
-        with_time = X.iso_of(F.col("capture_ts"))
-        return (self.cut(latest.withColumn("capture_time", F.coalesce(
-                    F.col("capture_time"), with_time)), "latest"),
-                self.cut(groups, "groups"))
-
     def _html(self, frames: dict[str, DataFrame], group_rows: list[dict[str, Any]],
               summary: list[dict[str, Any]], counts: dict[str, int], quarantined: int,
               run_ts: int) -> str:
-        """report.html: bounded data from the frames, then the page (mqctl/lagjob/html.py)."""
+        """report.html: bounded data from the frames, then the page (mqctl/lagjob/html/)."""
         from mqctl.lagjob import html as H
         from mqctl.lagjob.verdicts import utc
 
@@ -1504,6 +1308,42 @@ def _plain(d: dict[str, Any]) -> dict[str, Any]:
             v = v.asDict()
         out[k] = v
     return out
+
+def _total(stats: dict[str, dict[str | None, int]], name: str) -> int:
+    """Rows of one counted frame (:func:`stages.count`), over its dates."""
+    return sum(stats.get(name, {}).values())
+
+
+def _latest_order() -> list[Any]:
+    """The order of the summary rows: worst first."""
+    from pyspark.sql import functions as F
+
+    return [F.col("health_code").desc_nulls_last(), F.col("status_code").desc_nulls_last(),
+            F.col("lag_seconds").desc_nulls_last(), F.col("total_lag").desc_nulls_last(),
+            "cluster", "group", "topic"]
+
+
+class _Rows:
+    """Every summary row, for the outputs that list all of them: the rows already collected
+    when they are all, else streamed partition by partition."""
+
+    def __init__(self, rep: Report, summary: list[dict[str, Any]],
+                 group_rows: list[dict[str, Any]], n_latest: int, n_groups: int,
+                 said: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        self.rep, self.summary, self.group_rows = rep, summary, group_rows
+        self.n_latest, self.n_groups, self.said = n_latest, n_groups, said
+
+    def latest(self, ordered: bool) -> Iterable[dict[str, Any]]:
+        if self.n_latest <= len(self.summary):
+            return self.summary
+        df = self.rep.latest.orderBy(*_latest_order()) if ordered else self.rep.latest
+        return (self.said(r.asDict()) for r in df.toLocalIterator())
+
+    def groups(self) -> Iterable[dict[str, Any]]:
+        if self.n_groups <= len(self.group_rows):
+            return self.group_rows
+        return (self.said(r.asDict()) for r in self.rep.groups.toLocalIterator())
+
 
 
 # --------------------------------------------------------------------------------------------
@@ -1564,51 +1404,31 @@ def result_view(res: ReportResult, limit: int = 20) -> Result:
 # spark-submit / python -m entry point
 
 def build_parser() -> Any:
+    """The spark-submit entry's parser: every option of ``mqctl lag report``, from its
+    declaration (:mod:`mqctl.lagoptions`), with the same flags, defaults and help; the master
+    defaults to spark-submit's."""
     import argparse
 
+    from mqctl.lagoptions import FLAG_TYPES, flag_specs
+    from mqctl.lagoptions import Kind as K
+
     p = argparse.ArgumentParser(prog="mqctl-lagjob", description=__doc__.split("\n\n")[0])
-    p.add_argument("inputs", nargs="+", help="PATH, glob, directory or URI; or KIND=PATH")
-    p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--master", default=None,
-                   help="Spark master (default: spark-submit's, else local[*])")
-    p.add_argument("--window", type=int, default=10)
-    p.add_argument("--fail-on", action="append", default=[])
-    p.add_argument("--tz", default=None)
-    p.add_argument("--log-tz", default=None)
-    p.add_argument("--broker-log-tz", default="+08:00")
-    p.add_argument("--cluster", default="")
-    p.add_argument("--allowed-lag", type=int, default=0)
-    p.add_argument("--allowed-lag-seconds", type=float, default=10.0)
-    p.add_argument("--max-skew", default="5m")
-    p.add_argument("--align", default="10s")
-    p.add_argument("--storm-rounds", type=int, default=3)
-    p.add_argument("--storm-window", default="10m")
-    p.add_argument("--storm-round-max", default="1m")
-    p.add_argument("--unowned-max", type=float, default=0.1)
-    p.add_argument("--prom-file", default=None)
-    p.add_argument("--conf", action="append", default=[], help="spark setting KEY=VALUE")
-    p.add_argument("--state", default=None, help="ingested table (default OUT/_state)")
-    p.add_argument("--full", action="store_true", help="re-parse everything, rewrite all dates")
-    p.add_argument("--since", default=None)
-    p.add_argument("--until", default=None)
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="PATH, glob, directory or URI; or KIND=PATH")
+    for spec in flag_specs():
+        assert spec.flag is not None
+        if spec.kind is K.FLAG:
+            p.add_argument(spec.flag, dest=spec.name, action="store_true", help=spec.help)
+        elif spec.kind is K.LIST:
+            p.add_argument(spec.flag, dest=spec.name, action="append", default=[],
+                           metavar=spec.metavar, help=spec.help)
+        else:
+            p.add_argument(spec.flag, dest=spec.name, type=FLAG_TYPES[spec.kind],
+                           default=spec.submit, required=spec.required, metavar=spec.metavar,
+                           help=spec.help)
     p.add_argument("-o", "--output", default="plain")
     p.add_argument("-q", "--quiet", action="store_true")
     return p
-
-
-def duration_ms(text: str) -> int:
-    """A CLI duration: ``10s``, ``5m``, ``1h30m``, ``PT2M``, or a bare number of seconds
-    (``0`` turns a feature off)."""
-    from mqctl.timeparse import parse_duration_ms
-
-    s = text.strip()
-    if s.replace(".", "", 1).isdigit():
-        return int(float(s) * 1000)
-    ms = parse_duration_ms(s)
-    if ms < 0:
-        raise UsageError(f"duration {text!r} must not be negative",
-                         hint="give a duration such as 10s, 5m or 1h30m")
-    return ms
 
 
 def _stderr_line(msg: str) -> None:
@@ -1617,30 +1437,20 @@ def _stderr_line(msg: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     from mqctl.errors import ExitCode, MqctlError
+    from mqctl.lagoptions import RUN_SPECS
     from mqctl.render import emit
 
-    args = build_parser().parse_args(argv)
+    args = vars(build_parser().parse_args(argv))
     try:
-        conf = {}
-        for kv in args.conf:
-            k, sep, v = kv.partition("=")
-            if not sep:
-                raise UsageError(f"bad --conf {kv!r}", hint="write KEY=VALUE")
-            conf[k] = v
+        for spec in RUN_SPECS:
+            spec.check(args[spec.name])
         res = run_report(
-            args.inputs, args.out, master=args.master, window=args.window,
-            fail_on=args.fail_on, tz=args.tz, log_tz=args.log_tz,
-            broker_log_tz=args.broker_log_tz, cluster=args.cluster,
-            allowed_lag=args.allowed_lag, allowed_lag_seconds=args.allowed_lag_seconds,
-            max_skew_ms=duration_ms(args.max_skew),
-            align_ms=duration_ms(args.align), storm_rounds=args.storm_rounds,
-            storm_window_ms=duration_ms(args.storm_window),
-            storm_round_max_ms=duration_ms(args.storm_round_max), unowned_max=args.unowned_max,
-            prom_file=args.prom_file,
-            spark_conf=conf or None,
-            progress=None if args.quiet else _stderr_line, state=args.state, full=args.full,
-            since=args.since, until=args.until)
-        emit(result_view(res), args.output)
+            args["inputs"], args["out"], Options.from_values(args), master=args["master"],
+            fail_on=args["fail_on"], prom_file=args["prom_file"],
+            spark_conf=spark_conf(args["conf"]) or None,
+            progress=None if args["quiet"] else _stderr_line, state=args["state"],
+            full=args["full"])
+        emit(result_view(res, args["limit"]), args["output"])
     except MqctlError as exc:
         sys.stderr.write(f"mqctl: error: {exc.message}\n")
         if exc.hint:

@@ -53,8 +53,11 @@ def test_cli_passes_options_through(tmp_path, monkeypatch):
 
     seen = {}
 
-    def fake(inputs, out, **kw):
+    def fake(inputs, out, options, **kw):
+        from mqctl.lagoptions import declared
+
         seen.update(kw, inputs=inputs, out=out)
+        seen.update({f.name: getattr(options, f.name) for f, _spec in declared()})
         kw["progress"]("lag report: fake progress")
         return ReportResult(summary=[{"group": "G", "topic": "T", "status": "WARN"}], groups=[],
                             paths={"summary_json": "S"}, quarantine={}, quarantined=0,
