@@ -214,11 +214,14 @@ class Ctx:
         return f"{request} {where}" if where else request
 
 
-Rule = Callable[[Ctx], tuple[list[Finding], Check]]
+# a rule gets the reading(s) and its own code (the one it is registered under)
+Rule = Callable[[Ctx, str], tuple[list[Finding], Check]]
 RULES: list[tuple[str, Rule]] = []
 
 
 def rule(code: str) -> Callable[[Rule], Rule]:
+    """Register a rule under ``code``: :func:`diagnose` calls it with the code, so the rule
+    names its findings and check by the same code it is listed (and ordered) by."""
     def deco(fn: Rule) -> Rule:
         RULES.append((code, fn))
         return fn
@@ -252,8 +255,7 @@ def _outcome(code: str, out: list[Finding], ok: str, found: str | None = None, *
 
 
 @rule("offline")
-def offline(ctx: Ctx) -> tuple[list[Finding], Check]:
-    code = "offline"
+def offline(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
     if ctx.online is None:
         return [], Check(code, NOT_CHECKED, ctx.now.unread.get("members", "member list unread"))
     m = ctx.members
@@ -285,8 +287,7 @@ def offline(ctx: Ctx) -> tuple[list[Finding], Check]:
 
 
 @rule("consume-disabled")
-def consume_disabled(ctx: Ctx) -> tuple[list[Finding], Check]:
-    code = "consume-disabled"
+def consume_disabled(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
     cfg = ctx.now.config
     if cfg is None:
         if ctx.now.config_missing:
@@ -327,8 +328,7 @@ def consume_disabled(ctx: Ctx) -> tuple[list[Finding], Check]:
 
 
 @rule("topic-not-readable")
-def topic_not_readable(ctx: Ctx) -> tuple[list[Finding], Check]:
-    code = "topic-not-readable"
+def topic_not_readable(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
     routes = {t: rt for t, rt in ctx.now.routes.items()
               if is_main_topic(t) and (ctx.topic is None or t == ctx.topic)}
     if not routes:
@@ -372,8 +372,7 @@ def topic_not_readable(ctx: Ctx) -> tuple[list[Finding], Check]:
 
 
 @rule("client-silent")
-def client_silent(ctx: Ctx) -> tuple[list[Finding], Check]:
-    code = "client-silent"
+def client_silent(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
     if (c := _online_needed(ctx, code)) is not None:
         return [], c
     # the error without the broker's address and the Java stack the remark carries
@@ -437,8 +436,7 @@ MEMBER_CHECKS = {
 
 
 @rule("members")
-def member_checks(ctx: Ctx) -> tuple[list[Finding], Check]:
-    code = "members"
+def member_checks(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
     if (c := _online_needed(ctx, code)) is not None:
         return [], c
     from mqctl.views.members import check_members
@@ -519,8 +517,7 @@ def _subscription_effect(ctx: Ctx) -> list[Evidence]:
 
 
 @rule("unowned-queues")
-def unowned(ctx: Ctx) -> tuple[list[Finding], Check]:
-    code = "unowned-queues"
+def unowned(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
     if (c := _online_needed(ctx, code, ("broadcasting", "pop"), ": no queue owners")):
         return [], c
     if not ctx.all_answered:
@@ -561,8 +558,7 @@ def unowned(ctx: Ctx) -> tuple[list[Finding], Check]:
 
 
 @rule("locks")
-def locks(ctx: Ctx) -> tuple[list[Finding], Check]:
-    code = "locks"
+def locks(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
     if ctx.kind != "orderly":
         return [], Check(code, NOT_APPLICABLE, f"{ctx.kind} group: locks apply to orderly "
                                                "consumers")
@@ -620,8 +616,7 @@ def _pool(info: ConsumerRunningInfo) -> float | None:
 
 
 @rule("consume-blocked")
-def blocked(ctx: Ctx) -> tuple[list[Finding], Check]:
-    code = "consume-blocked"
+def blocked(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
     if (c := _online_needed(ctx, code, ("pop", "orderly"), " (orderly queues: see locks)")):
         return [], c
     now = ctx.now.ts
@@ -663,8 +658,7 @@ def blocked(ctx: Ctx) -> tuple[list[Finding], Check]:
 
 
 @rule("flow-control")
-def flow_control(ctx: Ctx) -> tuple[list[Finding], Check]:
-    code = "flow-control"
+def flow_control(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
     if (c := _online_needed(ctx, code, ("pop",), ": see pop-flow-control")):
         return [], c
     ts = ctx.now.ts
@@ -744,8 +738,7 @@ def flow_control(ctx: Ctx) -> tuple[list[Finding], Check]:
 
 
 @rule("threads-saturated")
-def saturated(ctx: Ctx) -> tuple[list[Finding], Check]:
-    code = "threads-saturated"
+def saturated(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
     if (c := _online_needed(ctx, code)) is not None:
         return [], c
     ts = ctx.now.ts
@@ -812,8 +805,7 @@ def saturated(ctx: Ctx) -> tuple[list[Finding], Check]:
 
 
 @rule("consume-failing")
-def failing(ctx: Ctx) -> tuple[list[Finding], Check]:
-    code = "consume-failing"
+def failing(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
     if (c := _online_needed(ctx, code)) is not None:
         return [], c
     ts = ctx.now.ts
@@ -877,8 +869,7 @@ def _growth(ctx: Ctx, f: Callable[[Reading], int | None]) -> tuple[int | None, f
 
 
 @rule("retry-backlog")
-def retry_backlog(ctx: Ctx) -> tuple[list[Finding], Check]:
-    code = "retry-backlog"
+def retry_backlog(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
     if ctx.progress is None:
         return [], Check(code, NOT_CHECKED, "the offsets were not read")
     rq = ctx.retry_queues
@@ -921,8 +912,7 @@ def retry_backlog(ctx: Ctx) -> tuple[list[Finding], Check]:
 
 
 @rule("dlq")
-def dlq(ctx: Ctx) -> tuple[list[Finding], Check]:
-    code = "dlq"
+def dlq(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
     p = ctx.progress
     if p is None or p.dlq is None:
         return [], Check(code, NOT_CHECKED, "the %DLQ% topic was not read")
@@ -981,8 +971,7 @@ class _Stuck:
 
 
 @rule("offset-not-committed")
-def not_committed(ctx: Ctx) -> tuple[list[Finding], Check]:
-    code = "offset-not-committed"
+def not_committed(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
     if ctx.first is None:
         return [], Check(code, NEEDS_SAMPLE, "needs two reads: --sample SECONDS")
     if (c := _online_needed(ctx, code, ("pop", "broadcasting"))):
@@ -1077,8 +1066,7 @@ def _broker_num(ctx: Ctx, broker: str, key: str, default: float) -> tuple[float,
 
 
 @rule("broker")
-def brokers(ctx: Ctx) -> tuple[list[Finding], Check]:
-    code = "broker"
+def brokers(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
     rt = ctx.now.runtime
     if not rt:
         return [], Check(code, NOT_CHECKED if ctx.now.routes else NOT_APPLICABLE,
@@ -1172,8 +1160,7 @@ def brokers(ctx: Ctx) -> tuple[list[Finding], Check]:
 
 
 @rule("pop")
-def pop(ctx: Ctx) -> tuple[list[Finding], Check]:
-    code = "pop"
+def pop(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
     if ctx.kind != "pop":
         return [], Check(code, NOT_APPLICABLE, "not a pop group")
     ts = ctx.now.ts
@@ -1242,8 +1229,7 @@ def pop(ctx: Ctx) -> tuple[list[Finding], Check]:
 
 
 @rule("rebalanced")
-def rebalanced(ctx: Ctx) -> tuple[list[Finding], Check]:
-    code = "rebalanced"
+def rebalanced(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
     if ctx.first is None:
         return [], Check(code, NEEDS_SAMPLE, "needs two reads: --sample SECONDS")
     m0, m1 = ctx.first.members, ctx.members
@@ -1299,8 +1285,7 @@ def _behind(q: QueueProgress) -> bool | None:
 
 
 @rule("skew")
-def skew(ctx: Ctx) -> tuple[list[Finding], Check]:
-    code = "skew"
+def skew(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
     if ctx.progress is None:
         return [], Check(code, NOT_CHECKED, "the offsets were not read")
     if ctx.kind in ("offline", "broadcasting"):
@@ -1385,8 +1370,7 @@ def skew(ctx: Ctx) -> tuple[list[Finding], Check]:
 
 
 @rule("lag-growing")
-def lag_growing(ctx: Ctx) -> tuple[list[Finding], Check]:
-    code = "lag-growing"
+def lag_growing(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
     if ctx.progress is None:
         return [], Check(code, NOT_CHECKED, "the offsets were not read")
     if ctx.kind in ("offline", "broadcasting"):
@@ -1539,8 +1523,8 @@ def diagnose(first: Reading, second: Reading | None = None, *,
     ctx = Ctx(first, second, topic)
     findings: list[Finding] = []
     checks: list[Check] = []
-    for _code, fn in RULES:
-        fs, check = fn(ctx)
+    for code, fn in RULES:
+        fs, check = fn(ctx, code)
         findings.extend(fs)
         checks.append(check)
     rank = {c: i for i, c in enumerate(ORDER)}
