@@ -103,11 +103,42 @@ def _isolated_config(tmp_path_factory, monkeypatch):
         monkeypatch.delenv(var, raising=False)
 
 
+SPARK_GROUP = "spark"  # the xdist_group of every `spark` test: one worker, one JVM at a time
+WIDE_SCOPES = ("module", "class", "package")
+
+
+def _wide_fixture(item: pytest.Item) -> bool:
+    """Whether the test uses a fixture set up once for many tests of its module (a simulated
+    cluster, a built wheel, a browser run): those tests share one worker, or each worker that
+    runs one of them would set the fixture up again."""
+    info = getattr(item, "_fixtureinfo", None)
+    for defs in getattr(info, "name2fixturedefs", {}).values():
+        if defs and str(getattr(defs[-1], "scope", "function")) in WIDE_SCOPES:
+            return True
+    return False
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the xdist_group markers
 def pytest_collection_modifyitems(items):
-    """A test that uses the Spark session fixture is a `spark` test (a JVM)."""
+    """A test that uses the Spark session fixture is a `spark` test (a JVM). Under
+    `pytest -n N --dist loadgroup` (what ./dev test runs) every spark test lands on one worker,
+    so the suite starts one test JVM, and tests sharing a module-scoped fixture land together;
+    the other tests spread one by one over all workers."""
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("spark"):
             item.add_marker(pytest.mark.spark)
+    wide = {item.nodeid for item in items if _wide_fixture(item)}
+    # a module whose shared fixture a spark test also uses: the whole module on the spark worker
+    spark_modules = {item.nodeid.split("::")[0] for item in items
+                     if item.nodeid in wide and item.get_closest_marker("spark")}
+    for item in items:
+        if item.get_closest_marker("xdist_group"):
+            continue
+        module = item.nodeid.split("::")[0]
+        if item.get_closest_marker("spark") or (item.nodeid in wide and module in spark_modules):
+            item.add_marker(pytest.mark.xdist_group(SPARK_GROUP))
+        elif item.nodeid in wide:
+            item.add_marker(pytest.mark.xdist_group(module))
 
 
 NO_JVM = ("#!/bin/sh\necho 'this test started a JVM but is not marked spark: add "
