@@ -141,6 +141,33 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.xdist_group(module))
 
 
+class _XdistGroupIds:
+    """pytest-xdist 3.8 (--dist loadgroup) keeps a group on one worker by appending "@group"
+    to each grouped test's id on the worker (``item._nodeid``); pytest 9.2 reads the id from
+    ``item._id``, so the suffix is lost and every group silently spreads over all workers
+    (pytest-dev/pytest-xdist#1386: several test JVMs at once, spark tests past their timeout).
+    This appends it where pytest reads it, when xdist's did not take (a fixed xdist: no-op)."""
+
+    @pytest.hookimpl(trylast=True)  # after xdist's own attempt
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        try:
+            from _pytest.nodeid import NodeId  # pytest >= 9.2
+        except ImportError:  # older pytest: xdist's suffix works
+            return
+        for item in items:
+            names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                            for m in item.iter_markers("xdist_group")})
+            suffix = "@" + "_".join(names)
+            if names and not item.nodeid.endswith(suffix) \
+                    and isinstance(getattr(item, "_id", None), NodeId):
+                item._id = NodeId.parse(item.nodeid + suffix)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if getattr(config.option, "loadgroup", False):  # an xdist worker under --dist loadgroup
+        config.pluginmanager.register(_XdistGroupIds(), "mqctl-xdist-group-ids")
+
+
 NO_JVM = ("#!/bin/sh\necho 'this test started a JVM but is not marked spark: add "
           "@pytest.mark.spark (./dev test -m \"not spark\" must start none)' >&2\nexit 97\n")
 
