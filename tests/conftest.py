@@ -103,69 +103,11 @@ def _isolated_config(tmp_path_factory, monkeypatch):
         monkeypatch.delenv(var, raising=False)
 
 
-SPARK_GROUP = "spark"  # the xdist_group of every `spark` test: one worker, one JVM at a time
-WIDE_SCOPES = ("module", "class", "package")
-
-
-def _wide_fixture(item: pytest.Item) -> bool:
-    """Whether the test uses a fixture set up once for many tests of its module (a simulated
-    cluster, a built wheel, a browser run): those tests share one worker, or each worker that
-    runs one of them would set the fixture up again."""
-    info = getattr(item, "_fixtureinfo", None)
-    for defs in getattr(info, "name2fixturedefs", {}).values():
-        if defs and str(getattr(defs[-1], "scope", "function")) in WIDE_SCOPES:
-            return True
-    return False
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the xdist_group markers
 def pytest_collection_modifyitems(items):
-    """A test that uses the Spark session fixture is a `spark` test (a JVM). Under
-    `pytest -n N --dist loadgroup` (what ./dev test runs) every spark test lands on one worker,
-    so the suite starts one test JVM, and tests sharing a module-scoped fixture land together;
-    the other tests spread one by one over all workers."""
+    """A test that uses the Spark session fixture is a `spark` test (a JVM)."""
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("spark"):
             item.add_marker(pytest.mark.spark)
-    wide = {item.nodeid for item in items if _wide_fixture(item)}
-    # a module whose shared fixture a spark test also uses: the whole module on the spark worker
-    spark_modules = {item.nodeid.split("::")[0] for item in items
-                     if item.nodeid in wide and item.get_closest_marker("spark")}
-    for item in items:
-        if item.get_closest_marker("xdist_group"):
-            continue
-        module = item.nodeid.split("::")[0]
-        if item.get_closest_marker("spark") or (item.nodeid in wide and module in spark_modules):
-            item.add_marker(pytest.mark.xdist_group(SPARK_GROUP))
-        elif item.nodeid in wide:
-            item.add_marker(pytest.mark.xdist_group(module))
-
-
-class _XdistGroupIds:
-    """pytest-xdist 3.8 (--dist loadgroup) keeps a group on one worker by appending "@group"
-    to each grouped test's id on the worker (``item._nodeid``); pytest 9.2 reads the id from
-    ``item._id``, so the suffix is lost and every group silently spreads over all workers
-    (pytest-dev/pytest-xdist#1386: several test JVMs at once, spark tests past their timeout).
-    This appends it where pytest reads it, when xdist's did not take (a fixed xdist: no-op)."""
-
-    @pytest.hookimpl(trylast=True)  # after xdist's own attempt
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        try:
-            from _pytest.nodeid import NodeId  # pytest >= 9.2
-        except ImportError:  # older pytest: xdist's suffix works
-            return
-        for item in items:
-            names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
-                            for m in item.iter_markers("xdist_group")})
-            suffix = "@" + "_".join(names)
-            if names and not item.nodeid.endswith(suffix) \
-                    and isinstance(getattr(item, "_id", None), NodeId):
-                item._id = NodeId.parse(item.nodeid + suffix)
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    if getattr(config.option, "loadgroup", False):  # an xdist worker under --dist loadgroup
-        config.pluginmanager.register(_XdistGroupIds(), "mqctl-xdist-group-ids")
 
 
 NO_JVM = ("#!/bin/sh\necho 'this test started a JVM but is not marked spark: add "

@@ -165,72 +165,18 @@ def test_one_assert_read_only_and_it_catches_a_committing_pull():
         assert_read_only([])
 
 
-class _Item:
-    """What tests/conftest.py's collection hook reads of a pytest item."""
 
-    def __init__(self, nodeid: str, scopes: dict[str, str] | None = None,
-                 marks: tuple[str, ...] = ()) -> None:
-        self.nodeid = nodeid
-        self.fixturenames = list(scopes or {})
-        defs = {n: [type("Def", (), {"scope": s})()] for n, s in (scopes or {}).items()}
-        self._fixtureinfo = type("Info", (), {"name2fixturedefs": defs})()
-        self.marks: dict[str, pytest.Mark] = {m: getattr(pytest.mark, m).mark for m in marks}
-
-    def get_closest_marker(self, name: str) -> pytest.Mark | None:
-        return self.marks.get(name)
-
-    def add_marker(self, marker: pytest.MarkDecorator) -> None:
-        self.marks.setdefault(marker.mark.name, marker.mark)
-
-    @property
-    def group(self) -> str | None:
-        mark = self.marks.get("xdist_group")
-        return mark.args[0] if mark else None
-
-
-def test_spark_tests_share_one_xdist_worker_and_module_fixtures_one_each():
-    """./dev test runs `pytest -n N --dist loadgroup`: the xdist_group the hook gives is what
-    puts every test that starts a JVM on one worker (one test JVM, not one per worker) and the
-    tests of a module-scoped fixture on one worker (set up once)."""
-    import conftest
-
-    items = [
-        _Item("tests/lagjob/test_a.py::t1", {"spark": "session"}),  # marked by the hook
-        _Item("tests/test_b.py::t2", marks=("spark",)),  # spark-submit, marked by hand
-        _Item("tests/test_c.py::t3", {"sim": "function"}),
-        _Item("tests/test_d.py::t4", {"cluster": "module"}),
-        _Item("tests/test_d.py::t5", {"cluster": "module"}),
-        _Item("tests/test_d.py::t6"),
-        _Item("tests/test_e.py::t7", {"built": "module"}),  # shares `built` with a spark test
-        _Item("tests/test_e.py::t8", {"built": "module"}, marks=("spark",)),
-    ]
-    conftest.pytest_collection_modifyitems(items)
-    assert [i.group for i in items] == [
-        "spark", "spark", None, "tests/test_d.py", "tests/test_d.py", None, "spark", "spark"]
-    assert items[0].get_closest_marker("spark") is not None
-
-
-def test_dev_test_runs_the_groups_it_was_given():
+def test_dev_test_runs_every_test_once_in_two_phases():
+    """./dev test with no selection: the tests that start no JVM on xdist workers (modules
+    whole, --dist loadscope), then the spark tests in one process; together every test but
+    the cluster ones (pyproject's addopts leaves those out), each once."""
     dev = (ROOT / "dev").read_text(encoding="utf-8")
-    assert re.search(r'-m pytest -n "\$\{MQCTL_TEST_WORKERS:-\d+\}" --dist loadgroup "\$@"', dev)
+    phases = re.findall(r'run_pytest -m "([^"]+)"([^|]*)\|\| rc\d=', dev)
+    assert [m for m, _ in phases] == ["not spark and not cluster", "spark and not cluster"]
+    assert "--dist loadscope" in phases[0][1] and "-n " in phases[0][1]
+    assert "-n " not in phases[1][1]
+    assert "'not cluster'" in (ROOT / "pyproject.toml").read_text()
     doc = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert any(d.startswith("pytest-xdist") for d in doc["project"]["optional-dependencies"]["dev"])
     pins = (ROOT / "constraints.txt").read_text().splitlines()
     assert {p.split("==")[0] for p in pins if "==" in p} >= {"pytest-xdist", "execnet"}
-
-
-def test_a_group_reaches_xdist_and_runs_on_one_worker():
-    """What the controller sees: each grouped test's id ends in "@group" on the worker, the
-    only thing --dist loadgroup schedules by (with pytest 9.2 xdist 3.8's own suffix is lost,
-    pytest-dev/pytest-xdist#1386, and the groups spread silently)."""
-    pytest.importorskip("xdist")
-    r = subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider",
-                        "-n", "2", "--dist", "loadgroup", "tests/test_architecture.py", "-k",
-                        "the_real_graph_is_walked or no_import_circle_at_run_time"],
-                       capture_output=True, text=True, cwd=ROOT, timeout=240,
-                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    assert r.returncode == 0, r.stdout[-3000:]
-    ran = re.findall(r"^\[(gw\d+)\] .*PASSED (\S+)", r.stdout, re.M)
-    assert len(ran) == 2, r.stdout[-3000:]
-    assert {n.partition("@")[2] for _, n in ran} == {"tests/test_architecture.py"}, ran
-    assert len({w for w, _ in ran}) == 1, ran
