@@ -34,6 +34,16 @@ def test_a_small_local_run_compiles_no_whole_stage_code():
     assert key not in sized_settings(11 * MB, 2, local=False)
 
 
+def test_a_small_local_run_evaluates_expressions_without_compiling_them():
+    from mqctl.lagjob.session import TINY_INPUT_BYTES
+
+    key = "spark.sql.codegen.factoryMode"
+    assert sized_settings(11 * MB, 2, local=True)[key] == "NO_CODEGEN"  # the demo's data
+    assert key not in sized_settings(TINY_INPUT_BYTES, 2, local=True)
+    assert key not in sized_settings(65 * MB, 2, local=True)  # 100k snapshot rows
+    assert key not in sized_settings(11 * MB, 2, local=False)
+
+
 def test_huge_generated_methods_are_compiled_on_driver_and_executors():
     assert "-XX:-DontCompileHugeMethods" in JVM_OPTS
     assert default_conf("local[2]")["spark.executor.extraJavaOptions"] == JVM_OPTS

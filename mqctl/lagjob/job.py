@@ -924,7 +924,8 @@ class _Run:
         ds_dates = {name: sorted(d for d in stats.get(name, {}) if d) for name in rep.datasets}
         run_dates = sorted(set().union(*ds_dates.values()))
         counts = self._counts(stats, earlier is not None)
-        self._write_datasets(rep.datasets, ds_dates, run_dates, bounded=earlier is not None)
+        self._write_datasets(rep.datasets, ds_dates, run_dates, bounded=earlier is not None,
+                             rows={name: _total(stats, name) for name in rep.datasets})
         return self._summaries(rep, stats, counts, inputs, run_dates, run_ts, keep_derived,
                                lagged, reb, fp)
 
@@ -1061,7 +1062,8 @@ class _Run:
         }
 
     def _write_datasets(self, datasets: dict[str, DataFrame], ds_dates: dict[str, list[str]],
-                        run_dates: list[str], *, bounded: bool) -> None:
+                        run_dates: list[str], *, bounded: bool,
+                        rows: dict[str, int] | None = None) -> None:
         """Write every dataset's date partitions (a bounded re-run appended lag and
         group_status already). An incremental run rewrites the big per-capture datasets only
         from the first date whose observations changed: a row depends on its capture and
@@ -1093,7 +1095,8 @@ class _Run:
             self.say(f"lag report: writing {name} ({len(dates)} date partition(s))")
             with self.stage("write " + name):
                 W.write_partitioned(self.spark, df, path, all_dates, dates,
-                                    one_file_per_date=not per_capture)
+                                    one_file_per_date=not per_capture,
+                                    rows=(rows or {}).get(name))
             written[name] = path
 
     def _summaries(self, rep: Report, stats: dict[str, dict[str | None, int]],
@@ -1209,16 +1212,28 @@ class _Run:
         from mqctl.lagjob import writers as W
         from mqctl.timeparse import now_ms
 
-        last = rep.groups.agg(F.max("capture_ts").alias("t"), F.count(F.lit(1)).alias("n")
-                              ).collect()[0]
-        brokers = X.latest_per_broker(rep.datasets["lag"], rep.latest).orderBy(
-            "cluster", "group", "topic", "broker")
+        if rows.n_groups <= len(rows.group_rows):  # every group is collected: no job
+            stamps = [r["capture_ts"] for r in rows.group_rows
+                      if r.get("capture_ts") is not None]
+            last: Any = {"n": rows.n_groups, "t": max(stamps) if stamps else None}
+        else:
+            last = rep.groups.agg(F.max("capture_ts").alias("t"),
+                                  F.count(F.lit(1)).alias("n")).collect()[0]
+        brokers = X.latest_per_broker(rep.datasets["lag"], rep.latest)
+        order = ("cluster", "group", "topic", "broker")
+        broker_rows: Iterable[dict[str, Any]]
+        if rows.n_latest <= len(rows.summary):  # a few rows: one collect, sorted here
+            # (Spark's ascending order: nulls first; strings by code point, as UTF-8 bytes)
+            broker_rows = sorted((r.asDict() for r in brokers.collect()), key=lambda r: tuple(
+                (r[k] is not None, r[k]) for k in order))
+        else:  # (streamed: a partition at a time)
+            broker_rows = (r.asDict() for r in brokers.orderBy(*order).toLocalIterator())
         prom_text = W.render_prometheus(
             rows.latest(False), rows.groups(), {
                 **totals, "groups": int(last["n"]),
                 "last_capture_s": last["t"] / 1000.0 if last["t"] is not None else None,
                 "duration_s": round(time.perf_counter() - self.started, 3)},
-            now_ms(), (r.asDict() for r in brokers.toLocalIterator()))
+            now_ms(), broker_rows)
         prom_path = self.prom_file or W.join(self.out, "mqctl_lag.prom")
         W.write_text(self.spark, prom_path, prom_text)
         self.written["prometheus"] = prom_path

@@ -98,6 +98,8 @@ JVM_OPTS = "-XX:-DontCompileHugeMethods"
 # 27-28 s, while 1M rows (660 MB) took 75 s against 60 s (docs/lag-performance.md). The quick
 # compiler's code cache is 48 MB by default, which the report's generated classes fill.
 SMALL_INPUT_BYTES = 128 * 1024 * 1024
+# below this, no expression is compiled either (:func:`sized_settings`)
+TINY_INPUT_BYTES = 16 * 1024 * 1024
 SMALL_JVM_OPTS = (f"{JVM_OPTS} -XX:TieredStopAtLevel=1 -XX:+UseSerialGC "
                   "-XX:ReservedCodeCacheSize=256m")
 
@@ -292,7 +294,15 @@ def sized_settings(input_bytes: int, parallelism: int, local: bool) -> dict[str,
     * on a local master, the input files are listed by the driver (Spark lists more than 32
       paths with a job of one task per path: 125 tasks for 125 capture files);
     * on a local master and a small input (below ``SMALL_INPUT_BYTES``), no whole-stage code
-      generation.
+      generation;
+    * on a local master and a tiny input (below ``TINY_INPUT_BYTES``), no code generation at
+      all: the expressions (projections, predicates, orderings) are evaluated by Spark's
+      interpreted implementations instead of compiled to Java classes
+      (``spark.sql.codegen.factoryMode=NO_CODEGEN``: SQLConf ``CODEGEN_FACTORY_MODE``, read by
+      ``CodeGeneratorWithInterpretedFallback.createObject``, the path Spark falls back to when
+      a compile fails). On a few thousand rows compiling costs more than it saves (the demo's
+      11 MB, warm: 25-28 s of CPU against 34 s); at 65 MB it loses (55 s against 39 s),
+      hence the bound (docs/lag-performance.md, "Sixth pass").
 
     Nothing is cached beyond what the job cuts; these are session settings the run restores.
     """
@@ -313,6 +323,8 @@ def sized_settings(input_bytes: int, parallelism: int, local: bool) -> dict[str,
         # compiling a whole stage's code costs more than it saves on a few thousand rows:
         # the demo's report 25.8-27.0 s without against 27.6 s with (docs/lag-performance.md)
         out["spark.sql.codegen.wholeStage"] = "false"
+    if local and input_bytes < TINY_INPUT_BYTES:
+        out["spark.sql.codegen.factoryMode"] = "NO_CODEGEN"
     return out
 
 

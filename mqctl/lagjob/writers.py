@@ -47,11 +47,19 @@ def _hadoop_fs(spark: SparkSession, path: str) -> tuple[Any, Any]:
     return hp.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hp
 
 
+# a small dataset of at most this many rows is written by one task (:func:`write_partitioned`)
+ONE_TASK_ROWS = 100_000
+
+
 def write_partitioned(spark: SparkSession, df: DataFrame, path: str, run_dates: list[str],
-                      df_dates: list[str], *, one_file_per_date: bool = False) -> None:
+                      df_dates: list[str], *, one_file_per_date: bool = False,
+                      rows: int | None = None) -> None:
     """Replace the ``date=`` partitions of this run: dynamic partition overwrite for the
     dates that have rows, and removal of this run's dates that no longer have any (e.g. a
-    quarantine partition after the bad file was fixed). Other dates are untouched."""
+    quarantine partition after the bad file was fixed). Other dates are untouched.
+    ``one_file_per_date``: each date's rows in one file; ``rows`` (the frame's rows, when
+    known) at most :data:`ONE_TASK_ROWS`: written by one task (the writer sorts its rows by
+    date: one file per date, as the shuffle by date gives, without the shuffle's job)."""
     for d in sorted(set(run_dates) - set(df_dates)):
         fs, hp = _hadoop_fs(spark, join(path, f"date={d}"))
         if fs.exists(hp):
@@ -59,7 +67,8 @@ def write_partitioned(spark: SparkSession, df: DataFrame, path: str, run_dates: 
     if not df_dates:
         return
     if one_file_per_date:  # small datasets (events, quarantine, ...): no scatter of tiny files
-        df = df.repartition("date")
+        df = (df.coalesce(1) if rows is not None and rows <= ONE_TASK_ROWS
+              else df.repartition("date"))
     (df.write.mode("overwrite").option("partitionOverwriteMode", "dynamic")
      .partitionBy("date").parquet(path))
 
