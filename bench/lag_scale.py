@@ -4,6 +4,10 @@ reference queries over the same files measured in the same run.
     python bench/lag_scale.py [--data /tmp/mqctl-bench-lag] [--sizes 1m,10m] [--master local[2]]
                               [--rerun 10] [--no-duckdb]
 
+Sizes: 10k, 1m, 10m, 100m (10x the groups each), and 10m-long (the 1m cluster with 10x the
+captures: ``--sizes 1m,10m-long --rerun 10`` compares re-runs over a short and a long history of
+the same cluster).
+
 Generates the datasets with bench/gen_exports.py (fixed seed; cached under --data), runs a small
 warm-up report first (JVM start and JIT out of the way), then for each size, in one
 SparkSession:
@@ -48,6 +52,9 @@ SHAPES = {
     "10k": (10, 5, 8, 25),
     "1m": (100, 10, 8, 125),
     "10m": (1000, 10, 8, 125),
+    # the 1m cluster with a 10x longer history (issue 28 item 3: a re-run's cost follows the
+    # new data, so re-runs of 1m and 10m-long should cost about the same)
+    "10m-long": (100, 10, 8, 1250),
     "100m": (10000, 10, 8, 125),
 }
 
@@ -226,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
              .getOrCreate())
     results: dict[str, tuple[int, float]] = {}
     spans: dict[str, tuple[float, float, dict[str, float]]] = {}
+    reruns: dict[str, float] = {}
     summary: list[str] = []
     try:
         for size in ["10k", *sizes]:
@@ -281,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
                     line += f"; duckdb {ref2_duck:.1f} s (x{dt2 / ref2_duck:.2f})"
                 print(line + f"  (lag rows {res2.counts['lag_rows']:,})", flush=True)
                 summary.append(line)
+                reruns[size] = dt2
                 if a.stages:
                     print("    re-run stages:")
                     print_stages(res2.timings, {})
@@ -298,6 +307,8 @@ def main(argv: list[str] | None = None) -> int:
         (r1, t1), (r2, t2) = results[small], results[big]
         print(f"growth {small} -> {big}: rows x{r2 / r1:.1f}, time x{t2 / t1:.2f}, "
               f"throughput x{(r2 / t2) / (r1 / t1):.2f}")
+    for small, big in itertools.pairwise([s for s in sizes if s in reruns]):
+        print(f"re-run growth {small} -> {big}: time x{reruns[big] / reruns[small]:.2f}")
     print("summary:\n" + "\n".join(summary))
     return 0
 

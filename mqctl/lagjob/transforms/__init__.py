@@ -39,11 +39,13 @@ X`` and ``X.name``. No module of the package imports it.
 """
 
 from mqctl.lagjob.transforms.common import (
+    BY_TOPIC,
     DAY_MS,
     GQUEUE,
     OBS_KEY,
     QUEUE,
     SOURCE_PRIORITY,
+    by_topic,
     date_of,
     iso_of,
     with_date,
@@ -122,12 +124,12 @@ from mqctl.lagjob.transforms.timelag import (
 )
 
 __all__ = [
-    "BROADCAST_REASON", "HEALTH", "HEALTH_CODE", "HEALTH_COLUMNS", "LOGS_ONLY_REASON",
+    "BROADCAST_REASON", "BY_TOPIC", "HEALTH", "HEALTH_CODE", "HEALTH_COLUMNS", "LOGS_ONLY_REASON",
     "group_health", "unseen_groups",
     "CHANGE_COLS", "DAY_MS", "GQUEUE", "LIFE_EVENTS", "LOCK_EVENTS", "MAX_REAL_DELAY_MS",
     "OBS_KEY", "QUEUE", "RESET_WINDOW_MS", "RESTART_GAP_MS", "SEVERITY", "SNAPSHOT_BAD",
     "SNAPSHOT_OBS", "SNAPSHOT_OBS_DDL", "SOURCE_PRIORITY", "STATUSES", "broker_history",
-    "capture_changes", "capture_index", "capture_resets", "changes_from_track",
+    "by_topic", "capture_changes", "capture_index", "capture_resets", "changes_from_track",
     "check_snapshot_records", "date_of", "dedupe_observations", "drop_reset_gaps", "enrich",
     "estimate_time_lag", "fill_broker_offsets", "group_topic_status", "infer_log_cluster",
     "iso_of", "latest_groups", "latest_per_broker", "latest_status", "line_numbers",

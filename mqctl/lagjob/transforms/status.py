@@ -72,10 +72,9 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0,
     n_win = max(1, int(window))
     key = GQUEUE
     judged = F.col("lag").isNotNull() & F.col("consumer_offset").isNotNull()
-    known = lag.filter(judged)
-    # unknown lag, and never committed (a lag without an offset): two scans, as before
-    unknown = lag.filter(~judged)
-    w = Window.partitionBy(*key).orderBy("capture_ts")
+    # one window pass: the judged samples and the others (unknown lag, never committed: not in
+    # any window) are apart through the partition key, so the frame counts judged ones only
+    w = Window.partitionBy(*key, "_judged").orderBy("capture_ts")
     frame = w.rowsBetween(-(n_win - 1), 0)
     online_eff = F.when(F.col("consume_enable") == F.lit(False), F.lit(False)).otherwise(
         F.col("online"))
@@ -85,7 +84,8 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0,
         caught_up = caught_up | (F.col("lag_seconds").isNotNull()
                                  & ~F.coalesce(F.col("lower_bound"), F.lit(False))
                                  & (F.col("lag_seconds") <= F.lit(float(allowed_lag_seconds))))
-    s = (known.withColumn("_ok", caught_up)
+    s = (lag.withColumn("_judged", judged)
+         .withColumn("_ok", caught_up)
          .withColumn("_offs", F.collect_list("consumer_offset").over(frame))
          .withColumn("_lags", F.collect_list("lag").over(frame))
          .withColumn("_oks", F.collect_list("_ok").over(frame))
@@ -118,24 +118,32 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0,
               .when(any_ok, "OK").when((n >= 2) & all_same, "STALL")
               .when(never_dec, "WARN").otherwise("OK"))
     dt = (F.col("observed_ts") - F.col("_prev_t")) / 1000.0
-    s = (s.withColumn("status", status)
-         .withColumn("complete", (n / F.lit(float(n_win))).cast("double"))
-         .withColumn("window_samples", n.cast("int"))
-         .withColumn("consume_rate", F.when(dt > 0, F.greatest(
-             F.col("consumer_offset") - F.col("_prev_c"), F.lit(0)) / dt))
-         .withColumn("produce_rate", F.when(dt > 0, F.greatest(
-             F.col("broker_offset") - F.col("_prev_b"), F.lit(0)) / dt))
-         .drop("_ok", "_oks", "_offs", "_lags", "_bros", "_dec", "_prev_c", "_prev_b",
-               "_prev_t", "_online"))
     never_status = (F.when(F.col("lag").isNull(), F.lit(None).cast("string"))
                     .when(F.col("lag") <= F.lit(int(allowed_lag)), F.lit("OK"))
                     .when(online_eff == F.lit(False), F.lit("STOP")))
-    u = (unknown.withColumn("status", never_status)
-         .withColumn("complete", F.lit(None).cast("double"))
-         .withColumn("window_samples", F.lit(None).cast("int"))
-         .withColumn("consume_rate", F.lit(None).cast("double"))
-         .withColumn("produce_rate", F.lit(None).cast("double")))
-    return s.unionByName(u)
+    known = F.col("_judged")
+
+    def judged_only(c: Column, dtype: str) -> Column:
+        return F.when(known, c).otherwise(F.lit(None).cast(dtype))
+
+    return (s.withColumn("status", F.when(known, status).otherwise(never_status))
+            .withColumn("complete", judged_only((n / F.lit(float(n_win))).cast("double"),
+                                                "double"))
+            .withColumn("window_samples", judged_only(n.cast("int"), "int"))
+            .withColumn("consume_rate", judged_only(F.when(dt > 0, F.greatest(
+                F.col("consumer_offset") - F.col("_prev_c"), F.lit(0)) / dt), "double"))
+            .withColumn("produce_rate", judged_only(F.when(dt > 0, F.greatest(
+                F.col("broker_offset") - F.col("_prev_b"), F.lit(0)) / dt), "double"))
+            .drop("_judged", "_ok", "_oks", "_offs", "_lags", "_bros", "_dec", "_prev_c",
+                  "_prev_b", "_prev_t", "_online"))
+
+
+def _sum_sorted(col: str) -> Column:
+    """``sum(col)`` of doubles in ascending order (null when every value is null): a double sum
+    depends on the order it adds in, and the rows of a group and topic reach the aggregate in
+    the order of the input's files (full and incremental runs must agree to the last bit)."""
+    vals = F.array_sort(F.collect_list(col))
+    return F.when(F.count(col) > 0, F.aggregate(vals, F.lit(0.0), lambda acc, x: acc + x))
 
 
 def group_topic_status(queues: DataFrame) -> DataFrame:
@@ -163,8 +171,8 @@ def group_topic_status(queues: DataFrame) -> DataFrame:
         F.max_by("lag_seconds_source", F.coalesce(F.col("lag_seconds"), F.lit(-1.0)))
          .alias("lag_seconds_source"),
         F.max(F.col("estimated").cast("int")).alias("_est"),
-        F.sum("consume_rate").alias("consume_rate"),
-        F.sum("produce_rate").alias("produce_rate"),
+        _sum_sorted("consume_rate").alias("consume_rate"),
+        _sum_sorted("produce_rate").alias("produce_rate"),
         F.max("_sev").alias("status_code"),
         # Burrow's group complete: the fraction of queues whose window is full
         F.avg((F.col("complete") >= F.lit(1.0)).cast("double")).alias("complete"),

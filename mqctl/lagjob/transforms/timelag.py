@@ -9,7 +9,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from mqctl.lagjob.transforms.common import DAY_MS, OBS_KEY, QUEUE
+from mqctl.lagjob.transforms.common import DAY_MS, QUEUE
 
 # longer than any message is kept (the broker deletes commit log files after fileReservedTime,
 # 72 h by default): "now - 0" is about 56 years
@@ -50,65 +50,64 @@ def estimate_time_lag(obs: DataFrame, history: DataFrame) -> DataFrame:
     """
     obs = obs.withColumn("delay_ms", F.when(not_a_delay(), F.lit(None).cast("long"))
                          .otherwise(F.col("delay_ms")))
-    need = obs.filter((F.col("lag") > 0) & F.col("delay_ms").isNull()
-                      & F.col("consumer_offset").isNotNull())
-    ev = need.select(*OBS_KEY, F.col("observed_ts").alias("t"),
-                     F.col("consumer_offset").alias("C"))
-    # 1. segments of the history: a new one whenever the max offset decreased
-    wq = Window.partitionBy(*QUEUE).orderBy("t")
-    hist = history.select(*QUEUE, "t", "B").withColumn(
-        "_dec", F.when(F.col("B") < F.lag("B").over(wq), 1).otherwise(0))
-    hist = hist.withColumn("seg", F.sum("_dec").over(
-        wq.rowsBetween(Window.unboundedPreceding, 0))).drop("_dec")
-    # 2. each observation belongs to the segment of the last point at or before it
-    u = (hist.select(*QUEUE, "t", "seg", F.lit(0).alias("_r"),
-                     *[F.lit(None).cast(dt).alias(c) for c, dt in
-                       (("group", "string"), ("capture_ts", "long"), ("C", "long"))])
-         .unionByName(ev.select(*QUEUE, "t", F.lit(None).cast("long").alias("seg"),
-                                F.lit(1).alias("_r"), "group", "capture_ts", "C")))
-    # (frames are running ones only: Spark evaluates "current .. unbounded following" frames
-    # in O(n^2) per partition; observations before the first point belong to segment 0)
-    wt = Window.partitionBy(*QUEUE).orderBy("t", "_r")
-    u = u.withColumn("_segb", F.last("seg", ignorenulls=True).over(
-        wt.rowsBetween(Window.unboundedPreceding, 0)))
-    ev_seg = u.filter(F.col("_r") == 1).select(
-        *QUEUE, "group", "capture_ts", "t", "C",
-        F.coalesce(F.col("_segb"), F.lit(0)).alias("seg"))
-    # 3. inside a segment, order by offset (B never decreases in a segment, so that is time
-    #    order too): the bracketing points are the nearest history rows before (B <= C: the
-    #    observation sorts after history rows of the same offset) and after (B > C)
-    v = (hist.select(*QUEUE, "seg", F.col("B").alias("k"), F.lit(1).alias("_r"), "t",
-                     F.struct(F.col("B").alias("B"), F.col("t").alias("t")).alias("pt"),
-                     *[F.lit(None).cast(dt).alias(c) for c, dt in
-                       (("group", "string"), ("capture_ts", "long"))])
-         .unionByName(ev_seg.select(*QUEUE, "seg", F.col("C").alias("k"), F.lit(2).alias("_r"),
-                                    "t", F.lit(None).cast("struct<B:long,t:long>").alias("pt"),
-                                    "group", "capture_ts")))
-    wk = Window.partitionBy(*QUEUE, "seg").orderBy("k", "_r", "t")
-    # the nearest history row after = the nearest before in the reversed order
-    wk_rev = Window.partitionBy(*QUEUE, "seg").orderBy(
-        F.col("k").desc(), F.col("_r").desc(), F.col("t").desc())
-    v = (v.withColumn("prev", F.last("pt", ignorenulls=True).over(
-            wk.rowsBetween(Window.unboundedPreceding, -1)))
-         .withColumn("next", F.last("pt", ignorenulls=True).over(
-             wk_rev.rowsBetween(Window.unboundedPreceding, -1)))
-         .withColumn("first_t", F.min(F.when(F.col("_r") == 1, F.col("t"))).over(
-             Window.partitionBy(*QUEUE, "seg"))))
-    est = v.filter(F.col("_r") == 2)
-    pa, pb = F.col("prev"), F.col("next")
+    need = ((F.col("lag") > 0) & F.col("delay_ms").isNull()
+            & F.col("consumer_offset").isNotNull())
+    # One frame per queue: the history points (``_r`` 0) and the observations (``_r`` 1), two
+    # running-window passes over it and no join back (issue 28: the windows share the run's
+    # one partitioning by topic, so neither pass shuffles). Running frames only: Spark
+    # evaluates "current .. unbounded following" frames in O(n^2) per partition.
+    pt_type = "struct<B:long,t:long>"
+    h = history.select(*QUEUE, F.col("t").alias("_t"), F.col("B").alias("_B"),
+                       F.lit(0).alias("_r"))
+    u = obs.withColumn("_t", F.col("observed_ts")).withColumn(
+        "_B", F.lit(None).cast("long")).withColumn("_r", F.lit(1)).withColumn(
+        "_C", F.when(need, F.col("consumer_offset")))
+    u = u.unionByName(h, allowMissingColumns=True)
+    hist = F.col("_r") == 0
+    # 1. in time order: segments of the history (a new one whenever the max offset decreased;
+    #    an observation belongs to the segment of the last point at or before it, segment 0
+    #    before the first point) and each point's predecessor in its segment
+    wt = Window.partitionBy(*QUEUE).orderBy("_t", "_r")
+    upto = wt.rowsBetween(Window.unboundedPreceding, 0)
+    prev_b = F.last(F.when(hist, F.col("_B")), ignorenulls=True).over(
+        wt.rowsBetween(Window.unboundedPreceding, -1))
+    u = u.withColumn("_dec", F.when(hist & (F.col("_B") < prev_b), 1).otherwise(0))
+    pt = F.struct(F.col("_B").alias("B"), F.col("_t").alias("t"))
+    u = (u.withColumn("_seg", F.sum("_dec").over(upto))
+         .withColumn("_pt", F.when(hist, pt).otherwise(F.lit(None).cast(pt_type))))
+    u = u.withColumn("_pred", F.when(hist & (F.col("_dec") == 0), F.last("_pt", ignorenulls=True)
+                                     .over(wt.rowsBetween(Window.unboundedPreceding, -1))))
+    # 2. inside a segment (B never decreases in one, so (B, t) order is time order): the
+    #    bracketing points of offset C are the last point with B <= C (``prev``) and the first
+    #    with B > C (``next``). A point sorts by its predecessor's B: the last point whose
+    #    predecessor has B <= C is ``next`` (its predecessor is ``prev``), or, when its own
+    #    B <= C, the segment's last point (``prev``; no ``next``)
+    u = u.withColumn("_k", F.when(hist, F.col("_pred")["B"]).otherwise(F.col("_C")))
+    u = u.withColumn("_nil", hist & F.col("_pred").isNull())
+    ws = Window.partitionBy(*QUEUE, "_seg").orderBy(F.col("_nil").desc(), "_k", "_r", "_t")
+    hit = F.last(F.when(hist, F.struct(F.col("_pred").alias("p"), F.col("_pt").alias("n"))),
+                 ignorenulls=True).over(ws.rowsBetween(Window.unboundedPreceding, 0))
+    u = (u.withColumn("_hit", hit)
+         .withColumn("_first_t", F.min(F.when(hist, F.col("_t"))).over(
+             Window.partitionBy(*QUEUE, "_seg"))))
+    est = u.filter(F.col("_r") == 1)
+    over = F.col("_hit")["n"]["B"] > F.col("_C")
+    pa = F.when(over, F.col("_hit")["p"]).otherwise(F.col("_hit")["n"])
+    pb = F.when(over, F.col("_hit")["n"])
     # in double: offsets up to 2^63-1 times a time span overflow a long (ANSI mode raises)
-    t_star = pa["t"] + ((F.col("k") - pa["B"]).cast("double") + 1.0) * (pb["t"] - pa["t"]) \
+    t_star = pa["t"] + ((F.col("_C") - pa["B"]).cast("double") + 1.0) * (pb["t"] - pa["t"]) \
         / ((pb["B"] - pa["B"]).cast("double") + 1.0)
     interp = pa.isNotNull() & pb.isNotNull() & (pb["B"] > pa["B"])
-    lower = F.col("t") - F.col("first_t")
-    est = est.select(
-        *QUEUE, "group", "capture_ts",
-        F.when(interp, F.greatest(F.col("t") - t_star, F.lit(0)) / 1000.0)
-         .when(pa.isNull() & (lower > 0), lower / 1000.0).alias("_est_s"),
-        F.when(interp, F.lit("interpolated"))
-         .when(pa.isNull() & (lower > 0), F.lit("lower_bound"))
-         .otherwise(F.lit("unknown")).alias("_est_src"))
-    out = obs.join(est, on=OBS_KEY, how="left")
+    lower = F.col("_t") - F.col("_first_t")
+    estimated = F.col("_C").isNotNull()
+    out = (est.withColumn("_est_s", F.when(estimated & interp,
+                                            F.greatest(F.col("_t") - t_star, F.lit(0)) / 1000.0)
+                          .when(estimated & pa.isNull() & (lower > 0), lower / 1000.0))
+           .withColumn("_est_src", F.when(~estimated, F.lit(None).cast("string"))
+                       .when(interp, F.lit("interpolated"))
+                       .when(pa.isNull() & (lower > 0), F.lit("lower_bound"))
+                       .otherwise(F.lit("unknown")))
+           .select(*obs.columns, "_est_s", "_est_src"))
     lag = F.col("lag")
     src = (F.when(lag.isNull(), F.lit("unknown"))
            .when(lag == 0, F.lit("exact"))
