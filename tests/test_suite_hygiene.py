@@ -168,13 +168,15 @@ def test_one_assert_read_only_and_it_catches_a_committing_pull():
 
 def test_dev_test_runs_every_test_once_in_two_phases():
     """./dev test with no selection: the tests that start no JVM on xdist workers (modules
-    whole, --dist loadscope), then the spark tests in one process; together every test but
+    whole, --dist loadscope), then the spark tests on their own workers (files whole, --dist
+    loadfile); together every test but
     the cluster ones (pyproject's addopts leaves those out), each once."""
     dev = (ROOT / "dev").read_text(encoding="utf-8")
     phases = re.findall(r'run_pytest -m "([^"]+)"([^|]*)\|\| rc\d=', dev)
     assert [m for m, _ in phases] == ["not spark and not cluster", "spark and not cluster"]
     assert "--dist loadscope" in phases[0][1] and "-n " in phases[0][1]
-    assert "-n " not in phases[1][1]
+    # a spark test file's tests share one worker's session (one JVM per worker)
+    assert "--dist loadfile" in phases[1][1] and "-n " in phases[1][1]
     assert "'not cluster'" in (ROOT / "pyproject.toml").read_text()
     doc = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert any(d.startswith("pytest-xdist") for d in doc["project"]["optional-dependencies"]["dev"])
