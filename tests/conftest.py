@@ -70,6 +70,9 @@ def cli():
     return run_cli
 
 
+# a test timing out inside a JVM call leaves the shared SparkSession usable (tests/spark_guard.py)
+from spark_guard import pytest_timeout_set_timer  # noqa: E402, F401
+
 # the simulated cluster's fixtures (sim, sim_factory) live next to the sim's own tests
 try:
     from sim_fixtures import *  # noqa: F403
