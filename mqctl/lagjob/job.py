@@ -534,14 +534,30 @@ class _Run:
 
         return self.keep(df) if any(paths.values()) else df.where(F.lit(False))
 
-    def cut(self, df: DataFrame, name: str) -> DataFrame:
+    def cut(self, df: DataFrame, name: str, *, keep_partitioning: bool = False
+            ) -> DataFrame:
         """Materialise a stage and cut its lineage (``localCheckpoint``): later stages join and
         window over it several times, and without the cut the analysed plans grow with every
-        reuse of the same subtree."""
+        reuse of the same subtree. ``keep_partitioning``: the rows read back keep ``df``'s
+        partitioning and order, so the steps after it inside the same partitioning shuffle
+        nothing. (In Spark 4.x a checkpoint taken under adaptive execution is read back with
+        an unknown partitioning, ``UnknownPartitioning(0)``; adaptive execution is off for
+        that cut's own job only.)"""
         from pyspark import StorageLevel
 
-        with self.stage(name):
+        def checkpoint() -> DataFrame:
             return df.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
+
+        with self.stage(name):
+            if not keep_partitioning:
+                return checkpoint()
+            conf, key = self.spark.conf, "spark.sql.adaptive.enabled"
+            before = conf.get(key)
+            conf.set(key, "false")
+            try:
+                return checkpoint()
+            finally:
+                conf.set(key, before if before is not None else "true")
 
     def run(self) -> ReportResult:
         import time

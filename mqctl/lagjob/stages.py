@@ -46,8 +46,11 @@ class Runner(Protocol):
 
     say: Callable[[str], None]
 
-    def cut(self, df: DataFrame, name: str) -> DataFrame:
-        """Materialise ``df`` and cut its lineage (timed as stage ``name``)."""
+    def cut(self, df: DataFrame, name: str, *, keep_partitioning: bool = False
+            ) -> DataFrame:
+        """Materialise ``df`` and cut its lineage (timed as stage ``name``); with
+        ``keep_partitioning`` the rows read back keep ``df``'s partitioning and order, so the
+        steps after it, inside the same partitioning, shuffle nothing."""
         ...
 
     def keep_read(self, df: DataFrame, paths: dict[Kind, list[str]]) -> DataFrame:
@@ -207,16 +210,17 @@ def lag(run: Runner, o: Options, c: Read, kinds: Iterable[Kind], columns: list[s
     # once, by topic (:data:`transforms.BY_TOPIC`), and the dedupe, the broker history, the
     # time-lag brackets, the status window, the group-topic aggregate, the owner track and
     # the resets all run inside it: no other shuffle of the observations
-    obs = _cut_partitioned(run, X.by_topic(c.obs), "dedupe")
+    obs = run.cut(X.by_topic(c.obs), "dedupe", keep_partitioning=True)
     with run.stage("dedupe"):  # (inside the partitioning: no shuffle)
         to_merge = not obs.groupBy(*X.OBS_KEY).count().filter(F.col("count") > 1).isEmpty()
-    dedup = _cut_partitioned(run, X.dedupe_observations(obs), "dedupe") if to_merge else obs
+    dedup = (run.cut(X.dedupe_observations(obs), "dedupe", keep_partitioning=True)
+             if to_merge else obs)
     if check_bound is not None:
         check_bound(dedup)
     history = X.broker_history(dedup, X.by_topic(c.points))
     if earlier is not None:  # the earlier history, as the previous run found it
         history = X.by_topic(earlier.history.unionByName(history))
-    history = _cut_partitioned(run, history, "broker history")
+    history = run.cut(history, "broker history", keep_partitioning=True)
     with run.stage("broker history"):  # (a scan of the cut rows; no shuffle)
         unfilled = not dedup.filter(F.col("broker_offset").isNull()).isEmpty()
     if earlier is not None and unfilled:  # (the fill may take a later capture's max offset)
@@ -231,25 +235,13 @@ def lag(run: Runner, o: Options, c: Read, kinds: Iterable[Kind], columns: list[s
         c.topic_cfg if Kind.TOPICS in kinds else None,
         c.group_cfg if Kind.SUBSCRIPTION_GROUP in kinds else None)
     queues = X.queue_status(enriched, o.window, o.allowed_lag, o.allowed_lag_seconds)
-    lag_df = _cut_partitioned(run, X.with_date(queues).withColumn("capture_time", X.iso_of(
-        F.col("capture_ts"))).withColumn("source", display_source()).select(*columns), "lag")
+    lag_df = run.cut(X.with_date(queues).withColumn("capture_time", X.iso_of(
+        F.col("capture_ts"))).withColumn("source", display_source()).select(*columns), "lag",
+        keep_partitioning=True)
     # (bounded: ``lag`` holds the look-back too; the new rows are ``lag_new``)
     lag_new = lag_df if earlier is None else lag_df.filter(F.col("capture_ts")
                                                            >= F.lit(earlier.new_ts))
     return Lagged(dedup=dedup, history=history, lag=lag_df, lag_new=lag_new)
-
-
-def _cut_partitioned(run: Runner, df: DataFrame, name: str) -> DataFrame:
-    """``run.cut(df)`` keeping ``df``'s partitioning and order: the steps after it, inside the
-    same partitioning, then shuffle nothing. (With adaptive execution on, a checkpoint's rows
-    are read back with an unknown partitioning; it is off for the cut's own job only.)"""
-    conf, key = df.sparkSession.conf, "spark.sql.adaptive.enabled"
-    before = conf.get(key)
-    conf.set(key, "false")
-    try:
-        return run.cut(df, name)
-    finally:
-        conf.set(key, before if before is not None else "true")
 
 
 def group_status(run: Runner, o: Options, lag_rows: DataFrame, columns: list[str]
@@ -345,7 +337,7 @@ def _captured_changes(run: Runner, lag_rows: DataFrame, earlier: Earlier | None
     from mqctl.lagjob import bounded as B
     from mqctl.lagjob import transforms as X
 
-    track = _cut_partitioned(run, X.owner_track(lag_rows), "owner track")
+    track = run.cut(X.owner_track(lag_rows), "owner track", keep_partitioning=True)
     captured = X.changes_from_track(track)
     # offset resets (logged, or offsets back with the same owner) are events of their own,
     # and a client's drop-and-re-add around one is no rebalance (item 11)
