@@ -55,53 +55,65 @@ def group_health(groups: DataFrame, storms: DataFrame, unowned: DataFrame, windo
     ``storm_*`` columns describe those reaching into the window; ``unowned_now`` counts the
     queues without an owner at the latest capture."""
     keys = ["cluster", "group"]
+    queue = [*keys, "topic", "broker", "queue_id"]
+    # one frame, one shuffle (issue 28 item 2): the groups (_k 0), their storms (1) and their
+    # unowned intervals (2) partitioned by group; every window below is keyed by a superset
+    # of it (no other exchange, where two joins and three aggregates took about ten Spark jobs)
     g = groups.select(*keys, "capture_ts", "group_status_code", "queues", "online",
                       "message_model", *([F.col("reason").alias("_reason0")]
-                                         if "reason" in groups.columns else []))
-    lo = F.col("capture_ts") - F.lit(int(window_ms))
-    s = (g.select(*keys, "capture_ts").join(storms.select(
+                                         if "reason" in groups.columns else []),
+                      F.lit(0).alias("_k"))
+    known = F.col("cluster").isNotNull() & F.col("group").isNotNull()  # (as the joins matched)
+    s = storms.filter(known).select(
         *keys, F.col("start_ts").alias("_s"), F.col("end_ts").alias("_e"),
-        F.col("rounds").alias("_r"), F.col("events").alias("_n"), F.col("rule").alias("_rule")),
-        on=keys, how="inner")
-         .withColumn("_recent", F.col("_e") >= lo))
-    rec = F.col("_recent")
-    st = s.groupBy(*keys).agg(
-        F.count(F.lit(1)).alias("storms"),
-        F.max(rec.cast("int")).alias("_in"),
-        F.min(F.when(rec, F.col("_s"))).alias("storm_start_ts"),
-        F.max(F.when(rec, F.col("_e"))).alias("storm_end_ts"),
-        F.sum(F.when(rec, F.col("_r"))).alias("storm_rounds"),
-        F.sum(F.when(rec, F.col("_n"))).alias("storm_events"),
-        F.array_join(F.array_sort(F.array_distinct(F.flatten(F.collect_list(
-            F.when(rec, F.split(F.col("_rule"), r"\+")))))), "+").alias("storm_rule"))
-    hi = F.col("capture_ts")
-    u = (g.select(*keys, "capture_ts").join(unowned.select(
-        *keys, "topic", "broker", "queue_id", F.col("start_ts").alias("_s"),
-        F.col("end_ts").alias("_e")), on=keys, how="inner"))
+        F.col("rounds").alias("_r"), F.col("events").alias("_n"), F.col("rule").alias("_rule"),
+        F.lit(1).alias("_k"))
+    u = unowned.filter(known).select(*keys, "topic", "broker", "queue_id",
+                                     F.col("start_ts").alias("_s"), F.col("end_ts").alias("_e"),
+                                     F.lit(2).alias("_k"))
+    every = g.unionByName(s, allowMissingColumns=True).unionByName(u, allowMissingColumns=True)
+    w = Window.partitionBy(*keys)
+    every = (every.withColumn("_hi", F.max(F.when(F.col("_k") == 0, F.col("capture_ts")))
+                              .over(w))
+             .withColumn("_has_g", F.max((F.col("_k") == 0).cast("int")).over(w)))
+    hi = F.col("_hi")  # the group's latest capture, on each of its rows
+    lo = hi - F.lit(int(window_ms))
+    rec = F.when(F.col("_k") == 1, F.col("_e") >= lo)  # a storm reaching into the window
     # each queue's unowned time in the window, its intervals clipped to it and overlapping ones
     # counted once (two sources can still see one period twice)
-    queue = [*keys, "topic", "broker", "queue_id"]
+    is_u = (F.col("_k") == 2) & (F.col("_has_g") == 1)
     now = (F.col("_s") <= hi) & (F.col("_e").isNull() | (F.col("_e") > hi))
-    c = (u.withColumn("_a", F.greatest(F.col("_s"), lo))
-         .withColumn("_b", F.least(F.coalesce(F.col("_e"), hi), hi))
-         .withColumn("_now", now.cast("int")))
-    wq = Window.partitionBy(*queue).orderBy("_a", "_b")
+    c = (every.withColumn("_a", F.when(is_u, F.greatest(F.col("_s"), lo)))
+         .withColumn("_b", F.when(is_u, F.least(F.coalesce(F.col("_e"), hi), hi)))
+         .withColumn("_now", F.when(is_u, now.cast("int"))))
+    wq = Window.partitionBy(*queue, "_k").orderBy("_a", "_b")
+    reach = F.col("_reach")
+    starts = is_u & (reach.isNull() | (F.col("_a") > reach))  # an island's first interval
     c = (c.withColumn("_reach", F.max("_b").over(wq.rowsBetween(Window.unboundedPreceding, -1)))
-         .withColumn("_isl", F.sum(F.when(F.col("_reach").isNull()
-                                          | (F.col("_a") > F.col("_reach")), 1).otherwise(0))
+         .withColumn("_isl", F.sum(F.when(reach.isNull() | (F.col("_a") > reach), 1)
+                                   .otherwise(0))
                      .over(wq.rowsBetween(Window.unboundedPreceding, 0))))
-    isl = c.groupBy(*queue, "_isl").agg(F.min("_a").alias("_a"), F.max("_b").alias("_b"),
-                                         F.max("_now").alias("_now"))
-    un = isl.groupBy(*keys).agg(
-        F.sum(F.greatest(F.col("_b") - F.col("_a"), F.lit(0))).alias("unowned_ms"),
-        F.countDistinct(F.when(F.col("_now") == 1, F.concat_ws(
-            ":", "topic", "broker", F.col("queue_id").cast("string")))).alias("unowned_now"))
-    out = (g.join(st, on=keys, how="left").join(un, on=keys, how="left")
-           .withColumn("storms", F.coalesce(F.col("storms"), F.lit(0)).cast("long"))
+    wi = Window.partitionBy(*queue, "_k", "_isl")
+    c = (c.withColumn("_len", F.when(starts, F.greatest(F.max("_b").over(wi)
+                                                        - F.min("_a").over(wi), F.lit(0))))
+         .withColumn("_qnow", F.when(starts & (F.max("_now").over(wi) == 1), F.concat_ws(
+             ":", "topic", "broker", F.col("queue_id").cast("string")))))
+    out = (c.withColumn("storms", F.count(F.when(F.col("_k") == 1, F.lit(1))).over(w))
+           .withColumn("_in", F.max(rec.cast("int")).over(w))
+           .withColumn("storm_start_ts", F.min(F.when(rec, F.col("_s"))).over(w))
+           .withColumn("storm_end_ts", F.max(F.when(rec, F.col("_e"))).over(w))
+           .withColumn("storm_rounds", F.sum(F.when(rec, F.col("_r"))).over(w))
+           .withColumn("storm_events", F.sum(F.when(rec, F.col("_n"))).over(w))
+           .withColumn("storm_rule", F.array_join(F.array_sort(F.array_distinct(F.flatten(
+               F.collect_list(F.when(rec, F.split(F.col("_rule"), r"\+"))).over(w)))), "+"))
+           .withColumn("unowned_ms", F.sum("_len").over(w))
+           .withColumn("unowned_now", F.size(F.collect_set("_qnow").over(w)))
+           .filter(F.col("_k") == 0)
+           .withColumn("storms", F.col("storms").cast("long"))
            .withColumn("in_storm", F.coalesce(F.col("_in"), F.lit(0)) == 1)
            .withColumn("storm_rule", F.when(F.col("in_storm"), F.col("storm_rule")))
            .withColumn("unowned_ms", F.coalesce(F.col("unowned_ms"), F.lit(0)).cast("long"))
-           .withColumn("unowned_now", F.coalesce(F.col("unowned_now"), F.lit(0)).cast("long")))
+           .withColumn("unowned_now", F.col("unowned_now").cast("long")))
     span = F.col("queues") * F.lit(float(max(1, window_ms)))
     out = out.withColumn("unowned_share", F.when(F.col("queues") > 0, F.least(
         F.col("unowned_ms") / span, F.lit(1.0))).cast("double"))
