@@ -25,6 +25,7 @@ only::
     changes/batch=N/   owner changes found between captures (before reset marking)
     resets/batch=N/    offset resets found in captures
     unowned/batch=N/   unowned intervals found in captures (before reset gaps); whole, per run
+    times/batch=N/     the observations' distinct (cluster, observed_ts): the bound's input
 
 A full run writes one batch of each; a bounded run appends its new rows as a batch (and the
 whole unowned intervals); the manifest's ``derived`` lists the committed batches. Rows of a
@@ -59,8 +60,9 @@ RESETS_DDL = ("ts long, window_start_ts long, cluster string, group string, topi
 UNOWNED_DDL = ("cluster string, group string, topic string, broker string, queue_id int, "
                "since_ts long, start_ts long, end_ts long, duration_ms long, open boolean, "
                "source_kind string")
+TIMES_DDL = "cluster string, observed_ts long"
 PARTS = {"history": HISTORY_DDL, "changes": CHANGES_DDL, "resets": RESETS_DDL,
-         "unowned": UNOWNED_DDL}
+         "unowned": UNOWNED_DDL, "times": TIMES_DDL}
 # a bounded run appends one batch per part; past this many the parts are rewritten as one
 COMPACT_AFTER = 32
 # queues whose look-back is short are checked for earlier rows; past this many: a full run
@@ -110,20 +112,25 @@ def plan(times: list[tuple[str, int, bool]], align_ms: int, window: int) -> Boun
     return Bound(new_ts=new_ts, from_ts=min(starts_before, default=new_ts))
 
 
-def table_times(spark: SparkSession, state: str, manifest: Any, batch: int | None
-                ) -> list[tuple[str, int, bool]]:
-    """Distinct ``(cluster, observed_ts, new)`` of the committed rows of the ingested table
-    (``new``: of ``batch``, this run's)."""
+def table_times(spark: SparkSession, state: str, manifest: Any, batch: int | None,
+                new_dates: list[str]) -> list[tuple[str, int, bool]]:
+    """Distinct ``(cluster, observed_ts, new)`` of the ingested observations (``new``: of
+    ``batch``, this run's): the earlier ones from the derived state's ``times`` (kept per run,
+    so the bound does not scan the ingested table: a re-run's cost follows the new data), the
+    new ones from ``batch``'s rows in its dates (``new_dates``) only."""
     from pyspark.sql import functions as F
 
     from mqctl.lagjob import ingest as I
     from mqctl.lagjob import writers as W
 
+    old = read(spark, state, "times", manifest.derived).select(
+        "cluster", "observed_ts", F.lit(False).alias("new"))
     df = spark.read.parquet(W.join(state, I.TABLE)).filter(
-        F.col("batch").isin(manifest.batches))
-    new = F.col("batch") == F.lit(-1 if batch is None else int(batch))
+        F.col("date").isin([F.to_date(F.lit(d)) for d in new_dates] or [F.lit(None)])
+        & (F.col("batch") == F.lit(-1 if batch is None else int(batch))))
+    new = df.select("cluster", "observed_ts", F.lit(True).alias("new"))
     return [(r[0], int(r[1]), bool(r[2])) for r in
-            df.select("cluster", "observed_ts", new.alias("new")).distinct().collect()]
+            old.unionByName(new).distinct().collect()]
 
 
 def check_frame(obs: DataFrame, new_ts: int, window: int) -> DataFrame:
@@ -215,16 +222,18 @@ def part_path(state: str, name: str) -> str:
     return W.join(state, DERIVED, name)
 
 
-def present(spark: SparkSession, state: str) -> bool:
-    """Whether every part of the derived state is there (a removed one: compute everything)."""
+def missing(spark: SparkSession, state: str) -> list[str]:
+    """The parts of the derived state that are not there: removed, or not written by the
+    version that wrote the state (``times`` is newer than the others). Any: compute
+    everything, which writes every part whole."""
     from mqctl.lagjob import ingest as I
 
-    return all(I.exists(spark, part_path(state, name)) for name in PARTS)
+    return [name for name in PARTS if not I.exists(spark, part_path(state, name))]
 
 
 def read(spark: SparkSession, state: str, name: str, batches: list[int]) -> DataFrame:
     """The committed rows of one part (``unowned``: of the last batch only); every part is
-    there (:func:`present`)."""
+    there (:func:`missing`)."""
     from pyspark.sql import functions as F
 
     df = spark.read.schema(f"{PARTS[name]}, batch int").parquet(part_path(state, name))

@@ -494,6 +494,7 @@ class _Run:
         self.deferred = False  # their rows were kept in the table (:func:`ingest.age_out`)
         self.try_bound = False
         self.bound: Any = None
+        self.obs_times: DataFrame | None = None  # (cluster, observed_ts) of what was read
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -784,7 +785,8 @@ class _Run:
         sp, st, man = self.spark, self.state, self.manifest
         assert st is not None
         with self.stage("bound"):
-            self.bound = b = B.plan(B.table_times(sp, st, man, self.new_batch),
+            self.bound = b = B.plan(B.table_times(sp, st, man, self.new_batch,
+                                                  sorted(self.touched or ())),
                                     self.o.align_ms, self.o.window)
         from_date = _utc_day(b.from_ts)
         if self.aged_out and max(self.aged_out) >= from_date:
@@ -822,7 +824,7 @@ class _Run:
         return back["lag"], back["group_status"]
 
     def _save_derived(self, history: DataFrame, changes: DataFrame, resets: DataFrame,
-                      unowned: DataFrame) -> None:
+                      unowned: DataFrame, times: DataFrame) -> None:
         """Write the derived state (:mod:`mqctl.lagjob.bounded`) as a new batch: a bounded
         run adds its new rows (the whole of each part once there are ``COMPACT_AFTER``
         batches), any other run the whole of each; the unowned intervals are always whole.
@@ -840,8 +842,12 @@ class _Run:
                 history, changes = history.filter(F.col("t") >= new), changes.filter(
                     F.col("ts") >= new)
                 resets = resets.filter(F.col("ts") >= new)
+            if bound is not None:  # (a bounded run read only the look-back's and the new)
+                times = times.filter(F.col("observed_ts") >= F.lit(bound.new_ts))
+                if whole:
+                    times = B.read(sp, st, "times", man.derived).unionByName(times)
             for name, df in (("history", history), ("changes", changes), ("resets", resets),
-                             ("unowned", unowned)):
+                             ("unowned", unowned), ("times", times.distinct())):
                 B.write(sp, st, name, df, gen, whole=whole)
         man.derived = [gen] if whole else [*man.derived, gen]
 
@@ -907,6 +913,7 @@ class _Run:
         keep_derived = self._open_state(by_kind, fp)
         snapshots, table_all = self._read_snapshots(by_kind)
         read = S.captures(self, o, S.read(self, sp, o, paths, self.listing, snapshots))
+        self.obs_times = read.obs.select("cluster", "observed_ts")  # (derived state: times)
         earlier = self._earlier()
         check = None if earlier is None else (lambda d: self._check_bound(d, table_all))
         lagged = S.lag(self, o, read, [k for k, v in paths.items() if v], LAG_COLUMNS,
@@ -981,7 +988,11 @@ class _Run:
         if self.try_bound:
             from mqctl.lagjob import bounded as B
 
-            self.try_bound = B.present(sp, self.state)
+            missing = B.missing(sp, self.state)
+            if missing:  # (removed, or a state of a version without that part)
+                self.say(f"lag report: the derived state lacks {', '.join(missing)} (removed, "
+                         "or written by an earlier version): computing every capture")
+            self.try_bound = not missing
         return only_snapshots and whole_history
 
     def _read_snapshots(self, by_kind: dict[Kind, list[Any]]
@@ -1246,8 +1257,10 @@ class _Run:
 
         sp, st = self.spark, self.state or ""
         if keep_derived:  # (without resets the changes are the captured ones, cut)
+            assert self.obs_times is not None
             self._save_derived(lagged.history, reb.captured if not reb.no_resets
-                               else reb.changes, reb.resets, reb.unowned_track)
+                               else reb.changes, reb.resets, reb.unowned_track,
+                               self.obs_times)
         else:
             self.manifest.derived = []
         self.manifest.pending, self.manifest.fingerprint = [], fp

@@ -255,3 +255,33 @@ def test_a_second_run_into_the_same_out_is_refused(spark, tmp_path):
         run(spark, root, out)
     assert not (out / "_state").exists() and not (out / "lag").exists()
     assert run(spark, root, out).counts["lag_rows"] == 36  # free again
+
+
+def test_a_derived_state_without_times_means_one_full_run(spark, tmp_path):
+    """The bound reads the earlier capture times from the derived state (part ``times``), not
+    from the ingested table. A state written before that part existed has none: the re-run
+    computes every capture (and writes every part whole), the next one is bounded again."""
+    import shutil
+
+    root, inc = tmp_path / "in", tmp_path / "inc"
+    for i in range(5):
+        write_capture(root, i)
+    run(spark, root, inc)
+    times = inc / "_state" / "derived" / "times"
+    assert times.is_dir()
+    shutil.rmtree(times)  # (as an earlier version left it)
+    write_capture(root, 5)
+    said: list[str] = []
+    run(spark, root, inc, said)
+    assert not bounded(said), said
+    assert any("the derived state lacks times" in m for m in said), said
+    assert times.is_dir()
+    got = sorted(tuple(r) for r in spark.read.parquet(str(times)).select(
+        "cluster", "observed_ts").distinct().collect())
+    assert got == [("c1", T0 + i * STEP) for i in range(6)]
+    write_capture(root, 6)
+    said = []
+    ri = run(spark, root, inc, said)
+    assert bounded(said), said
+    rf = run(spark, root, tmp_path / "full", incremental=False)
+    assert_same(spark, inc, tmp_path / "full", ri, rf)
