@@ -25,11 +25,32 @@ only::
     changes/batch=N/   owner changes found between captures (before reset marking)
     resets/batch=N/    offset resets found in captures
     unowned/batch=N/   unowned intervals found in captures (before reset gaps); whole, per run
-    times/batch=N/     the observations' distinct (cluster, observed_ts): the bound's input
+    times/batch=N/     the observations' distinct (cluster, observed_ts), as read (before the
+                       dedupe): the bound's input (:func:`plan`), not a scan of the table
+    latest/batch=N/    the latest row per group and topic with its peaks and captures
+                       (:func:`transforms.latest_status_rows`); whole, per run
+    groups/batch=N/    the latest row per group (:func:`transforms.latest_groups_rows`);
+                       whole, per run
+    series/batch=N/    the page's totals per group and capture (:func:`html.collect.group_series`)
+    peaks/batch=N/     the page's peak lag and last capture per queue
+                       (:func:`html.collect.queue_peaks`); whole, per run
 
 A full run writes one batch of each; a bounded run appends its new rows as a batch (and the
-whole unowned intervals); the manifest's ``derived`` lists the committed batches. Rows of a
-batch that was never committed are ignored and removed later.
+whole unowned intervals and latest rows); the manifest's ``derived`` lists the committed
+batches. Rows of a batch that was never committed are ignored and removed later. The manifest
+also keeps the rows per date of ``lag`` and ``group_status`` and the counts read from ``lag``
+(``counts``).
+
+What a bounded re-run reads of the past is in the shape it needs, so its cost follows the new
+captures (issue 28 item 3): the bound takes the earlier times from ``times``; the latest rows
+merge the earlier ones with the new captures' (:func:`transforms.merge_latest_status`: a key
+of the new captures gets its newest row, the larger peaks and the captures added up; any other
+keeps its row); the counts add the new rows' to the manifest's; the page's series and queue
+ranking come from ``series`` and ``peaks`` (:func:`html.collect.merge_queue_peaks`). ``lag`` is
+read back only for the page's lines and owner lanes of the charted queues, and for the
+Prometheus file's per-broker rows (at each group and topic's latest capture). A state
+without one of the parts or the counts (removed, or written by an earlier version) makes the
+run a full one, which writes them.
 
 The look-back is checked, not assumed: a queue of the new captures whose look-back lacks the
 samples its window needs, an owned capture or a capture with known ownership, and that has
@@ -63,6 +84,12 @@ UNOWNED_DDL = ("cluster string, group string, topic string, broker string, queue
 TIMES_DDL = "cluster string, observed_ts long"
 PARTS = {"history": HISTORY_DDL, "changes": CHANGES_DDL, "resets": RESETS_DDL,
          "unowned": UNOWNED_DDL, "times": TIMES_DDL}
+# parts in the shape of a report frame (their schema is the run's: :func:`read`'s ``schema``):
+# the latest rows per group and topic and per group (``stages.Report.latest_base``, ...)
+# and the page's totals per group and capture and peak lag per queue (``html.collect``)
+SHAPED = ("latest", "groups", "series", "peaks")
+# parts written whole by every run (only the last batch is read)
+WHOLE = ("unowned", "latest", "groups", "peaks")
 # a bounded run appends one batch per part; past this many the parts are rewritten as one
 COMPACT_AFTER = 32
 # queues whose look-back is short are checked for earlier rows; past this many: a full run
@@ -228,16 +255,21 @@ def missing(spark: SparkSession, state: str) -> list[str]:
     everything, which writes every part whole."""
     from mqctl.lagjob import ingest as I
 
-    return [name for name in PARTS if not I.exists(spark, part_path(state, name))]
+    return [name for name in (*PARTS, *SHAPED)
+            if not I.exists(spark, part_path(state, name))]
 
 
-def read(spark: SparkSession, state: str, name: str, batches: list[int]) -> DataFrame:
-    """The committed rows of one part (``unowned``: of the last batch only); every part is
-    there (:func:`missing`)."""
+def read(spark: SparkSession, state: str, name: str, batches: list[int],
+         schema: Any = None) -> DataFrame:
+    """The committed rows of one part (those of :data:`WHOLE`: of the last batch only); every
+    part is there (:func:`missing`). ``schema``: of a :data:`SHAPED` part (a ``StructType``)."""
     from pyspark.sql import functions as F
+    from pyspark.sql.types import IntegerType, StructField, StructType
 
-    df = spark.read.schema(f"{PARTS[name]}, batch int").parquet(part_path(state, name))
-    keep = [max(batches)] if name == "unowned" else list(batches)
+    ddl = (StructType([*schema.fields, StructField("batch", IntegerType())]) if name in SHAPED
+           else f"{PARTS[name]}, batch int")
+    df = spark.read.schema(ddl).parquet(part_path(state, name))
+    keep = [max(batches)] if name in WHOLE else list(batches)
     return df.filter(F.col("batch").isin(keep)).drop("batch")
 
 
@@ -252,7 +284,9 @@ def write(spark: SparkSession, state: str, name: str, df: DataFrame, batch: int,
 
     path = part_path(state, name)
     I.delete(spark, W.join(path, f"batch={batch}"))  # (a dead run's batch of the same id)
-    df = df.select(*columns(name)).withColumn("batch", F.lit(int(batch)))
+    if name in PARTS:
+        df = df.select(*columns(name))
+    df = df.withColumn("batch", F.lit(int(batch)))
     if not (whole and name == "history"):
         df = df.coalesce(1)
     df.write.mode("append").partitionBy("batch").parquet(path)
@@ -265,7 +299,7 @@ def prune(spark: SparkSession, state: str, batches: list[int]) -> None:
 
     keep = set(batches)
     last = max(batches) if batches else None
-    for name in PARTS:
+    for name in (*PARTS, *SHAPED):
         fs, hp = W._hadoop_fs(spark, part_path(state, name))
         if not fs.exists(hp):
             continue
@@ -274,7 +308,7 @@ def prune(spark: SparkSession, state: str, batches: list[int]) -> None:
             if not n.startswith("batch="):
                 continue
             b = int(n.split("=", 1)[1]) if n.split("=", 1)[1].isdigit() else -1
-            if b not in keep or (name == "unowned" and b != last):
+            if b not in keep or (name in WHOLE and b != last):
                 fs.delete(st.getPath(), True)
 
 

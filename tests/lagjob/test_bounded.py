@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from pathlib import Path
 
 import pytest
@@ -285,3 +286,35 @@ def test_a_derived_state_without_times_means_one_full_run(spark, tmp_path):
     assert bounded(said), said
     rf = run(spark, root, tmp_path / "full", incremental=False)
     assert_same(spark, inc, tmp_path / "full", ri, rf)
+
+
+def test_a_bounded_rerun_does_not_read_the_earlier_dates_back(spark, tmp_path):
+    """The latest rows (peaks, captures), the per-group rows and the counts of a bounded re-run
+    come from the derived state and the manifest merged with the new captures, not from
+    ``lag`` and ``group_status`` read back whole: with their first date's partitions gone
+    from OUT, the re-run's summary, groups and counts are still a full run's."""
+    root, inc = tmp_path / "in", tmp_path / "inc"
+    for i in range(13):  # 8 captures on June 1, 5 on June 2
+        write_capture(root, i)
+    run(spark, root, inc)
+    for name in ("lag", "group_status"):
+        shutil.rmtree(inc / name / "date=2024-06-01")
+    write_capture(root, 13)  # its look-back (captures 9-12) is on June 2
+    said: list[str] = []
+    ri = run(spark, root, inc, said)
+    assert bounded(said), said
+    rf = run(spark, root, tmp_path / "full", incremental=False)
+    assert rf.counts["lag_rows"] == 14 * 36 + 3 * 6 - 6 * 1  # (G_LATE from 11, G_GAP's gap)
+    assert ri.counts == rf.counts
+    assert ri.summary == rf.summary and ri.groups == rf.groups
+    assert {r["captures"] for r in rf.summary if r["group"] == "G_OK"} == {14}
+
+    # a manifest of a version that kept no counts: the next re-run computes everything
+    man_path = inc / "_state" / "manifest.json"
+    man = json.loads(man_path.read_text())
+    del man["counts"]
+    man_path.write_text(json.dumps(man))
+    write_capture(root, 14)
+    said = []
+    run(spark, root, inc, said)
+    assert not bounded(said) and any("the derived state lacks counts" in m for m in said), said
