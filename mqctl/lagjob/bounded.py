@@ -25,10 +25,32 @@ only::
     changes/batch=N/   owner changes found between captures (before reset marking)
     resets/batch=N/    offset resets found in captures
     unowned/batch=N/   unowned intervals found in captures (before reset gaps); whole, per run
+    times/batch=N/     the observations' distinct (cluster, observed_ts), as read (before the
+                       dedupe): the bound's input (:func:`plan`), not a scan of the table
+    latest/batch=N/    the latest row per group and topic with its peaks and captures
+                       (:func:`transforms.latest_status_rows`); whole, per run
+    groups/batch=N/    the latest row per group (:func:`transforms.latest_groups_rows`);
+                       whole, per run
+    series/batch=N/    the page's totals per group and capture (:func:`html.collect.group_series`)
+    peaks/batch=N/     the page's peak lag and last capture per queue
+                       (:func:`html.collect.queue_peaks`); whole, per run
 
 A full run writes one batch of each; a bounded run appends its new rows as a batch (and the
-whole unowned intervals); the manifest's ``derived`` lists the committed batches. Rows of a
-batch that was never committed are ignored and removed later.
+whole unowned intervals and latest rows); the manifest's ``derived`` lists the committed
+batches. Rows of a batch that was never committed are ignored and removed later. The manifest
+also keeps the rows per date of ``lag`` and ``group_status`` and the counts read from ``lag``
+(``counts``).
+
+What a bounded re-run reads of the past is in the shape it needs, so its cost follows the new
+captures (issue 28 item 3): the bound takes the earlier times from ``times``; the latest rows
+merge the earlier ones with the new captures' (:func:`transforms.merge_latest_status`: a key
+of the new captures gets its newest row, the larger peaks and the captures added up; any other
+keeps its row); the counts add the new rows' to the manifest's; the page's series and queue
+ranking come from ``series`` and ``peaks`` (:func:`html.collect.merge_queue_peaks`). ``lag`` is
+read back only for the page's lines and owner lanes of the charted queues, and for the
+Prometheus file's per-broker rows (at each group and topic's latest capture). A state
+without one of the parts or the counts (removed, or written by an earlier version) makes the
+run a full one, which writes them.
 
 The look-back is checked, not assumed: a queue of the new captures whose look-back lacks the
 samples its window needs, an owned capture or a capture with known ownership, and that has
@@ -59,8 +81,15 @@ RESETS_DDL = ("ts long, window_start_ts long, cluster string, group string, topi
 UNOWNED_DDL = ("cluster string, group string, topic string, broker string, queue_id int, "
                "since_ts long, start_ts long, end_ts long, duration_ms long, open boolean, "
                "source_kind string")
+TIMES_DDL = "cluster string, observed_ts long"
 PARTS = {"history": HISTORY_DDL, "changes": CHANGES_DDL, "resets": RESETS_DDL,
-         "unowned": UNOWNED_DDL}
+         "unowned": UNOWNED_DDL, "times": TIMES_DDL}
+# parts in the shape of a report frame (their schema is the run's: :func:`read`'s ``schema``):
+# the latest rows per group and topic and per group (``stages.Report.latest_base``, ...)
+# and the page's totals per group and capture and peak lag per queue (``html.collect``)
+SHAPED = ("latest", "groups", "series", "peaks")
+# parts written whole by every run (only the last batch is read)
+WHOLE = ("unowned", "latest", "groups", "peaks")
 # a bounded run appends one batch per part; past this many the parts are rewritten as one
 COMPACT_AFTER = 32
 # queues whose look-back is short are checked for earlier rows; past this many: a full run
@@ -110,20 +139,25 @@ def plan(times: list[tuple[str, int, bool]], align_ms: int, window: int) -> Boun
     return Bound(new_ts=new_ts, from_ts=min(starts_before, default=new_ts))
 
 
-def table_times(spark: SparkSession, state: str, manifest: Any, batch: int | None
-                ) -> list[tuple[str, int, bool]]:
-    """Distinct ``(cluster, observed_ts, new)`` of the committed rows of the ingested table
-    (``new``: of ``batch``, this run's)."""
+def table_times(spark: SparkSession, state: str, manifest: Any, batch: int | None,
+                new_dates: list[str]) -> list[tuple[str, int, bool]]:
+    """Distinct ``(cluster, observed_ts, new)`` of the ingested observations (``new``: of
+    ``batch``, this run's): the earlier ones from the derived state's ``times`` (kept per run,
+    so the bound does not scan the ingested table: a re-run's cost follows the new data), the
+    new ones from ``batch``'s rows in its dates (``new_dates``) only."""
     from pyspark.sql import functions as F
 
     from mqctl.lagjob import ingest as I
     from mqctl.lagjob import writers as W
 
+    old = read(spark, state, "times", manifest.derived).select(
+        "cluster", "observed_ts", F.lit(False).alias("new"))
     df = spark.read.parquet(W.join(state, I.TABLE)).filter(
-        F.col("batch").isin(manifest.batches))
-    new = F.col("batch") == F.lit(-1 if batch is None else int(batch))
+        F.col("date").isin([F.to_date(F.lit(d)) for d in new_dates] or [F.lit(None)])
+        & (F.col("batch") == F.lit(-1 if batch is None else int(batch))))
+    new = df.select("cluster", "observed_ts", F.lit(True).alias("new"))
     return [(r[0], int(r[1]), bool(r[2])) for r in
-            df.select("cluster", "observed_ts", new.alias("new")).distinct().collect()]
+            old.unionByName(new).distinct().collect()]
 
 
 def check_frame(obs: DataFrame, new_ts: int, window: int) -> DataFrame:
@@ -215,20 +249,27 @@ def part_path(state: str, name: str) -> str:
     return W.join(state, DERIVED, name)
 
 
-def present(spark: SparkSession, state: str) -> bool:
-    """Whether every part of the derived state is there (a removed one: compute everything)."""
+def missing(spark: SparkSession, state: str) -> list[str]:
+    """The parts of the derived state that are not there: removed, or not written by the
+    version that wrote the state (``times`` is newer than the others). Any: compute
+    everything, which writes every part whole."""
     from mqctl.lagjob import ingest as I
 
-    return all(I.exists(spark, part_path(state, name)) for name in PARTS)
+    return [name for name in (*PARTS, *SHAPED)
+            if not I.exists(spark, part_path(state, name))]
 
 
-def read(spark: SparkSession, state: str, name: str, batches: list[int]) -> DataFrame:
-    """The committed rows of one part (``unowned``: of the last batch only); every part is
-    there (:func:`present`)."""
+def read(spark: SparkSession, state: str, name: str, batches: list[int],
+         schema: Any = None) -> DataFrame:
+    """The committed rows of one part (those of :data:`WHOLE`: of the last batch only); every
+    part is there (:func:`missing`). ``schema``: of a :data:`SHAPED` part (a ``StructType``)."""
     from pyspark.sql import functions as F
+    from pyspark.sql.types import IntegerType, StructField, StructType
 
-    df = spark.read.schema(f"{PARTS[name]}, batch int").parquet(part_path(state, name))
-    keep = [max(batches)] if name == "unowned" else list(batches)
+    ddl = (StructType([*schema.fields, StructField("batch", IntegerType())]) if name in SHAPED
+           else f"{PARTS[name]}, batch int")
+    df = spark.read.schema(ddl).parquet(part_path(state, name))
+    keep = [max(batches)] if name in WHOLE else list(batches)
     return df.filter(F.col("batch").isin(keep)).drop("batch")
 
 
@@ -243,7 +284,9 @@ def write(spark: SparkSession, state: str, name: str, df: DataFrame, batch: int,
 
     path = part_path(state, name)
     I.delete(spark, W.join(path, f"batch={batch}"))  # (a dead run's batch of the same id)
-    df = df.select(*columns(name)).withColumn("batch", F.lit(int(batch)))
+    if name in PARTS:
+        df = df.select(*columns(name))
+    df = df.withColumn("batch", F.lit(int(batch)))
     if not (whole and name == "history"):
         df = df.coalesce(1)
     df.write.mode("append").partitionBy("batch").parquet(path)
@@ -256,7 +299,7 @@ def prune(spark: SparkSession, state: str, batches: list[int]) -> None:
 
     keep = set(batches)
     last = max(batches) if batches else None
-    for name in PARTS:
+    for name in (*PARTS, *SHAPED):
         fs, hp = W._hadoop_fs(spark, part_path(state, name))
         if not fs.exists(hp):
             continue
@@ -265,7 +308,7 @@ def prune(spark: SparkSession, state: str, batches: list[int]) -> None:
             if not n.startswith("batch="):
                 continue
             b = int(n.split("=", 1)[1]) if n.split("=", 1)[1].isdigit() else -1
-            if b not in keep or (name == "unowned" and b != last):
+            if b not in keep or (name in WHOLE and b != last):
                 fs.delete(st.getPath(), True)
 
 

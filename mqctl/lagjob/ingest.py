@@ -53,13 +53,17 @@ class Manifest:
     # observations merged as duplicates by the run that wrote the outputs (a bounded run adds
     # its own: the earlier observations are not read again)
     duplicates: int = 0
+    # rows per date of lag and group_status and the totals of the run's counts read from lag
+    # (``owner_unknown``, ``never_committed``: date ""), as the outputs hold them: a bounded
+    # re-run adds the new captures' instead of counting the datasets again; empty: not kept
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps({"version": VERSION, "fingerprint": self.fingerprint, "out": self.out,
                            "batches": sorted(self.batches), "files": self.files,
                            "pending": sorted(self.pending),
                            "derived": sorted(self.derived),
-                           "duplicates": self.duplicates},
+                           "duplicates": self.duplicates, "counts": self.counts},
                           indent=1, sort_keys=True) + "\n"
 
     @classmethod
@@ -76,9 +80,14 @@ class Manifest:
             return None
         pending = d.get("pending") or []
         derived = d.get("derived") or []
+        counts = d.get("counts") or {}
+        if not isinstance(counts, dict):
+            counts = {}
         return cls(str(d.get("fingerprint", "")), str(d.get("out", "")),
                    [int(b) for b in batches], files, [str(x) for x in pending],
-                   [int(b) for b in derived], int(d.get("duplicates") or 0))
+                   [int(b) for b in derived], int(d.get("duplicates") or 0),
+                   {str(k): {str(d): int(n) for d, n in v.items()}
+                    for k, v in counts.items() if isinstance(v, dict)})
 
     def next_batch(self) -> int:
         return max([0, *self.batches]) + 1

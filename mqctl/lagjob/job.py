@@ -43,7 +43,7 @@ __all__ = ["Options", "ReportResult", "build_parser", "duration_ms", "main", "re
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from mqctl.lagjob.stages import Earlier, Lagged, Rebalance, Report
+    from mqctl.lagjob.stages import Earlier, Lagged, Latest, Rebalance, Report
     from mqctl.render import Result
 
 DATASETS = ("lag", "group_status", "rebalance/events", "rebalance/moves", "rebalance/storms",
@@ -65,6 +65,9 @@ GROUP_COLUMNS = [
     "online", "members", "never_committed", "owner_unknown", "status_queues", "window_samples",
     "consume_type", "message_model",
 ]
+# the counts a bounded re-run takes from the manifest and adds the new captures' to: what
+# would otherwise read lag and group_status whole (:meth:`_Run._with_earlier_counts`)
+KEPT_COUNTS = ("lag", "group_status", "owner_unknown", "never_committed")
 SUMMARY_COLUMNS = [
     "cluster", "group", "topic", "capture_time", "health", "status", "status_queues",
     "group_status", "total_lag", "max_lag", "lag_seconds", "lag_seconds_source", "peak_lag",
@@ -494,6 +497,11 @@ class _Run:
         self.deferred = False  # their rows were kept in the table (:func:`ingest.age_out`)
         self.try_bound = False
         self.bound: Any = None
+        self.obs_times: DataFrame | None = None  # (cluster, observed_ts) of what was read
+        self.kept_counts: dict[str, dict[str, int]] = {}  # (the manifest's ``counts``)
+        # the page's series and queue peaks (``series``, ``peaks``; ``series_new``: this run's
+        # part of the series): :meth:`_page_frames`
+        self.page: dict[str, DataFrame] = {}
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -800,7 +808,8 @@ class _Run:
         sp, st, man = self.spark, self.state, self.manifest
         assert st is not None
         with self.stage("bound"):
-            self.bound = b = B.plan(B.table_times(sp, st, man, self.new_batch),
+            self.bound = b = B.plan(B.table_times(sp, st, man, self.new_batch,
+                                                  sorted(self.touched or ())),
                                     self.o.align_ms, self.o.window)
         from_date = _utc_day(b.from_ts)
         if self.aged_out and max(self.aged_out) >= from_date:
@@ -838,7 +847,7 @@ class _Run:
         return back["lag"], back["group_status"]
 
     def _save_derived(self, history: DataFrame, changes: DataFrame, resets: DataFrame,
-                      unowned: DataFrame) -> None:
+                      unowned: DataFrame, times: DataFrame, rep: Report) -> None:
         """Write the derived state (:mod:`mqctl.lagjob.bounded`) as a new batch: a bounded
         run adds its new rows (the whole of each part once there are ``COMPACT_AFTER``
         batches), any other run the whole of each; the unowned intervals are always whole.
@@ -856,8 +865,15 @@ class _Run:
                 history, changes = history.filter(F.col("t") >= new), changes.filter(
                     F.col("ts") >= new)
                 resets = resets.filter(F.col("ts") >= new)
+            series = self.page["series_new" if not whole else "series"]
+            if bound is not None:  # (a bounded run read only the look-back's and the new)
+                times = times.filter(F.col("observed_ts") >= F.lit(bound.new_ts))
+                if whole:
+                    times = B.read(sp, st, "times", man.derived).unionByName(times)
             for name, df in (("history", history), ("changes", changes), ("resets", resets),
-                             ("unowned", unowned)):
+                             ("unowned", unowned), ("times", times.distinct()),
+                             ("latest", rep.latest_base), ("groups", rep.groups_base),
+                             ("series", series), ("peaks", self.page["peaks"])):
                 B.write(sp, st, name, df, gen, whole=whole)
         man.derived = [gen] if whole else [*man.derived, gen]
 
@@ -923,11 +939,12 @@ class _Run:
         keep_derived = self._open_state(by_kind, fp)
         snapshots, table_all = self._read_snapshots(by_kind)
         read = S.captures(self, o, S.read(self, sp, o, paths, self.listing, snapshots))
+        self.obs_times = read.obs.select("cluster", "observed_ts")  # (derived state: times)
         earlier = self._earlier()
         check = None if earlier is None else (lambda d: self._check_bound(d, table_all))
         lagged = S.lag(self, o, read, [k for k, v in paths.items() if v], LAG_COLUMNS,
                        earlier, check)
-        gt = S.group_status(self, o, lagged.lag_new, GROUP_COLUMNS)
+        gt = gt_new = S.group_status(self, o, lagged.lag_new, GROUP_COLUMNS)
         lag_all = lagged.lag
         if earlier is not None:  # appended to the earlier dates, then read whole
             lag_all, gt = self._append_new({"lag": lagged.lag_new, "group_status": gt})
@@ -935,8 +952,14 @@ class _Run:
         reb = S.rebalance(self, o, lagged, read.logs, has_logs, earlier, keep_derived)
         run_ts = now_ms()
         quarantine = S.quarantine(self, sp, o, read.bad, self.listing.files, run_ts)
-        rep = S.report(self, o, lag_all, gt, reb, quarantine)
-        stats = S.count(self, rep.datasets, self._extra_counts(rep, read.obs, lagged, earlier))
+        rep = S.report(self, o, lag_all, gt, reb, quarantine, self._latest(gt_new))
+        # bounded: lag and group_status are counted in the new rows, added to the earlier
+        # counts (the manifest's): neither is read whole
+        counted = rep.datasets if earlier is None else {
+            **rep.datasets, "lag": lagged.lag_new, "group_status": gt_new}
+        stats = self._with_earlier_counts(S.count(
+            self, counted, self._extra_counts(rep, counted["lag"], read.obs, lagged, earlier)))
+        self.page = self._page_frames(rep, lagged.lag_new, gt_new)
         ds_dates = {name: sorted(d for d in stats.get(name, {}) if d) for name in rep.datasets}
         run_dates = sorted(set().union(*ds_dates.values()))
         counts = self._counts(stats, earlier is not None)
@@ -997,7 +1020,11 @@ class _Run:
         if self.try_bound:
             from mqctl.lagjob import bounded as B
 
-            self.try_bound = B.present(sp, self.state)
+            missing = B.missing(sp, self.state) + ([] if man.counts else ["counts"])
+            if missing:  # (removed, or a state of a version without that part)
+                self.say(f"lag report: the derived state lacks {', '.join(missing)} (removed, "
+                         "or written by an earlier version): computing every capture")
+            self.try_bound = not missing
         return only_snapshots and whole_history
 
     def _read_snapshots(self, by_kind: dict[Kind, list[Any]]
@@ -1037,14 +1064,70 @@ class _Run:
                        unowned=B.read(sp, st, "unowned", done), from_ts=b.from_ts,
                        new_ts=b.new_ts)
 
-    def _extra_counts(self, rep: Report, obs: DataFrame, lagged: Lagged,
+    def _latest(self, gt_new: DataFrame) -> Latest | None:
+        """A bounded re-run's earlier latest rows (the derived state's ``latest`` and
+        ``groups``, in the shape the new captures' give them) and the new group-topic rows;
+        None for any other run."""
+        if self.bound is None:
+            return None
+        from mqctl.lagjob import bounded as B
+        from mqctl.lagjob import transforms as X
+        from mqctl.lagjob.stages import Latest
+
+        sp, st, done = self.spark, self.state or "", self.manifest.derived
+        return Latest(
+            latest=B.read(sp, st, "latest", done, X.latest_status_rows(gt_new).schema),
+            groups=B.read(sp, st, "groups", done, X.latest_groups_rows(gt_new).schema),
+            gt_new=gt_new)
+
+    def _page_frames(self, rep: Report, lag_new: DataFrame, gt_new: DataFrame
+                     ) -> dict[str, DataFrame]:
+        """The page's totals per group and capture and peak lag per queue
+        (:func:`html.collect.group_series`, :func:`html.collect.queue_peaks`): of the
+        datasets; bounded: the derived state's merged with the new captures' (``series_new``:
+        what the run adds to the derived state's series)."""
+        from mqctl.lagjob.html import collect as G
+
+        if self.bound is None:
+            series = G.group_series(rep.datasets["group_status"])
+            return {"series": series, "series_new": series,
+                    "peaks": G.queue_peaks(rep.datasets["lag"])}
+        from mqctl.lagjob import bounded as B
+
+        sp, st, done = self.spark, self.state or "", self.manifest.derived
+        new = G.group_series(gt_new)
+        earlier = B.read(sp, st, "series", done, new.schema)
+        peaks = B.read(sp, st, "peaks", done, G.queue_peaks(lag_new).schema)
+        return {"series": earlier.unionByName(new), "series_new": new,
+                "peaks": G.merge_queue_peaks(peaks, lag_new)}
+
+    def _with_earlier_counts(self, stats: dict[str, dict[str | None, int]]
+                             ) -> dict[str, dict[str | None, int]]:
+        """``stats`` with a bounded re-run's earlier counts added (the manifest's ``counts``:
+        rows per date of lag and group_status, and the counts read from lag) and the result
+        kept for the manifest (``self.kept_counts``)."""
+        out = dict(stats)
+        if self.bound is not None:
+            for name, per in self.manifest.counts.items():
+                merged = {(str(d) if d is not None else None): n
+                          for d, n in out.get(name, {}).items()}
+                for d, n in per.items():
+                    k = d or None
+                    merged[k] = merged.get(k, 0) + n
+                out[name] = merged
+        self.kept_counts = {name: {("" if d is None else str(d)): n
+                                   for d, n in out.get(name, {}).items()}
+                            for name in KEPT_COUNTS}
+        return out
+
+    def _extra_counts(self, rep: Report, lag: DataFrame, obs: DataFrame, lagged: Lagged,
                       earlier: Earlier | None
                       ) -> dict[str, DataFrame]:
-        """The frames counted next to the datasets (in the same job)."""
+        """The frames counted next to the datasets (in the same job); ``lag``: the lag rows
+        counted (bounded: the new ones)."""
         from pyspark.sql import functions as F
 
-        lag, events, locks = (rep.datasets[k] for k in ("lag", "rebalance/events",
-                                                        "rebalance/locks"))
+        events, locks = (rep.datasets[k] for k in ("rebalance/events", "rebalance/locks"))
         extra: dict[str, DataFrame] = {
             "observations": obs, "latest": rep.latest, "groups": rep.groups,
             "lock_takeovers": locks.filter(F.col("takeover")),
@@ -1156,7 +1239,8 @@ class _Run:
         W.write_text(sp, html_path, self._html(
             {"gt": d["group_status"], "lag": d["lag"], "events": d["rebalance/events"],
              "storms": d["rebalance/storms"], "unowned": d["rebalance/unowned"],
-             "locks": d["rebalance/locks"]}, group_rows, summary, counts, quarantined, run_ts))
+             "locks": d["rebalance/locks"], **{k: self.page[k] for k in ("series", "peaks")}},
+            group_rows, summary, counts, quarantined, run_ts))
         written["html"] = html_path
         from mqctl.timeparse import format_ms
 
@@ -1172,7 +1256,7 @@ class _Run:
         written["summary_json"] = json_path
         W.write_text(sp, json_path, W.json_text(data))
         if self.state is not None:  # everything is written: the state matches the outputs
-            self._commit_state(keep_derived, lagged, reb, fp)
+            self._commit_state(keep_derived, lagged, reb, rep, fp)
         self.timings["summaries"] = time.perf_counter() - t_sum
         self.say(f"lag report: done ({counts['lag_rows']} lag row(s), {quarantined} "
                  "quarantined)")
@@ -1254,7 +1338,8 @@ class _Run:
         W.write_text(self.spark, prom_path, prom_text)
         self.written["prometheus"] = prom_path
 
-    def _commit_state(self, keep_derived: bool, lagged: Lagged, reb: Rebalance, fp: str) -> None:
+    def _commit_state(self, keep_derived: bool, lagged: Lagged, reb: Rebalance, rep: Report,
+                      fp: str) -> None:
         """The derived state (runs that keep it) and the manifest, with this run's options'
         fingerprint: the state now matches the outputs."""
         from mqctl.lagjob import bounded as B
@@ -1262,10 +1347,13 @@ class _Run:
 
         sp, st = self.spark, self.state or ""
         if keep_derived:  # (without resets the changes are the captured ones, cut)
+            assert self.obs_times is not None
             self._save_derived(lagged.history, reb.captured if not reb.no_resets
-                               else reb.changes, reb.resets, reb.unowned_track)
+                               else reb.changes, reb.resets, reb.unowned_track,
+                               self.obs_times, rep)
+            self.manifest.counts = self.kept_counts
         else:
-            self.manifest.derived = []
+            self.manifest.derived, self.manifest.counts = [], {}
         self.manifest.pending, self.manifest.fingerprint = [], fp
         self.manifest.out = self.out
         I.save(sp, st, self.manifest)
@@ -1306,7 +1394,8 @@ class _Run:
             storms=frames["storms"], unowned=frames["unowned"], locks=frames["locks"],
             group_rows=group_rows, limits=lim,
             has_events=bool(counts["rebalance_events"] or counts["reset_events"]),
-            has_storms=bool(counts["storms"]))
+            has_storms=bool(counts["storms"]), series=frames.get("series"),
+            peaks=frames.get("peaks"))
         if data.bucket_ms is not None:
             self.notes.append(f"charts show the maximum per {data.bucket_ms // 1000}s bucket")
         shown = summary[:lim.status_rows]

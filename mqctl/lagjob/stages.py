@@ -387,13 +387,30 @@ class Report:
     datasets: dict[str, DataFrame]
     latest: DataFrame
     groups: DataFrame
+    # the latest rows per group and topic and per group before the rebalance counts and the
+    # health (:func:`transforms.latest_status_rows`, :func:`transforms.latest_groups_rows`):
+    # what a bounded re-run keeps of them (the derived state's ``latest`` and ``groups``)
+    latest_base: DataFrame
+    groups_base: DataFrame
+
+
+@dataclass(frozen=True, slots=True)
+class Latest:
+    """A bounded re-run's latest rows: the earlier runs' (``latest``, ``groups``: a report's
+    ``latest_base`` and ``groups_base``) and the new captures' group-topic rows (``gt_new``);
+    merged instead of reading ``group_status`` whole."""
+
+    latest: DataFrame
+    groups: DataFrame
+    gt_new: DataFrame
 
 
 def report(run: Runner, o: Options, lag_rows: DataFrame, gt: DataFrame, reb: Rebalance,
-           quarantined: DataFrame) -> Report:
+           quarantined: DataFrame, earlier: Latest | None = None) -> Report:
     """The datasets (``--since``: the report covers captures and events from it on; the
     datasets hold whole days, a partition is replaced whole, so they start at its date) and
-    the latest rows (:func:`latest`)."""
+    the latest rows (:func:`latest`; bounded: ``earlier``'s merged with the new captures',
+    :func:`transforms.merge_latest_status`, ``group_status`` is not read)."""
     from pyspark.sql import functions as F
 
     from mqctl.lagjob import transforms as X
@@ -408,11 +425,18 @@ def report(run: Runner, o: Options, lag_rows: DataFrame, gt: DataFrame, reb: Reb
         datasets = {k: df.filter(F.col("date") >= day) for k, df in datasets.items()}
         gt_r = datasets["group_status"].filter(F.col("capture_ts") >= since)
         ev_r = datasets["rebalance/events"].filter(F.col("ts") >= since)
-    latest_rows, groups = latest(run, o, X.latest_status(gt_r, ev_r),
-                                 X.latest_groups(gt_r, ev_r), datasets["rebalance/storms"],
+    if earlier is None:
+        base, g_base = X.latest_status_rows(gt_r), X.latest_groups_rows(gt_r)
+    else:
+        base = X.merge_latest_status(earlier.latest, earlier.gt_new)
+        g_base = X.merge_latest_groups(earlier.groups, earlier.gt_new)
+    base, g_base = run.cut(base, "latest"), run.cut(g_base, "groups")
+    latest_rows, groups = latest(run, o, X.with_rebalances(base, ev_r),
+                                 X.with_rebalances(g_base, ev_r), datasets["rebalance/storms"],
                                  datasets["rebalance/unowned"], ev_r,
                                  datasets["rebalance/locks"])
-    return Report(datasets=datasets, latest=latest_rows, groups=groups)
+    return Report(datasets=datasets, latest=latest_rows, groups=groups, latest_base=base,
+                  groups_base=g_base)
 
 
 def latest(run: Runner, o: Options, latest_rows: DataFrame, groups: DataFrame,

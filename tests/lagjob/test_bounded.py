@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from pathlib import Path
 
 import pytest
@@ -255,3 +256,65 @@ def test_a_second_run_into_the_same_out_is_refused(spark, tmp_path):
         run(spark, root, out)
     assert not (out / "_state").exists() and not (out / "lag").exists()
     assert run(spark, root, out).counts["lag_rows"] == 36  # free again
+
+
+def test_a_derived_state_without_times_means_one_full_run(spark, tmp_path):
+    """The bound reads the earlier capture times from the derived state (part ``times``), not
+    from the ingested table. A state written before that part existed has none: the re-run
+    computes every capture (and writes every part whole), the next one is bounded again."""
+    import shutil
+
+    root, inc = tmp_path / "in", tmp_path / "inc"
+    for i in range(5):
+        write_capture(root, i)
+    run(spark, root, inc)
+    times = inc / "_state" / "derived" / "times"
+    assert times.is_dir()
+    shutil.rmtree(times)  # (as an earlier version left it)
+    write_capture(root, 5)
+    said: list[str] = []
+    run(spark, root, inc, said)
+    assert not bounded(said), said
+    assert any("the derived state lacks times" in m for m in said), said
+    assert times.is_dir()
+    got = sorted(tuple(r) for r in spark.read.parquet(str(times)).select(
+        "cluster", "observed_ts").distinct().collect())
+    assert got == [("c1", T0 + i * STEP) for i in range(6)]
+    write_capture(root, 6)
+    said = []
+    ri = run(spark, root, inc, said)
+    assert bounded(said), said
+    rf = run(spark, root, tmp_path / "full", incremental=False)
+    assert_same(spark, inc, tmp_path / "full", ri, rf)
+
+
+def test_a_bounded_rerun_does_not_read_the_earlier_dates_back(spark, tmp_path):
+    """The latest rows (peaks, captures), the per-group rows and the counts of a bounded re-run
+    come from the derived state and the manifest merged with the new captures, not from
+    ``lag`` and ``group_status`` read back whole: with their first date's partitions gone
+    from OUT, the re-run's summary, groups and counts are still a full run's."""
+    root, inc = tmp_path / "in", tmp_path / "inc"
+    for i in range(13):  # 8 captures on June 1, 5 on June 2
+        write_capture(root, i)
+    run(spark, root, inc)
+    for name in ("lag", "group_status"):
+        shutil.rmtree(inc / name / "date=2024-06-01")
+    write_capture(root, 13)  # its look-back (captures 9-12) is on June 2
+    said: list[str] = []
+    ri = run(spark, root, inc, said)
+    assert bounded(said), said
+    rf = run(spark, root, tmp_path / "full", incremental=False)
+    assert rf.counts["lag_rows"] == 14 * 36 + 3 * 6 - 6 * 1  # (G_LATE from 11, G_GAP's gap)
+    assert ri.counts == rf.counts
+    assert ri.summary == rf.summary and ri.groups == rf.groups
+    assert {r["captures"] for r in rf.summary if r["group"] == "G_OK"} == {14}
+
+    # a manifest of a version that kept no counts: the next re-run computes everything
+    man_path = inc / "_state" / "manifest.json"
+    man = json.loads(man_path.read_text())
+    del man["counts"]
+    man_path.write_text(json.dumps(man))
+    write_capture(root, 14)
+    said = []
+    run(spark, root, inc, said)
+    assert not bounded(said) and any("the derived state lacks counts" in m for m in said), said

@@ -40,17 +40,54 @@ class ReportFrames:
     storms: DataFrame
     unowned: DataFrame  # unowned periods
     locks: DataFrame  # lock observations (takeover = True: a takeover)
+    # the totals per group and capture (:func:`group_series`) and the peak lag per queue
+    # (:func:`queue_peaks`), read instead of ``gt`` and ``lag`` when given (a bounded re-run
+    # keeps them in its derived state)
+    series: DataFrame | None = None
+    peaks: DataFrame | None = None
+
+
+def group_series(gt: DataFrame) -> DataFrame:
+    """Per group and capture: the lag over its topics, the largest time lag and the group
+    status code: the page's overview series before the groups are chosen. A capture's row
+    depends on that capture's rows only."""
+    from pyspark.sql import functions as F
+
+    return gt.groupBy("cluster", "group", "capture_ts").agg(
+        F.try_sum("total_lag").alias("total_lag"), F.max("lag_seconds").alias("lag_seconds"),
+        F.max("group_status_code").alias("group_status_code"))
+
+
+def queue_peaks(lag: DataFrame) -> DataFrame:
+    """Per queue of each group: its peak lag and last capture (the page ranks the queues by
+    them)."""
+    from pyspark.sql import functions as F
+
+    return lag.groupBy("cluster", "group", "topic", "broker", "queue_id").agg(
+        F.max("lag").alias("peak_lag"), F.max("capture_ts").alias("last_ts"))
+
+
+def merge_queue_peaks(earlier: DataFrame, lag: DataFrame) -> DataFrame:
+    """:func:`queue_peaks` of the earlier rows (``earlier``) and of later ones (``lag``):
+    maxima of maxima."""
+    from pyspark.sql import functions as F
+
+    new = queue_peaks(lag)
+    return (earlier.select(*new.columns).unionByName(new)
+            .groupBy("cluster", "group", "topic", "broker", "queue_id")
+            .agg(F.max("peak_lag").alias("peak_lag"), F.max("last_ts").alias("last_ts")))
 
 
 def collect_report_data(spark: SparkSession, *, gt: DataFrame, lag: DataFrame,
                         events: DataFrame, storms: DataFrame, unowned: DataFrame,
                         locks: DataFrame, group_rows: list[dict[str, Any]],
                         limits: HtmlLimits = HtmlLimits(), has_events: bool = True,
-                        has_storms: bool = True) -> ReportData:
+                        has_storms: bool = True, series: DataFrame | None = None,
+                        peaks: DataFrame | None = None) -> ReportData:
     """:func:`collect_frames` with the frames as keywords (the job's call)."""
     del spark  # groups and queues are picked with literal maps: no join, no broadcast job
-    return collect_frames(ReportFrames(gt, lag, events, storms, unowned, locks), group_rows,
-                          limits, has_events=has_events, has_storms=has_storms)
+    return collect_frames(ReportFrames(gt, lag, events, storms, unowned, locks, series, peaks),
+                          group_rows, limits, has_events=has_events, has_storms=has_storms)
 
 
 def collect_frames(frames: ReportFrames, group_rows: list[dict[str, Any]],
@@ -63,7 +100,7 @@ def collect_frames(frames: ReportFrames, group_rows: list[dict[str, Any]],
     c = _Collector(frames, group_rows, limits)
     data = ReportData()
     per_rows, peaks = c.totals_and_peaks(data)  # collect 1
-    data.series = c.series(per_rows)
+    data.series = c.overview_series(per_rows)
     stamps = sorted({r["ts"] for r in per_rows})
     if c.every_group and stamps:  # every group is charted: their range is the run's
         data.first_ts, data.last_ts = stamps[0], stamps[-1]
@@ -168,13 +205,15 @@ class _Collector:
         if not self.keys:
             return [], []
         F, lim = self.F, self.lim
-        per = (self.pick(self.f.gt).groupBy("_gi", "capture_ts")
+        # (the series' rows are per group and capture already: the same sums and maxima)
+        per = (self.pick(self.series()).groupBy("_gi", "capture_ts")
                .agg(F.try_sum("total_lag").alias("n1"), F.max("lag_seconds").alias("x"),
                     F.max("group_status_code").alias("n2"))
                .withColumnRenamed("capture_ts", "ts"))
         cap = len(self.keys) * lim.points
-        peak = (self.pick(self.f.lag).groupBy(*_QKEY)
-                .agg(F.max("lag").alias("n1"), F.max("capture_ts").alias("end_ts")))
+        qp = self.f.peaks if self.f.peaks is not None else queue_peaks(self.f.lag)
+        peak = (self.pick(qp).groupBy(*_QKEY)
+                .agg(F.max("peak_lag").alias("n1"), F.max("last_ts").alias("end_ts")))
         one = self.shaped("per", per.limit(cap + 1)).unionByName(self.shaped("peak", peak))
         rows1 = one.collect()
         per_rows = [r for r in rows1 if r["kind"] == "per"]
@@ -188,7 +227,11 @@ class _Collector:
                                                   F.max("n2").alias("n2")).collect())
         return per_rows, peaks
 
-    def series(self, per_rows: list[Any]) -> list[dict[str, Any]]:
+    def series(self) -> DataFrame:
+        """The totals per group and capture (:func:`group_series`)."""
+        return self.f.series if self.f.series is not None else group_series(self.f.gt)
+
+    def overview_series(self, per_rows: list[Any]) -> list[dict[str, Any]]:
         """The overview's rows per group and capture; a cluster is named only when there
         are several."""
         keys = self.keys
@@ -304,6 +347,6 @@ class _Collector:
     def span(self) -> DataFrame:
         """The first and last capture of every group, and how many captures."""
         F = self.F
-        return self.shaped("span", self.f.gt.agg(F.min("capture_ts").alias("ts"),
-                                                 F.max("capture_ts").alias("end_ts"),
-                                                 F.countDistinct("capture_ts").alias("n1")))
+        return self.shaped("span", self.series().agg(F.min("capture_ts").alias("ts"),
+                                                     F.max("capture_ts").alias("end_ts"),
+                                                     F.countDistinct("capture_ts").alias("n1")))

@@ -211,13 +211,34 @@ def with_rebalances(out: DataFrame, rebalances: DataFrame | None) -> DataFrame:
 def latest_status(group_topic: DataFrame, rebalances: DataFrame | None = None) -> DataFrame:
     """The last capture of every group and topic, with the run's peaks (``peak_lag``,
     ``peak_lag_seconds``) and, when given, the group's rebalance event count."""
+    return with_rebalances(latest_status_rows(group_topic), rebalances)
+
+
+def latest_status_rows(group_topic: DataFrame) -> DataFrame:
+    """:func:`latest_status` without the rebalance count: what a bounded re-run keeps
+    (:func:`merge_latest_status`)."""
     w_all = Window.partitionBy("cluster", "group", "topic")
     w = w_all.orderBy(F.col("capture_ts").desc())
-    out = (group_topic.withColumn("peak_lag", F.max("total_lag").over(w_all))
-           .withColumn("peak_lag_seconds", F.max("lag_seconds").over(w_all))
-           .withColumn("captures", F.count(F.lit(1)).over(w_all))
-           .withColumn("_rn", F.row_number().over(w)).filter(F.col("_rn") == 1).drop("_rn"))
-    return with_rebalances(out, rebalances)
+    return (group_topic.withColumn("peak_lag", F.max("total_lag").over(w_all))
+            .withColumn("peak_lag_seconds", F.max("lag_seconds").over(w_all))
+            .withColumn("captures", F.count(F.lit(1)).over(w_all))
+            .withColumn("_rn", F.row_number().over(w)).filter(F.col("_rn") == 1).drop("_rn"))
+
+
+def merge_latest_status(earlier: DataFrame, group_topic: DataFrame) -> DataFrame:
+    """:func:`latest_status_rows` of the earlier rows and ``group_topic`` (rows of later
+    captures only) from ``earlier``, the earlier rows' :func:`latest_status_rows`: a group and
+    topic of the new captures gets its newest row, the larger peaks, the captures added up;
+    any other keeps its earlier row as it was. The same rows as over the whole history: the
+    peaks are maxima and ``captures`` a count."""
+    w_all = Window.partitionBy("cluster", "group", "topic")
+    new = latest_status_rows(group_topic)
+    return (earlier.select(*new.columns).unionByName(new)
+            .withColumn("peak_lag", F.max("peak_lag").over(w_all))
+            .withColumn("peak_lag_seconds", F.max("peak_lag_seconds").over(w_all))
+            .withColumn("captures", F.sum("captures").over(w_all))
+            .withColumn("_rn", F.row_number().over(w_all.orderBy(F.col("capture_ts").desc())))
+            .filter(F.col("_rn") == 1).drop("_rn"))
 
 
 def latest_per_broker(lag: DataFrame, latest: DataFrame) -> DataFrame:
@@ -244,6 +265,22 @@ def latest_groups(group_topic: DataFrame, rebalances: DataFrame | None = None) -
     """Per group: its latest capture's totals over topics (the lag and time lag of its own
     topics; ``retry_lag`` and ``dlq_lag`` of its %RETRY% and %DLQ% topics, null when it has
     none) and the group status."""
+    return with_rebalances(latest_groups_rows(group_topic), rebalances)
+
+
+def merge_latest_groups(earlier: DataFrame, group_topic: DataFrame) -> DataFrame:
+    """:func:`latest_groups_rows` over the whole history from ``earlier`` (the earlier rows')
+    and ``group_topic`` (rows of later captures only): a group of the new captures has its
+    latest capture among them (its row is computed from them), any other keeps its row."""
+    new = latest_groups_rows(group_topic)
+    w = Window.partitionBy("cluster", "group").orderBy(F.col("capture_ts").desc())
+    return (earlier.select(*new.columns).unionByName(new)
+            .withColumn("_rn", F.row_number().over(w)).filter(F.col("_rn") == 1)
+            .drop("_rn"))
+
+
+def latest_groups_rows(group_topic: DataFrame) -> DataFrame:
+    """:func:`latest_groups` without the rebalance count (what a bounded re-run keeps)."""
     w = Window.partitionBy("cluster", "group").orderBy(F.col("capture_ts").desc())
     last = (group_topic.withColumn("_last", F.first("capture_ts").over(w))
             .filter(F.col("capture_ts") == F.col("_last")))
@@ -280,4 +317,4 @@ def latest_groups(group_topic: DataFrame, rebalances: DataFrame | None = None) -
            .withColumn("online", F.when(F.col("_online").isNull(),
                                         F.lit(None).cast("boolean"))
                        .otherwise(F.col("_online") == 1)).drop("_online"))
-    return with_rebalances(out, rebalances)
+    return out
