@@ -26,6 +26,8 @@ _MARK_COLS: list[tuple[str, str]] = [
     ("end_ts", "long"), ("n1", "long"), ("n2", "long"), ("x", "double"), ("client", "string"),
     ("other", "string"), ("src", "string"), ("tot", "long"),
 ]
+# the marks' columns after their time, for a total order (``_Collector.marks``)
+_TIE_COLS = ["topic", "broker", "queue_id", "end_ts", "client", "other", "n1", "n2"]
 _SEP = "\u0001"
 _QKEY = ["_gi", "topic", "broker", "queue_id"]
 
@@ -321,7 +323,10 @@ class _Collector:
         mw = Window.partitionBy("_gi", "kind")
         bound = F.when(F.col("kind") == "run", lim.runs).otherwise(lim.marks)
         return (m.withColumn("tot", F.count(F.lit(1)).over(mw))
-                .withColumn("_rn", F.row_number().over(mw.orderBy(order)))
+                # (ties broken by every column, so which marks are kept does not depend on
+                # the rows' order: a bounded re-run's page equals a full run's)
+                .withColumn("_rn", F.row_number().over(mw.orderBy(
+                    order, *(F.col(c).asc_nulls_first() for c in _TIE_COLS))))
                 .filter(F.col("_rn") <= bound).drop("_rn"))
 
     def overview(self, *, has_events: bool, has_storms: bool) -> list[DataFrame]:

@@ -41,6 +41,16 @@ def build_sections(keys: list[tuple[str, str]], group_rows: list[dict[str, Any]]
             for gi, (cluster, group) in enumerate(keys)]
 
 
+def _mark_order(m: dict[str, Any]) -> tuple[Any, ...]:
+    """A mark's place in its list: its time, then every other column (a total order: marks of
+    one time, such as a dead client's queues, are listed the same in every run)."""
+    return tuple((m.get(c) is None, m.get(c) if m.get(c) is not None else 0)
+                 if c in ("ts", "queue_id", "end_ts", "n1", "n2")
+                 else (m.get(c) is None, str(m.get(c) or ""))
+                 for c in ("ts", "topic", "broker", "queue_id", "end_ts", "client", "other",
+                           "n1", "n2"))
+
+
 def _section(cluster: str, group: str, mine: list[dict[str, Any]],
              series: list[dict[str, Any]], group_rows: list[dict[str, Any]],
              lim: HtmlLimits) -> dict[str, Any]:
@@ -66,10 +76,10 @@ def _section(cluster: str, group: str, mine: list[dict[str, Any]],
         "lanes": sorted(lanes.values(), key=lambda d: (str(d["topic"]), str(d["broker"]),
                                                        d["queue_id"] or 0)),
         "queue_count": nq, "runs_total": run_total,
-        "events": sorted(kinds.get("event", []), key=lambda m: m["ts"]),
-        "storms": sorted(kinds.get("storm", []), key=lambda m: m["ts"]),
-        "unowned": sorted(kinds.get("unowned", []), key=lambda m: m["ts"]),
-        "takeovers": sorted(kinds.get("takeover", []), key=lambda m: m["ts"]),
+        "events": sorted(kinds.get("event", []), key=_mark_order),
+        "storms": sorted(kinds.get("storm", []), key=_mark_order),
+        "unowned": sorted(kinds.get("unowned", []), key=_mark_order),
+        "takeovers": sorted(kinds.get("takeover", []), key=_mark_order),
         "totals_by_kind": totals_by_kind,
     }
 
