@@ -553,19 +553,11 @@ class _Run:
         that cut's own job only.)"""
         from pyspark import StorageLevel
 
-        def checkpoint() -> DataFrame:
-            return df.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
+        from mqctl.lagjob.session import run_settings
 
-        with self.stage(name):
-            if not keep_partitioning:
-                return checkpoint()
-            conf, key = self.spark.conf, "spark.sql.adaptive.enabled"
-            before = conf.get(key)
-            conf.set(key, "false")
-            try:
-                return checkpoint()
-            finally:
-                conf.set(key, before if before is not None else "true")
+        aqe_off = {"spark.sql.adaptive.enabled": "false"} if keep_partitioning else {}
+        with self.stage(name), run_settings(self.spark, aqe_off):
+            return df.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
 
     def run(self) -> ReportResult:
         import time
@@ -1095,11 +1087,11 @@ class _Run:
         from mqctl.lagjob import bounded as B
 
         sp, st, done = self.spark, self.state or "", self.manifest.derived
-        new = G.group_series(gt_new)
+        new, new_peaks = G.group_series(gt_new), G.queue_peaks(lag_new)
         earlier = B.read(sp, st, "series", done, new.schema)
-        peaks = B.read(sp, st, "peaks", done, G.queue_peaks(lag_new).schema)
+        peaks = B.read(sp, st, "peaks", done, new_peaks.schema)
         return {"series": earlier.unionByName(new), "series_new": new,
-                "peaks": G.merge_queue_peaks(peaks, lag_new)}
+                "peaks": G.merge_queue_peaks(peaks, new_peaks)}
 
     def _with_earlier_counts(self, stats: dict[str, dict[str | None, int]]
                              ) -> dict[str, dict[str | None, int]]:

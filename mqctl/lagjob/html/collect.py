@@ -69,12 +69,11 @@ def queue_peaks(lag: DataFrame) -> DataFrame:
         F.max("lag").alias("peak_lag"), F.max("capture_ts").alias("last_ts"))
 
 
-def merge_queue_peaks(earlier: DataFrame, lag: DataFrame) -> DataFrame:
-    """:func:`queue_peaks` of the earlier rows (``earlier``) and of later ones (``lag``):
-    maxima of maxima."""
+def merge_queue_peaks(earlier: DataFrame, new: DataFrame) -> DataFrame:
+    """:func:`queue_peaks` of the earlier rows (``earlier``) and of later ones (``new``, the
+    later rows' :func:`queue_peaks`): maxima of maxima."""
     from pyspark.sql import functions as F
 
-    new = queue_peaks(lag)
     return (earlier.select(*new.columns).unionByName(new)
             .groupBy("cluster", "group", "topic", "broker", "queue_id")
             .agg(F.max("peak_lag").alias("peak_lag"), F.max("last_ts").alias("last_ts")))
