@@ -65,14 +65,21 @@ def main(argv: list[str] | None = None) -> int:
     from mqctl.lagjob.session import driver_java_options, driver_memory, spark_session
 
     calls: Counter[str] = Counter()
+    waited: Counter[str] = Counter()
     counting = [False]
     orig = jg.GatewayClient.send_command
     stages_file, job_file = S.__file__, J.__file__
 
     def send_command(self, *a, **k):  # type: ignore[no-untyped-def]
-        if counting[0]:
-            calls[_stage_of_frame(stages_file, job_file)] += 1
-        return orig(self, *a, **k)
+        if not counting[0]:
+            return orig(self, *a, **k)
+        where = _stage_of_frame(stages_file, job_file)
+        calls[where] += 1
+        t = time.perf_counter()
+        try:
+            return orig(self, *a, **k)
+        finally:
+            waited[where] += time.perf_counter() - t
 
     jg.GatewayClient.send_command = send_command  # type: ignore[method-assign]
     with tempfile.TemporaryDirectory(prefix="mqctl-bench-stages-") as tmp:
@@ -109,15 +116,20 @@ def main(argv: list[str] | None = None) -> int:
     total = sum(per.values())
     print(f"\nrun: {wall:.1f} s wall, {cpu:.1f} s Python CPU, {jcpu:.1f} s JVM CPU, "
           f"{total} Spark jobs, {sum(calls.values())} Py4J calls")
-    print("\nSpark jobs per stage (job group mqctl-lag:<stage>)")
+    print("\nSpark jobs and wall seconds per stage (job group mqctl-lag:<stage>; "
+          "ReportResult.timings)")
     for name, n in per.most_common():
-        if n:
+        if n or name in res.timings:
             mark = "  (rebalance)" if name in REBALANCE else ""
-            print(f"  {name:24s} {n:4d}{mark}")
+            secs = res.timings.get(name)
+            shown = f"{secs:6.2f} s" if secs is not None else "       -"
+            print(f"  {name:24s} {n:4d} {shown}{mark}")
     print(f"  rebalance stages total   {sum(per[n] for n in REBALANCE):4d}")
-    print("\nPy4J calls per function on the stack (innermost stages.py, else job.py)")
+    print("\nPy4J calls and the wall seconds spent in them (a Spark job's wait included) per "
+          "function on the stack (innermost stages.py, else job.py)")
     for name, n in calls.most_common():
-        print(f"  {name:32s} {n:6d}")
+        print(f"  {name:32s} {n:6d} {waited[name]:7.2f} s")
+    print(f"  {'total':32s} {sum(calls.values()):6d} {sum(waited.values()):7.2f} s")
     return 0
 
 

@@ -3,6 +3,8 @@ master, and never the user's --conf (no JVM is started here)."""
 
 from __future__ import annotations
 
+import pytest
+
 from mqctl.lagjob.session import JVM_OPTS, default_conf, sized_settings
 
 MB = 1024 * 1024
@@ -215,3 +217,18 @@ def test_a_big_gzip_input_gets_a_big_runs_driver(monkeypatch, tmp_path):
     seen = _session_args(monkeypatch, tmp_path, inputs=[str(snap)], master="local[2]")
     assert seen["java_opts"] == JVM_OPTS  # not the small run's quick compiler
     assert int(seen["conf"]["spark.driver.memory"][:-1]) >= 1024 + len(raw) // MB
+
+
+def test_pyspark_call_sites_are_captured_only_under_debug():
+    """PySpark 4 sends about ten Py4J calls per DataFrame call to record its call site; the
+    report's sessions turn that off, ``--debug`` (traces) keeps it for the error context."""
+    from mqctl.lagjob.session import PYSPARK_CALL_SITES
+
+    assert default_conf("local[2]")[PYSPARK_CALL_SITES] == "false"
+    assert default_conf("spark://127.0.0.1:7077")[PYSPARK_CALL_SITES] == "false"
+    assert default_conf("local[2]", traces=True)[PYSPARK_CALL_SITES] == "true"
+    utils = pytest.importorskip("pyspark.errors.utils")
+    if hasattr(utils, "is_debugging_enabled"):  # (PySpark 4; 3.5 records no call sites)
+        import inspect
+
+        assert PYSPARK_CALL_SITES in inspect.getsource(utils.is_debugging_enabled)

@@ -110,8 +110,18 @@ def driver_java_options(input_bytes: int) -> str:
     return SMALL_JVM_OPTS if input_bytes < SMALL_INPUT_BYTES else JVM_OPTS
 
 
-def default_conf(master: str | None) -> dict[str, str]:
+# PySpark 4 records the Python call site of every DataFrame and Column call for error messages
+# (pyspark.errors.utils._with_origin: a SparkSession look-up, a conf read, Python's stack and
+# PySparkCurrentOrigin.set/clear in the JVM, about ten Py4J round trips per call). The report
+# builds its plans from thousands of such calls: on the demo's data 33,000 of 60,000 Py4J
+# calls, 20.9 s against 18.3 s without (docs/lag-performance.md, "Tenth pass"). Kept under
+# ``mqctl --debug`` (``traces``), where an error's "DataFrame" context names the line.
+PYSPARK_CALL_SITES = "spark.python.sql.dataFrameDebugging.enabled"
+
+
+def default_conf(master: str | None, traces: bool = False) -> dict[str, str]:
     conf = {
+        PYSPARK_CALL_SITES: "true" if traces else "false",
         "spark.executor.extraJavaOptions": JVM_OPTS,
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.execution.pythonUDF.arrow.enabled": "false",
@@ -162,7 +172,7 @@ def spark_session(master: str | None = "local[*]", *, conf: Mapping[str, str] | 
         builder: Any = SparkSession.builder.appName(app_name)
         if master is not None:
             builder = builder.master(master)
-        settings = default_conf(master)
+        settings = default_conf(master, traces)
         # applied when the SparkContext starts, also under spark-submit (whose driver JVM
         # already runs with Spark's INFO profile)
         settings["spark.log.level"] = log_level.upper()

@@ -29,6 +29,8 @@ def spark():
                        "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-DontCompileHugeMethods "
                        "-XX:ReservedCodeCacheSize=512m")
                .config("spark.sql.session.timeZone", "UTC")
+               # as mqctl's own sessions (session.PYSPARK_CALL_SITES): no call-site capture
+               .config("spark.python.sql.dataFrameDebugging.enabled", "false")
                .getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
     yield session
