@@ -187,6 +187,19 @@ def print_stages(timings: dict[str, float], ev: dict[str, dict[str, float]]) -> 
               f"{int(e['tasks']):6d} {e['run_s']:7.2f}")
 
 
+def peak_resident_gb(pid: int) -> str:
+    """The driver JVM's peak resident memory so far (Linux ``/proc/PID/status`` VmHWM: the
+    high-water mark since it started; the sizes run smallest first, so after a size's
+    report it is that report's peak unless an earlier one was larger)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return f"{int(line.split()[1]) / 1024 / 1024:.1f} GB"
+    except OSError:
+        pass
+    return "-"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", default="/tmp/mqctl-bench-lag")
@@ -213,13 +226,16 @@ def main(argv: list[str] | None = None) -> int:
     from pyspark.sql import SparkSession
 
     from mqctl.lagjob import run_report
-    from mqctl.lagjob.session import JVM_OPTS
+    from mqctl.lagjob.session import JVM_OPTS, default_conf
 
     ev_dir = root / "eventlog"
     if ev_dir.exists():
         shutil.rmtree(ev_dir)
     ev_dir.mkdir()
-    spark = (SparkSession.builder.master(a.master).appName("mqctl-lag-scale")
+    builder = SparkSession.builder
+    for k, v in default_conf(a.master).items():  # the settings of the CLI's own session
+        builder = builder.config(k, v)
+    spark = (builder.master(a.master).appName("mqctl-lag-scale")
              .config("spark.driver.memory", a.driver_memory)
              .config("spark.driver.extraJavaOptions", JVM_OPTS)  # as the CLI's session
              .config("spark.ui.enabled", "false")
@@ -231,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
              .config("spark.eventLog.rolling.enabled", "false")
              .config("spark.log.level", "WARN")
              .getOrCreate())
+    jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
     results: dict[str, tuple[int, float]] = {}
     spans: dict[str, tuple[float, float, dict[str, float]]] = {}
     reruns: dict[str, float] = {}
@@ -257,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {label:8s} {size:>5s}: {rows:>11,} rows  {dt:7.1f} s  "
                   f"{rows / dt:>10,.0f} rows/s  (lag rows {res.counts['lag_rows']:,}, "
                   f"events {res.counts['rebalance_events']:,}, storms {res.counts['storms']}, "
-                  f"quarantined {res.quarantined})", flush=True)
+                  f"quarantined {res.quarantined}); JVM peak resident so far "
+                  f"{peak_resident_gb(jvm)}", flush=True)
             if size == "10k":
                 continue
             ref_spark = spark_reference(spark, path, root / f"ref-spark-{size}")
@@ -287,7 +305,8 @@ def main(argv: list[str] | None = None) -> int:
                         f"read+aggregate {ref2_spark:.1f} s (x{dt2 / ref2_spark:.2f})")
                 if ref2_duck is not None:
                     line += f"; duckdb {ref2_duck:.1f} s (x{dt2 / ref2_duck:.2f})"
-                print(line + f"  (lag rows {res2.counts['lag_rows']:,})", flush=True)
+                print(line + f"  (lag rows {res2.counts['lag_rows']:,}; JVM peak resident so "
+                      f"far {peak_resident_gb(jvm)})", flush=True)
                 summary.append(line)
                 reruns[size] = dt2
                 if a.stages:
