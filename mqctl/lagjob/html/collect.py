@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mqctl.lagjob.html.data import OWNER_UNKNOWN, HtmlLimits, ReportData
-from mqctl.lagjob.html.sections import build_sections
+from mqctl.lagjob.html.sections import MARK_TIE_COLS, build_sections
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -26,8 +26,6 @@ _MARK_COLS: list[tuple[str, str]] = [
     ("end_ts", "long"), ("n1", "long"), ("n2", "long"), ("x", "double"), ("client", "string"),
     ("other", "string"), ("src", "string"), ("tot", "long"),
 ]
-# the marks' columns after their time, for a total order (``_Collector.marks``)
-_TIE_COLS = ["topic", "broker", "queue_id", "end_ts", "client", "other", "n1", "n2"]
 _SEP = "\u0001"
 _QKEY = ["_gi", "topic", "broker", "queue_id"]
 
@@ -325,7 +323,7 @@ class _Collector:
                 # (ties broken by every column, so which marks are kept does not depend on
                 # the rows' order: a bounded re-run's page equals a full run's)
                 .withColumn("_rn", F.row_number().over(mw.orderBy(
-                    order, *(F.col(c).asc_nulls_first() for c in _TIE_COLS))))
+                    order, *(F.col(c).asc_nulls_first() for c in MARK_TIE_COLS))))
                 .filter(F.col("_rn") <= bound).drop("_rn"))
 
     def overview(self, *, has_events: bool, has_storms: bool) -> list[DataFrame]:

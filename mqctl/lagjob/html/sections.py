@@ -41,14 +41,19 @@ def build_sections(keys: list[tuple[str, str]], group_rows: list[dict[str, Any]]
             for gi, (cluster, group) in enumerate(keys)]
 
 
+# a mark's columns after its time, for a total order: which marks the page keeps
+# (``collect._Collector.marks``) and how it lists them (:func:`_mark_order`)
+MARK_TIE_COLS = ("topic", "broker", "queue_id", "end_ts", "client", "other", "n1", "n2")
+_NUMERIC_MARK_COLS = frozenset(("ts", "queue_id", "end_ts", "n1", "n2"))
+
+
 def _mark_order(m: dict[str, Any]) -> tuple[Any, ...]:
     """A mark's place in its list: its time, then every other column (a total order: marks of
     one time, such as a dead client's queues, are listed the same in every run)."""
     return tuple((m.get(c) is None, m.get(c) if m.get(c) is not None else 0)
-                 if c in ("ts", "queue_id", "end_ts", "n1", "n2")
+                 if c in _NUMERIC_MARK_COLS
                  else (m.get(c) is None, str(m.get(c) or ""))
-                 for c in ("ts", "topic", "broker", "queue_id", "end_ts", "client", "other",
-                           "n1", "n2"))
+                 for c in ("ts", *MARK_TIE_COLS))
 
 
 def _section(cluster: str, group: str, mine: list[dict[str, Any]],
