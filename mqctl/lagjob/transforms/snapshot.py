@@ -96,10 +96,15 @@ def check_snapshot_records(parsed: DataFrame, run_ms: int | None = None) -> Data
     j = F.col("j")
     corrupt = j.isNull() | j["_corrupt"].isNotNull()
 
+    tokens: dict[str, Column] = {}
+
     def token(c: str) -> Column:
         """The field's value as written in the line (a JSON token; an array or object: its
-        first character), "" when the line has no such field. Only read on corrupt lines."""
-        return F.regexp_extract(F.col("value"), '"' + c + '"' + _TOKEN, 1)
+        first character), "" when the line has no such field. Only read on corrupt lines.
+        (One expression per field, however many checks name it.)"""
+        if c not in tokens:
+            tokens[c] = F.regexp_extract(F.col("value"), '"' + c + '"' + _TOKEN, 1)
+        return tokens[c]
 
     def first(checks: list[tuple[Column, Column]]) -> Column:
         out = F.lit(None).cast("string")
@@ -154,6 +159,15 @@ def check_snapshot_records(parsed: DataFrame, run_ms: int | None = None) -> Data
                                 F.lit(" (whitespace or a control character: never in a "
                                       "RocketMQ name)")))
                       for c in SNAPSHOT_NAMES])
+    # each check once, as a column of its own: the reason and the detail read the columns
+    # (the expressions written into both made a plan twice the size, analysed on every run)
+    checked = parsed.withColumns({"_too_big": too_big, "_wrong_type": wrong_type,
+                                  "_missing": missing, "_bad_name": bad_name,
+                                  "_out_of_range": out_of_range, "_negative": negative,
+                                  "_ts_bad": ts_bad})
+    too_big, wrong_type, missing, bad_name, out_of_range, negative, ts_bad = (
+        F.col(c) for c in ("_too_big", "_wrong_type", "_missing", "_bad_name",
+                           "_out_of_range", "_negative", "_ts_bad"))
     reason = (F.when(too_big.isNotNull(), F.lit("value out of range"))
               .when(wrong_type.isNotNull(), F.lit("wrong type"))
               .when(corrupt, F.lit("malformed JSON"))
@@ -163,18 +177,19 @@ def check_snapshot_records(parsed: DataFrame, run_ms: int | None = None) -> Data
               .when(bad_name.isNotNull(), F.lit("bad name"))
               .when(out_of_range.isNotNull(), F.lit("value out of range"))
               .when(negative.isNotNull(), F.lit("negative value")))
+    tagged = checked.withColumn("reason", reason)
+    why = F.col("reason")
     detail = (F.when(too_big.isNotNull(), too_big)
-              .when(reason == "wrong type", wrong_type)
-              .when(reason == "bad name", bad_name)
-              .when(reason == "malformed JSON",
+              .when(why == "wrong type", wrong_type)
+              .when(why == "bad name", bad_name)
+              .when(why == "malformed JSON",
                     F.lit("not a JSON object, or a field has the wrong type"))
-              .when(reason == "unsupported schema",
+              .when(why == "unsupported schema",
                     F.concat(F.lit("schema="), F.coalesce(j["schema"], F.lit("(none)"))))
-              .when(reason == "missing field", missing)
-              .when(reason == "value out of range", out_of_range)
+              .when(why == "missing field", missing)
+              .when(why == "value out of range", out_of_range)
               .otherwise(negative))
-    tagged = parsed.withColumn("reason", reason)
-    is_bad = F.col("reason").isNotNull()
+    is_bad = why.isNotNull()
     return tagged.select(
         # an implausible time must not date the quarantine row (its file's capture does)
         F.when(ts_bad, F.lit(None)).otherwise(ts).alias("observed_ts"),
