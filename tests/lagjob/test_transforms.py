@@ -243,6 +243,99 @@ def test_window_slides(spark):
     assert st[("w", 180 * S)].status == "WARN"  # window 5, 6, 7
 
 
+def burrow_reference(rows, window, allowed_lag=0):
+    """Burrow's rules as :func:`queue_status` documents them, in plain Python, one queue's
+    samples (``rows``, in capture order, with ``lag``) at a time: status, complete,
+    window_samples and the rates of every sample."""
+    judged = [r for r in rows if r["lag"] is not None and r["consumer_offset"] is not None]
+    out = {}
+    for r in rows:
+        on = False if r["consume_enable"] is False else r["online"]
+        if r not in judged:
+            lag = r["lag"]
+            st = (None if lag is None else "OK" if lag <= allowed_lag
+                  else "STOP" if on is False else None)
+            out[r["capture_ts"]] = (st, None, None, None, None)
+            continue
+        k = judged.index(r)
+        win = judged[max(0, k - window + 1):k + 1]
+        offs, lags = [x["consumer_offset"] for x in win], [x["lag"] for x in win]
+        bros = [x["broker_offset"] for x in win]
+        n = len(win)
+        same = min(offs) == max(offs)
+        decs = [i for i in range(1, n) if offs[i] < offs[i - 1]]
+        rewind = bool(decs) and not any(o >= offs[decs[0] - 1] for o in offs[decs[0]:])
+        stopped = on is False or (on is None and n == window and n >= 2 and same
+                                  and lags[-1] > lags[0]
+                                  and not any(b <= r["consumer_offset"] for b in bros))
+        never_fell = n >= 2 and all(lags[i] >= lags[i - 1] for i in range(1, n))
+        st = ("OK" if r["lag"] <= allowed_lag else "STOP" if stopped else "REWIND" if rewind
+              else "OK" if any(x <= allowed_lag for x in lags) else "STALL" if n >= 2 and same
+              else "WARN" if never_fell else "OK")
+        prev = judged[k - 1] if k else None
+        dt = (r["observed_ts"] - prev["observed_ts"]) / 1000.0 if prev else None
+        rate = (lambda a, b: max(a - b, 0) / dt if dt else None)
+        out[r["capture_ts"]] = (st, n / window, n,
+                                rate(r["consumer_offset"], prev["consumer_offset"]) if prev
+                                else None,
+                                rate(r["broker_offset"], prev["broker_offset"]) if prev
+                                else None)
+    return out
+
+
+def test_queue_status_follows_burrows_rules_on_random_histories(spark):
+    """Every sample of 300 random queue histories (rewinds and recoveries, stalls, lag 0,
+    unknown lags and never-committed samples, online/offline/unknown, consumeEnable=false)
+    against :func:`burrow_reference`, over windows of 1, 2, 3 and 5 samples."""
+    import random
+
+    rng = random.Random(28)
+    rows = []
+    for q in range(300):
+        c, b = rng.randrange(0, 50), 0
+        online = rng.choice([True, False, None, "mixed"])
+        enable = rng.choice([None, None, None, False, True])
+        for i in range(rng.randrange(1, 10)):
+            move = rng.random()
+            c = (max(0, c - rng.randrange(1, 30)) if move < 0.2 else c if move < 0.45
+                 else c + rng.randrange(1, 30))
+            b = max(b, c + rng.choice([0, 0, 1, 2, rng.randrange(0, 40)]))
+            r = {"group": f"G{q % 7}", "queue_id": q, "capture_ts": i * 60 * S,
+                 "consumer_offset": c, "broker_offset": b,
+                 "online": rng.choice([True, False, None]) if online == "mixed" else online,
+                 "consume_enable": enable}
+            hole = rng.random()
+            if hole < 0.08:  # no max offset: the lag is unknown
+                r["broker_offset"] = None
+            elif hole < 0.14:  # never committed: no consumer offset, the lag is the queue
+                r.update(consumer_offset=None, committed=False)
+            rows.append(r)
+    df = X.with_lag(obs_df(spark, rows)).cache()
+    given = {}
+    for r in df.collect():
+        given.setdefault((r.group, r.queue_id), []).append(r.asDict())
+    checked = 0
+    for window, allowed in ((1, 0), (2, 0), (3, 0), (3, 2), (5, 0)):
+        got = {(r.group, r.queue_id, r.capture_ts): (r.status, r.complete, r.window_samples,
+                                                     r.consume_rate, r.produce_rate)
+               for r in X.queue_status(df, window, allowed).collect()}
+        want = {}
+        for (g, q), samples in given.items():
+            samples.sort(key=lambda r: r["capture_ts"])
+            for ts, v in burrow_reference(samples, window, allowed).items():
+                want[(g, q, ts)] = v
+        assert got.keys() == want.keys()
+        bad = {k: (got[k], want[k]) for k in want if got[k] != pytest.approx(want[k])}
+        assert not bad, f"window {window}: {len(bad)} samples differ, e.g. " \
+                        f"{sorted(bad.items())[:3]}"
+        checked += len(want)
+    statuses_seen = {v[0] for v in got.values()}
+    # the histories reach every rule (else the comparison proves less than it says)
+    assert {"OK", "WARN", "REWIND", "STALL", "STOP", None} <= statuses_seen, statuses_seen
+    assert checked > 5000
+    df.unpersist()
+
+
 def test_group_topic_status_is_the_worst(spark):
     rows = (series("G", [10, 10, 10], [5, 6, 7], online=True, queue_id=0)        # STALL
             + series("G", [10, 20, 30], [0, 0, 0], online=True, queue_id=1))     # OK

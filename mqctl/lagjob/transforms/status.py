@@ -70,11 +70,13 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0,
     the group is offline, else unknown (null).
     """
     n_win = max(1, int(window))
-    key = GQUEUE
     judged = F.col("lag").isNotNull() & F.col("consumer_offset").isNotNull()
     # one window pass: the judged samples and the others (unknown lag, never committed: not in
-    # any window) are apart through the partition key, so the frame counts judged ones only
-    w = Window.partitionBy(*key, "_judged").orderBy("capture_ts")
+    # any window) are apart through the partition key, so the frame counts judged ones only.
+    # Every rule is a plain aggregate over the frame (no higher-order function: Spark runs
+    # those interpreted, row by row; docs/lag-performance.md, "Eleventh pass"), and only the
+    # rewind test keeps the window's offsets as a list.
+    w = Window.partitionBy(*GQUEUE, "_judged").orderBy("capture_ts")
     frame = w.rowsBetween(-(n_win - 1), 0)
     online_eff = F.when(F.col("consume_enable") == F.lit(False), F.lit(False)).otherwise(
         F.col("online"))
@@ -86,34 +88,47 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0,
                                  & (F.col("lag_seconds") <= F.lit(float(allowed_lag_seconds))))
     s = (lag.withColumn("_judged", judged)
          .withColumn("_ok", caught_up)
-         .withColumn("_offs", F.collect_list("consumer_offset").over(frame))
-         .withColumn("_lags", F.collect_list("lag").over(frame))
-         .withColumn("_oks", F.collect_list("_ok").over(frame))
-         .withColumn("_bros", F.collect_list("broker_offset").over(frame))
-         .withColumn("_prev_c", F.lag("consumer_offset").over(w))
-         .withColumn("_prev_b", F.lag("broker_offset").over(w))
-         .withColumn("_prev_t", F.lag("observed_ts").over(w))
-         .withColumn("_online", online_eff))
-    n = F.size("_offs")
-    cur = F.element_at("_lags", -1)
-    first_lag = F.element_at("_lags", 1)
-    all_same = F.array_min("_offs") == F.array_max("_offs")
-    two = F.expr("sequence(2, greatest(size(_offs), 2))")
-    # the first decrease (index i, 1-based), and whether a later sample got back to offs[i-1]
-    first_dec = F.when(n >= 2, F.array_min(F.filter(two, lambda i: F.element_at("_offs", i)
-                                                    < F.element_at("_offs", i - 1))))
-    s = s.withColumn("_dec", first_dec)
-    rewind = (n >= 2) & F.col("_dec").isNotNull() & ~F.exists(
-        F.slice("_offs", F.col("_dec"), n),
-        lambda o: o >= F.element_at("_offs", F.col("_dec") - 1))
-    any_ok = F.exists("_oks", lambda x: x)
-    never_dec = (n >= 2) & F.forall(two, lambda i: F.element_at("_lags", i)
-                                    >= F.element_at("_lags", i - 1))
+         .withColumns({"_prev_c": F.lag("consumer_offset").over(w),
+                       "_prev_b": F.lag("broker_offset").over(w),
+                       "_prev_t": F.lag("observed_ts").over(w),
+                       "_prev_l": F.lag("lag").over(w),
+                       "_rn": F.row_number().over(w)}))
+    rules = {
+        "_n": F.count("consumer_offset").over(frame),
+        "_offs": F.collect_list("consumer_offset").over(frame),
+        "_first_lag": F.first("lag").over(frame),
+        "_min_c": F.min("consumer_offset").over(frame),
+        "_max_c": F.max("consumer_offset").over(frame),
+        "_min_b": F.min("broker_offset").over(frame),
+        "_any_ok": F.max(F.col("_ok").cast("int")).over(frame),
+        "_online": online_eff,
+    }
+    if n_win >= 2:
+        # the window's samples after its first one: each compares with the sample before it,
+        # which is in the window too (at a queue's first sample there is none: null)
+        after_first = w.rowsBetween(-(n_win - 2), 0)
+        rules["_dec_rn"] = F.min(F.when(F.col("consumer_offset") < F.col("_prev_c"),
+                                        F.col("_rn"))).over(after_first)
+        rules["_lag_fell"] = F.max((F.col("lag") < F.col("_prev_l")).cast("int")).over(
+            after_first)
+    else:  # a window of one sample: no pair to compare
+        rules["_dec_rn"] = F.lit(None).cast("int")
+        rules["_lag_fell"] = F.lit(None).cast("int")
+    s = s.withColumns(rules)
+    n = F.col("_n")
+    all_same = F.col("_min_c") == F.col("_max_c")
+    # the first decrease (its 1-based position in the window), and whether a later sample got
+    # back to the offset before it
+    dec = (F.col("_dec_rn") - (F.col("_rn") - n)).cast("int")
+    rewind = ((n >= 2) & F.col("_dec_rn").isNotNull()
+              & (F.array_max(F.slice("_offs", dec, n)) < F.element_at("_offs", dec - 1)))
+    any_ok = F.col("_any_ok") == 1
+    never_dec = (n >= 2) & (F.coalesce(F.col("_lag_fell"), F.lit(0)) == 0)
     # Burrow's checkIfRecentLagZero: a max offset of the window at or below the current offset
-    recent_zero = F.exists("_bros", lambda b: b <= F.col("consumer_offset"))
+    recent_zero = F.col("_min_b") <= F.col("consumer_offset")
     stopped = ((F.col("_online") == F.lit(False))
                | (F.col("_online").isNull() & (n == n_win) & (n >= 2) & all_same
-                  & (cur > first_lag) & ~recent_zero))
+                  & (F.col("lag") > F.col("_first_lag")) & ~recent_zero))
     status = (F.when(F.col("_ok"), "OK").when(stopped, "STOP").when(rewind, "REWIND")
               .when(any_ok, "OK").when((n >= 2) & all_same, "STALL")
               .when(never_dec, "WARN").otherwise("OK"))
@@ -126,16 +141,15 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0,
     def judged_only(c: Column, dtype: str) -> Column:
         return F.when(known, c).otherwise(F.lit(None).cast(dtype))
 
-    return (s.withColumn("status", F.when(known, status).otherwise(never_status))
-            .withColumn("complete", judged_only((n / F.lit(float(n_win))).cast("double"),
-                                                "double"))
-            .withColumn("window_samples", judged_only(n.cast("int"), "int"))
-            .withColumn("consume_rate", judged_only(F.when(dt > 0, F.greatest(
-                F.col("consumer_offset") - F.col("_prev_c"), F.lit(0)) / dt), "double"))
-            .withColumn("produce_rate", judged_only(F.when(dt > 0, F.greatest(
-                F.col("broker_offset") - F.col("_prev_b"), F.lit(0)) / dt), "double"))
-            .drop("_judged", "_ok", "_oks", "_offs", "_lags", "_bros", "_dec", "_prev_c",
-                  "_prev_b", "_prev_t", "_online"))
+    return (s.withColumns({
+        "status": F.when(known, status).otherwise(never_status),
+        "complete": judged_only((n / F.lit(float(n_win))).cast("double"), "double"),
+        "window_samples": judged_only(n.cast("int"), "int"),
+        "consume_rate": judged_only(F.when(dt > 0, F.greatest(
+            F.col("consumer_offset") - F.col("_prev_c"), F.lit(0)) / dt), "double"),
+        "produce_rate": judged_only(F.when(dt > 0, F.greatest(
+            F.col("broker_offset") - F.col("_prev_b"), F.lit(0)) / dt), "double")})
+        .drop(*[c for c in s.columns if c.startswith("_") and c not in lag.columns]))
 
 
 def _sum_sorted(col: str) -> Column:
