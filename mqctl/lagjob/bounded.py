@@ -292,6 +292,34 @@ def write(spark: SparkSession, state: str, name: str, df: DataFrame, batch: int,
     df.write.mode("append").partitionBy("batch").parquet(path)
 
 
+# the parts written at once (:func:`write_parts`): each write of a small part is mostly the
+# driver's planning, its commit and the file system's calls, which overlap
+PARALLEL_WRITES = 3
+
+
+def write_parts(spark: SparkSession, state: str, parts: list[tuple[str, DataFrame]],
+                batch: int, *, whole: bool = False) -> None:
+    """:func:`write` every part of ``parts`` as ``batch``, ``PARALLEL_WRITES`` at a time (Spark
+    runs the jobs of several threads side by side; the threads keep the caller's job group).
+    Nothing is committed here (the manifest does it): when one write fails, the others finish
+    and the first error is raised."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pyspark import inheritable_thread_target
+
+    def one(name: str, df: DataFrame) -> None:
+        write(spark, state, name, df, batch, whole=whole)
+
+    # each write gets a copy of this thread's local properties (the stage's job group) of its
+    # own: a copy shared by threads would share the SQL execution id Spark sets in it
+    with ThreadPoolExecutor(max_workers=PARALLEL_WRITES,
+                            thread_name_prefix="mqctl-derived") as pool:
+        done = [pool.submit(inheritable_thread_target(spark)(one), name, df)
+                for name, df in parts]
+        for f in done:
+            f.result()
+
+
 def prune(spark: SparkSession, state: str, batches: list[int]) -> None:
     """Remove the batches of every part that the manifest does not list (dead runs, parts
     rewritten whole), after the manifest was saved."""

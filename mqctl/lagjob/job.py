@@ -862,11 +862,11 @@ class _Run:
                 times = times.filter(F.col("observed_ts") >= F.lit(bound.new_ts))
                 if whole:
                     times = B.read(sp, st, "times", man.derived).unionByName(times)
-            for name, df in (("history", history), ("changes", changes), ("resets", resets),
-                             ("unowned", unowned), ("times", times.distinct()),
-                             ("latest", rep.latest_base), ("groups", rep.groups_base),
-                             ("series", series), ("peaks", self.page["peaks"])):
-                B.write(sp, st, name, df, gen, whole=whole)
+            B.write_parts(sp, st, [("history", history), ("changes", changes),
+                                   ("resets", resets), ("unowned", unowned),
+                                   ("times", times.distinct()), ("latest", rep.latest_base),
+                                   ("groups", rep.groups_base), ("series", series),
+                                   ("peaks", self.page["peaks"])], gen, whole=whole)
         man.derived = [gen] if whole else [*man.derived, gen]
 
     def _check_bound(self, dedup: DataFrame, table_all: DataFrame | None) -> None:
