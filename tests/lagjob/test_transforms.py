@@ -272,14 +272,14 @@ def burrow_reference(rows, window, allowed_lag=0):
         st = ("OK" if r["lag"] <= allowed_lag else "STOP" if stopped else "REWIND" if rewind
               else "OK" if any(x <= allowed_lag for x in lags) else "STALL" if n >= 2 and same
               else "WARN" if never_fell else "OK")
-        prev = judged[k - 1] if k else None
-        dt = (r["observed_ts"] - prev["observed_ts"]) / 1000.0 if prev else None
-        rate = (lambda a, b: max(a - b, 0) / dt if dt else None)
-        out[r["capture_ts"]] = (st, n / window, n,
-                                rate(r["consumer_offset"], prev["consumer_offset"]) if prev
-                                else None,
-                                rate(r["broker_offset"], prev["broker_offset"]) if prev
-                                else None)
+        rates: list[float | None] = [None, None]
+        if k:
+            prev = judged[k - 1]
+            dt = (r["observed_ts"] - prev["observed_ts"]) / 1000.0
+            if dt > 0:
+                rates = [max(r[c] - prev[c], 0) / dt for c in ("consumer_offset",
+                                                               "broker_offset")]
+        out[r["capture_ts"]] = (st, n / window, n, *rates)
     return out
 
 
