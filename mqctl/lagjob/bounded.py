@@ -301,8 +301,9 @@ def write_parts(spark: SparkSession, state: str, parts: list[tuple[str, DataFram
                 batch: int, *, whole: bool = False) -> None:
     """:func:`write` every part of ``parts`` as ``batch``, ``PARALLEL_WRITES`` at a time (Spark
     runs the jobs of several threads side by side; the threads keep the caller's job group).
-    Nothing is committed here (the manifest does it): when one write fails, the others finish
-    and the first error is raised."""
+    Nothing is committed here (the manifest does it): when one write fails (or the run is
+    interrupted), the writes under way finish, those not started are dropped, and the error
+    is raised."""
     from concurrent.futures import ThreadPoolExecutor
 
     from pyspark import inheritable_thread_target
@@ -312,12 +313,14 @@ def write_parts(spark: SparkSession, state: str, parts: list[tuple[str, DataFram
 
     # each write gets a copy of this thread's local properties (the stage's job group) of its
     # own: a copy shared by threads would share the SQL execution id Spark sets in it
-    with ThreadPoolExecutor(max_workers=PARALLEL_WRITES,
-                            thread_name_prefix="mqctl-derived") as pool:
+    pool = ThreadPoolExecutor(max_workers=PARALLEL_WRITES, thread_name_prefix="mqctl-derived")
+    try:
         done = [pool.submit(inheritable_thread_target(spark)(one), name, df)
                 for name, df in parts]
         for f in done:
             f.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def prune(spark: SparkSession, state: str, batches: list[int]) -> None:

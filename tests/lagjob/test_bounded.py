@@ -234,6 +234,40 @@ def test_merge_unowned_keeps_what_the_look_back_cannot_see(spark):
                    (2, 60, 70, None, 20, True), (3, 40, 50, 90, 40, False)]
 
 
+def test_parts_written_side_by_side_keep_the_stage_and_raise_a_failure(spark, tmp_path,
+                                                                       monkeypatch):
+    """``bounded.write_parts``: every part is written (read back), each write's jobs carry the
+    caller's job group (the stage timer and the event log name the stage), and a failed write
+    is raised, not lost in its thread."""
+    from pyspark.sql import functions as F
+
+    from mqctl.lagjob import bounded as B
+
+    state = str(tmp_path / "state")
+    parts = [(name, spark.range(3 + i).select(F.col("id").alias("x"), F.lit(name).alias("n")))
+             for i, name in enumerate(("series", "peaks", "s3", "s4"))]
+    sc = spark.sparkContext
+    tracker = sc.statusTracker()
+    group = "mqctl-lag:test-write-parts"
+    sc.setJobGroup(group, "write_parts")
+    try:
+        B.write_parts(spark, state, parts, 7, whole=True)
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    for i, (name, _) in enumerate(parts):
+        back = spark.read.parquet(B.part_path(state, name)).filter("batch = 7")
+        assert back.count() == 3 + i and {r.n for r in back.collect()} == {name}
+    assert len(tracker.getJobIdsForGroup(group)) >= len(parts)
+
+    def fail(spark_, state_, name, df, batch, whole=False):
+        if name == "peaks":
+            raise RuntimeError("disk full")
+
+    monkeypatch.setattr(B, "write", fail)
+    with pytest.raises(RuntimeError, match="disk full"):
+        B.write_parts(spark, state, parts, 8)
+
+
 def test_a_removed_derived_state_means_a_full_run(spark, tmp_path):
     import shutil
 
