@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -40,8 +42,41 @@ def spark():
 @pytest.fixture(scope="session")
 def demo_report(spark, tmp_path_factory):
     """`mqctl demo`'s timeline (1.75 simulated hours, a capture every 10 minutes: 10 captures,
-    its client and broker logs) and the Spark report over it, once per session: test_demo.py,
-    test_report_browser.py and test_prometheus_tools.py all read this one run."""
+    its client and broker logs) and the Spark report over it, once per test run: test_demo.py,
+    test_report_browser.py and test_prometheus_tools.py all read this one run (and never
+    write into it).
+
+    Under pytest-xdist each worker has its own session, so the first worker to ask makes it in
+    the run's shared temporary directory, holding a lock, and leaves its result there; a
+    worker that asks later (or waits on the lock meanwhile) reads that result instead of
+    making a second one (the demo's report takes about a minute of a test worker)."""
     from mqctl.demo import run_demo
 
-    return run_demo(tmp_path_factory.mktemp("demo"), hours=1.75, interval_s=600, spark=spark)
+    def make(where):
+        return run_demo(where, hours=1.75, interval_s=600, spark=spark)
+
+    if not os.environ.get("PYTEST_XDIST_WORKER"):  # one process: nothing to share
+        return make(tmp_path_factory.mktemp("demo"))
+    return _made_once(tmp_path_factory.getbasetemp().parent / "demo-report", make)
+
+
+def _made_once(shared: Path, make):
+    """``make(shared / "run")``'s result, made by the first of the run's xdist workers to ask
+    (the others wait on ``shared``'s lock, then unpickle what it left). A failed ``make``
+    leaves no result, and the next worker tries again."""
+    import fcntl
+    import pickle
+
+    shared.mkdir(exist_ok=True)
+    done = shared / "result.pickle"
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # (released when the file closes or the worker dies)
+        if done.exists():
+            return pickle.loads(done.read_bytes())
+        run = shared / "run"
+        shutil.rmtree(run, ignore_errors=True)  # a failed try's leftovers
+        result = make(run)
+        part = shared / "result.pickle.part"
+        part.write_bytes(pickle.dumps(result))
+        part.replace(done)
+        return result
