@@ -182,3 +182,51 @@ def test_dev_test_runs_every_test_once_in_two_phases():
     assert any(d.startswith("pytest-xdist") for d in doc["project"]["optional-dependencies"]["dev"])
     pins = (ROOT / "constraints.txt").read_text().splitlines()
     assert {p.split("==")[0] for p in pins if "==" in p} >= {"pytest-xdist", "execnet"}
+
+
+MADE_ONCE_WORKER = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from made_once import made_once
+
+shared, log = Path(sys.argv[2]), Path(sys.argv[3])
+
+def make(where):
+    with open(log, "a") as fh:  # who made it
+        fh.write(sys.argv[4] + "\\n")
+    time.sleep(0.5)  # the other workers ask meanwhile
+    if sys.argv[4] == "fail":
+        raise RuntimeError("no result")
+    where.mkdir()
+    return {"made by": sys.argv[4], "where": str(where)}
+
+try:
+    print(made_once(shared, make)["made by"])
+except RuntimeError:
+    print("failed")
+"""
+
+
+def test_a_shared_session_result_is_made_by_one_worker(tmp_path):
+    """tests/made_once.py (the demo's report of tests/lagjob/conftest.py): of several
+    processes asking at once, one makes the result and every other reads it; a failed try
+    leaves nothing behind, and the next one makes it."""
+    script = tmp_path / "worker.py"
+    script.write_text(MADE_ONCE_WORKER)
+    shared, log = tmp_path / "shared", tmp_path / "made.log"
+
+    def workers(*names: str) -> list[str]:
+        procs = [subprocess.Popen([sys.executable, str(script), str(ROOT / "tests"),
+                                   str(shared), str(log), n], stdout=subprocess.PIPE, text=True)
+                 for n in names]
+        return [p.communicate(timeout=60)[0].strip() for p in procs]
+
+    said = workers("fail")
+    assert said == ["failed"] and not (shared / "result.pickle").exists()
+    said = workers("a", "b", "c", "d")
+    makers = log.read_text().split()
+    assert makers[0] == "fail" and len(makers) == 2, makers  # one of a-d made it
+    assert said == [makers[1]] * 4
+    assert workers("e") == [makers[1]]  # later: read, not made
+    assert log.read_text().split() == makers

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-from pathlib import Path
 
 import pytest
+from made_once import made_once
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 os.environ.setdefault("SPARK_LOCAL_HOSTNAME", "localhost")
@@ -57,26 +56,4 @@ def demo_report(spark, tmp_path_factory):
 
     if not os.environ.get("PYTEST_XDIST_WORKER"):  # one process: nothing to share
         return make(tmp_path_factory.mktemp("demo"))
-    return _made_once(tmp_path_factory.getbasetemp().parent / "demo-report", make)
-
-
-def _made_once(shared: Path, make):
-    """``make(shared / "run")``'s result, made by the first of the run's xdist workers to ask
-    (the others wait on ``shared``'s lock, then unpickle what it left). A failed ``make``
-    leaves no result, and the next worker tries again."""
-    import fcntl
-    import pickle
-
-    shared.mkdir(exist_ok=True)
-    done = shared / "result.pickle"
-    with open(shared / "lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # (released when the file closes or the worker dies)
-        if done.exists():
-            return pickle.loads(done.read_bytes())
-        run = shared / "run"
-        shutil.rmtree(run, ignore_errors=True)  # a failed try's leftovers
-        result = make(run)
-        part = shared / "result.pickle.part"
-        part.write_bytes(pickle.dumps(result))
-        part.replace(done)
-        return result
+    return made_once(tmp_path_factory.getbasetemp().parent / "demo-report", make)
