@@ -89,10 +89,14 @@ ENV_CLEARED = ("MQCTL_CONFIG", "MQCTL_PROFILE", "NAMESRV_ADDR", "MQCTL_NAMESRV",
                "MQCTL_CONCURRENCY", "NO_COLOR", "_MQCTL_COMPLETE", "_MQCTL_COMP_LINE",
                "_MQCTL_COMP_CUR", "PYSPARK_GATEWAY_PORT")
 ENV_SET = ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")  # to a fresh directory
+# to a fixed value: no JVM a test starts writes a class archive (a fresh cache each test would
+# make every one write 190 MB at exit); tests/lagjob/test_classcache.py turns it on
+ENV_FIXED = {"MQCTL_CLASS_ARCHIVE": "off"}
 ENV_KEPT = {  # the machine's, on purpose
     "PATH": "where programs are", "JAVA_HOME": "the JVM (see _no_unmarked_jvm)",
     "TZ": "the machine's zone: tests of local time set it themselves",
     "PYSPARK_PYTHON": "Spark's Python", "PYSPARK_DRIVER_PYTHON": "Spark's Python",
+    "SPARK_HOME": "Spark's installation (PySpark's own when unset)",
     "SPARK_LOCAL_IP": "set by ./dev (127.0.0.1)"}
 
 
@@ -104,6 +108,8 @@ def _isolated_config(tmp_path_factory, monkeypatch):
         monkeypatch.setenv(var, str(cfg / sub))
     for var in ENV_CLEARED:
         monkeypatch.delenv(var, raising=False)
+    for var, value in ENV_FIXED.items():
+        monkeypatch.setenv(var, value)
 
 
 def pytest_collection_modifyitems(items):

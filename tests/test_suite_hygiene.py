@@ -15,7 +15,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from conftest import ENV_CLEARED, ENV_KEPT, ENV_SET, ROOT
+from conftest import ENV_CLEARED, ENV_FIXED, ENV_KEPT, ENV_SET, ROOT
 from readonly import assert_read_only
 
 from mqctl.remoting.codes import PULL_FLAG_COMMIT_OFFSET, RequestCode
@@ -64,10 +64,10 @@ def test_the_autouse_fixture_covers_every_variable_mqctl_reads():
     # the scan finds what the issue named, and the config loader's tuples
     assert {"MQCTL_TZ", "MQCTL_VERSION", "MQCTL_CONCURRENCY", "NAMESRV_ADDR",
             "MQCTL_SECRET_KEY", "_MQCTL_COMPLETE", "XDG_CACHE_HOME", "TZ"} <= set(read)
-    handled = set(ENV_CLEARED) | set(ENV_SET) | set(ENV_KEPT)
+    handled = set(ENV_CLEARED) | set(ENV_SET) | set(ENV_KEPT) | set(ENV_FIXED)
     missing = {k: v for k, v in read.items() if k not in handled}
-    assert missing == {}, ("read by mqctl, not in tests/conftest.py's ENV_CLEARED, ENV_SET "
-                           f"or ENV_KEPT: {missing}")
+    assert missing == {}, ("read by mqctl, not in tests/conftest.py's ENV_CLEARED, ENV_SET, "
+                           f"ENV_FIXED or ENV_KEPT: {missing}")
     assert not set(ENV_CLEARED) & set(ENV_KEPT)
 
 

@@ -208,7 +208,7 @@ def _start(specs: list[InputSpec], out_dir: str, state_dir: str | None, opts: Op
         if "spark.driver.memory" not in session_conf:
             session_conf["spark.driver.memory"] = driver_memory(size)
     with spark_session(master, conf=session_conf, spark=spark, java_opts=java_opts,
-                       traces=debug) as handle, utc_session(handle.spark):
+                       traces=debug, say=say) as handle, utc_session(handle.spark):
         ensure_workers_import_mqctl(handle.spark)
         if listing is None:
             from mqctl.lagjob.readers import list_inputs

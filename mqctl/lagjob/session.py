@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,9 +140,12 @@ def default_conf(master: str | None, traces: bool = False) -> dict[str, str]:
 def spark_session(master: str | None = "local[*]", *, conf: Mapping[str, str] | None = None,
                   spark: SparkSession | None = None, log_level: str = "WARN",
                   app_name: str = "mqctl lag report", java_opts: str = JVM_OPTS,
-                  traces: bool = False) -> Iterator[SessionHandle]:
+                  traces: bool = False, say: Callable[[str], None] | None = None
+                  ) -> Iterator[SessionHandle]:
     """Yield the run's session: ``spark`` if given (never stopped here), the active session if
     one exists (a test fixture, ``spark-submit``, a notebook), else a new one (stopped at the end).
+    A JVM started here maps Spark's classes from this machine's class archive, or writes one as
+    it exits after a block that succeeded (:mod:`mqctl.lagjob.classcache`; ``say`` tells).
     ``java_opts``: HotSpot options of a driver JVM started here (the user's
     ``spark.driver.extraJavaOptions`` come first; a later option wins, as HotSpot reads them).
     ``traces``: its log keeps Java stack traces (else one line per message).
@@ -181,6 +185,15 @@ def spark_session(master: str | None = "local[*]", *, conf: Mapping[str, str] | 
         if "spark.driver.extraJavaOptions" in user:
             driver_opts = f"{user.pop('spark.driver.extraJavaOptions')} {driver_opts}"
         settings.update(user)
+        from pyspark import SparkContext
+
+        from mqctl.lagjob import classcache
+
+        # a JVM started here maps Spark's classes from an archive, or writes one at exit
+        cds = (classcache.plan(driver_opts) if not under_submit and SparkContext._gateway is None
+               else classcache.Plan())
+        if cds.options:
+            driver_opts = f"{driver_opts} {cds.options}"
         settings["spark.driver.extraJavaOptions"] = driver_opts
         for k, v in settings.items():
             builder = builder.config(k, v)
@@ -195,13 +208,17 @@ def spark_session(master: str | None = "local[*]", *, conf: Mapping[str, str] | 
                                  hint=JAVA_HINT) from exc
             raise
         session.sparkContext.setLogLevel(log_level.upper())
+        done = False
         try:
             yield SessionHandle(session, owned=True)
+            done = True
         finally:
             try:
                 session.stop()
             except Exception:  # the JVM is gone (e.g. out of memory): the run's error says so
                 pass
+            if done and cds.writing is not None:
+                _end_jvm_writing_archive(cds, say)
 
 
 # what the JVM prints on its stderr at start-up that nobody can act on: Spark 4 adds the
@@ -221,6 +238,22 @@ def _pump(fd: int, out: Any) -> None:
                 out.flush()
             except (OSError, ValueError):  # our stderr is closed: keep draining the pipe
                 pass
+
+
+def _end_jvm_writing_archive(cds: Any, say: Callable[[str], None] | None) -> None:
+    """End this process's JVM so that it writes its class archive (:mod:`classcache`), and
+    forget it: a later session in this process starts a JVM of its own."""
+    from pyspark import SparkContext
+
+    from mqctl.lagjob import classcache
+
+    gateway = SparkContext._gateway
+    classcache.finish(cds, getattr(gateway, "proc", None), say)
+    with contextlib.suppress(Exception):
+        if gateway is not None:
+            gateway.shutdown()
+    SparkContext._gateway = None
+    SparkContext._jvm = None
 
 
 def _launch_jvm(settings: Mapping[str, str], master: str | None, app_name: str) -> None:
