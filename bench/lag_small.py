@@ -8,7 +8,11 @@ start. Runs, interleaved, N times each, every one a fresh process (so a fresh JV
   * before: the same command with the settings mqctl uses for large inputs (what every run
     used before): the JVM options, forced by giving any `spark.driver.extraJavaOptions`, and
     whole-stage code generation on;
-and prints the medians and the ratios ours / floor and ours / before.
+  * floor and ours again without the JVM's class archive (`MQCTL_CLASS_ARCHIVE=off`:
+    mqctl/lagjob/classcache.py); the others map the archive that one untimed run of ours
+    writes first, in a temporary directory;
+and prints the medians and the ratios ours / floor, ours / before and the class archive's
+share.
 
     python bench/lag_small.py [--rounds 3] [--data DIR]
 
@@ -71,26 +75,38 @@ def main(argv: list[str] | None = None) -> int:
         out = Path(tmp, "report")
         report = [sys.executable, "-m", "mqctl", "-q", "lag", "report", str(snaps), str(logs),
                   "--out", str(out)]
-        runs: dict[str, list[float]] = {"floor": [], "ours": [], "before": []}
+        floor = [sys.executable, "-c", FLOOR, str(size)]
         cmds = {
-            "floor": [sys.executable, "-c", FLOOR, str(size)],
+            "floor": floor,
             "ours": report,
             "before": report + ["--conf", "spark.driver.extraJavaOptions=-Dmqctl.bench=1",
                                 "--conf", "spark.sql.codegen.wholeStage=true"],
+            "floor-nocds": floor,
+            "ours-nocds": report,
         }
-        print(f"input: {size / 1e6:.1f} MB; {args.rounds} round(s), each a fresh process")
+        runs: dict[str, list[float]] = {k: [] for k in cmds}
+        cds = dict(env, MQCTL_CLASS_ARCHIVE=str(Path(tmp, "jvm")))
+        envs = {k: dict(env, MQCTL_CLASS_ARCHIVE="off") if k.endswith("-nocds") else cds
+                for k in cmds}
+        t_write = timed(report, cds)  # (writes the class archive as its JVM exits)
+        print(f"input: {size / 1e6:.1f} MB; the run that wrote the class archive "
+              f"{t_write:.1f} s; {args.rounds} round(s), each a fresh process")
         for i in range(args.rounds):
             order = list(cmds) if i % 2 == 0 else list(reversed(cmds))
             for name in order:
                 shutil.rmtree(out, ignore_errors=True)
-                runs[name].append(timed(cmds[name], env))
+                runs[name].append(timed(cmds[name], envs[name]))
             print("  round", i + 1, " ".join(f"{k} {runs[k][-1]:.1f} s" for k in cmds))
         med = {k: statistics.median(v) for k, v in runs.items()}
         print(f"median: floor (Spark start + one job) {med['floor']:.1f} s; "
               f"mqctl lag report {med['ours']:.1f} s; with the large-input settings "
-              f"{med['before']:.1f} s")
+              f"{med['before']:.1f} s; without the class archive: floor "
+              f"{med['floor-nocds']:.1f} s, ours {med['ours-nocds']:.1f} s")
         print(f"ours / floor = x{med['ours'] / med['floor']:.2f}; "
-              f"ours / before = x{med['ours'] / med['before']:.2f}")
+              f"ours / before = x{med['ours'] / med['before']:.2f}; "
+              f"ours / ours without the archive = x{med['ours'] / med['ours-nocds']:.2f}; "
+              f"ours / floor without the archive (both) = "
+              f"x{med['ours-nocds'] / med['floor-nocds']:.2f}")
     return 0
 
 

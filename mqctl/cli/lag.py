@@ -76,6 +76,10 @@ def report(ctx: typer.Context, inputs: list[str], output: OutputFormat | None = 
     --master, --fail-on, --prom-file, --conf, --limit, --state, --full) computes every
     capture again.
 
+    The first run on a machine saves the JVM's loaded classes for later runs, which start
+    faster (once per Java and Spark installation, about 190 MB in ~/.cache/mqctl/jvm;
+    MQCTL_CLASS_ARCHIVE=off does without, MQCTL_CLASS_ARCHIVE=DIR keeps it in DIR).
+
     Example: mqctl lag report /var/lib/mqctl/snapshots --out /var/lib/mqctl/report
     --fail-on 'lag_seconds>300'
 

@@ -50,6 +50,9 @@ STALE_S = 3600.0
 # options by which the user's own extraJavaOptions take class data sharing in hand
 _USER_CDS = ("-Xshare", "SharedArchiveFile", "ArchiveClassesAtExit", "SharedClassListFile")
 _QUIET = "-Xlog:cds*=off"
+# the first four bytes of a dynamic archive, in the JVM's byte order (HotSpot's
+# CDS_DYNAMIC_ARCHIVE_MAGIC, cds/filemap.hpp): a file without them is not one
+DYNAMIC_MAGIC = 0xF00BABA8
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +120,20 @@ def key(env: Mapping[str, str] | None = None) -> str | None:
     return h.hexdigest()[:16]
 
 
+def looks_like_archive(path: Path) -> bool:
+    """A regular file (not a link) that starts as a dynamic archive does. HotSpot checks the
+    rest (its JDK build, the class path, each region) and maps nothing it does not trust."""
+    try:
+        if path.is_symlink() or not path.is_file():
+            return False
+        with path.open("rb") as fh:
+            head = fh.read(4)
+    except OSError:
+        return False
+    return len(head) == 4 and DYNAMIC_MAGIC in (int.from_bytes(head, "little"),
+                                                int.from_bytes(head, "big"))
+
+
 def _option(name: str, path: Path) -> str:
     text = f"-XX:{name}={path}"
     return f'"{text}"' if any(c.isspace() for c in text) else text  # (Spark's quoting)
@@ -132,7 +149,7 @@ def plan(user_java_opts: str = "", env: Mapping[str, str] | None = None) -> Plan
         return Plan()
     final = where / f"{PREFIX}{k}{SUFFIX}"
     try:
-        if final.is_file() and not final.is_symlink() and final.stat().st_size > 0:
+        if looks_like_archive(final):
             return Plan(f"{_option('SharedArchiveFile', final)} {_QUIET}", archive=final)
         where.mkdir(parents=True, exist_ok=True, mode=0o700)
         if where.is_symlink() or not where.is_dir():
@@ -161,12 +178,14 @@ def finish(p: Plan, proc: Any, say: Callable[[str], None] | None = None) -> bool
     except Exception:  # still writing after the timeout, or already gone: a later run cleans up
         return False
     try:
-        if p.writing.is_file() and p.writing.stat().st_size > 0:
+        if proc.returncode == 0 and looks_like_archive(p.writing):
             os.replace(p.writing, p.archive)
+        else:  # (not written, or not whole: the next run writes one again)
+            p.writing.unlink(missing_ok=True)
         tidy(p.archive)
     except OSError:
         return False
-    return p.archive.is_file()
+    return looks_like_archive(p.archive)
 
 
 def tidy(keep: Path, now: float | None = None) -> list[Path]:

@@ -15,6 +15,8 @@ import pytest
 from mqctl.lagjob import classcache as C
 
 PY = sys.executable
+# the start of a dynamic archive as HotSpot writes it on this machine (little-endian)
+ARCHIVE = C.DYNAMIC_MAGIC.to_bytes(4, "little") + b"rest of the archive"
 
 
 def fake_install(tmp: Path) -> dict[str, str]:
@@ -74,19 +76,20 @@ def test_a_first_start_writes_at_exit_and_a_later_one_maps(tmp_path):
     assert first.archive == cache / f"spark-{C.key(env)}.jsa"
     assert first.options.split() == [f"-XX:ArchiveClassesAtExit={first.writing}",
                                      "-Xlog:cds*=off"]
-    first.archive.write_bytes(b"archive")
+    first.archive.write_bytes(ARCHIVE)
     later = C.plan("", env)
     assert later.writing is None and later.archive == first.archive
     assert later.options.split() == [f"-XX:SharedArchiveFile={first.archive}",
                                      "-Xlog:cds*=off"]
-    first.archive.write_bytes(b"")  # an empty file is no archive
-    assert C.plan("", env).writing is not None
+    for not_one in (b"", b"classes", b"\0" * 64):  # an empty file, another file: no archive
+        first.archive.write_bytes(not_one)
+        assert C.plan("", env).writing is not None
 
 
 def test_a_linked_archive_is_not_mapped_and_a_path_with_spaces_is_quoted(tmp_path):
     env = fake_install(tmp_path)
     elsewhere = tmp_path / "elsewhere.jsa"
-    elsewhere.write_bytes(b"not ours")
+    elsewhere.write_bytes(ARCHIVE)
     p = C.plan("", env)
     assert p.archive is not None
     p.archive.symlink_to(elsewhere)
@@ -112,8 +115,9 @@ def test_the_default_place_is_the_users_cache(tmp_path):
 
 
 # a stand-in JVM: on end of input (PySpark's gateway server exits then) it writes the archive
+# (argv[2]: what it writes, as hex; argv[3]: its exit code)
 WRITER = ("import sys, time; sys.stdin.read(); time.sleep(0.3); "
-          "open(sys.argv[1], 'wb').write(b'classes')")
+          "open(sys.argv[1], 'wb').write(bytes.fromhex(sys.argv[2])); sys.exit(int(sys.argv[3]))")
 
 
 def test_finish_ends_the_jvm_waits_for_the_archive_and_moves_it_in(tmp_path):
@@ -121,20 +125,31 @@ def test_finish_ends_the_jvm_waits_for_the_archive_and_moves_it_in(tmp_path):
     p = C.plan("", env)
     assert p.writing is not None and p.archive is not None
     said: list[str] = []
-    proc = subprocess.Popen([PY, "-c", WRITER, str(p.writing)], stdin=subprocess.PIPE)
+    proc = subprocess.Popen([PY, "-c", WRITER, str(p.writing), ARCHIVE.hex(), "0"],
+                            stdin=subprocess.PIPE)
     assert C.finish(p, proc, said.append)
     assert proc.returncode == 0
-    assert p.archive.read_bytes() == b"classes" and not p.writing.exists()
+    assert p.archive.read_bytes() == ARCHIVE and not p.writing.exists()
     assert said and str(p.archive) in said[0]
     assert C.plan("", env).writing is None  # mapped from now on
 
 
-def test_finish_without_a_written_archive_moves_nothing(tmp_path):
+@pytest.mark.parametrize(("written", "code"), [(None, 0), (b"truncated", 0), (ARCHIVE, 1)])
+def test_finish_without_a_whole_archive_moves_nothing(tmp_path, written, code):
+    """Nothing written, a file that is no archive (cut short), or a JVM that did not exit
+    cleanly: nothing is moved in, the partial file is removed, the next start writes again."""
     env = fake_install(tmp_path)
     p = C.plan("", env)
-    proc = subprocess.Popen([PY, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    assert p.writing is not None
+    if written is None:
+        proc = subprocess.Popen([PY, "-c", "import sys; sys.stdin.read()"],
+                                stdin=subprocess.PIPE)
+    else:
+        proc = subprocess.Popen([PY, "-c", WRITER, str(p.writing), written.hex(), str(code)],
+                                stdin=subprocess.PIPE)
     assert not C.finish(p, proc)
-    assert p.archive is not None and not p.archive.exists()
+    assert p.archive is not None and not p.archive.exists() and not p.writing.exists()
+    assert C.plan("", env).writing is not None
     assert not C.finish(C.Plan(), proc)  # (a plan that writes nothing: nothing to do)
 
 
