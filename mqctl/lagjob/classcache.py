@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import shutil
 import time
 from collections.abc import Callable, Mapping
@@ -50,6 +51,8 @@ STALE_S = 3600.0
 # options by which the user's own extraJavaOptions take class data sharing in hand
 _USER_CDS = ("-Xshare", "SharedArchiveFile", "ArchiveClassesAtExit", "SharedClassListFile")
 _QUIET = "-Xlog:cds*=off"
+# the names mqctl gives: an archive, and a file being written (pid, time)
+_NAMED = re.compile(rf"{PREFIX}[0-9a-f]{{16}}\{SUFFIX}(\.\d+\.\d+\.part)?")
 # the first four bytes of a dynamic archive, in the JVM's byte order (HotSpot's
 # CDS_DYNAMIC_ARCHIVE_MAGIC, cds/filemap.hpp): a file without them is not one
 DYNAMIC_MAGIC = 0xF00BABA8
@@ -194,11 +197,10 @@ def tidy(keep: Path, now: float | None = None) -> list[Path]:
     now = time.time() if now is None else now
     gone: list[Path] = []
     for f in keep.parent.iterdir():
-        if not f.name.startswith(PREFIX) or f == keep or f.is_dir():
-            continue
-        partial = f.name.endswith(".part")
-        if not (partial or f.name.endswith(SUFFIX)):
-            continue
+        named = _NAMED.fullmatch(f.name)
+        if named is None or f == keep or f.is_dir():
+            continue  # (not a name mqctl gives: never touched)
+        partial = named.group(1) is not None
         with contextlib.suppress(OSError):
             if partial and now - f.stat().st_mtime < STALE_S:
                 continue  # (another run may be writing it)

@@ -154,21 +154,26 @@ def test_finish_without_a_whole_archive_moves_nothing(tmp_path, written, code):
 
 
 def test_tidy_removes_other_archives_and_old_partial_files_only(tmp_path):
-    keep = tmp_path / "spark-aaaa.jsa"
+    a, b, c = "a" * 16, "b" * 16, "0123456789abcdef"
+    keep = tmp_path / f"spark-{a}.jsa"
     keep.write_bytes(b"k")
-    other = tmp_path / "spark-bbbb.jsa"  # another Java or Spark: superseded
+    other = tmp_path / f"spark-{b}.jsa"  # another Java or Spark: superseded
     other.write_bytes(b"o")
-    fresh = tmp_path / "spark-aaaa.jsa.123.9.part"  # a run may be writing it
+    fresh = tmp_path / f"spark-{a}.jsa.123.9.part"  # a run may be writing it
     fresh.write_bytes(b"f")
-    stale = tmp_path / "spark-cccc.jsa.456.9.part"
+    stale = tmp_path / f"spark-{c}.jsa.456.9.part"
     stale.write_bytes(b"s")
     old = time.time() - C.STALE_S - 60
     os.utime(stale, (old, old))
-    unrelated = tmp_path / "notes.txt"
-    unrelated.write_text("x")
+    # not names mqctl gives, however old: a directory shared with other files stays as it is
+    unrelated = [tmp_path / n for n in ("notes.txt", "spark-mine.jsa", f"spark-{b}.jsa.bak",
+                                        "spark-x.jsa.1.2.part")]
+    for f in unrelated:
+        f.write_text("x")
+        os.utime(f, (old, old))
     gone = C.tidy(keep)
     assert sorted(gone) == sorted([other, stale])
-    assert keep.exists() and fresh.exists() and unrelated.exists()
+    assert keep.exists() and fresh.exists() and all(f.exists() for f in unrelated)
     assert not other.exists() and not stale.exists()
 
 
