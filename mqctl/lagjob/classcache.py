@@ -14,8 +14,9 @@ differ), so it is made on the machine that uses it:
 
 * the first run that finds no archive for this Java and these jars (:func:`key`) asks its JVM
   to write one when it exits, to a name of its own; after a run that succeeded mqctl ends the
-  JVM, waits for it (:data:`WRITE_TIMEOUT_S`) and renames the file into place; a run that
-  fails or is interrupted leaves its partial file, which a later run removes;
+  JVM, waits for it (:data:`WRITE_TIMEOUT_S`) and renames the file into place; after a run
+  that failed or was interrupted it stops the JVM instead (:func:`abandon`), so nothing is
+  written; a file left by a process that died is removed by a later run (:func:`tidy`);
 * every later run maps it;
 * ``MQCTL_CLASS_ARCHIVE=off`` does neither; ``MQCTL_CLASS_ARCHIVE=DIR`` keeps the archives in
   DIR instead of ``$XDG_CACHE_HOME/mqctl/jvm`` (``~/.cache/mqctl/jvm``);
@@ -153,6 +154,8 @@ def plan(user_java_opts: str = "", env: Mapping[str, str] | None = None) -> Plan
     final = where / f"{PREFIX}{k}{SUFFIX}"
     try:
         if looks_like_archive(final):
+            with contextlib.suppress(OSError):
+                tidy(final)  # (what failed runs and older installations left)
             return Plan(f"{_option('SharedArchiveFile', final)} {_QUIET}", archive=final)
         where.mkdir(parents=True, exist_ok=True, mode=0o700)
         if where.is_symlink() or not where.is_dir():
@@ -189,6 +192,19 @@ def finish(p: Plan, proc: Any, say: Callable[[str], None] | None = None) -> bool
     except OSError:
         return False
     return looks_like_archive(p.archive)
+
+
+def abandon(p: Plan, proc: Any) -> None:
+    """After a run that failed or was interrupted: stop the JVM ``proc`` before it spends
+    its exit writing an archive from a run cut short, and remove what it wrote."""
+    if p.writing is None:
+        return
+    with contextlib.suppress(Exception):
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+    with contextlib.suppress(OSError):
+        p.writing.unlink(missing_ok=True)
 
 
 def tidy(keep: Path, now: float | None = None) -> list[Path]:

@@ -217,8 +217,8 @@ def spark_session(master: str | None = "local[*]", *, conf: Mapping[str, str] | 
                 session.stop()
             except Exception:  # the JVM is gone (e.g. out of memory): the run's error says so
                 pass
-            if done and cds.writing is not None:
-                _end_jvm_writing_archive(cds, say)
+            if cds.writing is not None:
+                _end_jvm_writing_archive(cds, say if done else None, keep=done)
 
 
 # what the JVM prints on its stderr at start-up that nobody can act on: Spark 4 adds the
@@ -240,15 +240,21 @@ def _pump(fd: int, out: Any) -> None:
                 pass
 
 
-def _end_jvm_writing_archive(cds: Any, say: Callable[[str], None] | None) -> None:
-    """End this process's JVM so that it writes its class archive (:mod:`classcache`), and
+def _end_jvm_writing_archive(cds: Any, say: Callable[[str], None] | None, *,
+                             keep: bool) -> None:
+    """End this process's JVM: ``keep`` (the run succeeded) lets it write its class archive
+    and moves that in, else it is stopped before it writes one (:mod:`classcache`). Then
     forget it: a later session in this process starts a JVM of its own."""
     from pyspark import SparkContext
 
     from mqctl.lagjob import classcache
 
     gateway = SparkContext._gateway
-    classcache.finish(cds, getattr(gateway, "proc", None), say)
+    proc = getattr(gateway, "proc", None)
+    if keep:
+        classcache.finish(cds, proc, say)
+    else:
+        classcache.abandon(cds, proc)
     with contextlib.suppress(Exception):
         if gateway is not None:
             gateway.shutdown()

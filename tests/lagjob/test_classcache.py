@@ -153,6 +153,31 @@ def test_finish_without_a_whole_archive_moves_nothing(tmp_path, written, code):
     assert not C.finish(C.Plan(), proc)  # (a plan that writes nothing: nothing to do)
 
 
+def test_abandon_stops_the_jvm_before_it_writes(tmp_path):
+    env = fake_install(tmp_path)
+    p = C.plan("", env)
+    assert p.writing is not None
+    p.writing.write_bytes(b"begun")  # (as if it had begun)
+    proc = subprocess.Popen([PY, "-c", WRITER, str(p.writing), ARCHIVE.hex(), "0"],
+                            stdin=subprocess.PIPE)
+    C.abandon(p, proc)
+    assert proc.returncode is not None and proc.returncode != 0  # killed, not ended
+    time.sleep(0.5)
+    assert not p.writing.exists() and p.archive is not None and not p.archive.exists()
+
+
+def test_a_start_that_maps_removes_what_dead_runs_left(tmp_path):
+    env = fake_install(tmp_path)
+    p = C.plan("", env)
+    assert p.archive is not None and p.writing is not None
+    p.archive.write_bytes(ARCHIVE)
+    p.writing.write_bytes(b"left by a run that died")
+    old = time.time() - C.STALE_S - 60
+    os.utime(p.writing, (old, old))
+    assert C.plan("", env).writing is None
+    assert p.archive.exists() and not p.writing.exists()
+
+
 def test_tidy_removes_other_archives_and_old_partial_files_only(tmp_path):
     a, b, c = "a" * 16, "b" * 16, "0123456789abcdef"
     keep = tmp_path / f"spark-{a}.jsa"
@@ -189,18 +214,25 @@ if opts:
 with spark_session("local[1]", conf=conf, java_opts="-XX:TieredStopAtLevel=1",
                    say=lambda m: print(m, flush=True)) as h:
     assert h.spark.range(100).selectExpr("sum(id)").collect()[0][0] == 4950
+    if len(sys.argv) > 2:
+        raise SystemExit(sys.argv[2])  # a run that fails
 '''
 
 
 @pytest.mark.spark
 @pytest.mark.timeout(600)
 def test_a_second_jvm_maps_the_classes_the_first_one_wrote(tmp_path):
-    """Two `spark_session` starts in fresh processes: the first writes the archive as its JVM
-    exits and moves it in; the second maps Spark's classes from it (HotSpot's class-load log
-    names the archive as their source)."""
+    """`spark_session` starts in fresh processes: one that fails writes nothing; the next
+    writes the archive as its JVM exits and moves it in; the one after maps Spark's classes
+    from it (HotSpot's class-load log names the archive as their source)."""
     cache = tmp_path / "cache"
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", **{C.ENV: str(cache)})
     env.pop("PYSPARK_GATEWAY_PORT", None)
+    r0 = subprocess.run([PY, "-c", SESSION, "", "the run failed"], capture_output=True,
+                        text=True, timeout=300, env=env)
+    assert r0.returncode == 1 and "the run failed" in r0.stderr, r0.stderr[-3000:]
+    time.sleep(1)  # (a JVM left running would be writing now)
+    assert list(cache.iterdir()) == [] and "saving" not in r0.stdout
     r1 = subprocess.run([PY, "-c", SESSION, ""], capture_output=True, text=True, timeout=300,
                         env=env)
     assert r1.returncode == 0, r1.stderr[-3000:]
