@@ -70,11 +70,9 @@ def require_pyspark() -> None:
 
 
 def java_available(env: Mapping[str, str] | None = None) -> bool:
-    env = os.environ if env is None else env
-    home = env.get("JAVA_HOME")
-    if home and Path(home, "bin", "java").exists():
-        return True
-    return shutil.which("java", path=env.get("PATH")) is not None
+    from mqctl.lagjob.classcache import java_home  # (the one look-up of Spark's java)
+
+    return java_home(env) is not None
 
 
 def require_java() -> None:
