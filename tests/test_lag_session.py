@@ -219,6 +219,76 @@ def test_a_big_gzip_input_gets_a_big_runs_driver(monkeypatch, tmp_path):
     assert int(seen["conf"]["spark.driver.memory"][:-1]) >= 1024 + len(raw) // MB
 
 
+def test_a_likely_bounded_re_run_sizes_its_compilers_by_the_files_it_parses(monkeypatch,
+                                                                             tmp_path):
+    """A cron re-run over a big history with a few new captures parses only the new files:
+    its JVM gets the quick compiler (docs/lag-performance.md, "Fourteenth pass"), its memory
+    still follows the whole input. Whatever makes a re-run compute everything (other options,
+    another --out, pending dates, no derived state, --full, --since, a changed file, no lag
+    dataset yet) sizes it by the whole input, as before."""
+    import gzip
+    import json
+    import os
+
+    from mqctl.lagjob.ingest import MANIFEST, Manifest
+    from mqctl.lagjob.session import SMALL_INPUT_BYTES, SMALL_JVM_OPTS
+    from mqctl.lagoptions import Options
+
+    inp = tmp_path / "in"
+    inp.mkdir()
+    raw = b'{"capture_ts": 1717200000000, "group": "GID_PAY"}\n' * (SMALL_INPUT_BYTES // 50 + 1)
+    old = inp / "old.jsonl.gz"
+    old.write_bytes(gzip.compress(raw, compresslevel=1))
+    new = inp / "new.jsonl"
+    new.write_text('{"capture_ts": 1717200060000}\n' * 20, encoding="utf-8")
+    out = tmp_path / "out"
+    (out / "lag").mkdir(parents=True)
+    (out / "_state").mkdir()
+
+    def held(**kw):
+        st = old.stat()
+        man = Manifest(fingerprint=Options().fingerprint(), out=str(out), batches=[1],
+                       files={str(old): {"size": st.st_size,
+                                         "mtime_ms": int(st.st_mtime * 1000), "batch": 1}},
+                       derived=[1])
+        for k, v in kw.items():
+            setattr(man, k, v)
+        (out / "_state" / MANIFEST).write_text(man.to_json(), encoding="utf-8")
+
+    said: list[str] = []
+
+    def run(**kw):
+        return _session_args(monkeypatch, tmp_path, inputs=[str(inp)], master="local[2]",
+                             progress=said.append, **kw)
+
+    held()
+    seen = run()
+    assert seen["java_opts"] == SMALL_JVM_OPTS
+    assert int(seen["conf"]["spark.driver.memory"][:-1]) >= 1024 + len(raw) // MB
+    assert any("likely bounded re-run" in m and "MB it parses" in m for m in said)
+    assert run(full=True)["java_opts"] == JVM_OPTS
+    assert run(since="2024-06-01")["java_opts"] == JVM_OPTS
+    assert run(window=3)["java_opts"] == JVM_OPTS  # other options: everything again
+    assert run(spark_conf={"spark.driver.extraJavaOptions": "-XX:+UseG1GC"})["java_opts"] \
+        == JVM_OPTS  # (theirs)
+    for changed in ({"pending": ["2024-06-01"]}, {"derived": []},
+                    {"out": str(tmp_path / "elsewhere")}, {"fingerprint": "x"}):
+        held(**changed)
+        assert run()["java_opts"] == JVM_OPTS, changed
+    held()
+    os.utime(old, ns=(0, 0))  # the held file changed: parsed again
+    assert run()["java_opts"] == JVM_OPTS
+    held()
+    (out / "lag").rmdir()
+    assert run()["java_opts"] == JVM_OPTS
+    (out / "lag").mkdir()
+    (inp / "broker.log").write_text("2024-06-01 10:00:00 INFO x\n", encoding="utf-8")
+    assert run()["java_opts"] == JVM_OPTS  # not snapshots only: lag is written whole
+    (inp / "broker.log").unlink()
+    (out / "_state" / MANIFEST).write_text(json.dumps({"version": -1}), encoding="utf-8")
+    assert run()["java_opts"] == JVM_OPTS
+
+
 def test_pyspark_call_sites_are_captured_only_under_debug():
     """PySpark 4 sends about ten Py4J calls per DataFrame call to record its call site; the
     report's sessions turn that off, ``--debug`` (traces) keeps it for the error context."""

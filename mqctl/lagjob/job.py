@@ -177,10 +177,12 @@ def _start(specs: list[InputSpec], out_dir: str, state_dir: str | None, opts: Op
            spark: SparkSession | None, spark_conf: dict[str, str] | None,
            prom_file: str | None, full: bool, debug: bool) -> ReportResult:
     """List and check the inputs, start (or take) the session, run (the locks are held)."""
+    manifest = None if full else _local_manifest(state_dir)
+    held = _held(manifest)
     if all(_local(s.path) for s in specs):  # fail fast, before the JVM starts
         from mqctl.lagjob.readers import list_local
 
-        listing = list_local(specs, None if full else _ingested(state_dir))
+        listing = list_local(specs, held)
         _check_listing(listing)
     else:
         listing = None
@@ -204,7 +206,8 @@ def _start(specs: list[InputSpec], out_dir: str, state_dir: str | None, opts: Op
         # a JVM this call starts, sized for the input (spark-submit sized its own JVM; an
         # active session is used as it is)
         if "spark.driver.extraJavaOptions" not in session_conf:  # (theirs could clash: two GCs)
-            java_opts = driver_java_options(size)
+            java_opts = driver_java_options(_work_bytes(listing, size, manifest, held, opts,
+                                                        out_dir, say))
         if "spark.driver.memory" not in session_conf:
             session_conf["spark.driver.memory"] = driver_memory(size)
     with spark_session(master, conf=session_conf, spark=spark, java_opts=java_opts,
@@ -227,31 +230,82 @@ def _start(specs: list[InputSpec], out_dir: str, state_dir: str | None, opts: Op
             return run.run()
 
 
-def _input_bytes(listing: Any) -> int:
-    """The input's size, uncompressed, for sizing the session."""
+def _input_bytes(listing: Any, skip: Callable[[str, int, int], bool] | None = None) -> int:
+    """The input's size, uncompressed, for sizing the session (without the files ``skip``
+    names: those the state holds parsed)."""
     return sum(_uncompressed_size(f.path, f.size) for f in listing.files
-               if f.ignored is None and f.unreadable is None)
+               if f.ignored is None and f.unreadable is None
+               and not (skip is not None and skip(f.path, f.size, f.mtime_ms)))
 
 
-def _ingested(state_dir: str | None) -> Callable[[str, int, int], bool] | None:
-    """Whether a local input file is held parsed by the state (the manifest lists it, with its
-    size and modification time, without bad lines): the run does not read it again, so the
-    listing does not check its gzip data (docs/lag-performance.md, "Checking input files").
-    None without a local state whose manifest this version reads (every file is parsed)."""
+def _local_manifest(state_dir: str | None) -> Any:
+    """The manifest of a local state, read without Spark (None: no local state, none yet, or
+    one this version does not read)."""
     if state_dir is None or not _local(state_dir):
         return None
     from mqctl.lagjob.ingest import MANIFEST, Manifest
 
     try:
         with open(os.path.join(local_path(state_dir), MANIFEST), encoding="utf-8") as fh:
-            man = Manifest.parse(fh.read())
+            return Manifest.parse(fh.read())
     except (OSError, UnicodeDecodeError):
         return None
+
+
+def _held(man: Any) -> Callable[[str, int, int], bool] | None:
+    """Whether a local input file is held parsed by the state (the manifest lists it, with its
+    size and modification time, without bad lines): the run does not read it again, so the
+    listing does not check its gzip data (docs/lag-performance.md, "Checking input files").
+    None without a manifest (every file is parsed)."""
     if man is None:
         return None
     held = {p: (m.get("size"), m.get("mtime_ms")) for p, m in man.files.items()
             if not m.get("bad")}
     return lambda path, size, mtime_ms: held.get(path) == (size, mtime_ms)
+
+
+def bound_possible(man: Any, fp: str, out: str, *, full: bool, only_snapshots: bool,
+                   whole_history: bool, lag_written: bool) -> tuple[bool, bool]:
+    """(``write_all``, ``try_bound``) of a run with the state's manifest ``man``: the earlier
+    dates of lag/group_status are kept only when a run of the same options (fingerprint
+    ``fp``) into this ``out`` wrote them and nothing but snapshots feeds them; a bounded re-run
+    is tried when, besides, the previous run finished (no pending dates), left its derived
+    state, and this one covers the whole history. One definition for the run
+    (``_Run._open_state``) and for sizing its JVM before it starts (:func:`_work_bytes`)."""
+    write_all = (full or man.fingerprint != fp or man.out != out or not only_snapshots
+                 or not lag_written)
+    return write_all, (not write_all and bool(man.derived) and not man.pending
+                       and whole_history)
+
+
+def _work_bytes(listing: Any, size: int, man: Any, held: Callable[[str, int, int], bool] | None,
+                opts: Options, out_dir: str, say: Callable[[str], None]) -> int:
+    """The input bytes that size the driver JVM's compilers (:func:`session.driver_java_options`):
+    the whole input (``size``), or, for a run that will likely be a bounded re-run, only the
+    files it parses (those the state does not hold). A cron re-run of a 1M-row history with
+    10 new captures parses about 50 MB of 0.7 GB; with the quick compiler only it took 56-67 s
+    against 70-78 s (docs/lag-performance.md, "Fourteenth pass"). The guess reads only the
+    manifest; a run that then turns out not bounded computes every capture, slower, with the
+    same results. The session's memory and Spark's settings stay sized by ``size``."""
+    if man is None or held is None or not _local(out_dir):
+        return size
+    from mqctl.lagjob.readers import Kind
+
+    by_kind = listing.by_kind()
+    _, likely = bound_possible(
+        man, opts.fingerprint(), out_dir, full=False,
+        only_snapshots=set(by_kind) <= {Kind.SNAPSHOT} and not listing.unknown(),
+        whole_history=opts.since_ms is None and opts.until_ms is None,
+        lag_written=os.path.isdir(os.path.join(local_path(out_dir), "lag")))
+    if not likely:
+        return size
+    new = _input_bytes(listing, skip=held)
+    from mqctl.lagjob.session import driver_java_options
+
+    if driver_java_options(new) != driver_java_options(size):
+        say(f"lag report: a likely bounded re-run: the JVM is sized for the {new / 1e6:.0f} MB "
+            f"it parses, not the whole {size / 1e6:.0f} MB")
+    return new
 
 
 def _uncompressed_size(path: str, size: int) -> int:
@@ -1002,13 +1056,10 @@ class _Run:
             I.delete(sp, W.join(self.state, I.TABLE))
             man = I.Manifest()
         self.manifest = man
-        # the earlier dates of lag/group_status are kept only when they were written by a
-        # run of the same options into this --out and nothing else feeds them
-        self.write_all = (self.full or man.fingerprint != fp or man.out != self.out
-                          or not only_snapshots or not I.exists(sp, W.join(self.out, "lag")))
-        # the previous run finished (no pending dates) and left its derived state
-        self.try_bound = (self.may_bound and not self.write_all and bool(man.derived)
-                          and not man.pending and whole_history)
+        self.write_all, bound = bound_possible(
+            man, fp, self.out, full=self.full, only_snapshots=only_snapshots,
+            whole_history=whole_history, lag_written=I.exists(sp, W.join(self.out, "lag")))
+        self.try_bound = self.may_bound and bound
         if self.try_bound:
             from mqctl.lagjob import bounded as B
 
