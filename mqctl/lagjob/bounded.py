@@ -225,12 +225,13 @@ def merge_unowned(old: DataFrame, new: DataFrame, track: DataFrame) -> DataFrame
     n = new.join(reach, on=[*GQUEUE, "start_ts"], how="left")
     last = F.when(F.col("end_ts").isNotNull(), F.col("end_ts")).otherwise(
         F.col("start_ts") + F.col("duration_ms"))
-    n = (n.withColumn("duration_ms", F.when(F.col("_start0").isNotNull(),
-                                            last - F.col("_start0"))
-                      .otherwise(F.col("duration_ms")))
-         .withColumn("since_ts", F.when(F.col("_start0").isNotNull(), F.col("_since0"))
-                     .otherwise(F.col("since_ts")))
-         .withColumn("start_ts", F.coalesce(F.col("_start0"), F.col("start_ts")))
+    # (one projection: each column reads the row as it was joined)
+    n = (n.withColumns({
+        "duration_ms": F.when(F.col("_start0").isNotNull(), last - F.col("_start0"))
+        .otherwise(F.col("duration_ms")),
+        "since_ts": F.when(F.col("_start0").isNotNull(), F.col("_since0"))
+        .otherwise(F.col("since_ts")),
+        "start_ts": F.coalesce(F.col("_start0"), F.col("start_ts"))})
          .drop("_start0", "_since0"))
     return kept.unionByName(n.select(*kept.columns))
 

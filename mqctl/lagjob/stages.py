@@ -235,9 +235,9 @@ def lag(run: Runner, o: Options, c: Read, kinds: Iterable[Kind], columns: list[s
         c.topic_cfg if Kind.TOPICS in kinds else None,
         c.group_cfg if Kind.SUBSCRIPTION_GROUP in kinds else None)
     queues = X.queue_status(enriched, o.window, o.allowed_lag, o.allowed_lag_seconds)
-    lag_df = run.cut(X.with_date(queues).withColumn("capture_time", X.iso_of(
-        F.col("capture_ts"))).withColumn("source", display_source()).select(*columns), "lag",
-        keep_partitioning=True)
+    lag_df = run.cut(X.with_date(queues).withColumns({
+        "capture_time": X.iso_of(F.col("capture_ts")), "source": display_source()})
+        .select(*columns), "lag", keep_partitioning=True)
     # (bounded: ``lag`` holds the look-back too; the new rows are ``lag_new``)
     lag_new = lag_df if earlier is None else lag_df.filter(F.col("capture_ts")
                                                            >= F.lit(earlier.new_ts))

@@ -73,9 +73,12 @@ def group_health(groups: DataFrame, storms: DataFrame, unowned: DataFrame, windo
                                      F.lit(2).alias("_k"))
     every = g.unionByName(s, allowMissingColumns=True).unionByName(u, allowMissingColumns=True)
     w = Window.partitionBy(*keys)
-    every = (every.withColumn("_hi", F.max(F.when(F.col("_k") == 0, F.col("capture_ts")))
-                              .over(w))
-             .withColumn("_has_g", F.max((F.col("_k") == 0).cast("int")).over(w)))
+    # consecutive columns that do not read each other are one projection (withColumns): a
+    # chain of withColumn calls analyses a deeper plan at each step (docs/lag-performance.md,
+    # "Fourteenth pass")
+    every = every.withColumns({
+        "_hi": F.max(F.when(F.col("_k") == 0, F.col("capture_ts"))).over(w),
+        "_has_g": F.max((F.col("_k") == 0).cast("int")).over(w)})
     hi = F.col("_hi")  # the group's latest capture, on each of its rows
     lo = hi - F.lit(int(window_ms))
     rec = F.when(F.col("_k") == 1, F.col("_e") >= lo)  # a storm reaching into the window
@@ -83,9 +86,9 @@ def group_health(groups: DataFrame, storms: DataFrame, unowned: DataFrame, windo
     # counted once (two sources can still see one period twice)
     is_u = (F.col("_k") == 2) & (F.col("_has_g") == 1)
     now = (F.col("_s") <= hi) & (F.col("_e").isNull() | (F.col("_e") > hi))
-    c = (every.withColumn("_a", F.when(is_u, F.greatest(F.col("_s"), lo)))
-         .withColumn("_b", F.when(is_u, F.least(F.coalesce(F.col("_e"), hi), hi)))
-         .withColumn("_now", F.when(is_u, now.cast("int"))))
+    c = every.withColumns({"_a": F.when(is_u, F.greatest(F.col("_s"), lo)),
+                           "_b": F.when(is_u, F.least(F.coalesce(F.col("_e"), hi), hi)),
+                           "_now": F.when(is_u, now.cast("int"))})
     wq = Window.partitionBy(*queue, "_k").orderBy("_a", "_b")
     reach = F.col("_reach")
     starts = is_u & (reach.isNull() | (F.col("_a") > reach))  # an island's first interval
@@ -94,46 +97,48 @@ def group_health(groups: DataFrame, storms: DataFrame, unowned: DataFrame, windo
                                    .otherwise(0))
                      .over(wq.rowsBetween(Window.unboundedPreceding, 0))))
     wi = Window.partitionBy(*queue, "_k", "_isl")
-    c = (c.withColumn("_len", F.when(starts, F.greatest(F.max("_b").over(wi)
-                                                        - F.min("_a").over(wi), F.lit(0))))
-         .withColumn("_qnow", F.when(starts & (F.max("_now").over(wi) == 1), F.concat_ws(
-             ":", "topic", "broker", F.col("queue_id").cast("string")))))
-    out = (c.withColumn("storms", F.count(F.when(F.col("_k") == 1, F.lit(1))).over(w))
-           .withColumn("_in", F.max(rec.cast("int")).over(w))
-           .withColumn("storm_start_ts", F.min(F.when(rec, F.col("_s"))).over(w))
-           .withColumn("storm_end_ts", F.max(F.when(rec, F.col("_e"))).over(w))
-           .withColumn("storm_rounds", F.sum(F.when(rec, F.col("_r"))).over(w))
-           .withColumn("storm_events", F.sum(F.when(rec, F.col("_n"))).over(w))
-           .withColumn("storm_rule", F.array_join(F.array_sort(F.array_distinct(F.flatten(
-               F.collect_list(F.when(rec, F.split(F.col("_rule"), r"\+"))).over(w)))), "+"))
-           .withColumn("unowned_ms", F.sum("_len").over(w))
-           .withColumn("unowned_now", F.size(F.collect_set("_qnow").over(w)))
-           .filter(F.col("_k") == 0)
-           .withColumn("storms", F.col("storms").cast("long"))
-           .withColumn("in_storm", F.coalesce(F.col("_in"), F.lit(0)) == 1)
-           .withColumn("storm_rule", F.when(F.col("in_storm"), F.col("storm_rule")))
-           .withColumn("unowned_ms", F.coalesce(F.col("unowned_ms"), F.lit(0)).cast("long"))
-           .withColumn("unowned_now", F.col("unowned_now").cast("long")))
+    c = c.withColumns({
+        "_len": F.when(starts, F.greatest(F.max("_b").over(wi) - F.min("_a").over(wi),
+                                          F.lit(0))),
+        "_qnow": F.when(starts & (F.max("_now").over(wi) == 1), F.concat_ws(
+            ":", "topic", "broker", F.col("queue_id").cast("string")))})
+    out = c.withColumns({
+        "storms": F.count(F.when(F.col("_k") == 1, F.lit(1))).over(w),
+        "_in": F.max(rec.cast("int")).over(w),
+        "storm_start_ts": F.min(F.when(rec, F.col("_s"))).over(w),
+        "storm_end_ts": F.max(F.when(rec, F.col("_e"))).over(w),
+        "storm_rounds": F.sum(F.when(rec, F.col("_r"))).over(w),
+        "storm_events": F.sum(F.when(rec, F.col("_n"))).over(w),
+        "storm_rule": F.array_join(F.array_sort(F.array_distinct(F.flatten(
+            F.collect_list(F.when(rec, F.split(F.col("_rule"), r"\+"))).over(w)))), "+"),
+        "unowned_ms": F.sum("_len").over(w),
+        "unowned_now": F.size(F.collect_set("_qnow").over(w))}).filter(F.col("_k") == 0)
+    # the rest is one projection of the group's row: the names below are expressions over
+    # the windows' results, each used where it is needed
+    in_storm = F.coalesce(F.col("_in"), F.lit(0)) == 1
+    unowned_ms = F.coalesce(F.col("unowned_ms"), F.lit(0)).cast("long")
     span = F.col("queues") * F.lit(float(max(1, window_ms)))
-    out = out.withColumn("unowned_share", F.when(F.col("queues") > 0, F.least(
-        F.col("unowned_ms") / span, F.lit(1.0))).cast("double"))
+    unowned_share = F.when(F.col("queues") > 0, F.least(
+        unowned_ms / span, F.lit(1.0))).cast("double")
     base = F.lit(None).cast("int")
     for sev, h in _STATUS_TO_HEALTH.items():
         base = F.when(F.col("group_status_code") == sev, F.lit(h)).otherwise(base)
     err = F.lit(HEALTH_CODE["ERR"])
     unowned_bad = (~F.col("online").eqNullSafe(F.lit(False))
-                   & (F.coalesce(F.col("unowned_share"), F.lit(0.0))
-                      >= F.lit(float(unowned_max))) & (F.col("unowned_ms") > 0))
-    code = (F.when(F.col("in_storm") | unowned_bad, err).otherwise(base))
+                   & (F.coalesce(unowned_share, F.lit(0.0))
+                      >= F.lit(float(unowned_max))) & (unowned_ms > 0))
+    code = F.when(in_storm | unowned_bad, err).otherwise(base).cast("int")
     reason = F.when(F.col("group_status_code").isNull()
                     & F.col("message_model").eqNullSafe(F.lit("BROADCASTING")),
                     F.lit(BROADCAST_REASON))
     if "reason" in groups.columns:  # (the groups seen only in logs: :func:`unseen_groups`)
         reason = F.coalesce(F.col("_reason0"), reason)
-    return (out.withColumn("health_code", code.cast("int"))
-            .withColumn("health", health_name(F.col("health_code")))
-            .withColumn("reason", reason)
-            .select(*keys, *HEALTH_COLUMNS))
+    made = {"storms": F.col("storms").cast("long"), "in_storm": in_storm,
+            "storm_rule": F.when(in_storm, F.col("storm_rule")), "unowned_ms": unowned_ms,
+            "unowned_share": unowned_share, "unowned_now": F.col("unowned_now").cast("long"),
+            "health_code": code, "health": health_name(code), "reason": reason}
+    return out.select(*keys, *(made[c].alias(c) if c in made else F.col(c)
+                               for c in HEALTH_COLUMNS))
 
 
 def unseen_groups(groups: DataFrame, *others: tuple[DataFrame, str]) -> DataFrame:

@@ -78,9 +78,9 @@ def fill_broker_offsets(obs: DataFrame, history: DataFrame, max_skew_ms: int) ->
     w = Window.partitionBy(*OBS_KEY).orderBy(
         F.abs(F.col("h_t") - F.col("observed_ts")).asc_nulls_last(), F.col("h_t").desc())
     j = j.withColumn("_rn", F.row_number().over(w)).filter(F.col("_rn") == 1)
-    filled = (j.withColumn("broker_offset", F.col("h_B"))
-              .withColumn("min_offset", F.coalesce(F.col("min_offset"), F.col("h_min")))
-              .withColumn("broker_offset_ts", F.col("h_t"))
+    filled = (j.withColumns({"broker_offset": F.col("h_B"),
+                             "min_offset": F.coalesce(F.col("min_offset"), F.col("h_min")),
+                             "broker_offset_ts": F.col("h_t")})
               .select(*has.columns))
     return has.unionByName(filled)
 
@@ -94,10 +94,10 @@ def with_lag(obs: DataFrame) -> DataFrame:
     caveat: where its consumers would start depends on their consumeFromWhere)."""
     never = F.col("committed").eqNullSafe(F.lit(False)) & F.col("consumer_offset").isNull()
     raw = F.col("broker_offset") - F.when(never, F.lit(0)).otherwise(F.col("consumer_offset"))
-    return (obs.withColumn("lag", F.when(raw.isNull(), F.lit(None).cast("long"))
-                           .otherwise(F.greatest(raw, F.lit(0)).cast("long")))
-            .withColumn("inflight", (F.col("pull_offset") - F.col("consumer_offset"))
-                        .cast("long")))
+    return obs.withColumns({
+        "lag": F.when(raw.isNull(), F.lit(None).cast("long"))
+        .otherwise(F.greatest(raw, F.lit(0)).cast("long")),
+        "inflight": (F.col("pull_offset") - F.col("consumer_offset")).cast("long")})
 
 
 def enrich(obs: DataFrame, members: DataFrame | None, topic_cfg: DataFrame | None,
@@ -111,16 +111,16 @@ def enrich(obs: DataFrame, members: DataFrame | None, topic_cfg: DataFrame | Non
         m = (members.groupBy("cluster", "group", "capture_ts")
              .agg(F.max("members").alias("_m_members"), F.max("online").alias("_m_online")))
         out = (out.join(m, on=["cluster", "group", "capture_ts"], how="left")
-               .withColumn("online", F.coalesce(F.col("online"), F.col("_m_online")))
-               .withColumn("members", F.coalesce(F.col("members"), F.col("_m_members")))
+               .withColumns({"online": F.coalesce(F.col("online"), F.col("_m_online")),
+                             "members": F.coalesce(F.col("members"), F.col("_m_members"))})
                .drop("_m_members", "_m_online"))
     if group_cfg is not None:
         g = (group_cfg.groupBy("cluster", "broker", "group", "capture_ts")
              .agg(F.min(F.col("consume_enable").cast("int")).alias("_g_enable"),
                   F.max(F.col("orderly").cast("int")).alias("_g_orderly")))
         out = (out.join(g, on=["cluster", "broker", "group", "capture_ts"], how="left")
-               .withColumn("orderly", F.coalesce(F.col("orderly"), F.col("_g_orderly") == 1))
-               .withColumn("consume_enable", F.col("_g_enable") == 1)
+               .withColumns({"orderly": F.coalesce(F.col("orderly"), F.col("_g_orderly") == 1),
+                             "consume_enable": F.col("_g_enable") == 1})
                .drop("_g_enable", "_g_orderly"))
     if topic_cfg is not None:
         t = (topic_cfg.groupBy("cluster", "broker", "topic", "capture_ts")

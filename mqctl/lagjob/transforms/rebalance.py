@@ -36,12 +36,13 @@ def owner_track(obs: DataFrame) -> DataFrame:
          .filter(F.col("_known")).drop("_known"))
     w = Window.partitionBy(*GQUEUE).orderBy("capture_ts")
     none = F.col("owner").isNull().cast("int")
-    return (o.withColumn("_prev_owner", F.lag("owner").over(w))
-            .withColumn("_prev_ts", F.lag("capture_ts").over(w))
-            .withColumn("_next_ts", F.lead("capture_ts").over(w))
-            .withColumn("_none", none)
-            .withColumn("_island", F.sum(F.when(none != F.lag(none).over(w), 1).otherwise(0))
-                        .over(w.rowsBetween(Window.unboundedPreceding, 0))))
+    # (columns that do not read each other: one projection, docs/lag-performance.md,
+    # "Fourteenth pass")
+    return o.withColumns({
+        "_prev_owner": F.lag("owner").over(w), "_prev_ts": F.lag("capture_ts").over(w),
+        "_next_ts": F.lead("capture_ts").over(w), "_none": none,
+        "_island": F.sum(F.when(none != F.lag(none).over(w), 1).otherwise(0))
+        .over(w.rowsBetween(Window.unboundedPreceding, 0))})
 
 
 def changes_from_track(track: DataFrame) -> DataFrame:
@@ -154,9 +155,10 @@ def log_changes(logs: DataFrame, restart_gap_ms: int = RESTART_GAP_MS,
     new_run = ((F.col("event") == "start")
                | ((F.col("event") == "result") & commits & (gap > F.lit(int(restart_gap_ms)))))
     upto = wc.rowsBetween(Window.unboundedPreceding, 0)
-    life = (life.withColumn("_run", F.sum(new_run.cast("int")).over(upto))
-            .withColumn("_reset_ts", F.last(F.when(F.col("event") == "reset", F.col("ts")),
-                                            ignorenulls=True).over(upto)))
+    life = life.withColumns({
+        "_run": F.sum(new_run.cast("int")).over(upto),
+        "_reset_ts": F.last(F.when(F.col("event") == "reset", F.col("ts")),
+                            ignorenulls=True).over(upto)})
     after_reset = (F.col("_reset_ts").isNotNull()
                    & (F.col("ts") - F.col("_reset_ts") <= F.lit(int(reset_window_ms))))
     cause = F.when(after_reset, F.lit("reset")).otherwise(F.lit("rebalance"))
@@ -164,18 +166,20 @@ def log_changes(logs: DataFrame, restart_gap_ms: int = RESTART_GAP_MS,
     w = Window.partitionBy("cluster", "client", "group", "topic", "_run").orderBy("ts", "seq")
     empty = F.array().cast("array<string>")
     res = (res.withColumn("_prev", F.lag("_set").over(w))
-           .withColumn("_gained", F.array_except("_set", F.coalesce(F.col("_prev"), empty)))
-           .withColumn("_lost", F.array_except(F.coalesce(F.col("_prev"), empty), "_set"))
-           .withColumn("cause", cause))
+           .withColumns({
+               "_gained": F.array_except("_set", F.coalesce(F.col("_prev"), empty)),
+               "_lost": F.array_except(F.coalesce(F.col("_prev"), empty), "_set"),
+               "cause": cause}))
     base: list[Any] = [F.col("ts"), F.col("window_start_ts"), "cluster", "group", "topic"]
     tail: list[Any] = ["client", "source_kind", "source", "strategy", "cid_all", "mq_all",
                        "cause"]
 
     def explode(df: DataFrame, col: str, change: str) -> DataFrame:
         return (df.select(*base, F.explode(col).alias("_q"), *tail)
-                .withColumn("broker", F.regexp_extract("_q", r"^(.*):(\d+)$", 1))
-                .withColumn("queue_id", F.regexp_extract("_q", r"^(.*):(\d+)$", 2).cast("int"))
-                .withColumn("change", F.lit(change)).drop("_q"))
+                .withColumns({
+                    "broker": F.regexp_extract("_q", r"^(.*):(\d+)$", 1),
+                    "queue_id": F.regexp_extract("_q", r"^(.*):(\d+)$", 2).cast("int"),
+                    "change": F.lit(change)}).drop("_q"))
 
     res = res.withColumn("window_start_ts", F.col("ts"))
     from_results = explode(res, "_gained", "gained").unionByName(explode(res, "_lost", "lost"))
@@ -193,10 +197,10 @@ def log_changes(logs: DataFrame, restart_gap_ms: int = RESTART_GAP_MS,
         Window.partitionBy("cluster", "client", "group").orderBy("_run")))
     ends = last.join(runs, on=["cluster", "client", "group", "_run"], how="inner")
     stopped = F.col("_stop_ts").isNotNull() & (F.col("_stop_ts") >= F.col("_last_ts"))
+    end_ts = F.when(stopped, F.col("_stop_ts")).otherwise(F.col("_alive_ts"))
     ends = (ends.filter(stopped | F.col("_next").isNotNull())
-            .withColumn("ts", F.when(stopped, F.col("_stop_ts")).otherwise(F.col("_alive_ts")))
-            .withColumn("window_start_ts", F.col("ts"))
-            .withColumn("cause", F.when(stopped, F.lit("stop")).otherwise(F.lit("crash"))))
+            .withColumns({"ts": end_ts, "window_start_ts": end_ts,
+                          "cause": F.when(stopped, F.lit("stop")).otherwise(F.lit("crash"))}))
     from_ends = explode(ends, "_set", "lost")
     # fallback: add/remove lines of (file, group, topic) keys without any result line
     addrm = _attributed(logs.filter(F.col("event").isin("add", "remove", "reset")), logs)
@@ -218,8 +222,8 @@ def log_changes(logs: DataFrame, restart_gap_ms: int = RESTART_GAP_MS,
                   "source_kind", "source", "strategy", "cid_all", "mq_all",
                   F.when(F.col("_hit") == 1, F.lit("reset")).otherwise(F.lit("rebalance"))
                   .alias("cause"))
-          .withColumn("broker", F.col("_m")["broker"])
-          .withColumn("queue_id", F.col("_m")["queue_id"]).drop("_m"))
+          .withColumns({"broker": F.col("_m")["broker"],
+                        "queue_id": F.col("_m")["queue_id"]}).drop("_m"))
     return (from_results.select(*CHANGE_COLS).unionByName(from_ends.select(*CHANGE_COLS))
             .unionByName(fb.select(*CHANGE_COLS)))
 
@@ -271,9 +275,8 @@ def rebalance_events(changes: DataFrame) -> DataFrame:
                  F.first("strategy", ignorenulls=True).alias("strategy"),
                  F.max("cid_all").alias("cid_all"), F.max("mq_all").alias("mq_all"),
                  F.first("source").alias("source"))
-            .withColumn("n_gained", F.size("gained"))
-            .withColumn("n_lost", F.size("lost"))
-            .withColumn("queues", F.array_sort(F.array_union("gained", "lost"))))
+            .withColumns({"n_gained": F.size("gained"), "n_lost": F.size("lost"),
+                          "queues": F.array_sort(F.array_union("gained", "lost"))}))
 
 
 def infer_log_cluster(logs: DataFrame, obs: DataFrame) -> DataFrame:
@@ -331,9 +334,9 @@ def capture_resets(obs: DataFrame) -> DataFrame:
     # compared with the previous capture that had an owner: the 4.x push reset drops the
     # process queues for 10 s, so a capture in between shows the queue without owner
     o = (obs.filter(F.col("owner").isNotNull() & F.col("consumer_offset").isNotNull())
-         .withColumn("_prev_c", F.lag("consumer_offset").over(w))
-         .withColumn("_prev_owner", F.lag("owner").over(w))
-         .withColumn("_prev_ts", F.lag("capture_ts").over(w)))
+         .withColumns({"_prev_c": F.lag("consumer_offset").over(w),
+                       "_prev_owner": F.lag("owner").over(w),
+                       "_prev_ts": F.lag("capture_ts").over(w)}))
     back = o.filter((F.col("consumer_offset") < F.col("_prev_c"))
                     & F.col("owner").isNotNull() & (F.col("owner") == F.col("_prev_owner")))
     q = F.concat_ws(":", F.col("broker"), F.col("queue_id").cast("string"))
@@ -353,9 +356,9 @@ def mark_resets(changes: DataFrame, resets: DataFrame,
     reset drops the process queues and re-adds them 10 s later without any rebalance, which
     captures (running info) and add/remove lines see as a loss and a gain."""
     w = Window.partitionBy(*GQUEUE).orderBy("ts", F.col("change").desc())
-    c = (changes.withColumn("_next_change", F.lead("change").over(w))
-         .withColumn("_next_client", F.lead("client").over(w))
-         .withColumn("_next_ts", F.lead("ts").over(w)))
+    c = changes.withColumns({"_next_change": F.lead("change").over(w),
+                             "_next_client": F.lead("client").over(w),
+                             "_next_ts": F.lead("ts").over(w)})
     pairs = c.filter((F.col("change") == "lost") & (F.col("_next_change") == "gained")
                      & (F.col("_next_client") == F.col("client"))).select(
         *GQUEUE, "client", F.col("ts").alias("_lost_ts"),
@@ -442,13 +445,14 @@ def unowned_from_logs(changes: DataFrame) -> DataFrame:
     c = (_not_reset(changes)
          .withColumn("_prev", F.lag("change").over(
              Window.partitionBy(*GQUEUE, "client").orderBy(*order)))
-         .withColumn("_d", delta)
-         .withColumn("_held0", F.sum(F.when(lost & prev.isNull(), 1).otherwise(0))
-                     .over(Window.partitionBy(*GQUEUE)))
-         .withColumn("_held", F.col("_held0") + F.sum("_d").over(
-             w.rowsBetween(Window.unboundedPreceding, 0)))
-         .withColumn("_next_ts", F.min(F.when(F.col("_d") == 1, F.col("ts"))).over(
-             w_rev.rowsBetween(Window.unboundedPreceding, -1))))
+         .withColumns({"_d": delta,
+                       "_held0": F.sum(F.when(lost & prev.isNull(), 1).otherwise(0))
+                       .over(Window.partitionBy(*GQUEUE))})
+         .withColumns({
+             "_held": F.col("_held0") + F.sum("_d").over(
+                 w.rowsBetween(Window.unboundedPreceding, 0)),
+             "_next_ts": F.min(F.when(F.col("_d") == 1, F.col("ts"))).over(
+                 w_rev.rowsBetween(Window.unboundedPreceding, -1))}))
     gap = c.filter((F.col("_d") == -1) & (F.col("_held") <= 0))
     return gap.select(
         *GQUEUE, F.col("ts").alias("since_ts"), F.col("ts").alias("start_ts"),
@@ -492,14 +496,11 @@ def merge_unowned_sources(captured: DataFrame, logged: DataFrame, tol_ms: int,
     end = F.coalesce(F.col("end_ts"), F.col("_cap_end"))
     out = (logged.join(matched_log, on=[*keys, "start_ts"], how="left")
            .join(ends, on=[*keys, "start_ts"], how="left")
-           .withColumn("source_kind", F.when(F.col("_both") & ~F.col("source_kind").contains(
-               "snapshot"), F.concat(F.col("source_kind"), F.lit("+snapshot")))
-               .otherwise(F.col("source_kind")))
-           .withColumn("end_ts", end)
-           .withColumn("duration_ms", F.when(F.col("end_ts").isNotNull(),
-                                             F.col("end_ts") - F.col("start_ts"))
-                       .otherwise(F.col("duration_ms")))
-           .withColumn("open", F.col("end_ts").isNull())
+           .withColumns({
+               "source_kind": F.when(F.col("_both") & ~F.col("source_kind").contains(
+                   "snapshot"), F.concat(F.col("source_kind"), F.lit("+snapshot")))
+               .otherwise(F.col("source_kind")),
+               **_closed_by(end)})
            .drop("_both", "_cap_end"))
     out = out.select(*rest.columns)
     if owned is not None:
@@ -509,13 +510,18 @@ def merge_unowned_sources(captured: DataFrame, logged: DataFrame, tol_ms: int,
                  .filter(F.col("_own_ts") > F.col("start_ts") + F.lit(int(tol_ms)))
                  .groupBy(*keys, "start_ts").agg(F.min("_own_ts").alias("_seen")))
         out = (out.join(first, on=[*keys, "start_ts"], how="left")
-               .withColumn("end_ts", F.coalesce(F.col("end_ts"), F.col("_seen")))
-               .withColumn("duration_ms", F.when(F.col("end_ts").isNotNull(),
-                                                 F.col("end_ts") - F.col("start_ts"))
-                           .otherwise(F.col("duration_ms")))
-               .withColumn("open", F.col("end_ts").isNull())
+               .withColumns(_closed_by(F.coalesce(F.col("end_ts"), F.col("_seen"))))
                .select(*rest.columns))
     return rest.unionByName(out)
+
+
+def _closed_by(end: Column) -> dict[str, Column]:
+    """An unowned interval's ``end_ts``, ``duration_ms`` and ``open`` once ``end`` (over its
+    row before) ends it: the columns of one projection."""
+    return {"end_ts": end,
+            "duration_ms": F.when(end.isNotNull(), end - F.col("start_ts"))
+            .otherwise(F.col("duration_ms")),
+            "open": end.isNull()}
 
 
 def rebalance_rounds(events: DataFrame, gap_ms: int) -> DataFrame:
@@ -553,8 +559,8 @@ def rebalance_storms(rounds: DataFrame, min_rounds: int, window_ms: int,
     the rules that fired, ``rounds``, ``long-round`` or ``long-round+rounds``)."""
     keys = ["cluster", "group"]
     w = Window.partitionBy(*keys).orderBy("start_ts").rangeBetween(-window_ms, 0)
-    r = (rounds.withColumn("_cnt", F.count(F.lit(1)).over(w))
-         .withColumn("_from", F.min("start_ts").over(w)))
+    r = rounds.withColumns({"_cnt": F.count(F.lit(1)).over(w),
+                            "_from": F.min("start_ts").over(w)})
     trig = r.filter(F.col("_cnt") >= F.lit(min_rounds)).select(
         *keys, F.col("_from").alias("s"), F.col("end_ts").alias("e"),
         F.lit("rounds").alias("_rule"))

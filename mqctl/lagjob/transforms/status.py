@@ -86,13 +86,11 @@ def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0,
         caught_up = caught_up | (F.col("lag_seconds").isNotNull()
                                  & ~F.coalesce(F.col("lower_bound"), F.lit(False))
                                  & (F.col("lag_seconds") <= F.lit(float(allowed_lag_seconds))))
-    s = (lag.withColumn("_judged", judged)
-         .withColumn("_ok", caught_up)
-         .withColumns({"_prev_c": F.lag("consumer_offset").over(w),
-                       "_prev_b": F.lag("broker_offset").over(w),
-                       "_prev_t": F.lag("observed_ts").over(w),
-                       "_prev_l": F.lag("lag").over(w),
-                       "_rn": F.row_number().over(w)}))
+    # (``_judged`` is the window's partition key: a column before the window's projection)
+    s = lag.withColumns({"_judged": judged, "_ok": caught_up}).withColumns({
+        "_prev_c": F.lag("consumer_offset").over(w), "_prev_b": F.lag("broker_offset").over(w),
+        "_prev_t": F.lag("observed_ts").over(w), "_prev_l": F.lag("lag").over(w),
+        "_rn": F.row_number().over(w)})
     rules = {
         "_n": F.count("consumer_offset").over(frame),
         "_offs": F.collect_list("consumer_offset").over(frame),
@@ -200,16 +198,18 @@ def group_topic_status(queues: DataFrame) -> DataFrame:
         F.max("observed_ts").alias("observed_ts"),
     )
     wg = Window.partitionBy("cluster", "group", "capture_ts")
-    return (agg.withColumn("status", status_name(F.col("status_code")))
-            .withColumn("status_queues", F.when(F.col("status_code").isNotNull(), F.element_at(
-                "_per", F.col("status_code") + 1)).cast("long"))
-            .drop("_per")
-            .withColumn("group_status_code", F.max("status_code").over(wg))
-            .withColumn("group_status", status_name(F.col("group_status_code")))
-            .withColumn("estimated", F.col("_est") == 1)
-            .withColumn("online", F.when(F.col("_online").isNull(), F.lit(None).cast("boolean"))
-                        .otherwise(F.col("_online") == 1))
-            .drop("_est", "_online"))
+    # (columns that do not read each other: one projection each, in the columns' order)
+    return (agg.withColumns({
+        "status": status_name(F.col("status_code")),
+        "status_queues": F.when(F.col("status_code").isNotNull(), F.element_at(
+            "_per", F.col("status_code") + 1)).cast("long"),
+        "group_status_code": F.max("status_code").over(wg)})
+        .withColumns({
+            "group_status": status_name(F.col("group_status_code")),
+            "estimated": F.col("_est") == 1,
+            "online": F.when(F.col("_online").isNull(), F.lit(None).cast("boolean"))
+            .otherwise(F.col("_online") == 1)})
+        .drop("_per", "_est", "_online"))
 
 
 def with_rebalances(out: DataFrame, rebalances: DataFrame | None) -> DataFrame:
@@ -233,10 +233,11 @@ def latest_status_rows(group_topic: DataFrame) -> DataFrame:
     (:func:`merge_latest_status`)."""
     w_all = Window.partitionBy("cluster", "group", "topic")
     w = w_all.orderBy(F.col("capture_ts").desc())
-    return (group_topic.withColumn("peak_lag", F.max("total_lag").over(w_all))
-            .withColumn("peak_lag_seconds", F.max("lag_seconds").over(w_all))
-            .withColumn("captures", F.count(F.lit(1)).over(w_all))
-            .withColumn("_rn", F.row_number().over(w)).filter(F.col("_rn") == 1).drop("_rn"))
+    return (group_topic.withColumns({"peak_lag": F.max("total_lag").over(w_all),
+                                     "peak_lag_seconds": F.max("lag_seconds").over(w_all),
+                                     "captures": F.count(F.lit(1)).over(w_all),
+                                     "_rn": F.row_number().over(w)})
+            .filter(F.col("_rn") == 1).drop("_rn"))
 
 
 def merge_latest_status(earlier: DataFrame, group_topic: DataFrame) -> DataFrame:
@@ -248,10 +249,10 @@ def merge_latest_status(earlier: DataFrame, group_topic: DataFrame) -> DataFrame
     w_all = Window.partitionBy("cluster", "group", "topic")
     new = latest_status_rows(group_topic)
     return (earlier.select(*new.columns).unionByName(new)
-            .withColumn("peak_lag", F.max("peak_lag").over(w_all))
-            .withColumn("peak_lag_seconds", F.max("peak_lag_seconds").over(w_all))
-            .withColumn("captures", F.sum("captures").over(w_all))
-            .withColumn("_rn", F.row_number().over(w_all.orderBy(F.col("capture_ts").desc())))
+            .withColumns({"peak_lag": F.max("peak_lag").over(w_all),
+                          "peak_lag_seconds": F.max("peak_lag_seconds").over(w_all),
+                          "captures": F.sum("captures").over(w_all),
+                          "_rn": F.row_number().over(w_all.orderBy(F.col("capture_ts").desc()))})
             .filter(F.col("_rn") == 1).drop("_rn"))
 
 
@@ -327,8 +328,8 @@ def latest_groups_rows(group_topic: DataFrame) -> DataFrame:
          / F.sum(F.when(F.col("complete").isNotNull(), F.col("queues_known")))).alias("complete"),
         F.max("members").alias("members"),
         F.max(F.col("online").cast("int")).alias("_online"))
-    out = (out.withColumn("group_status", status_name(F.col("group_status_code")))
-           .withColumn("online", F.when(F.col("_online").isNull(),
-                                        F.lit(None).cast("boolean"))
-                       .otherwise(F.col("_online") == 1)).drop("_online"))
+    out = out.withColumns({
+        "group_status": status_name(F.col("group_status_code")),
+        "online": F.when(F.col("_online").isNull(), F.lit(None).cast("boolean"))
+        .otherwise(F.col("_online") == 1)}).drop("_online")
     return out

@@ -59,9 +59,10 @@ def estimate_time_lag(obs: DataFrame, history: DataFrame) -> DataFrame:
     pt_type = "struct<B:long,t:long>"
     h = history.select(*QUEUE, F.col("t").alias("_t"), F.col("B").alias("_B"),
                        F.lit(0).alias("_r"))
-    u = obs.withColumn("_t", F.col("observed_ts")).withColumn(
-        "_B", F.lit(None).cast("long")).withColumn("_r", F.lit(1)).withColumn(
-        "_C", F.when(need, F.col("consumer_offset")))
+    # (columns that do not read each other: one projection each, docs/lag-performance.md,
+    # "Fourteenth pass")
+    u = obs.withColumns({"_t": F.col("observed_ts"), "_B": F.lit(None).cast("long"),
+                         "_r": F.lit(1), "_C": F.when(need, F.col("consumer_offset"))})
     u = u.unionByName(h, allowMissingColumns=True)
     hist = F.col("_r") == 0
     # 1. in time order: segments of the history (a new one whenever the max offset decreased;
@@ -71,25 +72,25 @@ def estimate_time_lag(obs: DataFrame, history: DataFrame) -> DataFrame:
     upto = wt.rowsBetween(Window.unboundedPreceding, 0)
     prev_b = F.last(F.when(hist, F.col("_B")), ignorenulls=True).over(
         wt.rowsBetween(Window.unboundedPreceding, -1))
-    u = u.withColumn("_dec", F.when(hist & (F.col("_B") < prev_b), 1).otherwise(0))
     pt = F.struct(F.col("_B").alias("B"), F.col("_t").alias("t"))
-    u = (u.withColumn("_seg", F.sum("_dec").over(upto))
-         .withColumn("_pt", F.when(hist, pt).otherwise(F.lit(None).cast(pt_type))))
-    u = u.withColumn("_pred", F.when(hist & (F.col("_dec") == 0), F.last("_pt", ignorenulls=True)
-                                     .over(wt.rowsBetween(Window.unboundedPreceding, -1))))
+    u = u.withColumns({"_dec": F.when(hist & (F.col("_B") < prev_b), 1).otherwise(0),
+                       "_pt": F.when(hist, pt).otherwise(F.lit(None).cast(pt_type))})
+    u = u.withColumns({
+        "_seg": F.sum("_dec").over(upto),
+        "_pred": F.when(hist & (F.col("_dec") == 0), F.last("_pt", ignorenulls=True)
+                        .over(wt.rowsBetween(Window.unboundedPreceding, -1)))})
     # 2. inside a segment (B never decreases in one, so (B, t) order is time order): the
     #    bracketing points of offset C are the last point with B <= C (``prev``) and the first
     #    with B > C (``next``). A point sorts by its predecessor's B: the last point whose
     #    predecessor has B <= C is ``next`` (its predecessor is ``prev``), or, when its own
     #    B <= C, the segment's last point (``prev``; no ``next``)
-    u = u.withColumn("_k", F.when(hist, F.col("_pred")["B"]).otherwise(F.col("_C")))
-    u = u.withColumn("_nil", hist & F.col("_pred").isNull())
+    u = u.withColumns({"_k": F.when(hist, F.col("_pred")["B"]).otherwise(F.col("_C")),
+                       "_nil": hist & F.col("_pred").isNull()})
     ws = Window.partitionBy(*QUEUE, "_seg").orderBy(F.col("_nil").desc(), "_k", "_r", "_t")
     hit = F.last(F.when(hist, F.struct(F.col("_pred").alias("p"), F.col("_pt").alias("n"))),
                  ignorenulls=True).over(ws.rowsBetween(Window.unboundedPreceding, 0))
-    u = (u.withColumn("_hit", hit)
-         .withColumn("_first_t", F.min(F.when(hist, F.col("_t"))).over(
-             Window.partitionBy(*QUEUE, "_seg"))))
+    u = u.withColumns({"_hit": hit, "_first_t": F.min(F.when(hist, F.col("_t"))).over(
+        Window.partitionBy(*QUEUE, "_seg"))})
     est = u.filter(F.col("_r") == 1)
     over = F.col("_hit")["n"]["B"] > F.col("_C")
     pa = F.when(over, F.col("_hit")["p"]).otherwise(F.col("_hit")["n"])
@@ -100,14 +101,14 @@ def estimate_time_lag(obs: DataFrame, history: DataFrame) -> DataFrame:
     interp = pa.isNotNull() & pb.isNotNull() & (pb["B"] > pa["B"])
     lower = F.col("_t") - F.col("_first_t")
     estimated = F.col("_C").isNotNull()
-    out = (est.withColumn("_est_s", F.when(estimated & interp,
-                                            F.greatest(F.col("_t") - t_star, F.lit(0)) / 1000.0)
-                          .when(estimated & pa.isNull() & (lower > 0), lower / 1000.0))
-           .withColumn("_est_src", F.when(~estimated, F.lit(None).cast("string"))
-                       .when(interp, F.lit("interpolated"))
-                       .when(pa.isNull() & (lower > 0), F.lit("lower_bound"))
-                       .otherwise(F.lit("unknown")))
-           .select(*obs.columns, "_est_s", "_est_src"))
+    out = est.select(
+        *obs.columns,
+        F.when(estimated & interp, F.greatest(F.col("_t") - t_star, F.lit(0)) / 1000.0)
+        .when(estimated & pa.isNull() & (lower > 0), lower / 1000.0).alias("_est_s"),
+        F.when(~estimated, F.lit(None).cast("string"))
+        .when(interp, F.lit("interpolated"))
+        .when(pa.isNull() & (lower > 0), F.lit("lower_bound"))
+        .otherwise(F.lit("unknown")).alias("_est_src"))
     lag = F.col("lag")
     src = (F.when(lag.isNull(), F.lit("unknown"))
            .when(lag == 0, F.lit("exact"))
@@ -121,10 +122,8 @@ def estimate_time_lag(obs: DataFrame, history: DataFrame) -> DataFrame:
     upper = F.when((lag > 0) & F.col("last_timestamp").isNotNull()
                    & (F.col("last_timestamp") > 0),
                    F.greatest(F.col("observed_ts") - F.col("last_timestamp"), F.lit(0)) / 1000.0)
-    return (out.withColumn("lag_seconds", secs.cast("double"))
-            .withColumn("lag_seconds_source", src)
-            .withColumn("estimated", F.col("lag_seconds_source").isin("interpolated",
-                                                                      "lower_bound"))
-            .withColumn("lower_bound", F.col("lag_seconds_source") == "lower_bound")
-            .withColumn("lag_seconds_upper", upper.cast("double"))
+    return (out.withColumns({"lag_seconds": secs.cast("double"), "lag_seconds_source": src,
+                             "estimated": src.isin("interpolated", "lower_bound"),
+                             "lower_bound": src == "lower_bound",
+                             "lag_seconds_upper": upper.cast("double")})
             .drop("_est_s", "_est_src"))
