@@ -283,8 +283,8 @@ def _work_bytes(listing: Any, size: int, man: Any, held: Callable[[str, int, int
     """The input bytes that size the driver JVM's compilers (:func:`session.driver_java_options`):
     the whole input (``size``), or, for a run that will likely be a bounded re-run, only the
     files it parses (those the state does not hold). A cron re-run of a 1M-row history with
-    10 new captures parses about 50 MB of 0.7 GB; with the quick compiler only it took 56-67 s
-    against 70-78 s (docs/lag-performance.md, "Fourteenth pass"). The guess reads only the
+    10 new captures parses 53 MB of 708 MB; sized by those it took x0.78-0.82 of the time in
+    fresh processes (docs/lag-performance.md, "Fourteenth pass"). The guess reads only the
     manifest; a run that then turns out not bounded computes every capture, slower, with the
     same results. The session's memory and Spark's settings stay sized by ``size``."""
     if man is None or held is None or not _local(out_dir):
