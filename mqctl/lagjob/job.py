@@ -213,6 +213,9 @@ def _start(specs: list[InputSpec], out_dir: str, state_dir: str | None, opts: Op
     with spark_session(master, conf=session_conf, spark=spark, java_opts=java_opts,
                        traces=debug, say=say) as handle, utc_session(handle.spark):
         ensure_workers_import_mqctl(handle.spark)
+        from mqctl.lagjob import lookups
+
+        lookups.install(handle.spark)  # PySpark's Java look-ups answered once per name
         if listing is None:
             from mqctl.lagjob.readers import list_inputs
 

@@ -34,6 +34,9 @@ def spark():
                .config("spark.python.sql.dataFrameDebugging.enabled", "false")
                .getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
+    from mqctl.lagjob import lookups
+
+    lookups.install(session)  # as every report does (run_report): Java look-ups kept
     yield session
     session.stop()
 

@@ -1,0 +1,157 @@
+"""Two variants of the small lag report, warm and interleaved in ONE session: a change measured
+without the machine's drift between processes.
+
+On this 2-core machine the same warm report varies by 10-20% between processes (and between
+hours); a change worth 5% shows only when both variants run in the same JVM, alternately.
+This runs ``run_report`` over the demo's data once to warm the JVM, then ``--rounds`` rounds
+of the baseline and the candidate (the order alternates each round; every run writes a fresh
+output directory, so none reuses another's state), and prints each run, the medians, the
+ratio candidate / baseline and the Py4J commands of each variant's last run by kind.
+
+    python bench/lag_warm_ab.py --lookups [--rounds 4] [--data DIR]
+    python bench/lag_warm_ab.py --conf spark.sql.constraintPropagation.enabled=false
+
+* ``--lookups``: the baseline makes PySpark's Java look-ups as PySpark does (a ``JVMView``
+  that keeps nothing); the candidate keeps them (:mod:`mqctl.lagjob.lookups`, as every report
+  now runs).
+* ``--conf K=V`` (repeatable): the candidate runs with these session settings, the baseline
+  without (both after the report's own settings: a setting the report sizes is overridden).
+
+Without --data, the demo's timeline (3 simulated hours, a snapshot every 2 minutes, as
+bench/lag_small.py) is captured once into a temporary directory first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", help="a directory with snapshots/ and logs/ (mqctl demo --out)")
+    ap.add_argument("--rounds", type=int, default=4)
+    what = ap.add_mutually_exclusive_group(required=True)
+    what.add_argument("--lookups", action="store_true",
+                      help="baseline: PySpark's look-ups as PySpark makes them")
+    what.add_argument("--conf", action="append", metavar="K=V",
+                      help="the candidate's session settings")
+    args = ap.parse_args(argv)
+    if args.rounds < 1:
+        ap.error("--rounds must be at least 1")
+    confs = dict(kv.split("=", 1) for kv in args.conf or [])
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    import py4j.java_gateway as jg
+    from pyspark import SparkContext
+
+    from mqctl.lagjob import lookups
+    from mqctl.lagjob.job import run_report
+    from mqctl.lagjob.session import driver_java_options, driver_memory, spark_session
+
+    sent: Counter[str] = Counter()
+    orig_send = jg.GatewayClient.send_command
+
+    def send_command(self: Any, command: str, *a: Any, **k: Any) -> Any:
+        parts = command.split("\n", 2)
+        sent[" ".join(parts[:2]) if parts[0] in ("r", "m") else parts[0]] += 1
+        return orig_send(self, command, *a, **k)
+
+    jg.GatewayClient.send_command = send_command  # type: ignore[method-assign]
+    real_install = lookups.install
+    kept: list[Any] = [None]
+
+    @contextmanager
+    def variant(candidate: bool, spark: Any) -> Any:
+        if args.lookups:
+            view = SparkContext._jvm
+            if isinstance(view, lookups.CachedView):
+                kept[0] = view
+            plain = view._mqctl_of if isinstance(view, lookups.CachedView) else view
+            if not candidate:  # PySpark's own view, and no report installs ours
+                SparkContext._jvm = spark._jvm = plain
+                lookups.install = lambda _spark: None  # type: ignore[assignment]
+            elif kept[0] is not None:  # what the earlier runs kept, as in one process
+                SparkContext._jvm = spark._jvm = kept[0]
+            try:
+                yield
+            finally:
+                lookups.install = real_install  # type: ignore[assignment]
+            return
+        before = {k: spark.conf.get(k, None) for k in confs}
+        if candidate:
+            for k, v in confs.items():
+                spark.conf.set(k, v)
+        try:
+            yield
+        finally:
+            for k, v in before.items():
+                if v is None:
+                    spark.conf.unset(k)
+                else:
+                    spark.conf.set(k, v)
+
+    with tempfile.TemporaryDirectory(prefix="mqctl-bench-ab-") as tmp:
+        data = Path(args.data) if args.data else Path(tmp, "demo")
+        if not args.data:
+            from mqctl.demo import capture_timeline
+
+            cap = asyncio.run(capture_timeline(data, hours=3.0, interval_s=120.0))
+            print(f"demo timeline: {cap.rows} rows in {cap.captures} captures")
+        snaps, logs = data / "snapshots", data / "logs"
+        size = sum(f.stat().st_size for d in (snaps, logs) for f in d.rglob("*") if f.is_file())
+        conf = {"spark.ui.enabled": "false", "spark.driver.memory": driver_memory(size)}
+        inputs = [f"snapshot={snaps}", str(logs)]
+        times: dict[bool, list[float]] = {False: [], True: []}
+        commands: dict[bool, Counter[str]] = {}
+        with spark_session("local[*]", conf=conf, java_opts=driver_java_options(size)) as h:
+            spark, n = h.spark, 0
+            if confs:  # the report sets its sized settings per run: apply after them
+                from mqctl.lagjob import session as S
+
+                sized = S.sized_settings
+
+                def sized_then_ours(*a: Any, **k: Any) -> dict[str, str]:
+                    out = sized(*a, **k)
+                    return {k2: v for k2, v in out.items() if k2 not in confs}
+
+                S.sized_settings = sized_then_ours  # type: ignore[assignment]
+            t = time.perf_counter()
+            run_report(inputs, str(Path(tmp, "warm")), spark=spark)
+            print(f"warm-up run: {time.perf_counter() - t:.1f} s")
+            for r in range(args.rounds):
+                for candidate in ((False, True) if r % 2 == 0 else (True, False)):
+                    n += 1
+                    with variant(candidate, spark):
+                        sent.clear()
+                        t = time.perf_counter()
+                        run_report(inputs, str(Path(tmp, f"r{n}")), spark=spark)
+                        dt = time.perf_counter() - t
+                    times[candidate].append(dt)
+                    commands[candidate] = Counter(sent)
+                    print(f"round {r + 1}: {'candidate' if candidate else 'baseline '} "
+                          f"{dt:6.1f} s  ({sum(sent.values())} Py4J commands)")
+        base, cand = statistics.median(times[False]), statistics.median(times[True])
+        label = "PySpark's look-ups kept once per name" if args.lookups else \
+            " ".join(f"{k}={v}" for k, v in confs.items())
+        print(f"\ncandidate: {label}")
+        print(f"baseline median {base:.1f} s, candidate median {cand:.1f} s: "
+              f"x{cand / base:.3f}")
+        kinds = sorted(set(commands[False]) | set(commands[True]),
+                       key=lambda k: -commands[False][k])
+        print("Py4J commands of the last run, by kind: baseline / candidate")
+        for k in kinds:
+            print(f"  {k:6} {commands[False][k]:7d} {commands[True][k]:7d}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
