@@ -10,7 +10,9 @@ no permission) is listed as ``unreadable`` and quarantined instead of being read
 
 from __future__ import annotations
 
+import functools
 import glob
+import operator
 import os
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -415,29 +417,29 @@ def read_logs(spark: SparkSession, by_kind: dict[Kind, list[str]], log_tz: tzinf
               pinned_tz: tzinfo, cluster: str) -> tuple[DataFrame, DataFrame]:
     """(parsed log records ``schemas.LOG_RECORDS``, all lines) of client and lock logs.
 
-    Lines without any rebalance/lock keyword are dropped in Spark before Python sees them."""
+    Lines without any keyword of their kind's parser (a client log's, a lock log's) are dropped
+    in Spark before Python sees them."""
     from pyspark.sql import functions as F
 
     from mqctl.lagjob import schemas
 
-    frames = []
-    for kind in (Kind.CLIENT_LOG, Kind.LOCK_LOG):
+    frames, kept = [], []
+    for kind, keywords in ((Kind.CLIENT_LOG, P.CLIENT_KEYWORDS), (Kind.LOCK_LOG, P.LOCK_KEYWORDS)):
         paths = by_kind.get(kind) or []
         if paths:
-            frames.append(read_lines(spark, paths).withColumn("kind", F.lit(kind.value)))
+            kind_lines = read_lines(spark, paths).withColumn("kind", F.lit(kind.value))
+            frames.append(kind_lines)
+            # the lines its parser reads (it returns None for any other), tested against each
+            # keyword in turn, the most frequent first (parsers.logs.CLIENT_KEYWORDS)
+            kept.append(kind_lines.filter(
+                functools.reduce(operator.or_, (F.col("value").contains(k) for k in keywords))))
     if not frames:
         empty_lines = spark.createDataFrame(
             [], "source string, block long, rid long, mtime_ms long, value string, kind string")
         return spark.createDataFrame([], schemas.LOG_RECORDS), empty_lines
-    lines = frames[0]
-    for f in frames[1:]:
-        lines = lines.unionByName(f)
-    cond = None
-    for k in sorted(set(P.CLIENT_KEYWORDS) | set(P.LOCK_KEYWORDS)):
-        c = F.col("value").contains(k)
-        cond = c if cond is None else (cond | c)
-    assert cond is not None
-    relevant = lines.filter(cond)
+    lines, relevant = frames[0], kept[0]
+    for f, r in zip(frames[1:], kept[1:], strict=True):
+        lines, relevant = lines.unionByName(f), relevant.unionByName(r)
     rdd = relevant.rdd.mapPartitions(
         lambda rows: _log_records(rows, log_tz, pinned_tz, cluster))
     return spark.createDataFrame(rdd, schemas.LOG_RECORDS), lines

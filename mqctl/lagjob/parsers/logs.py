@@ -58,10 +58,16 @@ _PERSIST = re.compile(r"\[persist(?:All)?\] Group: (\S+) ClientId: (\S+) "
 _RESET4 = re.compile(r"invoke reset offset operation from broker[.,] brokerAddr=([^,]*), "
                      r"topic=([^,]+), group=([^,]+), timestamp=(\d+)")
 _RESET5 = re.compile(r"Fix Offset, ([^,]+), remove unnecessary mq, (" + _MQ + r")")
-CLIENT_KEYWORDS = ("rebalanced result changed", "doRebalance, ", "message queue lock",
-                   "message queue unlock", "unlock messageQueue", "receive broker's notification",
-                   "] start beginning", "unregister client[", "] shutdown OK",
-                   "updateConsumeOffsetToBroker", "invoke reset offset", "Fix Offset, ")
+# the most frequent first (a line is tested against each in turn, here and in the Spark
+# filter before this parser, readers.read_logs): a client logs an offset commit per queue at
+# every persist (MQClientInstance.persistAllConsumerOffset, every persistConsumerOffsetInterval,
+# 5 s: RemoteBrokerOffsetStore.updateConsumeOffsetToBroker) and a doRebalance round every 20 s
+# (RebalanceService). In the demo's logs 20,203 and 2,307 of 28,826 lines, in the real corpus
+# (samples/real) 1,886 and 496 of 5,328: most lines now stop at the first or second keyword.
+CLIENT_KEYWORDS = ("updateConsumeOffsetToBroker", "doRebalance, ", "rebalanced result changed",
+                   "message queue lock", "message queue unlock", "unlock messageQueue",
+                   "receive broker's notification", "] start beginning", "unregister client[",
+                   "] shutdown OK", "invoke reset offset", "Fix Offset, ")
 
 # broker lock.log, 5.x (RebalanceLockManager#...)
 _L5_ACQ = re.compile(r"RebalanceLockManager#tryLock(?:Batch)?: lock a message (?:queue )?which "
