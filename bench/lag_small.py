@@ -23,7 +23,6 @@ captured once into a temporary directory first (the simulated cluster; no Spark)
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import shutil
 import statistics
@@ -32,6 +31,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from sim_common import demo_data
 
 FLOOR = '''
 import sys
@@ -62,14 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
     with tempfile.TemporaryDirectory(prefix="mqctl-bench-small-") as tmp:
-        data = Path(args.data) if args.data else Path(tmp, "demo")
-        if not args.data:
-            from mqctl.demo import capture_timeline
-
-            t0 = time.perf_counter()
-            cap = asyncio.run(capture_timeline(data, hours=3.0, interval_s=120.0))
-            print(f"demo timeline: {cap.rows} rows in {cap.captures} captures "
-                  f"({time.perf_counter() - t0:.1f} s)")
+        data = demo_data(args.data, tmp)
         snaps, logs = data / "snapshots", data / "logs"
         size = input_bytes(snaps, logs)
         out = Path(tmp, "report")

@@ -21,13 +21,16 @@ bench/lag_small.py) is captured once into a temporary directory first.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from sim_common import demo_data
 
 REBALANCE = ("logs", "owner track", "unowned", "resets", "log changes", "changes", "events",
              "moves", "storms", "locks")
@@ -83,12 +86,7 @@ def main(argv: list[str] | None = None) -> int:
 
     jg.GatewayClient.send_command = send_command  # type: ignore[method-assign]
     with tempfile.TemporaryDirectory(prefix="mqctl-bench-stages-") as tmp:
-        data = Path(args.data) if args.data else Path(tmp, "demo")
-        if not args.data:
-            from mqctl.demo import capture_timeline
-
-            cap = asyncio.run(capture_timeline(data, hours=3.0, interval_s=120.0))
-            print(f"demo timeline: {cap.rows} rows in {cap.captures} captures")
+        data = demo_data(args.data, tmp)
         snaps, logs = data / "snapshots", data / "logs"
         size = sum(f.stat().st_size for d in (snaps, logs) for f in d.rglob("*") if f.is_file())
         conf = {"spark.ui.enabled": "false", "spark.driver.memory": driver_memory(size)}

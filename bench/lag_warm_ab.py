@@ -24,7 +24,6 @@ bench/lag_small.py) is captured once into a temporary directory first.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import statistics
 import sys
@@ -34,6 +33,10 @@ from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from sim_common import demo_data
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -100,12 +103,7 @@ def main(argv: list[str] | None = None) -> int:
                     spark.conf.set(k, v)
 
     with tempfile.TemporaryDirectory(prefix="mqctl-bench-ab-") as tmp:
-        data = Path(args.data) if args.data else Path(tmp, "demo")
-        if not args.data:
-            from mqctl.demo import capture_timeline
-
-            cap = asyncio.run(capture_timeline(data, hours=3.0, interval_s=120.0))
-            print(f"demo timeline: {cap.rows} rows in {cap.captures} captures")
+        data = demo_data(args.data, tmp)
         snaps, logs = data / "snapshots", data / "logs"
         size = sum(f.stat().st_size for d in (snaps, logs) for f in d.rglob("*") if f.is_file())
         conf = {"spark.ui.enabled": "false", "spark.driver.memory": driver_memory(size)}

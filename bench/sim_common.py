@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 
@@ -59,3 +60,21 @@ class SimProcess:
         except Exception:
             self.proc.kill()
         self._dir.cleanup()
+
+
+def demo_data(given: str | None, tmp: str) -> Path:
+    """The demo's data for the small-report benches: ``given`` (a directory with snapshots/ and
+    logs/, as ``mqctl demo --out`` leaves them), else the demo's timeline (3 simulated hours, a
+    snapshot every 2 minutes) captured once into ``tmp`` (the simulated cluster; no Spark)."""
+    if given:
+        return Path(given)
+    import asyncio
+    import time
+
+    from mqctl.demo import capture_timeline
+
+    data, t0 = Path(tmp, "demo"), time.perf_counter()
+    cap = asyncio.run(capture_timeline(data, hours=3.0, interval_s=120.0))
+    print(f"demo timeline: {cap.rows} rows in {cap.captures} captures "
+          f"({time.perf_counter() - t0:.1f} s)")
+    return data
