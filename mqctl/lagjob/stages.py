@@ -313,8 +313,13 @@ def rebalance(run: Runner, o: Options, lagged: Lagged, logs: DataFrame, has_logs
     if has_logs:  # one interval per queue and period, from either source or both
         logged = changes.filter(F.col("source_kind").startswith("client-log"))
         owned = track.filter(F.col("owner").isNotNull()).select(*X.GQUEUE, "capture_ts")
-        unowned_df = X.merge_unowned_sources(unowned_df, X.unowned_from_logs(logged),
-                                             o.align_ms, owned)
+        # the merge reads each source five or six times (its matches, the unmatched, the
+        # ends): computed once each, not their windows and aggregates at every read (the
+        # demo's plan had 22 windows and 25 exchanges for 4 of each)
+        from_logs = run.cut(X.unowned_from_logs(logged), "unowned from logs")
+        if not (keep_derived and no_resets):  # (else already the cut above)
+            unowned_df = run.cut(unowned_df, "unowned from captures")
+        unowned_df = X.merge_unowned_sources(unowned_df, from_logs, o.align_ms, owned)
     unowned = run.cut(X.with_date(unowned_df, "start_ts"), "unowned")
     rounds = X.rebalance_rounds(events, o.round_gap_ms)
     storms = run.cut(X.with_date(X.rebalance_storms(

@@ -159,49 +159,49 @@ def log_changes(logs: DataFrame, restart_gap_ms: int = RESTART_GAP_MS,
         "_run": F.sum(new_run.cast("int")).over(upto),
         "_reset_ts": F.last(F.when(F.col("event") == "reset", F.col("ts")),
                             ignorenulls=True).over(upto)})
+    # each run's end, as windows inside the same partitioning (no aggregate joined back: the
+    # windows above are computed once): its first stop line, its last line of any other kind,
+    # and whether the client has a later run. (A window keyed by ``_run`` needs ``_run``
+    # computed by an earlier projection.)
+    wrun = Window.partitionBy("cluster", "client", "group", "_run")
+    life = life.withColumns({
+        "_stop_ts": F.min(F.when(F.col("event") == "stop", F.col("ts"))).over(wrun),
+        "_alive_ts": F.max(F.when(F.col("event") != "stop", F.col("ts"))).over(wrun),
+        "_more": F.col("_run") < F.max("_run").over(
+            Window.partitionBy("cluster", "client", "group"))})
     after_reset = (F.col("_reset_ts").isNotNull()
                    & (F.col("ts") - F.col("_reset_ts") <= F.lit(int(reset_window_ms))))
     cause = F.when(after_reset, F.lit("reset")).otherwise(F.lit("rebalance"))
     res = life.filter(F.col("event") == "result").withColumn("_set", _qset("mqs"))
     w = Window.partitionBy("cluster", "client", "group", "topic", "_run").orderBy("ts", "seq")
     empty = F.array().cast("array<string>")
-    res = (res.withColumn("_prev", F.lag("_set").over(w))
-           .withColumns({
-               "_gained": F.array_except("_set", F.coalesce(F.col("_prev"), empty)),
-               "_lost": F.array_except(F.coalesce(F.col("_prev"), empty), "_set"),
-               "cause": cause}))
-    base: list[Any] = [F.col("ts"), F.col("window_start_ts"), "cluster", "group", "topic"]
-    tail: list[Any] = ["client", "source_kind", "source", "strategy", "cid_all", "mq_all",
-                       "cause"]
-
-    def explode(df: DataFrame, col: str, change: str) -> DataFrame:
-        return (df.select(*base, F.explode(col).alias("_q"), *tail)
-                .withColumns({
-                    "broker": F.regexp_extract("_q", r"^(.*):(\d+)$", 1),
-                    "queue_id": F.regexp_extract("_q", r"^(.*):(\d+)$", 2).cast("int"),
-                    "change": F.lit(change)}).drop("_q"))
-
-    res = res.withColumn("window_start_ts", F.col("ts"))
-    from_results = explode(res, "_gained", "gained").unionByName(explode(res, "_lost", "lost"))
+    res = res.withColumns({"_prev": F.lag("_set").over(w),
+                           # the run's last result line (same window: one sort)
+                           "_last": F.lead(F.lit(True)).over(w).isNull()})
+    prev = F.coalesce(F.col("_prev"), empty)
     # the end of each run: its last set is lost at the stop line, or at the last line (crash)
-    wl = Window.partitionBy("cluster", "client", "group", "topic", "_run").orderBy(
-        F.col("ts").desc(), F.col("seq").desc())
-    last = (res.withColumn("_rn", F.row_number().over(wl)).filter(F.col("_rn") == 1)
-            .select("cluster", "client", "group", "topic", "_run", "_set",
-                    F.col("ts").alias("_last_ts"), "source_kind", "source", "strategy",
-                    "cid_all", "mq_all"))
-    runs = life.groupBy("cluster", "client", "group", "_run").agg(
-        F.min(F.when(F.col("event") == "stop", F.col("ts"))).alias("_stop_ts"),
-        F.max(F.when(F.col("event") != "stop", F.col("ts"))).alias("_alive_ts"))
-    runs = runs.withColumn("_next", F.lead("_run").over(
-        Window.partitionBy("cluster", "client", "group").orderBy("_run")))
-    ends = last.join(runs, on=["cluster", "client", "group", "_run"], how="inner")
-    stopped = F.col("_stop_ts").isNotNull() & (F.col("_stop_ts") >= F.col("_last_ts"))
+    stopped = F.col("_stop_ts").isNotNull() & (F.col("_stop_ts") >= F.col("ts"))
     end_ts = F.when(stopped, F.col("_stop_ts")).otherwise(F.col("_alive_ts"))
-    ends = (ends.filter(stopped | F.col("_next").isNotNull())
-            .withColumns({"ts": end_ts, "window_start_ts": end_ts,
-                          "cause": F.when(stopped, F.lit("stop")).otherwise(F.lit("crash"))}))
-    from_ends = explode(ends, "_set", "lost")
+    ends = F.col("_last") & (stopped | F.col("_more"))
+
+    def each(queues: Column, change: str, ts: Column, why: Column) -> Column:
+        return F.transform(F.coalesce(queues, empty), lambda q: F.struct(
+            q.alias("q"), F.lit(change).alias("change"), ts.alias("ts"), why.alias("cause")))
+
+    # a result line's gains and losses against the run's previous set, and at the run's
+    # last result line the end's losses: one array per line, exploded once
+    items = F.concat(
+        each(F.array_except("_set", prev), "gained", F.col("ts"), cause),
+        each(F.array_except(prev, "_set"), "lost", F.col("ts"), cause),
+        each(F.when(ends, F.col("_set")).otherwise(empty), "lost", end_ts,
+             F.when(stopped, F.lit("stop")).otherwise(F.lit("crash"))))
+    tail: list[Any] = ["client", "source_kind", "source", "strategy", "cid_all", "mq_all"]
+    from_results = (res.select("cluster", "group", "topic", *tail, F.explode(items).alias("_i"))
+                    .withColumns({
+                        "ts": F.col("_i.ts"), "window_start_ts": F.col("_i.ts"),
+                        "broker": F.regexp_extract("_i.q", r"^(.*):(\d+)$", 1),
+                        "queue_id": F.regexp_extract("_i.q", r"^(.*):(\d+)$", 2).cast("int"),
+                        "change": F.col("_i.change"), "cause": F.col("_i.cause")}))
     # fallback: add/remove lines of (file, group, topic) keys without any result line
     addrm = _attributed(logs.filter(F.col("event").isin("add", "remove", "reset")), logs)
     resets = (addrm.filter(F.col("event") == "reset")
@@ -224,8 +224,7 @@ def log_changes(logs: DataFrame, restart_gap_ms: int = RESTART_GAP_MS,
                   .alias("cause"))
           .withColumns({"broker": F.col("_m")["broker"],
                         "queue_id": F.col("_m")["queue_id"]}).drop("_m"))
-    return (from_results.select(*CHANGE_COLS).unionByName(from_ends.select(*CHANGE_COLS))
-            .unionByName(fb.select(*CHANGE_COLS)))
+    return from_results.select(*CHANGE_COLS).unionByName(fb.select(*CHANGE_COLS))
 
 
 def _reset_event_cols() -> list[Any]:
