@@ -4,6 +4,7 @@ templates)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import tzinfo
 from typing import Any
@@ -113,21 +114,30 @@ def line_time(line: str, log_tz: tzinfo | None, pinned_tz: tzinfo) -> int | None
     m = _LOG_TS.match(line)
     if not m:
         return None
-    y, mo, d, h, mi, s = (int(m.group(i)) for i in range(1, 7))
-    ms = int((m.group(8) or "0").ljust(3, "0"))
-    zone_text = m.group(9)
+    g = m.groups()
+    ms = int((g[7] or "0").ljust(3, "0"))
+    zone_text = g[8]
     if zone_text:
         from mqctl.lagjob.inputs import _zone_of
 
         tz = _zone_of(zone_text)
-    elif m.group(7) == ",":
+    elif g[6] == ",":
         tz = log_tz
     else:
         tz = pinned_tz
     try:
-        return local_ms(y, mo, d, h, mi, s, ms, tz)
+        return _second_ms(g[:6], tz) + ms
     except ValueError:
         return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _second_ms(fields: tuple[str, ...], tz: tzinfo | None) -> int:
+    """Epoch ms of a wall-clock second (its text: year, month, day, hour, minute, second) in
+    ``tz``: a client writes its offset commits for every queue at once (each 5 s), so most
+    lines share their second with the line before."""
+    y, mo, d, h, mi, s = (int(x) for x in fields)
+    return local_ms(y, mo, d, h, mi, s, 0, tz)
 
 
 def _mqs(text: str) -> list[tuple[str, str, int]]:
@@ -189,30 +199,35 @@ def parse_client_log_line(line: str, log_tz: tzinfo | None,
             return _ev(ts, "result", group, topic, client, None, _mqs(ma.group(1)), strategy,
                        None, None, "broker-side assignment")
         return _bad_line("unparsed rebalance line", "no result set", ts)
-    for rx, event in ((_ADD_LOCK_FAILED, "add_lock_failed"), (_ADD, "add"),
-                      (_REMOVE, "remove")):
-        m = rx.search(line)
-        if m:
-            if ts is None:
-                return _bad_line("no timestamp", "line does not start with yyyy-MM-dd HH:mm:ss")
-            return _ev(ts, event, m.group(1), None, None, None, _mq1(m, 3))
-    m = _CLIENT_LOCK.search(line) or _CLIENT_LOCK2.search(line)
+    # each pattern below is searched only in a line holding its keyword (CLIENT_KEYWORDS),
+    # which every match contains: the offset commits, most of the lines, search none of them
+    if "doRebalance, " in line:
+        for rx, event in ((_ADD_LOCK_FAILED, "add_lock_failed"), (_ADD, "add"),
+                          (_REMOVE, "remove")):
+            m = rx.search(line)
+            if m:
+                if ts is None:
+                    return _bad_line("no timestamp",
+                                     "line does not start with yyyy-MM-dd HH:mm:ss")
+                return _ev(ts, event, m.group(1), None, None, None, _mq1(m, 3))
+    m = ((_CLIENT_LOCK.search(line) or _CLIENT_LOCK2.search(line))
+         if "message queue lock" in line else None)
     if m:
         if ts is None:
             return _bad_line("no timestamp", "line does not start with yyyy-MM-dd HH:mm:ss")
         ev = "client_lock_ok" if m.group(1) == "OK" else "client_lock_failed"
         return _ev(ts, ev, m.group(2), None, None, None, _mq1(m, 4))
-    m = _CLIENT_UNLOCK2.search(line)
+    m = _CLIENT_UNLOCK2.search(line) if "unlock messageQueue" in line else None
     if m:
         if ts is None:
             return _bad_line("no timestamp", "line does not start with yyyy-MM-dd HH:mm:ss")
         return _ev(ts, "client_unlock", m.group(1), None, m.group(2), None, _mq1(m, 4))
-    m = _CLIENT_UNLOCK.search(line)
+    m = _CLIENT_UNLOCK.search(line) if "message queue unlock" in line else None
     if m:
         if ts is None:
             return _bad_line("no timestamp", "line does not start with yyyy-MM-dd HH:mm:ss")
         return _ev(ts, "client_unlock", m.group(1), None, None, None, _mq1(m, 3))
-    m = _NOTIFY.search(line)
+    m = _NOTIFY.search(line) if "receive broker's notification" in line else None
     if m:
         if ts is None:
             return _bad_line("no timestamp", "line does not start with yyyy-MM-dd HH:mm:ss")
