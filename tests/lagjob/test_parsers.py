@@ -299,3 +299,53 @@ def test_lock_log_bad_and_irrelevant_lines():
     r = P.parse_lock_log_line("xx " + (L5 + "unlockBatch: mq not locked, group=G, clientId=A, mq="
                                        + mq("T", "b", 1)))
     assert r is not None and r[1][0] == "no timestamp"
+
+
+def test_log_line_times_are_exact_per_zone_and_second():
+    """A log line's second is converted once per zone (parsers.logs._second_ms keeps the
+    answers): lines of one second and different milliseconds, the same text in three zones,
+    and local times inside a DST gap and a DST fold all give what the wall clock says."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from mqctl.lagjob.parsers.logs import line_time
+
+    def expect(text: str, ms: int, tz) -> int:
+        dt = datetime.strptime(text, "%Y-%m-%d %H:%M:%S").replace(tzinfo=tz)
+        return int(dt.timestamp()) * 1000 + ms
+
+    zones = [timezone(timedelta(hours=8)), UTC, ZoneInfo("America/New_York")]
+    seconds = ["2026-11-27 10:00:05", "2025-03-09 02:30:00",  # (a gap in New York)
+               "2025-11-02 01:30:00", "2025-11-02 01:30:01"]  # (a fold in New York)
+    for tz in zones:
+        for text in seconds:
+            for frac, ms in ((",000", 0), (",5", 500), (".123", 123), (",999", 999)):
+                got = line_time(f"{text}{frac} INFO RebalanceService - x", tz, tz)
+                assert got == expect(text, ms, tz), (tz, text, frac)
+    # the same text in two zones: 8 hours apart, whatever was converted before
+    a = line_time("2026-11-27 10:00:05,250 x", UTC, UTC)
+    b = line_time("2026-11-27 10:00:05,250 x", zones[0], zones[0])
+    assert a is not None and b is not None and a - b == 8 * 3600 * 1000
+    assert line_time("2026-13-27 10:00:05,250 x", UTC, UTC) is None  # (no 13th month)
+
+
+def test_a_client_line_is_parsed_the_same_whatever_keywords_it_also_holds():
+    """The client parser searches a pattern only in a line holding its keyword; a line with
+    an offset commit and another keyword elsewhere, or only the keyword, parses as before."""
+    from mqctl.lagjob.parsers.logs import parse_client_log_line
+
+    tz = timezone(timedelta(hours=8))
+    mq = "MessageQueue [topic=T, brokerName=b0, queueId=3]"
+    persist = (f"2026-11-27 10:00:05,250 INFO - [persistAll] Group: G ClientId: 10.0.0.1@1 "
+               f"updateConsumeOffsetToBroker {mq} 42")
+    tag, rec = parse_client_log_line(persist, tz)
+    assert tag == "log" and rec[1] == "persist" and rec[2] == "G" and rec[4] == "10.0.0.1@1"
+    add = f"2026-11-27 10:00:05,250 INFO - doRebalance, G, add a new mq, {mq}"
+    tag, rec = parse_client_log_line(add, tz)
+    assert tag == "log" and rec[1] == "add" and rec[6] == [("T", "b0", 3)]
+    lock = f"2026-11-27 10:00:05,250 INFO - the message queue locked OK, Group: G {mq}"
+    assert parse_client_log_line(lock, tz)[1][1] == "client_lock_ok"
+    unlock = f"2026-11-27 10:00:05,250 INFO - the message queue unlock OK, Group: G {mq}"
+    assert parse_client_log_line(unlock, tz)[1][1] == "client_unlock"
+    # a keyword without its template: nothing (not an error)
+    assert parse_client_log_line("2026-11-27 10:00:05,250 INFO - doRebalance, G", tz) is None
