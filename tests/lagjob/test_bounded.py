@@ -79,6 +79,9 @@ def _page(out: Path) -> str:
     return re.sub(r"generated [^;<]*", "generated -", (out / "report.html").read_text())
 
 
+# many small reports in one test: 164-208 s on this 2-core machine, near the global 300 s when
+# another process shares the cores (a timeout inside a JVM call breaks the worker's session)
+@pytest.mark.timeout(600)
 def test_bounded_reruns_equal_one_full_run(spark, tmp_path):
     root, inc = tmp_path / "in", tmp_path / "inc"
     for i in range(5):

@@ -78,6 +78,9 @@ def run(spark, root: Path, out: Path, **kw):
     return run_report([str(root)], str(out), spark=spark, tz="UTC", window=3, **kw)
 
 
+# many small reports in one test: 164-208 s on this 2-core machine, near the global 300 s when
+# another process shares the cores (a timeout inside a JVM call breaks the worker's session)
+@pytest.mark.timeout(600)
 def test_incremental_runs_equal_one_full_run(spark, tmp_path):
     root, inc, full = tmp_path / "in", tmp_path / "inc", tmp_path / "full"
     for i in range(6):
