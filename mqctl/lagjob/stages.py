@@ -321,7 +321,8 @@ def rebalance(run: Runner, o: Options, lagged: Lagged, logs: DataFrame, has_logs
             unowned_df = run.cut(unowned_df, "unowned from captures")
         unowned_df = X.merge_unowned_sources(unowned_df, from_logs, o.align_ms, owned)
     unowned = run.cut(X.with_date(unowned_df, "start_ts"), "unowned")
-    rounds = X.rebalance_rounds(events, o.round_gap_ms)
+    # (read three times by the storms: both rules and the storms' totals)
+    rounds = run.cut(X.rebalance_rounds(events, o.round_gap_ms), "rounds")
     storms = run.cut(X.with_date(X.rebalance_storms(
         rounds, o.storm_rounds, o.storm_window_ms, o.storm_round_max_ms), "start_ts"),
         "storms")
