@@ -315,7 +315,7 @@ def rebalance(run: Runner, o: Options, lagged: Lagged, logs: DataFrame, has_logs
         owned = track.filter(F.col("owner").isNotNull()).select(*X.GQUEUE, "capture_ts")
         # the merge reads each source five or six times (its matches, the unmatched, the
         # ends): computed once each, not their windows and aggregates at every read (the
-        # demo's plan had 22 windows and 25 exchanges for 4 of each)
+        # demo's plan had 22 windows and 25 exchanges for 4 windows and 2 exchanges of work)
         from_logs = run.cut(X.unowned_from_logs(logged), "unowned from logs")
         if not (keep_derived and no_resets):  # (else already the cut above)
             unowned_df = run.cut(unowned_df, "unowned from captures")
