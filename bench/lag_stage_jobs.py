@@ -33,7 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sim_common import demo_data
 
 REBALANCE = ("logs", "owner track", "unowned", "unowned from logs", "unowned from captures",
-             "resets", "log changes", "changes", "events", "moves", "rounds", "storms", "locks")
+             "resets", "log changes", "captured changes", "change hits", "changes", "events",
+             "moves", "rounds", "storms", "locks")
 
 
 def _stage_of_frame(stages_file: str, job_file: str) -> str:

@@ -297,7 +297,12 @@ def rebalance(run: Runner, o: Options, lagged: Lagged, logs: DataFrame, has_logs
     resets = run.cut(resets, "resets")
     if has_logs:  # a logged change and the capture change it explains are one event
         logged_changes = run.cut(X.log_changes(logs), "log changes")
-        merged = X.merge_changes(captured, logged_changes, o.align_ms)
+        # the merge reads the capture changes (two windows over the owner track) three
+        # times and its join of both sources twice: each cut once (the demo's changes stage
+        # 0.70 s with both cuts against 1.23 s, docs/lag-performance.md "Seventeenth pass")
+        captured = run.cut(captured, "captured changes")
+        hits = run.cut(X.change_hits(captured, logged_changes, o.align_ms), "change hits")
+        merged = X.merge_changes(captured, logged_changes, o.align_ms, hits)
     else:  # (without logs both steps below change nothing: skip their joins)
         merged = captured.select(*X.CHANGE_COLS)
     with run.stage("resets"):
@@ -486,6 +491,9 @@ def count(run: Runner, datasets: dict[str, DataFrame], extra: dict[str, DataFram
         stats_df = part_df if stats_df is None else stats_df.unionByName(part_df)
     assert stats_df is not None
     stats: dict[str, dict[str | None, int]] = {}
+    # one task per core, not one per partition of every frame (47 tasks for the demo's
+    # 13 frames, each reading the union's whole plan: 0.50 s against 0.78 s)
+    stats_df = stats_df.coalesce(max(1, stats_df.sparkSession.sparkContext.defaultParallelism))
     with run.stage("counts"):
         for r in stats_df.groupBy("ds", "date").count().collect():
             stats.setdefault(r["ds"], {})[r["date"]] = int(r["count"])

@@ -80,6 +80,21 @@ def test_a_log_of_that_member_wins_over_the_carried_owner(spark):
     assert got == [(0, "e2", "gained", 0, "client-log"),
                    (150 * S, "e2", "lost", 0, "client-log+snapshot"),
                    (150 * S + 200, "e1", "gained", 0, "client-log+snapshot")]
+    # the stage materialises the join of both sources once (change_hits) and hands it in:
+    # each pair is a capture change and the log change inside its interval, and the merge
+    # over the materialised pairs gives the same rows
+    captured = X.changes_from_track(X.owner_track(o)).localCheckpoint()
+    logged = X.log_changes(logs).localCheckpoint()
+    hits = X.change_hits(captured, logged, 10 * S)
+    pairs = sorted((r.queue_id, r.client, r.change, r._cts, r._lts, r._lsrc, r._ck)
+                   for r in hits.filter("queue_id = 0").collect())
+    assert pairs == [(0, "e1", "gained", 180 * S, 150 * S + 200, "fe1", "snapshot"),
+                     (0, "e2", "lost", 180 * S, 150 * S, "fe2", "snapshot")]
+    def rows_of(df):  # (as multisets: the merge's row order is Spark's)
+        return sorted(df.collect(), key=repr)
+
+    assert rows_of(X.merge_changes(captured, logged, 10 * S, hits.localCheckpoint())) == rows_of(
+        X.merge_changes(captured, logged, 10 * S))
 
 
 def test_one_unowned_interval_per_queue_and_period_from_captures_and_logs(spark):

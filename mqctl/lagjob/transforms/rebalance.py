@@ -294,22 +294,36 @@ def infer_log_cluster(logs: DataFrame, obs: DataFrame) -> DataFrame:
             .drop("_c"))
 
 
-def merge_changes(captured: DataFrame, logged: DataFrame, tol_ms: int) -> DataFrame:
-    """Captured and logged changes together, one row per real change: a capture change (the
-    owner differed between two captures) that a log change of the same queue, client and
-    direction explains (logged inside the capture interval, ``window_start_ts .. ts``, give or
-    take ``tol_ms`` of clock skew) is dropped, and the log change, which has the exact time,
-    keeps both sources (``source_kind`` ``client-log+snapshot``)."""
+def change_hits(captured: DataFrame, logged: DataFrame, tol_ms: int) -> DataFrame:
+    """The pairs :func:`merge_changes` joins: a capture change and a log change of the same
+    queue, client and direction, logged inside the capture interval (``window_start_ts ..
+    ts``) give or take ``tol_ms`` of clock skew. One row per pair: the keys, the capture's
+    ``_cts`` and ``source_kind`` (``_ck``), the log line's ``_lts`` and ``source``
+    (``_lsrc``). Read twice by the merge (the captures it explains, the log changes it
+    explains): a caller that materialises it computes the join once."""
     keys = [*GQUEUE, "client", "change"]
     c = captured.select(*keys, "ts", "window_start_ts", "source_kind").alias("c")
     lg = logged.select(*keys, "ts", "source").alias("l")
     cond = [F.col("c." + k).eqNullSafe(F.col("l." + k)) for k in keys] + [
         F.col("l.ts") >= F.col("c.window_start_ts") - F.lit(int(tol_ms)),
         F.col("l.ts") <= F.col("c.ts") + F.lit(int(tol_ms))]
-    hits = c.join(lg, on=cond, how="inner").select(
+    return c.join(lg, on=cond, how="inner").select(
         *[F.col("c." + k).alias(k) for k in keys], F.col("c.ts").alias("_cts"),
         F.col("l.ts").alias("_lts"), F.col("l.source").alias("_lsrc"),
         F.col("c.source_kind").alias("_ck"))
+
+
+def merge_changes(captured: DataFrame, logged: DataFrame, tol_ms: int,
+                  hits: DataFrame | None = None) -> DataFrame:
+    """Captured and logged changes together, one row per real change: a capture change (the
+    owner differed between two captures) that a log change of the same queue, client and
+    direction explains (logged inside the capture interval, ``window_start_ts .. ts``, give or
+    take ``tol_ms`` of clock skew) is dropped, and the log change, which has the exact time,
+    keeps both sources (``source_kind`` ``client-log+snapshot``). ``hits``: the
+    :func:`change_hits` of the same frames, when the caller has it materialised."""
+    keys = [*GQUEUE, "client", "change"]
+    if hits is None:
+        hits = change_hits(captured, logged, tol_ms)
     matched_c = hits.select(*keys, F.col("_cts").alias("ts")).distinct()
     rest = captured.join(matched_c, on=[*keys, "ts"], how="left_anti")
     lk = hits.groupBy(*keys, F.col("_lts").alias("ts"), F.col("_lsrc").alias("source")).agg(
