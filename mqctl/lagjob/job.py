@@ -1000,7 +1000,8 @@ class _Run:
         has_logs = any(paths.get(k) for k in S.LOG_KINDS)
         reb = S.rebalance(self, o, lagged, read.logs, has_logs, earlier, keep_derived)
         run_ts = now_ms()
-        quarantine = S.quarantine(self, sp, o, read.bad, self.listing.files, run_ts)
+        quarantine = S.quarantine(self, sp, o, read.bad, self.listing.files, run_ts,
+                                  read.log_bad)
         rep = S.report(self, o, lag_all, gt, reb, quarantine, self._latest(gt_new))
         # bounded: lag and group_status are counted in the new rows, added to the earlier
         # counts (the manifest's): neither is read whole

@@ -95,6 +95,9 @@ class Read:
     topic_cfg: DataFrame  # topics.json
     group_cfg: DataFrame  # subscriptionGroup.json
     logs: DataFrame  # client and lock log records
+    # the logs' bad lines and every line read (to number the bad ones: a scan of every log
+    # line, made only when there is a bad one, by :func:`quarantine`); None without logs
+    log_bad: tuple[DataFrame, DataFrame] | None = None
 
 
 def read(run: Runner, spark: SparkSession, o: Options, paths: dict[Kind, list[str]],
@@ -105,7 +108,6 @@ def read(run: Runner, spark: SparkSession, o: Options, paths: dict[Kind, list[st
     from pyspark.sql import functions as F
 
     from mqctl.lagjob import readers, schemas
-    from mqctl.lagjob import transforms as X
 
     obs_frames: list[DataFrame] = []
     bad_frames: list[DataFrame] = []
@@ -130,7 +132,6 @@ def read(run: Runner, spark: SparkSession, o: Options, paths: dict[Kind, list[st
     log_bad = logs_raw.filter(F.col("bad_reason").isNotNull()).select(
         "source", "source_kind", "block", "rid", F.col("bad_reason").alias("reason"),
         F.col("bad_detail").alias("detail"), "content", F.col("ts").alias("observed_ts"))
-    bad_frames.append(X.line_numbers(log_bad, log_lines).select(*BAD_COLUMNS))  # few rows
     unknown = [(f.path, None, None, "unrecognised input",
                 "neither the name nor the content matches an input kind; pass KIND=PATH",
                 "", None) for f in listing.unknown()]
@@ -141,7 +142,8 @@ def read(run: Runner, spark: SparkSession, o: Options, paths: dict[Kind, list[st
     obs_cols = [n for n, _ in schemas.P.OBS_FIELDS]
     return Read(obs=_union([f.select(*obs_cols) for f in obs_frames]), bad=_union(bad_frames),
                 points=part("point"), members=part("member"), topic_cfg=part("topic_cfg"),
-                group_cfg=part("group_cfg"), logs=logs)
+                group_cfg=part("group_cfg"), logs=logs,
+                log_bad=(log_bad, log_lines) if any(log_paths.values()) else None)
 
 
 def _union(frames: list[DataFrame]) -> DataFrame:
@@ -179,7 +181,7 @@ def captures(run: Runner, o: Options, r: Read) -> Read:
     return Read(obs=X.with_capture(obs, index), bad=r.bad, points=X.with_capture(points, index),
                 members=X.with_capture(r.members, index),
                 topic_cfg=X.with_capture(r.topic_cfg, index),
-                group_cfg=X.with_capture(r.group_cfg, index), logs=logs)
+                group_cfg=X.with_capture(r.group_cfg, index), logs=logs, log_bad=r.log_bad)
 
 
 # ---- lag -----------------------------------------------------------------------------------
@@ -367,14 +369,24 @@ def _captured_changes(run: Runner, lag_rows: DataFrame, earlier: Earlier | None
 # ---- quarantine ----------------------------------------------------------------------------
 
 def quarantine(run: Runner, spark: SparkSession, o: Options, bad: DataFrame, files: list[Any],
-               run_ts: int) -> DataFrame:
+               run_ts: int, log_bad: tuple[DataFrame, DataFrame] | None = None) -> DataFrame:
     """The quarantine dataset's rows: every bad record, dated by its own time, else its file's
-    capture (path timestamp, else modification time), else the run's time ``run_ts``."""
+    capture (path timestamp, else modification time), else the run's time ``run_ts``.
+    ``log_bad``: the logs' bad lines and every log line read (:attr:`Read.log_bad`), the bad
+    ones numbered by their line in the file."""
     from pyspark.sql import functions as F
 
     from mqctl.lagjob import transforms as X
     from mqctl.lagjob.inputs import path_meta
 
+    if log_bad is not None:
+        # numbering a bad line counts the lines of every split of its file: a scan of every
+        # log line, made only when a log line is bad (the demo's logs have none: 3 jobs and
+        # 0.4 s of its report, docs/lag-performance.md "Seventeenth pass")
+        with run.stage("quarantine"):
+            some = not log_bad[0].isEmpty()
+        if some:
+            bad = bad.unionByName(X.line_numbers(*log_bad).select(*BAD_COLUMNS))
     # a bad line without its own capture time belongs to its file's capture (path
     # timestamp, else modification time), so a re-run replaces the same date partition
     file_ts = [(f.path, path_meta(f.path, o.tz_info, f.kind).capture_ts or f.mtime_ms)
