@@ -294,6 +294,10 @@ def infer_log_cluster(logs: DataFrame, obs: DataFrame) -> DataFrame:
             .drop("_c"))
 
 
+# a capture change and a log change explain each other when these match (and the time fits)
+_MATCH_KEYS = [*GQUEUE, "client", "change"]
+
+
 def change_hits(captured: DataFrame, logged: DataFrame, tol_ms: int) -> DataFrame:
     """The pairs :func:`merge_changes` joins: a capture change and a log change of the same
     queue, client and direction, logged inside the capture interval (``window_start_ts ..
@@ -301,7 +305,7 @@ def change_hits(captured: DataFrame, logged: DataFrame, tol_ms: int) -> DataFram
     ``_cts`` and ``source_kind`` (``_ck``), the log line's ``_lts`` and ``source``
     (``_lsrc``). Read twice by the merge (the captures it explains, the log changes it
     explains): a caller that materialises it computes the join once."""
-    keys = [*GQUEUE, "client", "change"]
+    keys = _MATCH_KEYS
     c = captured.select(*keys, "ts", "window_start_ts", "source_kind").alias("c")
     lg = logged.select(*keys, "ts", "source").alias("l")
     cond = [F.col("c." + k).eqNullSafe(F.col("l." + k)) for k in keys] + [
@@ -321,7 +325,7 @@ def merge_changes(captured: DataFrame, logged: DataFrame, tol_ms: int,
     take ``tol_ms`` of clock skew) is dropped, and the log change, which has the exact time,
     keeps both sources (``source_kind`` ``client-log+snapshot``). ``hits``: the
     :func:`change_hits` of the same frames, when the caller has it materialised."""
-    keys = [*GQUEUE, "client", "change"]
+    keys = _MATCH_KEYS
     if hits is None:
         hits = change_hits(captured, logged, tol_ms)
     matched_c = hits.select(*keys, F.col("_cts").alias("ts")).distinct()
