@@ -36,6 +36,16 @@ def test_a_small_local_run_compiles_no_whole_stage_code():
     assert key not in sized_settings(11 * MB, 2, local=False)
 
 
+def test_a_small_local_run_skips_the_planner_work_a_few_thousand_rows_cannot_use():
+    from mqctl.lagjob.session import SMALL_INPUT_BYTES
+
+    for key in ("spark.sql.constraintPropagation.enabled",
+                "spark.sql.adaptive.skewJoin.enabled"):
+        assert sized_settings(11 * MB, 2, local=True)[key] == "false"  # the demo's data
+        assert key not in sized_settings(SMALL_INPUT_BYTES, 2, local=True)
+        assert key not in sized_settings(11 * MB, 2, local=False)
+
+
 def test_a_small_local_run_evaluates_expressions_without_compiling_them():
     from mqctl.lagjob.session import TINY_INPUT_BYTES
 
