@@ -9,6 +9,7 @@ import pytest
 
 from mqctl.lagjob import html as H
 from mqctl.lagjob.html import sections, svg
+from mqctl.lagjob.html.collect import sql_text
 from mqctl.lagjob.verdicts import fmt_duration
 
 T0 = 1717236000000  # 2024-06-01T10:00:00Z
@@ -312,3 +313,36 @@ def test_owner_lane_shows_an_unknown_owner_as_such(spark):
                                                "last_ts": data.last_ts}, groups=data.groups)
     assert page.count('class="own-unknown"') == 1 and "did not answer" in page
     assert "owner-unknown" not in page.split("owners:", 1)[-1].split("</div>", 1)[0]
+
+
+@pytest.mark.parametrize("text", ["plain", "o'brien", "back\\slash", "\\'", "'; DROP x --",
+                                  "\\u0041 stays", "tab\there\nnewline", "\u0001sep\u0001",
+                                  "%_like", "日本語", ""])
+def test_sql_text_reads_back_as_the_same_string(spark, text):
+    assert spark.sql("SELECT " + sql_text(text) + " AS v").first()["v"] == text
+
+
+def test_names_with_quotes_and_backslashes_are_picked_and_ranked(spark):
+    """The page picks groups and ranks queues with SQL text (collect._map_sql): a name that
+    holds a quote or a backslash (RocketMQ forbids both; a snapshot may still carry them)
+    finds its own rows, not another's and not none."""
+    cl, grp, topic, broker = "c'1", "G\\'A", "T'\\", "b\\k'"
+    lag, gt = [], []
+    for c in range(3):
+        ts = T0 + c * MIN
+        for qid in (0, 1):
+            lag.append((cl, grp, topic, broker, qid, ts, (qid + 1) * (c + 1), 1.0, "a@1"))
+        lag.append((cl, "G\\A", topic, broker, 0, ts, 99, 1.0, "z@1"))  # one quote less
+        gt.append((cl, grp, topic, ts, 3 * (c + 1), 1.0, 0))
+        gt.append((cl, "G\\A", topic, ts, 99, 1.0, 0))
+    df = spark.createDataFrame
+    data = H.collect_report_data(
+        spark, gt=df(gt, GT_SCHEMA), lag=df(lag, LAG_SCHEMA), events=df([], EV_SCHEMA),
+        storms=df([], ST_SCHEMA), unowned=df([], UN_SCHEMA), locks=df([], LK_SCHEMA),
+        group_rows=[{"cluster": cl, "group": grp, "group_status": "OK"}])
+    (g,) = data.groups
+    assert (g["group"], g["cluster"]) == (grp, cl)
+    assert [s["total_lag"] for s in g["totals"]] == [3, 6, 9]
+    assert [(q["queue_id"], q["peak"]) for q in g["queues"]] == [(1, 6), (0, 3)]
+    assert [p[1] for p in g["queues"][0]["points"]] == [2, 4, 6]
+    assert {ln["queue_id"] for ln in g["lanes"]} == {0, 1}

@@ -28,6 +28,24 @@ _MARK_COLS: list[tuple[str, str]] = [
 ]
 _SEP = "\u0001"
 _QKEY = ["_gi", "topic", "broker", "queue_id"]
+# the shaped rows' columns as SQL text, per column the frame has and lacks (``shaped``): one
+# selectExpr instead of a Column object and a cast per column (each a Py4J round trip; the
+# page's frames took 1,400 of a demo report's 9,800 calls, docs/lag-performance.md)
+_MARK_SQL = {c: (f"CAST(`{c}` AS {t}) AS `{c}`", f"CAST(NULL AS {t}) AS `{c}`")
+             for c, t in _MARK_COLS}
+
+
+def sql_text(v: str) -> str:
+    """``v`` as a Spark SQL string literal: the backslash and the quote escaped (Spark's
+    parser unescapes both, ``ParserUtils.unescapeSQLString``; any other character, a control
+    character included, stands for itself in a quoted literal)."""
+    return "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _map_sql(pairs: list[tuple[str, int]]) -> str:
+    """A map literal in SQL text (string keys, int values): one expression instead of a
+    literal Column per key and value."""
+    return "map(" + ", ".join(f"{sql_text(k)}, {int(v)}" for k, v in pairs) + ")"
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,10 +191,9 @@ class _Collector:
 
     def shaped(self, kind: str, df: DataFrame) -> DataFrame:
         """``df`` in the one schema of the collected rows (:data:`_MARK_COLS`)."""
-        F = self.F
-        return df.select(*[F.lit(kind).alias(c) if c == "kind" else
-                           (F.col(c) if c in df.columns else F.lit(None)).cast(t).alias(c)
-                           for c, t in _MARK_COLS])
+        have = set(df.columns)
+        return df.selectExpr(*[f"{sql_text(kind)} AS kind" if c == "kind" else
+                               _MARK_SQL[c][0 if c in have else 1] for c, _t in _MARK_COLS])
 
     @staticmethod
     def union(frames: list[DataFrame]) -> DataFrame:
@@ -190,11 +207,15 @@ class _Collector:
         (the group filter first: Parquet reads skip on it, and most rows go before the
         lookup)."""
         F = self.F
-        df = df.filter(F.col("group").isin(self.chosen))
-        gmap = F.create_map(*[F.lit(x) for i, (c, g) in enumerate(self.keys)
-                              for x in (f"{c}{_SEP}{g}", i)])
-        gi = gmap[F.concat_ws(_SEP, F.coalesce(F.col("cluster"), F.lit("")), F.col("group"))]
-        return df.withColumn("_gi", gi).filter(F.col("_gi").isNotNull())
+        if not self.keys:
+            return df.filter(F.lit(False)).withColumn("_gi", F.lit(None).cast("int"))
+        # (SQL text: one expression each, not a literal Column per group)
+        chosen = ", ".join(sql_text(g) for g in self.chosen)
+        gmap = _map_sql([(f"{c}{_SEP}{g}", i) for i, (c, g) in enumerate(self.keys)])
+        return (df.filter(F.expr(f"`group` IN ({chosen})"))
+                .withColumn("_gi", F.expr(f"{gmap}[concat_ws({sql_text(_SEP)}, "
+                                          "coalesce(cluster, ''), `group`)]"))
+                .filter(F.col("_gi").isNotNull()))
 
     # ---- collect 1: totals per capture, peak lag per queue ---------------------------------
 
@@ -246,7 +267,7 @@ class _Collector:
         """The ranked queues' rows per capture with their rank; an owner that could not be
         read (a member did not answer) is its own kind of run."""
         F, lag = self.F, self.f.lag
-        qmap = F.create_map(*[F.lit(x) for k, v in ranked.items() for x in (k, v)])
+        qmap = F.expr(_map_sql(list(ranked.items())))
         own = (F.when(F.col("owner").isNull() & F.coalesce(F.col("owner_unknown"),
                                                            F.lit(False)),
                       F.lit(OWNER_UNKNOWN)).otherwise(F.col("owner"))
