@@ -9,7 +9,7 @@ import pytest
 
 from mqctl.lagjob import html as H
 from mqctl.lagjob.html import sections, svg
-from mqctl.lagjob.html.collect import sql_text
+from mqctl.lagjob.sqltext import sql_text
 from mqctl.lagjob.verdicts import fmt_duration
 
 T0 = 1717236000000  # 2024-06-01T10:00:00Z

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from mqctl.lagjob.html.data import OWNER_UNKNOWN, HtmlLimits, ReportData
 from mqctl.lagjob.html.sections import MARK_TIE_COLS, build_sections
+from mqctl.lagjob.sqltext import sql_text
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -33,13 +34,6 @@ _QKEY = ["_gi", "topic", "broker", "queue_id"]
 # page's frames took 1,400 of a demo report's 9,800 calls, docs/lag-performance.md)
 _MARK_SQL = {c: (f"CAST(`{c}` AS {t}) AS `{c}`", f"CAST(NULL AS {t}) AS `{c}`")
              for c, t in _MARK_COLS}
-
-
-def sql_text(v: str) -> str:
-    """``v`` as a Spark SQL string literal: the backslash and the quote escaped (Spark's
-    parser unescapes both, ``ParserUtils.unescapeSQLString``; any other character, a control
-    character included, stands for itself in a quoted literal)."""
-    return "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _map_sql(pairs: list[tuple[str, int]]) -> str:

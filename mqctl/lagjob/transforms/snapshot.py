@@ -3,8 +3,10 @@ pass), and the bad records' line numbers."""
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
+
+from mqctl.lagjob.sqltext import ident, sql_text
 
 SNAPSHOT_OBS = ["observed_ts", "cluster", "group", "topic", "broker", "queue_id",
                 "broker_offset", "min_offset", "consumer_offset", "pull_offset",
@@ -27,25 +29,35 @@ SNAPSHOT_BAD = ["source", "source_kind", "block", "rid", "reason", "detail", "co
 # and escapes, a number, a literal, or the first character of an array or object)
 _TOKEN = (r'\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|true|false|null|\[|\{'
           r'|[^\s,}\]]+)')
+_DIGITS = r"^-?\d+$"
 # the tokens each kind of field takes
-_RIGHT_TOKEN = {"number": r"^-?\d+$", "boolean": r"^(true|false)$", "array": r"^\[$"}
+_RIGHT_TOKEN = {"number": _DIGITS, "boolean": r"^(true|false)$", "array": r"^\[$"}
 _EXPECTED = {"number": "a whole number", "boolean": "true or false", "array": "a list"}
 _SHOWN_MAX = 60
+# whitespace or a control character: never in a RocketMQ name (below)
+_BAD_NAME_CHARS = r"[\s\p{Cc}\p{Cf}\p{Z}]"
+_SCHEMA_RE = r"^mqctl\.snapshot/1(\.\d+)?$"
 
 
-def _shown(tok: Column) -> Column:
-    """A JSON token as the detail shows it (at most 60 characters; an array or object as
-    ``[...]`` / ``{...}``)."""
-    return (F.when(tok == "[", F.lit("[...]")).when(tok == "{", F.lit("{...}"))
-            .when(F.length(tok) > _SHOWN_MAX,
-                  F.concat(F.substring(tok, 1, _SHOWN_MAX), F.lit("...")))
-            .otherwise(tok))
+def _shown(tok: str) -> str:
+    """SQL text: a JSON token (SQL text ``tok``) as the detail shows it (at most 60
+    characters; an array or object as ``[...]`` / ``{...}``)."""
+    return (f"CASE WHEN {tok} = '[' THEN '[...]' WHEN {tok} = '{{' THEN '{{...}}' "
+            f"WHEN length({tok}) > {_SHOWN_MAX} "
+            f"THEN concat(substring({tok}, 1, {_SHOWN_MAX}), '...') ELSE {tok} END")
 
 
-def _shown_text(c: Column) -> Column:
-    """A text value as a JSON string (quoted, a newline as ``\\n``), at most 60 characters."""
-    quoted = F.regexp_extract(F.to_json(F.struct(c.alias("v"))), r'^\{"v":(.*)\}$', 1)
-    return _shown(quoted)
+def _shown_text(c: str) -> str:
+    """SQL text: a text value (SQL text ``c``) as a JSON string (quoted, a newline as
+    ``\\n``), at most 60 characters."""
+    return _shown("regexp_extract(to_json(named_struct('v', " + c + ")), "
+                  + sql_text(r'^\{"v":(.*)\}$') + ", 1)")
+
+
+def _first(checks: list[tuple[str, str]]) -> str:
+    """SQL text: the text of the first check whose condition holds, else null."""
+    return ("CASE " + " ".join(f"WHEN {cond} THEN {text}" for cond, text in checks)
+            + " ELSE CAST(NULL AS STRING) END")
 
 
 def parse_snapshot_records(lines: DataFrame, schema: object,
@@ -93,126 +105,120 @@ def check_snapshot_records(parsed: DataFrame, run_ms: int | None = None) -> Data
         SNAPSHOT_TYPED,
     )
 
-    j = F.col("j")
-    corrupt = j.isNull() | j["_corrupt"].isNotNull()
+    # Written as SQL text (one ``F.expr`` per column, not a Column object per operator and
+    # literal: 1,550 Py4J calls for the demo's report, 0.6-0.8 s of building before Spark
+    # had planned anything; docs/lag-performance.md, "Eighteenth pass"). ``j.`f``` is the
+    # parsed field ``f``; ``value`` the line's text.
+    def jf(c: str) -> str:
+        return "j." + ident(c)
 
-    tokens: dict[str, Column] = {}
+    corrupt = "(j IS NULL OR j._corrupt IS NOT NULL)"
 
-    def token(c: str) -> Column:
+    def token(c: str) -> str:
         """The field's value as written in the line (a JSON token; an array or object: its
-        first character), "" when the line has no such field. Only read on corrupt lines.
-        (One expression per field, however many checks name it.)"""
-        if c not in tokens:
-            tokens[c] = F.regexp_extract(F.col("value"), '"' + c + '"' + _TOKEN, 1)
-        return tokens[c]
-
-    def first(checks: list[tuple[Column, Column]]) -> Column:
-        out = F.lit(None).cast("string")
-        for cond, text in reversed(checks):
-            out = F.when(cond, text).otherwise(out)
-        return out
+        first character), "" when the line has no such field. Only read on corrupt lines."""
+        return f"regexp_extract(value, {sql_text(chr(34) + c + chr(34) + _TOKEN)}, 1)"
 
     # a number that did not fit its type (a long beyond 2^63-1, an int queue id) makes the
     # whole line unparsable; name it instead of a generic "wrong type"
-    too_big = first([(corrupt & token(c).rlike(r"^-?\d+$") & (j.isNull() | j[c].isNull()),
-                      F.concat(F.lit(c + "="), token(c), F.lit(": beyond 2^63-1" if t == "long"
-                                                              else ": not a queue id")))
-                     for c, t in SNAPSHOT_NUMBERS])
+    too_big = _first([
+        (f"{corrupt} AND {token(c)} RLIKE {sql_text(_DIGITS)} "
+         f"AND (j IS NULL OR {jf(c)} IS NULL)",
+         f"concat({sql_text(c + '=')}, {token(c)}, "
+         f"{sql_text(': beyond 2^63-1' if t == 'long' else ': not a queue id')})")
+        for c, t in SNAPSHOT_NUMBERS])
     # a value of the wrong type (a string, a fraction or a boolean where a whole number goes,
     # ``"yes"`` for a boolean, a string for a list) makes the line corrupt too: named
-    wrong_type = first([(corrupt & (token(c) != "") & (token(c) != "null")
-                         & ~token(c).rlike(_RIGHT_TOKEN[kind]),
-                         F.concat(F.lit(c + ": "), _shown(token(c)),
-                                  F.lit(f" (expected {_EXPECTED[kind]})")))
-                        for c, kind in SNAPSHOT_TYPED])
+    wrong_type = _first([
+        (f"{corrupt} AND {token(c)} != '' AND {token(c)} != 'null' "
+         f"AND NOT ({token(c)} RLIKE {sql_text(_RIGHT_TOKEN[kind])})",
+         f"concat({sql_text(c + ': ')}, {_shown(token(c))}, "
+         f"{sql_text(f' (expected {_EXPECTED[kind]})')})")
+        for c, kind in SNAPSHOT_TYPED])
     hi = (run_ms if run_ms is not None else 0) + FUTURE_SLACK_MS
-    ts = j["capture_ts"]
-    ts_bad = (ts < MIN_CAPTURE_MS) | (F.lit(run_ms is not None) & (ts > F.lit(hi)))
-    out_of_range = first([
-        (ts_bad,
-         F.concat(F.lit("capture_ts="), ts.cast("string"),
-                  F.lit(": before 2010-01-01 or more than a day after the run"))),
-        (j["queue_id"] > QUEUE_ID_MAX,
-         F.concat(F.lit("queue_id="), j["queue_id"].cast("string"),
-                  F.lit(f": above {QUEUE_ID_MAX}")))])
-    negative = first([(j[c] < 0, F.concat(F.lit(c + "="), j[c].cast("string"),
-                                          F.lit(": must be >= 0")))
-                      for c in SNAPSHOT_NON_NEGATIVE])
+    ts = jf("capture_ts")
+    ts_bad = (f"({ts} < {MIN_CAPTURE_MS} OR ({'true' if run_ms is not None else 'false'} "
+              f"AND {ts} > {int(hi)}))")
+    out_of_range = _first([
+        (ts_bad, f"concat('capture_ts=', CAST({ts} AS STRING), "
+                 "': before 2010-01-01 or more than a day after the run')"),
+        (f"{jf('queue_id')} > {QUEUE_ID_MAX}",
+         f"concat('queue_id=', CAST({jf('queue_id')} AS STRING), ': above {QUEUE_ID_MAX}')")])
+    negative = _first([(f"{jf(c)} < 0", f"concat({sql_text(c + '=')}, "
+                                         f"CAST({jf(c)} AS STRING), ': must be >= 0')")
+                       for c in SNAPSHOT_NON_NEGATIVE])
     # a queue the group never committed (``committed: false``) may have no consumer offset
     # (snapshot 1.1 writes null there: "none", not the broker's 0 placeholder)
-    never = j["committed"].eqNullSafe(F.lit(False))
+    never = f"({jf('committed')} <=> false)"
     # nor has a BROADCASTING group's (snapshot 1.2): its clients keep their offsets
-    no_offset = never | j["message_model"].eqNullSafe(F.lit("BROADCASTING"))
+    no_offset = f"({never} OR {jf('message_model')} <=> 'BROADCASTING')"
 
-    def absent(c: str) -> Column:
-        blank = (F.trim(j[c]) == "") if c in SNAPSHOT_NAMES else F.lit(False)
-        return j[c].isNull() | blank
+    def absent(c: str) -> str:
+        blank = f"trim({jf(c)}) = ''" if c in SNAPSHOT_NAMES else "false"
+        return f"({jf(c)} IS NULL OR {blank})"
 
-    missing = F.concat_ws(", ", *[F.when(absent(c) & (~no_offset if c == "consumer_offset"
-                                                       else F.lit(True)), F.lit(c))
-                                  for c in SNAPSHOT_REQUIRED])
+    missing = "concat_ws(', ', " + ", ".join(
+        f"CASE WHEN {absent(c)} AND {'NOT ' + no_offset if c == 'consumer_offset' else 'true'}"
+        f" THEN {sql_text(c)} END" for c in SNAPSHOT_REQUIRED) + ")"
     # whitespace or a control character (a newline splits a Prometheus line and a table row;
     # "G" and "G " would be two groups): never in a RocketMQ name (TopicValidator
     # .isTopicOrGroupIllegal allows ^[%|a-zA-Z0-9_-]+$ only)
-    bad_name = first([(j[c].rlike(r"[\s\p{Cc}\p{Cf}\p{Z}]"),
-                       F.concat(F.lit(c + ": "), _shown_text(j[c]),
-                                F.lit(" (whitespace or a control character: never in a "
-                                      "RocketMQ name)")))
-                      for c in SNAPSHOT_NAMES])
+    bad_name = _first([
+        (f"{jf(c)} RLIKE {sql_text(_BAD_NAME_CHARS)}",
+         f"concat({sql_text(c + ': ')}, {_shown_text(jf(c))}, "
+         "' (whitespace or a control character: never in a RocketMQ name)')")
+        for c in SNAPSHOT_NAMES])
     # each check once, as a column of its own: the reason and the detail read the columns
     # (the expressions written into both made a plan twice the size, analysed on every run)
-    checked = parsed.withColumns({"_too_big": too_big, "_wrong_type": wrong_type,
-                                  "_missing": missing, "_bad_name": bad_name,
-                                  "_out_of_range": out_of_range, "_negative": negative,
-                                  "_ts_bad": ts_bad})
-    too_big, wrong_type, missing, bad_name, out_of_range, negative, ts_bad = (
-        F.col(c) for c in ("_too_big", "_wrong_type", "_missing", "_bad_name",
-                           "_out_of_range", "_negative", "_ts_bad"))
-    reason = (F.when(too_big.isNotNull(), F.lit("value out of range"))
-              .when(wrong_type.isNotNull(), F.lit("wrong type"))
-              .when(corrupt, F.lit("malformed JSON"))
-              .when(j["schema"].isNull() | ~j["schema"].rlike(r"^mqctl\.snapshot/1(\.\d+)?$"),
-                    F.lit("unsupported schema"))
-              .when(missing != "", F.lit("missing field"))
-              .when(bad_name.isNotNull(), F.lit("bad name"))
-              .when(out_of_range.isNotNull(), F.lit("value out of range"))
-              .when(negative.isNotNull(), F.lit("negative value")))
-    tagged = checked.withColumn("reason", reason)
-    why = F.col("reason")
-    detail = (F.when(too_big.isNotNull(), too_big)
-              .when(why == "wrong type", wrong_type)
-              .when(why == "bad name", bad_name)
-              .when(why == "malformed JSON",
-                    F.lit("not a JSON object, or a field has the wrong type"))
-              .when(why == "unsupported schema",
-                    F.concat(F.lit("schema="), F.coalesce(j["schema"], F.lit("(none)"))))
-              .when(why == "missing field", missing)
-              .when(why == "value out of range", out_of_range)
-              .otherwise(negative))
-    is_bad = why.isNotNull()
-    return tagged.select(
+    checked = parsed.withColumns({name: F.expr(text) for name, text in (
+        ("_too_big", too_big), ("_wrong_type", wrong_type), ("_missing", missing),
+        ("_bad_name", bad_name), ("_out_of_range", out_of_range), ("_negative", negative),
+        ("_ts_bad", ts_bad))})
+    reason = (
+        "CASE WHEN _too_big IS NOT NULL THEN 'value out of range' "
+        "WHEN _wrong_type IS NOT NULL THEN 'wrong type' "
+        f"WHEN {corrupt} THEN 'malformed JSON' "
+        f"WHEN {jf('schema')} IS NULL OR NOT ({jf('schema')} RLIKE "
+        f"{sql_text(_SCHEMA_RE)}) THEN 'unsupported schema' "
+        "WHEN _missing != '' THEN 'missing field' "
+        "WHEN _bad_name IS NOT NULL THEN 'bad name' "
+        "WHEN _out_of_range IS NOT NULL THEN 'value out of range' "
+        "WHEN _negative IS NOT NULL THEN 'negative value' END")
+    tagged = checked.withColumn("reason", F.expr(reason))
+    detail = (
+        "CASE WHEN _too_big IS NOT NULL THEN _too_big "
+        "WHEN reason = 'wrong type' THEN _wrong_type "
+        "WHEN reason = 'bad name' THEN _bad_name "
+        "WHEN reason = 'malformed JSON' "
+        "THEN 'not a JSON object, or a field has the wrong type' "
+        "WHEN reason = 'unsupported schema' "
+        f"THEN concat('schema=', coalesce({jf('schema')}, '(none)')) "
+        "WHEN reason = 'missing field' THEN _missing "
+        "WHEN reason = 'value out of range' THEN _out_of_range "
+        "ELSE _negative END")
+    plain = ("group", "topic", "broker", "queue_id", "broker_offset", "min_offset")
+    plain2 = ("pull_offset", "last_timestamp", "delay_ms", "owner", "owners")
+    return tagged.selectExpr(
         # an implausible time must not date the quarantine row (its file's capture does)
-        F.when(ts_bad, F.lit(None)).otherwise(ts).alias("observed_ts"),
-        F.coalesce(j["cluster"], F.lit("")).alias("cluster"),
-        j["group"].alias("group"), j["topic"].alias("topic"), j["broker"].alias("broker"),
-        j["queue_id"].alias("queue_id"), j["broker_offset"].alias("broker_offset"),
-        j["min_offset"].alias("min_offset"),
+        f"CASE WHEN _ts_bad THEN NULL ELSE {ts} END AS observed_ts",
+        f"coalesce({jf('cluster')}, '') AS cluster",
+        *[f"{jf(c)} AS {ident(c)}" for c in plain],
         # never committed: no consumer offset ("none"; a 1.0 row carries the broker's 0)
-        F.when(never, F.lit(None).cast("long")).otherwise(j["consumer_offset"])
-        .alias("consumer_offset"),
-        j["pull_offset"].alias("pull_offset"), j["last_timestamp"].alias("last_timestamp"),
-        j["delay_ms"].alias("delay_ms"), j["owner"].alias("owner"), j["owners"].alias("owners"),
-        F.when(F.size(j["members"]) >= 0, F.size(j["members"])).cast("int").alias("members"),
-        j["online"].alias("online"), j["orderly"].alias("orderly"),
-        F.lit("snapshot").alias("source_kind"), "source",
-        j["committed"].alias("committed"),
+        f"CASE WHEN {never} THEN CAST(NULL AS BIGINT) ELSE {jf('consumer_offset')} END "
+        "AS consumer_offset",
+        *[f"{jf(c)} AS {ident(c)}" for c in plain2],
+        f"CAST(CASE WHEN size({jf('members')}) >= 0 THEN size({jf('members')}) END AS INT) "
+        "AS members",
+        f"{jf('online')} AS online", f"{jf('orderly')} AS orderly",
+        "'snapshot' AS source_kind", "source", f"{jf('committed')} AS committed",
         # a 1.0 row has no marker: the owner was read (false)
-        F.coalesce(j["owner_unknown"], F.lit(False)).alias("owner_unknown"),
-        j["members_unanswered"].alias("members_unanswered"),
-        j["consume_type"].alias("consume_type"), j["message_model"].alias("message_model"),
-        F.when(is_bad, F.col("block")).alias("block"), F.when(is_bad, F.col("rid")).alias("rid"),
-        "reason", F.when(is_bad, detail).alias("detail"),
-        F.when(is_bad, F.substring("value", 1, 500)).alias("content"))
+        f"coalesce({jf('owner_unknown')}, false) AS owner_unknown",
+        *[f"{jf(c)} AS {ident(c)}" for c in ("members_unanswered", "consume_type",
+                                             "message_model")],
+        "CASE WHEN reason IS NOT NULL THEN block END AS block",
+        "CASE WHEN reason IS NOT NULL THEN rid END AS rid", "reason",
+        f"CASE WHEN reason IS NOT NULL THEN {detail} END AS detail",
+        "CASE WHEN reason IS NOT NULL THEN substring(value, 1, 500) END AS content")
 
 
 def split_snapshot_records(records: DataFrame) -> tuple[DataFrame, DataFrame]:
