@@ -9,7 +9,7 @@ output directory, so none reuses another's state), and prints each run, the medi
 ratio candidate / baseline and the Py4J commands of each variant's last run by kind.
 
     python bench/lag_warm_ab.py --lookups [--rounds 4] [--data DIR]
-    python bench/lag_warm_ab.py --conf spark.sql.constraintPropagation.enabled=false
+    python bench/lag_warm_ab.py --conf spark.sql.shuffle.partitions=2
 
 * ``--lookups``: the baseline makes PySpark's Java look-ups as PySpark does (a ``JVMView``
   that keeps nothing); the candidate keeps them (:mod:`mqctl.lagjob.lookups`, as every report
