@@ -344,16 +344,16 @@ def sized_settings(input_bytes: int, parallelism: int, local: bool) -> dict[str,
       generation;
     * on a local master and a small input, neither the optimiser's constraint propagation
       (``spark.sql.constraintPropagation.enabled``: the filters it infers, such as
-      ``isnotnull`` on join keys, save nothing on a few thousand rows; SQLConf
+      ``isnotnull`` on join keys, drop rows that are rare in snapshots; SQLConf
       ``CONSTRAINT_PROPAGATION_ENABLED``, read by ``QueryPlanConstraints.constraints``) nor
       adaptive execution's skewed-join rule (``spark.sql.adaptive.skewJoin.enabled``:
       ``OptimizeSkewedJoin`` re-plans every query stage with a join to look for partitions
-      above 256 MB, which a small input cannot have). Spark's own rule metrics
+      above 256 MB, which an input below 128 MB cannot have). Spark's own rule metrics
       (``RuleExecutor.dumpTimeSpent``) over a warm demo report: 6.4 s of analyser, optimiser
       and planner rules without these two, 4.9 s with (``OptimizeSkewedJoin`` alone 0.6 s in
       111 runs, none effective); the Py4J command thread's CPU 10.6 s against 9.5 s
-      (docs/lag-performance.md, "Eighteenth pass"). Both only skip optimisations: the rows
-      are the same;
+      (docs/lag-performance.md, "Eighteenth pass"; measured on the demo's 11 MB, not at the
+      bound). Both only skip optimisations: the rows are the same;
     * on a local master and a tiny input (below ``TINY_INPUT_BYTES``), no code generation at
       all: the expressions (projections, predicates, orderings) are evaluated by Spark's
       interpreted implementations instead of compiled to Java classes
@@ -382,7 +382,7 @@ def sized_settings(input_bytes: int, parallelism: int, local: bool) -> dict[str,
         # compiling a whole stage's code costs more than it saves on a few thousand rows:
         # the demo's report 25.8-27.0 s without against 27.6 s with (docs/lag-performance.md)
         out["spark.sql.codegen.wholeStage"] = "false"
-        # planning a small input's ~150 queries costs more than these two optimisations save
+        # planning a small input's ~140 queries costs more than these two optimisations save
         out["spark.sql.constraintPropagation.enabled"] = "false"
         out["spark.sql.adaptive.skewJoin.enabled"] = "false"
     if local and input_bytes < TINY_INPUT_BYTES:
