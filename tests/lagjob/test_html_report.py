@@ -319,7 +319,17 @@ def test_owner_lane_shows_an_unknown_owner_as_such(spark):
                                   "\\u0041 stays", "tab\there\nnewline", "\u0001sep\u0001",
                                   "%_like", "日本語", ""])
 def test_sql_text_reads_back_as_the_same_string(spark, text):
-    assert spark.sql("SELECT " + sql_text(text) + " AS v").first()["v"] == text
+    key = "spark.sql.parser.escapedStringLiterals"  # a session may set it: the same either way
+    before = spark.conf.get(key)
+    try:
+        for escaped in ("false", "true"):
+            spark.conf.set(key, escaped)
+            assert spark.sql("SELECT " + sql_text(text) + " AS v").first()["v"] == text
+            # as a pattern too (the snapshot checks' regular expressions)
+            assert spark.sql(f"SELECT {sql_text(text)} RLIKE {sql_text(re.escape(text))} AS m"
+                             ).first()["m"] is True
+    finally:
+        spark.conf.set(key, before)
 
 
 def test_names_with_quotes_and_backslashes_are_picked_and_ranked(spark):
