@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from mqctl.lagjob.html.data import OWNER_UNKNOWN, HtmlLimits, ReportData
 from mqctl.lagjob.html.sections import MARK_TIE_COLS, build_sections
-from mqctl.lagjob.sqltext import sql_text
+from mqctl.lagjob.sqltext import ident, sql_text
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -32,7 +32,7 @@ _QKEY = ["_gi", "topic", "broker", "queue_id"]
 # the shaped rows' columns as SQL text, per column the frame has and lacks (``shaped``): one
 # selectExpr instead of a Column object and a cast per column (each a Py4J round trip; the
 # page's frames took 1,400 of a demo report's 9,800 calls, docs/lag-performance.md)
-_MARK_SQL = {c: (f"CAST(`{c}` AS {t}) AS `{c}`", f"CAST(NULL AS {t}) AS `{c}`")
+_MARK_SQL = {c: (f"CAST({ident(c)} AS {t}) AS {ident(c)}", f"CAST(NULL AS {t}) AS {ident(c)}")
              for c, t in _MARK_COLS}
 
 
@@ -206,9 +206,10 @@ class _Collector:
         # (SQL text: one expression each, not a literal Column per group)
         chosen = ", ".join(sql_text(g) for g in self.chosen)
         gmap = _map_sql([(f"{c}{_SEP}{g}", i) for i, (c, g) in enumerate(self.keys)])
-        return (df.filter(F.expr(f"`group` IN ({chosen})"))
+        group = ident("group")
+        return (df.filter(F.expr(f"{group} IN ({chosen})"))
                 .withColumn("_gi", F.expr(f"{gmap}[concat_ws({sql_text(_SEP)}, "
-                                          "coalesce(cluster, ''), `group`)]"))
+                                          f"coalesce(cluster, ''), {group})]"))
                 .filter(F.col("_gi").isNotNull()))
 
     # ---- collect 1: totals per capture, peak lag per queue ---------------------------------
