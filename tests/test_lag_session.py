@@ -46,6 +46,20 @@ def test_a_small_local_run_skips_the_planner_work_a_few_thousand_rows_cannot_use
         assert key not in sized_settings(11 * MB, 2, local=False)
 
 
+def test_a_run_over_a_few_thousand_rows_is_one_task_per_stage_without_adaptive_execution():
+    from mqctl.lagjob.session import ONE_TASK_INPUT_BYTES
+
+    below = sized_settings(ONE_TASK_INPUT_BYTES - 1, 2, local=True)
+    assert below["spark.sql.shuffle.partitions"] == "1"
+    assert below["spark.sql.adaptive.enabled"] == "false"
+    at = sized_settings(ONE_TASK_INPUT_BYTES, 2, local=True)
+    assert at["spark.sql.shuffle.partitions"] == "4" and at["spark.sql.adaptive.enabled"] == "true"
+    cluster = sized_settings(MB, 16, local=False)  # (a cluster's executors are many)
+    assert cluster["spark.sql.shuffle.partitions"] == "16"
+    assert cluster["spark.sql.adaptive.enabled"] == "true"
+    assert sized_settings(11 * MB, 2, local=True)["spark.sql.adaptive.enabled"] == "true"
+
+
 def test_a_small_local_run_evaluates_expressions_without_compiling_them():
     from mqctl.lagjob.session import TINY_INPUT_BYTES
 

@@ -99,6 +99,8 @@ JVM_OPTS = "-XX:-DontCompileHugeMethods"
 SMALL_INPUT_BYTES = 128 * 1024 * 1024
 # below this, no expression is compiled either (:func:`sized_settings`)
 TINY_INPUT_BYTES = 16 * 1024 * 1024
+# below this, one shuffle partition and no adaptive execution (:func:`sized_settings`)
+ONE_TASK_INPUT_BYTES = 4 * 1024 * 1024
 SMALL_JVM_OPTS = (f"{JVM_OPTS} -XX:TieredStopAtLevel=1 -XX:+UseSerialGC "
                   "-XX:ReservedCodeCacheSize=256m")
 
@@ -334,8 +336,9 @@ def sized_settings(input_bytes: int, parallelism: int, local: bool) -> dict[str,
       at once per task) and the cores on a cluster, at most 4 per core on a local master (more
       tasks than that only add scheduling and sort-merge overhead on one machine), at most
       2,000 on a cluster. A tiny input does not get Spark's default 200 (each is a task in
-      every shuffle stage);
-    * adaptive execution on, coalescing small shuffle partitions to 64 MB;
+      every shuffle stage), and an input below ``ONE_TASK_INPUT_BYTES`` gets one (below);
+    * adaptive execution on, coalescing small shuffle partitions to 64 MB (off below
+      ``ONE_TASK_INPUT_BYTES``);
     * a small file open cost (64 KB instead of 4 MB): a capture per minute is many small files,
       and with the default every file below 4 MB becomes a task of its own;
     * on a local master, the input files are listed by the driver (Spark lists more than 32
@@ -354,6 +357,18 @@ def sized_settings(input_bytes: int, parallelism: int, local: bool) -> dict[str,
       111 runs, none effective); the Py4J command thread's CPU 10.6 s against 9.5 s
       (docs/lag-performance.md, "Eighteenth pass"; measured on the demo's 11 MB, not at the
       bound). Both only skip optimisations: the rows are the same;
+    * on a local master and an input below ``ONE_TASK_INPUT_BYTES`` (4 MB: a few thousand
+      snapshot rows), one shuffle partition and no adaptive execution: every shuffle stage is
+      one task, and no query is re-planned stage by stage (adaptive execution's re-planning, a
+      Spark job per query stage and the coalescing of partitions, which one partition does not
+      need). Measured in the tests' session, the same run alternately with and without
+      (docs/lag-performance.md, "Nineteenth pass"): 150 KB of snapshots 9.2 s against 11.1 s
+      (x0.83; the JVM's and Python's CPU x0.78), 2 MB x0.92 (CPU x0.82), 4.2 MB x0.96 (CPU
+      x0.81); beyond it one task per stage loses to the two cores (7.8 MB x1.06, 15.7 MB
+      x1.20), hence the bound. Either alone gains little (one partition x0.94; adaptive
+      execution off with four partitions is no faster: every shuffle stage is four
+      uncoalesced tasks). A cut with ``keep_partitioning`` keeps the one partition (its own
+      job runs without adaptive execution anyway);
     * on a local master and a tiny input (below ``TINY_INPUT_BYTES``), no code generation at
       all: the expressions (projections, predicates, orderings) are evaluated by Spark's
       interpreted implementations instead of compiled to Java classes
@@ -387,6 +402,9 @@ def sized_settings(input_bytes: int, parallelism: int, local: bool) -> dict[str,
         out["spark.sql.adaptive.skewJoin.enabled"] = "false"
     if local and input_bytes < TINY_INPUT_BYTES:
         out["spark.sql.codegen.factoryMode"] = "NO_CODEGEN"
+    if local and input_bytes < ONE_TASK_INPUT_BYTES:
+        out["spark.sql.shuffle.partitions"] = "1"
+        out["spark.sql.adaptive.enabled"] = "false"
     return out
 
 
