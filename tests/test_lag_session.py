@@ -60,6 +60,26 @@ def test_a_run_over_a_few_thousand_rows_is_one_task_per_stage_without_adaptive_e
     assert sized_settings(11 * MB, 2, local=True)["spark.sql.adaptive.enabled"] == "true"
 
 
+def test_the_users_conf_wins_and_one_task_per_stage_goes_with_no_adaptive_execution():
+    from mqctl.lagjob.session import ONE_TASK_INPUT_BYTES, run_settings_for
+
+    tiny = ONE_TASK_INPUT_BYTES // 10
+    assert run_settings_for(tiny, 2, True) == sized_settings(tiny, 2, True)
+    # a user's partitions: adaptive execution as above the bound (it coalesces them)
+    theirs = run_settings_for(tiny, 2, True, {"spark.sql.shuffle.partitions": "8"})
+    assert "spark.sql.shuffle.partitions" not in theirs
+    assert theirs["spark.sql.adaptive.enabled"] == "true"
+    # a user's adaptive execution: the partitions as above the bound
+    theirs = run_settings_for(tiny, 2, True, {"spark.sql.adaptive.enabled": "true"})
+    assert "spark.sql.adaptive.enabled" not in theirs
+    assert theirs["spark.sql.shuffle.partitions"] == "4"
+    # any other key of theirs leaves the pair as the input's size makes it
+    theirs = run_settings_for(tiny, 2, True, {"spark.sql.codegen.wholeStage": "true"})
+    assert "spark.sql.codegen.wholeStage" not in theirs
+    assert theirs["spark.sql.shuffle.partitions"] == "1"
+    assert theirs["spark.sql.codegen.factoryMode"] == "NO_CODEGEN"  # (the rest as before)
+
+
 def test_a_small_local_run_evaluates_expressions_without_compiling_them():
     from mqctl.lagjob.session import TINY_INPUT_BYTES
 

@@ -192,7 +192,7 @@ def _start(specs: list[InputSpec], out_dir: str, state_dir: str | None, opts: Op
         driver_memory,
         ensure_workers_import_mqctl,
         run_settings,
-        sized_settings,
+        run_settings_for,
         spark_session,
         utc_session,
     )
@@ -224,9 +224,8 @@ def _start(specs: list[InputSpec], out_dir: str, state_dir: str | None, opts: Op
             size = _input_bytes(listing)
         assert size is not None
         sc = handle.spark.sparkContext
-        tuned = {k: v for k, v in sized_settings(size, sc.defaultParallelism,
-                                                 (sc.master or "").startswith("local")).items()
-                 if k not in (spark_conf or {})}  # the user's --conf wins
+        tuned = run_settings_for(size, sc.defaultParallelism,  # (the user's --conf wins)
+                                 (sc.master or "").startswith("local"), spark_conf)
         with run_settings(handle.spark, tuned):
             run = _Run(handle.spark, listing, out_dir, opts, thresholds, prom_file, say)
             run.state, run.full = state_dir, full

@@ -362,13 +362,14 @@ def sized_settings(input_bytes: int, parallelism: int, local: bool) -> dict[str,
       one task, and no query is re-planned stage by stage (adaptive execution's re-planning, a
       Spark job per query stage and the coalescing of partitions, which one partition does not
       need). Measured in the tests' session, the same run alternately with and without
-      (docs/lag-performance.md, "Nineteenth pass"): 150 KB of snapshots 9.2 s against 11.1 s
+      (docs/lag-performance.md, "Nineteenth pass"): 130 KB of snapshots 9.2 s against 11.1 s
       (x0.83; the JVM's and Python's CPU x0.78), 2 MB x0.92 (CPU x0.82), 4.2 MB x0.96 (CPU
       x0.81); beyond it one task per stage loses to the two cores (7.8 MB x1.06, 15.7 MB
       x1.20), hence the bound. Either alone gains little (one partition x0.94; adaptive
       execution off with four partitions is no faster: every shuffle stage is four
       uncoalesced tasks). A cut with ``keep_partitioning`` keeps the one partition (its own
-      job runs without adaptive execution anyway);
+      job runs without adaptive execution anyway). The two are one setting: a user's
+      ``--conf`` of either gives the other its value above the bound (:func:`run_settings_for`);
     * on a local master and a tiny input (below ``TINY_INPUT_BYTES``), no code generation at
       all: the expressions (projections, predicates, orderings) are evaluated by Spark's
       interpreted implementations instead of compiled to Java classes
@@ -406,6 +407,24 @@ def sized_settings(input_bytes: int, parallelism: int, local: bool) -> dict[str,
         out["spark.sql.shuffle.partitions"] = "1"
         out["spark.sql.adaptive.enabled"] = "false"
     return out
+
+
+# the settings an input below ONE_TASK_INPUT_BYTES gets together (:func:`sized_settings`)
+ONE_TASK_KEYS = ("spark.sql.shuffle.partitions", "spark.sql.adaptive.enabled")
+
+
+def run_settings_for(input_bytes: int, parallelism: int, local: bool,
+                     user_conf: dict[str, str] | None = None) -> dict[str, str]:
+    """:func:`sized_settings` without the keys the user gave (``--conf`` wins). One shuffle
+    partition and no adaptive execution go together: a user who sets either gets the other as
+    an input at the bound does (four partitions of their own without adaptive execution's
+    coalescing, or adaptive execution over one partition, would be neither setting's
+    measurement)."""
+    user = user_conf or {}
+    if any(k in user for k in ONE_TASK_KEYS):
+        input_bytes = max(input_bytes, ONE_TASK_INPUT_BYTES)
+    return {k: v for k, v in sized_settings(input_bytes, parallelism, local).items()
+            if k not in user}
 
 
 def driver_memory(input_bytes: int, physical_bytes: int | None = None) -> str:
