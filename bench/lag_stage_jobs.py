@@ -50,7 +50,7 @@ def _stage_of_frame(stages_file: str, job_file: str) -> str:
     return job_name or "other"
 
 
-def _cpu_s(pid: int) -> float:
+def process_cpu_s(pid: int) -> float:
     """A process's user + system CPU seconds (Linux ``/proc/PID/stat``)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -104,10 +104,10 @@ def main(argv: list[str] | None = None) -> int:
             before = jobs()
             jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
             counting[0] = True
-            t0, c0, j0 = time.perf_counter(), time.process_time(), _cpu_s(jvm)
+            t0, c0, j0 = time.perf_counter(), time.process_time(), process_cpu_s(jvm)
             res = run_report(inputs, str(Path(tmp, "measured")), spark=spark)
             wall, cpu, jcpu = (time.perf_counter() - t0, time.process_time() - c0,
-                               _cpu_s(jvm) - j0)
+                               process_cpu_s(jvm) - j0)
             counting[0] = False
             names |= set(res.timings)
             after = jobs()

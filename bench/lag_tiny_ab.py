@@ -36,13 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gen_exports import generate
-
-
-def _jvm_cpu(pid: int) -> float:
-    """User + system seconds of a process (``/proc/PID/stat``)."""
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    fields = stat[stat.rindex(")") + 2:].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+from lag_stage_jobs import process_cpu_s
 
 
 def _py_cpu() -> float:
@@ -103,11 +97,11 @@ def main(argv: list[str] | None = None) -> int:
                 for candidate in ((False, True) if r % 2 == 0 else (True, False)):
                     n += 1
                     baseline[0] = not candidate
-                    c0, p0, t0 = _jvm_cpu(pid), _py_cpu(), time.perf_counter()
+                    c0, p0, t0 = process_cpu_s(pid), _py_cpu(), time.perf_counter()
                     out: Any = run_report(inputs, str(Path(tmp, f"r{n}")), spark=spark,
                                           incremental=False)
                     wall = time.perf_counter() - t0
-                    cpu = _jvm_cpu(pid) - c0 + _py_cpu() - p0
+                    cpu = process_cpu_s(pid) - c0 + _py_cpu() - p0
                     res[candidate]["wall"].append(wall)
                     res[candidate]["cpu"].append(cpu)
                     key = json.dumps([out.counts, out.summary, out.groups], sort_keys=True,
