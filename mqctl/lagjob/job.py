@@ -810,8 +810,9 @@ class _Run:
                          ) -> tuple[DataFrame, DataFrame]:
         """(observations, bad lines with ``line``) of the snapshot files (a run without state),
         each JSON record parsed once: Spark's JSON reader with the schema for every file; a
-        file with any bad record is read again as text (:meth:`_reparse_bad_files`). The checks
-        are the same on both paths (:func:`transforms.check_snapshot_records`)."""
+        file with any bad record is read again as text (:meth:`_reparse_bad_files`). Both paths
+        find the same bad records (:func:`transforms.check_snapshot_records`); the first only
+        asks which files have one (``reasons=False``), the text pass names each reason."""
         from pyspark.sql import functions as F
 
         from mqctl.lagjob import readers
@@ -819,7 +820,7 @@ class _Run:
 
         sp = self.spark
         fast = self.cut(X.check_snapshot_records(readers.read_snapshot_json(sp, snap_paths),
-                                                 run_ms), "parse snapshots")
+                                                 run_ms, reasons=False), "parse snapshots")
         with self.stage("parse snapshots"):
             bad_files = sorted(r["source"] for r in fast.filter(F.col("reason").isNotNull())
                                .select("source").distinct().collect())
@@ -964,7 +965,10 @@ class _Run:
         staging = W.join(st, f"{I.STAGING}-{batch}")
         with self.stage("parse snapshots"):
             I.clear_staging(sp, st)
-            checked = X.check_snapshot_records(readers.read_snapshot_json(sp, paths), run_ms)
+            # (which lines are bad is all the staged rows keep: a file with a bad line is read
+            # again as text, which names the reasons)
+            checked = X.check_snapshot_records(readers.read_snapshot_json(sp, paths), run_ms,
+                                               reasons=False)
             (X.with_date(checked, "observed_ts").select(*X.SNAPSHOT_OBS, "reason", "date")
              .withColumn("batch", F.lit(batch))
              .write.partitionBy("date").parquet(staging))

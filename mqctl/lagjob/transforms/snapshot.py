@@ -3,6 +3,8 @@ pass), and the bad records' line numbers."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
@@ -37,6 +39,8 @@ _SHOWN_MAX = 60
 # whitespace or a control character: never in a RocketMQ name (below)
 _BAD_NAME_CHARS = r"[\s\p{Cc}\p{Cf}\p{Z}]"
 _SCHEMA_RE = r"^mqctl\.snapshot/1(\.\d+)?$"
+# the reason of a bad row when ``check_snapshot_records(reasons=False)`` does not name it
+FLAGGED = "bad line (its reason named when the file is read as text)"
 
 
 def _shown(tok: str) -> str:
@@ -86,12 +90,20 @@ def parse_snapshot_records(lines: DataFrame, schema: object,
     return check_snapshot_records(parsed, run_ms)
 
 
-def check_snapshot_records(parsed: DataFrame, run_ms: int | None = None) -> DataFrame:
+def check_snapshot_records(parsed: DataFrame, run_ms: int | None = None, *,
+                           reasons: bool = True) -> DataFrame:
     """The checks and columns of :func:`parse_snapshot_records` over rows already parsed into
     the struct ``j`` (``schemas.SNAPSHOT_JSON``), with ``value`` (the line, or at least the
     corrupt record text when ``j._corrupt`` is set), ``source``, ``block`` and ``rid``.
     :func:`mqctl.lagjob.readers.read_snapshot_json` gives such rows straight from Spark's
-    JSON reader (no text pass, no ``from_json``)."""
+    JSON reader (no text pass, no ``from_json``).
+
+    ``reasons=False``: the same rows are bad, but a bad row's ``reason`` is :data:`FLAGGED`
+    and its ``detail`` null. For the job's fast paths, which only ask which files have a bad
+    line and read every such file again as text (with the reasons): the checks that name a
+    wrong type or a number beyond its type look for the field's token in the text of a
+    corrupt line, and a corrupt line is bad whatever they find, so that half of the checks'
+    text (46 of 59 KB of SQL, analysed on every run) is left out."""
     from mqctl.lagjob.parsers.common import (
         FUTURE_SLACK_MS,
         MIN_CAPTURE_MS,
@@ -119,6 +131,56 @@ def check_snapshot_records(parsed: DataFrame, run_ms: int | None = None) -> Data
         first character), "" when the line has no such field. Only read on corrupt lines."""
         return f"regexp_extract(value, {sql_text(chr(34) + c + chr(34) + _TOKEN)}, 1)"
 
+    hi = (run_ms if run_ms is not None else 0) + FUTURE_SLACK_MS
+    ts = jf("capture_ts")
+    ts_bad = (f"({ts} < {MIN_CAPTURE_MS} OR ({'true' if run_ms is not None else 'false'} "
+              f"AND {ts} > {int(hi)}))")
+    out_of_range_checks = [
+        (ts_bad, f"concat('capture_ts=', CAST({ts} AS STRING), "
+                 "': before 2010-01-01 or more than a day after the run')"),
+        (f"{jf('queue_id')} > {QUEUE_ID_MAX}",
+         f"concat('queue_id=', CAST({jf('queue_id')} AS STRING), ': above {QUEUE_ID_MAX}')")]
+    negative_checks = [(f"{jf(c)} < 0", f"concat({sql_text(c + '=')}, "
+                                        f"CAST({jf(c)} AS STRING), ': must be >= 0')")
+                       for c in SNAPSHOT_NON_NEGATIVE]
+    out_of_range, negative = _first(out_of_range_checks), _first(negative_checks)
+    out_of_range_when = [c for c, _ in out_of_range_checks]
+    negative_when = [c for c, _ in negative_checks]
+    # a queue the group never committed (``committed: false``) may have no consumer offset
+    # (snapshot 1.1 writes null there: "none", not the broker's 0 placeholder)
+    never = f"({jf('committed')} <=> false)"
+    # nor has a BROADCASTING group's (snapshot 1.2): its clients keep their offsets
+    no_offset = f"({never} OR {jf('message_model')} <=> 'BROADCASTING')"
+
+    def absent(c: str) -> str:
+        blank = f"trim({jf(c)}) = ''" if c in SNAPSHOT_NAMES else "false"
+        return f"({jf(c)} IS NULL OR {blank})"
+
+    missing_when = [f"{absent(c)} AND {'NOT ' + no_offset if c == 'consumer_offset' else 'true'}"
+                    for c in SNAPSHOT_REQUIRED]
+    missing = "concat_ws(', ', " + ", ".join(
+        f"CASE WHEN {w} THEN {sql_text(c)} END"
+        for c, w in zip(SNAPSHOT_REQUIRED, missing_when, strict=True)) + ")"
+    # whitespace or a control character (a newline splits a Prometheus line and a table row;
+    # "G" and "G " would be two groups): never in a RocketMQ name (TopicValidator
+    # .isTopicOrGroupIllegal allows ^[%|a-zA-Z0-9_-]+$ only)
+    bad_name_when = [f"{jf(c)} RLIKE {sql_text(_BAD_NAME_CHARS)}" for c in SNAPSHOT_NAMES]
+    bad_name = _first([
+        (w, f"concat({sql_text(c + ': ')}, {_shown_text(jf(c))}, "
+            "' (whitespace or a control character: never in a RocketMQ name)')")
+        for c, w in zip(SNAPSHOT_NAMES, bad_name_when, strict=True)])
+    schema_bad = f"{jf('schema')} IS NULL OR NOT ({jf('schema')} RLIKE {sql_text(_SCHEMA_RE)})"
+    if not reasons:
+        # bad exactly when a reason below is named: the wrong-type and too-big checks need a
+        # corrupt line, and each check's text is non-null when its condition holds (a null
+        # condition is not taken, in a CASE as in ``_first``)
+        conds = [corrupt, schema_bad, *missing_when, *bad_name_when, *out_of_range_when,
+                 *negative_when]
+        flagged = ("CASE " + " ".join(f"WHEN {c} THEN {sql_text(FLAGGED)}" for c in conds)
+                   + " END")
+        return _checked_columns(parsed.withColumns(
+            {"_ts_bad": F.expr(ts_bad), "reason": F.expr(flagged)}), jf, ts, never,
+            "CAST(NULL AS STRING)")
     # a number that did not fit its type (a long beyond 2^63-1, an int queue id) makes the
     # whole line unparsable; name it instead of a generic "wrong type"
     too_big = _first([
@@ -135,39 +197,6 @@ def check_snapshot_records(parsed: DataFrame, run_ms: int | None = None) -> Data
          f"concat({sql_text(c + ': ')}, {_shown(token(c))}, "
          f"{sql_text(f' (expected {_EXPECTED[kind]})')})")
         for c, kind in SNAPSHOT_TYPED])
-    hi = (run_ms if run_ms is not None else 0) + FUTURE_SLACK_MS
-    ts = jf("capture_ts")
-    ts_bad = (f"({ts} < {MIN_CAPTURE_MS} OR ({'true' if run_ms is not None else 'false'} "
-              f"AND {ts} > {int(hi)}))")
-    out_of_range = _first([
-        (ts_bad, f"concat('capture_ts=', CAST({ts} AS STRING), "
-                 "': before 2010-01-01 or more than a day after the run')"),
-        (f"{jf('queue_id')} > {QUEUE_ID_MAX}",
-         f"concat('queue_id=', CAST({jf('queue_id')} AS STRING), ': above {QUEUE_ID_MAX}')")])
-    negative = _first([(f"{jf(c)} < 0", f"concat({sql_text(c + '=')}, "
-                                         f"CAST({jf(c)} AS STRING), ': must be >= 0')")
-                       for c in SNAPSHOT_NON_NEGATIVE])
-    # a queue the group never committed (``committed: false``) may have no consumer offset
-    # (snapshot 1.1 writes null there: "none", not the broker's 0 placeholder)
-    never = f"({jf('committed')} <=> false)"
-    # nor has a BROADCASTING group's (snapshot 1.2): its clients keep their offsets
-    no_offset = f"({never} OR {jf('message_model')} <=> 'BROADCASTING')"
-
-    def absent(c: str) -> str:
-        blank = f"trim({jf(c)}) = ''" if c in SNAPSHOT_NAMES else "false"
-        return f"({jf(c)} IS NULL OR {blank})"
-
-    missing = "concat_ws(', ', " + ", ".join(
-        f"CASE WHEN {absent(c)} AND {'NOT ' + no_offset if c == 'consumer_offset' else 'true'}"
-        f" THEN {sql_text(c)} END" for c in SNAPSHOT_REQUIRED) + ")"
-    # whitespace or a control character (a newline splits a Prometheus line and a table row;
-    # "G" and "G " would be two groups): never in a RocketMQ name (TopicValidator
-    # .isTopicOrGroupIllegal allows ^[%|a-zA-Z0-9_-]+$ only)
-    bad_name = _first([
-        (f"{jf(c)} RLIKE {sql_text(_BAD_NAME_CHARS)}",
-         f"concat({sql_text(c + ': ')}, {_shown_text(jf(c))}, "
-         "' (whitespace or a control character: never in a RocketMQ name)')")
-        for c in SNAPSHOT_NAMES])
     # each check once, as a column of its own: the reason and the detail read the columns
     # (the expressions written into both made a plan twice the size, analysed on every run)
     checked = parsed.withColumns({name: F.expr(text) for name, text in (
@@ -178,8 +207,7 @@ def check_snapshot_records(parsed: DataFrame, run_ms: int | None = None) -> Data
         "CASE WHEN _too_big IS NOT NULL THEN 'value out of range' "
         "WHEN _wrong_type IS NOT NULL THEN 'wrong type' "
         f"WHEN {corrupt} THEN 'malformed JSON' "
-        f"WHEN {jf('schema')} IS NULL OR NOT ({jf('schema')} RLIKE "
-        f"{sql_text(_SCHEMA_RE)}) THEN 'unsupported schema' "
+        f"WHEN {schema_bad} THEN 'unsupported schema' "
         "WHEN _missing != '' THEN 'missing field' "
         "WHEN _bad_name IS NOT NULL THEN 'bad name' "
         "WHEN _out_of_range IS NOT NULL THEN 'value out of range' "
@@ -196,6 +224,14 @@ def check_snapshot_records(parsed: DataFrame, run_ms: int | None = None) -> Data
         "WHEN reason = 'missing field' THEN _missing "
         "WHEN reason = 'value out of range' THEN _out_of_range "
         "ELSE _negative END")
+    return _checked_columns(tagged, jf, ts, never, detail)
+
+
+def _checked_columns(tagged: DataFrame, jf: Callable[[str], str], ts: str, never: str,
+                     detail: str) -> DataFrame:
+    """The output of :func:`check_snapshot_records` from the rows with ``reason`` and
+    ``_ts_bad`` (SQL text: ``jf`` a field of ``j``, ``ts`` the capture time, ``never`` the
+    never-committed test, ``detail`` a bad row's detail)."""
     plain = ("group", "topic", "broker", "queue_id", "broker_offset", "min_offset")
     plain2 = ("pull_offset", "last_timestamp", "delay_ms", "owner", "owners")
     return tagged.selectExpr(
@@ -219,6 +255,8 @@ def check_snapshot_records(parsed: DataFrame, run_ms: int | None = None) -> Data
         "CASE WHEN reason IS NOT NULL THEN rid END AS rid", "reason",
         f"CASE WHEN reason IS NOT NULL THEN {detail} END AS detail",
         "CASE WHEN reason IS NOT NULL THEN substring(value, 1, 500) END AS content")
+
+
 
 
 def split_snapshot_records(records: DataFrame) -> tuple[DataFrame, DataFrame]:
