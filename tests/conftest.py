@@ -119,6 +119,56 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.spark)
 
 
+# The spark phase's files by what they cost (worker-seconds, `./dev test -m "spark and not
+# cluster" -n 2 --dist loadfile --durations=0`, 2026-11-29, this 2-core machine). With
+# --dist loadfile a worker takes the next file in collection order when it runs low, so a
+# heavy file taken late kept one worker busy for a minute after the other had finished (824
+# against 922 s). The scheduler below hands out the heaviest file left instead (longest
+# first), which keeps the two within a few seconds of each other. A stale or missing entry
+# only changes the order, never which tests run; a file not listed counts 5 s per test.
+SPARK_FILE_SECONDS = {
+    "tests/lagjob/test_bounded.py": 417, "tests/lagjob/test_real_history.py": 210,
+    "tests/lagjob/test_hostile_inputs_lag.py": 169, "tests/lagjob/test_incremental.py": 112,
+    "tests/lagjob/test_cli.py": 93, "tests/lagjob/test_report_browser.py": 93,
+    "tests/lagjob/test_transforms.py": 92, "tests/lagjob/test_owner_gaps.py": 86,
+    "tests/lagjob/test_trust.py": 68, "tests/lagjob/test_options_rerun.py": 65,
+    "tests/lagjob/test_classcache.py": 61, "tests/test_wheel.py": 57,
+    "tests/lagjob/test_job.py": 47, "tests/test_quickstart.py": 39,
+    "tests/test_docs_examples.py": 26, "tests/lagjob/test_stage_jobs.py": 24,
+    "tests/lagjob/test_sim_silent_member.py": 17, "tests/lagjob/test_storms_health.py": 16,
+    "tests/test_security.py": 15, "tests/lagjob/test_html_report.py": 11,
+    "tests/lagjob/test_snapshot_gzip_spark.py": 10, "tests/lagjob/test_snapshot_checks.py": 10,
+}
+
+
+def file_cost(scope: str, tests: int) -> float:
+    """A file's expected worker-seconds (``SPARK_FILE_SECONDS``, else 5 s per test)."""
+    return SPARK_FILE_SECONDS.get(scope, 5.0 * tests)
+
+
+def heaviest_first(queue) -> None:
+    """Move the costliest file of an xdist work queue (an ``OrderedDict`` of file -> its
+    tests) to the front, where the scheduler takes the next unit from."""
+    heaviest = max(queue, key=lambda scope: file_cost(scope, len(queue[scope])))
+    queue.move_to_end(heaviest, last=False)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadfile, heaviest file first (see ``SPARK_FILE_SECONDS``); other modes as
+    pytest-xdist has them."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class HeaviestFirst(LoadFileScheduling):
+        def _assign_work_unit(self, node):
+            heaviest_first(self.workqueue)
+            super()._assign_work_unit(node)
+
+    return HeaviestFirst(config, log)
+
+
 NO_JVM = ("#!/bin/sh\necho 'this test started a JVM but is not marked spark: add "
           "@pytest.mark.spark (./dev test -m \"not spark\" must start none)' >&2\nexit 97\n")
 

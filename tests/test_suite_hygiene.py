@@ -230,3 +230,25 @@ def test_a_shared_session_result_is_made_by_one_worker(tmp_path):
     assert said == [makers[1]] * 4
     assert workers("e") == [makers[1]]  # later: read, not made
     assert log.read_text().split() == makers
+
+
+def test_the_spark_phase_hands_out_its_heaviest_file_first():
+    """The table behind the spark phase's order names files that exist and hold spark tests,
+    and the work queue gives the costliest file left (a file not listed: 5 s a test)."""
+    from collections import OrderedDict
+
+    from conftest import SPARK_FILE_SECONDS, heaviest_first
+
+    for name in SPARK_FILE_SECONDS:
+        text = (ROOT / name).read_text(encoding="utf-8")
+        assert "spark" in text, name
+    queue = OrderedDict([("tests/test_security.py", {"a": False}),
+                         ("tests/lagjob/test_bounded.py", {"b": False}),
+                         ("tests/new_one.py", {f"t{i}": False for i in range(200)}),
+                         ("tests/lagjob/test_cli.py", {"c": False})])
+    order = []
+    while queue:
+        heaviest_first(queue)
+        order.append(queue.popitem(last=False)[0])
+    assert order == ["tests/new_one.py", "tests/lagjob/test_bounded.py",
+                     "tests/lagjob/test_cli.py", "tests/test_security.py"]
