@@ -10,20 +10,28 @@ ratio candidate / baseline and the Py4J commands of each variant's last run by k
 
     python bench/lag_warm_ab.py --lookups [--rounds 4] [--data DIR]
     python bench/lag_warm_ab.py --conf spark.sql.shuffle.partitions=2
+    python bench/lag_warm_ab.py --reasons [--data DIR]
 
 * ``--lookups``: the baseline makes PySpark's Java look-ups as PySpark does (a ``JVMView``
   that keeps nothing); the candidate keeps them (:mod:`mqctl.lagjob.lookups`, as every report
   now runs).
+* ``--reasons``: the baseline works out every bad line's reason on the first read of the
+  snapshot files too (``check_snapshot_records`` with its reasons everywhere, as before the
+  twentieth pass); the candidate only flags them there, as every report now runs. Both must
+  give the same counts, summary, group rows and quarantine (exit 1 if not).
 * ``--conf K=V`` (repeatable): the candidate runs with these session settings, the baseline
   without (both after the report's own settings: a setting the report sizes is overridden).
 
-Without --data, the demo's timeline (3 simulated hours, a snapshot every 2 minutes, as
+``--data DIR``: ``DIR/snapshots`` and, when there is one, ``DIR/logs`` (a test-sized input:
+``python bench/gen_exports.py DIR/snapshots --groups 7 --topics 2 --queues 3 --captures 5``,
+210 rows). Without --data, the demo's timeline (3 simulated hours, a snapshot every 2 minutes, as
 bench/lag_small.py) is captured once into a temporary directory first.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -41,11 +49,14 @@ from sim_common import demo_data
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", help="a directory with snapshots/ and logs/ (mqctl demo --out)")
+    ap.add_argument("--data", help="a directory with snapshots/ and, optionally, logs/ "
+                    "(mqctl demo --out; bench/gen_exports.py DIR/snapshots)")
     ap.add_argument("--rounds", type=int, default=4)
     what = ap.add_mutually_exclusive_group(required=True)
     what.add_argument("--lookups", action="store_true",
                       help="baseline: PySpark's look-ups as PySpark makes them")
+    what.add_argument("--reasons", action="store_true",
+                      help="baseline: the first read of the snapshots names every reason")
     what.add_argument("--conf", action="append", metavar="K=V",
                       help="the candidate's session settings")
     args = ap.parse_args(argv)
@@ -57,8 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     from pyspark import SparkContext
 
     from mqctl.lagjob import lookups
+    from mqctl.lagjob import transforms as X
     from mqctl.lagjob.job import run_report
     from mqctl.lagjob.session import driver_java_options, driver_memory, spark_session
+    from mqctl.lagjob.transforms import snapshot as snapshot_checks
 
     sent: Counter[str] = Counter()
     orig_send = jg.GatewayClient.send_command
@@ -72,8 +85,20 @@ def main(argv: list[str] | None = None) -> int:
     real_install = lookups.install
     kept: list[Any] = [None]
 
+    checks = snapshot_checks.check_snapshot_records
+
+    def every_reason(parsed: Any, run_ms: Any = None, *, reasons: bool = True) -> Any:
+        return checks(parsed, run_ms)
+
     @contextmanager
     def variant(candidate: bool, spark: Any) -> Any:
+        if args.reasons:
+            X.check_snapshot_records = checks if candidate else every_reason  # type: ignore
+            try:
+                yield
+            finally:
+                X.check_snapshot_records = checks  # type: ignore[assignment]
+            return
         if args.lookups:
             view = SparkContext._jvm
             if isinstance(view, lookups.CachedView):
@@ -107,8 +132,9 @@ def main(argv: list[str] | None = None) -> int:
         snaps, logs = data / "snapshots", data / "logs"
         size = sum(f.stat().st_size for d in (snaps, logs) for f in d.rglob("*") if f.is_file())
         conf = {"spark.ui.enabled": "false", "spark.driver.memory": driver_memory(size)}
-        inputs = [f"snapshot={snaps}", str(logs)]
+        inputs = [f"snapshot={snaps}"] + ([str(logs)] if logs.is_dir() else [])
         times: dict[bool, list[float]] = {False: [], True: []}
+        results: dict[bool, set[str]] = {False: set(), True: set()}
         commands: dict[bool, Counter[str]] = {}
         with spark_session("local[*]", conf=conf, java_opts=driver_java_options(size)) as h:
             spark, n = h.spark, 0
@@ -131,15 +157,19 @@ def main(argv: list[str] | None = None) -> int:
                     with variant(candidate, spark):
                         sent.clear()
                         t = time.perf_counter()
-                        run_report(inputs, str(Path(tmp, f"r{n}")), spark=spark)
+                        res = run_report(inputs, str(Path(tmp, f"r{n}")), spark=spark)
                         dt = time.perf_counter() - t
+                    results[candidate].add(json.dumps(
+                        [res.counts, res.summary, res.groups, res.quarantine],
+                        sort_keys=True, default=str))
                     times[candidate].append(dt)
                     commands[candidate] = Counter(sent)
                     print(f"round {r + 1}: {'candidate' if candidate else 'baseline '} "
                           f"{dt:6.1f} s  ({sum(sent.values())} Py4J commands)")
         base, cand = statistics.median(times[False]), statistics.median(times[True])
-        label = "PySpark's look-ups kept once per name" if args.lookups else \
-            " ".join(f"{k}={v}" for k, v in confs.items())
+        label = ("PySpark's look-ups kept once per name" if args.lookups else
+                 "bad lines only flagged on the first read" if args.reasons else
+                 " ".join(f"{k}={v}" for k, v in confs.items()))
         print(f"\ncandidate: {label}")
         print(f"baseline median {base:.1f} s, candidate median {cand:.1f} s: "
               f"x{cand / base:.3f}")
@@ -148,6 +178,9 @@ def main(argv: list[str] | None = None) -> int:
         print("Py4J commands of the last run, by kind: baseline / candidate")
         for k in kinds:
             print(f"  {k:6} {commands[False][k]:7d} {commands[True][k]:7d}")
+        if args.reasons and (len(results[False] | results[True]) != 1):
+            print("the two variants' results differ", file=sys.stderr)
+            return 1
     return 0
 
 
