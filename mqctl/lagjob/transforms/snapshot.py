@@ -257,8 +257,6 @@ def _checked_columns(tagged: DataFrame, jf: Callable[[str], str], ts: str, never
         "CASE WHEN reason IS NOT NULL THEN substring(value, 1, 500) END AS content")
 
 
-
-
 def split_snapshot_records(records: DataFrame) -> tuple[DataFrame, DataFrame]:
     """(observations, bad lines) of :func:`parse_snapshot_records`."""
     obs = records.filter(F.col("reason").isNull()).select(*SNAPSHOT_OBS)
