@@ -41,6 +41,7 @@ __all__ = ["Options", "ReportResult", "build_parser", "duration_ms", "main", "re
            "run_report"]
 
 if TYPE_CHECKING:
+    from pyspark.sql import Column as SparkColumn
     from pyspark.sql import DataFrame, SparkSession
 
     from mqctl.lagjob.stages import Earlier, Lagged, Latest, Rebalance, Report
@@ -614,6 +615,19 @@ class _Run:
         aqe_off = {"spark.sql.adaptive.enabled": "false"} if keep_partitioning else {}
         with self.stage(name), run_settings(self.spark, aqe_off):
             return df.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
+
+    def cut_counting(self, df: DataFrame, name: str, where: SparkColumn, *,
+                     keep_partitioning: bool = False) -> tuple[DataFrame, int]:
+        """:meth:`cut`, and how many of its rows match ``where``, counted in the cut's own job
+        (an observed metric, ``Dataset.observe``: ``CollectMetricsExec`` passes the rows and
+        their partitioning through) where a check of the cut rows was a job of its own."""
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+
+        seen = Observation(f"mqctl-{name}")
+        out = self.cut(df.observe(seen, F.count(F.when(where, F.lit(1))).alias("n")), name,
+                       keep_partitioning=keep_partitioning)
+        return out, int(seen.get["n"])
 
     def run(self) -> ReportResult:
         import time
@@ -1264,17 +1278,28 @@ class _Run:
         t_sum = time.perf_counter()
         self._job_group("summaries")
         sp, o, written = self.spark, self.o, self.written
-        qcounts: dict[str, int] = {}
+        n_latest, n_groups = _total(stats, "latest"), _total(stats, "groups")
+        d = rep.datasets
+        frames = {"gt": d["group_status"], "lag": d["lag"], "events": d["rebalance/events"],
+                  "storms": d["rebalance/storms"], "unowned": d["rebalance/unowned"],
+                  "locks": d["rebalance/locks"], **{k: self.page[k] for k in ("series", "peaks")}}
+        # one job (issue 28 item 2): the summary rows, the quarantine's reasons and, when every
+        # group is charted, the page's first collect
+        parts: dict[str, DataFrame] = {}
         if _total(stats, "quarantine"):
-            qcounts = {r["reason"]: int(r["n"]) for r in rep.datasets["quarantine"].groupBy(
-                "reason").agg(F.count(F.lit(1)).alias("n")).collect()}
+            parts["q"] = d["quarantine"].groupBy("reason").agg(F.count(F.lit(1)).alias("n"))
+        if 0 < n_groups <= min(o.chart_groups, o.summary_limit):
+            from mqctl.lagjob.html import collect as G
+
+            parts["h"] = G.first_collect(frames["series"], frames["peaks"],
+                                         n_groups * o.chart_points + 1)
+        summary, group_rows, more = self._summary_rows(rep, parts)
+        qcounts = {r["reason"]: int(r["n"]) for r in more.get("q", [])}
         quarantined = sum(qcounts.values())
         totals = {"quarantined": quarantined, "storms": counts["storms"],
                   "lock_takeovers": counts["lock_takeovers"]}
         breaches = evaluate(self.thresholds, rep.latest, totals)
         totals["breaches"] = len({b.expr for b in breaches})
-        n_latest, n_groups = _total(stats, "latest"), _total(stats, "groups")
-        summary, group_rows = self._summary_rows(rep)
         self._add_notes(counts)
         rows = _Rows(rep, summary, group_rows, n_latest, n_groups, self._said)
         # CSV of every group/topic (the reasons as one cell, "; " between them)
@@ -1285,12 +1310,9 @@ class _Run:
         written["summary_csv"] = csv_path
         self._write_prometheus(rep, rows, totals)
         html_path = W.join(self.out, "report.html")
-        d = rep.datasets
-        W.write_text(sp, html_path, self._html(
-            {"gt": d["group_status"], "lag": d["lag"], "events": d["rebalance/events"],
-             "storms": d["rebalance/storms"], "unowned": d["rebalance/unowned"],
-             "locks": d["rebalance/locks"], **{k: self.page[k] for k in ("series", "peaks")}},
-            group_rows, summary, counts, quarantined, run_ts))
+        first = (more["h"], n_groups * o.chart_points + 1) if "h" in parts else None
+        W.write_text(sp, html_path, self._html(frames, group_rows, summary, counts,
+                                               quarantined, run_ts, first))
         written["html"] = html_path
         from mqctl.timeparse import format_ms
 
@@ -1316,18 +1338,29 @@ class _Run:
                             truncated=n_latest > len(summary), notes=list(self.notes),
                             timings=dict(self.timings))
 
-    def _summary_rows(self, rep: Report) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """The first ``summary_limit`` rows per group and topic and per group, worst first."""
+    def _summary_rows(self, rep: Report, more: dict[str, DataFrame]
+                      ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, list[Any]]]:
+        """The first ``summary_limit`` rows per group and topic and per group, worst first,
+        and every row of the frames of ``more`` (by name), in one collect (issue 28 item 2:
+        one job where there were one per frame), each frame's rows in a struct column of its
+        own. A sort under a limit is one partition in that order (``TakeOrderedAndProjectExec``:
+        its ``outputOrdering`` is the sort order) and a union's partitions are its children's
+        in turn, so the rows of each arrive in order."""
         from pyspark.sql import functions as F
 
         said, limit = self._said, self.o.summary_limit
-        summary = [said(r.asDict()) for r in
-                   rep.latest.orderBy(*_latest_order()).limit(limit).collect()]
-        group_rows = [said(r.asDict()) for r in rep.groups.orderBy(
-            F.col("health_code").desc_nulls_last(), F.col("group_status_code").desc_nulls_last(),
-            F.col("lag_seconds").desc_nulls_last(), "cluster", "group")
-            .limit(limit).collect()]
-        return summary, group_rows
+        frames = {"l": rep.latest.orderBy(*_latest_order()).limit(limit),
+                  "g": rep.groups.orderBy(*_groups_order()).limit(limit), **more}
+        both: DataFrame | None = None
+        for tag, df in frames.items():
+            part = df.select(F.lit(tag).alias("_part"), F.struct(*df.columns).alias("_" + tag))
+            both = part if both is None else both.unionByName(part, allowMissingColumns=True)
+        assert both is not None
+        got: dict[str, list[Any]] = {tag: [] for tag in frames}
+        for r in both.collect():
+            got[r["_part"]].append(r["_" + r["_part"]])
+        return ([said(r.asDict()) for r in got.pop("l")], [said(r.asDict()) for r in got.pop("g")],
+                got)
 
     def _add_notes(self, counts: dict[str, int]) -> None:
         dupes = counts["duplicates"]
@@ -1369,10 +1402,12 @@ class _Run:
         else:
             last = rep.groups.agg(F.max("capture_ts").alias("t"),
                                   F.count(F.lit(1)).alias("n")).collect()[0]
-        brokers = X.latest_per_broker(rep.datasets["lag"], rep.latest)
+        every = rows.n_latest <= len(rows.summary)  # (every latest row is collected)
+        brokers = X.latest_per_broker(rep.datasets["lag"], rep.latest,
+                                      rows.summary if every else None)
         order = ("cluster", "group", "topic", "broker")
         broker_rows: Iterable[dict[str, Any]]
-        if rows.n_latest <= len(rows.summary):  # a few rows: one collect, sorted here
+        if every:  # a few rows: one collect, sorted here
             # (Spark's ascending order: nulls first; strings by code point, as UTF-8 bytes)
             broker_rows = sorted((r.asDict() for r in brokers.collect()), key=lambda r: tuple(
                 (r[k] is not None, r[k]) for k in order))
@@ -1431,8 +1466,10 @@ class _Run:
 
     def _html(self, frames: dict[str, DataFrame], group_rows: list[dict[str, Any]],
               summary: list[dict[str, Any]], counts: dict[str, int], quarantined: int,
-              run_ts: int) -> str:
-        """report.html: bounded data from the frames, then the page (mqctl/lagjob/html/)."""
+              run_ts: int, first: tuple[list[Any], int] | None = None) -> str:
+        """report.html: bounded data from the frames, then the page (mqctl/lagjob/html/).
+        ``first``: the page's first collect, already made (:func:`html.collect.first_collect`,
+        its rows and limit)."""
         from mqctl.lagjob import html as H
         from mqctl.lagjob.verdicts import utc
 
@@ -1445,7 +1482,7 @@ class _Run:
             group_rows=group_rows, limits=lim,
             has_events=bool(counts["rebalance_events"] or counts["reset_events"]),
             has_storms=bool(counts["storms"]), series=frames.get("series"),
-            peaks=frames.get("peaks"))
+            peaks=frames.get("peaks"), first=first)
         if data.bucket_ms is not None:
             self.notes.append(f"charts show the maximum per {data.bucket_ms // 1000}s bucket")
         shown = summary[:lim.status_rows]
@@ -1491,6 +1528,14 @@ def _latest_order() -> list[Any]:
     return [F.col("health_code").desc_nulls_last(), F.col("status_code").desc_nulls_last(),
             F.col("lag_seconds").desc_nulls_last(), F.col("total_lag").desc_nulls_last(),
             "cluster", "group", "topic"]
+
+
+def _groups_order() -> list[Any]:
+    """The order of the group rows: worst first."""
+    from pyspark.sql import functions as F
+
+    return [F.col("health_code").desc_nulls_last(), F.col("group_status_code").desc_nulls_last(),
+            F.col("lag_seconds").desc_nulls_last(), "cluster", "group"]
 
 
 class _Rows:

@@ -53,6 +53,11 @@ class Runner(Protocol):
         steps after it, inside the same partitioning, shuffle nothing."""
         ...
 
+    def cut_counting(self, df: DataFrame, name: str, where: Column, *,
+                     keep_partitioning: bool = False) -> tuple[DataFrame, int]:
+        """``cut``, and how many of the rows match ``where`` (counted in the same job)."""
+        ...
+
     def keep_read(self, df: DataFrame, paths: dict[Kind, list[str]]) -> DataFrame:
         """Cache a frame read from ``paths`` (an empty relation when there is none)."""
         ...
@@ -212,19 +217,27 @@ def lag(run: Runner, o: Options, c: Read, kinds: Iterable[Kind], columns: list[s
     # once, by topic (:data:`transforms.BY_TOPIC`), and the dedupe, the broker history, the
     # time-lag brackets, the status window, the group-topic aggregate, the owner track and
     # the resets all run inside it: no other shuffle of the observations
-    obs = run.cut(X.by_topic(c.obs), "dedupe", keep_partitioning=True)
+    # (the observations without a max offset of their own, counted in the cut's job; the
+    # dedupe keeps one, if any, of a queue and capture's observations: a count of 0 holds
+    # after it, another is counted again)
+    no_offset = F.col("broker_offset").isNull()
+    obs, unfilled_n = run.cut_counting(X.by_topic(c.obs), "dedupe", no_offset,
+                                       keep_partitioning=True)
     with run.stage("dedupe"):  # (inside the partitioning: no shuffle)
         to_merge = not obs.groupBy(*X.OBS_KEY).count().filter(F.col("count") > 1).isEmpty()
-    dedup = (run.cut(X.dedupe_observations(obs), "dedupe", keep_partitioning=True)
-             if to_merge else obs)
+    dedup = obs
+    if to_merge and unfilled_n:
+        dedup, unfilled_n = run.cut_counting(X.dedupe_observations(obs), "dedupe", no_offset,
+                                             keep_partitioning=True)
+    elif to_merge:
+        dedup = run.cut(X.dedupe_observations(obs), "dedupe", keep_partitioning=True)
     if check_bound is not None:
         check_bound(dedup)
     history = X.broker_history(dedup, X.by_topic(c.points))
     if earlier is not None:  # the earlier history, as the previous run found it
         history = X.by_topic(earlier.history.unionByName(history))
     history = run.cut(history, "broker history", keep_partitioning=True)
-    with run.stage("broker history"):  # (a scan of the cut rows; no shuffle)
-        unfilled = not dedup.filter(F.col("broker_offset").isNull()).isEmpty()
+    unfilled = unfilled_n > 0
     if earlier is not None and unfilled:  # (the fill may take a later capture's max offset)
         raise B.NotBounded("an observation has no max offset")
     # (the fill joins: its result is partitioned again)
@@ -296,7 +309,7 @@ def rebalance(run: Runner, o: Options, lagged: Lagged, logs: DataFrame, has_logs
         unowned_track = run.cut(unowned_track, "unowned")
     if has_logs:
         resets = X.reset_events(logs).unionByName(resets)
-    resets = run.cut(resets, "resets")
+    resets, n_resets = run.cut_counting(resets, "resets", F.lit(True))
     if has_logs:  # a logged change and the capture change it explains are one event
         logged_changes = run.cut(X.log_changes(logs), "log changes")
         # the merge reads the capture changes (two windows over the owner track) three
@@ -307,8 +320,7 @@ def rebalance(run: Runner, o: Options, lagged: Lagged, logs: DataFrame, has_logs
         merged = X.merge_changes(captured, logged_changes, o.align_ms, hits)
     else:  # (without logs both steps below change nothing: skip their joins)
         merged = captured.select(*X.CHANGE_COLS)
-    with run.stage("resets"):
-        no_resets = resets.isEmpty()
+    no_resets = n_resets == 0
     changes = run.cut(merged if no_resets else X.mark_resets(merged, resets), "changes")
     disp = display_source()
     events = run.cut(X.with_date(X.rebalance_events(changes).unionByName(resets), "ts")

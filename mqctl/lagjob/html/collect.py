@@ -94,23 +94,49 @@ def collect_report_data(spark: SparkSession, *, gt: DataFrame, lag: DataFrame,
                         locks: DataFrame, group_rows: list[dict[str, Any]],
                         limits: HtmlLimits = HtmlLimits(), has_events: bool = True,
                         has_storms: bool = True, series: DataFrame | None = None,
-                        peaks: DataFrame | None = None) -> ReportData:
+                        peaks: DataFrame | None = None,
+                        first: tuple[list[Any], int] | None = None) -> ReportData:
     """:func:`collect_frames` with the frames as keywords (the job's call)."""
     del spark  # groups and queues are picked with literal maps: no join, no broadcast job
     return collect_frames(ReportFrames(gt, lag, events, storms, unowned, locks, series, peaks),
-                          group_rows, limits, has_events=has_events, has_storms=has_storms)
+                          group_rows, limits, has_events=has_events, has_storms=has_storms,
+                          first=first)
+
+
+def first_collect(series: DataFrame, peaks: DataFrame, limit: int) -> DataFrame:
+    """Collect 1 of every group before the groups are ranked, for a caller that collects it
+    with other rows in one job (the job: with the summary rows): the totals per group and
+    capture (at most ``limit`` rows) and every queue's peak lag, each row with its group's
+    key (``grp``) where :meth:`_Collector.totals_and_peaks` has the group's rank. ``series``:
+    :func:`group_series`; ``peaks``: :func:`queue_peaks`. :func:`collect_frames` takes the
+    rows (``first``) when every group is charted and the limit was not reached."""
+    from pyspark.sql import functions as F
+
+    key = F.expr(f"concat_ws({sql_text(_SEP)}, coalesce(cluster, ''), {ident('group')})")
+    per = (series.filter(F.col("group").isNotNull()).withColumn("grp", key)
+           .groupBy("grp", "capture_ts")
+           .agg(F.try_sum("total_lag").alias("n1"), F.max("lag_seconds").alias("x"),
+                F.max("group_status_code").alias("n2"))
+           .withColumnRenamed("capture_ts", "ts"))
+    peak = (peaks.filter(F.col("group").isNotNull()).withColumn("grp", key)
+            .groupBy("grp", "topic", "broker", "queue_id")
+            .agg(F.max("peak_lag").alias("n1"), F.max("last_ts").alias("end_ts")))
+    return _shaped("per", per.limit(limit)).unionByName(_shaped("peak", peak))
 
 
 def collect_frames(frames: ReportFrames, group_rows: list[dict[str, Any]],
             limits: HtmlLimits = HtmlLimits(), *, has_events: bool = True,
-            has_storms: bool = True) -> ReportData:
+            has_storms: bool = True, first: tuple[list[Any], int] | None = None
+            ) -> ReportData:
     """Reduce the job's DataFrames to what the page shows (module docstring). ``group_rows``
     are the latest rows per group, worst first (the job's ``groups``): the first
     ``limits.groups`` get a section. ``has_events`` / ``has_storms`` = False leaves out what
-    would find nothing."""
+    would find nothing. ``first``: the rows of :func:`first_collect` and its limit, collected
+    already (used when they are what collect 1 would collect, else collected again)."""
     c = _Collector(frames, group_rows, limits)
     data = ReportData()
-    per_rows, peaks = c.totals_and_peaks(data)  # collect 1
+    got = c.keyed_totals_and_peaks(*first) if first is not None else None
+    per_rows, peaks = got if got is not None else c.totals_and_peaks(data)  # collect 1
     data.series = c.overview_series(per_rows)
     stamps = sorted({r["ts"] for r in per_rows})
     if c.every_group and stamps:  # every group is charted: their range is the run's
@@ -168,6 +194,13 @@ def _overview_rows(data: ReportData, rows: list[dict[str, Any]]) -> None:
                          key=lambda s: s["start_ts"], reverse=True)
 
 
+def _shaped(kind: str, df: DataFrame) -> DataFrame:
+    """``df`` in the one schema of the collected rows (:data:`_MARK_COLS`)."""
+    have = set(df.columns)
+    return df.selectExpr(*[f"{sql_text(kind)} AS kind" if c == "kind" else
+                           _MARK_SQL[c][0 if c in have else 1] for c, _t in _MARK_COLS])
+
+
 class _Collector:
     """The DataFrames of each step, for the chosen groups (``keys``: (cluster, group), worst
     first; a row's ``_gi`` is its group's index)."""
@@ -183,11 +216,9 @@ class _Collector:
         self.every_group = len(self.keys) == len(group_rows)
         self.chosen = sorted({g for _c, g in self.keys})
 
-    def shaped(self, kind: str, df: DataFrame) -> DataFrame:
-        """``df`` in the one schema of the collected rows (:data:`_MARK_COLS`)."""
-        have = set(df.columns)
-        return df.selectExpr(*[f"{sql_text(kind)} AS kind" if c == "kind" else
-                               _MARK_SQL[c][0 if c in have else 1] for c, _t in _MARK_COLS])
+    @staticmethod
+    def shaped(kind: str, df: DataFrame) -> DataFrame:
+        return _shaped(kind, df)
 
     @staticmethod
     def union(frames: list[DataFrame]) -> DataFrame:
@@ -241,6 +272,28 @@ class _Collector:
                                                   F.max("x").alias("x"),
                                                   F.max("n2").alias("n2")).collect())
         return per_rows, peaks
+
+    def keyed_totals_and_peaks(self, rows: list[Any], limit: int
+                               ) -> tuple[list[Any], list[Any]] | None:
+        """:meth:`totals_and_peaks` from :func:`first_collect`'s rows (``limit``: its limit),
+        each given its group's rank; None unless they are what it would collect: every group
+        is charted, and every capture's totals were collected (fewer than ``limit``) and are
+        at most ``points`` per group (else each bucket's maximum is collected again)."""
+        if not (self.keys and self.every_group):
+            return None
+        pers = [r for r in rows if r["kind"] == "per"]
+        if len(pers) >= limit:
+            return None
+        index = {f"{c}{_SEP}{g}": i for i, (c, g) in enumerate(self.keys)}
+
+        def ranked(kind: str) -> list[dict[str, Any]]:
+            return [{**r.asDict(), "_gi": index[r["grp"]]} for r in rows
+                    if r["kind"] == kind and r["grp"] in index]
+
+        per_rows = ranked("per")
+        if len(per_rows) > len(self.keys) * self.lim.points:
+            return None
+        return per_rows, ranked("peak")
 
     def series(self) -> DataFrame:
         """The totals per group and capture (:func:`group_series`)."""

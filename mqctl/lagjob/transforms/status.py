@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
@@ -256,17 +258,41 @@ def merge_latest_status(earlier: DataFrame, group_topic: DataFrame) -> DataFrame
             .filter(F.col("_rn") == 1).drop("_rn"))
 
 
-def latest_per_broker(lag: DataFrame, latest: DataFrame) -> DataFrame:
+# latest rows up to which :func:`latest_per_broker` picks their queues' rows by a literal set
+LITERAL_KEYS = 200
+
+
+def latest_per_broker(lag: DataFrame, latest: DataFrame,
+                      latest_rows: list[dict[str, Any]] | None = None) -> DataFrame:
     """Per group, topic and broker at the group and topic's latest capture (``latest``:
     ``cluster, group, topic, capture_ts``): the lag, the time lag of the slowest queue,
     whether it is estimated, the rates and the queues (rocketmq-exporter's ``broker`` label).
     Only the captures of ``latest`` are read (a filter on the earliest of them first: Parquet
-    row groups before it are skipped)."""
+    row groups before it are skipped). ``latest_rows``: every row of ``latest``, already
+    collected: the earliest is taken from them (no job), and up to :data:`LITERAL_KEYS` of
+    them are picked by a literal set instead of a broadcast join (no job either)."""
     keys = ["cluster", "group", "topic", "capture_ts"]
-    last = latest.filter(F.col("topic").isNotNull()).select(*keys).distinct()
-    first = last.agg(F.min("capture_ts")).collect()[0][0]
-    rows = lag if first is None else lag.filter(F.col("capture_ts") >= F.lit(int(first)))
-    j = rows.join(F.broadcast(last), on=keys, how="inner")
+    # (as the join's: a key with a null never matches)
+    wanted: list[tuple[str, str, str, int]] | None = None
+    if latest_rows is not None:
+        wanted = sorted({(str(r["cluster"]), str(r["group"]), str(r["topic"]),
+                          int(r["capture_ts"])) for r in latest_rows
+                         if all(r.get(k) is not None for k in keys)})
+    if wanted is not None and len(wanted) <= LITERAL_KEYS:
+        # the keys as a literal set: no broadcast, whose relation is a job of its own
+        from mqctl.lagjob.sqltext import ident, sql_text
+
+        cols = ", ".join(ident(k) for k in keys)
+        lits = ", ".join(f"({sql_text(c)}, {sql_text(g)}, {sql_text(t)}, CAST({int(ts)} AS "
+                         "BIGINT))" for c, g, t, ts in wanted)
+        j = (lag.filter(F.col("capture_ts") >= F.lit(min(w[3] for w in wanted)))
+             .filter(F.expr(f"({cols}) IN ({lits})")) if wanted else lag.filter(F.lit(False)))
+    else:
+        last = latest.filter(F.col("topic").isNotNull()).select(*keys).distinct()
+        first = (last.agg(F.min("capture_ts")).collect()[0][0] if wanted is None else
+                 min((w[3] for w in wanted), default=None))
+        rows = lag if first is None else lag.filter(F.col("capture_ts") >= F.lit(int(first)))
+        j = rows.join(F.broadcast(last), on=keys, how="inner")
     return j.groupBy("cluster", "group", "topic", "broker").agg(
         F.try_sum("lag").alias("total_lag"), F.max("lag_seconds").alias("lag_seconds"),
         F.max(F.when(F.col("lag_seconds").isNotNull(), F.col("estimated").cast("int")))

@@ -1,0 +1,194 @@
+"""Issue 28 item 2: the report's closing collects in one job. Each shortcut is judged against
+the path it replaces, on the same frames: the summary rows collected with the quarantine's
+reasons and the page's first collect, the page's first collect made before the groups are
+ranked, the per-broker rows picked by a literal set of keys, and a cut that counts rows in
+its own job."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from contextlib import nullcontext
+from types import SimpleNamespace
+
+import pytest
+
+from .test_html_report import (
+    EV_SCHEMA,
+    GT_SCHEMA,
+    LAG_SCHEMA,
+    LK_SCHEMA,
+    MIN,
+    ST_SCHEMA,
+    T0,
+    UN_SCHEMA,
+)
+
+pytestmark = pytest.mark.spark
+
+# names a literal in SQL text must carry as they are (quotes, backslashes, the page's key
+# separator, a control character, non-ASCII)
+NAMES = ["G_A", "o'brien", "back\\slash", "sep\u0001x", "tab\tG", "日本"]
+
+
+def _frames(spark, groups: list[tuple[str | None, str]], captures: int, queues: int = 3):
+    from mqctl.lagjob.html import collect as G
+
+    rng = random.Random(7)
+    lag, gt = [], []
+    for c in range(captures):
+        ts = T0 + c * MIN
+        for cl, g in groups:
+            for q in range(queues):
+                lag.append((cl, g, "T", "bk", q, ts, rng.randrange(0, 500), rng.random(),
+                            f"c{q % 2}@1"))
+            gt.append((cl, g, "T", ts, rng.randrange(0, 900), rng.random(), rng.randrange(5)))
+    df = spark.createDataFrame
+    frames = G.ReportFrames(gt=df(gt, GT_SCHEMA).repartition(3), lag=df(lag, LAG_SCHEMA),
+                            events=df([], EV_SCHEMA), storms=df([], ST_SCHEMA),
+                            unowned=df([], UN_SCHEMA), locks=df([], LK_SCHEMA))
+    return frames, G.group_series(frames.gt), G.queue_peaks(frames.lag)
+
+
+def _order(s: dict) -> tuple:
+    return s["_gi"], s["ts"]
+
+
+def _page(data) -> str:
+    from mqctl.lagjob import html as H
+
+    return H.render_html(series=data.series, events=data.events, storms=data.storms,
+                         status_rows=[], meta={"first_ts": data.first_ts,
+                                               "last_ts": data.last_ts}, groups=data.groups)
+
+
+@pytest.mark.parametrize("case", ["every group", "limit reached", "bucketed", "one charted"])
+def test_the_pages_first_collect_made_early_draws_the_same_page(spark, case):
+    from mqctl.lagjob import html as H
+    from mqctl.lagjob.html import collect as G
+
+    groups = [("c1", n) for n in NAMES] + [(None, "G_nocluster"), ("", "G_empty")]
+    # a group the page does not chart at all: rows in the series, none in group_rows (as
+    # --since leaves a group whose captures all precede it)
+    frames, series, peaks = _frames(spark, [*groups, ("c1", "G_before_since")], captures=5)
+    rows = [{"cluster": c, "group": g, "group_status": "OK"} for c, g in groups]
+    lim = H.HtmlLimits(groups=len(rows) if case != "one charted" else 1,
+                       points=2 if case == "bucketed" else 50)
+    limit = (len(rows) + 1) * lim.points + 1 if case != "limit reached" else 7
+    first = [r for r in G.first_collect(series, peaks, limit).collect()]
+    early = G.collect_frames(dataclasses.replace(frames, series=series, peaks=peaks), rows, lim,
+                             first=(first, limit))
+    usual = G.collect_frames(dataclasses.replace(frames, series=series, peaks=peaks), rows, lim)
+    # (the overview's series is in the order its rows were collected; the page sorts it)
+    assert dataclasses.replace(early, series=None) == dataclasses.replace(usual, series=None)
+    assert sorted(early.series, key=_order) == sorted(usual.series, key=_order)
+    assert _page(early) == _page(usual)
+    assert len(usual.groups) == len(rows) if case != "one charted" else len(usual.groups) == 1
+    assert sum(len(g["totals"]) for g in usual.groups) > 0
+    taken = G._Collector(frames, rows, lim).keyed_totals_and_peaks(first, limit)
+    assert (taken is not None) == (case == "every group")
+    if taken is not None:  # the rows of the uncharted group are left out, as the pick does
+        assert len(taken[0]) == len(rows) * 5 and {r["_gi"] for r in taken[0]} == set(
+            range(len(rows)))
+
+
+def test_latest_per_broker_by_literal_keys_equals_the_broadcast_join(spark):
+    from pyspark.sql import functions as F
+
+    from mqctl.lagjob.transforms import status
+
+    rng = random.Random(3)
+    lag = []
+    for c in range(4):
+        for cl in ("c1", None):
+            for g in NAMES:
+                for b in ("bk'1", "bk2"):
+                    for q in range(2):
+                        lag.append((cl, g, "T\\1", b, q, T0 + c * MIN, rng.randrange(9),
+                                    rng.choice([None, 1.5]), rng.choice([True, False]), 1.0,
+                                    2.0))
+    lag_df = spark.createDataFrame(lag, "cluster string, `group` string, topic string, "
+                                   "broker string, queue_id int, capture_ts long, lag long, "
+                                   "lag_seconds double, estimated boolean, "
+                                   "consume_rate double, produce_rate double")
+    latest = (lag_df.groupBy("cluster", "group", "topic")
+              .agg(F.max("capture_ts").alias("capture_ts"))
+              .filter(F.col("group") != "G_A")  # one group has no latest row
+              .unionByName(spark.createDataFrame([("c1", "G_log_only", None, None)],
+                                                 "cluster string, `group` string, "
+                                                 "topic string, capture_ts long")))
+    rows = [r.asDict() for r in latest.collect()]
+    joined = sorted(status.latest_per_broker(lag_df, latest).collect())
+    assert joined  # (and no row of a null cluster: an equi-join never matches a null)
+    assert all(r["cluster"] == "c1" for r in joined)
+    assert sorted(status.latest_per_broker(lag_df, latest, rows).collect()) == joined
+    many = status.LITERAL_KEYS
+    try:  # past the bound: the broadcast join again, its first capture from the rows
+        status.LITERAL_KEYS = 0
+        assert sorted(status.latest_per_broker(lag_df, latest, rows).collect()) == joined
+    finally:
+        status.LITERAL_KEYS = many
+
+
+def test_the_summary_rows_of_one_collect_keep_each_frames_order(spark):
+    from pyspark.sql import functions as F
+
+    from mqctl.lagjob.job import _Run
+
+    rng = random.Random(5)
+
+    def code():
+        return rng.choice([None, 0, 1, 2, 3])
+
+    def secs():
+        return rng.choice([None, 0.0, 1.5, 3.0, float("nan")])
+
+    latest = spark.createDataFrame(
+        [(rng.choice(["c1", None, "é"]), f"g{i // 3}", f"t{i % 3}", code(), code(), secs(),
+          rng.choice([None, 5, 50])) for i in range(300)],
+        "cluster string, `group` string, topic string, health_code int, status_code int, "
+        "lag_seconds double, total_lag long").dropDuplicates(["cluster", "group", "topic"]
+                                                             ).repartition(4)
+    groups = spark.createDataFrame(
+        [(rng.choice(["c1", None]), f"g{i}", code(), code(), secs(), [f"r{i}"])
+         for i in range(120)],
+        "cluster string, `group` string, health_code int, group_status_code int, "
+        "lag_seconds double, reasons array<string>").dropDuplicates(["cluster", "group"]
+                                                                    ).repartition(3)
+    quarantine = spark.createDataFrame([("bad json",), ("bad json",), ("too big",)],
+                                       "reason string")
+    run = SimpleNamespace(o=SimpleNamespace(summary_limit=40), _said=lambda r: r)
+    rep = SimpleNamespace(latest=latest, groups=groups)
+    more = {"q": quarantine.groupBy("reason").agg(F.count(F.lit(1)).alias("n"))}
+    summary, group_rows, got = _Run._summary_rows(run, rep, more)
+    from mqctl.lagjob import job as J
+
+    def nan_free(rows):  # (NaN is not equal to itself; Spark sorts it above every number)
+        return [{k: "NaN" if v != v else v for k, v in r.items()} for r in rows]
+
+    assert nan_free(summary) == nan_free(
+        r.asDict() for r in latest.orderBy(*J._latest_order()).limit(40).collect())
+    assert nan_free(group_rows) == nan_free(
+        r.asDict() for r in groups.orderBy(*J._groups_order()).limit(40).collect())
+    assert any(r["lag_seconds"] != r["lag_seconds"] for r in summary)
+    assert len(summary) == len(group_rows) == 40
+    assert sorted((r["reason"], r["n"]) for r in got["q"]) == [("bad json", 2), ("too big", 1)]
+
+
+def test_a_cut_counts_its_rows_in_its_own_job_and_keeps_its_partitioning(spark):
+    from pyspark.sql import functions as F
+
+    from mqctl.lagjob.job import _Run
+
+    rows = [(f"t{i % 5}", i, None if i % 7 == 0 else i) for i in range(500)]
+    df = (spark.createDataFrame(rows, "topic string, ts long, b long").repartition(4, "topic")
+          .sortWithinPartitions("topic", "ts"))
+    run = SimpleNamespace(spark=spark, stage=lambda name: nullcontext())
+    run.cut = lambda d, name, keep_partitioning=False: _Run.cut(
+        run, d, name, keep_partitioning=keep_partitioning)
+    cut, n = _Run.cut_counting(run, df, "t", F.col("b").isNull(), keep_partitioning=True)
+    assert n == sum(1 for r in rows if r[2] is None) == 72
+    assert sorted(cut.collect()) == sorted(df.collect())
+    assert cut.rdd.getNumPartitions() == 4
+    empty, none = _Run.cut_counting(run, df.filter(F.lit(False)), "e", F.lit(True))
+    assert none == 0 and empty.count() == 0
