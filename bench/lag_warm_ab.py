@@ -11,6 +11,7 @@ ratio candidate / baseline and the Py4J commands of each variant's last run by k
     python bench/lag_warm_ab.py --lookups [--rounds 4] [--data DIR]
     python bench/lag_warm_ab.py --conf spark.sql.shuffle.partitions=2
     python bench/lag_warm_ab.py --reasons [--data DIR]
+    python bench/lag_warm_ab.py --collects [--data DIR]
 
 * ``--lookups``: the baseline makes PySpark's Java look-ups as PySpark does (a ``JVMView``
   that keeps nothing); the candidate keeps them (:mod:`mqctl.lagjob.lookups`, as every report
@@ -19,6 +20,12 @@ ratio candidate / baseline and the Py4J commands of each variant's last run by k
   snapshot files too (``check_snapshot_records`` with its reasons everywhere, as before the
   twentieth pass); the candidate only flags them there, as every report now runs. Both must
   give the same counts, summary, group rows and quarantine (exit 1 if not).
+* ``--collects``: the baseline makes the report's closing collects one job each (the summary
+  rows, the group rows, the quarantine's reasons, the page's first collect; the per-broker
+  rows' first capture and their keys by a broadcast join), checks two cuts for rows with
+  a job of its own and dates the quarantine's lines by a broadcast join, as before the
+  twenty-first pass; the candidate as every report now runs.
+  Both must give the same results (exit 1 if not).
 * ``--conf K=V`` (repeatable): the candidate runs with these session settings, the baseline
   without (both after the report's own settings: a setting the report sizes is overridden).
 
@@ -47,6 +54,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sim_common import demo_data
 
 
+def next_job(spark: Any) -> int:
+    """The id the driver gives its next Spark job (the DAG scheduler's counter): the jobs a run
+    started are the difference (-1 where the counter cannot be read)."""
+    try:
+        n = spark.sparkContext._jsc.sc().dagScheduler().nextJobId()  # (an AtomicInteger:
+        return int(n if isinstance(n, int) else n.get())  # Py4J may give its value)
+    except Exception:
+        return -1
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", help="a directory with snapshots/ and, optionally, logs/ "
@@ -57,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
                       help="baseline: PySpark's look-ups as PySpark makes them")
     what.add_argument("--reasons", action="store_true",
                       help="baseline: the first read of the snapshots names every reason")
+    what.add_argument("--collects", action="store_true",
+                      help="baseline: the closing collects and two checks one job each")
     what.add_argument("--conf", action="append", metavar="K=V",
                       help="the candidate's session settings")
     args = ap.parse_args(argv)
@@ -67,7 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     import py4j.java_gateway as jg
     from pyspark import SparkContext
 
+    from mqctl.lagjob import job as J
     from mqctl.lagjob import lookups
+    from mqctl.lagjob import stages as ST
     from mqctl.lagjob import transforms as X
     from mqctl.lagjob.job import run_report
     from mqctl.lagjob.session import driver_java_options, driver_memory, spark_session
@@ -90,8 +111,43 @@ def main(argv: list[str] | None = None) -> int:
     def every_reason(parsed: Any, run_ms: Any = None, *, reasons: bool = True) -> Any:
         return checks(parsed, run_ms)
 
+    one_job, counted, per_broker = (J._Run._summary_rows, J._Run.cut_counting,
+                                    X.latest_per_broker)
+    literal_files = ST.LITERAL_FILES
+
+    def rows_apart(self: Any, rep: Any, more: dict[str, Any]) -> Any:
+        said, limit = self._said, self.o.summary_limit
+        return ([said(r.asDict()) for r in rep.latest.orderBy(*J._latest_order())
+                 .limit(limit).collect()],
+                [said(r.asDict()) for r in rep.groups.orderBy(*J._groups_order())
+                 .limit(limit).collect()],
+                {k: df.collect() for k, df in more.items()})
+
+    def checked_apart(self: Any, df: Any, name: str, where: Any, *,
+                      keep_partitioning: bool = False) -> Any:
+        out = self.cut(df, name, keep_partitioning=keep_partitioning)
+        with self.stage(name):
+            return out, int(not out.filter(where).isEmpty())
+
+    def joined(lag: Any, latest: Any, rows: Any = None) -> Any:
+        return per_broker(lag, latest)
+
     @contextmanager
     def variant(candidate: bool, spark: Any) -> Any:
+        if args.collects:
+            if not candidate:
+                ST.LITERAL_FILES = 0  # (the quarantine's broadcast join, its job)
+                J._Run._summary_rows = rows_apart  # type: ignore[method-assign]
+                J._Run.cut_counting = checked_apart  # type: ignore[method-assign]
+                X.latest_per_broker = joined  # type: ignore[assignment]
+            try:
+                yield
+            finally:
+                ST.LITERAL_FILES = literal_files
+                J._Run._summary_rows = one_job  # type: ignore[method-assign]
+                J._Run.cut_counting = counted  # type: ignore[method-assign]
+                X.latest_per_broker = per_broker  # type: ignore[assignment]
+            return
         if args.reasons:
             X.check_snapshot_records = checks if candidate else every_reason  # type: ignore
             try:
@@ -155,30 +211,34 @@ def main(argv: list[str] | None = None) -> int:
                 for candidate in ((False, True) if r % 2 == 0 else (True, False)):
                     n += 1
                     with variant(candidate, spark):
+                        j0 = next_job(spark)
                         sent.clear()
                         t = time.perf_counter()
                         res = run_report(inputs, str(Path(tmp, f"r{n}")), spark=spark)
                         dt = time.perf_counter() - t
+                        n_jobs = next_job(spark) - j0
                     results[candidate].add(json.dumps(
                         [res.counts, res.summary, res.groups, res.quarantine],
                         sort_keys=True, default=str))
                     times[candidate].append(dt)
                     commands[candidate] = Counter(sent)
                     print(f"round {r + 1}: {'candidate' if candidate else 'baseline '} "
-                          f"{dt:6.1f} s  ({sum(sent.values())} Py4J commands)")
+                          f"{dt:6.2f} s  ({sum(sent.values())} Py4J commands, {n_jobs} Spark "
+                          "jobs)")
         base, cand = statistics.median(times[False]), statistics.median(times[True])
         label = ("PySpark's look-ups kept once per name" if args.lookups else
                  "bad lines only flagged on the first read" if args.reasons else
+                 "the closing collects in one job" if args.collects else
                  " ".join(f"{k}={v}" for k, v in confs.items()))
         print(f"\ncandidate: {label}")
-        print(f"baseline median {base:.1f} s, candidate median {cand:.1f} s: "
+        print(f"baseline median {base:.2f} s, candidate median {cand:.2f} s: "
               f"x{cand / base:.3f}")
         kinds = sorted(set(commands[False]) | set(commands[True]),
                        key=lambda k: -commands[False][k])
         print("Py4J commands of the last run, by kind: baseline / candidate")
         for k in kinds:
             print(f"  {k:6} {commands[False][k]:7d} {commands[True][k]:7d}")
-        if args.reasons and (len(results[False] | results[True]) != 1):
+        if (args.reasons or args.collects) and len(results[False] | results[True]) != 1:
             print("the two variants' results differ", file=sys.stderr)
             return 1
     return 0

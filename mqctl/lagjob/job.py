@@ -1346,14 +1346,15 @@ class _Run:
         own. A sort under a limit is one partition in that order (``TakeOrderedAndProjectExec``:
         its ``outputOrdering`` is the sort order) and a union's partitions are its children's
         in turn, so the rows of each arrive in order."""
-        from pyspark.sql import functions as F
+        from mqctl.lagjob.sqltext import ident, sql_text
 
         said, limit = self._said, self.o.summary_limit
         frames = {"l": rep.latest.orderBy(*_latest_order()).limit(limit),
                   "g": rep.groups.orderBy(*_groups_order()).limit(limit), **more}
         both: DataFrame | None = None
         for tag, df in frames.items():
-            part = df.select(F.lit(tag).alias("_part"), F.struct(*df.columns).alias("_" + tag))
+            # (SQL text: ``struct(*)`` is one expression, not a Column per field)
+            part = df.selectExpr(f"{sql_text(tag)} AS _part", f"struct(*) AS {ident('_' + tag)}")
             both = part if both is None else both.unionByName(part, allowMissingColumns=True)
         assert both is not None
         got: dict[str, list[Any]] = {tag: [] for tag in frames}

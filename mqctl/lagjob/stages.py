@@ -39,6 +39,9 @@ BAD_COLUMNS = ["source", "source_kind", "line", "reason", "detail", "content", "
 WHOLE_FILE_KINDS = (Kind.CONSUMER_OFFSET, Kind.TOPICS, Kind.SUBSCRIPTION_GROUP,
                     Kind.CONSUMER_PROGRESS, Kind.BROKER_CONSUME_STATS, Kind.TOPIC_STATUS)
 LOG_KINDS = (Kind.CLIENT_LOG, Kind.LOCK_LOG)
+# input files up to which the quarantine dates a bad line by its file's capture from a
+# literal map (beyond: a broadcast join)
+LITERAL_FILES = 2_000
 
 
 class Runner(Protocol):
@@ -403,13 +406,24 @@ def quarantine(run: Runner, spark: SparkSession, o: Options, bad: DataFrame, fil
     # timestamp, else modification time), so a re-run replaces the same date partition
     file_ts = [(f.path, path_meta(f.path, o.tz_info, f.kind).capture_ts or f.mtime_ms)
                for f in files]
-    fts = spark.createDataFrame(file_ts or [("", None)], "source string, file_ts long")
-    return run.cut(X.with_date(
-        bad.withColumn("source", display_source()).join(F.broadcast(fts), on="source",
-                                                        how="left")
-        .withColumn("observed_ts", F.coalesce(F.col("observed_ts"), F.col("file_ts"),
-                                              F.lit(run_ts))).drop("file_ts"),
-        "observed_ts"), "quarantine")
+    bad = bad.withColumn("source", display_source())
+    if len(file_ts) <= LITERAL_FILES:
+        # a literal map (SQL text, one expression): no join, and no job to broadcast a frame
+        # made from Python rows (a Python worker's, about 60 ms of a test-sized report)
+        from mqctl.lagjob.sqltext import sql_text
+
+        pairs = {p: ts for p, ts in file_ts if ts is not None}
+        known = (F.expr("map(" + ", ".join(f"{sql_text(p)}, CAST({int(ts)} AS BIGINT)"
+                                            for p, ts in sorted(pairs.items())) + ")[source]")
+                 if pairs else F.lit(None).cast("long"))
+        dated = bad.withColumn("observed_ts", F.coalesce(F.col("observed_ts"), known,
+                                                         F.lit(run_ts)))
+    else:
+        fts = spark.createDataFrame(file_ts, "source string, file_ts long")
+        dated = (bad.join(F.broadcast(fts), on="source", how="left")
+                 .withColumn("observed_ts", F.coalesce(F.col("observed_ts"), F.col("file_ts"),
+                                                       F.lit(run_ts))).drop("file_ts"))
+    return run.cut(X.with_date(dated, "observed_ts"), "quarantine")
 
 
 # ---- the report ----------------------------------------------------------------------------

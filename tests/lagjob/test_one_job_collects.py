@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from contextlib import nullcontext
+from datetime import UTC
 from types import SimpleNamespace
 
 import pytest
@@ -192,3 +193,38 @@ def test_a_cut_counts_its_rows_in_its_own_job_and_keeps_its_partitioning(spark):
     assert cut.rdd.getNumPartitions() == 4
     empty, none = _Run.cut_counting(run, df.filter(F.lit(False)), "e", F.lit(True))
     assert none == 0 and empty.count() == 0
+
+
+def test_the_quarantine_dates_lines_by_their_files_the_same_without_a_join(spark):
+    """A bad line without its own time takes its file's capture (path timestamp, else
+    modification time), else the run's: from a literal map up to ``LITERAL_FILES`` files,
+    from a broadcast join past them; the same rows either way."""
+    from mqctl.lagjob import stages
+
+    files = [SimpleNamespace(path=p, kind=None, mtime_ms=m) for p, m in (
+        ("/d/2024-06-01T10-00-00/snap.jsonl", 5), ("/d/o'brien\\x/no-time.jsonl", 1717200000123),
+        ("/d/none.jsonl", None), ("/d/\u65e5\u672c.jsonl", 42))]
+    bad = spark.createDataFrame(
+        [(f"file:{f.path}" if i % 2 else f.path, "snapshot", i, "bad json", None, "{", ts)
+         for i, f in enumerate(files) for ts in (None, 99)]
+        + [("/d/unlisted.jsonl", "snapshot", 9, "bad json", None, "{", None),
+           (None, None, None, "unreadable file", None, "", None)],
+        "source string, source_kind string, line long, reason string, detail string, "
+        "content string, observed_ts long")
+    run = SimpleNamespace(cut=lambda df, name, **k: df, stage=lambda name: nullcontext())
+    o = SimpleNamespace(tz_info=UTC)  # (the path's time read as UTC)
+    literal = stages.quarantine(run, spark, o, bad, files, run_ts=7)
+    bound = stages.LITERAL_FILES
+    try:
+        stages.LITERAL_FILES = 0
+        joined = stages.quarantine(run, spark, o, bad, files, run_ts=7)
+    finally:
+        stages.LITERAL_FILES = bound
+    assert literal.columns == joined.columns
+    got = sorted(literal.collect(), key=str)
+    assert got == sorted(joined.collect(), key=str)
+    by = {(r["source"], r["line"]): r["observed_ts"] for r in got if r["observed_ts"] != 99}
+    assert by[("/d/2024-06-01T10-00-00/snap.jsonl", 0)] == 1717236000000
+    assert by[("/d/o'brien\\x/no-time.jsonl", 1)] == 1717200000123
+    assert by[("/d/none.jsonl", 2)] == 7 and by[("/d/unlisted.jsonl", 9)] == 7
+    assert by[("/d/\u65e5\u672c.jsonl", 3)] == 42 and by[(None, None)] == 7
