@@ -4,7 +4,9 @@ the worst ``HtmlLimits.groups`` groups (:class:`~mqctl.lagjob.html.data.ReportDa
 Two collects, so nothing unbounded reaches the driver: (1) the chosen groups' totals per
 capture and their queues' peak lag; (2) the drawn queues' points and owner changes, the marks
 (each kind bounded per group by one shared window) and the overview's latest events and
-storms. :mod:`.sections` then builds each group's section from the rows (pure).
+storms. :mod:`.sections` then builds each group's section from the rows (pure). When every
+group is charted the first needs no ranking of the groups: the job makes it with its summary
+rows, in their collect (:func:`first_collect`), and passes the rows in.
 """
 
 from __future__ import annotations
