@@ -1288,11 +1288,11 @@ class _Run:
         parts: dict[str, DataFrame] = {}
         if _total(stats, "quarantine"):
             parts["q"] = d["quarantine"].groupBy("reason").agg(F.count(F.lit(1)).alias("n"))
+        first_limit = n_groups * o.chart_points + 1
         if 0 < n_groups <= min(o.chart_groups, o.summary_limit):
             from mqctl.lagjob.html import collect as G
 
-            parts["h"] = G.first_collect(frames["series"], frames["peaks"],
-                                         n_groups * o.chart_points + 1)
+            parts["h"] = G.first_collect(frames["series"], frames["peaks"], first_limit)
         summary, group_rows, more = self._summary_rows(rep, parts)
         qcounts = {r["reason"]: int(r["n"]) for r in more.get("q", [])}
         quarantined = sum(qcounts.values())
@@ -1310,7 +1310,7 @@ class _Run:
         written["summary_csv"] = csv_path
         self._write_prometheus(rep, rows, totals)
         html_path = W.join(self.out, "report.html")
-        first = (more["h"], n_groups * o.chart_points + 1) if "h" in parts else None
+        first = (more["h"], first_limit) if "h" in parts else None
         W.write_text(sp, html_path, self._html(frames, group_rows, summary, counts,
                                                quarantined, run_ts, first))
         written["html"] = html_path

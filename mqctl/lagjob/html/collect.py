@@ -115,15 +115,32 @@ def first_collect(series: DataFrame, peaks: DataFrame, limit: int) -> DataFrame:
     from pyspark.sql import functions as F
 
     key = F.expr(f"concat_ws({sql_text(_SEP)}, coalesce(cluster, ''), {ident('group')})")
-    per = (series.filter(F.col("group").isNotNull()).withColumn("grp", key)
-           .groupBy("grp", "capture_ts")
-           .agg(F.try_sum("total_lag").alias("n1"), F.max("lag_seconds").alias("x"),
-                F.max("group_status_code").alias("n2"))
-           .withColumnRenamed("capture_ts", "ts"))
-    peak = (peaks.filter(F.col("group").isNotNull()).withColumn("grp", key)
-            .groupBy("grp", "topic", "broker", "queue_id")
+
+    def keyed(df: DataFrame) -> DataFrame:
+        return df.filter(F.col("group").isNotNull()).withColumn("grp", key)
+
+    return _shaped("per", _totals(keyed(series), "grp").limit(limit)).unionByName(
+        _shaped("peak", _peaks(keyed(peaks), "grp")))
+
+
+def _totals(series: DataFrame, by: str) -> DataFrame:
+    """The page's totals per group (``by``: its rank or its key) and capture (``ts``) from
+    :func:`group_series` rows (per group and capture already: the same sums and maxima)."""
+    from pyspark.sql import functions as F
+
+    return (series.groupBy(by, "capture_ts")
+            .agg(F.try_sum("total_lag").alias("n1"), F.max("lag_seconds").alias("x"),
+                 F.max("group_status_code").alias("n2"))
+            .withColumnRenamed("capture_ts", "ts"))
+
+
+def _peaks(peaks: DataFrame, by: str) -> DataFrame:
+    """Each queue's peak lag and last capture per group (``by``: its rank or its key) from
+    :func:`queue_peaks` rows."""
+    from pyspark.sql import functions as F
+
+    return (peaks.groupBy(by, "topic", "broker", "queue_id")
             .agg(F.max("peak_lag").alias("n1"), F.max("last_ts").alias("end_ts")))
-    return _shaped("per", per.limit(limit)).unionByName(_shaped("peak", peak))
 
 
 def collect_frames(frames: ReportFrames, group_rows: list[dict[str, Any]],
@@ -219,10 +236,6 @@ class _Collector:
         self.chosen = sorted({g for _c, g in self.keys})
 
     @staticmethod
-    def shaped(kind: str, df: DataFrame) -> DataFrame:
-        return _shaped(kind, df)
-
-    @staticmethod
     def union(frames: list[DataFrame]) -> DataFrame:
         out = frames[0]
         for f in frames[1:]:
@@ -253,16 +266,11 @@ class _Collector:
         if not self.keys:
             return [], []
         F, lim = self.F, self.lim
-        # (the series' rows are per group and capture already: the same sums and maxima)
-        per = (self.pick(self.series()).groupBy("_gi", "capture_ts")
-               .agg(F.try_sum("total_lag").alias("n1"), F.max("lag_seconds").alias("x"),
-                    F.max("group_status_code").alias("n2"))
-               .withColumnRenamed("capture_ts", "ts"))
+        per = _totals(self.pick(self.series()), "_gi")
         cap = len(self.keys) * lim.points
         qp = self.f.peaks if self.f.peaks is not None else queue_peaks(self.f.lag)
-        peak = (self.pick(qp).groupBy(*_QKEY)
-                .agg(F.max("peak_lag").alias("n1"), F.max("last_ts").alias("end_ts")))
-        one = self.shaped("per", per.limit(cap + 1)).unionByName(self.shaped("peak", peak))
+        peak = _peaks(self.pick(qp), "_gi")
+        one = _shaped("per", per.limit(cap + 1)).unionByName(_shaped("peak", peak))
         rows1 = one.collect()
         per_rows = [r for r in rows1 if r["kind"] == "per"]
         peaks = [r for r in rows1 if r["kind"] == "peak"]
@@ -342,7 +350,7 @@ class _Collector:
         else:
             lines = lines.select(*_QKEY, "rank", F.col("capture_ts").alias("ts"),
                                  F.col("lag").alias("n1"), F.col("lag_seconds").alias("x"))
-        return self.shaped("line", lines)
+        return _shaped("line", lines)
 
     def owner_changes(self, q: DataFrame) -> DataFrame:
         """The captures where a lane's owner changed (the first one included); a run lasts
@@ -384,7 +392,7 @@ class _Collector:
                 "_gi", F.col("start_ts").alias("ts"), "end_ts", F.col("rounds").alias("n1"),
                 F.col("events").alias("n2"),
                 F.substring(F.concat_ws(", ", "clients"), 1, 300).alias("other"))))
-        m = self.union([self.shaped(k, df) for k, df in marks])
+        m = self.union([_shaped(k, df) for k, df in marks])
         order: Column = F.when(F.col("kind") == "run",
                                F.col("rank") * F.lit(1 << 44) + F.col("ts")
                                ).otherwise(-F.col("ts"))
@@ -402,7 +410,7 @@ class _Collector:
         F, f, lim = self.F, self.f, self.lim
         parts = []
         if has_events:
-            parts.append(self.shaped("oevent", f.events.orderBy(F.col("ts").desc())
+            parts.append(_shaped("oevent", f.events.orderBy(F.col("ts").desc())
                                      .limit(lim.timeline_events).select(
                                          F.col("group").alias("grp"), "topic", "ts", "client",
                                          F.col("n_gained").alias("n1"),
@@ -410,7 +418,7 @@ class _Collector:
                                          F.col("cause").alias("other"),
                                          F.col("source_kind").alias("src"))))
         if has_storms:
-            parts.append(self.shaped("ostorm", f.storms.orderBy(F.col("start_ts").desc())
+            parts.append(_shaped("ostorm", f.storms.orderBy(F.col("start_ts").desc())
                                      .limit(lim.storms).select(
                                          F.col("group").alias("grp"),
                                          F.col("start_ts").alias("ts"), "end_ts",
@@ -420,6 +428,6 @@ class _Collector:
     def span(self) -> DataFrame:
         """The first and last capture of every group, and how many captures."""
         F = self.F
-        return self.shaped("span", self.series().agg(F.min("capture_ts").alias("ts"),
+        return _shaped("span", self.series().agg(F.min("capture_ts").alias("ts"),
                                                      F.max("capture_ts").alias("end_ts"),
                                                      F.countDistinct("capture_ts").alias("n1")))
