@@ -79,6 +79,14 @@ def _page(out: Path) -> str:
     return re.sub(r"generated [^;<]*", "generated -", (out / "report.html").read_text())
 
 
+def _prom(out: Path) -> str:
+    """mqctl_lag.prom without the run's own time (when it ended, how long it took)."""
+    import re
+
+    return re.sub(r"^(mqctl_lag_report_(?:last_success_timestamp|duration)_seconds) .*$",
+                  r"\1 -", (out / "mqctl_lag.prom").read_text(), flags=re.M)
+
+
 # many small reports in one test: 164-208 s on this 2-core machine, near the global 300 s when
 # another process shares the cores (a timeout inside a JVM call breaks the worker's session)
 @pytest.mark.timeout(600)
@@ -114,6 +122,8 @@ def test_bounded_reruns_equal_one_full_run(spark, tmp_path):
     rf = run(spark, root, full, incremental=False)
     assert_same(spark, inc, full, res, rf)
     assert _page(full) == _page(inc)  # (the page too, byte for byte but its run time)
+    # (and the Prometheus file: its per-broker rows read the latest captures back from lag)
+    assert _prom(full) == _prom(inc) and "mqctl_consumer_lag_messages{" in _prom(full)
     ri = run(spark, root, inc)  # nothing new: the same outputs again
     assert_same(spark, inc, full, ri, rf)
     # the behaviours really are there
@@ -123,6 +133,35 @@ def test_bounded_reruns_equal_one_full_run(spark, tmp_path):
         "group = 'G_GONE'").collect()
     assert {(r["start_ts"], r["end_ts"]) for r in unowned} == {
         (T0 + 5 * STEP, T0 + 9 * STEP)}
+
+
+def test_a_group_that_is_gone_keeps_its_last_rows_in_a_bounded_rerun(spark, tmp_path):
+    """A group deleted after capture 4 has no rows in the new captures: its latest rows are
+    from capture 4, before the re-run's look-back. The bounded re-run reads them back as the
+    full run does (the summaries and the Prometheus file's per-broker rows)."""
+    root, inc, full = tmp_path / "in", tmp_path / "inc", tmp_path / "full"
+
+    def with_dropped(i: int) -> list[dict]:
+        ts = T0 + i * STEP
+        return capture(i) + [snap_row(ts, "G_DROPPED", "TopicA", q, 1000 + 90 * i, 900 + 60 * i,
+                                      owner="c7@7", members=["c7@7"], last_timestamp=ts - 1000)
+                             for q in range(3)]
+
+    for i in range(5):
+        write_snapshot(root, "c1", T0 + i * STEP, with_dropped(i))
+    run(spark, root, inc)
+    for i in (5, 6, 7, 8):  # more than the look-back (window + 1 = 4 captures) after it
+        write_capture(root, i)
+    said: list[str] = []
+    ri = run(spark, root, inc, said)
+    assert bounded(said), said
+    rf = run(spark, root, full, incremental=False)
+    assert_same(spark, inc, full, ri, rf)
+    prom = _prom(full)
+    assert _prom(inc) == prom
+    dropped = [ln for ln in prom.splitlines()
+               if ln.startswith("mqctl_consumer_lag_messages{") and 'group="G_DROPPED"' in ln]
+    assert len(dropped) == 1 and dropped[0].endswith(" 660")  # 3 queues x (1360 - 1140)
 
 
 def test_a_capture_before_the_last_one_is_not_bounded(spark, tmp_path):
