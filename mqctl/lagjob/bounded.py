@@ -34,6 +34,9 @@ only::
     series/batch=N/    the page's totals per group and capture (:func:`html.collect.group_series`)
     peaks/batch=N/     the page's peak lag and last capture per queue
                        (:func:`html.collect.queue_peaks`); whole, per run
+    brokers/batch=N/   the Prometheus file's rows per group, topic and broker at the group and
+                       topic's latest capture (:func:`transforms.latest_per_broker`); whole,
+                       per run
 
 A full run writes one batch of each; a bounded run appends its new rows as a batch (and the
 whole unowned intervals and latest rows); the manifest's ``derived`` lists the committed
@@ -46,9 +49,10 @@ captures (issue 28 item 3): the bound takes the earlier times from ``times``; th
 merge the earlier ones with the new captures' (:func:`transforms.merge_latest_status`: a key
 of the new captures gets its newest row, the larger peaks and the captures added up; any other
 keeps its row); the counts add the new rows' to the manifest's; the page's series and queue
-ranking come from ``series`` and ``peaks`` (:func:`html.collect.merge_queue_peaks`). ``lag`` is
-read back only for the page's lines and owner lanes of the charted queues, and for the
-Prometheus file's per-broker rows (at each group and topic's latest capture). A state
+ranking come from ``series`` and ``peaks`` (:func:`html.collect.merge_queue_peaks`); the
+Prometheus file's per-broker rows from ``brokers`` for the groups and topics without new
+captures and from the new rows for the others. ``lag`` is read back only for the page's lines
+and owner lanes of the charted queues. A state
 without one of the parts or the counts (removed, or written by an earlier version) makes the
 run a full one, which writes them.
 
@@ -85,11 +89,12 @@ TIMES_DDL = "cluster string, observed_ts long"
 PARTS = {"history": HISTORY_DDL, "changes": CHANGES_DDL, "resets": RESETS_DDL,
          "unowned": UNOWNED_DDL, "times": TIMES_DDL}
 # parts in the shape of a report frame (their schema is the run's: :func:`read`'s ``schema``):
-# the latest rows per group and topic and per group (``stages.Report.latest_base``, ...)
-# and the page's totals per group and capture and peak lag per queue (``html.collect``)
-SHAPED = ("latest", "groups", "series", "peaks")
+# the latest rows per group and topic and per group (``stages.Report.latest_base``, ...),
+# the page's totals per group and capture and peak lag per queue (``html.collect``) and the
+# Prometheus file's per-broker rows (``job._Run._brokers``)
+SHAPED = ("latest", "groups", "series", "peaks", "brokers")
 # parts written whole by every run (only the last batch is read)
-WHOLE = ("unowned", "latest", "groups", "peaks")
+WHOLE = ("unowned", "latest", "groups", "peaks", "brokers")
 # a bounded run appends one batch per part; past this many the parts are rewritten as one
 COMPACT_AFTER = 32
 # queues whose look-back is short are checked for earlier rows; past this many: a full run
@@ -252,8 +257,8 @@ def part_path(state: str, name: str) -> str:
 
 def missing(spark: SparkSession, state: str) -> list[str]:
     """The parts of the derived state that are not there: removed, or not written by the
-    version that wrote the state (``times`` is newer than the others). Any: compute
-    everything, which writes every part whole."""
+    version that wrote the state (``times`` and ``brokers`` are newer than the others). Any:
+    compute everything, which writes every part whole."""
     from mqctl.lagjob import ingest as I
 
     return [name for name in (*PARTS, *SHAPED)

@@ -555,6 +555,7 @@ class _Run:
         self.try_bound = False
         self.bound: Any = None
         self.obs_times: DataFrame | None = None  # (cluster, observed_ts) of what was read
+        self.lag_new: DataFrame | None = None  # the rows of lag this run adds (bounded: new)
         self.kept_counts: dict[str, dict[str, int]] = {}  # (the manifest's ``counts``)
         # the page's series and queue peaks (``series``, ``peaks``; ``series_new``: this run's
         # part of the series): :meth:`_page_frames`
@@ -937,7 +938,8 @@ class _Run:
                                    ("resets", resets), ("unowned", unowned),
                                    ("times", times.distinct()), ("latest", rep.latest_base),
                                    ("groups", rep.groups_base), ("series", series),
-                                   ("peaks", self.page["peaks"])], gen, whole=whole)
+                                   ("peaks", self.page["peaks"]),
+                                   ("brokers", self.page["brokers"])], gen, whole=whole)
         man.derived = [gen] if whole else [*man.derived, gen]
 
     def _check_bound(self, dedup: DataFrame, table_all: DataFrame | None) -> None:
@@ -1011,6 +1013,7 @@ class _Run:
         lagged = S.lag(self, o, read, [k for k, v in paths.items() if v], LAG_COLUMNS,
                        earlier, check)
         gt = gt_new = S.group_status(self, o, lagged.lag_new, GROUP_COLUMNS)
+        self.lag_new = lagged.lag_new
         lag_all = lagged.lag
         if earlier is not None:  # appended to the earlier dates, then read whole
             lag_all, gt = self._append_new({"lag": lagged.lag_new, "group_status": gt})
@@ -1392,7 +1395,6 @@ class _Run:
 
         from pyspark.sql import functions as F
 
-        from mqctl.lagjob import transforms as X
         from mqctl.lagjob import writers as W
         from mqctl.timeparse import now_ms
 
@@ -1404,8 +1406,7 @@ class _Run:
             last = rep.groups.agg(F.max("capture_ts").alias("t"),
                                   F.count(F.lit(1)).alias("n")).collect()[0]
         every = rows.n_latest <= len(rows.summary)  # (every latest row is collected)
-        brokers = X.latest_per_broker(rep.datasets["lag"], rep.latest,
-                                      rows.summary if every else None)
+        brokers = self._brokers(rep, rows.summary if every else None)
         order = ("cluster", "group", "topic", "broker")
         broker_rows: Iterable[dict[str, Any]]
         if every:  # a few rows: one collect, sorted here
@@ -1423,6 +1424,39 @@ class _Run:
         prom_path = self.prom_file or W.join(self.out, "mqctl_lag.prom")
         W.write_text(self.spark, prom_path, prom_text)
         self.written["prometheus"] = prom_path
+
+    def _brokers(self, rep: Report, latest_rows: list[dict[str, Any]] | None) -> DataFrame:
+        """The Prometheus file's rows per group, topic and broker at each group and topic's
+        latest capture (:func:`transforms.latest_per_broker`; ``latest_rows``: every latest
+        row, when collected). A bounded re-run reads none of ``lag`` back for them (issue 28
+        item 3): a group and topic with rows in the new captures has its latest capture
+        there, so its rows come from the new rows; any other keeps the rows the derived
+        state's ``brokers`` holds (its latest capture, and the rows of ``lag`` at it, are
+        what they were at the run that wrote them). Kept as this run's ``brokers`` part."""
+        from pyspark.sql import functions as F
+
+        from mqctl.lagjob import transforms as X
+
+        if self.bound is None:
+            out = X.latest_per_broker(rep.datasets["lag"], rep.latest, latest_rows)
+        else:
+            from mqctl.lagjob import bounded as B
+
+            assert self.lag_new is not None
+            new_ts = int(self.bound.new_ts)
+            latest_new = rep.latest.filter(F.col("capture_ts") >= F.lit(new_ts))
+            rows_new = None if latest_rows is None else [
+                r for r in latest_rows
+                if r.get("capture_ts") is not None and int(r["capture_ts"]) >= new_ts]
+            new = X.latest_per_broker(self.lag_new, latest_new, rows_new)
+            earlier = B.read(self.spark, self.state or "", "brokers", self.manifest.derived,
+                             new.schema)
+            # (no key of a per-broker row is null: a latest row with a null key has none)
+            keys = ["cluster", "group", "topic"]
+            out = (earlier.join(latest_new.select(*keys).distinct(), on=keys, how="left_anti")
+                   .unionByName(new))
+        self.page["brokers"] = out
+        return out
 
     def _commit_state(self, keep_derived: bool, lagged: Lagged, reb: Rebalance, rep: Report,
                       fp: str) -> None:
