@@ -555,7 +555,6 @@ class _Run:
         self.try_bound = False
         self.bound: Any = None
         self.obs_times: DataFrame | None = None  # (cluster, observed_ts) of what was read
-        self.lag_new: DataFrame | None = None  # the rows of lag this run adds (bounded: new)
         self.kept_counts: dict[str, dict[str, int]] = {}  # (the manifest's ``counts``)
         # the page's series and queue peaks (``series``, ``peaks``; ``series_new``: this run's
         # part of the series): :meth:`_page_frames`
@@ -1013,7 +1012,6 @@ class _Run:
         lagged = S.lag(self, o, read, [k for k, v in paths.items() if v], LAG_COLUMNS,
                        earlier, check)
         gt = gt_new = S.group_status(self, o, lagged.lag_new, GROUP_COLUMNS)
-        self.lag_new = lagged.lag_new
         lag_all = lagged.lag
         if earlier is not None:  # appended to the earlier dates, then read whole
             lag_all, gt = self._append_new({"lag": lagged.lag_new, "group_status": gt})
@@ -1311,7 +1309,7 @@ class _Run:
             {**r, "health_reasons": "; ".join(r.get("health_reasons") or [])}
             for r in rows.latest(True))))
         written["summary_csv"] = csv_path
-        self._write_prometheus(rep, rows, totals)
+        self._write_prometheus(rep, rows, totals, lagged.lag_new)
         html_path = W.join(self.out, "report.html")
         first = (more["h"], first_limit) if "h" in parts else None
         W.write_text(sp, html_path, self._html(frames, group_rows, summary, counts,
@@ -1390,7 +1388,8 @@ class _Run:
             self.notes.append(f"{len(ignored)} file(s) ignored: "
                               + "; ".join(sorted({f.ignored for f in ignored})))
 
-    def _write_prometheus(self, rep: Report, rows: _Rows, totals: dict[str, int]) -> None:
+    def _write_prometheus(self, rep: Report, rows: _Rows, totals: dict[str, int],
+                          lag_new: DataFrame) -> None:
         import time
 
         from pyspark.sql import functions as F
@@ -1406,7 +1405,7 @@ class _Run:
             last = rep.groups.agg(F.max("capture_ts").alias("t"),
                                   F.count(F.lit(1)).alias("n")).collect()[0]
         every = rows.n_latest <= len(rows.summary)  # (every latest row is collected)
-        brokers = self._brokers(rep, rows.summary if every else None)
+        brokers = self._brokers(rep, lag_new, rows.summary if every else None)
         order = ("cluster", "group", "topic", "broker")
         broker_rows: Iterable[dict[str, Any]]
         if every:  # a few rows: one collect, sorted here
@@ -1425,10 +1424,12 @@ class _Run:
         W.write_text(self.spark, prom_path, prom_text)
         self.written["prometheus"] = prom_path
 
-    def _brokers(self, rep: Report, latest_rows: list[dict[str, Any]] | None) -> DataFrame:
+    def _brokers(self, rep: Report, lag_new: DataFrame,
+                 latest_rows: list[dict[str, Any]] | None) -> DataFrame:
         """The Prometheus file's rows per group, topic and broker at each group and topic's
-        latest capture (:func:`transforms.latest_per_broker`; ``latest_rows``: every latest
-        row, when collected). A bounded re-run reads none of ``lag`` back for them (issue 28
+        latest capture (:func:`transforms.latest_per_broker`; ``lag_new``: the rows of ``lag``
+        this run computed, ``Lagged.lag_new``; ``latest_rows``: every latest row, when
+        collected). A bounded re-run reads none of ``lag`` back for them (issue 28
         item 3): a group and topic with rows in the new captures has its latest capture
         there, so its rows come from the new rows; any other keeps the rows the derived
         state's ``brokers`` holds (its latest capture, and the rows of ``lag`` at it, are
@@ -1442,13 +1443,12 @@ class _Run:
         else:
             from mqctl.lagjob import bounded as B
 
-            assert self.lag_new is not None
             new_ts = int(self.bound.new_ts)
             latest_new = rep.latest.filter(F.col("capture_ts") >= F.lit(new_ts))
             rows_new = None if latest_rows is None else [
                 r for r in latest_rows
                 if r.get("capture_ts") is not None and int(r["capture_ts"]) >= new_ts]
-            new = X.latest_per_broker(self.lag_new, latest_new, rows_new)
+            new = X.latest_per_broker(lag_new, latest_new, rows_new)
             earlier = B.read(self.spark, self.state or "", "brokers", self.manifest.derived,
                              new.schema)
             # (no key of a per-broker row is null: a latest row with a null key has none)
