@@ -10,7 +10,7 @@ the output says exactly which queues changed.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -28,6 +28,17 @@ from mqctl.timeparse import now_ms
 from mqctl.versions import V5_2_0
 
 PREVIOUSLY_RESET = "Offset has been previously reset"
+# The pull that takes a pending server-side offset commits the client's OLD position
+# (5.x PullMessageProcessor: queryThenEraseResetOffset, then the pull's commitOffset is stored)
+# and the client then writes the reset offset itself (DefaultMQPushConsumerImpl, OFFSET_ILLEGAL:
+# offsetStore.updateOffset + persist): at once from 5.2.0 on (apache/rocketmq#7635), after a
+# 10 s executeTaskLater before. A read in between shows the group where it was: below a
+# forward target, and not another writer. Verify keeps reading such a queue this long after its
+# wait (a round trip, bounded by one 5 s persist interval; the 10 s pause plus margin) ...
+OWN_PULL_SETTLE_S = 5.0
+OWN_PULL_SETTLE_OLD_CLIENT_S = 12.0
+# ... every this many seconds
+OWN_PULL_POLL_S = 0.25
 
 
 class Status(StrEnum):
@@ -63,6 +74,9 @@ class QueueResult:
     taken_after_ms: int | None = None  # the first read at which the queue had taken
     reached_after_ms: int | None = None  # the first read exactly at the target
     sent_ms: int | None = None  # mqctl clock when its request was sent (the legacy push)
+    # read in the group's own pull-with-commit window when verify ended, after this many
+    # seconds of further reads (server-side, forward target: _own_pull_window)
+    settled_s: float | None = None
 
     @property
     def goal(self) -> int:
@@ -268,6 +282,38 @@ async def _read_offsets(admin: Admin, plan: Plan, names: Iterable[str]
     return now, failed
 
 
+async def _polls(admin: Admin, plan: Plan, names: list[str], wait: Waiter, seconds: float,
+                 every: float) -> AsyncIterator[tuple[dict[MessageQueue, int], dict[str, str]]]:
+    """Read the offsets every ``every`` seconds for ``seconds`` (on the mqctl clock and never
+    longer in real time); the caller stops early by leaving the loop."""
+    deadline = now_ms() + seconds * 1000
+    loop = asyncio.get_running_loop()
+    real_end = loop.time() + seconds
+    while True:
+        left = min((deadline - now_ms()) / 1000, real_end - loop.time())
+        if left <= 0:
+            return
+        await wait(min(every, left))
+        yield await _read_offsets(admin, plan, names)
+
+
+def _own_pull_window(plan: Plan, r: QueueResult, v: int | None) -> bool:
+    """Read where the group's own pull that takes a server-side reset puts it until its client
+    writes the target (OWN_PULL_SETTLE_S): a forward target, read below it and at or past the
+    group's offset at the plan (a pull consumer's position never falls below its committed
+    offset). Pop consumers have no such window: the pop commits the reset offset itself
+    (PopMessageProcessor.getPopOffset -> resetPopOffset)."""
+    cur, st = r.plan.current, plan.consumers
+    return (v is not None and cur is not None and cur <= v < r.goal and st.online
+            and not st.pop and _path(plan, r) == Path_.SERVER_SIDE)
+
+
+def _own_pull_settle_s(plan: Plan) -> float:
+    v = plan.consumers.min_version
+    return (OWN_PULL_SETTLE_S if v is not None and v >= V5_2_0
+            else OWN_PULL_SETTLE_OLD_CLIENT_S)
+
+
 async def verify(admin: Admin, plan: Plan, results: list[QueueResult], *,
                  wait_s: float = 0.0, waiter: Waiter | None = None,
                  poll_s: float = 1.0, owners: OwnerReader | None = read_owners
@@ -306,17 +352,9 @@ async def verify(admin: Admin, plan: Plan, results: list[QueueResult], *,
     now: dict[MessageQueue, int] = {}
     failed: dict[str, str] = {}
     read = False
+    start = now_ms()
     if early and wait_s > 0:
-        start = now_ms()
-        deadline = start + wait_s * 1000
-        loop = asyncio.get_running_loop()
-        real_end = loop.time() + wait_s
-        while True:
-            left = min((deadline - now_ms()) / 1000, real_end - loop.time())
-            if left <= 0:
-                break
-            await wait(min(poll_s, left))
-            now, failed = await _read_offsets(admin, plan, names)
+        async for now, failed in _polls(admin, plan, names, wait, wait_s, poll_s):
             read = True
             _record(pending, now, now_ms() - start)
             # a queue that took stays taken: on a small queue the clients may re-consume the
@@ -327,6 +365,20 @@ async def verify(admin: Admin, plan: Plan, results: list[QueueResult], *,
         await wait(wait_s)
     if not read:
         now, failed = await _read_offsets(admin, plan, names)
+
+    def in_window() -> list[QueueResult]:
+        return [r for r in pending if _own_pull_window(plan, r, now.get(r.plan.mq))]
+
+    settle = _own_pull_settle_s(plan)
+    if wait_s > 0 and not failed and in_window():
+        # read while the group's own pull-with-commit shows where it was: until the client's
+        # write lands (or the bound), so the verdict never rests on a read taken in between
+        async for now, failed in _polls(admin, plan, names, wait, settle, OWN_PULL_POLL_S):
+            _record(pending, now, now_ms() - start)
+            if failed or not in_window():
+                break
+    for r in in_window():
+        r.settled_s = settle if wait_s > 0 else 0.0
 
     final: list[OwnerRead] = []  # the owners at the end, read once if a queue needs them
 
@@ -457,6 +509,18 @@ def _server_side_verdict(plan: Plan, r: QueueResult) -> None:
     st = plan.consumers
     cur = r.plan.current
     proven = st.pop or (st.min_version is not None and st.min_version >= V5_2_0)
+    if _own_pull_window(plan, r, r.now):
+        r.status = Status.UNKNOWN
+        waited = (f"still read so {r.settled_s:.0f} s after the wait"
+                  if r.settled_s else "read so with no wait (--verify-wait 0)")
+        r.detail = (f"offset is {r.now}, below the target {r.goal} and at or past where the "
+                    f"group was ({cur}): the pull that takes a server-side reset commits the "
+                    f"client's old position, which the client replaces with {r.goal} "
+                    + ("at once" if proven else "10 s later (clients before 5.2.0)")
+                    + f"; {waited}: the client has not written it yet, or another writer set "
+                    "it; nothing read tells; check `mqctl offsets show` and the clients' logs "
+                    "(`the pull request offset illegal`)")
+        return
     if _below_target(r):
         if proven:  # the broker wrote the target before answering; consumers never move back
             _moved(r, f"below the target {r.goal}, which the broker wrote before it answered, "

@@ -137,6 +137,46 @@ def test_an_old_5x_client_replaying_unseen_is_unknown_not_failed():
     assert r.status == Status.NOT_TAKEN
 
 
+@pytest.mark.parametrize("fix_ms,status", [(1_500, Status.VERIFIED), (60_000, Status.UNKNOWN)])
+def test_a_forward_server_side_reset_read_before_the_client_writes_it_is_not_another_writer(
+        sim_factory, monkeypatch, fix_ms, status):
+    """The pull that takes a server-side reset commits the client's old position
+    (PullMessageProcessor: queryThenEraseResetOffset, then the pull's commitOffset); the 5.2.0+
+    client writes the reset offset one round trip later. A forward reset (a rollback of a
+    rewind, --to-latest) read in between shows the group where it was, below the target: it
+    was called ``moved by another writer`` (a fresh-clone CI run: `offsets rollback` exit 8,
+    "7 of 8 queue(s) were moved by another writer ... now 24 (target 1509)"). The sim's client
+    write is delayed here so verify's read falls in between: verify reads on until the write
+    lands (verified), and a write that never lands within the bound is unknown, not moved."""
+    import mqctl.sim.consumer as simconsumer
+
+    monkeypatch.setattr(simconsumer, "CURRENT_CLIENT_FIX_MS", fix_ms)
+    # the consumer (1 msg/s) falls behind the producers (2.5 msg/s per queue)
+    # (its pulls run on the 1 s consume tick: the next one half-way through verify's 1 s wait)
+    s = sim_factory(scenario("V5_3_3", consumer_rate=1))
+    s.advance(60.5)
+    plan, res, seen = reset_on_manual_clock(s, Target("latest", text="latest"))
+    assert all(q.current is not None and q.target > q.current for q in plan.queues), plan.queues
+    # verify read the group's own old positions after the pulls took the reset
+    first = seen[0]
+    window = [q.mq for q in plan.queues if q.current <= first[q.mq] < q.target]
+    assert len(window) >= 4, [(first[q.mq], q.current, q.target) for q in plan.queues]
+    assert [r.status for r in res] == [status] * 8, [(r.status, r.detail) for r in res]
+    for r in res:
+        assert "another writer" not in r.detail.split("or another writer set it")[0]
+        if status == Status.VERIFIED:
+            assert r.now >= r.goal, r.detail
+        else:
+            assert r.plan.current <= r.now < r.goal
+            assert r.detail.startswith(f"offset is {r.now}, below the target {r.goal} and at "
+                                       f"or past where the group was ({r.plan.current})")
+            assert "still read so 5 s after the wait" in r.detail, r.detail
+    # the 1 s wait, then reads every 0.25 s: until the writes landed (1.5 s after the pulls),
+    # or for the 5 s bound (20 reads, and one for what rounding leaves of it)
+    reads = (3, 8) if status == Status.VERIFIED else (21, 22)
+    assert reads[0] <= len(seen) <= reads[1], len(seen)
+
+
 # ------------------------------------------------------------ 4.x: legacy push
 
 def test_a_4x_legacy_push_replayed_between_two_reads_is_proven_by_the_process_queues(
