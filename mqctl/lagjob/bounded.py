@@ -14,14 +14,18 @@ Every row of ``lag`` and ``group_status`` depends on its own capture and earlier
 So a run whose new captures all come after everything already ingested (by more than
 ``--align``, so no capture merges across the bound ``B``) computes the rows from ``B`` on over the
 observations from a look-back ``C`` (the last ``window + 1`` captures before ``B``), with the
-broker history read whole from the derived state, and appends them to the date partitions of
+broker history points the derived state keeps, and appends them to the date partitions of
 ``lag`` and ``group_status``. The rebalance datasets are small: they are recomputed whole from
 the derived state's changes, resets and unowned intervals plus the new ones.
 
 The derived state (``STATE/derived``), written by every run that keeps state over snapshots
 only::
 
-    history/batch=N/   the broker history (max offset per queue and time)
+    history/batch=N/   the broker history (max offset per queue and time); cut to the points
+                       later time lags need (:func:`history_frame`) by a bounded run over a
+                       long history (:data:`CUT_AFTER`)
+    cuts/batch=N/      where each queue's history was cut (:func:`history_misses`); whole,
+                       per run
     changes/batch=N/   owner changes found between captures (before reset marking)
     resets/batch=N/    offset resets found in captures
     unowned/batch=N/   unowned intervals found in captures (before reset gaps); whole, per run
@@ -51,14 +55,18 @@ of the new captures gets its newest row, the larger peaks and the captures added
 keeps its row); the counts add the new rows' to the manifest's; the page's series and queue
 ranking come from ``series`` and ``peaks`` (:func:`html.collect.merge_queue_peaks`); the
 Prometheus file's per-broker rows from ``brokers`` for the groups and topics without new
-captures and from the new rows for the others. ``lag`` is read back only for the page's lines
-and owner lanes of the charted queues. A state
+captures and from the new rows for the others; the time lags bracket from ``history``, which
+keeps per queue the points from the last look-back's lowest offset on (not every capture
+since the first). ``lag`` is read back only for the page's lines and owner lanes of the
+charted queues. A state
 without one of the parts or the counts (removed, or written by an earlier version) makes the
 run a full one, which writes them.
 
 The look-back is checked, not assumed: a queue of the new captures whose look-back lacks the
 samples its window needs, an owned capture or a capture with known ownership, and that has
-observations before ``C``, makes the run a full one (:func:`check_frame`). So do a changed or
+observations before ``C``, makes the run a full one (:func:`check_frame`), and so does an
+observation whose time lag may need a history point that was cut (:func:`history_misses`: an
+offset rewound below the cut, a group that starts far behind). So do a changed or
 vanished input file, a file with bad lines, another input kind than snapshots, ``--since`` or
 ``--until``, a missing max offset, and a run that did not finish before.
 """
@@ -86,15 +94,22 @@ UNOWNED_DDL = ("cluster string, group string, topic string, broker string, queue
                "since_ts long, start_ts long, end_ts long, duration_ms long, open boolean, "
                "source_kind string")
 TIMES_DDL = "cluster string, observed_ts long"
+CUTS_DDL = ("cluster string, topic string, broker string, queue_id int, cut_t long, cut_b long, "
+            "first_b long")
 PARTS = {"history": HISTORY_DDL, "changes": CHANGES_DDL, "resets": RESETS_DDL,
-         "unowned": UNOWNED_DDL, "times": TIMES_DDL}
+         "unowned": UNOWNED_DDL, "times": TIMES_DDL, "cuts": CUTS_DDL}
 # parts in the shape of a report frame (their schema is the run's: :func:`read`'s ``schema``):
 # the latest rows per group and topic and per group (``stages.Report.latest_base``, ...),
 # the page's totals per group and capture and peak lag per queue (``html.collect``) and the
 # Prometheus file's per-broker rows (``job._Run._brokers``)
 SHAPED = ("latest", "groups", "series", "peaks", "brokers")
 # parts written whole by every run (only the last batch is read)
-WHOLE = ("unowned", "latest", "groups", "peaks", "brokers")
+WHOLE = ("cuts", "unowned", "latest", "groups", "peaks", "brokers")
+# a bounded run cuts the broker history (:func:`history_frame`) over more than this many times
+# ``window + 1`` captures of a cluster, once after a run that computed everything and then when
+# it compacts the parts: below that, or more often, the cut's windows and joins (about a second)
+# cost more than reading the points
+CUT_AFTER = 4
 # a bounded run appends one batch per part; past this many the parts are rewritten as one
 COMPACT_AFTER = 32
 # queues whose look-back is short are checked for earlier rows; past this many: a full run
@@ -112,6 +127,7 @@ class Bound:
 
     new_ts: int
     from_ts: int
+    captures: int = 0  # the most captures of one cluster before the new ones
 
 
 def plan(times: list[tuple[str, int, bool]], align_ms: int, window: int) -> Bound:
@@ -132,6 +148,7 @@ def plan(times: list[tuple[str, int, bool]], align_ms: int, window: int) -> Boun
     for cluster, ts, is_new in times:
         per.setdefault(cluster, ([], []))[1 if is_new else 0].append(int(ts))
     starts_before: list[int] = []
+    most = 0
     for cluster, (old, new) in sorted(per.items()):
         if not old or not new:
             continue  # a cluster without new captures, or only new ones: no look-back
@@ -141,7 +158,8 @@ def plan(times: list[tuple[str, int, bool]], align_ms: int, window: int) -> Boun
                              "earlier one")
         starts = [old[0]] + [b for a, b in pairwise(old) if b - a > align_ms]
         starts_before.append(starts[max(0, len(starts) - (max(1, window) + 1))])
-    return Bound(new_ts=new_ts, from_ts=min(starts_before, default=new_ts))
+        most = max(most, len(starts))
+    return Bound(new_ts=new_ts, from_ts=min(starts_before, default=new_ts), captures=most)
 
 
 def table_times(spark: SparkSession, state: str, manifest: Any, batch: int | None,
@@ -205,6 +223,95 @@ def earlier_rows(table: DataFrame, keys: DataFrame, from_ts: int) -> bool:
 
     before = table.filter(F.col("observed_ts") < F.lit(int(from_ts))).select(*GQUEUE)
     return not before.join(F.broadcast(keys), on=GQUEUE, how="left_semi").isEmpty()
+
+
+def history_frame(history: DataFrame, obs: DataFrame, window: int) -> DataFrame:
+    """The broker history with what :func:`kept_history` and :func:`history_cuts` select:
+    per queue, only the bracket points a later run's time lags need, from the latest
+    captures' offsets on (issue 28 item 3: a re-run does not read the whole history back).
+
+    :func:`transforms.estimate_time_lag` brackets offset ``C`` of an observation at ``T``
+    with the last point of its segment with ``B <= C`` and the one after it, and a lower
+    bound reads the segment's first point. Per queue, with ``m`` the lowest offset and ``T0``
+    the first time of the observations of the cluster's last ``window + 1`` captures (what
+    the next look-back starts with, :func:`plan`), the point ``p`` = the last one at or
+    before ``T0`` with ``B <= m`` brackets every observation at or after ``T0`` with an
+    offset of at least ``m`` (``B`` never decreases inside a segment, so no later one needs
+    an earlier point), and later segments are kept whole: the points before ``p`` are
+    dropped, but the first one of ``p``'s segment. The cuts (``cut_t`` = ``p``'s time,
+    ``cut_b`` its max offset, ``first_b`` the first point's) are written for the queues that
+    lost points; :func:`history_misses` checks every later run against them (an offset
+    rewound into the dropped range, an observation before ``p``: a full run)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from mqctl.lagjob.transforms import QUEUE
+
+    caps = obs.select("cluster", "capture_ts").distinct()
+    recent = caps.withColumn("_r", F.row_number().over(
+        Window.partitionBy("cluster").orderBy(F.col("capture_ts").desc())))
+    lb = recent.filter(F.col("_r") <= int(window) + 1).groupBy("cluster").agg(
+        F.min("capture_ts").alias("_lb"))
+    # (a cluster the join does not match, e.g. null, keeps its queues' history whole)
+    need = (obs.filter(F.col("consumer_offset").isNotNull()).join(F.broadcast(lb), "cluster")
+            .filter(F.col("capture_ts") >= F.col("_lb"))
+            .groupBy(*QUEUE).agg(F.min("consumer_offset").alias("_m"),
+                                 F.min("observed_ts").alias("_T0")))
+    w = Window.partitionBy(*QUEUE).orderBy("t")
+    whole = Window.partitionBy(*QUEUE)
+    h = history.withColumn("_dec", F.when(F.col("B") < F.lag("B").over(w), 1).otherwise(0))
+    h = h.withColumn("_seg", F.sum("_dec").over(
+        w.rowsBetween(Window.unboundedPreceding, 0))).join(need, on=QUEUE, how="left")
+    at_p = (F.col("t") <= F.col("_T0")) & (F.col("B") <= F.col("_m"))
+    h = h.withColumn("_p", F.max(F.when(at_p, F.struct(F.col("t").alias("t"),
+                                                       F.col("B").alias("B"),
+                                                       F.col("_seg").alias("seg"))))
+                     .over(whole))
+    first = F.min(F.when(F.col("_seg") == F.col("_p")["seg"], F.struct("t", "B"))).over(whole)
+    h = h.withColumn("_f", first)
+    keep = (F.col("_p").isNull() | (F.col("t") >= F.col("_p")["t"])
+            | (F.col("t") == F.col("_f")["t"]))
+    return h.withColumn("_keep", keep).withColumn(
+        "_dropped", F.max((~F.col("_keep")).cast("int")).over(whole))
+
+
+def kept_history(framed: DataFrame) -> DataFrame:
+    """The points of :func:`history_frame` a later run needs (the ``history`` part)."""
+    from pyspark.sql import functions as F
+
+    return framed.filter(F.col("_keep")).select(*columns("history"))
+
+
+def history_cuts(framed: DataFrame) -> DataFrame:
+    """The ``cuts`` part: per queue that lost points in :func:`history_frame`, the cut."""
+    from pyspark.sql import functions as F
+
+    from mqctl.lagjob.transforms import QUEUE
+
+    return framed.filter((F.col("_dropped") == 1) & (F.col("t") == F.col("_p")["t"])).select(
+        *QUEUE, F.col("t").alias("cut_t"), F.col("B").alias("cut_b"),
+        F.col("_f")["B"].alias("first_b"))
+
+
+def history_misses(obs: DataFrame, cuts: DataFrame) -> DataFrame:
+    """The observations (look-back and new) whose time lag may need a point
+    :func:`history_frame` dropped: of a queue with a cut, with a lag to bracket (an offset below
+    the max offset), and before the cut, or with an offset from the segment's first point up
+    to below the cut's (rewound there: a reset, a group that starts from an old offset)."""
+    from pyspark.sql import functions as F
+
+    from mqctl.lagjob.transforms import GQUEUE, QUEUE
+
+    ck = F.coalesce(F.col("cluster"), F.lit("")).alias("_ck")  # (a null cluster matches too)
+    c = cuts.select(ck, *QUEUE[1:], "cut_t", "cut_b", "first_b")
+    o = obs.filter(F.col("consumer_offset").isNotNull()
+                   & (F.col("broker_offset").isNull()
+                      | (F.col("broker_offset") > F.col("consumer_offset")))).select(
+        ck, *GQUEUE, "observed_ts", "consumer_offset")
+    j = o.join(F.broadcast(c), on=["_ck", *QUEUE[1:]])
+    return j.filter((F.col("observed_ts") < F.col("cut_t"))
+                    | ((F.col("consumer_offset") >= F.col("first_b"))
+                       & (F.col("consumer_offset") < F.col("cut_b"))))
 
 
 def merge_unowned(old: DataFrame, new: DataFrame, track: DataFrame) -> DataFrame:

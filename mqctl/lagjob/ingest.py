@@ -57,13 +57,17 @@ class Manifest:
     # (``owner_unknown``, ``never_committed``: date ""), as the outputs hold them: a bounded
     # re-run adds the new captures' instead of counting the datasets again; empty: not kept
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    # the derived broker history was cut (:func:`bounded.history_frame`) since the last run
+    # that computed everything: later bounded runs append to it until they compact
+    history_cut: bool = False
 
     def to_json(self) -> str:
         return json.dumps({"version": VERSION, "fingerprint": self.fingerprint, "out": self.out,
                            "batches": sorted(self.batches), "files": self.files,
                            "pending": sorted(self.pending),
                            "derived": sorted(self.derived),
-                           "duplicates": self.duplicates, "counts": self.counts},
+                           "duplicates": self.duplicates, "counts": self.counts,
+                           "history_cut": self.history_cut},
                           indent=1, sort_keys=True) + "\n"
 
     @classmethod
@@ -87,7 +91,8 @@ class Manifest:
                    [int(b) for b in batches], files, [str(x) for x in pending],
                    [int(b) for b in derived], int(d.get("duplicates") or 0),
                    {str(k): {str(d): int(n) for d, n in v.items()}
-                    for k, v in counts.items() if isinstance(v, dict)})
+                    for k, v in counts.items() if isinstance(v, dict)},
+                   d.get("history_cut") is True)
 
     def next_batch(self) -> int:
         return max([0, *self.batches]) + 1

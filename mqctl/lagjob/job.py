@@ -555,6 +555,7 @@ class _Run:
         self.try_bound = False
         self.bound: Any = None
         self.obs_times: DataFrame | None = None  # (cluster, observed_ts) of what was read
+        self.earlier_cuts: DataFrame | None = None  # bounded: where the history was cut
         self.kept_counts: dict[str, dict[str, int]] = {}  # (the manifest's ``counts``)
         # the page's series and queue peaks (``series``, ``peaks``; ``series_new``: this run's
         # part of the series): :meth:`_page_frames`
@@ -910,19 +911,34 @@ class _Run:
         return back["lag"], back["group_status"]
 
     def _save_derived(self, history: DataFrame, changes: DataFrame, resets: DataFrame,
-                      unowned: DataFrame, times: DataFrame, rep: Report) -> None:
+                      unowned: DataFrame, times: DataFrame, rep: Report, obs: DataFrame
+                      ) -> None:
         """Write the derived state (:mod:`mqctl.lagjob.bounded`) as a new batch: a bounded
         run adds its new rows (the whole of each part once there are ``COMPACT_AFTER``
-        batches), any other run the whole of each; the unowned intervals are always whole.
-        Committed by the manifest the caller saves next."""
+        batches), any other run the whole of each; the parts of ``bounded.WHOLE`` are always
+        whole, the broker history cut to what later time lags need (``obs``: the run's
+        observations, :func:`bounded.history_frame`). Committed by the manifest the caller
+        saves next."""
         from pyspark.sql import functions as F
 
         from mqctl.lagjob import bounded as B
 
         sp, st, man, bound = self.spark, self.state or "", self.manifest, self.bound
         gen = max([0, *man.batches, *man.derived]) + 1  # (ids of their own; never reused)
+        whole = bound is None or len(man.derived) >= B.COMPACT_AFTER
+        # a bounded run over a long history cuts it once after a full run, then as it compacts
+        cut = (bound is not None and bound.captures > B.CUT_AFTER * (self.o.window + 1)
+               and (whole or not man.history_cut))
+        if cut:  # (rewritten whole: the points dropped go; read by two parts)
+            whole = True
+            framed = self.cut(B.history_frame(history, obs, self.o.window), "keep history")
+            history, cuts = B.kept_history(framed), B.history_cuts(framed)
+        elif self.earlier_cuts is not None:  # (the points dropped earlier stay dropped)
+            cuts = self.earlier_cuts
+        else:
+            cuts = sp.createDataFrame([], B.CUTS_DDL)
+        man.history_cut = cut or (bound is not None and man.history_cut)
         with self.stage("derived state"):
-            whole = bound is None or len(man.derived) >= B.COMPACT_AFTER
             if not whole:
                 new = F.lit(bound.new_ts)
                 history, changes = history.filter(F.col("t") >= new), changes.filter(
@@ -934,25 +950,36 @@ class _Run:
                 if whole:
                     times = B.read(sp, st, "times", man.derived).unionByName(times)
             B.write_parts(sp, st, [("history", history), ("changes", changes),
-                                   ("resets", resets), ("unowned", unowned),
+                                   ("cuts", cuts), ("resets", resets), ("unowned", unowned),
                                    ("times", times.distinct()), ("latest", rep.latest_base),
                                    ("groups", rep.groups_base), ("series", series),
                                    ("peaks", self.page["peaks"]),
                                    ("brokers", self.page["brokers"])], gen, whole=whole)
         man.derived = [gen] if whole else [*man.derived, gen]
 
-    def _check_bound(self, dedup: DataFrame, table_all: DataFrame | None) -> None:
+    def _check_bound(self, dedup: DataFrame, table_all: DataFrame | None, cuts: DataFrame
+                     ) -> None:
         """Raise :class:`bounded.NotBounded` when a queue of the new captures lacks look-back
         (:func:`bounded.check_frame`) and has observations before it (in ``table_all``, every
-        ingested observation)."""
+        ingested observation), or when an observation's time lag may need a point of the
+        broker history the derived state no longer keeps (:func:`bounded.history_misses`)."""
         assert table_all is not None
+        from pyspark.sql import functions as F
+
         from mqctl.lagjob import bounded as B
         from mqctl.lagjob.transforms import GQUEUE
 
         b = self.bound
         with self.stage("bound"):
-            short = B.check_frame(dedup, b.new_ts, self.o.window).limit(
-                B.MAX_SHORT_KEYS + 1).collect()
+            # (one job: the short queues, and one observation the kept history may miss)
+            miss = B.history_misses(dedup, cuts).select(*GQUEUE, F.lit(True).alias("_miss"))
+            rows = B.check_frame(dedup, b.new_ts, self.o.window).withColumn(
+                "_miss", F.lit(False)).limit(B.MAX_SHORT_KEYS + 1).unionByName(
+                miss.limit(1)).collect()
+            if any(r["_miss"] for r in rows):
+                raise B.NotBounded("an offset is below the broker history the derived state "
+                                   "keeps (rewound, or a group that starts far behind)")
+            short = [r[:len(GQUEUE)] for r in rows if not r["_miss"]]
             if len(short) > B.MAX_SHORT_KEYS:
                 raise B.NotBounded(f"more than {B.MAX_SHORT_KEYS} queues have a short look-back")
             if short:
@@ -1008,7 +1035,9 @@ class _Run:
         read = S.captures(self, o, S.read(self, sp, o, paths, self.listing, snapshots))
         self.obs_times = read.obs.select("cluster", "observed_ts")  # (derived state: times)
         earlier = self._earlier()
-        check = None if earlier is None else (lambda d: self._check_bound(d, table_all))
+        self.earlier_cuts = None if earlier is None else earlier.cuts
+        check = None if earlier is None else (
+            lambda d: self._check_bound(d, table_all, earlier.cuts))
         lagged = S.lag(self, o, read, [k for k, v in paths.items() if v], LAG_COLUMNS,
                        earlier, check)
         gt = gt_new = S.group_status(self, o, lagged.lag_new, GROUP_COLUMNS)
@@ -1124,6 +1153,7 @@ class _Run:
         sp, st, done, b = self.spark, self.state or "", self.manifest.derived, self.bound
         return Earlier(history=B.read(sp, st, "history", done).filter(
                            F.col("t") < F.lit(b.from_ts)),
+                       cuts=B.read(sp, st, "cuts", done),
                        changes=B.read(sp, st, "changes", done),
                        resets=B.read(sp, st, "resets", done),
                        unowned=B.read(sp, st, "unowned", done), from_ts=b.from_ts,
@@ -1470,7 +1500,7 @@ class _Run:
             assert self.obs_times is not None
             self._save_derived(lagged.history, reb.captured if not reb.no_resets
                                else reb.changes, reb.resets, reb.unowned_track,
-                               self.obs_times, rep)
+                               self.obs_times, rep, lagged.dedup)
             self.manifest.counts = self.kept_counts
         else:
             self.manifest.derived, self.manifest.counts = [], {}

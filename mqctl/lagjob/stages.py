@@ -75,7 +75,8 @@ class Earlier:
     """A bounded re-run: what the earlier runs found (the derived state), and the bound: the
     look-back starts at ``from_ts``, the new captures at ``new_ts``."""
 
-    history: DataFrame  # the broker history before the look-back
+    history: DataFrame  # the broker history before the look-back (the points kept)
+    cuts: DataFrame  # where it was cut (:func:`bounded.history_frame`)
     changes: DataFrame  # owner changes found in captures
     resets: DataFrame  # offset resets found in captures
     unowned: DataFrame  # unowned intervals (the open ones still open)

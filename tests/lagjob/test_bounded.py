@@ -164,6 +164,67 @@ def test_a_group_that_is_gone_keeps_its_last_rows_in_a_bounded_rerun(spark, tmp_
     assert len(dropped) == 1 and dropped[0].endswith(" 660")  # 3 queues x (1360 - 1140)
 
 
+def kept_capture(i: int) -> list[dict]:
+    """Groups that keep up (a time lag to interpolate, no stuck offset), so the derived state
+    keeps only the recent part of the broker history; G_RW rewinds at capture 8 into the
+    part it no longer keeps."""
+    ts = T0 + i * STEP
+    rows = []
+    for q in range(2):
+        b = 1000 + (200 + 50 * q) * i
+        rw = b - 120 if i < 8 else 1250 + 100 * (i - 8)
+        for g, c, delay in (("G_OK", b, 0), ("G_MOVE", b - 150, None), ("G_RW", rw, None)):
+            rows.append(snap_row(ts, g, "TopicA", q, b, c, owner="c1@1", members=["c1@1"],
+                                 delay_ms=delay, last_timestamp=ts - 1000))
+    return rows
+
+
+def test_the_derived_history_keeps_only_what_later_time_lags_need(spark, tmp_path,
+                                                                   monkeypatch):
+    """Issue 28 item 3: a bounded re-run does not read the whole broker history back. A
+    bounded run over a long history (here: any, ``CUT_AFTER`` 0) keeps, per queue, the bracket
+    points from the look-back's lowest offset on and the first point of their segment
+    (``bounded.history_frame``); the next re-run brackets from those and equals a full run,
+    and one with an offset rewound into the dropped points is a full one (it would be
+    bracketed wrongly)."""
+    from mqctl.lagjob import bounded as B
+
+    monkeypatch.setattr(B, "CUT_AFTER", 0)
+    root, inc, full = tmp_path / "in", tmp_path / "inc", tmp_path / "full"
+    for i in range(6):
+        write_snapshot(root, "c1", T0 + i * STEP, kept_capture(i))
+    run(spark, root, inc)
+
+    def part(name: str) -> list:
+        return spark.read.parquet(str(inc / "_state" / "derived" / name)).collect()
+
+    outcome = {}
+    for i in (6, 7, 8):
+        write_snapshot(root, "c1", T0 + i * STEP, kept_capture(i))
+        said: list[str] = []
+        res = run(spark, root, inc, said)
+        outcome[i] = bounded(said)
+        if i == 6:
+            # look-back of capture 3..6: the lowest offset is G_MOVE's at 3 (queue 0:
+            # 1600 - 150; queue 1: 1750 - 150), bracketed from capture 2 (1400; 1500) on:
+            # capture 1 is dropped, capture 0 (the segment's first point) kept
+            cuts = {r["queue_id"]: (r["cut_t"], r["cut_b"], r["first_b"]) for r in part("cuts")}
+            assert cuts == {0: (T0 + 2 * STEP, 1400, 1000), 1: (T0 + 2 * STEP, 1500, 1000)}
+            kept = sorted((r["queue_id"], (r["t"] - T0) // STEP) for r in part("history"))
+            assert kept == [(q, i) for q in range(2) for i in (0, 2, 3, 4, 5, 6)]
+        if i == 8:  # G_RW rewound to 1250: below the cut
+            assert any("not a bounded re-run (an offset is below the broker history" in m
+                       for m in said), said
+    assert outcome == {6: True, 7: True, 8: False}
+    rf = run(spark, root, full, incremental=False)
+    assert_same(spark, inc, full, res, rf)
+    assert _page(full) == _page(inc) and _prom(full) == _prom(inc)
+    # the rewound group's time lags really were interpolated from early points
+    lag = spark.read.parquet(str(full / "lag")).filter(
+        f"`group` = 'G_RW' AND capture_ts >= {T0 + 8 * STEP}").collect()
+    assert lag and all(r["lag_seconds_source"] == "interpolated" for r in lag), lag
+
+
 def test_a_capture_before_the_last_one_is_not_bounded(spark, tmp_path):
     root, inc, full = tmp_path / "in", tmp_path / "inc", tmp_path / "full"
     for i in (0, 1, 2, 4, 5):
