@@ -105,11 +105,13 @@ PARTS = {"history": HISTORY_DDL, "changes": CHANGES_DDL, "resets": RESETS_DDL,
 SHAPED = ("latest", "groups", "series", "peaks", "brokers")
 # parts written whole by every run (only the last batch is read)
 WHOLE = ("cuts", "unowned", "latest", "groups", "peaks", "brokers")
-# a bounded run cuts the broker history (:func:`history_frame`) over more than this many times
-# ``window + 1`` captures of a cluster, once after a run that computed everything and then when
-# it compacts the parts: below that, or more often, the cut's windows and joins (about a second)
-# cost more than reading the points
+# a bounded run cuts the broker history (:func:`history_frame`) once after a run that computed
+# everything and then when it compacts the parts, when the history spans more than
+# ``CUT_AFTER`` times ``window + 1`` captures of a cluster and its part holds more than
+# ``CUT_BYTES``: below that, or more often, the cut's windows and joins (1.3-2.5 s, bench/
+# lag_history_cut.py) cost more than reading the points (the 1m bench's 10,800 points: 0.1 MB)
 CUT_AFTER = 4
+CUT_BYTES = 1 << 20
 # a bounded run appends one batch per part; past this many the parts are rewritten as one
 COMPACT_AFTER = 32
 # queues whose look-back is short are checked for earlier rows; past this many: a full run
@@ -360,6 +362,14 @@ def part_path(state: str, name: str) -> str:
     from mqctl.lagjob import writers as W
 
     return W.join(state, DERIVED, name)
+
+
+def part_bytes(spark: SparkSession, state: str, name: str) -> int:
+    """The bytes of one part's files on disk (every batch; 0 when it is not there)."""
+    from mqctl.lagjob import writers as W
+
+    fs, hp = W._hadoop_fs(spark, part_path(state, name))
+    return int(fs.getContentSummary(hp).getLength()) if fs.exists(hp) else 0
 
 
 def missing(spark: SparkSession, state: str) -> list[str]:

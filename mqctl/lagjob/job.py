@@ -928,7 +928,8 @@ class _Run:
         whole = bound is None or len(man.derived) >= B.COMPACT_AFTER
         # a bounded run over a long history cuts it once after a full run, then as it compacts
         cut = (bound is not None and bound.captures > B.CUT_AFTER * (self.o.window + 1)
-               and (whole or not man.history_cut))
+               and (whole or not man.history_cut)
+               and B.part_bytes(sp, st, "history") > B.CUT_BYTES)
         if cut:  # (rewritten whole: the points dropped go; read by two parts)
             whole = True
             framed = self.cut(B.history_frame(history, obs, self.o.window), "keep history")

@@ -182,14 +182,15 @@ def kept_capture(i: int) -> list[dict]:
 def test_the_derived_history_keeps_only_what_later_time_lags_need(spark, tmp_path,
                                                                    monkeypatch):
     """Issue 28 item 3: a bounded re-run does not read the whole broker history back. A
-    bounded run over a long history (here: any, ``CUT_AFTER`` 0) keeps, per queue, the bracket
-    points from the look-back's lowest offset on and the first point of their segment
-    (``bounded.history_frame``); the next re-run brackets from those and equals a full run,
-    and one with an offset rewound into the dropped points is a full one (it would be
-    bracketed wrongly)."""
+    bounded run over a long history (here: any, ``CUT_AFTER`` and ``CUT_BYTES`` 0) keeps, per
+    queue, the bracket points from the look-back's lowest offset on and the first point of
+    their segment (``bounded.history_frame``); the next re-run brackets from those and equals
+    a full run, and one with an offset rewound into the dropped points is a full one (it
+    would be bracketed wrongly)."""
     from mqctl.lagjob import bounded as B
 
     monkeypatch.setattr(B, "CUT_AFTER", 0)
+    monkeypatch.setattr(B, "CUT_BYTES", 0)
     root, inc, full = tmp_path / "in", tmp_path / "inc", tmp_path / "full"
     for i in range(6):
         write_snapshot(root, "c1", T0 + i * STEP, kept_capture(i))
