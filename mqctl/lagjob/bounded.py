@@ -24,8 +24,8 @@ only::
     history/batch=N/   the broker history (max offset per queue and time); cut to the points
                        later time lags need (:func:`history_frame`) by a bounded run over a
                        long history (:data:`CUT_AFTER`)
-    cuts/batch=N/      where each queue's history was cut (:func:`history_misses`); whole,
-                       per run
+    cuts/batch=N/      where each queue's history was cut (:func:`history_misses`): written
+                       by the run that cut it (and when the parts are compacted)
     changes/batch=N/   owner changes found between captures (before reset marking)
     resets/batch=N/    offset resets found in captures
     unowned/batch=N/   unowned intervals found in captures (before reset gaps); whole, per run
@@ -104,7 +104,10 @@ PARTS = {"history": HISTORY_DDL, "changes": CHANGES_DDL, "resets": RESETS_DDL,
 # Prometheus file's per-broker rows (``job._Run._brokers``)
 SHAPED = ("latest", "groups", "series", "peaks", "brokers")
 # parts written whole by every run (only the last batch is read)
-WHOLE = ("cuts", "unowned", "latest", "groups", "peaks", "brokers")
+WHOLE = ("unowned", "latest", "groups", "peaks", "brokers")
+# parts written only by some runs (``cuts``: by a run that cut the history, and carried over
+# when the parts are compacted): not there, no rows
+OPTIONAL = ("cuts",)
 # a bounded run cuts the broker history (:func:`history_frame`) once after a run that computed
 # everything and then when it compacts the parts, when the history spans more than
 # ``CUT_AFTER`` times ``window + 1`` captures of a cluster and its part holds more than
@@ -379,7 +382,7 @@ def missing(spark: SparkSession, state: str) -> list[str]:
     from mqctl.lagjob import ingest as I
 
     return [name for name in (*PARTS, *SHAPED)
-            if not I.exists(spark, part_path(state, name))]
+            if name not in OPTIONAL and not I.exists(spark, part_path(state, name))]
 
 
 def read(spark: SparkSession, state: str, name: str, batches: list[int],
@@ -391,6 +394,11 @@ def read(spark: SparkSession, state: str, name: str, batches: list[int],
 
     ddl = (StructType([*schema.fields, StructField("batch", IntegerType())]) if name in SHAPED
            else f"{PARTS[name]}, batch int")
+    if name in OPTIONAL:
+        from mqctl.lagjob import ingest as I
+
+        if not I.exists(spark, part_path(state, name)):
+            return spark.createDataFrame([], PARTS[name])
     df = spark.read.schema(ddl).parquet(part_path(state, name))
     keep = [max(batches)] if name in WHOLE else list(batches)
     return df.filter(F.col("batch").isin(keep)).drop("batch")

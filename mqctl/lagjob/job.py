@@ -930,14 +930,14 @@ class _Run:
         cut = (bound is not None and bound.captures > B.CUT_AFTER * (self.o.window + 1)
                and (whole or not man.history_cut)
                and B.part_bytes(sp, st, "history") > B.CUT_BYTES)
+        cuts: list[tuple[str, DataFrame]] = []
         if cut:  # (rewritten whole: the points dropped go; read by two parts)
             whole = True
             framed = self.cut(B.history_frame(history, obs, self.o.window), "keep history")
-            history, cuts = B.kept_history(framed), B.history_cuts(framed)
-        elif self.earlier_cuts is not None:  # (the points dropped earlier stay dropped)
-            cuts = self.earlier_cuts
-        else:
-            cuts = sp.createDataFrame([], B.CUTS_DDL)
+            history, cuts = B.kept_history(framed), [("cuts", B.history_cuts(framed))]
+        elif whole and bound is not None and man.history_cut:  # (dropped earlier: still)
+            assert self.earlier_cuts is not None
+            cuts = [("cuts", self.earlier_cuts)]
         man.history_cut = cut or (bound is not None and man.history_cut)
         with self.stage("derived state"):
             if not whole:
@@ -951,7 +951,7 @@ class _Run:
                 if whole:
                     times = B.read(sp, st, "times", man.derived).unionByName(times)
             B.write_parts(sp, st, [("history", history), ("changes", changes),
-                                   ("cuts", cuts), ("resets", resets), ("unowned", unowned),
+                                   *cuts, ("resets", resets), ("unowned", unowned),
                                    ("times", times.distinct()), ("latest", rep.latest_base),
                                    ("groups", rep.groups_base), ("series", series),
                                    ("peaks", self.page["peaks"]),

@@ -213,6 +213,14 @@ def test_the_derived_history_keeps_only_what_later_time_lags_need(spark, tmp_pat
             assert cuts == {0: (T0 + 2 * STEP, 1400, 1000), 1: (T0 + 2 * STEP, 1500, 1000)}
             kept = sorted((r["queue_id"], (r["t"] - T0) // STEP) for r in part("history"))
             assert kept == [(q, i) for q in range(2) for i in (0, 2, 3, 4, 5, 6)]
+            # the next run compacts the parts without cutting again: the cuts go with them
+            monkeypatch.setattr(B, "COMPACT_AFTER", 1)
+            monkeypatch.setattr(B, "CUT_BYTES", 1 << 40)
+        if i == 7:
+            man = json.loads((inc / "_state" / "manifest.json").read_text())
+            assert man["history_cut"] is True and len(man["derived"]) == 1
+            assert {r["queue_id"]: (r["cut_t"], r["cut_b"], r["first_b"])
+                    for r in part("cuts") if r["batch"] == man["derived"][0]} == cuts
         if i == 8:  # G_RW rewound to 1250: below the cut
             assert any("not a bounded re-run (an offset is below the broker history" in m
                        for m in said), said
