@@ -177,6 +177,46 @@ def test_a_forward_server_side_reset_read_before_the_client_writes_it_is_not_ano
     assert reads[0] <= len(seen) <= reads[1], len(seen)
 
 
+@pytest.mark.parametrize("now,pop,status", [
+    (600, False, Status.UNKNOWN),   # at or past where the group was: its own pull's commit
+    (500, False, Status.UNKNOWN),
+    (400, False, Status.MOVED),     # below where the group was: something else wrote it
+    (600, True, Status.MOVED),      # a pop commits the reset offset itself: no such window
+])
+def test_a_forward_target_read_once_without_a_wait(now, pop, status):
+    """--verify-wait 0: one read, no reads after it. A forward target read back where the
+    group was is the group's own pull-with-commit as much as another writer: unknown, and
+    the detail says it was read with no wait; below where the group was, moved."""
+    from types import SimpleNamespace
+    from typing import Any
+
+    from mqctl.reset import BrokerPlan, ConsumerState, Path_, Plan, QueuePlan, QueueResult
+    from mqctl.versions import V5_2_0
+
+    q = QueuePlan(MQ("T", "broker-a", 0), 0, 2000, 500, 900)
+
+    class FakeAdmin:
+        concurrency = 1
+
+        async def consume_stats(self, group, addr, topic):
+            return SimpleNamespace(offsets={q.mq: SimpleNamespace(consumer_offset=now)})
+
+    st = ConsumerState(True, ["c@1"], False, pop, "CONSUME_PASSIVELY", "CLUSTERING",
+                       min_version=V5_2_0)
+    plan = Plan("G", "T", Target("latest"), 0, "ns", [q],
+                {"broker-a": BrokerPlan("broker-a", "a:1", Path_.SERVER_SIDE, "t")}, st)
+    admin: Any = FakeAdmin()
+    (r,) = asyncio.run(verify(admin, plan, [QueueResult(q, Status.APPLIED, "written")],
+                              wait_s=0, owners=None))
+    assert r.status == status, r.detail
+    if status == Status.UNKNOWN:
+        assert r.detail.startswith(f"offset is {now}, below the target 900 and at or past "
+                                   "where the group was (500)"), r.detail
+        assert "read so with no wait (--verify-wait 0)" in r.detail
+    else:
+        assert r.detail.startswith(f"moved by another writer (now {now})"), r.detail
+
+
 # ------------------------------------------------------------ 4.x: legacy push
 
 def test_a_4x_legacy_push_replayed_between_two_reads_is_proven_by_the_process_queues(
