@@ -217,6 +217,28 @@ def test_a_forward_target_read_once_without_a_wait(now, pop, status):
         assert r.detail.startswith(f"moved by another writer (now {now})"), r.detail
 
 
+def test_the_window_verdict_docs_quote_is_what_verify_says():
+    """docs/reset.md quotes the ``unknown`` detail of a queue still read in the pull's window
+    (target 1509, the group at 24, read so 5 s after the wait): the code's words."""
+    from pathlib import Path
+
+    from mqctl.reset import BrokerPlan, ConsumerState, Path_, Plan, QueuePlan, QueueResult
+    from mqctl.reset.apply import OWN_PULL_SETTLE_S, _server_side_verdict
+    from mqctl.versions import V5_2_0
+
+    q = QueuePlan(MQ("T", "broker-a", 1), 0, 2000, 24, 1509)
+    st = ConsumerState(True, ["c@1"], False, False, "CONSUME_PASSIVELY", "CLUSTERING",
+                       min_version=V5_2_0)
+    plan = Plan("G", "T", Target("rollback"), 0, "ns", [q],
+                {"broker-a": BrokerPlan("broker-a", "a:1", Path_.SERVER_SIDE, "t")}, st)
+    r = QueueResult(q, Status.APPLIED, "server-side reset", now=24, settled_s=OWN_PULL_SETTLE_S)
+    _server_side_verdict(plan, r)
+    assert r.status == Status.UNKNOWN
+    said = r.detail.split("; nothing read tells")[0] + "; nothing read tells ..."
+    doc = " ".join((Path(__file__).parents[2] / "docs" / "reset.md").read_text().split())
+    assert f"`unknown` (`{said}`), never `moved`" in doc, said
+
+
 # ------------------------------------------------------------ 4.x: legacy push
 
 def test_a_4x_legacy_push_replayed_between_two_reads_is_proven_by_the_process_queues(
