@@ -555,7 +555,6 @@ class _Run:
         self.try_bound = False
         self.bound: Any = None
         self.obs_times: DataFrame | None = None  # (cluster, observed_ts) of what was read
-        self.earlier_cuts: DataFrame | None = None  # bounded: where the history was cut
         self.kept_counts: dict[str, dict[str, int]] = {}  # (the manifest's ``counts``)
         # the page's series and queue peaks (``series``, ``peaks``; ``series_new``: this run's
         # part of the series): :meth:`_page_frames`
@@ -936,8 +935,7 @@ class _Run:
             framed = self.cut(B.history_frame(history, obs, self.o.window), "keep history")
             history, cuts = B.kept_history(framed), [("cuts", B.history_cuts(framed))]
         elif whole and bound is not None and man.history_cut:  # (dropped earlier: still)
-            assert self.earlier_cuts is not None
-            cuts = [("cuts", self.earlier_cuts)]
+            cuts = [("cuts", B.read(sp, st, "cuts", man.derived))]
         man.history_cut = cut or (bound is not None and man.history_cut)
         with self.stage("derived state"):
             if not whole:
@@ -1036,7 +1034,6 @@ class _Run:
         read = S.captures(self, o, S.read(self, sp, o, paths, self.listing, snapshots))
         self.obs_times = read.obs.select("cluster", "observed_ts")  # (derived state: times)
         earlier = self._earlier()
-        self.earlier_cuts = None if earlier is None else earlier.cuts
         check = None if earlier is None else (
             lambda d: self._check_bound(d, table_all, earlier.cuts))
         lagged = S.lag(self, o, read, [k for k, v in paths.items() if v], LAG_COLUMNS,
