@@ -74,8 +74,9 @@ class QueueResult:
     taken_after_ms: int | None = None  # the first read at which the queue had taken
     reached_after_ms: int | None = None  # the first read exactly at the target
     sent_ms: int | None = None  # mqctl clock when its request was sent (the legacy push)
-    # read in the group's own pull-with-commit window when verify ended, after this many
-    # seconds of further reads (server-side, forward target: _own_pull_window)
+    # read in the group's own pull-with-commit window when verify ended: for this many
+    # seconds of reads after its wait (server-side, forward target: _own_pull_window); None:
+    # verify had no wait (--verify-wait 0)
     settled_s: float | None = None
 
     @property
@@ -369,16 +370,17 @@ async def verify(admin: Admin, plan: Plan, results: list[QueueResult], *,
     def in_window() -> list[QueueResult]:
         return [r for r in pending if _own_pull_window(plan, r, now.get(r.plan.mq))]
 
-    settle = _own_pull_settle_s(plan)
+    settle_from = now_ms()
     if wait_s > 0 and not failed and in_window():
         # read while the group's own pull-with-commit shows where it was: until the client's
         # write lands (or the bound), so the verdict never rests on a read taken in between
-        async for now, failed in _polls(admin, plan, names, wait, settle, OWN_PULL_POLL_S):
+        async for now, failed in _polls(admin, plan, names, wait, _own_pull_settle_s(plan),
+                                        OWN_PULL_POLL_S):
             _record(pending, now, now_ms() - start)
             if failed or not in_window():
                 break
-    for r in in_window():
-        r.settled_s = settle if wait_s > 0 else 0.0
+    for r in in_window():  # (how long it was read so after the wait: what the detail says)
+        r.settled_s = (now_ms() - settle_from) / 1000 if wait_s > 0 else None
 
     final: list[OwnerRead] = []  # the owners at the end, read once if a queue needs them
 
@@ -511,8 +513,11 @@ def _server_side_verdict(plan: Plan, r: QueueResult) -> None:
     proven = st.pop or (st.min_version is not None and st.min_version >= V5_2_0)
     if _own_pull_window(plan, r, r.now):
         r.status = Status.UNKNOWN
-        waited = (f"still read so {r.settled_s:.0f} s after the wait"
-                  if r.settled_s else "read so with no wait (--verify-wait 0)")
+        x = r.settled_s
+        waited = ("read so with no wait (--verify-wait 0)" if x is None
+                  else f"still read so {x:.0f} s after the wait" if x >= 0.5
+                  else "still read so under a second after the wait (a re-read failed)" if x > 0
+                  else "read so at the end of the wait, and not again (a re-read failed)")
         r.detail = (f"offset is {r.now}, below the target {r.goal} and at or past where the "
                     f"group was ({cur}): the pull that takes a server-side reset commits the "
                     f"client's old position, which the client replaces with {r.goal} "

@@ -217,6 +217,46 @@ def test_a_forward_target_read_once_without_a_wait(now, pop, status):
         assert r.detail.startswith(f"moved by another writer (now {now})"), r.detail
 
 
+def test_a_window_read_says_how_long_it_was_read_not_how_long_it_could_have_been():
+    """The extra reads of a queue in the pull's window stop when a re-read fails (here: the
+    other broker's): the detail says what was read (at the end of the wait, not again), not
+    the 5 s bound it did not read for, nor --verify-wait 0."""
+    from types import SimpleNamespace
+    from typing import Any
+
+    from mqctl.errors import ConnectError
+    from mqctl.reset import BrokerPlan, ConsumerState, Path_, Plan, QueuePlan, QueueResult
+    from mqctl.versions import V5_2_0
+
+    qa = QueuePlan(MQ("T", "broker-a", 0), 0, 2000, 500, 900)
+    qb = QueuePlan(MQ("T", "broker-b", 0), 0, 2000, 500, 900)
+
+    class FakeAdmin:
+        concurrency = 1
+
+        async def consume_stats(self, group, addr, topic):
+            if addr == "b:1":
+                raise ConnectError("broker-b is down")
+            return SimpleNamespace(offsets={qa.mq: SimpleNamespace(consumer_offset=600)})
+
+    async def no_wait(_s: float) -> None:
+        return None
+
+    st = ConsumerState(True, ["c@1"], False, False, "CONSUME_PASSIVELY", "CLUSTERING",
+                       min_version=V5_2_0)
+    plan = Plan("G", "T", Target("latest"), 0, "ns", [qa, qb],
+                {"broker-a": BrokerPlan("broker-a", "a:1", Path_.SERVER_SIDE, "t"),
+                 "broker-b": BrokerPlan("broker-b", "b:1", Path_.SERVER_SIDE, "t")}, st)
+    admin: Any = FakeAdmin()
+    ra, rb = asyncio.run(verify(admin, plan, [QueueResult(qa, Status.APPLIED, "written"),
+                                              QueueResult(qb, Status.APPLIED, "written")],
+                                wait_s=1.0, waiter=no_wait, owners=None))
+    assert rb.status == Status.UNVERIFIED
+    assert ra.status == Status.UNKNOWN, ra.detail
+    assert "read so at the end of the wait, and not again" in ra.detail, ra.detail
+    assert "5 s after the wait" not in ra.detail and "--verify-wait 0" not in ra.detail
+
+
 def test_the_window_verdict_docs_quote_is_what_verify_says():
     """docs/reset.md quotes the ``unknown`` detail of a queue still read in the pull's window
     (target 1509, the group at 24, read so 5 s after the wait): the code's words."""
