@@ -1313,15 +1313,19 @@ class _Run:
                   "storms": d["rebalance/storms"], "unowned": d["rebalance/unowned"],
                   "locks": d["rebalance/locks"], **{k: self.page[k] for k in ("series", "peaks")}}
         # one job (issue 28 item 2): the summary rows, the quarantine's reasons and, when every
-        # group is charted, the page's first collect
+        # group is charted, the page's two collects
         parts: dict[str, DataFrame] = {}
         if _total(stats, "quarantine"):
             parts["q"] = d["quarantine"].groupBy("reason").agg(F.count(F.lit(1)).alias("n"))
         first_limit = n_groups * o.chart_points + 1
+        marked = {"has_events": bool(counts["rebalance_events"] or counts["reset_events"]),
+                  "has_storms": bool(counts["storms"])}
         if 0 < n_groups <= min(o.chart_groups, o.summary_limit):
             from mqctl.lagjob.html import collect as G
 
             parts["h"] = G.first_collect(frames["series"], frames["peaks"], first_limit)
+            parts["p"] = G.second_collect(G.ReportFrames(**frames), self._limits(), n_groups,
+                                          **marked)
         summary, group_rows, more = self._summary_rows(rep, parts)
         qcounts = {r["reason"]: int(r["n"]) for r in more.get("q", [])}
         quarantined = sum(qcounts.values())
@@ -1341,7 +1345,7 @@ class _Run:
         html_path = W.join(self.out, "report.html")
         first = (more["h"], first_limit) if "h" in parts else None
         W.write_text(sp, html_path, self._html(frames, group_rows, summary, counts,
-                                               quarantined, run_ts, first))
+                                               quarantined, run_ts, first, more.get("p")))
         written["html"] = html_path
         from mqctl.timeparse import format_ms
 
@@ -1527,25 +1531,34 @@ class _Run:
             unowned_max=o.unowned_max)
         return r
 
+    def _limits(self) -> Any:
+        """The page's bounds (:class:`html.HtmlLimits`) from the options."""
+        from mqctl.lagjob import html as H
+
+        o = self.o
+        return H.HtmlLimits(groups=o.chart_groups, points=o.chart_points,
+                            timeline_events=o.timeline_events)
+
     def _html(self, frames: dict[str, DataFrame], group_rows: list[dict[str, Any]],
               summary: list[dict[str, Any]], counts: dict[str, int], quarantined: int,
-              run_ts: int, first: tuple[list[Any], int] | None = None) -> str:
+              run_ts: int, first: tuple[list[Any], int] | None = None,
+              second: list[Any] | None = None) -> str:
         """report.html: bounded data from the frames, then the page (mqctl/lagjob/html/).
-        ``first``: the page's first collect, already made (:func:`html.collect.first_collect`,
-        its rows and limit)."""
+        ``first``, ``second``: the page's collects, already made
+        (:func:`html.collect.first_collect`, its rows and limit;
+        :func:`html.collect.second_collect`'s rows)."""
         from mqctl.lagjob import html as H
         from mqctl.lagjob.verdicts import utc
 
         o = self.o
-        lim = H.HtmlLimits(groups=o.chart_groups, points=o.chart_points,
-                           timeline_events=o.timeline_events)
+        lim = self._limits()
         data = H.collect_report_data(
             self.spark, gt=frames["gt"], lag=frames["lag"], events=frames["events"],
             storms=frames["storms"], unowned=frames["unowned"], locks=frames["locks"],
             group_rows=group_rows, limits=lim,
             has_events=bool(counts["rebalance_events"] or counts["reset_events"]),
             has_storms=bool(counts["storms"]), series=frames.get("series"),
-            peaks=frames.get("peaks"), first=first)
+            peaks=frames.get("peaks"), first=first, second=second)
         if data.bucket_ms is not None:
             self.notes.append(f"charts show the maximum per {data.bucket_ms // 1000}s bucket")
         shown = summary[:lim.status_rows]

@@ -93,6 +93,97 @@ def test_the_pages_first_collect_made_early_draws_the_same_page(spark, case):
             range(len(rows)))
 
 
+def _marked_frames(spark, groups, captures: int, *, ties: bool = False, queues: int = 4):
+    """Frames with every kind of mark for each group, owners that change (one unknown), a
+    queue whose peak is unknown, and (``ties``) queues of equal peaks ranked by their names."""
+    from mqctl.lagjob.html import collect as G
+
+    rng = random.Random(11)
+    lag, gt, events, storms, unowned, locks = [], [], [], [], [], []
+    for c in range(captures):
+        ts = T0 + c * MIN
+        for cl, g in groups:
+            for q in range(queues):
+                topic, broker = ("T'b" if q % 2 else "Ta"), ("bk\\2" if q > 1 else "bk1")
+                lag.append((cl, g, topic, broker, q, ts,
+                            None if q == queues - 1 else 7 if ties else rng.randrange(0, 500),
+                            rng.choice([None, rng.random()]),
+                            rng.choice([None, f"c{(c // 2 + q) % 3}@1"])))
+            gt.append((cl, g, "Ta", ts, rng.randrange(0, 900), rng.random(), rng.randrange(5)))
+            events.append((ts + 5, cl, g, "Ta", f"e{c}@1", 1, 0, "rebalance", "snapshot"))
+            events.append((ts + 5, cl, g, "T'b", f"f{c}@1", 0, 1, "reset", "client-log:x"))
+            locks.append((ts + 7, cl, g, "Ta", "bk1", 0, f"c{c % 3}@1", "c9@1", c % 2 == 0))
+            unowned.append((cl, g, "Ta", "bk1", c % queues, ts - MIN, ts, ts + MIN, "snapshot"))
+        storms.append(("c1", groups[c % len(groups)][1], ts, ts + 2 * MIN, 3, 5, ["a@1", "b@2"]))
+    df = spark.createDataFrame
+    frames = G.ReportFrames(gt=df(gt, GT_SCHEMA).repartition(3),
+                            lag=df(lag, LAG_SCHEMA).repartition(4),
+                            events=df(events, EV_SCHEMA).repartition(2),
+                            storms=df(storms, ST_SCHEMA), unowned=df(unowned, UN_SCHEMA),
+                            locks=df(locks, LK_SCHEMA))
+    return dataclasses.replace(frames, series=G.group_series(frames.gt),
+                               peaks=G.queue_peaks(frames.lag))
+
+
+@pytest.mark.parametrize("case", ["every group", "ties", "bounded marks", "no queues",
+                                  "bucketed lines", "one charted", "ranked otherwise"])
+def test_the_pages_second_collect_made_early_draws_the_same_page(spark, case):
+    """Issue 28 item 2: with every group charted the page's second collect (lines, owner
+    changes, marks, overview) is made with the summary rows, before the groups are ranked:
+    each group's rows keyed by it, its queues ranked in Spark. Taken only when it is what
+    the second collect would collect (else made again); the page is the same either way."""
+    from mqctl.lagjob import html as H
+    from mqctl.lagjob.html import collect as G
+
+    groups = [("c1", n) for n in NAMES] + [(None, "G_nocluster"), ("", "G_empty")]
+    frames = _marked_frames(spark, [*groups, ("c1", "G_before_since")], captures=6,
+                            ties=case == "ties")
+    if case == "no queues":
+        frames = dataclasses.replace(frames, lag=frames.lag.limit(0),
+                                     peaks=frames.peaks.limit(0))
+    rows = [{"cluster": c, "group": g, "group_status": "OK"} for c, g in groups]
+    lim = H.HtmlLimits(groups=len(rows) if case != "one charted" else 1, lines=2, lanes=3,
+                       marks=2 if case == "bounded marks" else 200,
+                       runs=3 if case == "bounded marks" else 400, timeline_events=4,
+                       storms=3, svg_points=4 if case == "bucketed lines" else 300)
+    limit = len(rows) * lim.points + 1
+    marked = {"has_events": True, "has_storms": True}
+    first = G.first_collect(frames.series, frames.peaks, limit).collect()
+    second = G.second_collect(frames, lim, len(rows), **marked).collect()
+    if case == "ranked otherwise":  # a rank Spark gave that the driver's ranking does not
+        at = next(i for i, r in enumerate(second) if r["kind"] == "qrank" and r["rank"] == 1)
+        second[at] = second[at].asDict() | {"rank": 2}
+        second[at] = type(first[0])(**second[at])
+    early = G.collect_frames(frames, rows, lim, first=(first, limit), second=second,
+                             **marked)
+    usual = G.collect_frames(frames, rows, lim, **marked)
+    assert dataclasses.replace(early, series=None) == dataclasses.replace(usual, series=None)
+    assert _page(early) == _page(usual)
+    c = G._Collector(frames, rows, lim)
+    got = c.keyed_totals_and_peaks(first, limit)
+    taken = got is not None and c.keyed_second(
+        second, G._rank_queues(got[1], lim)[0], sorted({r["ts"] for r in got[0]})) is not None
+    assert taken == (case in ("every group", "ties", "bounded marks", "no queues"))
+    marks = [m for g in usual.groups for k in ("events", "storms", "unowned", "takeovers")
+             for m in g[k]]
+    if case == "no queues":  # (no ranked queue: the second collect reads no marks)
+        assert not marks and not any(g["lanes"] for g in usual.groups) and usual.events
+        return
+    assert len(usual.groups) == (len(rows) if case != "one charted" else 1)
+    assert {len(g["queues"]) for g in usual.groups} == {2} and marks
+    runs = [r for g in usual.groups for ln in g["lanes"] for r in ln["runs"]]
+    assert runs and all(r[2] for r in runs)
+    if case == "ties":  # equal peaks: by topic, broker, queue id; the unknown peak last
+        assert [(q["topic"], q["broker"], q["queue_id"]) for q in usual.groups[0]["queues"]
+                ] == [("T'b", "bk1", 1), ("Ta", "bk1", 0)]
+        assert all(ln["queue_id"] != 3 or ln["rank"] == 3 for g in usual.groups
+                   for ln in g["lanes"])
+    if case == "bounded marks":
+        assert {g["totals_by_kind"]["event"] for g in usual.groups} == {12}
+        assert {len(g["events"]) for g in usual.groups} == {2}
+        assert any(ln.get("cut") for g in usual.groups for ln in g["lanes"])
+
+
 def test_latest_per_broker_by_literal_keys_equals_the_broadcast_join(spark):
     from pyspark.sql import functions as F
 

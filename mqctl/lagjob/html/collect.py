@@ -5,8 +5,10 @@ Two collects, so nothing unbounded reaches the driver: (1) the chosen groups' to
 capture and their queues' peak lag; (2) the drawn queues' points and owner changes, the marks
 (each kind bounded per group by one shared window) and the overview's latest events and
 storms. :mod:`.sections` then builds each group's section from the rows (pure). When every
-group is charted the first needs no ranking of the groups: the job makes it with its summary
-rows, in their collect (:func:`first_collect`), and passes the rows in.
+group is charted neither needs the ranking of the groups: the job makes both with its summary
+rows, in their one collect (:func:`first_collect`, :func:`second_collect`: every row keyed by
+its group, the queues ranked in Spark), and passes the rows in; they are taken when they are
+what the two collects would collect (:meth:`_Collector.keyed_second`), else collected again.
 """
 
 from __future__ import annotations
@@ -97,12 +99,21 @@ def collect_report_data(spark: SparkSession, *, gt: DataFrame, lag: DataFrame,
                         limits: HtmlLimits = HtmlLimits(), has_events: bool = True,
                         has_storms: bool = True, series: DataFrame | None = None,
                         peaks: DataFrame | None = None,
-                        first: tuple[list[Any], int] | None = None) -> ReportData:
+                        first: tuple[list[Any], int] | None = None,
+                        second: list[Any] | None = None) -> ReportData:
     """:func:`collect_frames` with the frames as keywords (the job's call)."""
     del spark  # groups and queues are picked with literal maps: no join, no broadcast job
     return collect_frames(ReportFrames(gt, lag, events, storms, unowned, locks, series, peaks),
                           group_rows, limits, has_events=has_events, has_storms=has_storms,
-                          first=first)
+                          first=first, second=second)
+
+
+def _group_key() -> Column:
+    """A group's key (``grp``) in rows collected before the groups are ranked: its cluster
+    (a missing cluster and "" are one) and name, as :meth:`_Collector.pick` maps them."""
+    from pyspark.sql import functions as F
+
+    return F.expr(f"concat_ws({sql_text(_SEP)}, coalesce(cluster, ''), {ident('group')})")
 
 
 def first_collect(series: DataFrame, peaks: DataFrame, limit: int) -> DataFrame:
@@ -112,15 +123,34 @@ def first_collect(series: DataFrame, peaks: DataFrame, limit: int) -> DataFrame:
     key (``grp``) where :meth:`_Collector.totals_and_peaks` has the group's rank. ``series``:
     :func:`group_series`; ``peaks``: :func:`queue_peaks`. :func:`collect_frames` takes the
     rows (``first``) when every group is charted and the limit was not reached."""
+    return _shaped("per", _totals(_keyed(series), "grp").limit(limit)).unionByName(
+        _shaped("peak", _peaks(_keyed(peaks), "grp")))
+
+
+def _keyed(df: DataFrame) -> DataFrame:
+    """Every group's rows with its key (``grp``, :func:`_group_key`)."""
     from pyspark.sql import functions as F
 
-    key = F.expr(f"concat_ws({sql_text(_SEP)}, coalesce(cluster, ''), {ident('group')})")
+    return df.filter(F.col("group").isNotNull()).withColumn("grp", _group_key())
 
-    def keyed(df: DataFrame) -> DataFrame:
-        return df.filter(F.col("group").isNotNull()).withColumn("grp", key)
 
-    return _shaped("per", _totals(keyed(series), "grp").limit(limit)).unionByName(
-        _shaped("peak", _peaks(keyed(peaks), "grp")))
+def second_collect(frames: ReportFrames, limits: HtmlLimits, n_groups: int, *,
+                   has_events: bool = True, has_storms: bool = True) -> DataFrame:
+    """Collect 2 of every group before the groups are ranked, for a caller that collects it
+    with other rows in one job (the job: with the summary rows and :func:`first_collect`):
+    each group's queues ranked by peak lag in Spark (kind ``qrank``: the order
+    :func:`_rank_queues` sorts them in), the lines' points of every capture (at most
+    ``n_groups`` x ``lines`` x ``svg_points`` + 1 rows: past ``svg_points`` captures the
+    lines are bucketed and this is not taken), the marks and the overview, every group's
+    rows with its key (``grp``). :meth:`_Collector.keyed_second` takes them only when they
+    are what the second collect would collect."""
+    c = _Collector(frames, [], limits, keyed=True)
+    ranks = c.spark_ranks()
+    q = c.ranked_queues(ranks)
+    lines = c.lines(q, [], ReportData()).limit(n_groups * limits.lines * limits.svg_points + 1)
+    return c.union([_shaped("qrank", ranks), lines,
+                    c.marks(q, has_events=has_events, has_storms=has_storms),
+                    *c.overview(has_events=has_events, has_storms=has_storms)])
 
 
 def _totals(series: DataFrame, by: str) -> DataFrame:
@@ -145,13 +175,14 @@ def _peaks(peaks: DataFrame, by: str) -> DataFrame:
 
 def collect_frames(frames: ReportFrames, group_rows: list[dict[str, Any]],
             limits: HtmlLimits = HtmlLimits(), *, has_events: bool = True,
-            has_storms: bool = True, first: tuple[list[Any], int] | None = None
-            ) -> ReportData:
+            has_storms: bool = True, first: tuple[list[Any], int] | None = None,
+            second: list[Any] | None = None) -> ReportData:
     """Reduce the job's DataFrames to what the page shows (module docstring). ``group_rows``
     are the latest rows per group, worst first (the job's ``groups``): the first
     ``limits.groups`` get a section. ``has_events`` / ``has_storms`` = False leaves out what
     would find nothing. ``first``: the rows of :func:`first_collect` and its limit, collected
-    already (used when they are what collect 1 would collect, else collected again)."""
+    already (used when they are what collect 1 would collect, else collected again);
+    ``second``: the rows of :func:`second_collect`, collected already (likewise)."""
     c = _Collector(frames, group_rows, limits)
     data = ReportData()
     got = c.keyed_totals_and_peaks(*first) if first is not None else None
@@ -163,15 +194,18 @@ def collect_frames(frames: ReportFrames, group_rows: list[dict[str, Any]],
         if data.bucket_ms is None:
             data.captures = len(stamps)
     ranked, queue_info = _rank_queues(peaks, limits)
-    parts: list[DataFrame] = []  # collect 2
-    if ranked:
-        q = c.ranked_queues(ranked)
-        parts.append(c.lines(q, stamps, data))
-        parts.append(c.marks(q, has_events=has_events, has_storms=has_storms))
-    parts += c.overview(has_events=has_events, has_storms=has_storms)
-    if not (c.every_group and stamps):  # the range of every group's captures
-        parts.append(c.span())
-    rows = [r.asDict() for r in c.union(parts).collect()] if parts else []
+    rows = (c.keyed_second(second, ranked, stamps)
+            if second is not None and got is not None else None)
+    if rows is None:  # collect 2
+        parts: list[DataFrame] = []
+        if ranked:
+            q = c.ranked_queues(c.rank_map(ranked))
+            parts.append(c.lines(q, stamps, data))
+            parts.append(c.marks(q, has_events=has_events, has_storms=has_storms))
+        parts += c.overview(has_events=has_events, has_storms=has_storms)
+        if not (c.every_group and stamps):  # the range of every group's captures
+            parts.append(c.span())
+        rows = [r.asDict() for r in c.union(parts).collect()] if parts else []
     _overview_rows(data, rows)
     data.groups = build_sections(c.keys, group_rows, data.series, queue_info + rows, limits)
     return data
@@ -225,12 +259,17 @@ class _Collector:
     first; a row's ``_gi`` is its group's index)."""
 
     def __init__(self, frames: ReportFrames, group_rows: list[dict[str, Any]],
-                 lim: HtmlLimits) -> None:
+                 lim: HtmlLimits, *, keyed: bool = False) -> None:
         from pyspark.sql import functions as F
 
         self.F = F
         self.f = frames
         self.lim = lim
+        # keyed (:func:`second_collect`): every group's rows, each with its key (``grp``)
+        # where the chosen groups' rows have their index (``_gi``)
+        self.keyed = keyed
+        self.gcol = "grp" if keyed else "_gi"
+        self.qkey = [self.gcol, *_QKEY[1:]]
         self.keys = [(g.get("cluster") or "", g["group"]) for g in group_rows[:lim.groups]]
         self.every_group = len(self.keys) == len(group_rows)
         self.chosen = sorted({g for _c, g in self.keys})
@@ -247,6 +286,8 @@ class _Collector:
         (the group filter first: Parquet reads skip on it, and most rows go before the
         lookup)."""
         F = self.F
+        if self.keyed:
+            return _keyed(df)
         if not self.keys:
             return df.filter(F.lit(False)).withColumn("_gi", F.lit(None).cast("int"))
         # (SQL text: one expression each, not a literal Column per group)
@@ -305,6 +346,31 @@ class _Collector:
             return None
         return per_rows, ranked("peak")
 
+    def keyed_second(self, rows: list[Any], ranked: dict[str, int], stamps: list[int]
+                     ) -> list[dict[str, Any]] | None:
+        """:func:`second_collect`'s rows, each chosen group's with its index, when they are
+        what collect 2 would collect: every group is charted, its captures have a range
+        (else collect 2 reads the span) of at most ``svg_points`` captures (no bucket of the
+        lines) and Spark ranked the queues as :func:`_rank_queues` did (``ranked``); else
+        None (collect 2 is made)."""
+        if not (self.keys and self.every_group and stamps
+                and len(stamps) <= self.lim.svg_points):
+            return None
+        index = {f"{c}{_SEP}{g}": i for i, (c, g) in enumerate(self.keys)}
+        spark_ranked = {_SEP.join(str(v) for v in (index[r["grp"]], r["topic"], r["broker"],
+                                                     r["queue_id"])): r["rank"]
+                        for r in rows if r["kind"] == "qrank" and r["grp"] in index}
+        if spark_ranked != ranked:
+            return None
+        out = []
+        for r in rows:
+            kind = r["kind"]
+            if kind in ("oevent", "ostorm"):  # (the overview: every group's, by name)
+                out.append(r.asDict())
+            elif kind != "qrank" and ranked and r["grp"] in index:  # (collect 2 reads the
+                out.append({**r.asDict(), "_gi": index[r["grp"]], "grp": None})  # marks only
+        return out  # of ranked queues' groups)
+
     def series(self) -> DataFrame:
         """The totals per group and capture (:func:`group_series`)."""
         return self.f.series if self.f.series is not None else group_series(self.f.gt)
@@ -321,20 +387,44 @@ class _Collector:
 
     # ---- collect 2: points, owner changes, marks, overview ---------------------------------
 
-    def ranked_queues(self, ranked: dict[str, int]) -> DataFrame:
-        """The ranked queues' rows per capture with their rank; an owner that could not be
-        read (a member did not answer) is its own kind of run."""
-        F, lag = self.F, self.f.lag
+    def rank_map(self, ranked: dict[str, int]) -> Column:
+        """Each ranked queue's rank by its key (``_gi``, topic, broker, queue id), from the
+        driver's ranking (:func:`_rank_queues`): a literal map, no join."""
+        F = self.F
         qmap = F.expr(_map_sql(list(ranked.items())))
+        return qmap[F.concat_ws(_SEP, *[F.col(c).cast("string") for c in _QKEY])]
+
+    def spark_ranks(self) -> DataFrame:
+        """Each group's first ``max(lines, lanes)`` queues by peak lag (then name), ranked in
+        Spark in :func:`_rank_queues`'s order (keyed: the ranking before the driver has the
+        peaks)."""
+        from pyspark.sql import Window
+
+        F, lim = self.F, self.lim
+        qp = self.f.peaks if self.f.peaks is not None else queue_peaks(self.f.lag)
+        w = Window.partitionBy(self.gcol).orderBy(
+            F.col("n1").isNull(), F.col("n1").desc(), "topic", "broker",
+            F.coalesce(F.col("queue_id"), F.lit(0)))
+        return (_peaks(self.pick(qp), self.gcol).withColumn("rank", F.row_number().over(w))
+                .filter(F.col("rank") <= max(lim.lines, lim.lanes))
+                .select(*self.qkey, "rank"))
+
+    def ranked_queues(self, rank: Column | DataFrame) -> DataFrame:
+        """The ranked queues' rows per capture with their rank (``rank``: :meth:`rank_map`,
+        or keyed the rows of :meth:`spark_ranks`); an owner that could not be read (a member
+        did not answer) is its own kind of run."""
+        F, lag = self.F, self.f.lag
         own = (F.when(F.col("owner").isNull() & F.coalesce(F.col("owner_unknown"),
                                                            F.lit(False)),
                       F.lit(OWNER_UNKNOWN)).otherwise(F.col("owner"))
                if "owner_unknown" in lag.columns else F.col("owner"))
         q = self.pick(lag.select("cluster", "group", "topic", "broker", "queue_id",
                                  "capture_ts", "lag", "lag_seconds", own.alias("owner")))
-        q = q.withColumn("rank", qmap[F.concat_ws(_SEP, *[F.col(c).cast("string")
-                                                         for c in _QKEY])])
-        return q.filter(F.col("rank").isNotNull())
+        from pyspark.sql import DataFrame as Frame
+
+        if isinstance(rank, Frame):  # (keyed: a join with the ranked queues)
+            return q.join(rank, on=self.qkey)
+        return q.withColumn("rank", rank).filter(F.col("rank").isNotNull())
 
     def lines(self, q: DataFrame, stamps: list[int], data: ReportData) -> DataFrame:
         """The points of the queue lines (each bucket's maximum past ``svg_points``
@@ -344,11 +434,11 @@ class _Collector:
         if len(stamps) > lim.svg_points:  # each bucket's maximum
             b = (stamps[-1] - stamps[0]) // lim.svg_points + 1
             lines = (lines.withColumn("ts", F.floor(F.col("capture_ts") / b) * b)
-                     .groupBy(*_QKEY, "rank", "ts")
+                     .groupBy(*self.qkey, "rank", "ts")
                      .agg(F.max("lag").alias("n1"), F.max("lag_seconds").alias("x")))
             data.svg_bucket_ms = b
         else:
-            lines = lines.select(*_QKEY, "rank", F.col("capture_ts").alias("ts"),
+            lines = lines.select(*self.qkey, "rank", F.col("capture_ts").alias("ts"),
                                  F.col("lag").alias("n1"), F.col("lag_seconds").alias("x"))
         return _shaped("line", lines)
 
@@ -359,12 +449,12 @@ class _Collector:
         from pyspark.sql import Window
 
         F = self.F
-        w = Window.partitionBy(*_QKEY).orderBy("capture_ts")
+        w = Window.partitionBy(*self.qkey).orderBy("capture_ts")
         same = (F.lag("owner").over(w).eqNullSafe(F.col("owner"))
                 & F.lag("capture_ts").over(w).isNotNull())
         return (q.filter(F.col("rank") <= self.lim.lanes).withColumn("_same", same)
                 .filter(~F.col("_same"))
-                .select(*_QKEY, "rank", F.col("capture_ts").alias("ts"),
+                .select(*self.qkey, "rank", F.col("capture_ts").alias("ts"),
                         F.col("owner").alias("client")))
 
     def marks(self, q: DataFrame, *, has_events: bool, has_storms: bool) -> DataFrame:
@@ -377,26 +467,26 @@ class _Collector:
         F, f, lim = self.F, self.f, self.lim
         marks = [("run", self.owner_changes(q)),
                  ("unowned", self.pick(f.unowned).select(
-                     "_gi", "topic", "broker", "queue_id", F.col("start_ts").alias("ts"),
+                     self.gcol, "topic", "broker", "queue_id", F.col("start_ts").alias("ts"),
                      "end_ts", F.col("since_ts").alias("n1"),
                      F.col("source_kind").alias("other"))),
                  ("takeover", self.pick(f.locks.filter(F.col("takeover"))).select(
-                     "_gi", "topic", "broker", "queue_id", "ts", "client",
+                     self.gcol, "topic", "broker", "queue_id", "ts", "client",
                      F.col("prev_client").alias("other")))]
         if has_events:
             marks.append(("event", self.pick(f.events).select(
-                "_gi", "topic", "ts", "client", F.col("n_gained").alias("n1"),
+                self.gcol, "topic", "ts", "client", F.col("n_gained").alias("n1"),
                 F.col("n_lost").alias("n2"), F.col("cause").alias("other"))))
         if has_storms:
             marks.append(("storm", self.pick(f.storms).select(
-                "_gi", F.col("start_ts").alias("ts"), "end_ts", F.col("rounds").alias("n1"),
+                self.gcol, F.col("start_ts").alias("ts"), "end_ts", F.col("rounds").alias("n1"),
                 F.col("events").alias("n2"),
                 F.substring(F.concat_ws(", ", "clients"), 1, 300).alias("other"))))
         m = self.union([_shaped(k, df) for k, df in marks])
         order: Column = F.when(F.col("kind") == "run",
                                F.col("rank") * F.lit(1 << 44) + F.col("ts")
                                ).otherwise(-F.col("ts"))
-        mw = Window.partitionBy("_gi", "kind")
+        mw = Window.partitionBy(self.gcol, "kind")
         bound = F.when(F.col("kind") == "run", lim.runs).otherwise(lim.marks)
         return (m.withColumn("tot", F.count(F.lit(1)).over(mw))
                 # (ties broken by every column, so which marks are kept does not depend on
