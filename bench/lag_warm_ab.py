@@ -12,6 +12,8 @@ ratio candidate / baseline and the Py4J commands of each variant's last run by k
     python bench/lag_warm_ab.py --conf spark.sql.shuffle.partitions=2
     python bench/lag_warm_ab.py --reasons [--data DIR]
     python bench/lag_warm_ab.py --collects [--data DIR]
+    python bench/lag_warm_ab.py --page [--data DIR]
+    python bench/lag_warm_ab.py --persist [--data DIR]
 
 * ``--lookups``: the baseline makes PySpark's Java look-ups as PySpark does (a ``JVMView``
   that keeps nothing); the candidate keeps them (:mod:`mqctl.lagjob.lookups`, as every report
@@ -26,6 +28,17 @@ ratio candidate / baseline and the Py4J commands of each variant's last run by k
   a job of its own and dates the quarantine's lines by a broadcast join, as before the
   twenty-first pass; the candidate as every report now runs.
   Both must give the same results (exit 1 if not).
+* ``--page``: the baseline makes the page's second collect (the charted queues' lines, the
+  owner changes, the marks, the overview) a job of its own after the summary collect, as
+  before the twenty-fourth pass; the candidate makes it in the summary collect when every
+  group is charted, as every report now runs. Both must give the same results and the same
+  page (exit 1 if not).
+* ``--persist``: the candidate makes each of the report's cuts (``Runner.cut``: a
+  ``localCheckpoint``) a lazy ``persist`` instead, computed by the first action that reads
+  it (the cuts that count rows stay checkpoints: their count is read at once); the baseline
+  as every report now runs. The alternative issue 28 item 1 asks about ("no checkpoint whose
+  only purpose is to cut a long plan"); not taken (docs/lag-performance.md, twenty-fourth
+  pass). Both must give the same results (exit 1 if not).
 * ``--conf K=V`` (repeatable): the candidate runs with these session settings, the baseline
   without (both after the report's own settings: a setting the report sizes is overridden).
 
@@ -40,6 +53,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -76,6 +90,10 @@ def main(argv: list[str] | None = None) -> int:
                       help="baseline: the first read of the snapshots names every reason")
     what.add_argument("--collects", action="store_true",
                       help="baseline: the closing collects and two checks one job each")
+    what.add_argument("--page", action="store_true",
+                      help="baseline: the page's second collect a job of its own")
+    what.add_argument("--persist", action="store_true",
+                      help="candidate: every cut a lazy persist, not a checkpoint")
     what.add_argument("--conf", action="append", metavar="K=V",
                       help="the candidate's session settings")
     args = ap.parse_args(argv)
@@ -132,8 +150,40 @@ def main(argv: list[str] | None = None) -> int:
     def joined(lag: Any, latest: Any, rows: Any = None) -> Any:
         return per_broker(lag, latest)
 
+    def page_apart(self: Any, rep: Any, more: dict[str, Any]) -> Any:
+        return one_job(self, rep, {k: v for k, v in more.items() if k != "p"})
+
+    checkpoint = J._Run.cut
+
+    def persisted(self: Any, df: Any, name: str, *, keep_partitioning: bool = False) -> Any:
+        with self.stage(name):
+            return self.keep(df)
+
+    def counting_checkpoint(self: Any, df: Any, name: str, where: Any, *,
+                            keep_partitioning: bool = False) -> Any:
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+
+        seen = Observation(f"mqctl-{name}")
+        out = checkpoint(self, df.observe(seen, F.count(F.when(where, F.lit(1))).alias("n")),
+                         name, keep_partitioning=keep_partitioning)
+        return out, int(seen.get["n"])
+
     @contextmanager
     def variant(candidate: bool, spark: Any) -> Any:
+        if args.page or args.persist:
+            if args.page and not candidate:
+                J._Run._summary_rows = page_apart  # type: ignore[method-assign]
+            if args.persist and candidate:
+                J._Run.cut = persisted  # type: ignore[method-assign]
+                J._Run.cut_counting = counting_checkpoint  # type: ignore[method-assign]
+            try:
+                yield
+            finally:
+                J._Run._summary_rows = one_job  # type: ignore[method-assign]
+                J._Run.cut = checkpoint  # type: ignore[method-assign]
+                J._Run.cut_counting = counted  # type: ignore[method-assign]
+            return
         if args.collects:
             if not candidate:
                 ST.LITERAL_FILES = 0  # (the quarantine's broadcast join, its job)
@@ -217,8 +267,11 @@ def main(argv: list[str] | None = None) -> int:
                         res = run_report(inputs, str(Path(tmp, f"r{n}")), spark=spark)
                         dt = time.perf_counter() - t
                         n_jobs = next_job(spark) - j0
+                    page = (re.sub(r"generated [^;<]*", "", Path(
+                        tmp, f"r{n}", "report.html").read_text(encoding="utf-8"))
+                        if args.page else None)
                     results[candidate].add(json.dumps(
-                        [res.counts, res.summary, res.groups, res.quarantine],
+                        [res.counts, res.summary, res.groups, res.quarantine, page],
                         sort_keys=True, default=str))
                     times[candidate].append(dt)
                     commands[candidate] = Counter(sent)
@@ -229,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
         label = ("PySpark's look-ups kept once per name" if args.lookups else
                  "bad lines only flagged on the first read" if args.reasons else
                  "the closing collects in one job" if args.collects else
+                 "the page's second collect in the summary collect" if args.page else
+                 "every cut a lazy persist" if args.persist else
                  " ".join(f"{k}={v}" for k, v in confs.items()))
         print(f"\ncandidate: {label}")
         print(f"baseline median {base:.2f} s, candidate median {cand:.2f} s: "
@@ -238,7 +293,8 @@ def main(argv: list[str] | None = None) -> int:
         print("Py4J commands of the last run, by kind: baseline / candidate")
         for k in kinds:
             print(f"  {k:6} {commands[False][k]:7d} {commands[True][k]:7d}")
-        if (args.reasons or args.collects) and len(results[False] | results[True]) != 1:
+        if (args.reasons or args.collects or args.page or args.persist
+                ) and len(results[False] | results[True]) != 1:
             print("the two variants' results differ", file=sys.stderr)
             return 1
     return 0
