@@ -1312,23 +1312,20 @@ class _Run:
         frames = {"gt": d["group_status"], "lag": d["lag"], "events": d["rebalance/events"],
                   "storms": d["rebalance/storms"], "unowned": d["rebalance/unowned"],
                   "locks": d["rebalance/locks"], **{k: self.page[k] for k in ("series", "peaks")}}
-        # one job (issue 28 item 2): the summary rows, the quarantine's reasons and the page's
-        # two collects (the charted groups chosen in Spark when not every group is charted)
+        # one job (issue 28 item 2): the summary rows, the quarantine's reasons and, when every
+        # group is charted, the page's two collects
         parts: dict[str, DataFrame] = {}
         if _total(stats, "quarantine"):
             parts["q"] = d["quarantine"].groupBy("reason").agg(F.count(F.lit(1)).alias("n"))
-        charted = min(n_groups, o.chart_groups, o.summary_limit)
-        first_limit = charted * o.chart_points + 1
+        first_limit = n_groups * o.chart_points + 1
         marked = {"has_events": bool(counts["rebalance_events"] or counts["reset_events"]),
                   "has_storms": bool(counts["storms"])}
-        if charted:
+        if 0 < n_groups <= min(o.chart_groups, o.summary_limit):
             from mqctl.lagjob.html import collect as G
 
-            chosen = (None if charted == n_groups else
-                      G.chosen_groups(rep.groups, _groups_order(), charted))
-            parts["h"] = G.first_collect(frames["series"], frames["peaks"], first_limit, chosen)
-            parts["p"] = G.second_collect(G.ReportFrames(**frames), self._limits(), charted,
-                                          chosen=chosen, **marked)
+            parts["h"] = G.first_collect(frames["series"], frames["peaks"], first_limit)
+            parts["p"] = G.second_collect(G.ReportFrames(**frames), self._limits(), n_groups,
+                                          **marked)
         summary, group_rows, more = self._summary_rows(rep, parts)
         qcounts = {r["reason"]: int(r["n"]) for r in more.get("q", [])}
         quarantined = sum(qcounts.values())

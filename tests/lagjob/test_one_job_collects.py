@@ -129,13 +129,12 @@ def _marked_frames(spark, groups, captures: int, *, ties: bool = False, queues: 
 
 
 @pytest.mark.parametrize("case", ["every group", "ties", "no queues", "bucketed lines",
-                                  "three charted", "chosen otherwise", "ranked otherwise"])
+                                  "one charted", "ranked otherwise"])
 def test_the_pages_second_collect_made_early_draws_the_same_page(spark, case):
-    """Issue 28 item 2: the page's second collect (lines, owner changes, marks, overview) is
-    made with the summary rows, before the groups are ranked: each group's rows keyed by it,
-    the charted groups chosen (when not every group is charted) and their queues ranked in
-    Spark. Taken only when it is what the second collect would collect (else made again);
-    the page is the same either way."""
+    """Issue 28 item 2: with every group charted the page's second collect (lines, owner
+    changes, marks, overview) is made with the summary rows, before the groups are ranked:
+    each group's rows keyed by it, its queues ranked in Spark. Taken only when it is what
+    the second collect would collect (else made again); the page is the same either way."""
     from mqctl.lagjob import html as H
     from mqctl.lagjob.html import collect as G
 
@@ -146,23 +145,14 @@ def test_the_pages_second_collect_made_early_draws_the_same_page(spark, case):
         frames = dataclasses.replace(frames, lag=frames.lag.limit(0),
                                      peaks=frames.peaks.limit(0))
     rows = [{"cluster": c, "group": g, "group_status": "OK"} for c, g in groups]
-    charted = {"three charted": 3, "chosen otherwise": 3}.get(case, len(rows))
-    chosen = None
-    if charted < len(rows):  # the group rows' order: worst first (here: as listed)
-        from pyspark.sql import functions as F
-
-        by = spark.createDataFrame([(c, g, i) for i, (c, g) in enumerate(groups)],
-                                   "cluster string, `group` string, o int")
-        chosen = G.chosen_groups(by, [F.col("o").desc() if case == "chosen otherwise"
-                                      else "o"], charted)
-    lim = H.HtmlLimits(groups=charted, lines=2, lanes=3,
+    lim = H.HtmlLimits(groups=len(rows) if case != "one charted" else 1, lines=2, lanes=3,
                        marks=2 if case == "every group" else 200,
                        runs=3 if case == "every group" else 400, timeline_events=4,
                        storms=3, svg_points=4 if case == "bucketed lines" else 300)
-    limit = charted * lim.points + 1
+    limit = len(rows) * lim.points + 1
     marked = {"has_events": True, "has_storms": True}
-    first = G.first_collect(frames.series, frames.peaks, limit, chosen).collect()
-    second = G.second_collect(frames, lim, charted, chosen=chosen, **marked).collect()
+    first = G.first_collect(frames.series, frames.peaks, limit).collect()
+    second = G.second_collect(frames, lim, len(rows), **marked).collect()
     if case == "ranked otherwise":  # a rank Spark gave that the driver's ranking does not
         at = next(i for i, r in enumerate(second) if r["kind"] == "qrank" and r["rank"] == 1)
         second[at] = second[at].asDict() | {"rank": 2}
@@ -176,14 +166,14 @@ def test_the_pages_second_collect_made_early_draws_the_same_page(spark, case):
     got = c.keyed_totals_and_peaks(first, limit)
     taken = got is not None and c.keyed_second(
         second, G._rank_queues(got[1], lim)[0], sorted({r["ts"] for r in got[0]})) is not None
-    assert taken == (case in ("every group", "ties", "no queues", "three charted"))
+    assert taken == (case in ("every group", "ties", "no queues"))
     marks = [m for g in usual.groups for k in ("events", "storms", "unowned", "takeovers")
              for m in g[k]]
     if case == "no queues":  # (no ranked queue: the second collect reads no marks)
         assert not marks and not any(g["lanes"] for g in usual.groups) and usual.events
         return
-    assert len(usual.groups) == charted
-    assert usual.first_ts == (T0 - 10 * MIN if charted < len(rows) else T0)
+    assert len(usual.groups) == (len(rows) if case != "one charted" else 1)
+    assert usual.first_ts == (T0 - 10 * MIN if case == "one charted" else T0)
     assert {len(g["queues"]) for g in usual.groups} == {2} and marks
     runs = [r for g in usual.groups for ln in g["lanes"] for r in ln["runs"]]
     assert runs and all(r[2] for r in runs)

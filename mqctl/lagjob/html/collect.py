@@ -5,12 +5,10 @@ Two collects, so nothing unbounded reaches the driver: (1) the chosen groups' to
 capture and their queues' peak lag; (2) the drawn queues' points and owner changes, the marks
 (each kind bounded per group by one shared window) and the overview's latest events and
 storms. :mod:`.sections` then builds each group's section from the rows (pure). When every
-The job makes both with its summary rows, in their one collect (:func:`first_collect`,
-:func:`second_collect`: every row keyed by its group, the charted groups chosen and their
-queues ranked in Spark in the order the driver ranks them), and passes the rows in; they are
-taken when they are what the two collects would collect
-(:meth:`_Collector.keyed_totals_and_peaks`, :meth:`_Collector.keyed_second`), else collected
-again.
+group is charted neither needs the ranking of the groups: the job makes both with its summary
+rows, in their one collect (:func:`first_collect`, :func:`second_collect`: every row keyed by
+its group, the queues ranked in Spark), and passes the rows in; they are taken when they are
+what the two collects would collect (:meth:`_Collector.keyed_second`), else collected again.
 """
 
 from __future__ import annotations
@@ -118,57 +116,41 @@ def _group_key() -> Column:
     return F.expr(f"concat_ws({sql_text(_SEP)}, coalesce(cluster, ''), {ident('group')})")
 
 
-def chosen_groups(groups: DataFrame, order: list[Any], n: int) -> DataFrame:
-    """The keys (``grp``) of the first ``n`` rows of ``groups`` (the job's group rows) in
-    ``order`` (the order of the collected group rows, a total order): the groups the page
-    charts, chosen in Spark before the driver has the rows."""
-    return groups.orderBy(*order).limit(n).select(_group_key().alias("grp"))
+def first_collect(series: DataFrame, peaks: DataFrame, limit: int) -> DataFrame:
+    """Collect 1 of every group before the groups are ranked, for a caller that collects it
+    with other rows in one job (the job: with the summary rows): the totals per group and
+    capture (at most ``limit`` rows) and every queue's peak lag, each row with its group's
+    key (``grp``) where :meth:`_Collector.totals_and_peaks` has the group's rank. ``series``:
+    :func:`group_series`; ``peaks``: :func:`queue_peaks`. :func:`collect_frames` takes the
+    rows (``first``) when every group is charted and the limit was not reached."""
+    return _shaped("per", _totals(_keyed(series), "grp").limit(limit)).unionByName(
+        _shaped("peak", _peaks(_keyed(peaks), "grp")))
 
 
-def first_collect(series: DataFrame, peaks: DataFrame, limit: int,
-                  chosen: DataFrame | None = None) -> DataFrame:
-    """Collect 1 before the groups are ranked, for a caller that collects it with other rows
-    in one job (the job: with the summary rows): the totals per group and capture (at most
-    ``limit`` rows) and every queue's peak lag, of every group or (``chosen``:
-    :func:`chosen_groups`) of the chosen groups, with their keys (kind ``chosen``), each row
-    with its group's key (``grp``) where :meth:`_Collector.totals_and_peaks` has the group's
-    rank. ``series``: :func:`group_series`; ``peaks``: :func:`queue_peaks`.
-    :func:`collect_frames` takes the rows (``first``) when the charted groups are these and
-    the limit was not reached."""
-    out = _shaped("per", _totals(_keyed(series, chosen), "grp").limit(limit)).unionByName(
-        _shaped("peak", _peaks(_keyed(peaks, chosen), "grp")))
-    return out if chosen is None else out.unionByName(_shaped("chosen", chosen))
-
-
-def _keyed(df: DataFrame, chosen: DataFrame | None = None) -> DataFrame:
-    """Every group's rows, or (``chosen``) the chosen groups', with their key (``grp``,
-    :func:`_group_key`)."""
+def _keyed(df: DataFrame) -> DataFrame:
+    """Every group's rows with its key (``grp``, :func:`_group_key`)."""
     from pyspark.sql import functions as F
 
-    out = df.filter(F.col("group").isNotNull()).withColumn("grp", _group_key())
-    return out if chosen is None else out.join(F.broadcast(chosen), on="grp")
+    return df.filter(F.col("group").isNotNull()).withColumn("grp", _group_key())
 
 
 def second_collect(frames: ReportFrames, limits: HtmlLimits, n_groups: int, *,
-                   chosen: DataFrame | None = None, has_events: bool = True,
-                   has_storms: bool = True) -> DataFrame:
+                   has_events: bool = True, has_storms: bool = True) -> DataFrame:
     """Collect 2 of every group before the groups are ranked, for a caller that collects it
     with other rows in one job (the job: with the summary rows and :func:`first_collect`):
     each group's queues ranked by peak lag in Spark (kind ``qrank``: the order
     :func:`_rank_queues` sorts them in), the lines' points of every capture (at most
     ``n_groups`` x ``lines`` x ``svg_points`` + 1 rows: past ``svg_points`` captures the
-    lines are bucketed and this is not taken), the marks, the overview and the span of
-    every group's captures, of every group or (``chosen``: :func:`chosen_groups`, the
-    ``n_groups`` charted) of the chosen groups, each row with its group's key (``grp``).
-    :meth:`_Collector.keyed_second` takes them only when they are what the second collect
-    would collect."""
-    c = _Collector(frames, [], limits, keyed=True, chosen=chosen)
+    lines are bucketed and this is not taken), the marks and the overview, every group's
+    rows with its key (``grp``). :meth:`_Collector.keyed_second` takes them only when they
+    are what the second collect would collect."""
+    c = _Collector(frames, [], limits, keyed=True)
     ranks = c.spark_ranks()
     q = c.ranked_queues(ranks)
     lines = c.lines(q, [], ReportData()).limit(n_groups * limits.lines * limits.svg_points + 1)
     return c.union([_shaped("qrank", ranks), lines,
                     c.marks(q, has_events=has_events, has_storms=has_storms),
-                    *c.overview(has_events=has_events, has_storms=has_storms), c.span()])
+                    *c.overview(has_events=has_events, has_storms=has_storms)])
 
 
 def _totals(series: DataFrame, by: str) -> DataFrame:
@@ -277,16 +259,15 @@ class _Collector:
     first; a row's ``_gi`` is its group's index)."""
 
     def __init__(self, frames: ReportFrames, group_rows: list[dict[str, Any]],
-                 lim: HtmlLimits, *, keyed: bool = False, chosen: DataFrame | None = None
-                 ) -> None:
+                 lim: HtmlLimits, *, keyed: bool = False) -> None:
         from pyspark.sql import functions as F
 
         self.F = F
         self.f = frames
         self.lim = lim
-        # keyed (:func:`second_collect`): every group's rows (``chosen``: the chosen groups'),
-        # each with its key (``grp``) where the chosen groups' rows have their index (``_gi``)
-        self.keyed, self.chosen_keys = keyed, chosen
+        # keyed (:func:`second_collect`): every group's rows, each with its key (``grp``)
+        # where the chosen groups' rows have their index (``_gi``)
+        self.keyed = keyed
         self.gcol = "grp" if keyed else "_gi"
         self.qkey = [self.gcol, *_QKEY[1:]]
         self.keys = [(g.get("cluster") or "", g["group"]) for g in group_rows[:lim.groups]]
@@ -306,7 +287,7 @@ class _Collector:
         lookup)."""
         F = self.F
         if self.keyed:
-            return _keyed(df, self.chosen_keys)
+            return _keyed(df)
         if not self.keys:
             return df.filter(F.lit(False)).withColumn("_gi", F.lit(None).cast("int"))
         # (SQL text: one expression each, not a literal Column per group)
@@ -346,19 +327,15 @@ class _Collector:
     def keyed_totals_and_peaks(self, rows: list[Any], limit: int
                                ) -> tuple[list[Any], list[Any]] | None:
         """:meth:`totals_and_peaks` from :func:`first_collect`'s rows (``limit``: its limit),
-        each given its group's rank; None unless they are what it would collect: the groups
-        are the charted ones (every group, or the ``chosen`` rows name the charted groups),
-        and every capture's totals were collected (fewer than ``limit``) and are at most
-        ``points`` per group (else each bucket's maximum is collected again)."""
-        if not self.keys:
+        each given its group's rank; None unless they are what it would collect: every group
+        is charted, and every capture's totals were collected (fewer than ``limit``) and are
+        at most ``points`` per group (else each bucket's maximum is collected again)."""
+        if not (self.keys and self.every_group):
             return None
         pers = [r for r in rows if r["kind"] == "per"]
         if len(pers) >= limit:
             return None
         index = {f"{c}{_SEP}{g}": i for i, (c, g) in enumerate(self.keys)}
-        chosen = [r["grp"] for r in rows if r["kind"] == "chosen"]
-        if not (self.every_group and not chosen) and sorted(chosen) != sorted(index):
-            return None
 
         def ranked(kind: str) -> list[dict[str, Any]]:
             return [{**r.asDict(), "_gi": index[r["grp"]]} for r in rows
@@ -372,15 +349,13 @@ class _Collector:
     def keyed_second(self, rows: list[Any], ranked: dict[str, int], stamps: list[int]
                      ) -> list[dict[str, Any]] | None:
         """:func:`second_collect`'s rows, each chosen group's with its index, when they are
-        what collect 2 would collect: the charted groups have at most ``svg_points`` captures
-        (no bucket of the lines) and Spark ranked the queues as :func:`_rank_queues` did
-        (``ranked``); else None (collect 2 is made). Called after
-        :meth:`keyed_totals_and_peaks` took the first collect's rows (the groups are the
-        charted ones). The span of every group's captures is kept when collect 2 reads it
-        (not every group charted, or no capture of theirs)."""
-        if not (self.keys and len(stamps) <= self.lim.svg_points):
+        what collect 2 would collect: every group is charted, its captures have a range
+        (else collect 2 reads the span) of at most ``svg_points`` captures (no bucket of the
+        lines) and Spark ranked the queues as :func:`_rank_queues` did (``ranked``); else
+        None (collect 2 is made)."""
+        if not (self.keys and self.every_group and stamps
+                and len(stamps) <= self.lim.svg_points):
             return None
-        span = not (self.every_group and stamps)
         index = {f"{c}{_SEP}{g}": i for i, (c, g) in enumerate(self.keys)}
         spark_ranked = {_SEP.join(str(v) for v in (index[r["grp"]], r["topic"], r["broker"],
                                                      r["queue_id"])): r["rank"]
@@ -390,12 +365,11 @@ class _Collector:
         out = []
         for r in rows:
             kind = r["kind"]
-            if kind in ("oevent", "ostorm") or (kind == "span" and span):  # (every group's)
+            if kind in ("oevent", "ostorm"):  # (the overview: every group's, by name)
                 out.append(r.asDict())
-            elif kind not in ("qrank", "span") and ranked and r["grp"] in index:
-                # (collect 2 reads the marks only when a queue is ranked)
-                out.append({**r.asDict(), "_gi": index[r["grp"]], "grp": None})
-        return out
+            elif kind != "qrank" and ranked and r["grp"] in index:  # (collect 2 reads the
+                out.append({**r.asDict(), "_gi": index[r["grp"]], "grp": None})  # marks only
+        return out  # of ranked queues' groups)
 
     def series(self) -> DataFrame:
         """The totals per group and capture (:func:`group_series`)."""
