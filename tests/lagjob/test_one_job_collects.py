@@ -128,7 +128,8 @@ def _marked_frames(spark, groups, captures: int, *, ties: bool = False, queues: 
                                peaks=G.queue_peaks(frames.lag))
 
 
-@pytest.mark.parametrize("case", ["every group", "ties", "no queues", "one charted"])
+@pytest.mark.parametrize("case", ["every group", "ties", "no queues", "bucketed lines",
+                                  "one charted"])
 def test_the_pages_second_collect_made_early_draws_the_same_page(spark, case):
     """Issue 28 item 2: with every group charted the page's second collect (lines, owner
     changes, marks, overview) is made with the summary rows, before the groups are ranked:
@@ -147,7 +148,7 @@ def test_the_pages_second_collect_made_early_draws_the_same_page(spark, case):
     lim = H.HtmlLimits(groups=len(rows) if case != "one charted" else 1, lines=2, lanes=3,
                        marks=2 if case == "every group" else 200,
                        runs=3 if case == "every group" else 400, timeline_events=4,
-                       storms=3)
+                       storms=3, svg_points=4 if case == "bucketed lines" else 300)
     limit = len(rows) * lim.points + 1
     marked = {"has_events": True, "has_storms": True}
     first = G.first_collect(frames.series, frames.peaks, limit).collect()
@@ -162,16 +163,17 @@ def test_the_pages_second_collect_made_early_draws_the_same_page(spark, case):
     ranked, stamps = ({}, []) if got is None else (G._rank_queues(got[1], lim)[0],
                                                     sorted({r["ts"] for r in got[0]}))
     taken = got is not None and c.keyed_second(second, ranked, stamps) is not None
-    assert taken == (case in ("every group", "ties", "no queues"))
+    assert taken == (case in ("every group", "ties", "no queues", "bucketed lines"))
+    if case == "bucketed lines":  # the lines were collected alone, each bucket's maximum
+        assert early.svg_bucket_ms == usual.svg_bucket_ms == (5 * MIN) // 4 + 1
+        assert not any(r["kind"] == "line" for r in c.keyed_second(second, ranked, stamps))
     if case == "every group":  # not taken: what collect 2 would not collect
         # a rank Spark gave that the driver's ranking does not
         at = next(i for i, r in enumerate(second) if r["kind"] == "qrank" and r["rank"] == 1)
         other = [*second[:at], type(first[0])(**(second[at].asDict() | {"rank": 2})),
                  *second[at + 1:]]
         assert c.keyed_second(other, ranked, stamps) is None
-        # more captures than a line draws: collect 2 buckets the lines by the range
-        fewer = dataclasses.replace(lim, svg_points=len(stamps) - 1)
-        assert G._Collector(frames, rows, fewer).keyed_second(second, ranked, stamps) is None
+        assert any(r["kind"] == "line" for r in c.keyed_second(second, ranked, stamps))
     marks = [m for g in usual.groups for k in ("events", "storms", "unowned", "takeovers")
              for m in g[k]]
     if case == "no queues":  # (no ranked queue: the second collect reads no marks)

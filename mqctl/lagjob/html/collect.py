@@ -141,7 +141,7 @@ def second_collect(frames: ReportFrames, limits: HtmlLimits, n_groups: int, *,
     each group's queues ranked by peak lag in Spark (kind ``qrank``: the order
     :func:`_rank_queues` sorts them in), the lines' points of every capture (at most
     ``n_groups`` x ``lines`` x ``svg_points`` + 1 rows: past ``svg_points`` captures the
-    lines are bucketed and this is not taken), the marks and the overview, every group's
+    lines are bucketed and collected alone), the marks and the overview, every group's
     rows with its key (``grp``). :meth:`_Collector.keyed_second` takes them only when they
     are what the second collect would collect."""
     c = _Collector(frames, [], limits, keyed=True)
@@ -196,6 +196,10 @@ def collect_frames(frames: ReportFrames, group_rows: list[dict[str, Any]],
     ranked, queue_info = _rank_queues(peaks, limits)
     rows = (c.keyed_second(second, ranked, stamps)
             if second is not None and got is not None else None)
+    if rows is not None and ranked and len(stamps) > limits.svg_points:
+        # the lines' points are each bucket's maximum: collected alone (the rest was taken)
+        lines = c.lines(c.ranked_queues(c.rank_map(ranked)), stamps, data)
+        rows += [r.asDict() for r in lines.collect()]
     if rows is None:  # collect 2
         parts: list[DataFrame] = []
         if ranked:
@@ -350,12 +354,13 @@ class _Collector:
                      ) -> list[dict[str, Any]] | None:
         """:func:`second_collect`'s rows, each chosen group's with its index, when they are
         what collect 2 would collect: every group is charted, its captures have a range
-        (else collect 2 reads the span) of at most ``svg_points`` captures (no bucket of the
-        lines) and Spark ranked the queues as :func:`_rank_queues` did (``ranked``); else
-        None (collect 2 is made)."""
-        if not (self.keys and self.every_group and stamps
-                and len(stamps) <= self.lim.svg_points):
+        (else collect 2 reads the span) and Spark ranked the queues as :func:`_rank_queues`
+        did (``ranked``); else None (collect 2 is made). With more than ``svg_points``
+        captures the lines' points are left out (each bucket's maximum is collected
+        instead: :func:`collect_frames`)."""
+        if not (self.keys and self.every_group and stamps):
             return None
+        bucketed = len(stamps) > self.lim.svg_points
         index = {f"{c}{_SEP}{g}": i for i, (c, g) in enumerate(self.keys)}
         spark_ranked = {_SEP.join(str(v) for v in (index[r["grp"]], r["topic"], r["broker"],
                                                      r["queue_id"])): r["rank"]
@@ -367,9 +372,10 @@ class _Collector:
             kind = r["kind"]
             if kind in ("oevent", "ostorm"):  # (the overview: every group's, by name)
                 out.append(r.asDict())
-            elif kind != "qrank" and ranked and r["grp"] in index:  # (collect 2 reads the
-                out.append({**r.asDict(), "_gi": index[r["grp"]], "grp": None})  # marks only
-        return out  # of ranked queues' groups)
+            elif (kind != "qrank" and not (bucketed and kind == "line") and ranked
+                  and r["grp"] in index):  # (collect 2 reads marks only with a ranked queue)
+                out.append({**r.asDict(), "_gi": index[r["grp"]], "grp": None})
+        return out
 
     def series(self) -> DataFrame:
         """The totals per group and capture (:func:`group_series`)."""
@@ -413,6 +419,8 @@ class _Collector:
         """The ranked queues' rows per capture with their rank (``rank``: :meth:`rank_map`,
         or keyed the rows of :meth:`spark_ranks`); an owner that could not be read (a member
         did not answer) is its own kind of run."""
+        from pyspark.sql import DataFrame as Frame
+
         F, lag = self.F, self.f.lag
         own = (F.when(F.col("owner").isNull() & F.coalesce(F.col("owner_unknown"),
                                                            F.lit(False)),
@@ -420,8 +428,6 @@ class _Collector:
                if "owner_unknown" in lag.columns else F.col("owner"))
         q = self.pick(lag.select("cluster", "group", "topic", "broker", "queue_id",
                                  "capture_ts", "lag", "lag_seconds", own.alias("owner")))
-        from pyspark.sql import DataFrame as Frame
-
         if isinstance(rank, Frame):  # (keyed: a join with the ranked queues)
             return q.join(rank, on=self.qkey)
         return q.withColumn("rank", rank).filter(F.col("rank").isNotNull())
