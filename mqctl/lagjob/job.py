@@ -1345,7 +1345,8 @@ class _Run:
         html_path = W.join(self.out, "report.html")
         first = (more["h"], first_limit) if "h" in parts else None
         W.write_text(sp, html_path, self._html(frames, group_rows, summary, counts,
-                                               quarantined, run_ts, first, more.get("p")))
+                                               quarantined, run_ts, marked, first,
+                                               more.get("p")))
         written["html"] = html_path
         from mqctl.timeparse import format_ms
 
@@ -1541,10 +1542,11 @@ class _Run:
 
     def _html(self, frames: dict[str, DataFrame], group_rows: list[dict[str, Any]],
               summary: list[dict[str, Any]], counts: dict[str, int], quarantined: int,
-              run_ts: int, first: tuple[list[Any], int] | None = None,
+              run_ts: int, marked: dict[str, bool], first: tuple[list[Any], int] | None = None,
               second: list[Any] | None = None) -> str:
         """report.html: bounded data from the frames, then the page (mqctl/lagjob/html/).
-        ``first``, ``second``: the page's collects, already made
+        ``marked``: whether there are events and storms to read (``has_events``,
+        ``has_storms``); ``first``, ``second``: the page's collects, already made
         (:func:`html.collect.first_collect`, its rows and limit;
         :func:`html.collect.second_collect`'s rows)."""
         from mqctl.lagjob import html as H
@@ -1555,9 +1557,7 @@ class _Run:
         data = H.collect_report_data(
             self.spark, gt=frames["gt"], lag=frames["lag"], events=frames["events"],
             storms=frames["storms"], unowned=frames["unowned"], locks=frames["locks"],
-            group_rows=group_rows, limits=lim,
-            has_events=bool(counts["rebalance_events"] or counts["reset_events"]),
-            has_storms=bool(counts["storms"]), series=frames.get("series"),
+            group_rows=group_rows, limits=lim, **marked, series=frames.get("series"),
             peaks=frames.get("peaks"), first=first, second=second)
         if data.bucket_ms is not None:
             self.notes.append(f"charts show the maximum per {data.bucket_ms // 1000}s bucket")
