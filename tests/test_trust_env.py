@@ -185,17 +185,27 @@ def test_sim_up_port_range_beyond_65535():
 
 
 def test_sim_up_port_in_use_names_the_port():
+    import re
     import socket
 
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    s.listen()
-    try:
-        port = s.getsockname()[1]
-        r = run_cli(["sim", "up", "--port", str(port - 1)])
-        _named(r, ExitCode.USAGE, "cannot listen", str(port), "in use")
-    finally:
-        s.close()
+    # the port below ours is free when it is picked, but another test's ephemeral socket
+    # can take it before the sim binds it: then the error (rightly) names that port, and
+    # the test tries again with other ports
+    for _attempt in range(5):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        try:
+            port = s.getsockname()[1]
+            r = run_cli(["sim", "up", "--port", str(port - 1)])
+            named = re.search(r"address \('127\.0\.0\.1', (\d+)\)", r.stderr)
+            if named and int(named.group(1)) == port - 1:
+                continue  # (taken by another process meanwhile)
+            _named(r, ExitCode.USAGE, "cannot listen", str(port), "in use")
+            return
+        finally:
+            s.close()
+    pytest.fail("the port below an ephemeral one was taken by another process five times")
 
 
 def test_sim_up_privileged_port(monkeypatch):
