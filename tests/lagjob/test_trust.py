@@ -266,17 +266,43 @@ def test_relative_out_is_this_process_directory_not_the_jvms(spark, tmp_path, mo
     assert not os.path.exists(os.path.join(jvm_cwd, name))
 
 
-def test_a_run_leaves_no_checkpoint_blocks_in_a_reused_session(spark, tmp_path):
+def test_a_run_leaves_no_checkpoint_blocks_in_a_reused_session(spark, tmp_path, monkeypatch):
     """Every run's localCheckpoint cuts are freed when it ends: a long-lived session (the test
     suite, a notebook) otherwise fills storage memory run after run until an aggregation cannot
     grow its hash map (CI: 'Could not allocate memory to grow BytesToBytesMap')."""
-    from mqctl.lagjob.job import run_report
+    from mqctl.lagjob import job
 
     from .builders import build_scenario
 
     root = tmp_path / "in"
     build_scenario(root)
-    held = spark.sparkContext._jsc.getPersistentRDDs
-    before = {int(k) for k in held()}
-    run_report([str(root)], str(tmp_path / "out"), spark=spark, tz="UTC", log_tz="UTC")
-    assert {int(k) for k in held()} == before
+
+    def held() -> set[int]:
+        return {int(k) for k in spark.sparkContext._jsc.getPersistentRDDs()}
+
+    # A cache the session's user holds (a notebook's) must outlive the run.
+    others = held()
+    mine = spark.range(5).cache()
+    assert mine.count() == 5
+    before = held()
+    users = before - others
+    assert users, "the user's cache is not in storage"
+    at_release: list[set[int]] = []
+    release = job._release_checkpoints
+
+    def watched(session, ids):
+        at_release.append(held() - before)
+        release(session, ids)
+
+    monkeypatch.setattr(job, "_release_checkpoints", watched)
+    try:
+        job.run_report([str(root)], str(tmp_path / "out"), spark=spark, tz="UTC", log_tz="UTC")
+        after = held()
+    finally:
+        mine.unpersist()
+    # The run held cuts of its own until it ended, and none is left. An RDD held before the run
+    # may be gone: Spark's ContextCleaner frees the RDDs of DataFrames an earlier test dropped
+    # whenever the JVM collects garbage, during this run too (seen in a fresh-clone CI run).
+    assert at_release and at_release[0], "the run held no cuts: nothing was tested"
+    assert after - before == set()
+    assert users <= after, "the run freed a cache it did not make"
