@@ -5,8 +5,20 @@ tests/test_trust_env.py and tests/test_hostile_terminal.py): its own event loop 
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def refused_port() -> Iterator[int]:
+    """A port of 127.0.0.1 that refuses every connection while the block runs: bound and never
+    listening, so no other process can take it meanwhile (a port closed before use can be)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        yield int(s.getsockname()[1])
+
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 

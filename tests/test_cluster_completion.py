@@ -13,6 +13,7 @@ import sys
 import threading
 
 import pytest
+from tcp_peer import refused_port
 
 from mqctl.complete import (
     CACHE_TTL_S,
@@ -104,13 +105,11 @@ def test_answers_are_cached(sim, names):
 
 
 def test_a_dead_name_server_completes_nothing_quietly():
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    r = complete(f"mqctl -n 127.0.0.1:{port} group progress ")
-    assert (r.returncode, r.stdout.split(), r.stderr) == (0, [], "")
-    r = complete(f"mqctl -n 127.0.0.1:{port} offsets show -g GID -t ")
-    assert (r.returncode, r.stdout.split(), r.stderr) == (0, [], "")
+    with refused_port() as port:  # a port nobody listens on
+        r = complete(f"mqctl -n 127.0.0.1:{port} group progress ")
+        assert (r.returncode, r.stdout.split(), r.stderr) == (0, [], "")
+        r = complete(f"mqctl -n 127.0.0.1:{port} offsets show -g GID -t ")
+        assert (r.returncode, r.stdout.split(), r.stderr) == (0, [], "")
 
 
 def test_a_hung_name_server_is_given_up_on_and_not_asked_again_at_once():

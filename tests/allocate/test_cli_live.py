@@ -132,13 +132,10 @@ def test_live_offline_group_and_unknown_topic(cli):
 
 
 def test_live_unreachable_name_server(cli):
-    import socket
+    from tcp_peer import refused_port
 
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    r = cli(["--timeout", "1", "allocate", "-n", f"127.0.0.1:{port}", "-g", G, "-t", T])
+    with refused_port() as port:
+        r = cli(["--timeout", "1", "allocate", "-n", f"127.0.0.1:{port}", "-g", G, "-t", T])
     assert r.exit_code == 3 and "Traceback" not in r.stderr
 
 

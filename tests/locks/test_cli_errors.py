@@ -2,15 +2,7 @@
 
 from __future__ import annotations
 
-import socket
-
-
-def _closed_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+from tcp_peer import refused_port
 
 
 def test_bad_queue_syntax_is_a_usage_error_before_any_request(cli):
@@ -21,8 +13,9 @@ def test_bad_queue_syntax_is_a_usage_error_before_any_request(cli):
 
 
 def test_unreachable_name_server_exit_3(cli, tmp_path):
-    r = cli(["--timeout", "1", "locks", "show", "--group", "G", "-n",
-             f"127.0.0.1:{_closed_port()}", "--state-dir", str(tmp_path)])
+    with refused_port() as port:
+        r = cli(["--timeout", "1", "locks", "show", "--group", "G", "-n",
+                 f"127.0.0.1:{port}", "--state-dir", str(tmp_path)])
     assert r.exit_code == 3
     assert r.stderr.startswith("mqctl: error:")
     assert len(r.stderr.strip().splitlines()) <= 2
