@@ -34,6 +34,14 @@ RULES = [DOCS / "mqctl-recording.rules.yml", DOCS / "mqctl-alerts.rules.yml"]
 INSTALL = "install the Debian packages prometheus and prometheus-node-exporter (./dev test does)"
 
 
+def prom_bin() -> str:
+    return tool("prometheus")
+
+
+def node_bin() -> str:
+    return tool("prometheus-node-exporter", "node_exporter")
+
+
 def tool(*names: str) -> str:
     path = next((p for p in map(shutil.which, names) if p), None)
     if path is None:
@@ -134,16 +142,67 @@ def _daemon(args: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
                 continue
 
 
+@contextmanager
+def _serving(textdir: Path, tmp_path: Path) -> Iterator[tuple[int, str, Path]]:
+    """node_exporter serving ``textdir`` and Prometheus scraping it with the shipped rules,
+    each on a port picked free. Another process can take a port between the pick and the
+    daemon's bind (the daemon exits: "address already in use"): then both start again on new
+    ports, up to 3 times. Yields (Prometheus' port, node_exporter's first /metrics answer,
+    Prometheus' log) once both answer."""
+    for attempt in range(3):
+        node_port, prom_port = _free_port(), _free_port()
+        config = tmp_path / f"prometheus-{attempt}.yml"
+        config.write_text(
+            "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+            f"rule_files: [{', '.join(str(f) for f in RULES)}]\n"
+            "scrape_configs:\n"
+            "  - job_name: node\n"
+            f"    static_configs: [{{targets: ['127.0.0.1:{node_port}']}}]\n")
+        node_log = tmp_path / f"node-{attempt}.log"
+        prom_log = tmp_path / f"prometheus-{attempt}.log"
+        with _daemon([node_bin(), f"--web.listen-address=127.0.0.1:{node_port}",
+                      "--collector.disable-defaults", "--collector.textfile",
+                      f"--collector.textfile.directory={textdir}"], node_log) as node, \
+                _daemon([prom_bin(), f"--config.file={config}",
+                         f"--storage.tsdb.path={tmp_path / f'tsdb-{attempt}'}",
+                         f"--web.listen-address=127.0.0.1:{prom_port}"], prom_log) as prom:
+            node_url = f"http://127.0.0.1:{node_port}/metrics"
+            prom_url = f"http://127.0.0.1:{prom_port}/-/ready"
+            try:
+                metrics = _until("node_exporter answers", lambda u=node_url: urllib.request.urlopen(
+                    u, timeout=5).read().decode(), node_log, proc=node)
+                _until("Prometheus is ready", lambda u=prom_url: urllib.request.urlopen(
+                    u, timeout=5).status == 200, prom_log, proc=prom)
+            except _Exited as exc:
+                if "address already in use" in exc.log and attempt < 2:
+                    continue
+                raise
+            yield prom_port, metrics, prom_log
+            return
+
+
 def _get(url: str) -> dict:
     with urllib.request.urlopen(url, timeout=10) as resp:
         return json.loads(resp.read())
 
 
-def _until(what: str, fn, log: Path, seconds: float = 90.0):
-    """Poll ``fn`` until it returns something (bounded; no timing is asserted)."""
+class _Exited(AssertionError):
+    """A daemon ended before it answered; ``log`` is what it printed."""
+
+    def __init__(self, what: str, log: str):
+        super().__init__(f"{what}: the daemon exited; log:\n{log[-3000:]}")
+        self.log = log
+
+
+def _until(what: str, fn, log: Path, seconds: float = 90.0,
+           proc: subprocess.Popen[bytes] | None = None):
+    """Poll ``fn`` until it returns something (bounded; no timing is asserted); ``proc``'s
+    exit ends the wait at once (:class:`_Exited`)."""
     deadline = time.monotonic() + seconds
     last: BaseException | None = None
     while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise _Exited(what, log.read_text(errors="replace"))
         try:
             got = fn()
             if got:
@@ -157,8 +216,7 @@ def _until(what: str, fn, log: Path, seconds: float = 90.0):
 
 @pytest.mark.spark
 def test_textfile_through_node_exporter_into_prometheus(demo_report, tmp_path):
-    prom_bin = tool("prometheus")
-    node_bin = tool("prometheus-node-exporter", "node_exporter")
+    prom_bin(), node_bin()  # (skips here, before the report, where one is missing)
     _cap, res = demo_report
     text = Path(res.paths["prometheus"]).read_text()
     lint = promtool("check", "metrics", stdin=text)
@@ -166,20 +224,7 @@ def test_textfile_through_node_exporter_into_prometheus(demo_report, tmp_path):
     textdir = tmp_path / "textfile"
     textdir.mkdir()
     (textdir / "mqctl_lag.prom").write_text(text)
-    node_port, prom_port = _free_port(), _free_port()
-    (tmp_path / "prometheus.yml").write_text(
-        "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
-        f"rule_files: [{', '.join(str(f) for f in RULES)}]\n"
-        "scrape_configs:\n"
-        "  - job_name: node\n"
-        f"    static_configs: [{{targets: ['127.0.0.1:{node_port}']}}]\n")
-    node_log, prom_log = tmp_path / "node.log", tmp_path / "prometheus.log"
-    with _daemon([node_bin, f"--web.listen-address=127.0.0.1:{node_port}",
-                  "--collector.disable-defaults", "--collector.textfile",
-                  f"--collector.textfile.directory={textdir}"], node_log), \
-            _daemon([prom_bin, f"--config.file={tmp_path / 'prometheus.yml'}",
-                     f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-                     f"--web.listen-address=127.0.0.1:{prom_port}"], prom_log):
+    with _serving(textdir, tmp_path) as (prom_port, metrics, prom_log):
         base = f"http://127.0.0.1:{prom_port}/api/v1/query?query="
 
         def query(q: str) -> list[dict]:
@@ -188,8 +233,6 @@ def test_textfile_through_node_exporter_into_prometheus(demo_report, tmp_path):
             return d["data"]["result"]
 
         # node_exporter serves the file as it is (no parse error of the collector)
-        metrics = _until("node_exporter answers", lambda: urllib.request.urlopen(
-            f"http://127.0.0.1:{node_port}/metrics", timeout=5).read().decode(), node_log)
         assert "node_textfile_scrape_error 0" in metrics
         assert 'mqctl_group_health{cluster="DefaultCluster",group="GID_MIXED",health="ERR"} 1' \
             in metrics
