@@ -140,6 +140,34 @@ def test_lag_report_summary_reads_as_the_glossary_says():
     assert csv_text.splitlines()[1] == "G1,10900,exact,10900"
 
 
+def test_lag_report_summary_shows_unknown_as_a_dash_and_csv_leaves_it_empty():
+    """A BROADCASTING group's lag, time lag, status and health are unknown: `-` in the table
+    (as on the HTML page and in `group progress`), never blank or 0; empty in CSV."""
+    from mqctl.cli.lag import _readable
+    from mqctl.lagjob.job import ReportResult, result_view
+    from mqctl.render import render_csv, render_plain
+
+    news = {"cluster": "C", "group": "GID_NEWS", "topic": "TopicNews", "total_lag": None,
+            "lag_seconds": None, "group_status": None, "status_text": None, "health": None,
+            "members": 2, "rebalances": 0, "message_model": "BROADCASTING",
+            "health_reasons": ["broadcast: offsets are kept by the clients"]}
+    pay = {**news, "group": "GID_PAY", "total_lag": 0, "lag_seconds": 0.0, "health": "OK",
+           "group_status": "OK", "status_text": "OK", "members": None, "rebalances": 3,
+           "message_model": "CLUSTERING", "health_reasons": []}
+    res = ReportResult(summary=[news, pay], groups=[news, pay], paths={}, quarantine={},
+                       quarantined=0, breaches=[], counts={}, inputs={}, dates=[])
+    view = _readable(result_view(res))
+    lines = render_plain(view.tables, []).splitlines()
+    rows = {ln.split()[0]: ln.split() for ln in lines if ln.startswith("GID_")}
+    assert rows["GID_NEWS"][:7] == ["GID_NEWS", "-", "-", "-", "-", "2", "0"]
+    assert rows["GID_PAY"] == ["GID_PAY", "OK", "OK", "0", "0ms", "-", "3"]
+    csv_rows = render_csv(view.tables).splitlines()
+    head = csv_rows[0].split(",")
+    news_csv = dict(zip(head, next(r for r in csv_rows if r.startswith("GID_NEWS")).split(","),
+                        strict=False))
+    assert (news_csv["health"], news_csv["total_lag"], news_csv["lag_seconds"]) == ("", "", "")
+
+
 def test_progress_and_locks_tables_show_durations(cli, sim):
     sim.advance(150)  # demo09 crashed: lock ages, a stale queue
     r = run(cli, sim, "group", "progress", "GID_AUDIT", "-o", "plain")

@@ -1649,7 +1649,7 @@ def result_view(res: ReportResult, limit: int = 20) -> Result:
     from mqctl.render import Column, Result, Table, cols
 
     def num(k: str, h: str) -> Column:
-        return Column(k, h, "right")
+        return Column(k, h, "right", unknown="-")
 
     groups = res.groups or res.summary
     rows = []
@@ -1657,8 +1657,9 @@ def result_view(res: ReportResult, limit: int = 20) -> Result:
         reasons = list(g.get("health_reasons") or [])
         rows.append({**g, "status_text": g.get("status_text") or g.get("group_status"),
                      "why": reasons[0] if reasons else ""})
-    tables = [Table([Column("group", "GROUP"), Column("health", "HEALTH"),
-                     Column("status_text", "STATUS"), num("total_lag", "LAG"),
+    # an unknown (a BROADCASTING group's lag, status and health) shows as "-", as on the page
+    tables = [Table([Column("group", "GROUP"), Column("health", "HEALTH", unknown="-"),
+                     Column("status_text", "STATUS", unknown="-"), num("total_lag", "LAG"),
                      num("lag_seconds", "LAG S"), num("members", "MEMBERS"),
                      num("rebalances", "REBALANCES"), Column("why", "WHY")],
                     rows, title="Groups (latest capture, worst first)", name="summary")]
