@@ -152,7 +152,7 @@ def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
         shown = [dict(x, previous="none") if x["previous"] is None else x for x in rrows]
         tables.append(Table([c("broker", "BROKER"), c("queue_id", "QID", "right"),
                              c("previous", "PREVIOUS", "right"), c("target", "TARGET", "right"),
-                             c("now", "NOW", "right"), c("status", "STATUS"),
+                             c("now", "NOW", "right", unknown="-"), c("status", "STATUS"),
                              c("detail", "DETAIL")], shown, title="result", name="results"))
         data["results"] = rrows
         data["summary"] = summarize(results)

@@ -96,8 +96,8 @@ def test_sighup_on_a_dead_terminal_during_apply_keeps_the_result_in_files(sim, t
     assert "interrupted by SIGHUP during apply: 5 applied, 3 not sent, 0 unknown" in text
     assert f"--from-file {remaining} --execute" in text  # the finish command
     assert f"offsets rollback {rb} --execute" in text  # the undo command
-    rows = {(x[0], int(x[1])): x[4] for x in (ln.split() for ln in text.splitlines())
-            if len(x) > 4 and x[0] in ("broker-a", "broker-b")}
+    rows = {(x[0], int(x[1])): x[5] for x in (ln.split() for ln in text.splitlines())
+            if len(x) > 5 and x[0] in ("broker-a", "broker-b") and x[4] == "-"}  # NOW: not read
     assert rows == {**{("broker-a", q): "applied" for q in range(4)},
                     ("broker-b", 0): "applied",
                     **{("broker-b", q): "not-sent" for q in (1, 2, 3)}}

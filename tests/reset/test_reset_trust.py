@@ -397,8 +397,8 @@ def test_second_interrupt_stops_waiting_and_says_unknown(sim, tmp_path):
     assert code == 130, err
     assert "interrupted by SIGINT during apply: 4 applied, 3 not sent, 1 unknown" in err
     result = out.split("# result", 1)[1]  # BROKER QID PREVIOUS TARGET [NOW] STATUS DETAIL
-    b_rows = {int(x[1]): x[4] for x in (ln.split() for ln in result.splitlines())
-              if len(x) > 4 and x[0] == "broker-b"}
+    b_rows = {int(x[1]): x[5] for x in (ln.split() for ln in result.splitlines())
+              if len(x) > 5 and x[0] == "broker-b" and x[4] == "-"}  # NOW: not read
     assert b_rows == {0: "unknown", 1: "not-sent", 2: "not-sent", 3: "not-sent"}
     assert "rollback file" in out and "undo it: mqctl" in out and "finish the change:" in out
     time.sleep(1.6)  # whatever broker-b did with the request, the others never moved
