@@ -48,18 +48,21 @@ def view_result(view: LockView) -> Result:
     from mqctl.timeparse import format_local
 
     rows = [queue_row(q) for q in view.queues]
+    # an unknown (None: no owner, or an owner that does not answer) shows as "-" (docs/output.md);
+    # FREES AT stays empty but for stale queues, the only ones whose lease end it tells
     # width policy (docs/output.md): TOPIC, QUEUE, STATE, OWNER and LEASE LEFT are never left
     # out; DROPPED, UNLOCK TRIES, TRUSTED, LOCKED, LOCK AGE, PREDICTED, FREES AT go in this order
     qcols = [Column("topic", "TOPIC", kind="key"), Column("queue", "QUEUE", kind="key"),
              Column("state", "STATE", kind="state"),
-             Column("owner", "OWNER", kind="id"), Column("locked", "LOCKED", kind="low", drop=4),
-             Column("lock_age", "LOCK AGE", "right", raw="lock_age_s", drop=5),
-             Column("trusted", "TRUSTED", kind="low", drop=3),
-             Column("lease_left", "LEASE LEFT", "right", raw="lease_left_s"),
+             Column("owner", "OWNER", kind="id", unknown="-"),
+             Column("locked", "LOCKED", kind="low", drop=4, unknown="-"),
+             Column("lock_age", "LOCK AGE", "right", raw="lock_age_s", drop=5, unknown="-"),
+             Column("trusted", "TRUSTED", kind="low", drop=3, unknown="-"),
+             Column("lease_left", "LEASE LEFT", "right", raw="lease_left_s", unknown="-"),
              Column("frees_at", "FREES AT", raw="frees_at_time", kind="low", drop=7),
-             Column("try_unlock_times", "UNLOCK TRIES", "right", drop=2),
-             Column("dropped", "DROPPED", kind="low", drop=1),
-             Column("predicted", "PREDICTED", kind="id", drop=6)]
+             Column("try_unlock_times", "UNLOCK TRIES", "right", drop=2, unknown="-"),
+             Column("dropped", "DROPPED", kind="low", drop=1, unknown="-"),
+             Column("predicted", "PREDICTED", kind="id", drop=6, unknown="-")]
     summary = view.summary()
     srows = [{"state": s, "queues": n, "meaning": STATE_MEANING[s]} for s, n in summary.items()]
     crows = []
@@ -108,10 +111,10 @@ def release_result(plans: list[ReleasePlan], before: LockView, after: LockView |
     tables = [Table([Column(k, h) for k, h in PLAN_COLS], prows, title="release plan",
                     name="plan")]
     qcols = [Column("queue", "QUEUE"), Column("when", "WHEN"), Column("state", "STATE"),
-             Column("owner", "OWNER"), Column("locked", "LOCKED"),
-             Column("lock_age", "LOCK AGE", "right", raw="lock_age_s"),
+             Column("owner", "OWNER", unknown="-"), Column("locked", "LOCKED", unknown="-"),
+             Column("lock_age", "LOCK AGE", "right", raw="lock_age_s", unknown="-"),
              Column("frees_at", "FREES AT", raw="frees_at_time"),
-             Column("predicted", "PREDICTED"), Column("reason", "REASON")]
+             Column("predicted", "PREDICTED", unknown="-"), Column("reason", "REASON")]
     qrows: list[dict[str, Any]] = []
     per_queue = []
     notes = [w for p in plans for w in p.warnings]

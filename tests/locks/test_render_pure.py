@@ -104,3 +104,45 @@ def test_watch_optional_value():
     assert _watch_default(["-w", "5"]) == ["-w", "5"]
     assert _watch_default(["--watch=3", "-g", "G"]) == ["--watch=3", "-g", "G"]
     assert _watch_default(["--", "--watch"]) == ["--", "--watch"]
+
+
+def test_unknowns_show_as_a_dash_in_the_table_and_empty_in_csv():
+    """docs/output.md: what mqctl cannot know is `-` in a table, not a blank cell. A member
+    that does not answer: TRUSTED of its remembered claim, and every lock column of a queue
+    assigned to it that it never claimed, show `-`; FREES AT stays empty but for stale
+    queues; CSV leaves unknowns empty."""
+    qs = queues(1)
+    hung = StoredClient("hung@3", NOW - 25_000,
+                        (Claim("hung@3", mq("broker-a:0"), True, NOW - 30_000, live=False,
+                               observed_ts=NOW - 25_000),))
+    v = build_view(capture({"hung@3": "timeout"}), now=NOW, queues_by_topic={"T": qs},
+                   previous={"hung@3": hung})[0]
+    by_state = {q.mq.short: q.state.value for q in v.queues}
+    buf = io.StringIO()
+    emit(view_result(v), "plain", buf, table="queues")
+    lines = buf.getvalue().splitlines()
+    head = lines[1]
+    cols = ["TOPIC", "QUEUE", "STATE", "OWNER", "LOCKED", "LOCK AGE", "TRUSTED", "LEASE LEFT",
+            "FREES AT", "UNLOCK TRIES", "DROPPED", "PREDICTED"]
+    starts = [head.index(c) for c in cols]
+    rows = {}
+    for ln in lines[2:]:
+        if not ln.startswith("T "):
+            continue
+        cells = [ln[a:b].strip() for a, b in zip(starts, [*starts[1:], None], strict=True)]
+        rows[cells[1]] = dict(zip(cols, cells, strict=True))
+    stale = rows["broker-a:0"]
+    assert by_state["broker-a:0"] == "stale" and stale["OWNER"] == "hung@3"
+    assert stale["TRUSTED"] == "-"  # a member that does not answer: unknown
+    assert stale["FREES AT"] not in ("", "-")
+    # assigned to the hung member, never claimed in what it last answered: its lock is unknown
+    unknown = rows["broker-b:0"]
+    assert (by_state["broker-b:0"], unknown["OWNER"]) == ("unknown", "hung@3")
+    for col in ("LOCKED", "LOCK AGE", "TRUSTED", "LEASE LEFT", "UNLOCK TRIES", "DROPPED"):
+        assert unknown[col] == "-", (col, unknown)
+    assert unknown["FREES AT"] == ""
+    out = io.StringIO()
+    emit(view_result(v), "csv", out, table="queues")
+    csv_rows = {r["queue"]: r for r in csv.DictReader(io.StringIO(out.getvalue()))}
+    assert csv_rows["broker-a:0"]["trusted"] == ""
+    assert "-" not in {v for r in csv_rows.values() for v in r.values()}
