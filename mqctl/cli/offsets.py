@@ -103,8 +103,9 @@ def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
     tables = [Table([c("broker", "BROKER"), c("queue_id", "QID", "right"),
                      c("min", "MIN", "right"), c("max", "MAX", "right"),
                      c("current", "CURRENT", "right"), c("target", "TARGET", "right"),
-                     c("change", "CHANGE", "right"), c("replay", "REPLAY", "right"),
-                     c("skip", "SKIP", "right"),
+                     c("change", "CHANGE", "right", unknown="-"),
+                     c("replay", "REPLAY", "right", unknown="-"),
+                     c("skip", "SKIP", "right", unknown="-"),
                      c("target_time_shown", "TARGET TIME", raw="target_time"),
                      c("note", "NOTE")], rows,
                     title=f"reset plan: {plan.group} / {plan.topic} {plan.target.describe()}",
@@ -193,8 +194,12 @@ def done_summary(plan: Plan, results: list[QueueResult]) -> str:
     skip = sum(r.plan.skip for r in moved)
     already = sum(1 for r in results if r.status == Status.ALREADY)
     rest = len(results) - len(moved) - len(pushed) - len(unknown) - already - others
+    # queues that had no committed offset: their change is not known, so not counted (not 0)
+    uncounted = sum(1 for r in moved if r.plan.current is None)
     return (f"{len(moved)} of {len(plan.queues)} queue(s) were reset: {replay} message(s) "
             f"rewound (to be consumed again), {skip} skipped"
+            + (f" ({uncounted} queue(s) without a committed offset before: not counted, their "
+               "change is not known)" if uncounted else "")
             + (f"; {len(pushed)} pushed to the clients and not applied yet (the clients apply "
                "a pushed reset about 10 s after the push, one broker after another: "
                f"{sum(r.plan.replay for r in pushed)} to be rewound, "

@@ -108,8 +108,12 @@ class QueuePlan:
     def row(self) -> dict[str, Any]:
         return {"broker": self.mq.broker_name, "queue_id": self.mq.queue_id,
                 "min": self.min_offset, "max": self.max_offset, "current": self.current,
-                "target": self.target, "change": self.change, "replay": self.replay,
-                "skip": self.skip, "target_time": self.target_time,
+                # no committed offset: where its consumers would start depends on their
+                # consumeFromWhere, so what it replays or skips is unknown (None), not 0
+                "target": self.target, "change": self.change,
+                "replay": self.replay if self.current is not None else None,
+                "skip": self.skip if self.current is not None else None,
+                "target_time": self.target_time,
                 "target_ts": self.target_ts, "clamped": self.clamped,
                 "requested": self.requested, "far_beyond": self.far_beyond, "note": self.note}
 

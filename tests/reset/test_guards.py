@@ -159,10 +159,26 @@ def test_a_queue_without_committed_offset_is_not_counted_as_zero(cli, sim):
     assert q0["current"] is None
     assert t["replay_at_most"] == 70 + q0["max"] - q0["target"]
     assert "1 queue(s) have no committed offset" in r.stderr and mutating(sim) == []
+    # its change, replay and skip are unknown: null, `-` in the table, never 0
+    assert (q0["change"], q0["replay"], q0["skip"]) == (None, None, None)
+    known = [q for q in r.json["queues"] if q["current"] is not None]
+    assert len(known) == 7 and all(q["replay"] == 10 and q["skip"] == 0 for q in known)
+    table = run(cli, sim, *BASE, "--to-earliest", "-o", "plain").stdout.splitlines()
+    head = next(ln for ln in table if ln.startswith("BROKER "))
+    row = next(ln for ln in table if ln.startswith("broker-a ") and ln.split()[1] == "0")
+    cell = {h: row[head.index(h) - 2:head.index(h) + len(h)].strip()
+            for h in ("CURRENT", "CHANGE", "REPLAY", "SKIP")}
+    assert cell == {"CURRENT": "none", "CHANGE": "-", "REPLAY": "-", "SKIP": "-"}, (head, row)
     # the same reset without that queue passes
     ok = run(cli, sim, *BASE, "--shift-by", "-10", "--max-replay", "1000", "--execute",
              "--queues", "broker-a:1-3,broker-b:0-3")
     assert ok.exit_code == 0, ok.stderr
+    # with it and no guard: the result counts the 7 known changes and says the eighth is not
+    done = run(cli, sim, *BASE, "--to-earliest", "--execute")
+    assert done.exit_code == 0, done.stderr
+    assert ("8 of 8 queue(s) were reset: " in done.stdout
+            and " (1 queue(s) without a committed offset before: not counted, their change is "
+            "not known)" in done.stdout), done.stdout
 
 
 def test_profile_defaults_and_require_guards(cli, sim, tmp_path):
