@@ -56,8 +56,9 @@ class Column:
     drop: int = 0
     # Human formats: a number shown with its sign (+2, -1, +0); CSV keeps the plain int.
     signed: bool = False
-    # Human formats: how an unknown (None) value shows, e.g. "-"; CSV leaves it empty.
-    unknown: str = ""
+    # Human formats: how an unknown (None) value shows; None: "-" in a number column (what
+    # mqctl cannot know, docs/output.md), empty in a text column. CSV leaves it empty.
+    unknown: str | None = None
 
     def __post_init__(self) -> None:
         # a header may be cluster text (group config's columns are broker names): escaped once
@@ -78,7 +79,9 @@ class Column:
         """The cell as people read it (table, wide, plain): escaped (:func:`printable`)."""
         v = row.get(self.key)
         if v is None:
-            return self.unknown
+            if self.unknown is not None:
+                return self.unknown
+            return "-" if self.role == "number" else ""
         if self.signed and isinstance(v, int) and not isinstance(v, bool):
             return f"{v:+d}"
         return printable(cell(v))

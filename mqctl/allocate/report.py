@@ -159,8 +159,8 @@ def whatif_result(w: WhatIf, by_queue: bool = False) -> Result:
                               else "")}
                   for d in w.deltas()]
     tables.append(Table([Column("consumer", "CONSUMER", kind="id"),
-                         Column("before", "BEFORE", "right", unknown="-"),
-                         Column("after", "AFTER", "right", unknown="-"),
+                         Column("before", "BEFORE", "right"),
+                         Column("after", "AFTER", "right"),
                          Column("delta", "DELTA", "right", signed=True),
                          Column("change", "CHANGE")], delta_rows,
                         title=f"queues per consumer: {w.before.strategy} -> {w.after.strategy}",

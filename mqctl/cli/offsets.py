@@ -103,9 +103,8 @@ def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
     tables = [Table([c("broker", "BROKER"), c("queue_id", "QID", "right"),
                      c("min", "MIN", "right"), c("max", "MAX", "right"),
                      c("current", "CURRENT", "right"), c("target", "TARGET", "right"),
-                     c("change", "CHANGE", "right", unknown="-"),
-                     c("replay", "REPLAY", "right", unknown="-"),
-                     c("skip", "SKIP", "right", unknown="-"),
+                     c("change", "CHANGE", "right"), c("replay", "REPLAY", "right"),
+                     c("skip", "SKIP", "right"),
                      c("target_time_shown", "TARGET TIME", raw="target_time"),
                      c("note", "NOTE")], rows,
                     title=f"reset plan: {plan.group} / {plan.topic} {plan.target.describe()}",
@@ -153,7 +152,7 @@ def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
         shown = [dict(x, previous="none") if x["previous"] is None else x for x in rrows]
         tables.append(Table([c("broker", "BROKER"), c("queue_id", "QID", "right"),
                              c("previous", "PREVIOUS", "right"), c("target", "TARGET", "right"),
-                             c("now", "NOW", "right", unknown="-"), c("status", "STATUS"),
+                             c("now", "NOW", "right"), c("status", "STATUS"),
                              c("detail", "DETAIL")], shown, title="result", name="results"))
         data["results"] = rrows
         data["summary"] = summarize(results)

@@ -1649,7 +1649,7 @@ def result_view(res: ReportResult, limit: int = 20) -> Result:
     from mqctl.render import Column, Result, Table, cols
 
     def num(k: str, h: str) -> Column:
-        return Column(k, h, "right", unknown="-")
+        return Column(k, h, "right")
 
     groups = res.groups or res.summary
     rows = []

@@ -56,11 +56,11 @@ def view_result(view: LockView) -> Result:
              Column("state", "STATE", kind="state"),
              Column("owner", "OWNER", kind="id", unknown="-"),
              Column("locked", "LOCKED", kind="low", drop=4, unknown="-"),
-             Column("lock_age", "LOCK AGE", "right", raw="lock_age_s", drop=5, unknown="-"),
+             Column("lock_age", "LOCK AGE", "right", raw="lock_age_s", drop=5),
              Column("trusted", "TRUSTED", kind="low", drop=3, unknown="-"),
-             Column("lease_left", "LEASE LEFT", "right", raw="lease_left_s", unknown="-"),
+             Column("lease_left", "LEASE LEFT", "right", raw="lease_left_s"),
              Column("frees_at", "FREES AT", raw="frees_at_time", kind="low", drop=7),
-             Column("try_unlock_times", "UNLOCK TRIES", "right", drop=2, unknown="-"),
+             Column("try_unlock_times", "UNLOCK TRIES", "right", drop=2),
              Column("dropped", "DROPPED", kind="low", drop=1, unknown="-"),
              Column("predicted", "PREDICTED", kind="id", drop=6, unknown="-")]
     summary = view.summary()
@@ -112,7 +112,7 @@ def release_result(plans: list[ReleasePlan], before: LockView, after: LockView |
                     name="plan")]
     qcols = [Column("queue", "QUEUE"), Column("when", "WHEN"), Column("state", "STATE"),
              Column("owner", "OWNER", unknown="-"), Column("locked", "LOCKED", unknown="-"),
-             Column("lock_age", "LOCK AGE", "right", raw="lock_age_s", unknown="-"),
+             Column("lock_age", "LOCK AGE", "right", raw="lock_age_s"),
              Column("frees_at", "FREES AT", raw="frees_at_time"),
              Column("predicted", "PREDICTED", unknown="-"), Column("reason", "REASON")]
     qrows: list[dict[str, Any]] = []

@@ -38,7 +38,7 @@ def nothing_to_restore_result(path: str, group: str, topic: str, target: Target,
         "OFFSET), plan first, then --execute"]
     return Result([Table([c("broker", "BROKER"), c("queue_id", "QID", "right"),
                           c("saved", "SAVED", "right", unknown="none"),
-                          c("reset_to", "RESET_TO", "right", unknown="-")], rows,
+                          c("reset_to", "RESET_TO", "right")], rows,
                          title=f"rollback of {group} / {topic}: nothing to restore")],
                   data={"rollback_file": path, "group": group, "topic": topic,
                         "execute": execute, "nothing_to_restore": True,

@@ -105,7 +105,7 @@ def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
             Column("strategy", "STRATEGY", kind="low", drop=2),
             Column("lag_cell", "LAG", "right", raw="lag"),
             Column("max_time_lag", "MAX TIME LAG", raw="max_time_lag_s", kind="key"),
-            Column("consume_tps", "TPS", "right", drop=8, unknown="-"),
+            Column("consume_tps", "TPS", "right", drop=8),
             Column("inflight_cell", "INFLIGHT", "right", raw="inflight", drop=5),
             Column("retry_cell", "RETRY", "right", raw="retry_lag", drop=6),
             Column("dlq_cell", "DLQ", "right", raw="dlq_messages", drop=7)]

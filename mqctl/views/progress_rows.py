@@ -244,7 +244,7 @@ def _queue_columns() -> list[Any]:
             Column("broker_offset", "BROKER OFFSET", "right", drop=3),
             Column("consumer_offset_cell", "CONSUMER OFFSET", "right", raw="consumer_offset",
                    drop=4),
-            Column("lag", "LAG", "right", unknown="-"),
+            Column("lag", "LAG", "right"),
             Column("inflight_cell", "INFLIGHT", "right", raw="inflight", drop=2),
             Column("last_consume", "LAST CONSUMED", raw="last_consume_time", kind="low",
                    drop=1),
@@ -256,7 +256,7 @@ def _topic_columns(p: GroupProgress) -> list[Any]:
     from mqctl.render import Column
 
     tcols = [Column("topic", "TOPIC", kind="key"), Column("queues", "QUEUES", "right"),
-             Column("lag", "LAG", "right", unknown="-"),
+             Column("lag", "LAG", "right"),
              Column("max_time_lag", "MAX TIME LAG", "right", raw="max_time_lag_s"),
              Column("time_lag_unknown", "TIME LAG UNKNOWN", "right"),
              Column("unowned_cell", "UNOWNED", "right", raw="unowned"),
@@ -278,7 +278,7 @@ def _retry_table(rrows: list[dict[str, Any]]) -> Any:
                   Column("max_offset", "MAX OFFSET", "right"),
                   Column("consumer_offset_cell", "CONSUMER OFFSET", "right",
                          raw="consumer_offset"),
-                  Column("backlog", "BACKLOG", "right", unknown="-")],
+                  Column("backlog", "BACKLOG", "right")],
                  rrows, title="retry and dead-letter", name="retry")
 
 
@@ -505,6 +505,6 @@ def offsets_result(p: GroupProgress, mins: dict[MessageQueue, int]) -> Result:
                           r("queue_id", "QID", "right"), r("min", "MIN", "right"),
                           r("max", "MAX", "right"),
                           r("current_cell", "CURRENT", "right", raw="current"),
-                          r("lag", "LAG", "right", unknown="-")], rows,
+                          r("lag", "LAG", "right")], rows,
                          title=f"offsets of {group}")],
                   notes=notes)
