@@ -193,16 +193,22 @@ def done_summary(plan: Plan, results: list[QueueResult]) -> str:
     skip = sum(r.plan.skip for r in moved)
     already = sum(1 for r in results if r.status == Status.ALREADY)
     rest = len(results) - len(moved) - len(pushed) - len(unknown) - already - others
-    # queues that had no committed offset: their change is not known, so not counted (not 0)
-    uncounted = sum(1 for r in moved if r.plan.current is None)
+    def uncounted(rs: list[QueueResult]) -> str:
+        """Queues that had no committed offset: their change is not known, so not counted
+        (never as 0)."""
+        n = sum(1 for r in rs if r.plan.current is None)
+        return (f"{n} queue(s) without a committed offset before: not counted, their change "
+                "is not known") if n else ""
+
+    moved_apart, pushed_apart = uncounted(moved), uncounted(pushed)
     return (f"{len(moved)} of {len(plan.queues)} queue(s) were reset: {replay} message(s) "
             f"rewound (to be consumed again), {skip} skipped"
-            + (f" ({uncounted} queue(s) without a committed offset before: not counted, their "
-               "change is not known)" if uncounted else "")
+            + (f" ({moved_apart})" if moved_apart else "")
             + (f"; {len(pushed)} pushed to the clients and not applied yet (the clients apply "
                "a pushed reset about 10 s after the push, one broker after another: "
                f"{sum(r.plan.replay for r in pushed)} to be rewound, "
-               f"{sum(r.plan.skip for r in pushed)} skipped once they do)" if pushed else "")
+               f"{sum(r.plan.skip for r in pushed)} skipped once they do"
+               + (f"; {pushed_apart}" if pushed_apart else "") + ")" if pushed else "")
             + (f"; {already} already at the target" if already else "")
             + (f"; {others} moved by another writer afterwards (this run's change no longer "
                "stands there: see DETAIL)" if others else "")

@@ -421,6 +421,15 @@ def test_done_summary_counts_a_legacy_push_as_pushed_until_read_taken():
                                QueueResult(qs[1], Status.UNKNOWN, "")])
     assert text == ("1 of 2 queue(s) were reset: 150 message(s) rewound (to be consumed "
                     "again), 0 skipped; 1 unknown (see DETAIL)")
+    # a queue without a committed offset: its change is not known, counted apart, never as 0
+    none = [QueuePlan(MQ("T", "broker-a", 2), 0, 500, None, 140)]
+    plan = Plan("G", "T", Target("time", 1, "-2m"), 0, "ns", qs + none, plan.brokers,
+                plan.consumers)
+    text = done_summary(plan, [QueueResult(q, Status.APPLIED, "pushed") for q in qs + none])
+    assert ("3 pushed to the clients and not applied yet (the clients apply a pushed reset "
+            "about 10 s after the push, one broker after another: 300 to be rewound, 0 skipped "
+            "once they do; 1 queue(s) without a committed offset before: not counted, their "
+            "change is not known)") in text, text
 
 
 LEGACY_ON = {"name": "legacy-on", "clock": {"mode": "manual"},
