@@ -5,24 +5,48 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mqctl.diagnose.types import NEEDS_SAMPLE, SECOND_READ
+
 if TYPE_CHECKING:
-    from mqctl.diagnose.types import Diagnosis
+    from mqctl.diagnose.types import Diagnosis, Finding
     from mqctl.render import Result
+
+
+def _refs(d: Diagnosis, ranks: tuple[int, ...]) -> str:
+    return ", ".join(f"#{r} {d.findings[r - 1].code}" for r in ranks)
+
+
+def _link(d: Diagnosis, f: Finding) -> str:
+    """What the ranking says of a finding, after its title: the findings that explain it (all
+    of its evidence, or part), or those it explains each other with."""
+    if f.explained_by:
+        return (f"; {'explained' if f.fully_explained else 'partly explained'} by "
+                f"{_refs(d, f.explained_by)}")
+    if f.mutual:
+        return f"; explained together with {_refs(d, f.mutual)} (they explain each other)"
+    return ""
 
 
 def diagnose_result(d: Diagnosis) -> Result:
     from mqctl.render import Column, Result, Table
     from mqctl.timeparse import format_duration, format_local
 
-    rows = [{"rank": i + 1, "severity": f.severity, "code": f.code, "finding": f.title}
-            for i, f in enumerate(d.findings)]
+    rows = [{"rank": i + 1, "severity": f.severity, "code": f.code,
+             "finding": f.title + _link(d, f)} for i, f in enumerate(d.findings)]
     crows = [c.to_dict() for c in d.checks]
     notes: list[str] = []
     for i, f in enumerate(d.findings):
-        notes.append(f"{i + 1}. [{f.severity}] {f.code}: {f.title}")
+        notes.append(f"{i + 1}. [{f.severity}] {f.code}: {f.title}{_link(d, f)}")
         notes.extend(f"   - {e.text} [{e.source}]" for e in f.evidence)
         notes.append(f"   why: {f.why}")
-        notes.append(f"   next: {f.next}")
+        if f.consequences:
+            notes.append(f"   explains: {_refs(d, f.consequences)}")
+        them = "it" if len(f.explained_by) == 1 else "them"
+        first = (f"act on {_refs(d, f.explained_by)} first (this follows from {them}); "
+                 if f.fully_explained else
+                 f"act on {_refs(d, f.explained_by)} first ({them} explain part of this); "
+                 if f.explained_by else "")
+        notes.append(f"   next: {first}{f.next}")
         notes.append("")
     s = d.summary
     facts = [f"{s['clients']} client(s)" if s.get("online") else
@@ -40,21 +64,18 @@ def diagnose_result(d: Diagnosis) -> Result:
             bits.append(f"lag {ts['lag_change']:+,} over the sample")
         if bits:
             facts.append(f"{t}: " + ", ".join(bits))
-    verdict = {"problems": f"{len(d.problems)} problem(s) found",
-               "ok": "nothing wrong found",
-               "incomplete": "nothing wrong found in what could be read"}[d.verdict]
-    infos = len(d.findings) - len(d.problems)
-    if infos:
-        verdict += f" ({infos} note(s) above)" if d.verdict != "problems" else (
-            f", {infos} note(s)")
     read = (f"read {format_local(d.capture_ts - d.sample_ms)} and {format_local(d.capture_ts)}"
             if d.sample_ms is not None else f"read {format_local(d.capture_ts)}")
-    notes.append(f"{d.group} ({s.get('kind')}, {read}): {verdict}; " + "; ".join(facts))
+    notes.append(f"{d.group} ({s.get('kind')}, {read}): {d.headline}; " + "; ".join(facts))
     if d.unread:
         notes.append("not read (the checks that need it were not made): "
                      + "; ".join(f"{k}: {v}" for k, v in sorted(d.unread.items())))
-    skipped = [c.code for c in d.checks if c.status == "needs --sample"]
+    skipped = [c.code for c in d.checks if c.status == NEEDS_SAMPLE]
     if skipped and d.sample_ms is None:
+        for f in d.findings:
+            if f.code == SECOND_READ:
+                notes.append(f"needs a second read: {f.values.get('needs')} is suspected on "
+                             f"{f.values.get('queues')} queue(s): `{f.values.get('command')}`")
         notes.append(f"--sample SECONDS also checks: {', '.join(skipped)} (two reads)")
     return Result([
         Table([Column("rank", "#", "right"), Column("severity", "SEVERITY", kind="state"),

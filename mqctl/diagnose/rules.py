@@ -16,7 +16,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mqctl.diagnose import explain as x
 from mqctl.diagnose.capture import is_main_topic
+from mqctl.diagnose.explain import qfact, qfacts
 from mqctl.diagnose.types import (
     ERROR,
     FOUND,
@@ -25,11 +27,12 @@ from mqctl.diagnose.types import (
     NOT_APPLICABLE,
     NOT_CHECKED,
     OK,
-    SEVERITIES,
+    SECOND_READ,
     WARNING,
     Check,
     Diagnosis,
     Evidence,
+    Fact,
     Finding,
     Reading,
 )
@@ -63,6 +66,10 @@ HA_MAX_GAP = 256 * 1024 * 1024  # MessageStoreConfig.haSlaveFallbehindMax / haMa
 LISTED = 6  # queues named in a finding's title before "and N more"
 # ConsumerStatsManager keeps consumeFailedMsgs over the last hour (statsHour)
 RECENT_MS = 3_600_000
+# a client whose consume capacity is below this share of the other clients' (median) is
+# slower than they are: it explains lag that concentrates on its queues, instead of the
+# lag's concentration explaining its saturation
+SLOWER = 0.9
 
 
 def _lag(q: QueueProgress) -> int:
@@ -76,6 +83,23 @@ def _total_lag(qs: Iterable[QueueProgress]) -> int | None:
     """The lag of ``qs``, or None when any of it is unknown (never 0 for unknown)."""
     lags = [q.lag for q in qs]
     return None if any(x is None for x in lags) else sum(x for x in lags if x is not None)
+
+
+def _lag_facts(mqs: Iterable[MessageQueue]) -> frozenset[Fact]:
+    """What a cause of lag on these queues explains: each one behind, and the lag
+    concentrating there."""
+    ms = list(mqs)
+    return qfacts(x.BEHIND, ms) | qfacts(x.CONCENTRATED, ms)
+
+
+def _commit_explains(held: Iterable[tuple[MessageQueue, str]]) -> frozenset[Fact]:
+    """What a committed offset held by one message explains: the queue's lag (the committed
+    offset is where the lag and the time lag are measured from) and the owner's span flow
+    control on it (consumeConcurrentlyMaxSpan)."""
+    out: set[Fact] = set()
+    for mq, cid in held:
+        out |= _lag_facts([mq]) | {qfact(x.SPAN, mq, cid)}
+    return frozenset(out)
 
 
 def n_(v: float | int | None) -> str:
@@ -213,6 +237,87 @@ class Ctx:
     def src(self, request: str, where: str = "") -> str:
         return f"{request} {where}" if where else request
 
+    def capacity(self, cid: str) -> float | None:
+        """Messages a second the client's consume threads can do: threads (an orderly client:
+        at most one per queue it holds) x consumeMessageBatchMaxSize x 1000 / consumeRT (ms a
+        call, weighted by each topic's rate); None when its running info or consumeRT is not
+        known."""
+        info = self.infos.get(cid)
+        if info is None:
+            return None
+        pool = _pool(info)
+        if pool is None or pool <= 0:
+            return None
+        if info.orderly:
+            held = sum(1 for pq in info.mq_table.values() if not pq.dropped)
+            pool = min(pool, held) if held else pool
+        batch = _num(info.properties.get("consumeMessageBatchMaxSize")) or 1.0
+        rts = []
+        for s in info.status_table.values():
+            if isinstance(s, dict) and (rt := _num(s.get("consumeRT")) or 0.0) > 0:
+                rate = (_num(s.get("consumeOKTPS")) or 0.0) + (_num(s.get("consumeFailedTPS"))
+                                                               or 0.0)
+                rts.append((rate, rt))
+        if not rts:
+            return None
+        total = sum(r for r, _ in rts)
+        rt = (sum(r * t for r, t in rts) / total if total > 0
+              else sum(t for _, t in rts) / len(rts))
+        return pool * batch * 1000 / rt
+
+    def speeds(self, cid: str) -> tuple[float | None, float | None]:
+        """The client's capacity and the median of the group's other clients' (None: not
+        known)."""
+        others = sorted(c for o in self.infos if o != cid
+                        if (c := self.capacity(o)) is not None)
+        return self.capacity(cid), (others[len(others) // 2] if others else None)
+
+    def slower(self, cid: str) -> bool | None:
+        """Whether the client consumes slower than the group's other clients (its capacity
+        below SLOWER x their median); None when it cannot be compared."""
+        mine, others = self.speeds(cid)
+        if mine is None or others is None:
+            return None
+        return mine < SLOWER * others
+
+    def speed_evidence(self, cids: Iterable[str]) -> tuple[Evidence, ...]:
+        """How fast each client can consume against the others (what says whether it is
+        slower than they are)."""
+        out = []
+        for cid in sorted(set(cids)):
+            mine, others = self.speeds(cid)
+            if mine is None or others is None:
+                continue
+            verdict = "slower than" if self.slower(cid) else "no slower than"
+            out.append(Evidence(
+                f"{cid} can consume about {mine:.1f}/s (consume threads x batch x 1000 / "
+                f"consumeRT), the group's other clients {others:.1f}/s (median): {verdict} "
+                "they are", self.src("GET_CONSUMER_RUNNING_INFO statusTable and properties",
+                                     cid), self.now.ts))
+        return tuple(out)
+
+    def silent_explains(self, cids: Iterable[str]) -> frozenset[Fact]:
+        """What members that do not answer (hung, overloaded, gone without closing their
+        connection) explain: a broker that no longer lists them (they stopped heartbeating:
+        ConsumerManager drops a client 120 s after its last heartbeat there), their running
+        info not read, the orderly queues they hold, claimed or are assigned (their locks are
+        neither renewed nor released, RebalanceLockManager), and the lagging queues that no
+        member that answered holds (their share, or nobody's because of them)."""
+        silent = set(cids)
+        out: set[Fact] = set()
+        for c in silent:
+            out |= {(x.SILENT, c), (x.UNREAD, c), (x.NOT_LISTED, c)}
+        view = self.now.locks
+        for ql in (view.queues if view is not None else ()):
+            if (ql.owner in silent or any(p in silent for p in ql.predicted)
+                    or any(cl.client_id in silent for cl in ql.claims)):
+                out.add(qfact(x.LOCK, ql.mq))
+        if silent:
+            for q in self.queues + self.retry_queues:
+                if _lag(q) > 0 and not self.owners.get(q.mq):
+                    out |= {qfact(x.BEHIND, q.mq), qfact(x.CONCENTRATED, q.mq)}
+        return frozenset(out)
+
 
 # a rule gets the reading(s) and its own code (the one it is registered under)
 Rule = Callable[[Ctx, str], tuple[list[Finding], Check]]
@@ -283,7 +388,9 @@ def offline(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
              "connected)", evidence=tuple(ev),
         values={"lag": lag, "last_consumed_ts": last or None},
         brokers=tuple(sorted(m.members)),
-        rocketmq="ConsumerManager (GET_CONSUMER_LIST_BY_GROUP)")], Check(code, FOUND, "offline")
+        rocketmq="ConsumerManager (GET_CONSUMER_LIST_BY_GROUP)",
+        shows=frozenset({(x.OFFLINE,)}), explains=frozenset({(x.BEHIND,), (x.CONCENTRATED,)}))
+    ], Check(code, FOUND, "offline")
 
 
 @rule("consume-disabled")
@@ -323,7 +430,9 @@ def consume_disabled(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
                  "field as it is (updateSubGroup replaces the whole config)",
             evidence=tuple(ev), values={"broker": b, "consumeEnable": False, "lag": lag},
             brokers=(b,), queues=tuple(q.mq for q in qs),
-            rocketmq="SubscriptionGroupConfig.consumeEnable, PullMessageProcessor"))
+            rocketmq="SubscriptionGroupConfig.consumeEnable, PullMessageProcessor",
+            shows=frozenset({(x.BROKER, "consume-disabled", b)}),
+            explains=_lag_facts(q.mq for q in qs)))
     return out, Check(code, FOUND, ", ".join(sorted(ctx.disabled)))
 
 
@@ -363,7 +472,9 @@ def topic_not_readable(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
                 next=f"`mqadmin updateTopicPerm -b {ctx.addr(b)} -t {t} -p 6` (read and write)",
                 evidence=tuple(ev), values={"topic": t, "broker": b, "perm": perm, "lag": lag},
                 brokers=(b,), topics=(t,), queues=tuple(q.mq for q in qs),
-                rocketmq="PermName, QueueData.perm, PullMessageProcessor"))
+                rocketmq="PermName, QueueData.perm, PullMessageProcessor",
+                shows=frozenset({(x.BROKER, "not-readable", t, b)}),
+                explains=_lag_facts(q.mq for q in qs) | qfacts(x.UNOWNED, (q.mq for q in qs))))
     return out, Check(code, FOUND, "; ".join(f"{t}: {', '.join(sorted(bs))}"
                                              for t, bs in sorted(ctx.unreadable.items())))
 
@@ -395,7 +506,9 @@ def client_silent(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
         evidence=tuple(Evidence(f"{c}: {why}", ctx.src("GET_CONSUMER_RUNNING_INFO", c), ts)
                        for c, why in sorted(silent.items())),
         values={"clients": sorted(silent)}, clients=tuple(sorted(silent)),
-        rocketmq="AdminBrokerProcessor.getConsumerRunningInfo, Broker2Client")], \
+        rocketmq="AdminBrokerProcessor.getConsumerRunningInfo, Broker2Client",
+        shows=frozenset((x.SILENT, c) for c in silent),
+        explains=ctx.silent_explains(silent))], \
         Check(code, FOUND, ", ".join(sorted(silent)))
 
 
@@ -465,9 +578,16 @@ def member_checks(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
         if f.check != "idle":  # the message up to its explanation
             title = (f.message.split("): ")[0] + ")" if "): " in f.message
                      else f.message.split(": ")[0])
+        shows = frozenset((x.NOT_LISTED, c) if f.check == "membership"
+                          else (x.MEMBERSHIP, f.check, c) for c in f.clients)
+        # an allocation computed from different member lists, strategies or duplicate ids
+        # leaves queues to nobody (RebalanceImpl.rebalanceByTopic)
+        explains = (frozenset({(x.UNOWNED,)})
+                    if f.check in ("membership", "strategy", "duplicate-id") else frozenset())
         out.append(Finding(fcode, sev, title, why=why, next=nxt.format(g=ctx.group),
                            evidence=tuple(ev), values=values, clients=f.clients,
-                           rocketmq=_MEMBER_SOURCES[f.check]))
+                           rocketmq=_MEMBER_SOURCES[f.check], shows=shows,
+                           explains=explains))
     return _outcome(code, out, f"{len(ctx.clients)} client(s): unique ids, one strategy, one "
                     "subscription, the same member list on every broker", ", ".join(found))
 
@@ -550,7 +670,9 @@ def unowned(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
                                 ctx.src("GET_CONSUME_STATS + GET_CONSUMER_RUNNING_INFO"), ts)
                        for q in cand[:LISTED]),
         values={"lag": lag, "queues": len(cand)}, queues=tuple(q.mq for q in cand),
-        rocketmq="RebalanceImpl.updateProcessQueueTableInRebalance (ProcessQueueInfo)")], \
+        rocketmq="RebalanceImpl.updateProcessQueueTableInRebalance (ProcessQueueInfo)",
+        shows=qfacts(x.UNOWNED, (q.mq for q in cand)),
+        explains=_lag_facts(q.mq for q in cand))], \
         Check(code, FOUND, f"{len(cand)} queue(s)")
 
 
@@ -599,7 +721,8 @@ def locks(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
             queues=tuple(q.mq for q in qs), clients=tuple(sorted({q.owner for q in qs
                                                                     if q.owner})),
             rocketmq="RebalanceLockManager, ProcessQueue (lock timing), "
-                     "mqctl.locks classification"))
+                     "mqctl.locks classification",
+            shows=qfacts(x.LOCK, (q.mq for q in qs)), explains=_lag_facts(q.mq for q in qs)))
     if not out:
         states = view.summary()
         return [], Check(code, OK, ", ".join(f"{k} {v}" for k, v in states.items() if v)
@@ -653,7 +776,14 @@ def blocked(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
                            for mq, pq in sorted(qs)[:LISTED]),
             values={"client": cid, "queues": len(qs), "idle_ms": now - oldest},
             clients=(cid,), queues=tuple(mq for mq, _ in qs),
-            rocketmq="ConsumerRunningInfo.analyzeProcessQueue, ProcessQueue.lastConsumeTimestamp"))
+            rocketmq="ConsumerRunningInfo.analyzeProcessQueue, ProcessQueue.lastConsumeTimestamp",
+            # a listener that consumes nothing: its cache fills (flow control), its threads
+            # wait, and the commit stays at the oldest message it holds
+            shows=frozenset({(x.BLOCKED, cid)}),
+            explains=_lag_facts(mq for mq, _ in qs) | frozenset(
+                {(x.FLOW, cid), (x.SPAN, cid), (x.SATURATED, cid)})
+            | qfacts(x.COMMIT, (mq for mq, _ in qs)) | qfacts(
+                x.SUSPECT, (mq for mq, _ in qs), "offset-not-committed")))
     return out, Check(code, FOUND, ", ".join(sorted(hits)))
 
 
@@ -729,7 +859,12 @@ def flow_control(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
             clients=(cid,), queues=tuple(mq for mq, _ in over),
             rocketmq="DefaultMQPushConsumer.pullThresholdForQueue / pullThresholdSizeForQueue / "
                      "consumeConcurrentlyMaxSpan, DefaultMQPushConsumerImpl.pullMessage, "
-                     "ProcessQueueInfo"))
+                     "ProcessQueueInfo",
+            # over its count or size threshold (what slow consumption explains), or over the
+            # span only (what one message that does not finish explains)
+            shows=frozenset(qfact(x.FLOW, mq, cid) for mq, w in over if not w.startswith("span"))
+            | frozenset(qfact(x.SPAN, mq, cid) for mq in spans),
+            explains=qfacts(x.BEHIND, (mq for mq, _ in over))))
     if not out:
         return [], Check(code, NOT_CHECKED if not ctx.all_answered else OK,
                          "no queue above its threshold; " + "; ".join(checked[:3])
@@ -775,6 +910,13 @@ def saturated(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
         mine = [q for q in ctx.queues if any(c == cid for c, _ in ctx.owners.get(q.mq, []))]
         keeping_up = (ctx.progress is not None and bool(mine)
                       and not any(_behind(q) for q in mine))
+        # all its threads busy: its cache fills (flow control by count or size) and its
+        # queues fall behind; when it is slower than the group's other clients, it is why the
+        # lag concentrates on its queues (else the concentration explains its saturation)
+        behind = [q.mq for q in mine if _behind(q)]
+        explains = frozenset({(x.FLOW, cid)}) | qfacts(x.BEHIND, behind)
+        if ctx.slower(cid):
+            explains |= qfacts(x.CONCENTRATED, behind)
         out.append(Finding(
             code, INFO if keeping_up else WARNING,
             f"{cid}: its consume threads are saturated: about {busy:.1f} of "
@@ -788,13 +930,15 @@ def saturated(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
                  "(consumeThreadMax alone changes nothing), or add consumers up to the number "
                  "of queues",
             evidence=(Evidence("; ".join(parts) + f"; pool {pool:g} (PROP_THREADPOOL_CORE_SIZE)",
-                               ctx.src("GET_CONSUMER_RUNNING_INFO statusTable", cid), ts),),
+                               ctx.src("GET_CONSUMER_RUNNING_INFO statusTable", cid), ts),
+                      ) + (ctx.speed_evidence([cid]) if ctx.slower(cid) else ()),
             values={"client": cid, "busy_threads": round(busy, 2), "pool": pool,
                     "capacity": cap, "batch": batch},
             clients=(cid,),
             rocketmq="ConsumeStatus.consumeRT / consumeOKTPS (ConsumerStatsManager), "
                      "ConsumerRunningInfo.PROP_THREADPOOL_CORE_SIZE, "
-                     "ConsumeMessageConcurrentlyService"))
+                     "ConsumeMessageConcurrentlyService",
+            shows=frozenset({(x.SATURATED, cid)}), explains=explains))
     return _outcome(code, out, "busy/pool: " + (", ".join(seen[:4]) or "no consumption "
                                                  "reported"),
                     ", ".join(f.clients[0] for f in out),
@@ -853,7 +997,11 @@ def failing(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
         clients=tuple(sorted({r[0] for r in rows})),
         rocketmq="ConsumeStatus.consumeFailedTPS / consumeFailedMsgs (ConsumerStatsManager), "
                  "ConsumeMessageConcurrentlyService.processConsumeResult, "
-                 "AbstractSendMessageProcessor.consumerSendMsgBack")], \
+                 "AbstractSendMessageProcessor.consumerSendMsgBack",
+        # what fails is sent back (the retry topic, a pop retry topic) and, after
+        # maxReconsumeTimes, to the DLQ
+        shows=frozenset((x.FAILING, r[0]) for r in rows),
+        explains=frozenset({(x.RETRY,), (x.DLQ,)}))], \
         Check(code, FOUND, f"{tps(total)} failed")
 
 
@@ -907,7 +1055,8 @@ def retry_backlog(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
         evidence=tuple(ev), values={"backlog": backlog, "sent_back": grew,
                                     "sent_back_tps": rate},
         topics=(RETRY_PREFIX + ctx.group,), queues=tuple(q.mq for q in rq),
-        rocketmq="MixAll.getRetryTopic, AbstractSendMessageProcessor.consumerSendMsgBack")], \
+        rocketmq="MixAll.getRetryTopic, AbstractSendMessageProcessor.consumerSendMsgBack",
+        shows=frozenset({(x.RETRY, RETRY_PREFIX + ctx.group)}))], \
         Check(code, FOUND, f"backlog {n_(backlog)}")
 
 
@@ -955,7 +1104,8 @@ def dlq(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
              "(consume-failing), then send them again",
         evidence=tuple(ev), values={"messages": msgs, "new": grew, "last_ts": last or None},
         topics=(f"%DLQ%{ctx.group}",), queues=tuple(d.mq for d in p.dlq),
-        rocketmq="MixAll.getDLQTopic, AbstractSendMessageProcessor (DLQ_NUMS_PER_GROUP)")], \
+        rocketmq="MixAll.getDLQTopic, AbstractSendMessageProcessor (DLQ_NUMS_PER_GROUP)",
+        shows=frozenset({(x.DLQ, f"%DLQ%{ctx.group}")}))], \
         Check(code, FOUND, f"{n_(msgs)} message(s)")
 
 
@@ -973,7 +1123,7 @@ class _Stuck:
 @rule("offset-not-committed")
 def not_committed(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
     if ctx.first is None:
-        return [], Check(code, NEEDS_SAMPLE, "needs two reads: --sample SECONDS")
+        return _commit_suspects(ctx, code)
     if (c := _online_needed(ctx, code, ("pop", "broadcasting"))):
         return [], c
     if ctx.first.progress is None or ctx.progress is None:
@@ -1049,8 +1199,96 @@ def not_committed(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
                             for h in hits}},
         clients=tuple(sorted({h.client for h in hits})), queues=tuple(h.q.mq for h in hits),
         rocketmq="ProcessQueue.removeMessage, RemoteBrokerOffsetStore "
-                 "(persistConsumerOffsetInterval), ConsumerOffsetManager"))
+                 "(persistConsumerOffsetInterval), ConsumerOffsetManager",
+        shows=qfacts(x.COMMIT, (h.q.mq for h in hits)),
+        explains=_commit_explains((h.q.mq, h.client) for h in hits)))
     return out, Check(code, FOUND, f"{len(hits)} queue(s)")
+
+
+def second_read_command(ctx: Ctx, seconds: int) -> str:
+    """The command that makes the second read: this diagnosis again with --sample."""
+    import shlex
+
+    return (f"mqctl diagnose {shlex.quote(ctx.group)}"
+            + (f" -t {shlex.quote(ctx.topic)}" if ctx.topic is not None else "")
+            + f" --sample {seconds}")
+
+
+def _commit_suspects(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
+    """One read: the queues whose evidence is what a held commit looks like, so that only a
+    second read can say whether it is one. A concurrent consumer commits the smallest offset
+    it still holds (ProcessQueue.removeMessage; a consumed message leaves its cache): a queue
+    behind (time lag above CAUGHT_UP_MS) whose one owner consumed it within CAUGHT_UP_MS,
+    holds fewer messages than the queue's lag, below its count and size flow-control
+    thresholds (so its own speed does not hold the lag), and whose committed offset is the
+    oldest message the owner holds (cachedMsgMinOffset): the rest of the lag was consumed
+    past the committed offset, or was not pulled yet. One read cannot tell which, nor whether
+    the committed offset moves."""
+    plain = Check(code, NEEDS_SAMPLE, "needs two reads: --sample SECONDS")
+    if (ctx.online is not True or ctx.kind in ("pop", "broadcasting", "orderly")
+            or ctx.progress is None):
+        return [], plain
+    ts = ctx.now.ts
+    hits = []
+    interval = PERSIST_INTERVAL_MS
+    for q in ctx.queues:
+        owners = ctx.owners.get(q.mq, [])
+        if len(owners) != 1 or not _behind(q) or _lag(q) <= 0 or q.consumer_offset is None:
+            continue
+        cid, pq = owners[0]
+        info = ctx.infos[cid]
+        if info.orderly or pq.cached_msg_count <= 0 or pq.last_consume_timestamp <= 0:
+            continue
+        count_thr, _ = _prop(info, "pullThresholdForQueue", PULL_THRESHOLD_FOR_QUEUE)
+        size_thr, _ = _prop(info, "pullThresholdSizeForQueue", PULL_THRESHOLD_SIZE_MIB)
+        if ((count_thr is not None and pq.cached_msg_count > count_thr)
+                or (size_thr is not None and pq.cached_msg_size_mib is not None
+                    and pq.cached_msg_size_mib > size_thr)):
+            continue  # at its flow-control threshold: the consumer's speed holds the lag
+        after = _lag(q) - pq.cached_msg_count  # past the committed offset and not held
+        if (ts - pq.last_consume_timestamp <= CAUGHT_UP_MS
+                and pq.cached_msg_min_offset == q.consumer_offset and after > 0):
+            hits.append((q, cid, pq, after))
+            interval = max(interval, int(_num(info.properties.get(
+                "persistConsumerOffsetInterval")) or PERSIST_INTERVAL_MS))
+    if not hits:
+        return [], plain
+    # the sample must be longer than the clients' persist interval (see the check below)
+    seconds = max(10, 2 * -(-interval // 1000))
+    cmd = second_read_command(ctx, seconds)
+    clients = sorted({cid for _, cid, _, _ in hits})
+    tl = max(q.delay_ms or 0 for q, _, _, _ in hits)
+    ev = tuple(Evidence(
+        f"{q_(q.mq)}: committed offset {q.consumer_offset}, the oldest message {cid} holds "
+        f"(cachedMsgMinOffset); it holds {n_(pq.cached_msg_count)} of the {n_(q.lag)} "
+        f"message(s) from there to the queue's end: the other {n_(after)} were consumed past "
+        f"the committed offset or not pulled yet; it consumed the queue "
+        f"{format_duration(ts - pq.last_consume_timestamp) or '0ms'} ago; time lag "
+        f"{format_duration(q.delay_ms)}",
+        ctx.src("GET_CONSUME_STATS + QUERY_CONSUME_TIME_SPAN + GET_CONSUMER_RUNNING_INFO", cid),
+        ts) for q, cid, pq, after in hits[:LISTED])
+    mqs = [q.mq for q, _, _, _ in hits]
+    return [Finding(
+        SECOND_READ, WARNING,
+        f"stuck commit? {len(hits)} queue(s) behind (time lag up to {format_duration(tl)}) "
+        f"while their consumer consumes past the committed offset: {qlist(mqs)}; `{cmd}` "
+        "tells",
+        why="a concurrent consumer commits the smallest offset it still holds "
+            "(ProcessQueue.removeMessage), so one message that does not finish holds the "
+            "commit while the ones after it are consumed, and the lag and the time lag, "
+            "measured from the committed offset, grow; one read cannot tell that from "
+            "messages not pulled yet, nor whether the committed offset moves: two reads can "
+            "(offset-not-committed)",
+        next=f"`{cmd}`: two reads {seconds} s apart say whether the committed offsets move "
+             "(longer than the clients' persistConsumerOffsetInterval)",
+        evidence=ev,
+        values={"needs": "offset-not-committed", "command": cmd, "sample_s": seconds,
+                "queues": len(hits), "max_time_lag_ms": tl},
+        clients=tuple(clients), queues=tuple(mqs),
+        rocketmq="ProcessQueue.removeMessage (cachedMsgMinOffset), RemoteBrokerOffsetStore",
+        shows=qfacts(x.SUSPECT, mqs, "offset-not-committed"),
+        explains=_commit_explains((q.mq, cid) for q, cid, _, _ in hits))], Check(
+            code, NEEDS_SAMPLE, f"suspected on {len(hits)} queue(s) ({SECOND_READ}): `{cmd}`")
 
 
 # ---------------------------------------------------------------- brokers
@@ -1099,7 +1337,10 @@ def brokers(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
                 values={"broker": b, "pullThreadPoolQueueHeadWaitTimeMills": head,
                         "pullThreadPoolQueueSize": size, "waitTimeMillsInPullQueue": wait},
                 brokers=(b,), rocketmq="BrokerFastFailure, BrokerConfig.waitTimeMillsInPullQueue, "
-                                       "AdminBrokerProcessor.prepareRuntimeInfo"))
+                                       "AdminBrokerProcessor.prepareRuntimeInfo",
+                # pulls answered late or SYSTEM_BUSY: the queues of this broker fall behind
+                shows=frozenset({(x.BROKER, "pull-busy", b)}),
+                explains=_lag_facts(q.mq for q in ctx.queues if q.mq.broker_name == b)))
         lock = _num(table.get("pageCacheLockTimeMills"))
         busy_ms, busy_src = _broker_num(ctx, b, "osPageCacheBusyTimeOutMills",
                                         OS_PAGE_CACHE_BUSY_MS)
@@ -1118,7 +1359,8 @@ def brokers(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
                 values={"broker": b, "pageCacheLockTimeMills": lock,
                         "osPageCacheBusyTimeOutMills": busy_ms},
                 brokers=(b,), rocketmq="DefaultMessageStore.isOSPageCacheBusy, "
-                                       "MessageStoreConfig.osPageCacheBusyTimeOutMills"))
+                                       "MessageStoreConfig.osPageCacheBusyTimeOutMills",
+                shows=frozenset({(x.BROKER, "page-cache-busy", b)})))
         slave = ctx.now.slave_runtime.get(b)
         m_off = _num(table.get("commitLogMaxOffset"))
         s_off = _num((slave or {}).get("commitLogMaxOffset"))
@@ -1144,7 +1386,8 @@ def brokers(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
                                                              f"{b} master and slave"), ts),),
                     values={"broker": b, "behind_bytes": behind, "limit": gap},
                     brokers=(b,), rocketmq="HAService, MessageStoreConfig.haSlaveFallbehindMax "
-                                           "(4.x) / haMaxGapNotInSync (5.x)"))
+                                           "(4.x) / haMaxGapNotInSync (5.x)",
+                    shows=frozenset({(x.BROKER, "slave-behind", b)})))
         reported = [k for k in ("pullThreadPoolQueueHeadWaitTimeMills", "pageCacheLockTimeMills",
                                 "commitLogMaxOffset") if k in table]
         if reported:
@@ -1186,7 +1429,10 @@ def pop(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
             values={"queues": len(over)}, clients=tuple(sorted({c for c, _, _, _ in over})),
             queues=tuple(mq for _, mq, _, _ in over),
             rocketmq="PopProcessQueueInfo.waitAckCount, DefaultMQPushConsumer."
-                     "popThresholdForQueue, DefaultMQPushConsumerImpl.popMessage"))
+                     "popThresholdForQueue, DefaultMQPushConsumerImpl.popMessage",
+            # a pop process queue stands for every queue of its broker (allocate4Pop: -1)
+            shows=frozenset((x.POP_FLOW, c, mq.topic, mq.broker_name) for c, mq, _, _ in over),
+            explains=frozenset((x.BEHIND, mq.topic, mq.broker_name) for _, mq, _, _ in over)))
     pr = ctx.now.pop_retry
     if pr is None:
         return out, Check(code, FOUND if out else NOT_CHECKED,
@@ -1221,7 +1467,8 @@ def pop(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
                                         "revived": grew},
             topics=(rt.topic,),
             rocketmq="KeyBuilder.buildPopRetryTopic, PopReviveService, "
-                     "DefaultMQPushConsumer.popInvisibleTime"))
+                     "DefaultMQPushConsumer.popInvisibleTime",
+            shows=frozenset({(x.RETRY, rt.topic)})))
     return _outcome(code, out, "waitAckCount within popThresholdForQueue; no revived message")
 
 
@@ -1267,7 +1514,9 @@ def rebalanced(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
         evidence=tuple(ev), values={"joined": joined, "left": left, "moved": len(moved)},
         clients=tuple(joined + left), queues=tuple(moved),
         rocketmq="RebalanceImpl.rebalanceByTopic, ConsumerManager "
-                 "(NOTIFY_CONSUMER_IDS_CHANGED)")], \
+                 "(NOTIFY_CONSUMER_IDS_CHANGED)",
+        # a moved orderly queue waits for its lock (the one who left may hold it)
+        shows=frozenset({(x.REBALANCE,)}), explains=qfacts(x.LOCK, moved))], \
         Check(code, FOUND, f"{len(moved)} queue(s) moved")
 
 
@@ -1322,6 +1571,16 @@ def skew(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
         tl = max((q.delay_ms or 0) for q in caught) if caught else 0
         lag = sum(_lag(q) for q in behind)
         where = next(iter(brokers)) if len(brokers) == 1 else ""
+        # the lag concentrates on these queues: it explains their lag, and the saturation and
+        # flow control of their owners when those are no slower than the group's other
+        # clients (a slower owner explains the concentration instead: threads-saturated)
+        shows = qfacts(x.CONCENTRATED, (q.mq for q in behind))
+        explains = set(_lag_facts(q.mq for q in behind))
+        owned = {cid for q in behind for cid, _ in ctx.owners.get(q.mq, [])}
+        for q in behind:
+            for cid, _ in ctx.owners.get(q.mq, []):
+                if not ctx.slower(cid):
+                    explains |= {(x.SATURATED, cid), qfact(x.FLOW, q.mq, cid)}
         # each queue behind (its lag, time lag, owner, what it received), then the others
         ev = tuple(Evidence(
             f"{q_(q.mq)}: lag {n_(q.lag)}, time lag {format_duration(q.delay_ms)}, owner "
@@ -1330,7 +1589,8 @@ def skew(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
             ctx.src("GET_CONSUME_STATS + QUERY_CONSUME_TIME_SPAN", where), ts)
             for q in behind[:LISTED]) + (Evidence(
                 f"the other {len(caught)} queue(s): time lag at most "
-                f"{format_duration(tl) or '0'}", ctx.src("QUERY_CONSUME_TIME_SPAN"), ts),)
+                f"{format_duration(tl) or '0'}", ctx.src("QUERY_CONSUME_TIME_SPAN"), ts),
+                ) + ctx.speed_evidence(owned)
         source = "QueueTimeSpan.delayTime (AdminBrokerProcessor.queryConsumeTimeSpan)"
         if (len(brokers) == 1 and len(all_brokers) > 1 and len(behind) * 2 >= len(on_broker)
                 and len(behind) > 1):
@@ -1345,7 +1605,7 @@ def skew(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
                 evidence=ev,
                 values={"topic": t, "broker": where, "lag": lag, "queues_behind": len(behind)},
                 brokers=(where,), topics=(t,), queues=tuple(q.mq for q in behind),
-                rocketmq=source))
+                rocketmq=source, shows=shows, explains=frozenset(explains)))
         elif len(behind) * 2 < len(qs):
             hot = [q for q in behind if rates.get(q.mq) is not None]
             others = sorted(r for mq, r in rates.items() if mq not in {q.mq for q in behind})
@@ -1363,7 +1623,8 @@ def skew(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
                 evidence=ev,
                 values={"topic": t, "lag": lag, "queues_behind": len(behind),
                         "queues": len(qs)},
-                topics=(t,), queues=tuple(q.mq for q in behind), rocketmq=source))
+                topics=(t,), queues=tuple(q.mq for q in behind), rocketmq=source,
+                shows=shows, explains=frozenset(explains)))
         else:
             notes.append(f"{t}: {len(behind)} of {len(qs)} queue(s) behind (not concentrated)")
     return _outcome(code, out, "; ".join(notes) or "no topic with two queues")
@@ -1436,7 +1697,8 @@ def lag_growing(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
                     "max_time_lag_ms": max(tl, default=None)},
             topics=(t,),
             rocketmq="ConsumeStatus.consumeOKTPS, BrokerStatsManager (TOPIC_PUT_NUMS / "
-                     "topicPutTps), QueueTimeSpan.delayTime"))
+                     "topicPutTps), QueueTimeSpan.delayTime",
+            shows=qfacts(x.BEHIND, (q.mq for q in behind))))
     return _outcome(code, out, "; ".join(notes) or "no offsets",
                     ", ".join(f.topics[0] for f in out))
 
@@ -1449,8 +1711,8 @@ ORDER = ("offline", "consume-disabled", "topic-not-readable", "client-silent",
          "duplicate-client-id", "mixed-strategies", "membership-split", "subscription-mismatch",
          "unowned-queues", "lock-stale", "lock-failed", "consume-blocked", "flow-control",
          "threads-saturated", "consume-failing", "retry-backlog", "dlq",
-         "offset-not-committed", "broker-pull-busy", "broker-page-cache-busy", "slave-behind",
-         "pop-flow-control", "pop-retry", "rebalanced", "hot-queue", "broker-skew",
+         "offset-not-committed", SECOND_READ, "broker-pull-busy", "broker-page-cache-busy",
+         "slave-behind", "pop-flow-control", "pop-retry", "rebalanced", "hot-queue", "broker-skew",
          "idle-consumers", "lag-growing")
 CODES = ORDER
 
@@ -1527,9 +1789,8 @@ def diagnose(first: Reading, second: Reading | None = None, *,
         fs, check = fn(ctx, code)
         findings.extend(fs)
         checks.append(check)
-    rank = {c: i for i, c in enumerate(ORDER)}
-    sev = {s: i for i, s in enumerate(SEVERITIES)}
-    findings.sort(key=lambda f: (sev[f.severity], rank.get(f.code, len(rank))))
+    # a finding whose cause explains another's evidence comes first; then severity and ORDER
+    findings = x.rank_findings(findings, ORDER)
     r = ctx.now
     unread = dict(first.unread) if second is None else {**first.unread, **second.unread}
     checks = [_partial(c, unread) for c in checks]

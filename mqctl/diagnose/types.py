@@ -28,6 +28,14 @@ OK = "ok"
 NOT_CHECKED = "not-checked"  # the data it needs could not be read (exit 8)
 NOT_APPLICABLE = "n/a"  # does not apply to this group (offline, broadcasting, pop, ...)
 NEEDS_SAMPLE = "needs --sample"  # only two reads can tell
+# the finding of a check that needs two reads when one read is consistent with what it finds
+SECOND_READ = "needs-second-read"
+
+# One fact a finding rests on or accounts for, as a key: its kind, then what it is about (a
+# client id, then topic, broker, queue id), e.g. ("flow-control", "c1", "T", "broker-a", 3).
+# A finding ``shows`` the facts it was made from and ``explains`` the facts its cause would
+# produce; an explained fact may be a prefix, ("behind", "T") standing for every queue of T.
+Fact = tuple[str | int, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,9 +67,29 @@ class Finding:
     brokers: tuple[str, ...] = ()
     topics: tuple[str, ...] = ()
     rocketmq: str = ""  # the RocketMQ class(es) the threshold or field comes from
+    # what it rests on and what its cause accounts for (mqctl.diagnose.explain ranks by them)
+    shows: frozenset[Fact] = frozenset()
+    explains: frozenset[Fact] = frozenset()
+    # set by the ranking: the ranks (1-based) of the findings that explain part of this one's
+    # evidence, whether they explain all of it, the ranks this one explains, and the ranks of
+    # findings that explain each other with it (a cycle: none of them is the other's effect)
+    explained_by: tuple[int, ...] = ()
+    fully_explained: bool = False
+    consequences: tuple[int, ...] = ()
+    mutual: tuple[int, ...] = ()
+
+    @property
+    def explanation(self) -> str | None:
+        """``full`` (its evidence is what the findings it is explained by produce),
+        ``partial`` (some of it), or None (a cause of its own)."""
+        if not self.explained_by:
+            return None
+        return "full" if self.fully_explained else "partial"
 
     def to_dict(self, rank: int) -> dict[str, Any]:
         return {"rank": rank, "code": self.code, "severity": self.severity,
+                "explained_by": list(self.explained_by), "explanation": self.explanation,
+                "explains": list(self.consequences), "explain_each_other": list(self.mutual),
                 "title": self.title, "why": self.why, "next": self.next,
                 "evidence": [e.to_dict() for e in self.evidence], "values": self.values,
                 "clients": list(self.clients),
@@ -160,11 +188,55 @@ class Diagnosis:
             return "problems"
         return "incomplete" if self.partial else "ok"
 
+    def explained(self, i: int) -> set[int]:
+        """The ranks (1-based) of the findings the finding of rank ``i`` explains, directly or
+        through the findings it explains."""
+        out: set[int] = set()
+        todo = list(self.findings[i - 1].consequences)
+        while todo:
+            r = todo.pop()
+            if r not in out:
+                out.add(r)
+                todo.extend(self.findings[r - 1].consequences)
+        return out
+
+    @property
+    def headline(self) -> str:
+        """The verdict in one line, what a pager shows: the number of problems and the first
+        cause by name (the findings it explains counted), the other causes by code; or that
+        the first finding needs a second read (and the command that makes it)."""
+        problems = self.problems
+        infos = len(self.findings) - len(problems)
+        if not problems:
+            text = ("nothing wrong found" if not self.partial
+                    else "nothing wrong found in what could be read")
+            return text + (f" ({infos} note(s) above)" if infos else "")
+        text = f"{len(problems)} problem(s) found" + (f", {infos} note(s)" if infos else "")
+        first = self.findings[0]  # ranked: a cause, and a problem when there is one
+        causes = [f for f in problems if not f.explained_by]
+        if first.code == SECOND_READ:
+            text += f"; needs a second read: {first.title}"
+        else:
+            text += (f"; {'cause' if len(causes) == 1 else f'first of {len(causes)} causes'}: "
+                     f"{first.code}: {first.title}")
+        n = len(self.explained(1))
+        if n:
+            text += f" (explains {n} other finding(s))"
+        if first.mutual:
+            text += " (explained together with " + ", ".join(
+                f"#{r} {self.findings[r - 1].code}" for r in first.mutual) + ")"
+        others = [f"#{i + 1} {f.code}" for i, f in enumerate(self.findings)
+                  if f in causes and f is not first]
+        if others:
+            text += "; also " + ", ".join(others)
+        return text
+
     def to_dict(self) -> dict[str, Any]:
         return {"group": self.group, "topic": self.topic, "capture_ts": self.capture_ts,
                 "capture_time": format_ms(self.capture_ts), "sample_s": (
                     round(self.sample_ms / 1000, 3) if self.sample_ms is not None else None),
-                "verdict": self.verdict, "complete": not self.partial,
+                "verdict": self.verdict, "headline": self.headline,
+                "complete": not self.partial,
                 "findings": [f.to_dict(i + 1) for i, f in enumerate(self.findings)],
                 "checks": [c.to_dict() for c in self.checks], "summary": self.summary,
                 "unread": dict(self.unread),
@@ -172,5 +244,5 @@ class Diagnosis:
 
 
 __all__ = ["ERROR", "FOUND", "INFO", "NEEDS_SAMPLE", "NOT_APPLICABLE", "NOT_CHECKED", "OK",
-           "SEVERITIES", "WARNING", "Check", "Diagnosis", "Evidence", "Finding", "Reading",
-           "RetryTopic"]
+           "SECOND_READ", "SEVERITIES", "WARNING", "Check", "Diagnosis", "Evidence", "Fact",
+           "Finding", "Reading", "RetryTopic"]

@@ -4,7 +4,10 @@ none of them on the healthy group (issue 31)."""
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
+from conftest import run_cli
 
 from diagnose.helpers import check, codes, diagnose, finding, queues, started
 from mqctl.diagnose import CODES
@@ -40,23 +43,29 @@ def pqs(sim, group):
     return sim.call(go)
 
 
-# the exact findings of each group after AT seconds, single read (nothing else: no false one)
+# the exact findings of each group after AT seconds, single read (nothing else: no false
+# one), in their ranked order: a cause before the findings it explains
 EXPECTED = {
     "GID_OK": [],
-    "GID_SLOW": ["flow-control", "flow-control", "lag-growing", "threads-saturated",
-                 "threads-saturated"],
+    # 4 threads x 250 ms: the saturated threads are why each client's cache is full
+    "GID_SLOW": ["threads-saturated", "flow-control", "threads-saturated", "flow-control",
+                 "lag-growing"],
     "GID_FAIL": ["consume-failing", "retry-backlog", "dlq"],
     "GID_DISABLED": ["consume-disabled", "lag-growing"],
     "GID_NOREAD": ["topic-not-readable", "lag-growing"],
-    "GID_COMMIT": [],  # a held commit shows over two reads only (test below)
-    "GID_HOT": ["flow-control", "lag-growing", "threads-saturated", "hot-queue"],
-    "GID_SKEW": ["flow-control", "lag-growing", "threads-saturated", "broker-skew"],
+    # a held commit shows over two reads only: one read says a second one is needed
+    "GID_COMMIT": ["needs-second-read"],
+    # the load on one queue / one broker saturates its owner and puts it at flow control
+    "GID_HOT": ["hot-queue", "threads-saturated", "flow-control", "lag-growing"],
+    "GID_SKEW": ["broker-skew", "threads-saturated", "flow-control", "lag-growing"],
     "GID_BLOCKED": ["consume-blocked", "lag-growing"],
     "GID_BUSY": ["broker-pull-busy", "broker-page-cache-busy", "slave-behind"],
-    "GID_POPSLOW": ["consume-failing", "lag-growing", "pop-flow-control", "pop-retry"],
+    # two causes: failing consumption (its revived messages) and popping faster than it
+    # processes (the lag)
+    "GID_POPSLOW": ["consume-failing", "pop-flow-control", "lag-growing", "pop-retry"],
     # hung at 1m: broker-a (heartbeats only) dropped it 120 s after its last heartbeat, broker-b
-    # still lists it; its queues on broker-b wait
-    "GID_HANG": ["membership-split", "client-silent", "broker-skew"],
+    # still lists it; its queues on broker-b wait: the member that does not answer is why
+    "GID_HANG": ["client-silent", "membership-split", "broker-skew"],
     "GID_FLAP": [],  # crashed at 2m: the survivor took its queues at once
 }
 PARTIAL = {"GID_HANG"}
@@ -72,6 +81,71 @@ def test_each_group_gets_exactly_its_findings(dsim, group):
         assert code == (9 if EXPECTED[group] else 0), err
         assert d["complete"] is True and d["unread"] == {}
     assert d["verdict"] == ("problems" if EXPECTED[group] else "ok")
+
+
+# what each group's trouble is (docs/diagnose.md "The simulated cluster breaks each way"):
+# the first finding, the one the headline names
+CAUSE = {
+    "GID_SLOW": "threads-saturated", "GID_FAIL": "consume-failing",
+    "GID_DISABLED": "consume-disabled", "GID_NOREAD": "topic-not-readable",
+    "GID_COMMIT": "needs-second-read", "GID_HOT": "hot-queue", "GID_SKEW": "broker-skew",
+    "GID_BLOCKED": "consume-blocked", "GID_BUSY": "broker-pull-busy",
+    "GID_POPSLOW": "consume-failing", "GID_HANG": "client-silent",
+}
+
+
+@pytest.mark.parametrize("group", sorted(EXPECTED))
+def test_the_cause_comes_first_and_the_headline_names_it(dsim, group):
+    _, d, _ = diagnose(dsim, group)
+    if group not in CAUSE:
+        assert d["findings"] == [] and d["headline"] == "nothing wrong found"
+        return
+    first = d["findings"][0]
+    assert first["code"] == CAUSE[group] and first["explained_by"] == []
+    assert f"{first['code']}: {first['title']}" in d["headline"] or (
+        first["code"] == "needs-second-read"
+        and f"needs a second read: {first['title']}" in d["headline"])
+    # the headline is the verdict line of the human output, which pagers show
+    r = run_cli(["-n", dsim.namesrv_addr, "diagnose", group])
+    last = [ln for ln in r.stdout.splitlines() if ln.startswith(f"{group} (")]
+    assert len(last) == 1 and d["headline"] in last[0]
+
+
+# the symptoms each cause explains: (finding, the finding it is explained by, all of it)
+CONSEQUENCES = {
+    "GID_HOT": [("threads-saturated", "hot-queue", True), ("flow-control", "hot-queue", True),
+                ("lag-growing", "hot-queue", True)],
+    "GID_SKEW": [("threads-saturated", "broker-skew", True),
+                 ("flow-control", "broker-skew", True), ("lag-growing", "broker-skew", True)],
+    "GID_HANG": [("membership-split", "client-silent", True),
+                 ("broker-skew", "client-silent", True)],
+    "GID_SLOW": [("flow-control", "threads-saturated", True)],
+    "GID_FAIL": [("retry-backlog", "consume-failing", True), ("dlq", "consume-failing", True)],
+    "GID_DISABLED": [("lag-growing", "consume-disabled", True)],
+    "GID_BLOCKED": [("lag-growing", "consume-blocked", True)],
+}
+
+
+@pytest.mark.parametrize("group", sorted(CONSEQUENCES))
+def test_a_symptom_is_shown_as_the_consequence_of_its_cause(dsim, group):
+    _, d, _ = diagnose(dsim, group)
+    fs = d["findings"]
+    for code, by, full in CONSEQUENCES[group]:
+        f = finding(d, code)
+        cause = finding(d, by)
+        assert cause["rank"] in f["explained_by"] and cause["rank"] < f["rank"]
+        assert f["rank"] in cause["explains"]
+        assert f["explanation"] == ("full" if full else "partial")
+        # a cause is as severe as what it explains
+        sev = ("error", "warning", "info")
+        assert sev.index(cause["severity"]) <= sev.index(f["severity"])
+    r = run_cli(["-n", dsim.namesrv_addr, "diagnose", group, "--table", "findings"])
+    for code, by, _ in CONSEQUENCES[group]:
+        f, cause = finding(d, code), finding(d, by)
+        row = next(ln for ln in r.stdout.splitlines() if f["title"][:40] in ln
+                   and f"  {code}  " in ln)
+        assert f"explained by #{cause['rank']} {by}" in row, row
+    assert [f["rank"] for f in fs] == list(range(1, len(fs) + 1))
 
 
 def test_slow_consumer_at_the_flow_control_threshold(dsim):
@@ -195,6 +269,42 @@ def test_json_finding_has_code_severity_evidence_and_values(dsim):
 
 
 # ------------------------------------------------------------------ two reads (--sample)
+
+
+def test_stuck_offset_commit_needs_a_second_read(dsim):
+    """One read: queues behind while their consumer consumes past the committed offset, a
+    stuck commit or not: the check says so, names the command, and the result is a problem
+    (exit 9), not a generic lag finding and not "nothing wrong"."""
+    code, d, _ = diagnose(dsim, "GID_COMMIT")
+    assert code == 9 and d["verdict"] == "problems"
+    f = finding(d, "needs-second-read")
+    cmd = "mqctl diagnose GID_COMMIT --sample 10"
+    assert f["severity"] == "warning" and f["title"].startswith("stuck commit? ")
+    assert f["values"]["command"] == cmd and f["values"]["needs"] == "offset-not-committed"
+    assert d["headline"].startswith("1 problem(s) found; needs a second read: stuck commit? ")
+    assert f"`{cmd}`" in d["headline"]
+    c = check(d, "offset-not-committed")
+    assert c["status"] == "needs --sample" and cmd in c["detail"]
+    # the queues are those whose committed offset the hung message holds, read from the sim
+    held = dsim.call(lambda c: {(mq.topic, mq.broker_name, mq.queue_id): pq.position
+                                for cs in c.consumers("GID_COMMIT")
+                                for mq, pq in cs.pqs.items() if pq.head is not None})
+    assert queues(f) == set(held) and held
+    r = run_cli(["-n", dsim.namesrv_addr, "diagnose", "GID_COMMIT"])
+    assert f"needs a second read: offset-not-committed is suspected on {len(held)} queue(s): " \
+           f"`{cmd}`" in r.stdout
+
+
+def test_the_offered_second_read_finds_the_stuck_commit(fresh):
+    _, d, _ = diagnose(fresh, "GID_COMMIT")
+    cmd = shlex.split(finding(d, "needs-second-read")["values"]["command"])
+    assert cmd[:3] == ["mqctl", "diagnose", "GID_COMMIT"]
+    code, d2, _ = diagnose(fresh, *cmd[2:])
+    assert code == 9 and codes(d2)[0] == "offset-not-committed"
+    assert "needs-second-read" not in codes(d2)
+    assert queues(finding(d2, "offset-not-committed")) == queues(
+        finding(d, "needs-second-read"))
+    assert finding(d2, "lag-growing")["explained_by"] == [1]
 
 
 def test_stuck_offset_commit_over_the_sample(fresh):
@@ -335,3 +445,26 @@ def test_old_dead_letters_are_a_note(sim_factory):
     assert (f["severity"], f["values"]["messages"], code) == ("info", 2, 0)
     code, d, _ = diagnose(s, "H")
     assert (finding(d, "dlq")["severity"], code) == ("warning", 9)
+
+
+def test_a_slower_owner_explains_the_skew_not_the_other_way(sim_factory):
+    """Even production, one client slower than the other: the lag concentrates on its
+    broker's queues because it is slow, so its saturation comes first and the broker skew is
+    its consequence (GID_SKEW is the other direction: the load concentrates, the owner is as
+    fast as the others)."""
+    sc = {"name": "slowowner", "clock": {"mode": "manual"},
+          "brokers": [{"name": "broker-a"}, {"name": "broker-b"}],
+          "topics": [{"name": "T", "queues": 2, "rate": 3, "history": "10m",
+                      "brokers": ["broker-a", "broker-b"]}],
+          "groups": [{"name": "G", "topics": ["T"], "consumers": [
+              {"id": "10.6.0.1@1", "consume_rt": "500ms", "threads": 2},
+              {"id": "10.6.0.2@2"}]}]}
+    s = sim_factory(sc)
+    s.advance(120)
+    _, d, _ = diagnose(s, "G")
+    first = d["findings"][0]
+    assert (first["code"], first["clients"]) == ("threads-saturated", ["10.6.0.1@1"])
+    skew = finding(d, "broker-skew")
+    assert skew["brokers"] == ["broker-a"] and skew["explained_by"] == [1]
+    assert "slower than they are" in first["evidence"][-1]["text"]
+    assert "threads-saturated" in d["headline"].split(";")[1]
