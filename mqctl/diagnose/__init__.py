@@ -9,7 +9,9 @@ The parts, in the shape of :mod:`mqctl.reset`:
    the brokers' runtime info and config, over :class:`mqctl.admin.Admin`;
 3. **rules** (pure, :mod:`mqctl.diagnose.rules`): :func:`diagnose` turns one reading (or the
    two of ``--sample``) into ranked findings and the checks, each from what was read, never
-   from a guess: a rule whose data was not read is not checked (and the result is partial).
+   from a guess: a rule whose data was not read is not checked (and the result is partial);
+4. **explain** (pure, :mod:`mqctl.diagnose.explain`): the ranking, a finding whose cause
+   explains another's evidence before it, the other shown as its consequence.
 
 docs/diagnose.md explains every finding and the RocketMQ class of each threshold.
 """

@@ -6,6 +6,9 @@ the numbers that say so), not checked (the data it needs could not be read: no f
 made from a guess), n/a, or needs --sample. The thresholds are RocketMQ's own, read from the
 client's running info or the broker's config where they are there, else the defaults of the
 RocketMQ class named next to them; docs/diagnose.md explains every finding.
+
+Each finding also declares the facts it shows and the facts its cause explains
+(:mod:`mqctl.diagnose.explain`), which rank it: a cause before the findings it explains.
 """
 
 from __future__ import annotations
@@ -1706,7 +1709,8 @@ def lag_growing(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
 # ---------------------------------------------------------------- the diagnosis
 
 
-# the order findings of the same severity are listed in: causes before their effects
+# the tie-break among findings none of which explains another (mqctl.diagnose.explain ranks
+# by explanation first): within a severity, causes before their effects
 ORDER = ("offline", "consume-disabled", "topic-not-readable", "client-silent",
          "duplicate-client-id", "mixed-strategies", "membership-split", "subscription-mismatch",
          "unowned-queues", "lock-stale", "lock-failed", "consume-blocked", "flow-control",

@@ -293,6 +293,10 @@ def test_stuck_offset_commit_needs_a_second_read(dsim):
     r = run_cli(["-n", dsim.namesrv_addr, "diagnose", "GID_COMMIT"])
     assert f"needs a second read: offset-not-committed is suspected on {len(held)} queue(s): " \
            f"`{cmd}`" in r.stdout
+    # the command keeps the topic asked for
+    _, d, _ = diagnose(dsim, "GID_COMMIT", "-t", "TopicCommit")
+    assert finding(d, "needs-second-read")["values"]["command"] == (
+        "mqctl diagnose GID_COMMIT -t TopicCommit --sample 10")
 
 
 def test_the_offered_second_read_finds_the_stuck_commit(fresh):
@@ -468,3 +472,33 @@ def test_a_slower_owner_explains_the_skew_not_the_other_way(sim_factory):
     assert skew["brokers"] == ["broker-a"] and skew["explained_by"] == [1]
     assert "slower than they are" in first["evidence"][-1]["text"]
     assert "threads-saturated" in d["headline"].split(";")[1]
+
+
+def test_a_hung_orderly_member_explains_its_stuck_locks(sim_factory, tmp_path):
+    """An orderly member that stops answering while it still holds its queues: the member
+    that does not answer comes first, and the lock finding about its queues is its
+    consequence (a release frees nobody while it is a member)."""
+    sc = {"name": "ordhang", "clock": {"mode": "manual"}, "running_info_timeout": "1s",
+          "brokers": [{"name": "broker-a"}, {"name": "broker-b"}],
+          "topics": [{"name": "T", "queues": 2, "rate": 2, "history": "10m",
+                      "brokers": ["broker-a", "broker-b"]}],
+          "groups": [{"name": "G", "topics": ["T"], "orderly": True, "consumers": [
+              {"id": "10.7.0.1@1"}, {"id": "10.7.0.2@2", "hang_at": "60s"}]}]}
+    s = sim_factory(sc)
+    s.advance(50)
+    state = str(tmp_path / "locks")
+    assert run_cli(["-n", s.namesrv_addr, "locks", "show", "G", "--state-dir", state]
+                   ).exit_code == 0
+    s.advance(30)
+    code, d, _ = diagnose(s, "G", "--state-dir", state)
+    assert code == 8  # its running info was not read
+    first = d["findings"][0]
+    assert (first["code"], first["clients"]) == ("client-silent", ["10.7.0.2@2"])
+    locks = [f for f in d["findings"] if f["code"].startswith("lock")]
+    held = s.call(lambda c: {(mq.topic, mq.broker_name, mq.queue_id)
+                             for mq in c.consumer("10.7.0.2@2").pqs if mq.topic == "T"})
+    assert locks and all(f["explained_by"] == [1] and f["explanation"] == "full"
+                         for f in locks)
+    assert set().union(*(queues(f) for f in locks)) == held
+    assert d["headline"].startswith(f"{len(d['findings'])} problem(s) found; cause: "
+                                    "client-silent: ")
