@@ -164,6 +164,7 @@ async def apply_plan(admin: Admin, plan: Plan, *, concurrency: int = 16,
         bp = plan.brokers[name]
         addr = bp.addr or ""
         qs = by_broker[name]
+        pushed: int | None = None
         try:
             if stopped():
                 return
@@ -212,6 +213,10 @@ async def apply_plan(admin: Admin, plan: Plan, *, concurrency: int = 16,
                 results.setdefault(q.mq, QueueResult(
                     q, Status.FAILED if bp.path == Path_.LEGACY_PUSH else Status.NOT_SENT,
                     _failure_detail(exc) if bp.path == Path_.LEGACY_PUSH else not_sent(name)))
+                if pushed is not None and isinstance(exc, ConnectError | RequestTimeout):
+                    # no answer: the broker may have pushed it (verify reads the owners)
+                    results[q.mq].sent_ms = pushed
+                    results[q.mq].push_position = position
         finally:
             for q in qs:
                 if q.mq in inflight:  # cancelled while waiting for the answer
