@@ -471,7 +471,8 @@ async def _verify(admin: Admin, plan: Plan, results: list[QueueResult],
     now: dict[MessageQueue, int] = {}
     failed: dict[str, str] = {}
     read = False
-    others = [r for r in pending if r not in legacy]
+    is_legacy = {id(r) for r in legacy}
+    others = [r for r in pending if id(r) not in is_legacy]
     if early and wait_s > 0:
         async for now, failed in _polls(admin, plan, names, wait, wait_s, poll_s):
             read = True
@@ -536,7 +537,7 @@ async def _verify(admin: Admin, plan: Plan, results: list[QueueResult],
         # from it the way the group's own consumers move it (issue 26 item 2)
         exact = r.now is not None and r.now == r.goal
         ok = exact or (took(r.plan, r.now, r.goal) and st.online)
-        if r in legacy:
+        if id(r) in is_legacy:
             _legacy_push_verdict(plan, r, done, sched, wait_s)
         elif r.status == Status.APPLIED:
             if exact:
