@@ -176,7 +176,7 @@ def done_summary(plan: Plan, results: list[QueueResult]) -> str:
     A legacy push the brokers accepted is not a reset yet: the clients apply it about 10 s
     after the push (MQClientInstance.resetOffset), so it is counted as pushed until verify
     reads it taken; a queue verify could not decide is counted apart (unknown)."""
-    from mqctl.reset import Path_, Status
+    from mqctl.reset import Path_, Status, legacy_apply_times
 
     def pushed_only(r: QueueResult) -> bool:
         b = plan.brokers.get(r.plan.mq.broker_name)
@@ -201,11 +201,14 @@ def done_summary(plan: Plan, results: list[QueueResult]) -> str:
                 "is not known") if n else ""
 
     moved_apart, pushed_apart = uncounted(moved), uncounted(pushed)
+    times = legacy_apply_times(plan)
+    when = (f"one broker after another, {times}" if times
+            else "about 10 s after the push, one broker after another")
     return (f"{len(moved)} of {len(plan.queues)} queue(s) were reset: {replay} message(s) "
             f"rewound (to be consumed again), {skip} skipped"
             + (f" ({moved_apart})" if moved_apart else "")
             + (f"; {len(pushed)} pushed to the clients and not applied yet (the clients apply "
-               "a pushed reset about 10 s after the push, one broker after another: "
+               f"a pushed reset {when}: "
                f"{sum(r.plan.replay for r in pushed)} to be rewound, "
                f"{sum(r.plan.skip for r in pushed)} skipped once they do"
                + (f"; {pushed_apart}" if pushed_apart else "") + ")" if pushed else "")
@@ -473,7 +476,7 @@ def _interrupted(plan: Plan, results: list[QueueResult], rb: str, phase: str,
     it, and the error to exit with (130)."""
     from mqctl.errors import ExitCode, MqctlError
     from mqctl.interrupt import INTERRUPT_GRACE_S
-    from mqctl.reset import Path_, Status
+    from mqctl.reset import Path_, Status, legacy_apply_times
 
     def pushed(r: QueueResult) -> bool:  # a legacy push: the clients apply it 10 s later
         b = plan.brokers.get(r.plan.mq.broker_name)
@@ -484,8 +487,11 @@ def _interrupted(plan: Plan, results: list[QueueResult], rb: str, phase: str,
     applied = count[Status.APPLIED] - n_pushed
     finish, rest_file = finish_command(plan, results, rb)
     undo, first = undo_steps(plan, rb)
-    push_text = (f"{n_pushed} pushed to the clients, not applied yet (they apply it about 10 s "
-                 "after the push, one broker after another, whatever mqctl does now)")
+    times = legacy_apply_times(plan)
+    push_text = (f"{n_pushed} pushed to the clients, not applied yet (they apply it "
+                 + (f"one broker after another, {times}" if times else
+                    "about 10 s after the push, one broker after another")
+                 + ", whatever mqctl does now)")
     if phase == "apply":
         what = (f"{applied} applied, "
                 + (f"{push_text}, " if n_pushed else "")
@@ -506,8 +512,10 @@ def _interrupted(plan: Plan, results: list[QueueResult], rb: str, phase: str,
              "finish the change: nothing left to send (check with `mqctl offsets show`)",
              f"undo it: {undo_line}"]
     if n_pushed:
-        notes.insert(1, f"pushed: the clients of {plan.group} apply the pushed reset about 10 s "
-                        "after the push (MQClientInstance.resetOffset), then replay from the "
+        notes.insert(1, f"pushed: the clients of {plan.group} apply the pushed reset "
+                        + (f"one broker after another ({times}; " if times else
+                           "about 10 s after the push (")
+                        + "MQClientInstance.resetOffset), then replay from the "
                         f"new offsets; `mqctl offsets show -g {plan.group} -t {plan.topic}` "
                         "shows when they did; stopping them before that keeps the old offsets")
     data = {"signal": signame, "during": phase, "finish": finish, "remaining_plan": rest_file,

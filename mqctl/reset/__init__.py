@@ -12,7 +12,9 @@ The flow (``mqctl offsets reset``):
    consumers' state (online, orderly, pop/gRPC, broadcasting), and each broker's reset path:
    server-side (``useServerSideResetOffset=true``, the 5.2+ default; works offline; explicit
    per-queue offsets) or legacy (the broker pushes the reset to online push consumers, which
-   apply it after a 10 s pause; offline groups need UPDATE_CONSUMER_OFFSET per queue). Anything
+   apply one broker's push at a time, each after a 10 s pause: the first broker's about 10 s
+   after the push, the second's about 20 s; offline groups need UPDATE_CONSUMER_OFFSET per
+   queue). Anything
    that would not take effect is refused with the reason unless ``--force``.
 3. **rollback file** with every queue's previous offset, written before the first change
    (:mod:`mqctl.reset.files`).
@@ -49,6 +51,8 @@ from mqctl.reset.plan import (
     compute_target,
     default_wait,
     format_queue_scope,
+    legacy_apply_times,
+    legacy_push_order,
     make_plan,
     parse_queue_scope,
     preflight,
@@ -61,6 +65,7 @@ __all__ = ["BAD", "LEGACY_CLIENT_PAUSE_S", "LEGACY_COMMIT_WAIT_S",
            "MAX_QUEUE_ID", "PLAN_SCHEMA", "ROLLBACK_SCHEMA", "SERVER_SIDE_WAIT_S", "BrokerPlan",
            "ConsumerState", "Path_", "Plan", "QueuePlan", "QueueResult", "Status",
            "Target", "apply_plan", "clock_sleep", "compute_target", "default_wait",
-           "export_format", "export_plan", "format_queue_scope", "free_path", "make_plan",
+           "export_format", "export_plan", "format_queue_scope", "free_path", "legacy_apply_times",
+           "legacy_push_order", "make_plan",
            "parse_queue_scope", "preflight", "read_plan_file", "read_rollback", "rollback_path",
            "summarize", "target_from_options", "target_time", "took", "verify", "write_rollback"]

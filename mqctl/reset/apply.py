@@ -22,7 +22,14 @@ from mqctl.models import MessageQueue, queue_map
 from mqctl.remoting import fastjson
 from mqctl.remoting.client import fan_out
 from mqctl.remoting.codes import RequestCode
-from mqctl.reset.evidence import OwnerRead, OwnerReader, legacy_evidence, read_owners
+from mqctl.reset.evidence import (
+    OwnerRead,
+    OwnerReader,
+    PushSchedule,
+    apply_text,
+    legacy_verdict,
+    read_owners,
+)
 from mqctl.reset.types import Path_, Plan, QueuePlan
 from mqctl.timeparse import now_ms
 from mqctl.versions import V5_2_0
@@ -74,6 +81,7 @@ class QueueResult:
     taken_after_ms: int | None = None  # the first read at which the queue had taken
     reached_after_ms: int | None = None  # the first read exactly at the target
     sent_ms: int | None = None  # mqctl clock when its request was sent (the legacy push)
+    push_position: int | None = None  # the legacy push: 1 for the broker pushed first, ...
     # read in the group's own pull-with-commit window when verify ended: for this many
     # seconds of reads after its wait (server-side, forward target: _own_pull_window); None:
     # verify had no wait (--verify-wait 0)
@@ -152,10 +160,11 @@ async def apply_plan(admin: Admin, plan: Plan, *, concurrency: int = 16,
                                f"reset of this queue is pending ('{PREVIOUSLY_RESET}')")
         return QueueResult(q, Status.APPLIED, "offset written (UPDATE_CONSUMER_OFFSET)")
 
-    async def one_broker(name: str) -> None:
+    async def one_broker(name: str, position: int | None = None) -> None:
         bp = plan.brokers[name]
         addr = bp.addr or ""
         qs = by_broker[name]
+        pushed: int | None = None
         try:
             if stopped():
                 return
@@ -182,6 +191,7 @@ async def apply_plan(admin: Admin, plan: Plan, *, concurrency: int = 16,
                             q, Status.APPLIED, f"pushed to the clients; the broker computed "
                             f"{got} (plan: {q.target})", expected=int(got))
                     results[q.mq].sent_ms = pushed
+                    results[q.mq].push_position = position
                 return
             send = server_side if bp.path == Path_.SERVER_SIDE else update
             for q in qs:
@@ -203,6 +213,10 @@ async def apply_plan(admin: Admin, plan: Plan, *, concurrency: int = 16,
                 results.setdefault(q.mq, QueueResult(
                     q, Status.FAILED if bp.path == Path_.LEGACY_PUSH else Status.NOT_SENT,
                     _failure_detail(exc) if bp.path == Path_.LEGACY_PUSH else not_sent(name)))
+                if pushed is not None and isinstance(exc, ConnectError | RequestTimeout):
+                    # no answer: the broker may have pushed it (verify reads the owners)
+                    results[q.mq].sent_ms = pushed
+                    results[q.mq].push_position = position
         finally:
             for q in qs:
                 if q.mq in inflight:  # cancelled while waiting for the answer
@@ -220,7 +234,22 @@ async def apply_plan(admin: Admin, plan: Plan, *, concurrency: int = 16,
         async with sem:
             await one_broker(name)
 
-    task = asyncio.ensure_future(asyncio.gather(*(bounded(n) for n in sorted(by_broker))))
+    # the legacy pushes go one broker after another, each once the one before it answered
+    # (the broker pushes to the clients before it answers: Broker2Client.resetOffset,
+    # invokeOneway): every client then gets them in this order, and as it applies them one at
+    # a time, 10 s each (MQClientInstance.resetOffset is synchronized), the first broker's
+    # queues are applied about 10 s after the push, the second's about 20 s (verify reads the
+    # owners after each step: mqctl.reset.evidence.PushSchedule)
+    pushes = [n for n in sorted(by_broker) if plan.brokers[n].path == Path_.LEGACY_PUSH]
+
+    async def pushed_in_turn() -> None:
+        async with sem:
+            for i, n in enumerate(pushes, 1):
+                await one_broker(n, i)
+
+    task = asyncio.ensure_future(asyncio.gather(
+        *([pushed_in_turn()] if pushes else []),
+        *(bounded(n) for n in sorted(by_broker) if n not in pushes)))
     if stop is None:
         await task
     else:
@@ -315,6 +344,62 @@ def _own_pull_settle_s(plan: Plan) -> float:
             else OWN_PULL_SETTLE_OLD_CLIENT_S)
 
 
+class _OwnerReads:
+    """The owners' running info, read in the background at the moments a legacy push's
+    schedule gives (right after the pushes, after each client step: PushSchedule.read_moments)
+    while verify polls the offsets: a client busy with a push may take seconds to answer, and
+    the offsets must be polled meanwhile."""
+
+    def __init__(self, admin: Admin, plan: Plan, reader: OwnerReader, moments: list[int]):
+        self.admin, self.plan, self.reader = admin, plan, reader
+        self.moments = sorted(moments)
+        self.tasks: list[asyncio.Future[OwnerRead]] = []
+        self.last_start: int | None = None
+
+    async def _one(self) -> OwnerRead:
+        try:
+            return await self.reader(self.admin, self.plan)
+        except MqctlError as exc:
+            return OwnerRead(now_ms(), error=exc.message)
+
+    def start(self) -> None:
+        self.last_start = now_ms()
+        self.tasks.append(asyncio.ensure_future(self._one()))
+
+    def tick(self) -> None:
+        """Start a read if a moment has come (one read for several that passed at once)."""
+        t = now_ms()
+        due = [m for m in self.moments if m <= t]
+        if due:
+            self.moments = [m for m in self.moments if m > t]
+            self.start()
+
+    def done(self) -> list[OwnerRead]:
+        return [x.result() for x in self.tasks if x.done() and not x.cancelled()]
+
+    async def drain(self) -> None:
+        if self.tasks:
+            await asyncio.wait(self.tasks)
+
+    def cancel(self) -> None:
+        self.moments = []
+        for x in self.tasks:
+            x.cancel()
+
+
+def _push_schedule(results: Iterable[QueueResult]) -> PushSchedule | None:
+    """The run's legacy pushes in the order sent (a push without an answer may have reached
+    the clients: it counts)."""
+    sent: dict[str, tuple[int, int]] = {}
+    for r in results:
+        if r.sent_ms is not None:
+            sent.setdefault(r.plan.mq.broker_name, (r.push_position or 0, r.sent_ms))
+    if not sent:
+        return None
+    order = sorted(sent.items(), key=lambda kv: (kv[1][0], kv[1][1], kv[0]))
+    return PushSchedule(tuple((name, ms) for name, (_pos, ms) in order))
+
+
 async def verify(admin: Admin, plan: Plan, results: list[QueueResult], *,
                  wait_s: float = 0.0, waiter: Waiter | None = None,
                  poll_s: float = 1.0, owners: OwnerReader | None = read_owners
@@ -323,9 +408,10 @@ async def verify(admin: Admin, plan: Plan, results: list[QueueResult], *,
     tests) and mark each queue a request was sent for: verified, not-taken, unknown,
     unverified.
 
-    On the legacy push path the clients apply the reset after their 10 s pause (per broker);
-    on the server-side path older clients apply it 10 s after their next pull: the offsets
-    are polled every ``poll_s`` and verify ends as soon as every queue took. A forced
+    On the legacy push path each client applies the brokers' pushes one after another, 10 s
+    each (the first broker pushed about 10 s after the push, the second about 20 s); on the
+    server-side path older clients apply it 10 s after their next pull: the offsets are polled
+    every ``poll_s`` and verify ends as soon as every queue is decided. A forced
     UPDATE_CONSUMER_OFFSET of an online group is judged only after the whole wait, since live
     consumers overwrite it at their next commit.
 
@@ -333,19 +419,51 @@ async def verify(admin: Admin, plan: Plan, results: list[QueueResult], *,
     is not taken on that ground alone: on the server-side path the broker's success answer is
     the proof (it wrote the offset before answering and ignores the clients' commits until
     their next pull takes it); on the legacy push path the owners' running info (``owners``,
-    read right after the push and at the end: :mod:`mqctl.reset.evidence`) tells whether the
-    clients re-created their process queues; where nothing proves it either way the status is
-    ``unknown``."""
+    read right after the pushes and after each client's step: :mod:`mqctl.reset.evidence`)
+    tells whether the clients re-created their process queues; an offset that moved forward
+    proves nothing there (a consumer that never got the push moves forward too). Where nothing
+    proves it either way the status is ``unknown``."""
     sent = [r for r in results if r.status in (Status.APPLIED, Status.FAILED)]
     if not sent:
         return results
     wait = waiter or clock_sleep
     names = sorted({r.plan.mq.broker_name for r in sent})
     pending = [r for r in sent if r.status == Status.APPLIED]
-    pushed = [r for r in pending if _path(plan, r) == Path_.LEGACY_PUSH]
-    base: OwnerRead | None = None
-    if pushed and plan.consumers.online and owners is not None:
-        base = await owners(admin, plan)  # before any client applies the push (10 s later)
+    st = plan.consumers
+    legacy = [r for r in sent if _path(plan, r) == Path_.LEGACY_PUSH and r.sent_ms is not None
+              and st.online and not _beyond_write_queues(plan, r)]
+    sched = _push_schedule(legacy)
+    start = now_ms()
+    reads: _OwnerReads | None = None
+    if sched is not None and owners is not None:
+        end = start + max(0.0, wait_s) * 1000
+        reads = _OwnerReads(admin, plan, owners, [m for m in sched.read_moments() if m <= end])
+        reads.start()  # right after the pushes
+    try:
+        return await _verify(admin, plan, results, sent, pending, legacy, sched, reads,
+                             names, wait, wait_s, poll_s, owners, start)
+    finally:
+        if reads is not None:
+            reads.cancel()
+
+
+def _legacy_decided(plan: Plan, r: QueueResult, reads: _OwnerReads | None,
+                    sched: PushSchedule | None) -> bool:
+    """A legacy push's queue needs no more reads: its offsets or its owners prove it."""
+    if _legacy_offsets_proof(r, r.lowest) is not None:
+        return True
+    if reads is None or sched is None:
+        return False
+    verdict, _why = legacy_verdict(r.plan.mq, reads.done(), sched, target=r.goal,
+                                   current=r.plan.current, members=plan.consumers.members)
+    return verdict != "unknown"
+
+
+async def _verify(admin: Admin, plan: Plan, results: list[QueueResult],
+                  sent: list[QueueResult], pending: list[QueueResult],
+                  legacy: list[QueueResult], sched: PushSchedule | None,
+                  reads: _OwnerReads | None, names: list[str], wait: Waiter, wait_s: float,
+                  poll_s: float, owners: OwnerReader | None, start: int) -> list[QueueResult]:
     # poll where the change arrives by itself (clients after their pause, consumers taking a
     # pending server-side offset); a forced UPDATE_CONSUMER_OFFSET is judged at the end only
     early = bool(pending) and all(_path(plan, r) in (Path_.LEGACY_PUSH, Path_.SERVER_SIDE)
@@ -353,17 +471,28 @@ async def verify(admin: Admin, plan: Plan, results: list[QueueResult], *,
     now: dict[MessageQueue, int] = {}
     failed: dict[str, str] = {}
     read = False
-    start = now_ms()
+    is_legacy = {id(r) for r in legacy}
+    others = [r for r in pending if id(r) not in is_legacy]
     if early and wait_s > 0:
         async for now, failed in _polls(admin, plan, names, wait, wait_s, poll_s):
             read = True
             _record(pending, now, now_ms() - start)
+            if reads is not None:
+                reads.tick()
             # a queue that took stays taken: on a small queue the clients may re-consume the
-            # whole rewind and commit the old offset again before the other queues take
-            if not failed and all(r.taken_after_ms is not None for r in pending):
+            # whole rewind and commit the old offset again before the other queues take; a
+            # legacy push's queue is decided by its offsets on a rewind or by its owners
+            if (not failed and all(r.taken_after_ms is not None for r in others)
+                    and all(_legacy_decided(plan, r, reads, sched) for r in legacy)):
                 break
     elif wait_s > 0:
-        await wait(wait_s)
+        if reads is None:
+            await wait(wait_s)
+        else:  # wait, reading the owners at their moments
+            end = now_ms() + wait_s * 1000
+            while (left := (end - now_ms()) / 1000) > 0:
+                await wait(min(poll_s, left))
+                reads.tick()
     if not read:
         now, failed = await _read_offsets(admin, plan, names)
 
@@ -382,16 +511,16 @@ async def verify(admin: Admin, plan: Plan, results: list[QueueResult], *,
     for r in in_window():  # (how long it was read so after the wait: what the detail says)
         r.settled_s = (now_ms() - settle_from) / 1000 if wait_s > 0 else None
 
-    final: list[OwnerRead] = []  # the owners at the end, read once if a queue needs them
-
-    async def owners_now() -> OwnerRead | None:
-        if owners is None or not plan.consumers.online:
-            return None
-        if not final:
-            final.append(await owners(admin, plan))
-        return final[0]
-
-    pushes = len({r.plan.mq.broker_name for r in pushed})
+    if reads is not None:
+        for r in legacy:
+            r.now = now.get(r.plan.mq)
+        if any(not _legacy_decided(plan, r, reads, sched) for r in legacy):
+            reads.moments = []
+            last = reads.last_start
+            if last is None or now_ms() - last >= 1000 or all(x.done() for x in reads.tasks):
+                reads.start()  # once more at the end, for the queues still undecided
+            await reads.drain()
+    done = reads.done() if reads is not None else []
     st = plan.consumers
     for r in sent:
         broker = r.plan.mq.broker_name
@@ -408,7 +537,9 @@ async def verify(admin: Admin, plan: Plan, results: list[QueueResult], *,
         # from it the way the group's own consumers move it (issue 26 item 2)
         exact = r.now is not None and r.now == r.goal
         ok = exact or (took(r.plan, r.now, r.goal) and st.online)
-        if r.status == Status.APPLIED:
+        if id(r) in is_legacy:
+            _legacy_push_verdict(plan, r, done, sched, wait_s)
+        elif r.status == Status.APPLIED:
             if exact:
                 r.status = Status.VERIFIED
             elif st.known and not st.online:
@@ -432,7 +563,8 @@ async def verify(admin: Admin, plan: Plan, results: list[QueueResult], *,
             elif _path(plan, r) == Path_.SERVER_SIDE:
                 _server_side_verdict(plan, r)
             elif _path(plan, r) == Path_.LEGACY_PUSH and not _beyond_write_queues(plan, r):
-                _legacy_push_verdict(r, base, await owners_now(), pushes)
+                # a push whose time was not recorded: nothing read before and after it
+                _legacy_push_verdict(plan, r, [], None, wait_s)
             else:
                 _not_taken(plan, r)
         elif ok:  # the request failed, yet the offset is there (e.g. a lost answer)
@@ -549,38 +681,95 @@ def _server_side_verdict(plan: Plan, r: QueueResult) -> None:
                 "(`the pull request offset illegal`)")
 
 
-def _legacy_push_verdict(r: QueueResult, base: OwnerRead | None, final: OwnerRead | None,
-                         pushes: int) -> None:
-    if _below_target(r) and r.reached_after_ms is not None:
+def _legacy_offsets_proof(r: QueueResult, now: int | None) -> str | None:
+    """What the group's committed offsets prove of a legacy push, or None: only a rewind can be
+    proven so (the clients write the target when they apply it, and nothing else moves the
+    group's offset back below where it was): read at the target, or between it and where the
+    group was, at the end (``now``) or at any poll (a rewind read as taken that the consumers
+    replayed since). A forward offset proves nothing: a consumer that never got the push moves
+    forward too."""
+    cur, goal = r.plan.current, r.goal
+    if cur is None or goal >= cur:
+        return None
+    if now is not None and now == goal:
+        return ""
+    if now is not None and goal <= now < cur:
+        return f"the group's online consumers have moved on to {now}"
+    if r.taken_after_ms is not None:
+        return (f"taken (re-consumed to {r.now}): read {r.lowest} "
+                f"{(r.lowest_after_ms or 0) / 1000:.0f} s into the wait, then the "
+                "consumers replayed the rewind and committed again")
+    return None
+
+
+def _legacy_push_verdict(plan: Plan, r: QueueResult, reads: list[OwnerRead],
+                         sched: PushSchedule | None, wait_s: float) -> None:
+    """A legacy push's queue: its offsets (a rewind read at or below where the group was) or
+    its owners' process queues (mqctl.reset.evidence.legacy_verdict) decide; else unknown."""
+    cur, goal = r.plan.current, r.goal
+    rewind = cur is not None and goal < cur
+    failed = r.status == Status.FAILED
+    if not failed and _below_target(r) and r.reached_after_ms is not None:
         _moved(r, f"read at the target {r.reached_after_ms / 1000:.0f} s into the wait, then "
                   "below it, and consumers never move back")
         return
-    if _below_target(r) and r.plan.current is not None and r.goal < r.plan.current:
+    if not failed and _below_target(r) and rewind:
         r.status = Status.NOT_TAKEN
-        r.detail = (f"offset is {r.now}, below the target {r.goal}: written by something else "
+        r.detail = (f"offset is {r.now}, below the target {goal}: written by something else "
                     "after the push (consumers never move back)")
         return
-    verdict, why = legacy_evidence(r.plan.mq, base, final, pushed_ms=r.sent_ms,
-                                   pushes=pushes)
+    proof = _legacy_offsets_proof(r, r.now)
+    if proof is not None:
+        r.status = Status.VERIFIED
+        if failed:
+            r.detail = f"the offset took, although the request failed ({r.detail})"
+        elif proof.startswith("taken ("):
+            r.detail = proof
+        elif proof:
+            r.detail = f"{r.detail}; {proof}"
+        return
+    if sched is None:
+        verdict, why = "unknown", "the push's time was not recorded"
+    else:
+        verdict, why = legacy_verdict(r.plan.mq, reads, sched, target=goal, current=cur,
+                                      members=plan.consumers.members)
     if verdict == "applied" and not _below_target(r):
         r.status = Status.VERIFIED
         done = ("the group has re-consumed to " if _past_old(r)
                 else "the consumers have moved on to ")
-        r.detail = f"applied by the clients: {why}; {done}{r.now}"
+        r.detail = (f"the offset took, although the request failed ({r.detail}): {why}"
+                    if failed else f"applied by the clients: {why}; {done}{r.now}")
+        return
+    if failed:
+        r.detail = (f"{r.detail}; unchanged ({r.now})" if r.now == cur
+                    else f"{r.detail}; offset is now {r.now}")
         return
     if verdict == "not-applied":
         r.status = Status.NOT_TAKEN
-        r.detail = (f"offset is {r.now}, expected {r.goal}"
+        r.detail = (f"offset is {r.now}, expected {goal}"
                     + (f" (lowest read during the wait: {r.lowest})"
                        if r.lowest is not None and r.lowest != r.now else "")
                     + f"; not applied: {why}")
         return
     r.status = Status.UNKNOWN
-    r.detail = (f"pushed to the clients; read {r.now} (old offset {r.plan.current}), never "
-                f"the target {r.goal}: a fast consumer re-consumes a rewind between two reads, "
-                f"so this does not say whether it took; {why}; check `mqctl offsets show` and "
-                "the clients' logs (`invoke reset offset operation from broker`, "
-                f"`[persist] ... {r.goal}`)")
+    if rewind:
+        seen = (f"never the target {goal}: a fast consumer re-consumes a rewind between two "
+                "reads, so this does not say whether it took")
+    elif r.now is not None and r.now >= goal:
+        seen = (f"past the target {goal}: a consumer that never applied the push moves "
+                "forward too, so this does not say whether it took")
+    else:
+        seen = f"below the target {goal}: not applied yet, or not at all"
+    short = ""
+    if sched is not None and wait_s * 1000 < sched.all_applied_ms() - sched.first_ms:
+        pos = sched.position(r.plan.mq.broker_name) or len(sched.pushes)
+        short = (f"; the wait ({wait_s:g} s) ended before the clients' turn for this push "
+                 f"({apply_text(pos, len(sched.pushes))} after it; every push of the "
+                 f"{len(sched.pushes)} by {(sched.all_applied_ms() - sched.first_ms) / 1000:.0f}"
+                 " s)")
+    r.detail = (f"pushed to the clients; read {r.now} (old offset {cur}), {seen}; {why}{short}; "
+                "check `mqctl offsets show` and the clients' logs (`invoke reset offset "
+                f"operation from broker`, `[persist] ... {goal}`)")
 
 
 def _record(pending: list[QueueResult], now: dict[MessageQueue, int], after_ms: int) -> None:

@@ -21,6 +21,7 @@ from mqctl.admin import Admin
 from mqctl.errors import ConnectError, MqctlError, UsageError
 from mqctl.models import RETRY_PREFIX, BrokerData, MessageQueue, TopicOffset, TopicRoute
 from mqctl.remoting.client import fan_out
+from mqctl.reset.evidence import apply_text
 from mqctl.reset.files import read_plan_file
 from mqctl.reset.probe import committed_offsets
 from mqctl.reset.types import MAX_OFFSET, BrokerPlan, ConsumerState, Path_, Plan, QueuePlan, Target
@@ -563,6 +564,7 @@ def preflight(plan: Plan, *, force: bool, scoped: bool) -> None:
             "file (LocalFileOffsetStore) and commits none to the broker, so a broker reset "
             "reaches at most one client per queue (server-side) and cannot be verified; stop "
             "the clients and edit their offsets.json, or --force")
+    pushing: list[str] = []  # brokers on the legacy push path
     for b in plan.brokers.values():
         mine = [q for q in plan.queues if q.mq.broker_name == b.name]
         if not b.reachable:
@@ -637,10 +639,24 @@ def preflight(plan: Plan, *, force: bool, scoped: bool) -> None:
                 f"{', '.join(beyond[:4])}{' ...' if len(beyond) > 4 else ''} ({len(beyond)} "
                 "queue(s)) keep their offsets and verify reports them not taken; stop the "
                 "consumers and reset those with --queues")
+        pushing.append(b.name)
+    order = legacy_push_order(plan)
+    for name in pushing:
+        if name not in order or len(order) == 1:
+            plan.warnings.append(
+                f"broker {name}: legacy path: the broker computes the offsets from the time "
+                "and pushes them to the online consumers, which apply them after a 10 s pause; "
+                "queues no online consumer owns are not reset (verify reports them)")
+            continue
+        k = order.index(name) + 1
         plan.warnings.append(
-            f"broker {b.name}: legacy path: the broker computes the offsets from the time and "
-            "pushes them to the online consumers, which apply them after a 10 s pause; queues "
-            "no online consumer owns are not reset (verify reports them)")
+            f"broker {name}: legacy path: the broker computes the offsets from the time and "
+            "pushes them to the online consumers, which apply one broker's push at a time, "
+            "each after a 10 s pause (MQClientInstance.resetOffset is synchronized); pushed "
+            f"{_ordinal(k)} of {len(order)}, its queues are applied {apply_text(k, len(order))} "
+            "after the push" + ("" if k == 1 or len(order) == 2 else
+                                " (a client takes the waiting pushes in no fixed order)")
+            + "; queues no online consumer owns are not reset (verify reports them)")
     nearest = sorted(b.name for b in plan.brokers.values() if b.nearest_search and b.reachable)
     if plan.target.kind == "time" and nearest:
         plan.warnings.append(
@@ -681,14 +697,46 @@ def preflight(plan: Plan, *, force: bool, scoped: bool) -> None:
                                  "checked: check the group name (or --force to create offsets)")
 
 
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def legacy_push_order(plan: Plan) -> list[str]:
+    """The brokers apply sends a legacy push to, in its order (by name, one after another: a
+    broker whose queues are all at their target gets none)."""
+    return sorted(b.name for b in plan.brokers.values()
+                  if b.path == Path_.LEGACY_PUSH and b.reachable
+                  and any(q.mq.broker_name == b.name
+                          and (q.current is None or q.current != q.target)
+                          for q in plan.queues))
+
+
+def legacy_apply_times(plan: Plan) -> str | None:
+    """``broker-a's about 10 s after the push, broker-b's about 20 s``: when the clients apply
+    each broker's push (MQClientInstance.resetOffset is synchronized: one push at a time, each
+    after its 10 s pause); None with fewer than two pushes."""
+    order = legacy_push_order(plan)
+    if len(order) < 2:
+        return None
+    parts = [f"{order[0]}'s about 10 s after the push"]
+    if len(order) == 2:
+        parts.append(f"{order[1]}'s about 20 s")
+    else:
+        parts.append(f"{', '.join(order[1:])}'s {apply_text(2, len(order))} (in no fixed "
+                     "order after the first)")
+    return ", ".join(parts)
+
+
 def default_wait(plan: Plan) -> float:
     """Seconds to wait before verifying, by the slowest path in the plan."""
     used = [b.path for b in plan.brokers.values()
             if any(q.mq.broker_name == b.name for q in plan.queues)]
     paths = set(used)
     if Path_.LEGACY_PUSH in paths:
-        # each client applies the brokers' pushes one at a time, 10 s each
-        return LEGACY_CLIENT_PAUSE_S * used.count(Path_.LEGACY_PUSH) + LEGACY_MARGIN_S
+        # each client applies the brokers' pushes one at a time, 10 s each: the last one
+        # N x 10 s after the first push (verify reads the owners 2 s after each step)
+        pushes = len(legacy_push_order(plan)) or used.count(Path_.LEGACY_PUSH)
+        return LEGACY_CLIENT_PAUSE_S * pushes + LEGACY_MARGIN_S
     if Path_.LEGACY_UPDATE in paths and plan.consumers.online:
         return LEGACY_COMMIT_WAIT_S
     if Path_.SERVER_SIDE in paths and plan.consumers.online:

@@ -925,22 +925,50 @@ def h_running_info(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: 
     timeout = b.cluster.scenario.running_info_timeout_s
     if ch.consumer is not None and not ch.consumer.hung and not ch.consumer.silent:
         sim = ch.consumer
-        # the client's answer, forwarded verbatim: ClientRemotingProcessor.
-        # getConsumerRunningInfo builds it with RemotingCommand.createResponseCommand(null),
-        # whose remark "not set any response code" stays when only the code is set to SUCCESS
-        # (running-info/307_*: code 0 with that remark on 4.9.3 and 5.3.3)
-        return cmd.response(R.SUCCESS, CLIENT_DEFAULT_REMARK, None,
-                            fastjson.dumps_fastjson(sim.running_info()).encode("utf-8"),
-                            language=sim.spec.language, version=sim.spec.version)
+        if sim.callbacks_busy:
+            return _running_info_when_free(b, cmd, ch, group, cid, timeout)
+        return _client_running_info(cmd, sim)
     return _forward_running_info(cmd, ch, group, cid, timeout)
+
+
+def _client_running_info(cmd: RemotingCommand, sim: SimClient) -> RemotingCommand:
+    """The client's answer, forwarded verbatim: ClientRemotingProcessor.
+    getConsumerRunningInfo builds it with RemotingCommand.createResponseCommand(null), whose
+    remark "not set any response code" stays when only the code is set to SUCCESS
+    (running-info/307_*: code 0 with that remark on 4.9.3 and 5.3.3)."""
+    return cmd.response(R.SUCCESS, CLIENT_DEFAULT_REMARK, None,
+                        fastjson.dumps_fastjson(sim.running_info()).encode("utf-8"),
+                        language=sim.spec.language, version=sim.spec.version)
+
+
+def _timed_out(ch: Channel, group: str, cid: str, timeout: float) -> str:
+    return (f"consumer <{group}> <{cid}> Timeout: org.apache.rocketmq.remoting.exception."
+            f"RemotingTimeoutException: wait response on the channel <{ch.addr}> timeout, "
+            f"{int(timeout * 1000)}(ms), org.apache.rocketmq.remoting.netty."
+            "NettyRemotingAbstract.invokeSyncImpl(NettyRemotingAbstract.java:567)")
+
+
+async def _running_info_when_free(b: SimBroker, cmd: RemotingCommand, ch: Channel, group: str,
+                                  cid: str, timeout: float) -> RemotingCommand:
+    """A client whose callback threads all hold a pushed reset answers when one is free (its
+    current push applied), or the broker's forward times out first (Broker2Client.callClient:
+    10 s): on the simulated clock, and never longer than ``timeout`` of real time."""
+    loop = asyncio.get_running_loop()
+    real_end = loop.time() + timeout
+    sim_end = b.now() + int(timeout * 1000)
+    sim = ch.consumer
+    while sim is not None and sim.callbacks_busy:
+        if loop.time() >= real_end or b.now() >= sim_end:
+            return _fail(cmd, R.CONSUME_MSG_TIMEOUT, _timed_out(ch, group, cid, timeout))
+        await asyncio.sleep(0.01)
+    if sim is None or sim.hung or sim.silent:
+        return _fail(cmd, R.CONSUME_MSG_TIMEOUT, _timed_out(ch, group, cid, timeout))
+    return _client_running_info(cmd, sim)
 
 
 async def _forward_running_info(cmd: RemotingCommand, ch: Channel, group: str, cid: str,
                                 timeout: float) -> RemotingCommand:
-    timed_out = (f"consumer <{group}> <{cid}> Timeout: org.apache.rocketmq.remoting.exception."
-                 f"RemotingTimeoutException: wait response on the channel <{ch.addr}> timeout, "
-                 f"{int(timeout * 1000)}(ms), org.apache.rocketmq.remoting.netty."
-                 "NettyRemotingAbstract.invokeSyncImpl(NettyRemotingAbstract.java:567)")
+    timed_out = _timed_out(ch, group, cid, timeout)
     if ch.conn is None:  # a hung simulated client: the request is sent, nothing comes back
         await asyncio.sleep(timeout)
         return _fail(cmd, R.CONSUME_MSG_TIMEOUT, timed_out)

@@ -125,6 +125,10 @@ class SimConsumer:
         self.start_ts = 0
         self.suspended = False
         self._reset_busy_until = 0  # ms: resets are applied one at a time
+        # (process run, ms) when each pushed reset received is applied: until then it holds
+        # one of the client's callback threads (waiting for the synchronized
+        # MQClientInstance.resetOffset, or in its pause)
+        self._push_ends: list[tuple[int, int]] = []
         # queues whose reset was just applied: re-consumed at once when they are added again
         self._replay_on_add: set[MessageQueue] = set()
         self.consumed_total = 0
@@ -907,7 +911,7 @@ class SimConsumer:
         queue (removeUnnecessaryMessageQueue, no ``doRebalance ... remove unnecessary mq``),
         the rebalance that adds them again (``add a new mq`` and a ``rebalanced result
         changed`` line with the unchanged set) and ``resume this consumer``."""
-        if not self.alive:
+        if not self.alive or self.spec.ignore_reset_push:
             return
         g = self.group.name
         self._log("reset", f"invoke reset offset operation from broker. brokerAddr={broker_addr},"
@@ -950,11 +954,23 @@ class SimConsumer:
         # applied one after another, each after its own 10 s pause
         start = max(self.now(), self._reset_busy_until)
         self._reset_busy_until = start + RESET_PAUSE_MS
+        self._push_ends = [(run, end) for run, end in self._push_ends if end > self.now()]
+        self._push_ends.append((self.runs, self._reset_busy_until))
         if start <= self.now():
             begin()  # before a second push of the same instant is logged (as the corpus)
         else:
             self.cluster.scheduler.call_later(start - self.now(), begin)
         self.cluster.scheduler.call_later(self._reset_busy_until - self.now(), apply)
+
+    @property
+    def callbacks_busy(self) -> bool:
+        """Every callback thread is held by a pushed reset (NettyRemotingClient.publicExecutor,
+        clientCallbackExecutorThreads threads, serves RESET_CONSUMER_CLIENT_OFFSET and
+        GET_CONSUMER_RUNNING_INFO alike): a request for its running info waits until the
+        current push is applied."""
+        now = self.now()
+        busy = sum(1 for run, end in self._push_ends if run == self.runs and end > now)
+        return self.alive and busy >= self.spec.callback_threads
 
     def _first_pull(self, topic: str, table: dict[MessageQueue, int]) -> None:
         """The rebalance in resume() adds the queues again and dispatches their first pull

@@ -87,6 +87,9 @@ class SimClient(Protocol):
     def silent(self) -> bool: ...  # its running info goes unanswered (scenario silent_at)
 
     @property
+    def callbacks_busy(self) -> bool: ...  # every callback thread holds a pushed reset
+
+    @property
     def spec(self) -> ConsumerSpec: ...
 
     def notify_ids_changed(self, broker_addr: str = "") -> None: ...

@@ -137,6 +137,13 @@ class ConsumerSpec:
     fail_ratio: float = 0.0
     max_reconsume_times: int = -1  # DefaultMQPushConsumer.maxReconsumeTimes (-1: 16)
     stuck_message_at_s: float | None = None
+    # the client's callback threads (ClientConfig.clientCallbackExecutorThreads, by default
+    # the host's processor count): a pushed reset holds one for its wait and 10 s pause, and
+    # GET_CONSUMER_RUNNING_INFO waits for a free one (NettyRemotingClient.publicExecutor)
+    callback_threads: int = 4
+    # a pushed reset never takes effect at this client (the oneway RESET_CONSUMER_CLIENT_OFFSET
+    # lost on its way): it keeps its process queues and goes on from where it was
+    ignore_reset_push: bool = False
 
 
 @dataclass(frozen=True)
@@ -491,7 +498,8 @@ _CONSUMER_KEYS = {"id", "subscriptions", "language", "version", "behaviour", "at
                   "crash_at", "hang_at", "resume_at", "join_at", "leave_at",
                   "heartbeat_brokers", "addr", "strategy", "threads", "restart_at",
                   "silent_at", "silent_for", "consume_rt", "fail_ratio",
-                  "max_reconsume_times", "stuck_message_at"}
+                  "max_reconsume_times", "stuck_message_at", "callback_threads",
+                  "ignore_reset_push"}
 
 
 def _consumer(r: _Reader, c: Any, cp: str, gtopics: tuple[str, ...], bnames: list[str],
@@ -528,7 +536,9 @@ def _consumer(r: _Reader, c: Any, cp: str, gtopics: tuple[str, ...], bnames: lis
         fail_ratio=_ratio(r, c.get("fail_ratio", 0), f"{cp}.fail_ratio"),
         max_reconsume_times=_reconsume(r, c.get("max_reconsume_times", -1),
                                        f"{cp}.max_reconsume_times"),
-        stuck_message_at_s=when("stuck_message_at"))
+        stuck_message_at_s=when("stuck_message_at"),
+        callback_threads=r.integer(c.get("callback_threads", 4), f"{cp}.callback_threads", 1),
+        ignore_reset_push=bool(c.get("ignore_reset_push", False)))
 
 
 def _subscriptions(r: _Reader, v: Any, cp: str, gtopics: tuple[str, ...],
