@@ -160,7 +160,10 @@ async def capture_reading(admin: Admin, group: str, *, topic: str | None = None,
     if group_kind(m) == "orderly":
         queues = {t: rt.subscribe_queues() for t, rt in r.routes.items() if is_main_topic(t)}
         previous = store.load(group) if store is not None else {}
-        r.locks, _ = build_view(m, now=r.ts, queues_by_topic=queues, previous=previous)
+        # the lock view's own moment: every answer it judges came before it (each live claim
+        # is judged when its answer arrived)
+        r.locks, _ = build_view(m, now=max(r.ts, now_ms()), queues_by_topic=queues,
+                                previous=previous)
         r.locks_remembered = bool(previous)
     elif group_kind(m) == "pop":
         r.pop_retry = await _pop_retry(admin, r, group, sorted(

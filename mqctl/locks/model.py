@@ -360,6 +360,31 @@ class HungMember:
         cycle (a 4.x client marks a new queue locked at its next lockAll, 20 s)."""
         return self.dropped[1] + REBALANCE_MS + RENEW_INTERVAL_MS
 
+    def text(self, queues: int, takers: Sequence[str] = ()) -> str:
+        """What happens next, with how it is estimated (a note of the view, once per member)."""
+        hb_lo, hb_hi = self.last_heartbeat
+        lo, hi = self.dropped
+        cid = self.client_id
+        who = ", ".join(takers) if takers else "the members that remain"
+        return (f"{cid} is hung: a member that answered at {format_local(self.last_answer_ts)} "
+                f"and has not answered since {format_local(self.silent_ts)}; the allocation "
+                f"still gives it {queues} queue(s), so no other client asks for their locks "
+                "and a release frees nobody (it re-locks them when it resumes: lock.log "
+                f"\"lock expired, I got it\" with {cid} as old and new holder). The brokers "
+                f"drop a member {CHANNEL_EXPIRED_MS // 1000} s after its last heartbeat "
+                "(ConsumerManager channel expiry, scanned every "
+                f"{CHANNEL_SCAN_MS // 1000} s); no request reads that heartbeat, but {cid} "
+                f"heartbeats every {self.heartbeat_ms // 1000} s, so its last one came between "
+                f"{format_local(hb_lo)} ({self.heartbeat_ms // 1000} s before its last answer) "
+                f"and {format_local(hb_hi)} (its first unanswered request): it is dropped "
+                f"between {format_local(lo)} and {format_local(hi)} if it stays frozen (run "
+                "mqctl more often, e.g. `locks show --watch`, to narrow this), then "
+                f"{who} take its queues within one rebalance and one lock cycle "
+                f"({REBALANCE_MS // 1000} s each): by {format_local(self.resumes_by)}. If it "
+                "resumes after that, it consumes again from its in-memory offsets what the "
+                "others consumed meanwhile (duplicates); restarted instead, it reads the "
+                "committed offsets")
+
     def outlived(self, now: int) -> bool:
         """Still listed after the latest drop: it heartbeats, so it is not frozen."""
         return now > self.dropped[1]
@@ -436,6 +461,7 @@ class QueueLock:
     #                                   earliest moment another member can take it
     frees_latest: int | None = None   # hung: by when another member consumes it at the latest
     hung: HungMember | None = None    # hung: the member and its drop estimate
+    takers: tuple[str, ...] = ()      # hung: who the allocation gives the queue once it drops
     redelivery: Redelivery | None = None  # the owner resumed after the queue had moved
 
     @property
@@ -527,7 +553,8 @@ class QueueLock:
                         "superseded_by": (s.client_id if (s := superseded_by(x, self.claims))
                                           else None)}
                        for x in self.claims],
-            "hung": self.hung.to_dict() if self.hung is not None else None,
+            "hung": ({**self.hung.to_dict(), "takers": list(self.takers)}
+                     if self.hung is not None else None),
             "redelivery": self.redelivery.to_dict() if self.redelivery is not None else None,
             "reason": self.reason, "hint": self.hint,
         }
@@ -727,9 +754,9 @@ class _QueueFacts:
 
     def make(self, state: LockState, owner: str | None, reason: str, hint: str | None,
              frees_at: int | None = None, frees_latest: int | None = None,
-             hung: HungMember | None = None) -> QueueLock:
+             hung: HungMember | None = None, takers: Sequence[str] = ()) -> QueueLock:
         return QueueLock(self.mq, state, owner, self.claims, self.predicted, reason, hint,
-                         self.now, frees_at, frees_latest, hung)
+                         self.now, frees_at, frees_latest, hung, tuple(takers))
 
 
 def _contested(f: _QueueFacts) -> QueueLock | None:
@@ -781,13 +808,12 @@ def _hung(f: _QueueFacts) -> QueueLock | None:
     cid, q, now = h.client_id, f.q, f.now
     c = next((x for x in f.remembered if x.client_id == cid), None)
     drop_lo, drop_hi = h.dropped
-    hb_lo, hb_hi = h.last_heartbeat
     lease = ""
     frees = drop_lo
     if c is not None and c.lease_end is not None:
         frees = max(frees, c.lease_end)
         lease = (f"its broker lease {'runs until' if c.lease_runs(now) else 'lapsed at'} "
-                 f"{clock_text(c.lease_end)}, but no other client asks for the lock; ")
+                 f"{clock_text(c.lease_end)} (it blocks nobody); ")
     elif c is not None:
         lease = "it had not locked it when last seen; "
     takers = [p for p in f.after_drop if p != cid]
@@ -795,23 +821,14 @@ def _hung(f: _QueueFacts) -> QueueLock | None:
     reason = (f"{cid} does not answer (a hung member: it answered at "
               f"{format_local(h.last_answer_ts)}, silent since {format_local(h.silent_ts)}) "
               f"and the allocation still assigns it {q}: nobody else asks for the lock")
-    hint = (f"{q} is blocked by the hung client {cid}: it is still a member, so every member's "
-            f"allocation keeps {q} on it and no other client asks for the lock; {lease}"
-            f"releasing its lock frees nobody ({cid} re-locks it when it resumes: lock.log "
-            f"\"lock expired, I got it\" with {cid} as old and new holder). The brokers drop a "
-            f"member {CHANNEL_EXPIRED_MS // 1000} s after its last heartbeat "
-            f"(ConsumerManager channel expiry); {cid} heartbeats every "
-            f"{h.heartbeat_ms // 1000} s, so its last one came between {clock_text(hb_lo)} "
-            f"({h.heartbeat_ms // 1000} s before its last answer) and {clock_text(hb_hi)} "
-            f"(its first unanswered request), and it is dropped between "
-            f"{clock_text(drop_lo)} and {clock_text(drop_hi)}; then {who} can lock {q}: "
-            f"consumption resumes by {clock_text(h.resumes_by)} at the latest (one rebalance "
-            f"and one lock cycle, {REBALANCE_MS // 1000} s each, after the drop). Restart "
-            f"{cid} to move it sooner (its connections close and the others take its queues at "
-            "once); if it resumes after its queues moved, it consumes again from its in-memory "
-            "offset what the others consumed meanwhile (duplicates)")
+    hint = (f"{q} is blocked by the hung client {cid}: still a member, it keeps {q} in every "
+            f"member's allocation, so no other client asks for the lock; {lease}releasing its "
+            f"lock frees nobody ({cid} re-locks it when it resumes). The brokers drop {cid} "
+            f"between {clock_text(drop_lo)} and {clock_text(drop_hi)} (120 s after its last "
+            f"heartbeat), then {who} can lock {q}: consumption resumes by "
+            f"{clock_text(h.resumes_by)} at the latest; restart {cid} to move it sooner")
     return f.make(LockState.HUNG, cid, reason, hint, frees_at=frees, frees_latest=h.resumes_by,
-                  hung=h)
+                  hung=h, takers=takers)
 
 
 def _stale(f: _QueueFacts) -> QueueLock | None:

@@ -108,7 +108,7 @@ def _observed(cv: ClientView, now: int) -> StoredClient | None:
     capture: a capture that waited for another client's timeout would age its locks)."""
     if cv.running is None:
         return None
-    at = cv.running.received_ts if 0 < cv.running.received_ts <= now else now
+    at = cv.running.received_ts or now
     orderly = cv.running.orderly
     claims = tuple(Claim.of(cv.client_id, mq, pq, observed_ts=at, orderly=orderly)
                    for mq, pq in sorted(cv.running.mq_table.items()))
@@ -212,6 +212,21 @@ def _superseded_notes(queues: Iterable[QueueLock]) -> list[str]:
 
 def _with_redelivery(q: QueueLock, r: Redelivery | None) -> QueueLock:
     return q if r is None else replace(q, redelivery=r)
+
+
+def _hung_notes(queues: Iterable[QueueLock]) -> list[str]:
+    """One note per hung member: what happens next and how it is estimated."""
+    by: dict[str, list[QueueLock]] = defaultdict(list)
+    for q in queues:
+        if q.hung is not None:
+            by[q.hung.client_id].append(q)
+    out = []
+    for _cid, qs in sorted(by.items()):
+        h = qs[0].hung
+        assert h is not None
+        takers = list(dict.fromkeys(p for q in qs for p in q.takers))
+        out.append(h.text(len(qs), takers))
+    return out
 
 
 def _redelivery_notes(queues: Iterable[QueueLock]) -> list[str]:
@@ -388,6 +403,7 @@ def build_view(members: GroupMembers, *, now: int,
                         "60 s after their last renewal")
     allnotes += [f"{cid} {why}" for cid, why in restarted.items()]
     allnotes += _superseded_notes(queues)
+    allnotes += _hung_notes(queues)
     allnotes += _redelivery_notes(queues)
     allnotes += _clock_notes(queues)
     if any(not c.live for q in queues for c in q.claims):
@@ -399,6 +415,19 @@ def build_view(members: GroupMembers, *, now: int,
     view = LockView(group, now, members.online_state, kind, model, tuple(sorted(queues_by_topic)),
                     queues, tuple(infos), tuple(allnotes), tuple(members.failures))
     return view, merge_state(previous, observed, member_set, now)
+
+
+def queue_locks(members: GroupMembers, queues_by_topic: Mapping[str, Sequence[MessageQueue]],
+                *, now: int, previous: Mapping[str, StoredClient] | None = None
+                ) -> LockView | None:
+    """The lock classification of an orderly group's queues, exactly as ``mqctl locks show``
+    has it (:func:`build_view` over the same member list, running info and state file), for
+    the views that name a queue's owner (``group progress``, ``diagnose``); None for a group
+    that does not lock queues (concurrent, broadcasting, pop, offline). Pure; writes nothing."""
+    if group_kind(members) != "orderly":
+        return None
+    view, _ = build_view(members, now=now, queues_by_topic=queues_by_topic, previous=previous)
+    return view
 
 
 def ensure_lockable(view: LockView) -> None:

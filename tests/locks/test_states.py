@@ -125,7 +125,9 @@ def test_hung_member_that_is_the_predicted_owner_is_hung_not_stale():
     assert q.frees_at == last_answer + 90_000
     assert q.to_dict()["frees_at_latest_ts"] == NOW + 130_000 + 40_000
     assert "--execute" not in q.hint and "frees nobody" in q.hint
-    assert "lock expired, I got it" in q.hint
+    assert "re-locks it when it resumes" in q.hint
+    note = q.hung.text(1)
+    assert "lock expired, I got it" in note and "heartbeats every 30 s" in note
     # LEASE LEFT is its own lease (30 s), not the time to the drop
     assert q.lease_left_ms == 30_000
 
