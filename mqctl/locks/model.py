@@ -876,7 +876,7 @@ def _stale(f: _QueueFacts) -> QueueLock | None:
 
 
 def _one_claimer(f: _QueueFacts, c: Claim) -> QueueLock:
-    """3-5. One client claims it: held, expiring, or lock failed."""
+    """4-6. One client claims it: held, expiring, or lock failed."""
     q, now = f.q, f.now
     if c.orderly is False:
         return f.make(LockState.LOCK_FAILED, c.client_id,
