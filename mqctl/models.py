@@ -538,6 +538,9 @@ class ConsumerRunningInfo:
     mq_table: dict[MessageQueue, ProcessQueueInfo]
     mq_pop_table: dict[MessageQueue, dict[str, Any]] = field(default_factory=dict)
     status_table: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # when mqctl received this answer (epoch ms, mqctl's clock; 0: not recorded): the moment
+    # what it reports was true (mqctl.admin.Admin.running_info stamps it)
+    received_ts: int = field(default=0, compare=False)
 
     @property
     def orderly(self) -> bool:

@@ -13,6 +13,7 @@ header fields of apache/rocketmq ``remoting/.../protocol/header/*RequestHeader.j
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from mqctl.admin.decode import ext_offset, json_body
@@ -44,6 +45,7 @@ from mqctl.remoting import fastjson
 from mqctl.remoting.client import RemotingClient, fan_out
 from mqctl.remoting.codes import RequestCode, ResponseCode
 from mqctl.remoting.frame import RemotingCommand
+from mqctl.timeparse import now_ms
 
 T = TypeVar("T")
 
@@ -226,7 +228,9 @@ class Admin:
             addr, RequestCode.GET_CONSUMER_RUNNING_INFO,
             {"consumerGroup": group, "clientId": client_id, "jstackEnable": jstack},
             timeout=timeout, idempotent=True)
-        return ConsumerRunningInfo.from_body(json_body(resp, f"running info of {client_id}"))
+        received = now_ms()  # this client's own moment, not the end of a longer fan-out
+        info = ConsumerRunningInfo.from_body(json_body(resp, f"running info of {client_id}"))
+        return replace(info, received_ts=received)
 
     async def running_infos(self, group: str, client_ids: Iterable[str],
                             brokers: Sequence[BrokerData] | TopicRoute

@@ -3,6 +3,7 @@ config`` (:mod:`mqctl.cli.group_config`) (read-only)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -49,6 +50,10 @@ def progress(
         "--no-clients", help="Do not call GET_CONSUMER_RUNNING_INFO on the clients (heavy "
         "with hundreds of clients; the light --watch): owners, client caches and the "
         "clients' consumed TPS unknown.")] = False,
+    state_dir: Annotated[Path | None, typer.Option(
+        "--state-dir", help="Where `mqctl locks show` keeps what it saw, for the owners of an "
+        "orderly group's queues (read, never written; default ~/.cache/mqctl/locks).",
+        show_default=False)] = None,
     watch: WatchOpt = None,
     count: CountOpt = None,
     output: OutputOpt = None,
@@ -70,7 +75,9 @@ def progress(
     have no queue owners: their inflight (what the pop clients hold unacked) is per broker, as
     the clients count it. CONSUMER OFFSET `none`: the group has no committed offset there
     (its LAG counts the whole queue; where a consumer would start depends on
-    consumeFromWhere). INFLIGHT `0 (no owner)`: no client holds the queue.
+    consumeFromWhere). INFLIGHT `0 (no owner)`: no client holds the queue. OWNER of an orderly
+    group's queue: its owner in the lock classification of `mqctl locks show`, with the state
+    unless held (`10.0.0.8@2 (lock-failed)`, `... (hung)`).
 
     Tables: queues (what -o csv prints), topics, retry (--table NAME picks one).
 
@@ -87,9 +94,12 @@ def progress(
     fmt = st.output(output)
 
     async def once(client: RemotingClient) -> GroupProgress:
+        from mqctl.locks import LockStore
+
         admin = make_admin(client, settings, concurrency)
         p = await capture_progress(admin, group, topic, running_info=not no_clients,
-                                   dlq=not no_retry, produce_tps=True)
+                                   dlq=not no_retry, produce_tps=True, locks=True,
+                                   lock_store=LockStore(state_dir, settings.namesrv))
         if read_nothing_of(p):
             await require_group(admin, group)
         return p

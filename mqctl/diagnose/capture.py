@@ -15,7 +15,7 @@ It calls the views mqctl already has, over :class:`mqctl.admin.Admin`:
 * each broker's runtime info (GET_BROKER_RUNTIME_INFO, master and slave) and config
   (GET_BROKER_CONFIG: the thresholds);
 * for an orderly group, the lock view of ``mqctl locks show`` (:func:`mqctl.locks.view.
-  build_view`, with what ``locks show`` remembered, never writing its state file);
+  queue_locks`, with what ``locks show`` remembered, never writing its state file);
 * for a pop group, its pop retry topics (GET_ROUTEINFO_BY_TOPIC, GET_TOPIC_STATS_INFO).
 
 Never HEART_BEAT, LOCK_BATCH_MQ, UNLOCK_BATCH_MQ, an offset update or a committing pull.
@@ -154,13 +154,15 @@ async def capture_reading(admin: Admin, group: str, *, topic: str | None = None,
     if blist:
         await _broker_facts(admin, r, blist)
 
-    # the lock view of `locks show`, for an orderly group
-    from mqctl.locks.view import build_view, group_kind
+    # the lock view of `locks show`, for an orderly group: the one classification
+    from mqctl.locks.view import group_kind, queue_locks
 
     if group_kind(m) == "orderly":
         queues = {t: rt.subscribe_queues() for t, rt in r.routes.items() if is_main_topic(t)}
         previous = store.load(group) if store is not None else {}
-        r.locks, _ = build_view(m, now=r.ts, queues_by_topic=queues, previous=previous)
+        # the lock view's own moment: every answer it judges came before it (each live claim
+        # is judged when its answer arrived)
+        r.locks = queue_locks(m, queues, now=max(r.ts, now_ms()), previous=previous)
         r.locks_remembered = bool(previous)
     elif group_kind(m) == "pop":
         r.pop_retry = await _pop_retry(admin, r, group, sorted(

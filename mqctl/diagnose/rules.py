@@ -40,9 +40,10 @@ from mqctl.diagnose.types import (
     Reading,
 )
 from mqctl.models import RETRY_PREFIX, MessageQueue, ProcessQueueInfo, decode_perm
-from mqctl.timeparse import format_duration
+from mqctl.timeparse import format_duration, format_local
 
 if TYPE_CHECKING:
+    from mqctl.locks.model import LockView, QueueLock
     from mqctl.models import ConsumerRunningInfo
     from mqctl.views.members import ClientView
     from mqctl.views.progress import QueueProgress
@@ -497,22 +498,60 @@ def client_silent(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
         return [], Check(code, OK, f"all {len(ctx.clients)} client(s) answered "
                                    "GET_CONSUMER_RUNNING_INFO")
     ts = ctx.now.ts
+    hung = _hung_holders(ctx)
+    evidence = [Evidence(f"{c}: {why}", ctx.src("GET_CONSUMER_RUNNING_INFO", c), ts)
+                for c, why in sorted(silent.items())]
+    title = (f"{len(silent)} client(s) do not answer GET_CONSUMER_RUNNING_INFO: "
+             + ", ".join(sorted(silent)))
+    nxt = ("a thread dump of the client (jstack); a hung client is dropped by the brokers "
+           f"about 120 s after its last heartbeat; `mqctl consumers {ctx.group}`")
+    if hung:
+        # a hung member the allocation still gives orderly queues: nobody else consumes them
+        # until the brokers drop it (mqctl.locks: state hung), the cause of their lag
+        title += (f" (hung, holding {sum(len(qs) for qs in hung.values())} orderly queue(s) "
+                  "that nobody else consumes until the brokers drop it)")
+        for cid, qs in sorted(hung.items()):
+            h = qs[0].hung
+            assert h is not None
+            lo, hi = h.dropped
+            evidence.append(Evidence(
+                f"{cid}: a member that last answered at {format_local(h.last_answer_ts)} and "
+                f"does not since {format_local(h.silent_ts)}; the allocation still assigns it "
+                f"{qlist(q.mq for q in qs)}; the brokers drop it between {format_local(lo)} "
+                f"and {format_local(hi)} (120 s after its last heartbeat), its queues are "
+                f"consumed again by {format_local(h.resumes_by)} at the latest",
+                ctx.src("GET_CONSUMER_LIST_BY_GROUP + mqctl locks show's state file"), ts))
+        nxt = (f"restart {', '.join(sorted(hung))} (a frozen process: its connections close and "
+               "the others take its queues at once) or wait until the brokers drop it; a lock "
+               f"release frees nobody; `mqctl locks show {ctx.group}` says until when")
     return [Finding(
-        code, WARNING, f"{len(silent)} client(s) do not answer GET_CONSUMER_RUNNING_INFO: "
-        + ", ".join(sorted(silent)),
+        code, ERROR if hung else WARNING, title,
         why="the broker forwards the request over the client's own connection: a member that "
             "does not answer is hung, overloaded or gone without closing its connection, and "
             "its queues stay allocated to it; the checks that need its running info are not "
             "made",
-        next="a thread dump of the client (jstack); a hung client is dropped by the brokers "
-             f"about 120 s after its last heartbeat; `mqctl consumers {ctx.group}`",
-        evidence=tuple(Evidence(f"{c}: {why}", ctx.src("GET_CONSUMER_RUNNING_INFO", c), ts)
-                       for c, why in sorted(silent.items())),
-        values={"clients": sorted(silent)}, clients=tuple(sorted(silent)),
-        rocketmq="AdminBrokerProcessor.getConsumerRunningInfo, Broker2Client",
+        next=nxt, evidence=tuple(evidence),
+        values={"clients": sorted(silent), "hung": sorted(hung)},
+        clients=tuple(sorted(silent)),
+        queues=tuple(q.mq for qs in hung.values() for q in qs),
+        rocketmq="AdminBrokerProcessor.getConsumerRunningInfo, Broker2Client, "
+                 "ConsumerManager.scanNotActiveChannel",
         shows=frozenset((x.SILENT, c) for c in silent),
         explains=ctx.silent_explains(silent))], \
         Check(code, FOUND, ", ".join(sorted(silent)))
+
+
+def _hung_holders(ctx: Ctx) -> dict[str, list[QueueLock]]:
+    """Per hung member (mqctl.locks state ``hung``), the orderly queues it blocks."""
+    out: dict[str, list[QueueLock]] = defaultdict(list)
+    view = ctx.now.locks
+    if ctx.kind != "orderly" or view is None:
+        return out
+    for q in view.queues:
+        if q.state.value == "hung" and q.owner and q.hung is not None \
+                and (ctx.topic is None or q.mq.topic == ctx.topic):
+            out[q.owner].append(q)
+    return out
 
 
 # the checks of `mqctl consumers` (mqctl.views.members.check_members) and what each explains
@@ -653,12 +692,25 @@ def unowned(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
             and q.mq not in ctx.explained and _lag(q) > 0 and not ctx.owners.get(q.mq)
             and q.mq.broker_name not in ctx.disabled
             and q.mq.broker_name not in ctx.unreadable.get(q.mq.topic, {})]
-    if ctx.now.locks is not None:
-        stuck = {q.mq for q in ctx.now.locks.queues if q.state.value in ("stale", "lock-failed")}
-        cand = [q for q in cand if q.mq not in stuck]  # the lock findings name them
+    blocked: dict[str, list[MessageQueue]] = defaultdict(list)
+    if ctx.kind == "orderly" and ctx.now.locks is not None:
+        # an orderly queue's owner is what the lock classification of `locks show` says (one
+        # classification for every view): a queue claimed or assigned but not held is named by
+        # the locks check, not unowned
+        states = {q.mq: q.state.value for q in ctx.now.locks.queues}
+        for q in cand:
+            st = states.get(q.mq)
+            if st is not None and st != "unowned":
+                blocked[st].append(q.mq)
+        cand = [q for q in cand if states.get(q.mq, "unowned") == "unowned"]
     if not cand:
-        return [], Check(code, OK, f"every lagging queue of {', '.join(sorted(want)) or '-'} "
-                                   "has an owner (mqTable of the clients' running info)")
+        held = (f"every lagging queue of {', '.join(sorted(want)) or '-'} has an owner")
+        if blocked:
+            return [], Check(code, OK, held + " in the lock classification; not held by it: "
+                             + "; ".join(f"{len(ms)} {st} ({qlist(ms)})"
+                                         for st, ms in sorted(blocked.items()))
+                             + " (see locks)")
+        return [], Check(code, OK, held + " (mqTable of the clients' running info)")
     ts = ctx.now.ts
     lag = sum(_lag(q) for q in cand)
     ctx.explained |= {q.mq for q in cand}
@@ -693,7 +745,8 @@ def locks(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
     lag = {q.mq: _lag(q) for q in ctx.queues}
     ts = ctx.now.ts
     out = []
-    for state, fcode in (("stale", "lock-stale"), ("lock-failed", "lock-failed")):
+    for state, fcode in (("hung", "lock-hung"), ("stale", "lock-stale"),
+                         ("lock-failed", "lock-failed")):
         # a 4.x queue granted at its creation is marked locked at the next lock cycle: not
         # stuck (mqctl.locks.model.classify_queue says so in its reason)
         qs = [q for q in view.queues if q.state.value == state
@@ -703,8 +756,11 @@ def locks(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
             continue
         ctx.explained |= {q.mq for q in qs}
         total = sum(lag.get(q.mq, 0) for q in qs)
-        sev = ERROR if total > 0 or state == "stale" else WARNING
+        sev = ERROR if total > 0 or state in ("stale", "hung") else WARNING
         title = (f"{len(qs)} orderly queue(s) blocked by a stale lock" if state == "stale" else
+                 f"{len(qs)} orderly queue(s) blocked by the hung client(s) "
+                 f"{', '.join(sorted({q.owner for q in qs if q.owner}))}"
+                 if state == "hung" else
                  f"{len(qs)} orderly queue(s) not locked by their consumer")
         out.append(Finding(
             fcode, sev, f"{title} (lag {n_(total)}): {qlist(q.mq for q in qs)}",
@@ -726,11 +782,44 @@ def locks(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
             rocketmq="RebalanceLockManager, ProcessQueue (lock timing), "
                      "mqctl.locks classification",
             shows=qfacts(x.LOCK, (q.mq for q in qs)), explains=_lag_facts(q.mq for q in qs)))
+    out += _redelivery(ctx, view)
     if not out:
         states = view.summary()
         return [], Check(code, OK, ", ".join(f"{k} {v}" for k, v in states.items() if v)
                          or "no queue")
     return out, Check(code, FOUND, ", ".join(f.code for f in out))
+
+
+def _redelivery(ctx: Ctx, view: LockView) -> list[Finding]:
+    """A hung orderly holder resumed after its queues had moved: RocketMQ delivers again,
+    from its in-memory offset, what the other client consumed meanwhile (mqctl.locks
+    Redelivery, from what ``locks show`` remembered of both)."""
+    qs = [q for q in view.queues if q.redelivery is not None
+          and (ctx.topic is None or q.mq.topic == ctx.topic)]
+    if not qs:
+        return []
+    total = sum(q.redelivery.expected for q in qs if q.redelivery is not None)
+    left = sum(q.redelivery.remaining for q in qs if q.redelivery is not None)
+    who = sorted({q.redelivery.client_id for q in qs if q.redelivery is not None})
+    return [Finding(
+        "duplicates-expected", WARNING,
+        f"{', '.join(who)} resumed after its orderly queue(s) had moved: about {n_(total)} "
+        f"message(s) delivered twice ({n_(left)} still to come): {qlist(q.mq for q in qs)}",
+        why="a frozen client keeps its ProcessQueues and in-memory offsets; when it resumes and "
+            "still finds itself in the member list it keeps its queues, re-locks them once the "
+            "client that took them over releases them, and pulls from where it stopped: what "
+            "that client consumed meanwhile is delivered again, in order",
+        next="make the listener idempotent (deduplicate by message key or offset); to avoid "
+             "it, restart a hung consumer instead of resuming it (a new process reads the "
+             "committed offsets)",
+        evidence=tuple(Evidence(q.redelivery.text(q_(q.mq)),
+                                ctx.src("GET_CONSUMER_RUNNING_INFO (mqTable commitOffset); "
+                                        "mqctl locks show's state file"), ctx.now.ts)
+                       for q in qs[:LISTED] if q.redelivery is not None),
+        values={"messages": total, "remaining": left, "clients": who},
+        queues=tuple(q.mq for q in qs), clients=tuple(who),
+        rocketmq="RebalanceImpl.updateProcessQueueTableInRebalance, ProcessQueue, "
+                 "RemoteBrokerOffsetStore (in-memory offsets)")]
 
 
 # ---------------------------------------------------------------- the consumer
@@ -1713,7 +1802,8 @@ def lag_growing(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
 # by explanation first): within a severity, causes before their effects
 ORDER = ("offline", "consume-disabled", "topic-not-readable", "client-silent",
          "duplicate-client-id", "mixed-strategies", "membership-split", "subscription-mismatch",
-         "unowned-queues", "lock-stale", "lock-failed", "consume-blocked", "flow-control",
+         "unowned-queues", "lock-hung", "lock-stale", "lock-failed", "duplicates-expected",
+         "consume-blocked", "flow-control",
          "threads-saturated", "consume-failing", "retry-backlog", "dlq",
          "offset-not-committed", SECOND_READ, "broker-pull-busy", "broker-page-cache-busy",
          "slave-behind", "pop-flow-control", "pop-retry", "rebalanced", "hot-queue", "broker-skew",

@@ -11,7 +11,8 @@ The parts (``mqctl locks show`` / ``mqctl locks release``):
    the next file keeps.
 3. **view** (pure, :mod:`mqctl.locks.view`): :func:`build_view` of a group from its members'
    running info and the remembered clients, with each member's predicted share
-   (:func:`predict_owners`).
+   (:func:`predict_owners`); :func:`queue_locks`, the same classification for the other views
+   that name an orderly queue's owner (``group progress``, ``diagnose``).
 4. **capture** (read-only requests, :mod:`mqctl.locks.capture`): :func:`capture_locks`.
 5. **release** (:mod:`mqctl.locks.release`): :func:`plan_release` decides on whose behalf
    and whether it is safe (pure); :func:`apply_release` sends UNLOCK_BATCH_MQ, the one
@@ -22,17 +23,21 @@ The parts (``mqctl locks show`` / ``mqctl locks release``):
 from mqctl.locks.capture import capture_locks
 from mqctl.locks.model import (
     BROKER_LEASE_MS,
+    CHANNEL_EXPIRED_MS,
     CLIENT_TRUST_MS,
     GROUP_KINDS,
+    HEARTBEAT_MS,
     PRECEDENCE,
     PROBLEM_STATES,
     RENEW_INTERVAL_MS,
     RENEW_SLACK_MS,
     Claim,
     ClientLocks,
+    HungMember,
     LockState,
     LockView,
     QueueLock,
+    Redelivery,
     classify_queue,
     clock_text,
 )
@@ -61,15 +66,24 @@ from mqctl.locks.store import (
     merge_state,
     namesrv_hash,
 )
-from mqctl.locks.view import build_view, ensure_lockable, group_kind, predict_owners
+from mqctl.locks.view import (
+    build_view,
+    ensure_lockable,
+    group_kind,
+    predict_owners,
+    queue_locks,
+)
 
 __all__ = [
-    "BROKER_LEASE_MS", "CLIENT_TRUST_MS", "GROUP_KINDS", "PRECEDENCE", "PROBLEM_STATES",
+    "BROKER_LEASE_MS", "CHANNEL_EXPIRED_MS", "CLIENT_TRUST_MS", "GROUP_KINDS", "HEARTBEAT_MS",
+    "PRECEDENCE", "PROBLEM_STATES",
     "RENEW_INTERVAL_MS", "RENEW_SLACK_MS", "STATE_RETENTION_MS", "STATE_VERSION",
-    "Claim", "ClientLocks", "LockState", "LockStore", "LockView", "QueueLock", "ReleasePlan",
+    "Claim", "ClientLocks", "HungMember", "LockState", "LockStore", "LockView", "QueueLock",
+    "Redelivery", "ReleasePlan",
     "ReleaseResult", "ReleaseStatus", "StoredClient", "apply_release", "apply_releases",
     "build_view", "capture_locks", "classify_queue", "clock_text",
     "default_state_dir", "ensure_lockable", "group_kind", "master_addr", "merge_state",
     "namesrv_hash", "parse_queue_spec", "plan_release", "predict_owners", "prepare_release",
-    "prepare_releases", "execute_release", "recheck", "record_releases", "resolve_queue",
+    "prepare_releases", "execute_release", "queue_locks", "recheck", "record_releases",
+    "resolve_queue",
 ]

@@ -29,19 +29,43 @@ States of a queue and their precedence (the first rule that applies wins):
 1. ``contested``: two or more clients claim the queue (non-dropped ``mqTable`` entries, or
    their own allocation assigns it to them: split views), or its one claimer's client id is
    used by several processes (duplicate ``ip@pid``);
-2. ``stale``: no answering client holds a lease on it, but a client that is gone -- no longer
-   a member (crashed, left) or not answering (hung, overloaded) -- was last seen holding it,
-   its broker lease can still run and no other client was granted the lock since (Evidence,
-   below): it blocks the queue until ``frees_at``;
-3. ``lock-failed``: claimed but not locked (or the lock lapsed: last renewal older than the
+2. ``hung``: no answering client claims the queue or is assigned it, and the member the
+   allocation assigns it to is a hung client: it answered an earlier run (mqctl's state file
+   holds what it reported) and does not answer now. It stays a member (frozen, e.g.
+   SIGSTOPped or in a GC pause: still connected), so every member's allocation keeps the
+   queue on it and no other client asks for the lock; its lease, running or lapsed, blocks
+   nobody, a release frees nobody and it re-locks its queues when it resumes (lock.log "lock
+   expired, I got it" with its own client id as old and new holder). The queue moves when the
+   brokers drop the member (:class:`HungMember`: 120 s after its last heartbeat) and another
+   member rebalances and locks it. Real 4.9.3 and 5.3.3 (lock-crash/pause_*): the paused o2
+   stayed in the consumer table, o1 never asked for its queues, the brokers dropped o2 120 s
+   after its last heartbeat and o1 locked them then. A member still listed after the latest
+   drop that estimate allows is not frozen (it heartbeats) but its running info does not come
+   back: ``unknown``;
+3. ``stale``: no answering client holds a lease on it, but a client that is gone -- no longer
+   a member (crashed, left), or a member not answering while the allocation gives the queue
+   to an answering client that asks for it -- was last seen holding it, its broker lease can
+   still run and no other client was granted the lock since (Evidence, below): it blocks the
+   queue until ``frees_at``;
+4. ``lock-failed``: claimed but not locked (or the lock lapsed: last renewal older than the
    60 s lease, or the claimer consumes concurrently), or assigned by the allocation to an
    answering client that has not locked it;
-4. ``expiring``: the claimer's renewal is overdue (lock older than the 20 s renewal interval
+5. ``expiring``: the claimer's renewal is overdue (lock older than the 20 s renewal interval
    plus slack), or the client no longer trusts it (> 30 s) while the broker lease still runs;
-5. ``held``: one claimer, locked, renewed on time;
-6. ``unknown``: nobody answering claims it, but a member that does not answer claimed it last
-   time (lease lapsed) or is the one the allocation assigns it to;
-7. ``unowned``: no client claims it and no member's allocation assigns it.
+6. ``held``: one claimer, locked, renewed on time;
+7. ``unknown``: nobody answering claims it, but a member that does not answer claimed it last
+   time (lease lapsed) or is the one the allocation assigns it to, and mqctl has no earlier
+   answer of it (or it outlived the drop estimate: see ``hung``);
+8. ``unowned``: no client claims it and no member's allocation assigns it.
+
+Times of a live claim are taken when its client's answer was received
+(``Claim.observed_ts``), not at the end of the capture: a capture that waits for a client that
+times out does not age the others' locks (real 5.3.3: the survivor renewed every 20.0 s and
+read ``expiring``, "last renewal 26s ago", in a capture stretched ~11 s by the hung client). A
+renewal a client reports happened before its answer arrived, so a ``lastLockTimestamp`` later
+than that (the client's clock is ahead) counts as made at the answer
+(``Claim.renewed_ts``): a lock age is never negative and a lease never has more than 60 s
+left; the view notes the clock disagreement.
 
 Evidence: what outranks what. The broker keeps one lock entry per queue and grants it only
 when it is free, expired or already the requester's (``RebalanceLockManager.tryLockBatch``); a
@@ -64,7 +88,7 @@ holder that stops gracefully frees its entries at once (``DefaultMQPushConsumerI
 * a remembered claim is about one process: when the member behind the client id is a new
   process (``mqctl.locks.store.new_connection``), the record is dropped, never applied to it.
 
-Client clocks are taken as in sync, as for every lease estimate here.
+Client clocks are otherwise taken as in sync, as for every lease estimate here.
 """
 
 from __future__ import annotations
@@ -89,10 +113,23 @@ CLIENT_TRUST_MS = 30_000
 RENEW_INTERVAL_MS = 20_000
 # lockAll() is scheduled at a fixed rate and waits up to 1 s per broker: allow some slack
 RENEW_SLACK_MS = 5_000
+# ConsumerManager.CHANNEL_EXPIRED_TIMEOUT: a broker drops a channel whose last heartbeat is
+# older ("SCAN: remove expired channel"), scanned every 10 s (ClientHousekeepingService)
+CHANNEL_EXPIRED_MS = 120_000
+CHANNEL_SCAN_MS = 10_000
+# ClientConfig.heartbeatBrokerInterval: MQClientInstance heartbeats to every broker this often
+HEARTBEAT_MS = 30_000
+# RebalanceService waitInterval (rocketmq.client.rebalance.waitInterval): a member the broker
+# did not notify of a change rebalances within this
+REBALANCE_MS = 20_000
+# a lastLockTimestamp later than this after the client's answer was received: the client's
+# clock is ahead of mqctl's
+CLOCK_SKEW_MS = 2_000
 
 
 class LockState(StrEnum):
     CONTESTED = "contested"
+    HUNG = "hung"
     STALE = "stale"
     LOCK_FAILED = "lock-failed"
     EXPIRING = "expiring"
@@ -102,8 +139,9 @@ class LockState(StrEnum):
 
 
 PRECEDENCE: tuple[LockState, ...] = tuple(LockState)
-PROBLEM_STATES = frozenset({LockState.CONTESTED, LockState.STALE, LockState.LOCK_FAILED,
-                            LockState.EXPIRING, LockState.UNKNOWN, LockState.UNOWNED})
+PROBLEM_STATES = frozenset({LockState.CONTESTED, LockState.HUNG, LockState.STALE,
+                            LockState.LOCK_FAILED, LockState.EXPIRING, LockState.UNKNOWN,
+                            LockState.UNOWNED})
 
 
 def _seconds(ms: int | None) -> float | None:
@@ -133,24 +171,49 @@ class Claim:
     try_unlock_times: int = 0
     dropped: bool = False
     live: bool = True          # False: remembered from an earlier run (client did not answer)
-    observed_ts: int = 0       # when the client reported it
+    observed_ts: int = 0       # when the client's answer was received (0: the capture's time)
     member: bool = True        # the client is a member of the group now
     orderly: bool | None = True
     gone_ts: int = 0           # remembered, not a member: when mqctl first found it gone
     silent_ts: int = 0         # remembered: when mqctl first found it a member not answering
+    commit_offset: int | None = None  # ProcessQueueInfo.commitOffset: its in-memory offset
+
+    def at(self, now: int) -> int:
+        """The moment this claim is judged at: a live one when its client's answer was
+        received (what it reported was true then; it may have renewed since, which mqctl
+        cannot know), a remembered one now."""
+        return self.observed_ts if self.live and self.observed_ts > 0 else now
+
+    @property
+    def renewed_ts(self) -> int:
+        """The last renewal as a moment of mqctl's clock: ``lastLockTimestamp``, but never
+        after the answer that reported it was received (a client whose clock is ahead reports
+        renewals "in the future")."""
+        if self.observed_ts > 0 and self.last_lock_ts > self.observed_ts:
+            return self.observed_ts
+        return self.last_lock_ts
+
+    @property
+    def clock_ahead_ms(self) -> int | None:
+        """How far the client's ``lastLockTimestamp`` is after the moment its answer was
+        received, when that is more than a clock tolerance (its clock is ahead); else None."""
+        if self.observed_ts <= 0 or self.last_lock_ts <= 0:
+            return None
+        ahead = self.last_lock_ts - self.observed_ts
+        return ahead if ahead > CLOCK_SKEW_MS else None
 
     def age(self, now: int) -> int | None:
-        """Time since the last renewal the client reported (clamped at 0)."""
+        """Time since the last renewal the client reported (clamped at 0), at :meth:`at`."""
         if self.last_lock_ts <= 0:
             return None
-        return max(0, now - self.last_lock_ts)
+        return max(0, self.at(now) - self.renewed_ts)
 
     @property
     def lease_end(self) -> int | None:
         """Last moment the broker still counts the lock (``now - ts > 60000`` = expired)."""
         if not self.locked or self.last_lock_ts <= 0:
             return None
-        return self.last_lock_ts + BROKER_LEASE_MS
+        return self.renewed_ts + BROKER_LEASE_MS
 
     def lease_ends(self) -> tuple[int, ...]:
         """Every moment the broker lease can end, given what is known.
@@ -166,16 +229,17 @@ class Claim:
         end = self.lease_end
         if end is None:
             return ()
-        if (self.live or self.member or self.gone_ts <= self.last_lock_ts
+        if (self.live or self.member or self.gone_ts <= self.renewed_ts
                 or (self.silent_ts and self.silent_ts <= self.gone_ts)
-                or self.observed_ts - self.last_lock_ts > RENEW_INTERVAL_MS + RENEW_SLACK_MS):
+                or self.observed_ts - self.renewed_ts > RENEW_INTERVAL_MS + RENEW_SLACK_MS):
             return (end,)
-        later = (self.gone_ts - self.last_lock_ts) // RENEW_INTERVAL_MS
+        later = (self.gone_ts - self.renewed_ts) // RENEW_INTERVAL_MS
         return tuple(end + k * RENEW_INTERVAL_MS for k in range(later + 1))
 
     def frees_at(self, now: int) -> int | None:
         """The earliest lease end not yet past (None: the lease has lapsed)."""
-        return next((e for e in self.lease_ends() if now <= e), None)
+        t = self.at(now)
+        return next((e for e in self.lease_ends() if t <= e), None)
 
     def lease_runs(self, now: int) -> bool:
         return self.frees_at(now) is not None
@@ -194,7 +258,7 @@ class Claim:
         """
         if self.orderly is not True or self.last_lock_ts <= 0:
             return None
-        return self.last_lock_ts
+        return self.renewed_ts
 
     def trusted(self, now: int) -> bool | None:
         """``locked && !isLockExpired()`` (ProcessQueue): the client still consumes under this
@@ -205,7 +269,7 @@ class Claim:
         if not self.live:
             return None if self.member else False
         return (self.locked and self.last_lock_ts > 0
-                and now - self.last_lock_ts <= CLIENT_TRUST_MS)
+                and self.at(now) - self.renewed_ts <= CLIENT_TRUST_MS)
 
     def overdue(self, now: int, slack_ms: int = RENEW_SLACK_MS) -> bool:
         age = self.age(now)
@@ -238,8 +302,10 @@ class Claim:
                 "lease_end_latest_time": format_ms(latest) or None,
                 "lease_runs": self.lease_runs(now), "try_unlock_times": self.try_unlock_times,
                 "dropped": self.dropped, "orderly": self.orderly,
+                "commit_offset": self.commit_offset,
                 "observed_ts": self.observed_ts or None,
                 "observed_time": format_ms(self.observed_ts) or None,
+                "clock_ahead_ms": self.clock_ahead_ms,
                 "gone_ts": self.gone_ts or None, "gone_time": format_ms(self.gone_ts) or None,
                 "silent_ts": self.silent_ts or None,
                 "silent_time": format_ms(self.silent_ts) or None}
@@ -248,7 +314,132 @@ class Claim:
     def of(cls, client_id: str, mq: MessageQueue, pq: ProcessQueueInfo, *, live: bool = True,
            observed_ts: int = 0, member: bool = True, orderly: bool | None = True) -> Claim:
         return cls(client_id, mq, pq.locked, pq.last_lock_timestamp, pq.try_unlock_times,
-                   pq.dropped, live, observed_ts, member, orderly)
+                   pq.dropped, live, observed_ts, member, orderly,
+                   commit_offset=pq.commit_offset)
+
+
+@dataclass(frozen=True, slots=True)
+class HungMember:
+    """A member that answered an earlier run and does not answer now: a hung client while it
+    stays a member (state ``hung``), with what can be said of when the brokers drop it.
+
+    A broker drops a channel whose last heartbeat is more than 120 s old
+    (``ConsumerManager.scanNotActiveChannel``, every 10 s: "SCAN: remove expired channel";
+    4.x also closes a connection idle for 120 s, ``NettyServerConfig
+    .serverChannelMaxIdleTimeSeconds``, which is not earlier). No request reads a channel's
+    last heartbeat (``ClientChannelInfo.lastUpdateTimestamp`` is in no answer: the consumer
+    connection list gives id, address, language and version only), so it is bounded by what
+    mqctl saw: the client heartbeats every ``heartbeatBrokerInterval`` (30 s by default; 5.x
+    running info reports it), so its last heartbeat came at most that long before its last
+    answer (``last_answer_ts``, mqctl's state file) and no later than mqctl's first unanswered
+    request (``silent_ts``). The window narrows with the time between those two runs (``locks
+    show --watch``: to about one heartbeat interval). Real lock-crash: 4.9.3 dropped o2 at
+    21:01:15.9, 120.0 s after its last heartbeat (20:59:15.906, ``lastUpdateTimestamp`` in the
+    broker's log), 5.3.3 at 21:01:44, 120 s after 20:59:44.772."""
+
+    client_id: str
+    last_answer_ts: int
+    silent_ts: int
+    heartbeat_ms: int = HEARTBEAT_MS
+
+    @property
+    def last_heartbeat(self) -> tuple[int, int]:
+        """The earliest and the latest its last heartbeat can have been."""
+        return self.last_answer_ts - self.heartbeat_ms, max(self.silent_ts, self.last_answer_ts)
+
+    @property
+    def dropped(self) -> tuple[int, int]:
+        """The earliest and the latest moment the brokers drop it (if it stays frozen)."""
+        lo, hi = self.last_heartbeat
+        return lo + CHANNEL_EXPIRED_MS, hi + CHANNEL_EXPIRED_MS + CHANNEL_SCAN_MS
+
+    @property
+    def resumes_by(self) -> int:
+        """The latest moment another member consumes its queues: the latest drop, one rebalance
+        (a member no broker notified rebalances every 20 s; a notified one at once) and one lock
+        cycle (a 4.x client marks a new queue locked at its next lockAll, 20 s)."""
+        return self.dropped[1] + REBALANCE_MS + RENEW_INTERVAL_MS
+
+    def text(self, queues: int, takers: Sequence[str] = ()) -> str:
+        """What happens next, with how it is estimated (a note of the view, once per member)."""
+        hb_lo, hb_hi = self.last_heartbeat
+        lo, hi = self.dropped
+        cid = self.client_id
+        who = ", ".join(takers) if takers else "the members that remain"
+        return (f"{cid} is hung: a member that answered at {format_local(self.last_answer_ts)} "
+                f"and has not answered since {format_local(self.silent_ts)}; the allocation "
+                f"still gives it {queues} queue(s), so no other client asks for their locks "
+                "and a release frees nobody (it re-locks them when it resumes: lock.log "
+                f"\"lock expired, I got it\" with {cid} as old and new holder). The brokers "
+                f"drop a member {CHANNEL_EXPIRED_MS // 1000} s after its last heartbeat "
+                "(ConsumerManager channel expiry, scanned every "
+                f"{CHANNEL_SCAN_MS // 1000} s); no request reads that heartbeat, but {cid} "
+                f"heartbeats every {self.heartbeat_ms // 1000} s, so its last one came between "
+                f"{format_local(hb_lo)} ({self.heartbeat_ms // 1000} s before its last answer) "
+                f"and {format_local(hb_hi)} (its first unanswered request): it is dropped "
+                f"between {format_local(lo)} and {format_local(hi)} if it stays frozen (run "
+                "mqctl more often, e.g. `locks show --watch`, to narrow this), then "
+                f"{who} take its queues within one rebalance and one lock cycle "
+                f"({REBALANCE_MS // 1000} s each): by {format_local(self.resumes_by)}. If it "
+                "resumes after that, it consumes again from its in-memory offsets what the "
+                "others consumed meanwhile (duplicates); restarted instead, it reads the "
+                "committed offsets")
+
+    def outlived(self, now: int) -> bool:
+        """Still listed after the latest drop: it heartbeats, so it is not frozen."""
+        return now > self.dropped[1]
+
+    def to_dict(self) -> dict[str, Any]:
+        hb_lo, hb_hi = self.last_heartbeat
+        lo, hi = self.dropped
+        return {"client_id": self.client_id, "last_answer_ts": self.last_answer_ts,
+                "last_answer_time": format_ms(self.last_answer_ts) or None,
+                "silent_ts": self.silent_ts, "silent_time": format_ms(self.silent_ts) or None,
+                "heartbeat_interval_ms": self.heartbeat_ms,
+                "last_heartbeat_earliest_ts": hb_lo, "last_heartbeat_latest_ts": hb_hi,
+                "dropped_earliest_ts": lo, "dropped_earliest_time": format_ms(lo) or None,
+                "dropped_latest_ts": hi, "dropped_latest_time": format_ms(hi) or None,
+                "resumes_by_ts": self.resumes_by,
+                "resumes_by_time": format_ms(self.resumes_by) or None}
+
+
+@dataclass(frozen=True, slots=True)
+class Redelivery:
+    """A hung orderly holder resumed after its queue had moved: RocketMQ delivers again, from
+    its in-memory offset, what the other client consumed meanwhile.
+
+    A frozen client keeps its ProcessQueue and its in-memory offset; when it resumes and still
+    finds itself in the member list it keeps the queue, re-locks it once the other client
+    releases it, and pulls from where it stopped (real 5.3.3: go1, SIGSTOPped ~150 s, consumed
+    712 messages again that go2 had consumed). ``from_offset``: its offset when mqctl last saw
+    it before the hang; ``to_offset``: the furthest mqctl saw the other client commit;
+    ``offset``: where it is now (its running info's commitOffset)."""
+
+    client_id: str
+    survivor: str
+    from_offset: int
+    to_offset: int
+    offset: int
+
+    @property
+    def expected(self) -> int:
+        return max(0, self.to_offset - self.from_offset)
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.to_offset - self.offset)
+
+    def text(self, q: str) -> str:
+        return (f"{q}: duplicates expected, about {self.expected:,} message(s): {self.client_id} "
+                f"resumed after its queue had moved to {self.survivor}, and consumes again "
+                f"from its in-memory offset ({self.from_offset:,}) what {self.survivor} "
+                f"consumed meanwhile (up to offset {self.to_offset:,}); it is at "
+                f"{self.offset:,} ({self.remaining:,} to go)")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"client_id": self.client_id, "survivor": self.survivor,
+                "from_offset": self.from_offset, "to_offset": self.to_offset,
+                "offset": self.offset, "expected": self.expected, "remaining": self.remaining}
 
 
 # ------------------------------------------------------------------------------ results
@@ -266,7 +457,12 @@ class QueueLock:
     reason: str
     hint: str | None
     now: int
-    frees_at: int | None = None       # stale: when the blocking lease runs out
+    frees_at: int | None = None       # stale: when the blocking lease runs out; hung: the
+    #                                   earliest moment another member can take it
+    frees_latest: int | None = None   # hung: by when another member consumes it at the latest
+    hung: HungMember | None = None    # hung: the member and its drop estimate
+    takers: tuple[str, ...] = ()      # hung: who the allocation gives the queue once it drops
+    redelivery: Redelivery | None = None  # the owner resumed after the queue had moved
 
     @property
     def subject(self) -> Claim | None:
@@ -293,13 +489,15 @@ class QueueLock:
 
     @property
     def lease_end(self) -> int | None:
-        if self.frees_at is not None:
+        if self.frees_at is not None and self.state is LockState.STALE:
             return self.frees_at
         c = self.subject
         return c.lease_end if c is not None else None
 
     @property
     def _frees_latest(self) -> int | None:
+        if self.frees_latest is not None:
+            return self.frees_latest
         c = self.subject
         if self.frees_at is None or c is None or not c.lease_ends():
             return self.frees_at
@@ -307,8 +505,21 @@ class QueueLock:
 
     @property
     def lease_left_ms(self) -> int | None:
+        """Lease left at the moment the owner's answer was received (now for a remembered
+        claim), within what a lease can be: 0 to 60 s."""
         end = self.lease_end
-        return max(0, end - self.now) if end is not None else None
+        if end is None:
+            return None
+        c = self.subject
+        at = c.at(self.now) if c is not None else self.now
+        return min(BROKER_LEASE_MS, max(0, end - at))
+
+    @property
+    def clock_ahead_ms(self) -> int | None:
+        """The owner's clock is ahead of mqctl's by this much (its lastLockTimestamp is later
+        than the moment its answer was received), else None."""
+        c = self.subject
+        return c.clock_ahead_ms if c is not None else None
 
     def to_dict(self) -> dict[str, Any]:
         c = self.subject
@@ -326,6 +537,8 @@ class QueueLock:
             # durations in seconds, as every machine format has them (docs/output.md); the
             # _ms keys stay for the scripts that read them
             "lock_age_s": _seconds(self.lock_age_ms), "lease_left_s": _seconds(self.lease_left_ms),
+            # the owner's clock is ahead of mqctl's (null: no disagreement seen)
+            "clock_ahead_ms": self.clock_ahead_ms, "clock_ahead_s": _seconds(self.clock_ahead_ms),
             "frees_at_ts": self.frees_at, "frees_at_time": format_ms(self.frees_at) or None,
             # the latest FREES AT can move to (see the stale hint); = frees_at when known
             "frees_at_latest_ts": self._frees_latest,
@@ -340,6 +553,9 @@ class QueueLock:
                         "superseded_by": (s.client_id if (s := superseded_by(x, self.claims))
                                           else None)}
                        for x in self.claims],
+            "hung": ({**self.hung.to_dict(), "takers": list(self.takers)}
+                     if self.hung is not None else None),
+            "redelivery": self.redelivery.to_dict() if self.redelivery is not None else None,
             "reason": self.reason, "hint": self.hint,
         }
 
@@ -438,7 +654,7 @@ def superseded_by(claim: Claim, claims: Iterable[Claim]) -> Claim | None:
     ``claim``'s client no longer held the lock (unlocked on shutdown, lease ended) and cannot
     take it back while the grantee's lease runs. None: no such evidence."""
     later = [o for o in claims if o.client_id != claim.client_id
-             and (g := o.granted_ts) is not None and g > claim.last_lock_ts]
+             and (g := o.granted_ts) is not None and g > claim.renewed_ts]
     return min(later, key=lambda o: (o.granted_ts or 0, java_string_key(o.client_id))
                ) if later else None
 
@@ -447,19 +663,25 @@ def classify_queue(mq: MessageQueue, claims: Sequence[Claim], predicted: Sequenc
                    now: int, answered: Iterable[str] = (),
                    connections: Mapping[str, int] | None = None, group: str = "",
                    slack_ms: int = RENEW_SLACK_MS,
-                   reconnected: Mapping[str, str] | None = None) -> QueueLock:
+                   reconnected: Mapping[str, str] | None = None,
+                   hung: Mapping[str, HungMember] | None = None,
+                   after_drop: Sequence[str] = ()) -> QueueLock:
     """The state of one queue from every claim on it (see the module docstring for rules).
 
     ``reconnected``: members that do not answer and are a new process or connection since
-    mqctl's record of them (which was dropped), with the evidence, for the hints.
+    mqctl's record of them (which was dropped), with the evidence, for the hints. ``hung``:
+    the members that answered an earlier run and do not answer now (the state file's records),
+    beyond those whose remembered claims are on this queue (those count by themselves);
+    ``after_drop``: the clients the allocation assigns the queue to once the hung members are
+    dropped (who takes it over).
 
     The states are tried in the order of the module docstring's rules: contested (several
-    claimers, or one client id used by several processes), stale, one claimer, then nobody
-    answering claims it."""
+    claimers, or one client id used by several processes), hung, stale, one claimer, then
+    nobody answering claims it."""
     f = _QueueFacts.of(mq, claims, predicted, now=now, answered=answered,
                        connections=connections, group=group, slack_ms=slack_ms,
-                       reconnected=reconnected)
-    for rule in (_contested, _shared_client_id, _stale):
+                       reconnected=reconnected, hung=hung, after_drop=after_drop)
+    for rule in (_contested, _shared_client_id, _hung, _stale):
         found = rule(f)
         if found is not None:
             return found
@@ -487,11 +709,15 @@ class _QueueFacts:
     releasing: list[Claim]          # live, dropped, lease still running: being released
     remembered: list[Claim]         # not live, and nothing later supersedes them
     blocking: list[Claim]           # remembered leases that still run, with no live lease
+    hung: dict[str, HungMember]     # members that answered before and do not answer now
+    after_drop: tuple[str, ...]     # the allocation once the hung members are dropped
 
     @classmethod
     def of(cls, mq: MessageQueue, claims: Sequence[Claim], predicted: Sequence[str], *,
            now: int, answered: Iterable[str], connections: Mapping[str, int] | None,
-           group: str, slack_ms: int, reconnected: Mapping[str, str] | None) -> _QueueFacts:
+           group: str, slack_ms: int, reconnected: Mapping[str, str] | None,
+           hung: Mapping[str, HungMember] | None = None,
+           after_drop: Sequence[str] = ()) -> _QueueFacts:
         ordered = tuple(sorted(claims, key=lambda c: (not c.live, java_string_key(c.client_id))))
         live = [c for c in ordered if c.live]
         active = [c for c in live if not c.dropped]
@@ -502,11 +728,21 @@ class _QueueFacts:
         # of someone else blocks nothing it does)
         live_lease = [c for c in live
                       if c.lease_runs(now) or (c.orderly is False and not c.dropped)]
-        return cls(mq, ordered, tuple(predicted), now, set(answered), connections or {}, group,
+        answering = set(answered)
+        # a member that does not answer and whose last answer mqctl remembers: its claims
+        # carry when it last answered and when mqctl first found it silent
+        silent = dict(hung or {})
+        for c in ordered:
+            if not c.live and c.member and c.client_id not in answering \
+                    and c.client_id not in silent and c.observed_ts > 0:
+                silent[c.client_id] = HungMember(c.client_id, c.observed_ts,
+                                                 c.silent_ts or now)
+        return cls(mq, ordered, tuple(predicted), now, answering, connections or {}, group,
                    slack_ms, reconnected or {}, active,
                    list(dict.fromkeys(c.client_id for c in active)),
                    [c for c in live if c.dropped and c.lease_runs(now)], remembered,
-                   [] if live_lease else [c for c in remembered if c.lease_runs(now)])
+                   [] if live_lease else [c for c in remembered if c.lease_runs(now)],
+                   silent, tuple(after_drop))
 
     @property
     def q(self) -> str:
@@ -517,9 +753,10 @@ class _QueueFacts:
         return self.group or "<group>"
 
     def make(self, state: LockState, owner: str | None, reason: str, hint: str | None,
-             frees_at: int | None = None) -> QueueLock:
+             frees_at: int | None = None, frees_latest: int | None = None,
+             hung: HungMember | None = None, takers: Sequence[str] = ()) -> QueueLock:
         return QueueLock(self.mq, state, owner, self.claims, self.predicted, reason, hint,
-                         self.now, frees_at)
+                         self.now, frees_at, frees_latest, hung, tuple(takers))
 
 
 def _contested(f: _QueueFacts) -> QueueLock | None:
@@ -560,8 +797,43 @@ def _shared_client_id(f: _QueueFacts) -> QueueLock | None:
                   "give each process a unique instanceName")
 
 
+def _hung(f: _QueueFacts) -> QueueLock | None:
+    """2. The member the allocation assigns it to answered before and does not answer now, and
+    no answering client claims it or is assigned it: nobody else asks for its lock."""
+    if f.active or any(p in f.answered for p in f.predicted):
+        return None
+    h = next((f.hung[p] for p in f.predicted if p in f.hung), None)
+    if h is None or h.outlived(f.now):
+        return None
+    cid, q, now = h.client_id, f.q, f.now
+    c = next((x for x in f.remembered if x.client_id == cid), None)
+    drop_lo, drop_hi = h.dropped
+    lease = ""
+    frees = drop_lo
+    if c is not None and c.lease_end is not None:
+        frees = max(frees, c.lease_end)
+        lease = (f"its broker lease {'runs until' if c.lease_runs(now) else 'lapsed at'} "
+                 f"{clock_text(c.lease_end)} (it blocks nobody); ")
+    elif c is not None:
+        lease = "it had not locked it when last seen; "
+    takers = [p for p in f.after_drop if p != cid]
+    who = ", ".join(takers) if takers else "the members that remain"
+    reason = (f"{cid} does not answer (a hung member: it answered at "
+              f"{format_local(h.last_answer_ts)}, silent since {format_local(h.silent_ts)}) "
+              f"and the allocation still assigns it {q}: nobody else asks for the lock")
+    hint = (f"{q} is blocked by the hung client {cid}: still a member, it keeps {q} in every "
+            f"member's allocation, so no other client asks for the lock; {lease}releasing its "
+            f"lock frees nobody ({cid} re-locks it when it resumes). The brokers drop {cid} "
+            f"between {clock_text(drop_lo)} and {clock_text(drop_hi)} (120 s after its last "
+            f"heartbeat), then {who} can lock {q}: consumption resumes by "
+            f"{clock_text(h.resumes_by)} at the latest; restart {cid} to move it sooner")
+    return f.make(LockState.HUNG, cid, reason, hint, frees_at=frees, frees_latest=h.resumes_by,
+                  hung=h, takers=takers)
+
+
 def _stale(f: _QueueFacts) -> QueueLock | None:
-    """2. A lease of a client that left or does not answer still blocks the queue."""
+    """3. A lease of a client that left, or of one that does not answer while an answering
+    client is assigned the queue, still blocks it."""
     if not f.blocking:
         return None
     c = latest_claim(f.blocking)
@@ -604,7 +876,7 @@ def _stale(f: _QueueFacts) -> QueueLock | None:
 
 
 def _one_claimer(f: _QueueFacts, c: Claim) -> QueueLock:
-    """3-5. One client claims it: held, expiring, or lock failed."""
+    """4-6. One client claims it: held, expiring, or lock failed."""
     q, now = f.q, f.now
     if c.orderly is False:
         return f.make(LockState.LOCK_FAILED, c.client_id,
@@ -711,6 +983,22 @@ def _assigned_not_locked(f: _QueueFacts, owner: str) -> QueueLock:
 def _unknown(f: _QueueFacts, silent: list[Claim], pred_silent: list[str]) -> QueueLock:
     """A member that claimed it does not answer, or the client it is assigned to does not."""
     q = f.q
+    h = next((f.hung[p] for p in [c.client_id for c in silent] + pred_silent if p in f.hung),
+             None)
+    if h is not None and h.outlived(f.now):
+        # listed after the latest moment the brokers drop a frozen client: it heartbeats
+        owner = h.client_id
+        reason = (f"{owner} does not answer but is still a member after "
+                  f"{format_local(h.dropped[1])}, the latest a frozen client is dropped: it "
+                  "heartbeats, so it is not hung")
+        hint = (f"{q}: {owner} has not answered running-info requests since "
+                f"{format_local(h.silent_ts)} but is still a member after "
+                f"{clock_text(h.dropped[1])} (a frozen client is dropped "
+                f"{CHANNEL_EXPIRED_MS // 1000} s after its last heartbeat): it still "
+                "heartbeats, so it runs, but its answers do not come back (overloaded, or "
+                "answering too slowly); whether it consumes "
+                f"{q} is unknown: look at its log or a thread dump")
+        return f.make(LockState.UNKNOWN, owner, reason, hint)
     if silent:
         c = latest_claim(silent)
         owner = c.client_id

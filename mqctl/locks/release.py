@@ -19,6 +19,7 @@ from mqctl.errors import ConnectError, MqctlError, RefusedError, UsageError
 from mqctl.locks.capture import capture_locks
 from mqctl.locks.model import (
     RENEW_SLACK_MS,
+    LockState,
     LockView,
     QueueLock,
     classify_queue,
@@ -135,6 +136,15 @@ def plan_release(view: LockView, mq: MessageQueue, broker_addr: str, *,
                              f"({', '.join(holders)}): pass --client to pick one",
                              hint="see `mqctl locks show` for their lock ages")
         holder = latest_claim(locked).client_id
+    if q.state is LockState.HUNG and holder == q.owner and not force:
+        # a release frees nobody: no other member asks for the queue while the hung one is
+        # listed, and the hung client re-locks it when it resumes
+        raise RefusedError(
+            f"{holder} is a hung member the allocation still assigns {mq.short} to: releasing "
+            "its lock frees nobody (no other client asks for the queue while it is listed, "
+            f"and {holder} re-locks it when it resumes); {q.hint or ''}".rstrip("; "),
+            hint=f"wait until the brokers drop {holder} (FREES AT in `mqctl locks show`), or "
+                 "restart it; use --force to send the release anyway")
     claim = next((c for c in q.claims if c.client_id == holder), None)
     later = superseded_by(claim, q.claims) if claim is not None else None
     if claim is not None and later is not None and later.granted_ts is not None \

@@ -33,6 +33,8 @@ def queue_row(q: QueueLock) -> dict[str, Any]:
 
 STATE_MEANING = {
     "contested": "two clients claim it (or one id used by two processes)",
+    "hung": "assigned to a member that stopped answering: nobody else asks for it until the "
+            "brokers drop that member (120 s after its last heartbeat)",
     "stale": "owner gone while its broker lease still blocks others",
     "lock-failed": "claimed or assigned but not locked (4.x: granted, marked at the next "
                    "20 s lock cycle)",
@@ -49,7 +51,8 @@ def view_result(view: LockView) -> Result:
 
     rows = [queue_row(q) for q in view.queues]
     # an unknown (None: no owner, or an owner that does not answer) shows as "-" (docs/output.md);
-    # FREES AT stays empty but for stale queues, the only ones whose lease end it tells
+    # FREES AT stays empty but for stale queues (the earliest lease end) and hung ones (the
+    # earliest moment another member can take the queue)
     # width policy (docs/output.md): TOPIC, QUEUE, STATE, OWNER and LEASE LEFT are never left
     # out; DROPPED, UNLOCK TRIES, TRUSTED, LOCKED, LOCK AGE, PREDICTED, FREES AT go in this order
     qcols = [Column("topic", "TOPIC", kind="key"), Column("queue", "QUEUE", kind="key"),

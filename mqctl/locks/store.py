@@ -29,6 +29,28 @@ STATE_VERSION = 1
 
 
 @dataclass(frozen=True, slots=True)
+class Moved:
+    """A queue of a hung client that another client took while it was hung: what the hung one
+    will consume again if it resumes with its in-memory offset (``model.Redelivery``)."""
+
+    mq: MessageQueue
+    survivor: str
+    from_offset: int    # the hung client's offset when mqctl last saw it answer
+    to_offset: int      # the furthest mqctl saw the survivor commit on it
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.mq.to_dict(), "survivor": self.survivor, "fromOffset": self.from_offset,
+                "toOffset": self.to_offset}
+
+    @classmethod
+    def from_json(cls, d: Any) -> Moved:
+        if not isinstance(d, dict):
+            raise ValueError("moved: not an object")
+        return cls(MessageQueue.from_dict(d), str(d.get("survivor") or ""),
+                   int(d.get("fromOffset") or 0), int(d.get("toOffset") or 0))
+
+
+@dataclass(frozen=True, slots=True)
 class StoredClient:
     """What a client last reported (its whole mqTable), and when."""
 
@@ -42,6 +64,8 @@ class StoredClient:
     # PROP_CONSUMER_START_TIMESTAMP (running info) when it answered; () / 0: not known
     addrs: tuple[str, ...] = ()
     start_ts: int = 0
+    heartbeat_ms: int = 0      # its heartbeatBrokerInterval (5.x running info); 0: not reported
+    moved: tuple[Moved, ...] = ()  # its queues others took while it was hung
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"observedTs": self.observed_ts, "orderly": self.orderly}
@@ -53,9 +77,15 @@ class StoredClient:
             doc["clientAddrs"] = list(self.addrs)
         if self.start_ts:
             doc["startTs"] = self.start_ts
+        if self.heartbeat_ms:
+            doc["heartbeatMs"] = self.heartbeat_ms
+        if self.moved:
+            doc["moved"] = [m.to_json() for m in self.moved]
         doc["mqTable"] = [{**c.mq.to_dict(), "locked": c.locked,
                            "lastLockTimestamp": c.last_lock_ts,
-                           "tryUnlockTimes": c.try_unlock_times, "droped": c.dropped}
+                           "tryUnlockTimes": c.try_unlock_times, "droped": c.dropped,
+                           **({"commitOffset": c.commit_offset}
+                              if c.commit_offset is not None else {})}
                           for c in self.claims]
         return doc
 
@@ -73,13 +103,19 @@ class StoredClient:
         claims = []
         for e in d.get("mqTable") or []:
             mq = MessageQueue.from_dict(e)
+            commit = e.get("commitOffset")
             claims.append(Claim(cid, mq, bool(e.get("locked")),
                                 int(e.get("lastLockTimestamp") or 0),
                                 int(e.get("tryUnlockTimes") or 0), bool(e.get("droped")),
                                 live=False, observed_ts=ts,
-                                orderly=orderly if isinstance(orderly, bool) else None))
+                                orderly=orderly if isinstance(orderly, bool) else None,
+                                commit_offset=None if commit is None else int(commit)))
+        moved = d.get("moved") or []
+        if not isinstance(moved, list):
+            raise ValueError(f"client {cid}: moved is not a list")
         return cls(cid, ts, tuple(claims), orderly if isinstance(orderly, bool) else None,
-                   gone, silent, tuple(str(a) for a in addrs), int(d.get("startTs") or 0))
+                   gone, silent, tuple(str(a) for a in addrs), int(d.get("startTs") or 0),
+                   int(d.get("heartbeatMs") or 0), tuple(Moved.from_json(m) for m in moved))
 
     def remembered(self, *, member: bool) -> list[Claim]:
         return [replace(c, live=False, member=member, observed_ts=self.observed_ts,
@@ -99,6 +135,13 @@ class StoredClient:
 
     def lease_may_run(self, now: int) -> bool:
         return any(c.lease_runs(now) for c in self.remembered(member=not self.gone_ts))
+
+    def may_resume(self) -> bool:
+        """A client mqctl found hung (a member not answering) before it left: a frozen process
+        can be resumed long after the brokers dropped it, and then consumes again from its
+        in-memory offsets what others consumed meanwhile (``moved``), so its record is kept
+        for the retention (its claims are not shown: its leases lapsed)."""
+        return bool(self.silent_ts and self.claims)
 
 
 def client_addrs(addr: str) -> tuple[str, ...]:
@@ -134,8 +177,9 @@ def new_connection(st: StoredClient, addrs: Sequence[str]) -> str | None:
 def merge_state(previous: Mapping[str, StoredClient], observed: Mapping[str, StoredClient],
                 members: Iterable[str], now: int) -> dict[str, StoredClient]:
     """The next state file: fresh observations replace old ones; clients that did not answer
-    keep their last observation while they are members (their claims show as ``unknown``) or
-    while a lease of theirs may still run (their queues show as ``stale``)."""
+    keep their last observation while they are members (their claims show as ``hung`` or
+    ``unknown``), while a lease of theirs may still run (their queues show as ``stale``), or,
+    for one found hung before it left, while it has queues that moved (it may resume)."""
     members = set(members)
     out: dict[str, StoredClient] = dict(observed)
     for cid, st in previous.items():
@@ -144,7 +188,7 @@ def merge_state(previous: Mapping[str, StoredClient], observed: Mapping[str, Sto
         if now - st.observed_ts > STATE_RETENTION_MS:
             continue
         st = st.departed(member=cid in members, now=now)
-        if cid in members or st.lease_may_run(now):
+        if cid in members or st.lease_may_run(now) or st.may_resume():
             out[cid] = st
     return dict(sorted(out.items(), key=lambda kv: java_string_key(kv[0])))
 

@@ -5,21 +5,25 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from mqctl.errors import MqctlError, RefusedError
 from mqctl.locks.model import (
+    HEARTBEAT_MS,
     RENEW_SLACK_MS,
     Claim,
     ClientLocks,
+    HungMember,
     LockView,
     QueueLock,
+    Redelivery,
     classify_queue,
     superseded_by,
 )
-from mqctl.locks.store import StoredClient, client_addrs, merge_state, new_connection
+from mqctl.locks.store import Moved, StoredClient, client_addrs, merge_state, new_connection
 from mqctl.models import MessageQueue, java_string_key
-from mqctl.timeparse import format_local
+from mqctl.timeparse import format_duration, format_local
 
 if TYPE_CHECKING:
     from mqctl.views.members import ClientView, GroupMembers
@@ -88,14 +92,86 @@ def start_ts(cv: ClientView) -> int:
         return 0
 
 
+def heartbeat_ms(cv: ClientView) -> int:
+    """``heartbeatBrokerInterval`` of the client's running info (5.x dumps ClientConfig's
+    fields; 4.x does not: 0, the 30 s default then applies)."""
+    if cv.running is None:
+        return 0
+    try:
+        return max(0, int(str(cv.running.properties.get("heartbeatBrokerInterval") or 0)))
+    except ValueError:
+        return 0
+
+
 def _observed(cv: ClientView, now: int) -> StoredClient | None:
+    """What the client reported, as of the moment its answer was received (not the end of the
+    capture: a capture that waited for another client's timeout would age its locks)."""
     if cv.running is None:
         return None
+    at = cv.running.received_ts or now
     orderly = cv.running.orderly
-    claims = tuple(Claim.of(cv.client_id, mq, pq, observed_ts=now, orderly=orderly)
+    claims = tuple(Claim.of(cv.client_id, mq, pq, observed_ts=at, orderly=orderly)
                    for mq, pq in sorted(cv.running.mq_table.items()))
-    return StoredClient(cv.client_id, now, claims, orderly, addrs=client_addrs(cv.addr),
-                        start_ts=start_ts(cv))
+    return StoredClient(cv.client_id, at, claims, orderly, addrs=client_addrs(cv.addr),
+                        start_ts=start_ts(cv), heartbeat_ms=heartbeat_ms(cv))
+
+
+def _track_moves(records: Mapping[str, StoredClient], live: Mapping[MessageQueue, list[Claim]]
+                 ) -> dict[str, StoredClient]:
+    """For each client found hung (``silent_ts``) that does not answer now: the queues it held
+    that another client was granted since (the survivor's live claim, granted after its last
+    renewal), with the furthest offset the survivor committed there (Moved)."""
+    out: dict[str, StoredClient] = {}
+    for cid, st in records.items():
+        if not st.silent_ts:
+            continue
+        moved = {m.mq: m for m in st.moved}
+        for c in st.claims:
+            if c.commit_offset is None or c.commit_offset < 0:
+                continue
+            takers = [o for o in live.get(c.mq, []) if o.client_id != cid
+                      and o.granted_ts is not None and o.granted_ts > c.renewed_ts
+                      and o.commit_offset is not None and o.commit_offset >= 0]
+            if not takers:
+                continue
+            o = max(takers, key=lambda x: x.commit_offset or 0)
+            old = moved.get(c.mq)
+            to = max(o.commit_offset or 0, old.to_offset if old is not None else 0)
+            moved[c.mq] = Moved(c.mq, o.client_id, c.commit_offset, to)
+        if moved and tuple(moved.values()) != st.moved:
+            out[cid] = replace(st, moved=tuple(v for _, v in sorted(moved.items())))
+    return out
+
+
+def _redeliveries(previous: Mapping[str, StoredClient], observed: dict[str, StoredClient],
+                  live: Mapping[MessageQueue, list[Claim]], restarted: Mapping[str, str]
+                  ) -> dict[MessageQueue, Redelivery]:
+    """A client found hung that answers again, as the same process (not ``restarted``), and
+    claims a queue that moved while it was hung with an offset behind what the survivor
+    committed: RocketMQ delivers that stretch again (Redelivery). Its record keeps the moves
+    until it has passed the survivor's offset (``observed`` is updated)."""
+    out: dict[MessageQueue, Redelivery] = {}
+    for cid, obs in list(observed.items()):
+        st = previous.get(cid)
+        if st is None or not st.moved or cid in restarted:
+            continue
+        mine = {c.mq: c for c in obs.claims if not c.dropped}
+        keep: list[Moved] = []
+        for m in st.moved:
+            others = [o.commit_offset for o in live.get(m.mq, []) if o.client_id != cid
+                      and o.commit_offset is not None and o.commit_offset >= 0]
+            to = max([m.to_offset, *others])
+            c = mine.get(m.mq)
+            if c is None:
+                keep.append(replace(m, to_offset=to))   # not taken back yet
+                continue
+            if c.commit_offset is None or c.commit_offset < 0 or c.commit_offset >= to:
+                continue  # re-read from the broker, or done: nothing more comes again
+            keep.append(replace(m, to_offset=to))
+            out[m.mq] = Redelivery(cid, m.survivor, min(m.from_offset, c.commit_offset), to,
+                                   c.commit_offset)
+        observed[cid] = replace(obs, moved=tuple(keep))
+    return out
 
 
 def _restarts(previous: Mapping[str, StoredClient], clients: Mapping[str, ClientView],
@@ -132,6 +208,61 @@ def _superseded_notes(queues: Iterable[QueueLock]) -> list[str]:
             f"{new} the lock after {old}'s last reported renewal ({old} unlocked it when it "
             "stopped, or its lease ended), so it blocks nothing"
             for (old, new), qs in sorted(by.items())]
+
+
+def _with_redelivery(q: QueueLock, r: Redelivery | None) -> QueueLock:
+    return q if r is None else replace(q, redelivery=r)
+
+
+def _hung_notes(queues: Iterable[QueueLock]) -> list[str]:
+    """One note per hung member: what happens next and how it is estimated."""
+    by: dict[str, list[QueueLock]] = defaultdict(list)
+    for q in queues:
+        if q.hung is not None:
+            by[q.hung.client_id].append(q)
+    out = []
+    for _cid, qs in sorted(by.items()):
+        h = qs[0].hung
+        assert h is not None
+        takers = list(dict.fromkeys(p for q in qs for p in q.takers))
+        out.append(h.text(len(qs), takers))
+    return out
+
+
+def _redelivery_notes(queues: Iterable[QueueLock]) -> list[str]:
+    """One note per resumed client and survivor: the duplicates to expect, per queue."""
+    by: dict[tuple[str, str], list[QueueLock]] = defaultdict(list)
+    for q in queues:
+        if q.redelivery is not None:
+            by[(q.redelivery.client_id, q.redelivery.survivor)].append(q)
+    out = []
+    for (cid, survivor), qs in sorted(by.items()):
+        total = sum(q.redelivery.expected for q in qs if q.redelivery is not None)
+        left = sum(q.redelivery.remaining for q in qs if q.redelivery is not None)
+        each = "; ".join(f"{q.mq.short} offsets {r.from_offset:,}-{r.to_offset:,} (now at "
+                         f"{r.offset:,})" for q in qs if (r := q.redelivery) is not None)
+        out.append(f"duplicates expected: {cid} resumed after {len(qs)} of its queue(s) had "
+                   f"moved to {survivor} while it was hung, and consumes again from its "
+                   f"in-memory offset what {survivor} consumed meanwhile: about {total:,} "
+                   f"message(s) delivered twice, {left:,} still to come ({each}); orderly "
+                   "consumers see them again in order (make the listener idempotent)")
+    return out
+
+
+def _clock_notes(queues: Iterable[QueueLock]) -> list[str]:
+    """Clients whose lastLockTimestamp is later than the moment their answer was received."""
+    ahead: dict[str, Claim] = {}
+    for q in queues:
+        for c in q.claims:
+            if c.clock_ahead_ms is not None and (c.client_id not in ahead or (
+                    c.clock_ahead_ms > (ahead[c.client_id].clock_ahead_ms or 0))):
+                ahead[c.client_id] = c
+    return [f"the clock of {cid} disagrees with mqctl's: it reported a renewal at "
+            f"{format_local(c.last_lock_ts)}, {format_duration(c.clock_ahead_ms or 0)} after "
+            f"its answer was received ({format_local(c.observed_ts)}); its renewals are taken "
+            "as made when it answered, so LOCK AGE and LEASE LEFT (at most the 60 s lease) "
+            "are estimates; check NTP on its host"
+            for cid, c in sorted(ahead.items())]
 
 
 def group_kind(m: GroupMembers) -> str:
@@ -206,8 +337,19 @@ def build_view(members: GroupMembers, *, now: int,
     # a record of an earlier process (or connection) of a member is dropped, never applied to
     # the process behind the id now (issue 25 item 4c)
     restarted = _restarts(previous, clients, observed, member_set)
-    previous = {cid: st.departed(member=cid in member_set, now=now)
+    previous = {cid: st if cid in answered else st.departed(member=cid in member_set, now=now)
                 for cid, st in previous.items() if cid in answered or cid not in restarted}
+    # queues of clients found hung that others took since, and what comes again when such a
+    # client answers again as the same process (duplicates)
+    live_by_mq = {mq: list(cs) for mq, cs in by_mq.items()}
+    moves = _track_moves(previous, live_by_mq)
+    previous.update(moves)
+    redeliveries = _redeliveries(previous, observed, live_by_mq, restarted)
+    # members that answered before (their record is kept) and do not answer now
+    hung = {cid: HungMember(cid, st.observed_ts, st.silent_ts or now,
+                            st.heartbeat_ms or HEARTBEAT_MS)
+            for cid, st in previous.items()
+            if cid not in answered and cid in member_set and st.observed_ts > 0}
     for cid, st in previous.items():
         if cid in answered:
             continue
@@ -221,10 +363,17 @@ def build_view(members: GroupMembers, *, now: int,
 
     connections = {cid: cv.connections for cid, cv in clients.items()}
     fresh = {cid: why for cid, why in restarted.items() if cid not in answered}
-    queues = tuple(classify_queue(mq, by_mq.get(mq, []), predicted.get(mq, []), now=now,
-                                  answered=answered, connections=connections, group=group,
-                                  slack_ms=slack_ms, reconnected=fresh)
-                   for mq in all_queues)
+    # who takes a hung member's queues once the brokers drop it
+    after_drop: dict[MessageQueue, list[str]] = {}
+    if hung:
+        after_drop, _ = predict_owners(queues_by_topic, [c for c in cid_all if c not in hung],
+                                       strategies, subs, group=group, default_strategy=default)
+    queues = tuple(_with_redelivery(
+        classify_queue(mq, by_mq.get(mq, []), predicted.get(mq, []), now=now,
+                       answered=answered, connections=connections, group=group,
+                       slack_ms=slack_ms, reconnected=fresh, hung=hung,
+                       after_drop=after_drop.get(mq, [])), redeliveries.get(mq))
+        for mq in all_queues)
 
     infos: list[ClientLocks] = []
     claimed = Counter(c.client_id for q in queues for c in q.claims if not c.dropped)
@@ -254,6 +403,9 @@ def build_view(members: GroupMembers, *, now: int,
                         "60 s after their last renewal")
     allnotes += [f"{cid} {why}" for cid, why in restarted.items()]
     allnotes += _superseded_notes(queues)
+    allnotes += _hung_notes(queues)
+    allnotes += _redelivery_notes(queues)
+    allnotes += _clock_notes(queues)
     if any(not c.live for q in queues for c in q.claims):
         allnotes.append("claims of clients that did not answer are their last known ones "
                         "(source 'unknown'), from the state file of an earlier run")
@@ -263,6 +415,19 @@ def build_view(members: GroupMembers, *, now: int,
     view = LockView(group, now, members.online_state, kind, model, tuple(sorted(queues_by_topic)),
                     queues, tuple(infos), tuple(allnotes), tuple(members.failures))
     return view, merge_state(previous, observed, member_set, now)
+
+
+def queue_locks(members: GroupMembers, queues_by_topic: Mapping[str, Sequence[MessageQueue]],
+                *, now: int, previous: Mapping[str, StoredClient] | None = None
+                ) -> LockView | None:
+    """The lock classification of an orderly group's queues, exactly as ``mqctl locks show``
+    has it (:func:`build_view` over the same member list, running info and state file), for
+    the views that name a queue's owner (``group progress``, ``diagnose``); None for a group
+    that does not lock queues (concurrent, broadcasting, pop, offline). Pure; writes nothing."""
+    if group_kind(members) != "orderly":
+        return None
+    view, _ = build_view(members, now=now, queues_by_topic=queues_by_topic, previous=previous)
+    return view
 
 
 def ensure_lockable(view: LockView) -> None:

@@ -396,11 +396,14 @@ class SimBroker:
                        ) -> set[MessageQueue]:
         """``RebalanceLockManager.tryLockBatch``: a queue locked by ``client_id`` and not
         expired is renewed (silently); a free queue is granted; an expired entry (whoever held
-        it, the caller included) is taken over; a live lock of another client is refused.
-        Expired = no renewal for more than 60 s."""
+        it, the caller included: a hung client that resumes re-locks its own expired entries,
+        "lock expired, I got it" with its id as old and new) is taken over; a live lock of
+        another client is refused. Expired = no renewal for more than 60 s. The lines are the
+        release's own: 4.9.3 lock-crash/pause_broker-b_lock.log, 5.3.3 *_filter.log."""
         now = self.now()
         table = self.locks.setdefault(group, {})
         ok: set[MessageQueue] = set()
+        v4 = self.version < V5_0_0
         for mq in mqs:
             e = table.get(mq)
             if e is not None and e.client_id == client_id and now - e.last_update <= LOCK_LEASE_MS:
@@ -411,18 +414,26 @@ class SimBroker:
             if e is None:
                 table[mq] = LockEntry(client_id, now)
                 ok.add(mq)
-                self._lock_log("INFO", "RebalanceLockManager#tryLockBatch: lock a message which "
+                self._lock_log("INFO", f"tryLockBatch, message queue not locked, I got it. Group: "
+                               f"{group} NewClientId: {client_id} {text}" if v4 else
+                               "RebalanceLockManager#tryLockBatch: lock a message which "
                                f"has not been locked yet, group={group}, clientId={client_id}, "
                                f"mq={text}")
             elif now - e.last_update > LOCK_LEASE_MS:
                 old = e.client_id
                 e.client_id, e.last_update = client_id, now
                 ok.add(mq)
-                self._lock_log("WARN", "RebalanceLockManager#tryLockBatch: try to lock a expired "
+                self._lock_log("WARN", f"tryLockBatch, message queue lock expired, I got it. "
+                               f"Group: {group} OldClientId: {old} NewClientId: {client_id} "
+                               f"{text}" if v4 else
+                               "RebalanceLockManager#tryLockBatch: try to lock a expired "
                                f"message queue, group={group}, mq={text}, old client id={old}, "
                                f"new client id={client_id}")
             else:
-                self._lock_log("WARN", "RebalanceLockManager#tryLockBatch: message queue has "
+                self._lock_log("WARN", f"tryLockBatch, message queue locked by other client. "
+                               f"Group: {group} OtherClientId: {e.client_id} NewClientId: "
+                               f"{client_id} {text}" if v4 else
+                               "RebalanceLockManager#tryLockBatch: message queue has "
                                f"been locked by other client, group={group}, mq={text}, locked "
                                f"client id={e.client_id}, current client id={client_id}")
         return ok
@@ -432,22 +443,29 @@ class SimBroker:
         or not); anything else is only logged."""
         table = self.locks.get(group)
         mqs = list(mqs)
+        v4 = self.version < V5_0_0
         if table is None:
-            self._lock_log("WARN", f"RebalanceLockManager#unlockBatch: group not exist, "
+            self._lock_log("WARN", f"unlockBatch, group not exist, Group: {group} {client_id}"
+                           if v4 else f"RebalanceLockManager#unlockBatch: group not exist, "
                            f"group={group}, clientId={client_id}, mqs={self._mqs_text(mqs)}")
             return
         for mq in mqs:
             e = table.get(mq)
             text = mq_text(mq.topic, mq.broker_name, mq.queue_id)
             if e is None:
-                self._lock_log("WARN", f"RebalanceLockManager#unlockBatch: mq not locked, "
+                self._lock_log("WARN", f"unlockBatch, but mq not locked, Group: {group} {text} "
+                               f"{client_id}" if v4 else
+                               f"RebalanceLockManager#unlockBatch: mq not locked, "
                                f"group={group}, clientId={client_id}, mq={text}")
             elif e.client_id == client_id:
                 del table[mq]
-                self._lock_log("INFO", f"RebalanceLockManager#unlockBatch: unlock mq, "
+                self._lock_log("INFO", f"unlockBatch, Group: {group} {text} {client_id}" if v4
+                               else f"RebalanceLockManager#unlockBatch: unlock mq, "
                                f"group={group}, clientId={client_id}, mqs={text}")
             else:
-                self._lock_log("WARN", f"RebalanceLockManager#unlockBatch: mq locked by other "
+                self._lock_log("WARN", f"unlockBatch, but mq locked by other client: "
+                               f"{e.client_id}, Group: {group} {text} {client_id}" if v4 else
+                               f"RebalanceLockManager#unlockBatch: mq locked by other "
                                f"client, group={group}, locked clientId={e.client_id}, current "
                                f"clientId={client_id}, mqs={text}")
 

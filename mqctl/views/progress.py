@@ -8,6 +8,7 @@ The reads are :mod:`mqctl.views.progress_capture`; the rows and notes of the com
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from mqctl.admin import (
     BrokerFailure,
@@ -19,6 +20,9 @@ from mqctl.models import (
 )
 from mqctl.views.dlq import DlqQueue
 from mqctl.views.members import GroupMembers
+
+if TYPE_CHECKING:
+    from mqctl.locks.model import LockView
 
 # why a queue's time lag is unknown (QueueProgress.delay_reason)
 NEVER_COMMITTED = "never-committed"
@@ -84,6 +88,10 @@ class QueueProgress:
     # no answering member claims the queue while a member did not answer its running info:
     # the owner is unknown (``owners`` stays empty), not absent (issue 25 item 6)
     owner_unknown: bool = False
+    # an orderly group's queue: its state and owner in the lock classification of `mqctl
+    # locks show` (mqctl.locks.view.queue_locks), the one every view names; None otherwise
+    lock_state: str | None = None
+    lock_owner: str | None = None
 
     @property
     def lag(self) -> int | None:
@@ -207,6 +215,8 @@ class GroupProgress:
     pop_inflight: dict[tuple[str, str], int] | None = None
     # members whose GET_CONSUMER_RUNNING_INFO did not answer (:func:`unanswered_members`)
     unanswered: list[str] = field(default_factory=list)
+    # an orderly group's lock classification (mqctl.locks.view.queue_locks), when asked
+    locks: LockView | None = None
 
     @property
     def complete(self) -> bool:

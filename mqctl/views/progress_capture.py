@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from mqctl.admin import (
     Admin,
@@ -45,6 +45,10 @@ from mqctl.views.progress import (
     QueueProgress,
     classify_span,
 )
+
+if TYPE_CHECKING:
+    from mqctl.locks.model import LockView
+    from mqctl.locks.store import LockStore
 
 
 @dataclass
@@ -132,7 +136,9 @@ async def _cover_routes(admin: Admin, group: str, topics: list[str],
 async def capture_progress(admin: Admin, group: str, topic: str | None = None, *,
                            running: bool = True, topic_stats: bool = True,
                            cache: CaptureCache | None = None, running_info: bool = True,
-                           dlq: bool = False, produce_tps: bool = False) -> GroupProgress:
+                           dlq: bool = False, produce_tps: bool = False,
+                           locks: bool = False, lock_store: LockStore | None = None
+                           ) -> GroupProgress:
     """Everything ``group progress`` and ``snapshot`` need, for one group.
 
     ``running=False``: no member list at all; ``running_info=False`` (``--no-clients``): the
@@ -140,6 +146,9 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
     ``dlq``: also the ``%DLQ%<group>`` topic's queues (route + GET_TOPIC_STATS_INFO).
     ``produce_tps``: where a broker's topic stats carry no ``topicPutTps`` (before 5.3), ask
     its TOPIC_PUT_NUMS stats (VIEW_BROKER_STATS_DATA) for the topic's produce TPS.
+    ``locks``: an orderly group's queues get their state and owner in the lock
+    classification of ``mqctl locks show`` (:func:`mqctl.locks.view.queue_locks`), with what
+    ``lock_store`` remembers (read, never written).
 
     The steps, in order (each broker's failure is kept in that order): the members, the
     consume stats of every broker that may hold the group's offsets (:func:`_consume_stats`)
@@ -191,6 +200,11 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
         if produce_tps:
             await _ask_put_tps(admin, plist, tstats, baddr, failures)
         produce = _produce_tps(plist, tstats, by_topic)
+    lock_view = None
+    if locks and members is not None and running_info:
+        lock_view = _lock_view(admin, group, members, queues, lock_store)
+        if lock_view is not None:
+            queues = _with_locks(queues, lock_view)
     client_tps = _client_tps(members, running_info, queues)
     dlq_rows: list[DlqQueue] | None = None
     if dlq:
@@ -202,7 +216,38 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
                          pop=holders.pop, dlq=dlq_rows, dlq_asked=dlq, uncovered=uncovered,
                          pop_inflight=(dict(holders.pop_pairs)
                                        if holders.pop and holders.pop_complete else None),
-                         unanswered=holders.unanswered)
+                         unanswered=holders.unanswered, locks=lock_view)
+
+
+def _lock_view(admin: Admin, group: str, members: GroupMembers, queues: list[QueueProgress],
+               store: LockStore | None) -> LockView | None:
+    """The lock classification of an orderly group's main topics, over each topic's route
+    (the queues its clients allocate, as `locks show` reads them) or, without one read, the
+    queues listed here."""
+    from mqctl.locks.view import queue_locks
+
+    qbt: dict[str, list[MessageQueue]] = defaultdict(list)
+    for q in queues:
+        if not q.mq.topic.startswith(RETRY_PREFIX):
+            qbt[q.mq.topic].append(q.mq)
+    cached = getattr(admin, "cached_route", None)
+    for t in list(qbt):
+        rt = cached(t) if cached is not None else None
+        if rt is not None and rt.subscribe_queues():
+            qbt[t] = list(rt.subscribe_queues())
+    previous = store.load(group) if store is not None else {}
+    return queue_locks(members, {t: sorted(qs) for t, qs in qbt.items()}, now=now_ms(),
+                       previous=previous)
+
+
+def _with_locks(queues: list[QueueProgress], view: LockView) -> list[QueueProgress]:
+    by = {q.mq: q for q in view.queues}
+    out = []
+    for q in queues:
+        lk = by.get(q.mq)
+        out.append(q if lk is None else replace(q, lock_state=lk.state.value,
+                                                lock_owner=lk.owner))
+    return out
 
 
 async def _brokers_to_ask(admin: Admin, group: str, topic: str | None,

@@ -23,11 +23,26 @@ class SortKey(StrEnum):
     owner = "owner"
 
 
-def _inflight_cell(n: int | None, source: str | None) -> str:
+def _inflight_cell(n: int | None, source: str | None, lock_owner: str | None = None) -> str:
     if n is None:
         return "-"
-    return (f"{n} (client)" if source == "client" else f"{n} (no owner)"
-            if source == "no-owner" else str(n))
+    if source == "no-owner":
+        # an orderly queue the lock classification gives an owner that does not hold it
+        return f"{n} (not held)" if lock_owner else f"{n} (no owner)"
+    return f"{n} (client)" if source == "client" else str(n)
+
+
+def owner_cell(q: Any, owners_unknown: bool) -> str | None:
+    """The OWNER cell: an orderly queue's owner in the lock classification of `mqctl locks
+    show`, with its state unless it is held (`10.0.0.8@2 (lock-failed)`); else the client whose
+    process-queue table holds the queue, `unknown` where a member did not answer."""
+    if owners_unknown:
+        return None
+    if q.lock_state is not None:
+        if q.lock_state == "held":
+            return q.lock_owner
+        return f"{q.lock_owner} ({q.lock_state})" if q.lock_owner else None
+    return q.owner or ("unknown" if q.owner_unknown else None)
 
 
 def _offset_cell(v: int | None) -> str:
@@ -116,7 +131,7 @@ def _queue_row(q: Any, owners_unknown: bool) -> dict[str, Any]:
         "committed": q.committed, "min_offset": q.min_offset,
         "lag": q.lag, "lag_unknown": q.lag_unknown,
         "inflight": q.inflight, "inflight_source": q.inflight_source,
-        "inflight_cell": _inflight_cell(q.inflight, q.inflight_source),
+        "inflight_cell": _inflight_cell(q.inflight, q.inflight_source, q.lock_owner),
         "last_consume": format_local(q.last_timestamp),
         "last_consume_ts": q.last_timestamp or None,
         "last_consume_time": format_ms(q.last_timestamp) or None,
@@ -128,8 +143,9 @@ def _queue_row(q: Any, owners_unknown: bool) -> dict[str, Any]:
         # no answering member claims it while a member did not answer its running info:
         # its owner is not known, it is not unowned (issue 25 item 6)
         "owner_unknown": q.owner_unknown,
-        "owner_cell": (None if owners_unknown else q.owner
-                       or ("unknown" if q.owner_unknown else None)),
+        # an orderly queue: the lock classification of `locks show` (docs/locks.md)
+        "lock_state": q.lock_state, "lock_owner": q.lock_owner,
+        "owner_cell": owner_cell(q, owners_unknown),
     }
 
 
@@ -153,8 +169,11 @@ def _topic_rows(p: GroupProgress, main_qs: list[Any],
         else:
             t["max_time_lag_s"] = max(t["max_time_lag_s"], q.delay_ms / 1000)
         if t["unowned"] is not None:
-            t["unowned"] = None if owners_unknown else t["unowned"] + (
-                0 if q.owners or q.owner_unknown else 1)
+            # an orderly queue is unowned when the lock classification says so (no client
+            # claims it and none is assigned it), not because nobody holds it now
+            nobody = (q.lock_state == "unowned" if q.lock_state is not None
+                      else not (q.owners or q.owner_unknown))
+            t["unowned"] = None if owners_unknown else t["unowned"] + nobody
     topics = [per_topic[k] for k in sorted(per_topic)]
     for t in topics:
         _topic_cells(p, t)
@@ -352,8 +371,17 @@ def _owner_notes(p: GroupProgress, tot: _Totals, owners_unknown: bool) -> list[s
     elif not p.running_info and p.members is not None and p.members.clients:
         notes.append("--no-clients: OWNER and UNOWNED unknown (no GET_CONSUMER_RUNNING_INFO); "
                      "CONSUMED TPS (the clients' rate) needs the clients too")
-    if p.unanswered and not owners_unknown:
-        unk = sum(1 for q in p.queues if q.owner_unknown)
+    blocked = [q for q in p.queues if q.lock_state not in (None, "held")]
+    if blocked and not owners_unknown:
+        states = sorted({q.lock_state for q in blocked if q.lock_state})
+        notes.append(f"OWNER of the orderly queues: the owner in the lock classification of "
+                     f"`mqctl locks show {p.group}` with its state unless held ("
+                     + ", ".join(f"{sum(q.lock_state == st for q in blocked)} {st}"
+                                 for st in states)
+                     + "); see its hints for why and until when")
+    unk = sum(1 for q in p.queues if q.owner_unknown and q.lock_state is None)
+    if p.unanswered and not owners_unknown and (
+            unk or not any(q.lock_state for q in p.queues)):
         notes.append(f"OWNER unknown on {unk} queue(s): {', '.join(p.unanswered)} did not "
                      "answer GET_CONSUMER_RUNNING_INFO (still a member): those queues may be "
                      "theirs, they are not counted as unowned")
@@ -378,6 +406,9 @@ def _queue_notes(p: GroupProgress, tot: _Totals) -> list[str]:
                      + (f"; TIME LAG `-` on {never}: the broker answers delayTime = now - 0 "
                         "there, mqadmin prints N/A" if never else "")
                      + f"): {NO_OFFSET_LAG_CAVEAT}")
+    if any(q.inflight_source == "no-owner" and q.lock_owner for q in p.queues):
+        notes.append("INFLIGHT 0 (not held): the queue's owner (OWNER) does not hold it in "
+                     "its process-queue table: nobody pulls it")
     if any(q.inflight_source == "no-owner" and (q.pull_offset or 0) > q.consumer_offset
            for q in p.queues):
         notes.append("INFLIGHT 0 (no owner): no client holds the queue; a broker pullOffset "

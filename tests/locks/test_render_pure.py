@@ -46,8 +46,8 @@ def test_json_has_every_field():
     d = json.loads(render("json"))
     assert d["group"] == "G" and d["capture_ts"] == NOW
     assert d["capture_time"].endswith("Z")
-    assert d["summary"] == {"contested": 1, "stale": 1, "lock-failed": 1, "expiring": 1,
-                            "held": 0, "unknown": 0, "unowned": 0}
+    assert d["summary"] == {"contested": 1, "hung": 0, "stale": 1, "lock-failed": 1,
+                            "expiring": 1, "held": 0, "unknown": 0, "unowned": 0}
     stale = next(q for q in d["queues"] if q["state"] == "stale")
     assert stale["owner"] == "dead@7" and stale["source"] == "unknown"
     assert stale["frees_at_ts"] == NOW - 6000 + 60_000
@@ -109,8 +109,9 @@ def test_watch_optional_value():
 def test_unknowns_show_as_a_dash_in_the_table_and_empty_in_csv():
     """docs/output.md: what mqctl cannot know is `-` in a table, not a blank cell. A member
     that does not answer: TRUSTED of its remembered claim, and every lock column of a queue
-    assigned to it that it never claimed, show `-`; FREES AT stays empty but for stale
-    queues; CSV leaves unknowns empty."""
+    assigned to it that it never claimed, show `-`; FREES AT stays empty but for stale and
+    hung queues; CSV leaves unknowns empty. hung@3 answered before and is the predicted owner
+    of both queues: both are hung (nobody else asks for them)."""
     qs = queues(1)
     hung = StoredClient("hung@3", NOW - 25_000,
                         (Claim("hung@3", mq("broker-a:0"), True, NOW - 30_000, live=False,
@@ -131,16 +132,16 @@ def test_unknowns_show_as_a_dash_in_the_table_and_empty_in_csv():
             continue
         cells = [ln[a:b].strip() for a, b in zip(starts, [*starts[1:], None], strict=True)]
         rows[cells[1]] = dict(zip(cols, cells, strict=True))
-    stale = rows["broker-a:0"]
-    assert by_state["broker-a:0"] == "stale" and stale["OWNER"] == "hung@3"
-    assert stale["TRUSTED"] == "-"  # a member that does not answer: unknown
-    assert stale["FREES AT"] not in ("", "-")
+    held = rows["broker-a:0"]
+    assert by_state["broker-a:0"] == "hung" and held["OWNER"] == "hung@3"
+    assert held["TRUSTED"] == "-"  # a member that does not answer: unknown
+    assert held["FREES AT"] not in ("", "-")
     # assigned to the hung member, never claimed in what it last answered: its lock is unknown
-    unknown = rows["broker-b:0"]
-    assert (by_state["broker-b:0"], unknown["OWNER"]) == ("unknown", "hung@3")
+    never = rows["broker-b:0"]
+    assert (by_state["broker-b:0"], never["OWNER"]) == ("hung", "hung@3")
     for col in ("LOCKED", "LOCK AGE", "TRUSTED", "LEASE LEFT", "UNLOCK TRIES", "DROPPED"):
-        assert unknown[col] == "-", (col, unknown)
-    assert unknown["FREES AT"] == ""
+        assert never[col] == "-", (col, never)
+    assert never["FREES AT"] not in ("", "-")
     out = io.StringIO()
     emit(view_result(v), "csv", out, table="queues")
     csv_rows = {r["queue"]: r for r in csv.DictReader(io.StringIO(out.getvalue()))}

@@ -245,9 +245,13 @@ def test_groups_that_do_not_lock_offline_and_unknown(cli, sim, tmp_path):
 # ------------------------------------------------------------------ custom scenarios
 
 
-def test_hang_stale_then_unknown(cli, sim_factory, tmp_path):
+def test_hang_is_hung_not_stale_while_it_stays_a_member(cli, sim_factory, tmp_path):
+    """B hangs: still a member and still assigned its queues, so A never asks for them; its
+    lease, running or lapsed, blocks nobody: hung (not stale, no release), until the brokers
+    drop it at the earliest 90 s after its last answer (its last heartbeat + 120 s)."""
     sim = sim_factory(scenario([{"id": A}, {"id": B}]))
     sim.advance(5)
+    seen = sim.clock.now_ms()
     show(cli, sim, tmp_path)
     mine = pqs(sim, B)
     sim.call(lambda c: c.consumer(B).hang())
@@ -256,16 +260,19 @@ def test_hang_stale_then_unknown(cli, sim_factory, tmp_path):
     d = show(cli, sim, tmp_path).json
     for mq, (_, ts) in mine.items():
         row = rows(d)[mq.short]
-        assert (row["state"], row["owner"]) == ("stale", B)
-        assert "does not answer" in row["reason"]
-        assert row["frees_at_ts"] == ts + LEASE == holder(sim, mq)[1] + LEASE
+        assert (row["state"], row["owner"]) == ("hung", B)
+        assert "does not answer" in row["reason"] and "--execute" not in row["hint"]
+        assert row["lease_end_ts"] == ts + LEASE == holder(sim, mq)[1] + LEASE
+        assert row["frees_at_ts"] == max(seen - 30_000 + 120_000, ts + LEASE)
+        assert row["hung"]["last_answer_ts"] == seen
     [silent] = d["unanswered"]
     assert silent["client_id"] == B and silent["member"] is True
     assert silent["answered"] is False and silent["error"]
     assert_read_only(sim)
     sim.advance(40)                                     # B's leases have lapsed
     d = show(cli, sim, tmp_path).json
-    assert {rows(d)[mq.short]["state"] for mq in mine} == {"unknown"}
+    assert {rows(d)[mq.short]["state"] for mq in mine} == {"hung"}
+    assert all(holder(sim, mq) is None for mq in mine)  # lapsed, and nobody asked
     assert {rows(d)[mq.short]["state"] for mq in pqs(sim, A)} == {"held"}
 
 

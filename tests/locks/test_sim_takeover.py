@@ -74,14 +74,20 @@ def test_hung_client_is_dropped_and_the_survivor_takes_over_at_once(cli, sim_fac
     assert removed_a is not None
     assert 90_000 <= removed_a - (start + HANG_S * 1000) <= 120_000
     assert O2 not in members(sim, "broker-b")
+    assert any(lease_end < at < removed_a for at, _ in seen)
     for at, rows in seen:
         for mq in B_QS:
             row = rows[mq.short]
-            if at <= lease_end:
-                assert (row["state"], row["owner"], row["frees_at_ts"]) == \
-                    ("stale", O2, lease_end)
+            if at < removed_a:
+                # still a member and still assigned them: hung (its lease, running or
+                # lapsed, blocks nobody), and the drop window holds the real drop
+                assert (row["state"], row["owner"]) == ("hung", O2), (at - start, row["reason"])
+                assert "--execute" not in row["hint"]
+                h = row["hung"]
+                assert h["dropped_earliest_ts"] <= removed_a <= h["dropped_latest_ts"]
+                assert row["frees_at_ts"] <= removed_a
             else:
-                assert row["state"] != "stale", (at - start, row["reason"])
+                assert row["state"] not in ("stale", "hung"), (at - start, row["reason"])
                 assert row["frees_at_ts"] is None
                 assert "locks release" not in (row["hint"] or "")
             if at >= removed_a + 21_000:

@@ -34,8 +34,8 @@ def classify(claims, predicted=(), answered=None, connections=None):
 
 
 def test_precedence_order_is_documented_order():
-    assert [s.value for s in PRECEDENCE] == ["contested", "stale", "lock-failed", "expiring",
-                                            "held", "unknown", "unowned"]
+    assert [s.value for s in PRECEDENCE] == ["contested", "hung", "stale", "lock-failed",
+                                            "expiring", "held", "unknown", "unowned"]
 
 
 def test_held_fresh_lock():
@@ -107,20 +107,57 @@ def test_stale_until_exactly_60s_then_the_assigned_client_is_lock_failed(age, st
     assert q.state is state
 
 
-def test_stale_hung_member_that_does_not_answer():
+def test_hung_member_that_is_the_predicted_owner_is_hung_not_stale():
+    """A member that answered before (its claim is remembered) and does not answer now, still
+    assigned the queue: nobody else asks for the lock, so its running lease blocks nobody and a
+    release frees nobody (real 4.9.3/5.3.3 lock-crash/pause_*). It moves when the brokers drop
+    the member: 120 s after its last heartbeat, which came at most 30 s before its last answer
+    and no later than the first unanswered request (here: this run)."""
     hung = claim("hung@3", age=30_000, live=False, member=True, observed_age=25_000)
     q = classify([hung], predicted=["hung@3"], answered=set())
-    assert q.state is LockState.STALE
-    assert "does not answer" in q.reason
-    assert q.frees_at == NOW + 30_000
+    assert (q.state, q.owner) == (LockState.HUNG, "hung@3")
+    assert "does not answer" in q.reason and "nobody else asks" in q.reason
+    last_answer = NOW - 25_000
+    assert q.hung is not None
+    assert q.hung.last_heartbeat == (last_answer - 30_000, NOW)
+    assert q.hung.dropped == (last_answer - 30_000 + 120_000, NOW + 130_000)
+    # FREES AT: the earliest drop (its lease, NOW + 30 s, ends before that), not the lease end
+    assert q.frees_at == last_answer + 90_000
+    assert q.to_dict()["frees_at_latest_ts"] == NOW + 130_000 + 40_000
+    assert "--execute" not in q.hint and "frees nobody" in q.hint
+    assert "re-locks it when it resumes" in q.hint
+    note = q.hung.text(1)
+    assert "lock expired, I got it" in note and "heartbeats every 30 s" in note
+    # LEASE LEFT is its own lease (30 s), not the time to the drop
+    assert q.lease_left_ms == 30_000
 
 
-def test_unknown_after_the_hung_members_lease_lapsed():
+def test_hung_member_keeps_the_queue_after_its_lease_lapsed():
     hung = claim("hung@3", age=90_000, live=False, member=True, observed_age=80_000)
     q = classify([hung], predicted=["hung@3"], answered=set())
-    assert q.state is LockState.UNKNOWN
-    assert q.owner == "hung@3"
-    assert "does not answer" in q.hint
+    assert (q.state, q.owner) == (LockState.HUNG, "hung@3")
+    assert q.lease_left_ms == 0 and "lapsed at" in q.hint
+    assert q.frees_at == NOW - 80_000 + 90_000
+
+
+def test_member_still_listed_after_the_latest_drop_heartbeats_so_it_is_unknown_not_hung():
+    """Silent for 150 s and still a member: a frozen client would have been dropped (at the
+    latest 130 s after the first unanswered request): it heartbeats, its answers do not come
+    back (the 4.9.3 client stalled ~40 s whose 307 timed out kept its queues)."""
+    hung = claim("hung@3", age=160_000, live=False, member=True, observed_age=160_000)
+    hung = Claim(**{**{f: getattr(hung, f) for f in hung.__slots__}, "silent_ts": NOW - 150_000})
+    q = classify([hung], predicted=["hung@3"], answered=set())
+    assert (q.state, q.owner) == (LockState.UNKNOWN, "hung@3")
+    assert "heartbeats" in q.reason and "not hung" in q.reason
+
+
+def test_silent_member_blocks_an_answering_assigned_client_stale():
+    """The allocation gives the queue to an answering client, which asks for the lock: a
+    running lease of the silent member that held it is stale (a release lets b@2 lock it)."""
+    hung = claim("hung@3", age=30_000, live=False, member=True, observed_age=25_000)
+    q = classify([hung], predicted=["b@2"], answered={"b@2"})
+    assert (q.state, q.owner) == (LockState.STALE, "hung@3")
+    assert "--execute" in q.hint and q.frees_at == NOW + 30_000
 
 
 def test_unknown_when_the_assigned_member_never_answered():

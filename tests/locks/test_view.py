@@ -87,7 +87,11 @@ def test_unanswered_client_is_listed_and_its_assignment_unknown():
     assert "b@2" not in state  # nothing known about it yet
 
 
-def test_client_that_stops_answering_keeps_its_claims_stale_then_unknown():
+def test_client_that_stops_answering_keeps_its_claims_hung_then_unknown():
+    """b@2 hangs: still a member, still assigned its queues, so nobody else asks for them
+    (hung, not stale: its lease blocks nobody). It would be dropped between 90 s after its last
+    answer and 130 s after the first unanswered request; still listed after that, it heartbeats
+    and is not frozen: unknown."""
     t = healthy_tables(age=1000)
     v1, s1 = view_of({"a@1": running(t["a@1"]), "b@2": running(t["b@2"])})
     assert v1.summary()["held"] == 8
@@ -97,18 +101,25 @@ def test_client_that_stops_answering_keeps_its_claims_stale_then_unknown():
                      now=now2, previous=s1)
     by = {q.mq: q for q in v2.queues}
     for q in t["b@2"]:
-        assert by[q].state is LockState.STALE
-        assert by[q].frees_at == NOW - 1000 + BROKER_LEASE_MS
+        assert (by[q].state, by[q].owner) == (LockState.HUNG, "b@2")
+        assert by[q].frees_at == NOW - 30_000 + 120_000         # the earliest drop
+        assert by[q].to_dict()["frees_at_latest_ts"] == now2 + 130_000 + 40_000
         assert by[q].to_dict()["source"] == "unknown"
-    assert s2["b@2"].observed_ts == NOW  # the old observation is kept
-    # 2 minutes later: lease lapsed, b@2 still a member -> unknown (still visible)
+    assert s2["b@2"].observed_ts == NOW and s2["b@2"].silent_ts == now2
+    # 2 minutes later: lease lapsed, b@2 still a member, within the drop window: still hung
     now3 = NOW + 120_000
     v3, s3 = view_of({"a@1": running(healthy_tables(now3)["a@1"]), "b@2": "timeout"},
                      now=now3, previous=s2)
     for q in t["b@2"]:
-        assert {x.mq: x for x in v3.queues}[q].state is LockState.UNKNOWN
+        assert {x.mq: x for x in v3.queues}[q].state is LockState.HUNG
     assert "b@2" in s3
     assert any("state file" in n for n in v3.notes)
+    # past the latest drop (now2 + 130 s) and still listed: not frozen -> unknown
+    now4 = now2 + 130_001
+    v4, _ = view_of({"a@1": running(healthy_tables(now4)["a@1"]), "b@2": "timeout"},
+                    now=now4, previous=s3)
+    for q in t["b@2"]:
+        assert {x.mq: x for x in v4.queues}[q].state is LockState.UNKNOWN
 
 
 def test_crashed_client_that_left_the_group_makes_its_queues_stale_then_is_pruned():
@@ -382,7 +393,8 @@ def test_the_same_connection_or_no_evidence_keeps_the_record(addrs):
                     previous=s1, addrs={"b@2": addrs})
     for q in t["b@2"]:
         x = {x.mq: x for x in v.queues}[q]
-        assert (x.state, x.owner) == (LockState.STALE, "b@2")
+        assert (x.state, x.owner) == (LockState.HUNG, "b@2")
+        assert x.subject is not None and x.subject.last_lock_ts > 0   # its recorded claim
     assert next(c for c in v.clients if c.client_id == "b@2").reconnected is None
     assert s2["b@2"].observed_ts == NOW
 
