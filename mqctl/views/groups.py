@@ -270,7 +270,8 @@ async def capture_groups(admin: Admin, *, include_system: bool = False,
                         (s.retry if mq.topic.startswith(RETRY_PREFIX) else s.queues)[mq] = w
     all_topics = {t for t in topic_names if not t.startswith((RETRY_PREFIX, DLQ_PREFIX))}
     dlq_topics = {t[len(DLQ_PREFIX):]: t for t in topic_names if t.startswith(DLQ_PREFIX)}
-    retry_names = {t[len(RETRY_PREFIX):] for t in topic_names if t.startswith(RETRY_PREFIX)}
+    retry_topics = {t for t in topic_names if t.startswith(RETRY_PREFIX)}
+    retry_names = {t[len(RETRY_PREFIX):] for t in retry_topics}
     for g in sorted(retry_names):
         if g not in known and not _pop_retry_owner(g, set(known), all_topics):
             known[g] = set()
@@ -312,7 +313,10 @@ async def capture_groups(admin: Admin, *, include_system: bool = False,
         unknown = bool(hidden_by or s.uncovered)
         # nothing read (no offset anywhere, no subscription): no lag, not 0 (issue 25 item 4)
         s.lag = None if unknown or not (s.queues or s.retry) else s.lag_at_least
-        s.retry_lag = None if unknown else retry_lag
+        # the retry backlog over no %RETRY% queue read is unknown where that topic exists
+        # (nothing waits in a topic that does not exist: 0, as a missing %DLQ% topic)
+        s.retry_lag = (None if unknown or (not s.retry and RETRY_PREFIX + s.group in retry_topics)
+                       else retry_lag)
         s.dlq_topic = dlq_topics.get(s.group)
     for s in groups:
         if s.lag_unknown:

@@ -84,7 +84,8 @@ def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
             # the brokers not included may hand the group messages too: unknown, not a sum;
             # a BROADCASTING group has no offsets, so GET_BROKER_CONSUME_STATS lists none of
             # its topics (fetchAllConsumeStatsInBroker: whichTopicByConsumer): not read
-            "consume_tps": (None if s.not_included or s.lag_unknown
+            # and over no queue read (no broker's 317 names the group) it is no rate at all
+            "consume_tps": (None if s.not_included or s.lag_unknown or not (s.queues or s.retry)
                             else round(s.consume_tps, 3)),
             "inflight": s.inflight, "inflight_cell": _num_cell(s.inflight),
             "retry_lag": s.retry_lag, "retry_cell": _num_cell(s.retry_lag),
@@ -116,8 +117,9 @@ def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
             "groups": rows, "states": counts,
             "total": {"groups": len(c.groups), "shown": len(rows),
                       # an EMPTY group has nothing to count (its own lag is unknown)
-                      "lag": sum(known) if all(s.lag is not None or s.state == "EMPTY"
-                                               for s in c.groups) else None,
+                      "lag": sum(known) if known and all(s.lag is not None
+                                                         or s.state == "EMPTY"
+                                                         for s in c.groups) else None,
                       "lag_at_least": sum(s.lag_at_least for s in c.groups),
                       "complete": not c.stats_failed,
                       "brokers_not_included": c.stats_failed},
