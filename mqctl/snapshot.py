@@ -87,7 +87,10 @@ def rows_of(p: GroupProgress, *, capture_ts: int, cluster: str, namesrv: str
             "locked": q.locked, "last_lock_ts": q.last_lock_ts, "members": members,
             "members_unanswered": unanswered,
             "online": online,
-            "consume_type": conn.consume_type if conn else None,
+            # CONSUME_POP where the group pops (GroupProgress.pop: a 5.x push consumer in
+            # pop mode heartbeats CONSUME_PASSIVELY, its running info says it pops), so the
+            # lag report never reads a pop group's queues as unowned
+            "consume_type": "CONSUME_POP" if p.pop else conn.consume_type if conn else None,
             "message_model": conn.message_model if conn else None,
             "orderly": orderly,
         })

@@ -432,8 +432,7 @@ def _holders(members: GroupMembers | None, running_info: bool) -> _Holders:
     pop = conn is not None and conn.consume_type == "CONSUME_POP"
     pop_complete = False
     if members is not None:
-        pop = pop or any(cv.running is not None and (cv.running.consume_type == "CONSUME_POP"
-                                                      or bool(cv.running.mq_pop_table))
+        pop = pop or any(cv.running is not None and cv.running.pops
                          for cv in members.clients.values())
         pop_complete = running_info and bool(members.clients) and all(
             cv.running is not None for cv in members.clients.values())
