@@ -213,3 +213,13 @@ def test_groups_cells_name_the_unread_members():
     assert rows["H"]["strategy_cell"] == "- (2 unread)"
     assert any("G: c3; H: d1, d2" in n for n in res.notes)
     assert GroupsCapture(0, [s], [], [], []).unread_members == [("G c3", "timeout")]
+
+
+def test_group_progress_with_a_member_that_does_not_answer_is_partial(silent_sim):
+    r = cli(silent_sim, "group", "progress", "GM")
+    assert r.exit_code == 8
+    assert "OWNER unknown on" in r.stdout and SILENT in r.stdout
+    assert f"did not answer GET_CONSUMER_RUNNING_INFO during group progress GM: {SILENT}" in (
+        r.stderr)
+    ok = cli(silent_sim, "group", "progress", "GP")
+    assert ok.exit_code == 0, ok.stderr

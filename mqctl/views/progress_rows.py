@@ -35,6 +35,14 @@ def _offset_cell(v: int | None) -> str:
     return "none" if v is None else str(v)
 
 
+def unanswered_of(p: GroupProgress) -> list[tuple[str, str]]:
+    """(client id, error) of the members whose running info did not answer: what a capture
+    leaves partial (OWNER unknown on the queues no other member claims; exit 8)."""
+    clients = p.members.clients if p.members is not None else {}
+    return [(c, (clients[c].running_error if c in clients else None) or "no answer")
+            for c in p.unanswered]
+
+
 def not_included_note(p: GroupProgress) -> str:
     """`` (not included: broker-b)`` after a total when some brokers' offsets were not read
     (GroupProgress.not_included), else empty: put it next to every total of a capture."""
