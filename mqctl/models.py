@@ -9,6 +9,7 @@ RocketMQ versions (e.g. ``topicSynFlag`` before 4.9.0, ``pullOffset`` from 5.x).
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -551,6 +552,30 @@ class ConsumerRunningInfo:
         return self.properties.get("PROP_CONSUME_TYPE")
 
     @property
+    def pops(self) -> bool:
+        """The client pops (5.x): it holds pop process queues (``mqPopTable``), or reports
+        CONSUME_POP. A 5.x remoting push consumer in pop mode (``clientRebalance=false`` and
+        the group's message request mode POP, set with ``mqadmin setConsumeMode -m POP``)
+        reports CONSUME_PASSIVELY (DefaultMQPushConsumerImpl.consumeType) and heartbeats it
+        too: only its ``mqPopTable`` (RebalanceImpl.popProcessQueueTable, filled from the
+        broker's QUERY_ASSIGNMENT) says that it pops. One rule for every view."""
+        return self.consume_type == "CONSUME_POP" or bool(self.mq_pop_table)
+
+    def pop_queues(self, topic: str) -> list[MessageQueue]:
+        """The queues of ``topic`` the broker assigned this client to pop from
+        (QueryAssignmentProcessor.allocate4Pop): queue id -1 stands for every queue of that
+        broker (popShareQueueNum 0, or at least the member count - 1)."""
+        return sorted(mq for mq in self.mq_pop_table if mq.topic == topic)
+
+    @property
+    def client_rebalance(self) -> bool | None:
+        """``clientRebalance`` (5.x DefaultMQPushConsumer; None on 4.x): False makes the
+        client ask the broker for its queues (QUERY_ASSIGNMENT) unless it is orderly or
+        BROADCASTING (RebalancePushImpl.clientRebalance)."""
+        v = self.properties.get("clientRebalance")
+        return None if v is None else v == "true"
+
+    @property
     def strategy_class(self) -> str | None:
         """The ``allocateMessageQueueStrategy`` class name without the identity hash."""
         s = self.properties.get("allocateMessageQueueStrategy")
@@ -579,6 +604,18 @@ class ConsumerRunningInfo:
                              for mq, v in queue_map(d.get("mqTable")).items()},
                    mq_pop_table=queue_map(d.get("mqPopTable")),
                    status_table={str(k): v for k, v in (d.get("statusTable") or {}).items()})
+
+
+def pop_queue_text(queues: Iterable[MessageQueue]) -> str:
+    """What a pop client was assigned to pop from: ``every queue of broker-a, broker-b``
+    (queue id -1: QueryAssignmentProcessor.allocate4Pop with popShareQueueNum 0, or at least
+    the member count - 1), else its queues (``broker-a:0``); ``nothing`` when none."""
+    qs = list(queues)
+    whole = sorted({mq.broker_name for mq in qs if mq.queue_id < 0})
+    some = sorted(mq for mq in qs if mq.queue_id >= 0)
+    parts = ([f"every queue of {', '.join(whole)}"] if whole else []) + [
+        mq.short for mq in some]
+    return ", ".join(parts) or "nothing"
 
 
 def wait_ack_count(pop_queue_info: Any) -> int:

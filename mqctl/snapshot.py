@@ -87,7 +87,10 @@ def rows_of(p: GroupProgress, *, capture_ts: int, cluster: str, namesrv: str
             "locked": q.locked, "last_lock_ts": q.last_lock_ts, "members": members,
             "members_unanswered": unanswered,
             "online": online,
-            "consume_type": conn.consume_type if conn else None,
+            # CONSUME_POP where the group pops (GroupProgress.pop: a 5.x push consumer in
+            # pop mode heartbeats CONSUME_PASSIVELY, its running info says it pops), so the
+            # lag report never reads a pop group's queues as unowned
+            "consume_type": "CONSUME_POP" if p.pop else conn.consume_type if conn else None,
             "message_model": conn.message_model if conn else None,
             "orderly": orderly,
         })
@@ -392,7 +395,9 @@ def snapshot_result(snap: Snapshot, path: Path | None, missing: list[str],
 
 def group_status(group: str, n: int, snap: Any, missing: list[str]) -> dict[str, Any]:
     """One group's line: ``failed`` (nothing read: no row, the error in ``error``),
-    ``not found``, ``partial`` (some broker failed) or ``ok``."""
+    ``not found``, ``partial`` (some broker failed), ``no queue`` (read, and no queue of it
+    found: created by ``updateSubGroup`` and never consumed, so its lag is unknown and the
+    capture holds no row of it, not a lag of 0) or ``ok``."""
     if group in snap.group_errors:
         return {"group": group, "rows": n, "status": "failed",
                 "error": snap.group_errors[group]}
@@ -401,7 +406,8 @@ def group_status(group: str, n: int, snap: Any, missing: list[str]) -> dict[str,
     partial = any(f[0] == group for f in snap.failures)
     why = next((r["lag_unknown"] for r in snap.rows
                 if r["group"] == group and r.get("lag_unknown")), None)
-    return {"group": group, "rows": n, "status": "partial" if partial else "ok",
+    return {"group": group, "rows": n,
+            "status": "partial" if partial else "no queue" if not n else "ok",
             "lag_unknown": why}
 
 
@@ -411,8 +417,14 @@ def summary(rows: list[dict[str, Any]], nrows: int, path: Any) -> str:
     captured = [r for r in rows if r["status"] in ("ok", "partial")]
     failed = [r["group"] for r in rows if r["status"] == "failed"]
     unknown = [r["group"] for r in rows if r["status"] == "not found"]
+    empty = [r["group"] for r in rows if r["status"] == "no queue"]
     where = f"to {path}" if path else "(no row: no file written)"
     text = f"{len(captured)} of {len(rows)} group(s) captured ({nrows} row(s)) {where}"
+    if empty:
+        from mqctl.views.progress import NO_QUEUE_READ
+
+        text += (f"; {len(empty)} with no queue ({', '.join(empty)}: {NO_QUEUE_READ}, its "
+                 "lag is unknown: no row)")
     if failed:
         text += f"; {len(failed)} failed ({', '.join(failed)})"
     if unknown:

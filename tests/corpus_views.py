@@ -55,7 +55,8 @@ class CorpusAdmin:
                  routes: dict[str, Any] | None = None, connection: Any = None,
                  running: dict[str, Any] | None = None, min_offsets: dict[MessageQueue, int]
                  | None = None, brokers: tuple[str, ...] = ("broker-a", "broker-b"),
-                 topics: list[str] | None = None, no_topic: dict[str, Any] | None = None):
+                 topics: list[str] | None = None, no_topic: dict[str, Any] | None = None,
+                 no_retry_route: tuple[str, ...] = ()):
         self.version = version
         self.info = ClusterInfo.from_body(body(version,
                                                "other-requests/106_getBrokerClusterInfo"
@@ -70,6 +71,7 @@ class CorpusAdmin:
         self.running = running or {}
         self.mins = min_offsets or {}
         self.topics = topics or []
+        self.no_retry_route = no_retry_route
         self.calls: list[tuple[Any, ...]] = []
 
     def _broker(self, addr: str) -> str:
@@ -130,6 +132,18 @@ class CorpusAdmin:
         keep = {b.broker_name for b in self.brokers}  # the brokers this fake serves
         return TopicRoute(topic, tuple(b for b in r.brokers if b.broker_name in keep),
                           tuple(q for q in r.queues if q.broker_name in keep))
+
+    async def group_route(self, group: str) -> TopicRoute | None:
+        """``%RETRY%<group>``'s route: a recorded one; None where the corpus shows there is
+        none (``no_retry_route``: mqadmin ``consumerProgress -g NC_NEVER`` fails with "No
+        topic route info in name server for the topic: %RETRY%NC_NEVER", both versions);
+        else it was not recorded (an error: the view must treat it as unknown)."""
+        topic = "%RETRY%" + group
+        if topic in self.routes:
+            return await self.topic_route(topic)
+        if group in self.no_retry_route:
+            return None
+        raise BrokerError(1, f"no recorded route of {topic}", "namesrv")
 
     async def consumer_connection(self, group: str, target: Any) -> ConsumerConnection | None:
         return (ConsumerConnection.from_body(self.connection) if self.connection is not None

@@ -91,11 +91,8 @@ class LiveGroup:
         for f in self.failures:
             notes.append(f"broker {f.broker} ({f.addr or 'no address'}) did not answer: "
                          f"{f.message}")
-        # BROADCASTING: the allocation itself says so, once (engine.broadcast_allocation)
-        if self.pop:
-            notes.append(f"group {self.group} consumes in POP mode (5.x gRPC/proxy or pop "
-                         "consumers): the broker hands out messages, not queues, so queue "
-                         "allocation does not apply")
+        # BROADCASTING: the allocation itself says so, once (engine.broadcast_allocation);
+        # pop: the pop result says so (preview.pop_result)
         return notes
 
     def to_dict(self) -> dict[str, Any]:
@@ -143,6 +140,16 @@ class LiveReports:
     failures: dict[str, str] = field(default_factory=dict)     # cid -> error message
     dropped: dict[str, tuple[MessageQueue, ...]] = field(default_factory=dict)
     subscribed: dict[str, tuple[str, ...]] = field(default_factory=dict)  # cid -> its topics
+    # clients that pop the topic (ConsumerRunningInfo: its mqPopTable has queues of it, or it
+    # reports CONSUME_POP) -> the queues the broker assigned them to pop from (queue id -1:
+    # every queue of that broker, QueryAssignmentProcessor.allocate4Pop)
+    pop_queues: dict[str, tuple[MessageQueue, ...]] = field(default_factory=dict)
+
+    @property
+    def pops(self) -> bool:
+        """A client that answered pops the topic: the broker, not a client strategy, decides
+        what it reads."""
+        return bool(self.pop_queues)
 
     def notes(self, predicted: Allocation) -> list[str]:
         """Failures and drops; the strategy the clients run is :func:`choose_strategy`'s."""
@@ -186,12 +193,15 @@ def reports_from_infos(infos: Mapping[str, Any], topic: str) -> LiveReports:
     strategies: dict[str, str] = {}
     failures: dict[str, str] = {}
     subscribed: dict[str, tuple[str, ...]] = {}
+    pop_queues: dict[str, tuple[MessageQueue, ...]] = {}
     for cid in sorted(infos, key=java_key):
         info = infos[cid]
         if not isinstance(info, ConsumerRunningInfo):
             failures[cid] = getattr(info, "message", str(info))
             continue
         subscribed[cid] = tuple(sorted({s.topic for s in info.subscriptions}))
+        if info.pop_queues(topic) or info.consume_type == POP:
+            pop_queues[cid] = tuple(info.pop_queues(topic))
         mine = [mq for mq, pq in info.mq_table.items() if mq.topic == topic and not pq.dropped]
         gone = [mq for mq, pq in info.mq_table.items() if mq.topic == topic and pq.dropped]
         owned[cid] = tuple(sort_queues(mine))
@@ -201,7 +211,16 @@ def reports_from_infos(infos: Mapping[str, Any], topic: str) -> LiveReports:
         if name:
             strategies[cid] = name
     return LiveReports(owned=owned, strategies=strategies, failures=failures, dropped=dropped,
-                       subscribed=subscribed)
+                       subscribed=subscribed, pop_queues=pop_queues)
+
+
+def pops(live: LiveGroup, reports: LiveReports | None) -> bool:
+    """Whether the group pops the topic: the brokers list it as CONSUME_POP, or a client that
+    answered pops it. A 5.x remoting push consumer in pop mode (``clientRebalance=false``,
+    the group's request mode POP: ``mqadmin setConsumeMode -m POP``) heartbeats and reports
+    CONSUME_PASSIVELY; its mqPopTable says that it pops (real 5.3.3: each of 2 such clients
+    got queue -1 of both brokers and consumed from all 8 queues)."""
+    return live.pop or (reports is not None and reports.pops)
 
 
 def check_subscribed(live: LiveGroup, reports: LiveReports | None) -> list[str]:

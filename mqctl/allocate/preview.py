@@ -136,9 +136,11 @@ def _allocate(name: str, queues: Sequence[MessageQueue], consumers: Sequence[str
 
 def preview(queues: Sequence[MessageQueue], consumers: Sequence[str], group: str,
             opts: PreviewOptions, *, live: LiveGroup | None = None,
-            reports: LiveReports | None = None,
-            broadcasting: bool = False) -> tuple[Result, Allocation | None]:
-    """Allocate (and compare); returns the Result to render and the base allocation."""
+            reports: LiveReports | None = None, broadcasting: bool = False,
+            running: LiveReports | None = None) -> tuple[Result, Allocation | None]:
+    """Allocate (and compare); returns the Result to render and the base allocation.
+    ``running``: the clients' running info as read (live), which says whether they pop
+    (:func:`mqctl.allocate.live.pops`): then no allocation applies and none is made."""
     from mqctl.allocate import report
 
     if not queues:
@@ -167,10 +169,13 @@ def preview(queues: Sequence[MessageQueue], consumers: Sequence[str], group: str
         raise UsageError("no consumers to allocate to",
                          hint="give --consumers c1,c2 (or a count), or consumers in the "
                               "topology")
-    if live is not None and live.pop:
-        res = _pop_result(group, live)
-        report.add_live(res, live)
-        return res, None
+    if live is not None:
+        from mqctl.allocate.live import pops
+
+        if pops(live, running or reports):
+            res = pop_result(group, live, running or reports, opts)
+            report.add_live(res, live)
+            return res, None
     broadcasting = broadcasting or (live is not None and live.broadcasting)
     before = _allocate(opts.strategy, queues, consumers, group, opts.params, broadcasting)
     if opts.what_if:
@@ -221,11 +226,64 @@ def _require_configured_queues(queues: Sequence[MessageQueue], params: dict[str,
                          hint=f"see `mqctl route {topic}` for its brokers and queues")
 
 
-def _pop_result(group: str, live: LiveGroup) -> Result:
-    from mqctl.render import Result
+def pop_result(group: str, live: LiveGroup, reports: LiveReports | None,
+               opts: PreviewOptions) -> Result:
+    """A group that pops the topic: no queue allocation applies, so none is predicted. The
+    broker assigns each pop client the queues it pops from (QueryAssignmentProcessor.
+    allocate4Pop over the broker's member list with the group's popShareQueueNum: with 0, the
+    default, every client gets every queue of every broker, queue id -1) and hands any of
+    their messages to whichever client pops first. Where the clients' running info was read
+    the table shows what the broker assigned each (its mqPopTable), a client that does not
+    pop the topic with the queues it owns (mqTable), one that did not answer as unknown."""
+    from mqctl.allocate.report import compact_queues
+    from mqctl.models import pop_queue_text
+    from mqctl.render import Column, Result, Table
 
     ids = list(dict.fromkeys(live.consumers))
+    rows: list[dict[str, Any]] = []
+    pop_data: dict[str, list[dict[str, Any]] | None] = {}
+    for cid in ids:
+        if reports is None:
+            break
+        if cid in reports.pop_queues:
+            qs = reports.pop_queues[cid]
+            rows.append({"consumer": cid, "mode": "pop", "queues": pop_queue_text(qs)})
+            pop_data[cid] = [q.to_dict() for q in qs]
+        elif cid in reports.owned:
+            rows.append({"consumer": cid, "mode": "queues",
+                         "queues": compact_queues(reports.owned[cid]) or "(none)"})
+        else:
+            rows.append({"consumer": cid, "mode": None, "queues": None})
+            pop_data[cid] = None
+    brokers = sorted({mq.broker_name for mq in live.queues})
+    notes = [f"group {group} pops {live.topic} ("
+             + ("the brokers list it as CONSUME_POP" if live.pop else
+                "its clients' running info holds pop process queues, mqPopTable: 5.x push "
+                "consumers with clientRebalance=false in the group's POP request mode")
+             + "): the broker hands out messages, not queues, so queue allocation does not "
+               "apply and no strategy predicts it; the broker assigns each pop client what it "
+               "pops from (QueryAssignmentProcessor.allocate4Pop: queue id -1 is every queue "
+               f"of that broker; with popShareQueueNum 0 or less, the default, every client pops "
+               f"every queue of {', '.join(brokers) or 'every broker'})"]
+    if rows:
+        notes.append("POPS FROM: what each client reports the broker assigned it (running "
+                     "info mqPopTable)")
+    if any(r["mode"] == "queues" for r in rows):
+        notes.append("mode `queues`: a client that does not pop the topic allocates it "
+                     "itself with its strategy (clientRebalance true) over every member, pop "
+                     "clients included: QUEUES is what it reports owning")
+    if reports is not None:
+        notes += [f"client {c} did not report its queues: {m}"
+                  for c, m in sorted(reports.failures.items())]
+    if opts.strategy != "avg" or opts.what_if:
+        notes.append("--strategy, --add-consumer, --remove-consumer and --compare do not "
+                     "apply to a pop group: nothing was allocated")
     data = {"strategy": "pop", "group": group, "topics": [live.topic],
-            "assignments": {c: [] for c in ids}, "unassigned": [], "idle": [],
-            "duplicates": {}, "notes": []}
-    return Result([], data=data, notes=[])
+            "assignments": {c: [] for c in ids}, "pop": pop_data, "unassigned": [],
+            "idle": [], "duplicates": {}, "notes": notes}
+    tables = ([Table([Column("consumer", "CONSUMER", kind="id"),
+                      Column("mode", "MODE", unknown="-"),
+                      Column("queues", "POPS FROM", unknown="-")], rows,
+                     title=f"pop assignment of {group} on {live.topic}", name="consumers")]
+              if rows else [])
+    return Result(tables, data=data, notes=list(notes))

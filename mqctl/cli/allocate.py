@@ -168,13 +168,13 @@ def allocate(
     choice: StrategyChoice | None = None
     if topo is None:
         assert group is not None and topic is not None
-        from mqctl.allocate.live import check_subscribed, choose_strategy
+        from mqctl.allocate.live import check_subscribed, choose_strategy, pops
 
         live, reports = _read_live(st, namesrv, concurrency, group, topic)
         for w in check_subscribed(live, reports):  # exit 2 when no client subscribes
             warn(w)
         q_in, c_in, g_in = list(live.queues), list(live.consumers), group
-        if not (live.pop or live.broadcasting):
+        if not (pops(live, reports) or live.broadcasting):
             choice = choose_strategy(strategy, reports, consumers=c_in,
                                      virtual_nodes_given=virtual_nodes is not None)
             opts = _with_choice(opts, choice)
@@ -186,13 +186,17 @@ def allocate(
         result = _per_client_preview(q_in, c_in, g_in, opts, choice, live, shown)
     else:
         result, _ = preview(q_in, c_in, g_in, opts, live=live, reports=shown,
-                            broadcasting=topo is not None and topo.broadcasting)
+                            broadcasting=topo is not None and topo.broadcasting,
+                            running=reports)
     if choice is not None:
         _add_choice(result, choice)
     emit(result, st.output(output))
     failures = [(f.broker, f.message) for f in (live.failures if live else ())]
-    # without --against-live a silent client only leaves its strategy unknown (a note)
-    failures += sorted((shown.failures if shown else {}).items())
+    # without --against-live a silent client only leaves its strategy unknown (a note); a
+    # pop group's table shows what each client pops from, so a silent one is a gap in it
+    asked = shown if shown is not None else (reports if reports is not None and reports.pops
+                                             else None)
+    failures += sorted(asked.failures.items()) if asked is not None else []
     if failures:
         raise PartialFailure(f"{len(failures)} broker/client request(s) failed: "
                              + "; ".join(f"{w}: {m}" for w, m in failures[:5]),

@@ -7,7 +7,7 @@ library, Rich and YAML are imported inside functions.
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -407,9 +407,21 @@ def make_admin(client: Any, settings: Any, concurrency: int | None = None) -> Ad
     return Admin(client, settings.namesrv, concurrency=concurrency or settings.concurrency)
 
 
-def raise_partial(failures: list[BrokerFailure], what: str) -> None:
+def raise_partial(failures: list[BrokerFailure], what: str,
+                  clients: Sequence[tuple[str, str]] = ()) -> None:
     """Exit 8 after the output: some brokers answered (a fan-out where none did raised
-    :class:`mqctl.admin.NothingRead` before anything was printed)."""
+    :class:`mqctl.admin.NothingRead` before anything was printed), or some clients did not
+    answer their running info (``clients``: (who, why); the notes name them)."""
+    if clients and not failures:
+        from mqctl.errors import PartialFailure
+
+        raise PartialFailure(f"{len(clients)} client(s) did not answer "
+                             f"GET_CONSUMER_RUNNING_INFO during {what}: "
+                             + "; ".join(f"{w}: {m}" for w, m in clients[:5])
+                             + (f" and {len(clients) - 5} more" if len(clients) > 5 else ""),
+                             list(clients),
+                             hint="the output above is incomplete (see the notes): what they "
+                                  "run is unknown; run again when they answer")
     if failures:
         from mqctl.admin import failure_hint
         from mqctl.errors import PartialFailure

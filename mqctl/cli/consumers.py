@@ -34,11 +34,13 @@ def consumers(
 
     Reports brokers that disagree on membership, duplicate client ids, clients whose
     subscriptions or allocation strategies differ, idle consumers (more consumers than
-    queues) and pop/gRPC consumers. Tables: clients (what -o csv prints), findings (--table
-    findings). Example: mqctl consumers GID_ORDER
+    queues) and pop consumers. Exit 8 when a broker or a member did not answer. Tables:
+    clients (what -o csv prints), findings (--table findings). Example: mqctl consumers
+    GID_ORDER
     """
     from mqctl.views.existence import require_group
     from mqctl.views.members import capture_members
+    from mqctl.views.members import unanswered_errors as unanswered
     from mqctl.views.members_rows import members_result
 
     group = one_group(group, group_opt, example="mqctl consumers GID_ORDER")
@@ -54,7 +56,7 @@ def consumers(
 
     m = with_client(st, settings, go)
     emit(members_result(m), st.output(output))
-    raise_partial(m.failures, f"consumers {group}")
+    raise_partial(m.failures, f"consumers {group}", unanswered(m))
 
 
 def register(app: typer.Typer) -> None:

@@ -93,6 +93,8 @@ def progress(
     settings = st.settings(namesrv=namesrv)
     fmt = st.output(output)
 
+    from mqctl.views.progress_rows import unanswered_of
+
     async def once(client: RemotingClient) -> GroupProgress:
         from mqctl.locks import LockStore
 
@@ -107,7 +109,8 @@ def progress(
     if watch is None:
         p = with_client(st, settings, once)
         emit(progress_result(p, only_lagging=only_lagging, sort=sort, retry=not no_retry), fmt)
-        raise_partial(p.failures, f"group progress {group}")
+        # a member that did not answer leaves OWNER (and the clients' TPS) partial: exit 8
+        raise_partial(p.failures, f"group progress {group}", unanswered_of(p))
         return
 
     watch_loop(settings, once, lambda p: progress_result(p, only_lagging=only_lagging,

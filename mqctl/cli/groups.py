@@ -106,7 +106,7 @@ def groups(
     if watch is None:
         c = with_client(st, settings, once)
         emit(render(c), fmt)
-        raise_partial(c.failures, "groups")
+        raise_partial(c.failures, "groups", c.unread_members)
         return
     watch_loop(settings, once, render, fmt, watch, count)
 

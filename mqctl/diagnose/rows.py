@@ -51,7 +51,9 @@ def diagnose_result(d: Diagnosis) -> Result:
     s = d.summary
     facts = [f"{s['clients']} client(s)" if s.get("online") else
              "offline" if s.get("online") is False else "members unknown",
-             f"lag {s['lag']:,}" if s.get("lag") is not None else "lag unknown"]
+             f"lag {s['lag']:,}" if s.get("lag") is not None else
+             f"lag unknown (at least {s['lag_at_least']:,} on the brokers read)"
+             if s.get("lag_at_least") else "lag unknown"]
     if s.get("max_time_lag_ms") is not None:
         facts.append(f"max time lag {format_duration(s['max_time_lag_ms']) or '0'}")
     for t, ts in sorted(s.get("topics", {}).items()):

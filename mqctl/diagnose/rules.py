@@ -84,9 +84,11 @@ def _lag(q: QueueProgress) -> int:
 
 
 def _total_lag(qs: Iterable[QueueProgress]) -> int | None:
-    """The lag of ``qs``, or None when any of it is unknown (never 0 for unknown)."""
-    lags = [q.lag for q in qs]
-    return None if any(x is None for x in lags) else sum(x for x in lags if x is not None)
+    """The lag of ``qs``, or None when any of it is unknown or no queue was read (never 0 for
+    unknown: mqctl.views.progress.known_total)."""
+    from mqctl.views.progress import known_total
+
+    return known_total(q.lag for q in qs)
 
 
 def _lag_facts(mqs: Iterable[MessageQueue]) -> frozenset[Fact]:
@@ -377,15 +379,29 @@ def offline(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
           for b in sorted(m.members)]
     lag = _total_lag(ctx.queues) if ctx.progress else None
     last = max((q.last_timestamp for q in ctx.queues), default=0)
+    # no queue read at all (every broker answered): nothing says which queues the group would
+    # read (created by updateSubGroup and never consumed: corpus */never-committed/ NC_NEVER);
+    # its lag is unknown, as `groups` (EMPTY, LAG -) and `group progress` say, not 0
+    nothing = ctx.progress is not None and not ctx.queues and ctx.progress.complete
     if lag is not None:
+        # the queues read, with what they are of: a broker that did not answer leaves its
+        # queues (and their lag) out, so the sum is then the lag of those read only
+        missing = ctx.progress.not_included if ctx.progress else []
         ev.append(Evidence(f"lag {n_(lag)} message(s) on {len(ctx.queues)} queue(s)"
+                           + (f" read (not included: {', '.join(missing)})" if missing else "")
                            + (f"; the last message consumed was stored {format_duration(ts - last)}"
                               " ago" if last else ""),
                            "GET_CONSUME_STATS", ts))
-    sev = ERROR if lag is None or lag > 0 else WARNING
+    elif nothing:
+        from mqctl.views.progress import NO_QUEUE_READ, no_queue_reason
+
+        ev.append(Evidence(f"lag unknown: {NO_QUEUE_READ}: "
+                           + no_queue_reason(ctx.subscribed, None), "GET_CONSUME_STATS", ts))
+    sev = WARNING if nothing or lag == 0 else ERROR
     return [Finding(
         code, sev, f"nobody consumes: group {ctx.group} has no member on any broker"
-        + (f"; lag {n_(lag)}" if lag else ""),
+        + (f"; lag {n_(lag)}" if lag else "; no queue was read: lag unknown" if nothing
+           else ""),
         why="with no consumer online no queue is pulled: the lag grows with every message "
             "produced",
         next=f"start the group's consumers (`mqctl consumers {ctx.group}` shows who is "
@@ -1115,7 +1131,9 @@ def retry_backlog(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
     rq = ctx.retry_queues
     if not rq:
         return [], Check(code, OK if ctx.kind != "pop" else NOT_APPLICABLE,
-                         f"{RETRY_PREFIX}{ctx.group} holds nothing for the group")
+                         f"no {RETRY_PREFIX}{ctx.group} topic: nothing waits for redelivery"
+                         if ctx.progress.retry_topic is False else
+                         f"no {RETRY_PREFIX}{ctx.group} queue was read: no retry backlog seen")
     backlog = sum(_lag(q) for q in rq)
 
     def sent(r: Reading) -> int | None:
@@ -1862,14 +1880,23 @@ def summary(ctx: Ctx) -> dict[str, Any]:
             dt = max(1, ctx.now.ts - ctx.first.ts) / 1000
             topics[t]["lag_change"] = topics[t]["lag"] - before
             topics[t]["lag_change_tps"] = round((topics[t]["lag"] - before) / dt, 3)
+    # the group's lag is known only where every broker's offsets were read; else the sum
+    # over the queues read is a lower bound (`groups`: `>=N`)
+    complete = ctx.progress is not None and ctx.progress.complete
+    read = _total_lag(qs) if ctx.progress else None
     return {"kind": ctx.kind, "online": ctx.online, "clients": len(ctx.clients),
-            "lag": _total_lag(qs) if ctx.progress else None,
+            "lag": read if complete else None,
+            "lag_at_least": read if not complete and read else None,
             "max_time_lag_ms": max(tl) if tl else None,
             "time_lag_unknown_queues": sum(1 for q in qs if q.delay_ms is None and _lag(q) > 0),
             "consume_tps_brokers": (round(ctx.progress.consume_tps, 3)
                                     if ctx.progress and ctx.progress.consume_tps is not None
                                     else None),
-            "retry_backlog": sum(_lag(q) for q in ctx.retry_queues) if ctx.progress else None,
+            # a backlog over no %RETRY% queue read is unknown, not 0, unless the retry topic
+            # does not exist (nothing waits)
+            "retry_backlog": (None if ctx.progress is None else 0 if not ctx.retry_queues
+                              and ctx.progress.retry_topic is False
+                              else _total_lag(ctx.retry_queues)),
             "topics": topics}
 
 

@@ -136,7 +136,9 @@ class ConsumerState:
             return f"unknown (no broker answered the member query: {self.error})"
         if not self.online:
             return "group is offline (no member on any broker)"
-        kind = "pop/gRPC" if self.pop else (self.consume_type or "?")
+        # pop: the clients pop (a 5.x remoting push consumer in pop mode reports
+        # CONSUME_PASSIVELY; nothing read tells a gRPC proxy client apart)
+        kind = "pop" if self.pop else (self.consume_type or "?")
         order = "orderly" if self.orderly else "concurrent" if self.orderly is False else ""
         model = f", {self.message_model}" if self.message_model == "BROADCASTING" else ""
         return (f"{len(self.members)} member(s) online ({kind}"

@@ -353,6 +353,15 @@ class SimConsumer:
         return [self.cluster.brokers[n] for n in sorted(names) if n in self.cluster.brokers
                 and self.cluster.broker_up(n)]
 
+    @property
+    def reported_consume_type(self) -> str:
+        """The consume type the client heartbeats and reports in its running info: a pop
+        group's clients are 5.x push consumers in pop mode, which report CONSUME_PASSIVELY
+        (DefaultMQPushConsumerImpl.consumeType; CONSUME_POP is the broker's own mark of a
+        pop without a heartbeat, ConsumerManager.compensateBasicConsumerInfo, which no
+        connection list shows); only their mqPopTable says that they pop."""
+        return "CONSUME_PASSIVELY" if self.pop else self.group.consume_type
+
     def heartbeat(self) -> None:
         if not self.alive:
             return
@@ -361,7 +370,7 @@ class SimConsumer:
             self.traffic[b.name] = self.now()
             b.register(self.group.name, Channel(
                 0, self.client_id, self.addr, self.spec.language, self.spec.version,
-                self.group.consume_type, self.group.model, self.group.consume_from, subs,
+                self.reported_consume_type, self.group.model, self.group.consume_from, subs,
                 self.now(), consumer=self))
 
     def notify_ids_changed(self, broker_addr: str = "") -> None:
@@ -1034,7 +1043,7 @@ class SimConsumer:
             "PROP_CLIENT_VERSION": version_name(self.spec.version),
             "PROP_CONSUMEORDERLY": "true" if self.group.orderly else "false",
             "PROP_CONSUMER_START_TIMESTAMP": str(self.start_ts),
-            "PROP_CONSUME_TYPE": self.group.consume_type,
+            "PROP_CONSUME_TYPE": self.reported_consume_type,
             "PROP_NAMESERVER_ADDR": self.cluster.namesrv_addr + ";",
             "PROP_THREADPOOL_CORE_SIZE": threads,
             "adjustThreadPoolNumsThreshold": "100000",
@@ -1071,7 +1080,10 @@ class SimConsumer:
             ns = self.cluster.namesrv_addr
             props.update({
                 "accessChannel": "LOCAL", "clientCallbackExecutorThreads": "2",
-                "clientIP": self.client_id.split("@", 1)[0], "clientRebalance": "true",
+                # a pop client asks the broker for its queues (QUERY_ASSIGNMENT): its
+                # clientRebalance is off (RebalancePushImpl.clientRebalance)
+                "clientIP": self.client_id.split("@", 1)[0],
+                "clientRebalance": "false" if self.pop else "true",
                 "decodeDecompressBody": "true", "decodeReadBody": "true",
                 "detectInterval": "2000", "detectTimeout": "200",
                 "enableHeartbeatChannelEventListener": "true",

@@ -59,6 +59,7 @@ from mqctl.models import (
 from mqctl.remoting.client import fan_out
 from mqctl.timeparse import now_ms
 from mqctl.views.dlq import DlqQueue, read_dlq_queues
+from mqctl.views.members import not_online
 from mqctl.views.progress import BROADCASTING_LAG, classify_span
 from mqctl.views.topics import int_or_zero
 
@@ -103,8 +104,15 @@ class GroupSummary:
     consume_type: str | None = None  # push | pull | pop
     message_model: str | None = None
     orderly: bool | None = None
-    strategies: list[str] = field(default_factory=list)
+    strategies: list[str] = field(default_factory=list)  # reported by the members that answered
     running_info: str = "not asked"  # ok | not asked | "<n> of <m> failed"
+    # members whose GET_CONSUMER_RUNNING_INFO was asked and not answered (still members: a
+    # client that left meanwhile is not counted): what they run is unknown, so every column
+    # derived from the members' running info (TYPE, ORDERLY, STRATEGY, INFLIGHT) is partial
+    unread_members: dict[str, str] = field(default_factory=dict)  # client id -> the error
+    # the member list could not be read: the brokers' failures (MEMBERS and every column
+    # derived from members unknown; the capture is partial)
+    member_failures: list[BrokerFailure] = field(default_factory=list)
     inflight: int | None = None  # pop: the clients' waitAckCount (invisible messages)
     max_time_lag_ms: int | None = None
     time_lag_unknown: int = 0
@@ -133,11 +141,26 @@ class GroupSummary:
         return BROADCASTING_LAG if self.message_model == "BROADCASTING" else None
 
     @property
-    def strategy(self) -> str | None:
+    def pop(self) -> bool:
+        """The group pops (5.x): the broker hands any queue's messages to whoever pops."""
+        return self.consume_type == "pop"
+
+    @property
+    def strategy_seen(self) -> str | None:
+        """The strategy the members that answered report (``mixed: A, B`` when they differ);
+        ``pop`` for a pop group, whose queues no client strategy allocates (the broker
+        assigns each pop client queues: QueryAssignmentProcessor.allocate4Pop)."""
+        if self.pop and self.strategies:
+            return "pop"
         if not self.strategies:
             return None
         return self.strategies[0] if len(self.strategies) == 1 else (
             "mixed: " + ", ".join(self.strategies))
+
+    @property
+    def strategy(self) -> str | None:
+        """The group's strategy: None (unknown) when a member did not answer."""
+        return None if self.unread_members else self.strategy_seen
 
     @property
     def lagging(self) -> bool:
@@ -155,6 +178,13 @@ class GroupsCapture:
     clients: bool = True
     time_lag: bool = True
     hidden_system: int = 0
+
+    @property
+    def unread_members(self) -> list[tuple[str, str]]:
+        """("group client id", the error) of every member whose running info did not answer: the
+        columns derived from members are partial there, so is the capture (exit 8)."""
+        return [(f"{s.group} {c}", why) for s in self.groups
+                for c, why in s.unread_members.items()]
 
 
 def match_group(group: str, pattern: str | None) -> bool:
@@ -270,7 +300,8 @@ async def capture_groups(admin: Admin, *, include_system: bool = False,
                         (s.retry if mq.topic.startswith(RETRY_PREFIX) else s.queues)[mq] = w
     all_topics = {t for t in topic_names if not t.startswith((RETRY_PREFIX, DLQ_PREFIX))}
     dlq_topics = {t[len(DLQ_PREFIX):]: t for t in topic_names if t.startswith(DLQ_PREFIX)}
-    retry_names = {t[len(RETRY_PREFIX):] for t in topic_names if t.startswith(RETRY_PREFIX)}
+    retry_topics = {t for t in topic_names if t.startswith(RETRY_PREFIX)}
+    retry_names = {t[len(RETRY_PREFIX):] for t in retry_topics}
     for g in sorted(retry_names):
         if g not in known and not _pop_retry_owner(g, set(known), all_topics):
             known[g] = set()
@@ -290,6 +321,8 @@ async def capture_groups(admin: Admin, *, include_system: bool = False,
     all_masters = list(masters.values())
     await fan_out(groups, lambda s: _members(admin, s, masters, all_masters, clients),
                   concurrency=admin.concurrency)
+    for s in groups:
+        failures.extend(s.member_failures)
     # every readable queue of every topic each group consumes or has offsets for, on every
     # broker of its route (issue 25 item 3), then the lag, and which groups a failed broker
     # may hide offsets of
@@ -312,7 +345,10 @@ async def capture_groups(admin: Admin, *, include_system: bool = False,
         unknown = bool(hidden_by or s.uncovered)
         # nothing read (no offset anywhere, no subscription): no lag, not 0 (issue 25 item 4)
         s.lag = None if unknown or not (s.queues or s.retry) else s.lag_at_least
-        s.retry_lag = None if unknown else retry_lag
+        # the retry backlog over no %RETRY% queue read is unknown where that topic exists
+        # (nothing waits in a topic that does not exist: 0, as a missing %DLQ% topic)
+        s.retry_lag = (None if unknown or (not s.retry and RETRY_PREFIX + s.group in retry_topics)
+                       else retry_lag)
         s.dlq_topic = dlq_topics.get(s.group)
     for s in groups:
         if s.lag_unknown:
@@ -339,13 +375,15 @@ async def _members(admin: Admin, s: GroupSummary, masters: dict[str, BrokerData]
     conn: ConsumerConnection | None = None
     said_offline = 0
     via: BrokerData | None = None
+    failed: list[BrokerFailure] = []
     for b in order:
         addr = broker_addr(b)
         if addr is None:
             continue
         try:
             c = await admin.consumer_connection(s.group, addr)
-        except (ConnectError, BrokerError):
+        except (ConnectError, BrokerError) as exc:
+            failed.append(BrokerFailure(b.broker_name, addr, exc))
             continue
         if c is None:
             said_offline += 1
@@ -354,6 +392,8 @@ async def _members(admin: Admin, s: GroupSummary, masters: dict[str, BrokerData]
         break
     if conn is None:
         s.members = 0 if said_offline and said_offline == len(order) else None
+        if s.members is None:  # unknown, not offline: the capture is partial (exit 8)
+            s.member_failures = failed
         return
     s.members = len(conn.connections)
     s.client_ids = sorted({c.client_id for c in conn.connections})
@@ -366,19 +406,20 @@ async def _members(admin: Admin, s: GroupSummary, masters: dict[str, BrokerData]
     rest = [b for b in order if b is not via]
     infos = await admin.running_infos(s.group, s.client_ids, [via, *rest])
     ok = [i for i in infos.values() if isinstance(i, ConsumerRunningInfo)]
-    failed = len(infos) - len(ok)
-    s.running_info = "ok" if not failed else f"{failed} of {len(infos)} failed"
+    # a client that left between the member list and its request ("not online") is no
+    # member that did not answer (mqctl.views.members.not_online)
+    s.unread_members = {c: i.message for c, i in sorted(infos.items())
+                        if not isinstance(i, ConsumerRunningInfo) and not not_online(i)}
+    n_failed = len(infos) - len(ok)
+    s.running_info = "ok" if not n_failed else f"{n_failed} of {len(infos)} failed"
     if ok:
-        s.orderly = any(i.orderly for i in ok) if not failed else (
-            True if any(i.orderly for i in ok) else None)
-        names = set()
-        for i in ok:
-            if i.strategy_name:
-                names.add(i.strategy_name)
-        s.strategies = sorted(names)
-        if any(i.consume_type == "CONSUME_POP" or i.mq_pop_table for i in ok):
+        # what the members that answered say; the rows mark it partial where a member did
+        # not answer (unread_members)
+        s.orderly = any(i.orderly for i in ok)
+        s.strategies = sorted({i.strategy_name for i in ok if i.strategy_name})
+        if any(i.pops for i in ok):
             s.consume_type = "pop"
-        if s.consume_type == "pop" and not failed:
+        if s.pop and not n_failed:
             s.inflight = sum(wait_ack_count(v) for i in ok for v in i.mq_pop_table.values())
 
 

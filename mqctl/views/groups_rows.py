@@ -54,6 +54,32 @@ def _num_cell(v: int | None, at_least: int = 0) -> str:
     return str(v)
 
 
+def _unread(s: GroupSummary) -> str:
+    """`` (N unread)`` after a value the members that answered gave, when some member did
+    not answer its running info (docs/output.md: partial is named), else empty."""
+    return f" ({len(s.unread_members)} unread)" if s.unread_members else ""
+
+
+def _member_cells(s: GroupSummary) -> dict[str, object]:
+    """The columns derived from the members' running info (TYPE, ORDERLY, STRATEGY): the
+    table cell shows what the members that answered said, `` (N unread)`` when some did not
+    (`-` when none did); JSON and CSV carry the group's value only when every member was read
+    (else null / empty: unknown), with ``members_unread`` naming the others."""
+    unread = bool(s.unread_members)
+    orderly = None if s.orderly is None else str(s.orderly).lower()
+
+    def cell(v: str | None) -> str | None:
+        if v is None:
+            return "-" + _unread(s) if unread else None
+        return v + _unread(s)
+
+    return {"consume_type": None if unread else s.consume_type,
+            "consume_type_cell": cell(s.consume_type),
+            "orderly": None if unread else s.orderly, "orderly_cell": cell(orderly),
+            "strategy": s.strategy, "strategy_cell": cell(s.strategy_seen),
+            "members_unread": list(s.unread_members)}
+
+
 def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
                   sort: GroupSort = GroupSort.name) -> Result:
     from mqctl.render import Column, Result, Table
@@ -66,8 +92,7 @@ def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
         rows.append({
             "group": s.group, "state": s.state, "reason": s.reason or None,
             "members": s.members, "members_cell": _num_cell(s.members),
-            "consume_type": s.consume_type, "message_model": s.message_model,
-            "orderly": s.orderly, "strategy": s.strategy, "strategies": s.strategies,
+            "message_model": s.message_model, **_member_cells(s), "strategies": s.strategies,
             "lag": s.lag, "lag_unknown": s.lag_unknown, "lag_at_least": s.lag_at_least,
             "lag_cell": _num_cell(
                 s.lag, s.lag_at_least) + (f" ({len(s.no_offset)} none)" if s.no_offset else ""),
@@ -84,7 +109,8 @@ def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
             # the brokers not included may hand the group messages too: unknown, not a sum;
             # a BROADCASTING group has no offsets, so GET_BROKER_CONSUME_STATS lists none of
             # its topics (fetchAllConsumeStatsInBroker: whichTopicByConsumer): not read
-            "consume_tps": (None if s.not_included or s.lag_unknown
+            # and over no queue read (no broker's 317 names the group) it is no rate at all
+            "consume_tps": (None if s.not_included or s.lag_unknown or not (s.queues or s.retry)
                             else round(s.consume_tps, 3)),
             "inflight": s.inflight, "inflight_cell": _num_cell(s.inflight),
             "retry_lag": s.retry_lag, "retry_cell": _num_cell(s.retry_lag),
@@ -99,10 +125,10 @@ def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
     # out; ORDERLY, STRATEGY, MODEL, TYPE, INFLIGHT, RETRY, DLQ, TPS go in this order
     cols = [Column("group", "GROUP", kind="key"), Column("state", "STATE", kind="state"),
             Column("members_cell", "MEMBERS", "right", raw="members"),
-            Column("consume_type", "TYPE", kind="low", drop=4),
+            Column("consume_type_cell", "TYPE", kind="low", drop=4, raw="consume_type"),
             Column("message_model", "MODEL", kind="low", drop=3),
-            Column("orderly", "ORDERLY", kind="low", drop=1),
-            Column("strategy", "STRATEGY", kind="low", drop=2),
+            Column("orderly_cell", "ORDERLY", kind="low", drop=1, raw="orderly"),
+            Column("strategy_cell", "STRATEGY", kind="low", drop=2, raw="strategy"),
             Column("lag_cell", "LAG", "right", raw="lag"),
             Column("max_time_lag", "MAX TIME LAG", raw="max_time_lag_s", kind="key"),
             Column("consume_tps", "TPS", "right", drop=8),
@@ -116,8 +142,9 @@ def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
             "groups": rows, "states": counts,
             "total": {"groups": len(c.groups), "shown": len(rows),
                       # an EMPTY group has nothing to count (its own lag is unknown)
-                      "lag": sum(known) if all(s.lag is not None or s.state == "EMPTY"
-                                               for s in c.groups) else None,
+                      "lag": sum(known) if known and all(s.lag is not None
+                                                         or s.state == "EMPTY"
+                                                         for s in c.groups) else None,
                       "lag_at_least": sum(s.lag_at_least for s in c.groups),
                       "complete": not c.stats_failed,
                       "brokers_not_included": c.stats_failed},
@@ -142,12 +169,29 @@ def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
         notes.append(f"{c.hidden_system} system group(s) hidden (--include-system shows them)")
     if not c.time_lag:
         notes.append("--no-time-lag: MAX TIME LAG not asked (QUERY_CONSUME_TIME_SPAN)")
+    unknown_members = [s for s in gs if s.members is None]
+    if unknown_members:
+        why = ["; ".join(f"{f.broker}: {f.message}" for f in s.member_failures)
+               or "no broker answered" for s in unknown_members]
+        notes.append(f"MEMBERS `-`: the member list of {len(unknown_members)} group(s) could not "
+                     "be read (GET_CONSUMER_CONNECTION_LIST), so every column derived from "
+                     "members is unknown: " + "; ".join(
+                         f"{s.group} ({w})" for s, w in zip(unknown_members, why, strict=True)))
+    unread = [s for s in gs if s.unread_members]
+    if unread:
+        notes.append("`(N unread)`: N member(s) did not answer GET_CONSUMER_RUNNING_INFO, so "
+                     "TYPE, ORDERLY and STRATEGY show what the others said and what they run "
+                     "is unknown (JSON null, `members_unread`): "
+                     + "; ".join(f"{s.group}: {', '.join(s.unread_members)}" for s in unread))
     if not c.clients:
         notes.append("--no-clients: STRATEGY, ORDERLY and pop INFLIGHT not asked "
-                     "(GET_CONSUMER_RUNNING_INFO)")
-    if any(s.consume_type == "pop" for s in c.groups):
+                     "(GET_CONSUMER_RUNNING_INFO); TYPE is the connection list's (a 5.x push "
+                     "consumer in pop mode shows push there)")
+    if any(s.pop for s in c.groups):
         notes.append("pop groups: the broker hands messages of every queue to whoever pops: no "
-                     "queue owners; INFLIGHT = messages popped and not yet acked "
+                     "queue owners, STRATEGY `pop` (the broker assigns each pop client its "
+                     "queues, QueryAssignmentProcessor.allocate4Pop: the clients' strategy "
+                     "allocates nothing); INFLIGHT = messages popped and not yet acked "
                      "(the clients' waitAckCount)")
     if any(s.inflight is None and s.consume_type not in (None, "pop") for s in c.groups):
         notes.append("INFLIGHT `-` for push/pull groups: GET_BROKER_CONSUME_STATS does not "

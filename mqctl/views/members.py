@@ -25,6 +25,7 @@ from mqctl.models import (
     ConsumerConnection,
     ConsumerRunningInfo,
     java_string_key,
+    pop_queue_text,
 )
 
 
@@ -214,10 +215,10 @@ async def _read_running_infos(admin: Admin, group: str, clients: dict[str, Clien
             clients[cid].running = info
         else:
             clients[cid].running_error = info.message
-            clients[cid].running_gone = _not_online(info)
+            clients[cid].running_gone = not_online(info)
 
 
-def _not_online(exc: MqctlError) -> bool:
+def not_online(exc: MqctlError) -> bool:
     """A GET_CONSUMER_RUNNING_INFO refused because the client is not (any more) in the group:
     AdminBrokerProcessor.callConsumer answers SYSTEM_ERROR "The Consumer <G> <C> not online"
     (corpus other-requests/307_*_offline_client); a timeout or any other error is a member that
@@ -235,6 +236,12 @@ def unanswered_members(m: GroupMembers) -> list[str]:
     stays a member until the broker drops it)."""
     return [cid for cid, cv in m.clients.items()
             if cv.running is None and cv.running_error is not None and not cv.running_gone]
+
+
+def unanswered_errors(m: GroupMembers) -> list[tuple[str, str]]:
+    """(client id, error) of :func:`unanswered_members`: the partial part of a capture
+    (exit 8)."""
+    return [(cid, m.clients[cid].running_error or "") for cid in unanswered_members(m)]
 
 
 def check_members(m: GroupMembers) -> list[Finding]:
@@ -323,21 +330,45 @@ def _queue_count_findings(m: GroupMembers) -> list[Finding]:
             for topic, q in sorted(m.queue_counts.items()) if q and n > q]
 
 
+def pop_clients(m: GroupMembers) -> list[str]:
+    """The members that pop (ConsumerRunningInfo.pops), or every member where the brokers
+    list the group as CONSUME_POP."""
+    listed = m.connection is not None and m.connection.consume_type == "CONSUME_POP"
+    return [cid for cid, cv in m.clients.items()
+            if listed or (cv.running is not None and cv.running.pops)]
+
+
 def _pop_findings(m: GroupMembers) -> list[Finding]:
-    """Pop / gRPC consumers: they balance per message."""
-    pop = [cid for cid, cv in m.clients.items()
-           if (m.connection and m.connection.consume_type == "CONSUME_POP")
-           or (cv.running and (cv.running.consume_type == "CONSUME_POP"
-                               or bool(cv.running.mq_pop_table)))]
+    """Pop consumers: the broker hands them messages of the queues it assigned them, not
+    queues to own. A 5.x remoting push consumer pops where its clientRebalance is false and
+    the group's message request mode is POP (its running info's mqPopTable says so; it
+    reports CONSUME_PASSIVELY); nothing here tells a gRPC proxy client apart, so none is
+    called one."""
+    pop = pop_clients(m)
     if not pop:
         return []
-    return [Finding("pop", "info", f"{len(pop)} pop/gRPC consumer(s) ({', '.join(pop)}): "
-                    "they balance per message, queue allocation does not apply", tuple(pop))]
+    where: dict[str, list[str]] = defaultdict(list)
+    for cid in pop:
+        info = m.clients[cid].running
+        if info is not None and info.mq_pop_table:
+            per_topic = "; ".join(f"{t}: {pop_queue_text(info.pop_queues(t))}"
+                                  for t in sorted({mq.topic for mq in info.mq_pop_table}))
+            where[per_topic].append(cid)
+    assigned = "".join(f"; {', '.join(c)} pop from {w}" for w, c in sorted(where.items()))
+    return [Finding("pop", "info", f"{len(pop)} pop consumer(s) ({', '.join(pop)}): the broker "
+                    "hands them messages, not queues, so queue allocation does not apply"
+                    + assigned + " (QueryAssignmentProcessor.allocate4Pop)", tuple(pop))]
 
 
 def _running_info_findings(m: GroupMembers) -> list[Finding]:
-    """Clients that did not answer GET_CONSUMER_RUNNING_INFO."""
+    """Clients that did not answer GET_CONSUMER_RUNNING_INFO: still members, what they run
+    (strategy, subscriptions, orderly, pop) is unknown, and the checks over the members'
+    running info cover the others only."""
+    silent = unanswered_members(m)
+    answered = sum(1 for cv in m.clients.values() if cv.running is not None)
+    cover = (f"; the strategy, subscription and pop checks cover the {answered} of "
+             f"{len(m.clients)} member(s) that answered" if silent else "")
     return [Finding("no-running-info", "warning",
-                    f"{cid} did not answer GET_CONSUMER_RUNNING_INFO: {cv.running_error}",
-                    (cid,))
+                    f"{cid} did not answer GET_CONSUMER_RUNNING_INFO: {cv.running_error}"
+                    + (cover if cid in silent else ""), (cid,))
             for cid, cv in m.clients.items() if cv.running_error]

@@ -27,8 +27,16 @@ def members_result(m: GroupMembers) -> Result:
             "client_id": cid, "addr": cv.addr, "language": cv.language,
             "version": version_name(cv.version) if cv.version else "",
             "version_ordinal": cv.version,
-            "consume_type": (cv.running.consume_type if cv.running else None)
-            or (conn.consume_type if conn else None),
+            # the client's own report (a member that did not answer: unknown); TYPE `pop`
+            # where it pops (ConsumerRunningInfo.pops: a 5.x push consumer in pop mode
+            # reports CONSUME_PASSIVELY)
+            "consume_type": ((cv.running.consume_type or (conn.consume_type if conn else None))
+                             if cv.running else None),
+            "pops": cv.running.pops if cv.running else None,
+            "consume_type_cell": ("pop" if cv.running and cv.running.pops
+                                  else cv.running.consume_type or (
+                                      conn.consume_type if conn else None)
+                                  if cv.running else "-"),
             "message_model": conn.message_model if conn else None,
             "consume_from_where": conn.consume_from_where if conn else None,
             "orderly": cv.running.orderly if cv.running else None,
@@ -57,10 +65,11 @@ def members_result(m: GroupMembers) -> Result:
                Column("addr", "ADDR", kind="id", drop=4),
                Column("language", "LANG", kind="low", drop=1),
                Column("version", "VERSION", kind="low", drop=2),
-               Column("consume_type", "TYPE", kind="low", drop=6),
-               Column("orderly", "ORDERLY", kind="low", drop=3),
-               Column("strategy", "STRATEGY", kind="low", drop=5),
-               Column("subscriptions", "SUBSCRIPTIONS"),
+               Column("consume_type_cell", "TYPE", kind="low", drop=6, raw="consume_type"),
+               # a member that did not answer its running info: `-` (unknown), not blank
+               Column("orderly", "ORDERLY", kind="low", drop=3, unknown="-"),
+               Column("strategy", "STRATEGY", kind="low", drop=5, unknown="-"),
+               Column("subscriptions", "SUBSCRIPTIONS", unknown="-"),
                Column("brokers", "SEEN BY")], rows, title=f"consumers of {m.group}",
               name="clients"),
         Table([Column("severity", "SEVERITY", kind="state"), Column("check", "CHECK",

@@ -7,6 +7,7 @@ The reads are :mod:`mqctl.views.progress_capture`; the rows and notes of the com
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -14,6 +15,7 @@ from mqctl.admin import (
     BrokerFailure,
 )
 from mqctl.models import (
+    RETRY_PREFIX,
     MessageQueue,
     OffsetWrapper,
     QueueTimeSpan,
@@ -41,6 +43,36 @@ NO_OFFSET_LAG_CAVEAT = ("LAG counts such a queue whole (max offset - 0, as mqadm
                         "consumeFromWhere (FIRST_OFFSET: the oldest message held; LAST_OFFSET: "
                         "the newest, except that a broker answers 0 for a queue whose message "
                         "0 is still in memory; TIMESTAMP: the first message at that time)")
+# what every view says of a group's lag (and of any sum over its queues) when no queue of it
+# was read: a sum of nothing is unknown, never 0 (``groups`` LAG `-`, ``group progress``,
+# ``offsets show``, ``diagnose``, ``topic consumers``, ``snapshot``)
+NO_QUEUE_READ = "no queue was read"
+
+
+def known_total(values: Iterable[int | None]) -> int | None:
+    """The total of ``values`` when it is known: None (unknown) when nothing was read or a
+    part is unknown, never 0 for nothing (the one rule of every lag, backlog and count total
+    over a group's queues)."""
+    vs = list(values)
+    if not vs or any(v is None for v in vs):
+        return None
+    return sum(v for v in vs if v is not None)
+
+
+def no_queue_reason(subscribed: Iterable[str], online: bool | None) -> str:
+    """Why no queue of a group was read, when none was: the group names no topic (created by
+    ``updateSubGroup`` and never consumed, corpus */never-committed/ NC_NEVER), or it names
+    topics on which no broker reports its offsets."""
+    subs = sorted(t for t in subscribed if not t.startswith(RETRY_PREFIX))
+    if subs:
+        return (f"it subscribes to {', '.join(subs)}, and a broker reports no offsets of an "
+                "online group on a topic it does not subscribe to "
+                "(AdminBrokerProcessor.getConsumeStats)")
+    return ("no broker holds a committed offset of it and no member names a topic, so "
+            "nothing says which queues it would read"
+            + (" (the group is offline)" if online is False else ""))
+
+
 DELAY_REASONS = {
     NEVER_COMMITTED: "the group has no committed offset for the queue (the broker's "
                      "QUERY_CONSUME_TIME_SPAN delayTime is now - 0)",
@@ -189,7 +221,7 @@ class GroupProgress:
     # the brokers' GET_CONSUME_STATS consumeTps summed: messages they handed the group per
     # second over the last minute (BrokerStatsManager.tpsGroupGetNums; mqadmin's "Consume TPS";
     # pulled into the clients' caches or popped, not necessarily processed); None when a
-    # broker did not answer (a partial sum is not the group's rate)
+    # broker did not answer (a partial sum is not the group's rate) or no queue was read
     consume_tps: float | None = 0.0
     # brokers whose GET_CONSUME_STATS failed: their queues (and lag) are not in ``queues``;
     # per topic: the failed brokers the topic's route names (all of them when no route known)
@@ -217,6 +249,9 @@ class GroupProgress:
     unanswered: list[str] = field(default_factory=list)
     # an orderly group's lock classification (mqctl.locks.view.queue_locks), when asked
     locks: LockView | None = None
+    # where no %RETRY% queue was read: whether %RETRY%<group> exists (False: nothing waits
+    # for redelivery; True: its backlog is unknown); None: not asked or not known
+    retry_topic: bool | None = None
 
     @property
     def complete(self) -> bool:

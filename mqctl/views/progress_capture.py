@@ -206,17 +206,21 @@ async def capture_progress(admin: Admin, group: str, topic: str | None = None, *
         if lock_view is not None:
             queues = _with_locks(queues, lock_view)
     client_tps = _client_tps(members, running_info, queues)
+    retry_topic = await _retry_topic(admin, group, topic, queues)
     dlq_rows: list[DlqQueue] | None = None
     if dlq:
         dlq_rows = await read_dlq_queues(admin, group, failures)
+    # the brokers' consumeTps is a sum over the topics the group has offsets on: over no queue
+    # read it is not a rate of the group (a sum of nothing is unknown, never 0)
     return GroupProgress(group, ts, cluster, queues, members, dedupe(failures),
-                         None if stats.failed else stats.tps,
+                         None if stats.failed or not queues else stats.tps,
                          unread, {tp: bs for tp, bs in by_topic.items() if bs},
                          produce_tps=produce, client_tps=client_tps, running_info=running_info,
                          pop=holders.pop, dlq=dlq_rows, dlq_asked=dlq, uncovered=uncovered,
                          pop_inflight=(dict(holders.pop_pairs)
                                        if holders.pop and holders.pop_complete else None),
-                         unanswered=holders.unanswered, locks=lock_view)
+                         unanswered=holders.unanswered, locks=lock_view,
+                         retry_topic=retry_topic)
 
 
 def _lock_view(admin: Admin, group: str, members: GroupMembers, queues: list[QueueProgress],
@@ -248,6 +252,20 @@ def _with_locks(queues: list[QueueProgress], view: LockView) -> list[QueueProgre
         out.append(q if lk is None else replace(q, lock_state=lk.state.value,
                                                 lock_owner=lk.owner))
     return out
+
+
+async def _retry_topic(admin: Admin, group: str, topic: str | None,
+                       queues: list[QueueProgress]) -> bool | None:
+    """Whether ``%RETRY%<group>`` exists, where no queue of it was read (the whole group
+    asked): without it nothing waits for redelivery (a backlog of 0, as a missing %DLQ%
+    topic), with it the backlog is unknown. The route is the one the member list already
+    read (cached); None where it was not asked or could not be read."""
+    if topic or any(q.mq.topic.startswith(RETRY_PREFIX) for q in queues):
+        return None
+    try:
+        return await admin.group_route(group) is not None
+    except MqctlError:
+        return None
 
 
 async def _brokers_to_ask(admin: Admin, group: str, topic: str | None,
@@ -460,8 +478,7 @@ def _holders(members: GroupMembers | None, running_info: bool) -> _Holders:
     pop = conn is not None and conn.consume_type == "CONSUME_POP"
     pop_complete = False
     if members is not None:
-        pop = pop or any(cv.running is not None and (cv.running.consume_type == "CONSUME_POP"
-                                                      or bool(cv.running.mq_pop_table))
+        pop = pop or any(cv.running is not None and cv.running.pops
                          for cv in members.clients.values())
         pop_complete = running_info and bool(members.clients) and all(
             cv.running is not None for cv in members.clients.values())

@@ -50,6 +50,14 @@ def _offset_cell(v: int | None) -> str:
     return "none" if v is None else str(v)
 
 
+def unanswered_of(p: GroupProgress) -> list[tuple[str, str]]:
+    """(client id, error) of the members whose running info did not answer: what a capture
+    leaves partial (OWNER unknown on the queues no other member claims; exit 8)."""
+    clients = p.members.clients if p.members is not None else {}
+    return [(c, (clients[c].running_error if c in clients else None) or "no answer")
+            for c in p.unanswered]
+
+
 def not_included_note(p: GroupProgress) -> str:
     """`` (not included: broker-b)`` after a total when some brokers' offsets were not read
     (GroupProgress.not_included), else empty: put it next to every total of a capture."""
@@ -198,10 +206,10 @@ def _topic_cells(p: GroupProgress, t: dict[str, Any]) -> None:
 
 def _totals(p: GroupProgress, main_qs: list[Any]) -> _Totals:
     from mqctl.models import RETRY_PREFIX
+    from mqctl.views.progress import known_total
 
     # nothing read is not 0 (issue 25 item 4): no queue, no total; no known time lag, no max
-    lags = [q.lag for q in main_qs]
-    total_lag = sum(x for x in lags if x is not None) if lags and None not in lags else None
+    total_lag = known_total(q.lag for q in main_qs)
     known_tl = [q.delay_ms for q in main_qs if q.delay_ms is not None]
     puts = [v for t, v in p.produce_tps.items() if not t.startswith(RETRY_PREFIX)]
     known_put = [v for v in puts if v is not None]
@@ -319,6 +327,7 @@ def _headline(p: GroupProgress, main_qs: list[Any], tot: _Totals) -> str:
                 else "")
              if main_qs else f"group {p.group}: lag unknown: no queue was read{missing}")
             + (f", pulled TPS {p.consume_tps:.2f} (brokers)" if p.consume_tps is not None
+               else ", pulled TPS unknown" if not p.queues
                else f", pulled TPS unknown ({', '.join(p.not_included) or 'a broker'} did "
                     "not answer)")
             + (f", consumed TPS {tot.clients_tps:.2f} (clients)"
@@ -434,6 +443,7 @@ def _queue_notes(p: GroupProgress, tot: _Totals) -> list[str]:
 def _no_queue_notes(p: GroupProgress) -> list[str]:
     """A BROADCASTING group (nothing committed to the brokers), or no offsets at all."""
     from mqctl.models import RETRY_PREFIX
+    from mqctl.views.progress import no_queue_reason
 
     if p.broadcasting:
         return [f"group {p.group} is BROADCASTING: each client keeps its own offsets in a "
@@ -449,11 +459,7 @@ def _no_queue_notes(p: GroupProgress) -> list[str]:
                   if not t.startswith(RETRY_PREFIX))
     return [f"no offsets found for group {p.group}"
             + (" (group is offline)" if online is False else "") + not_included_note(p)
-            + (f" on the topic asked: it subscribes to {', '.join(subs)}, and a broker "
-               "reports no offsets of an online group on a topic it does not "
-               "subscribe to (AdminBrokerProcessor.getConsumeStats)" if subs else
-               ": no broker holds a committed offset of it and no member names a "
-               "topic, so nothing says which queues it would read")]
+            + (" on the topic asked" if subs else "") + ": " + no_queue_reason(subs, None)]
 
 
 def _pop_inflight(p: GroupProgress, topic: str) -> int | None:
@@ -472,6 +478,8 @@ def _retry_section(p: GroupProgress, retry_qs: list[Any]
     """Rows, notes and JSON of the retry and dead-letter section (issue 18 item 2):
     ``%RETRY%<group>`` queues (messages to be redelivered: broker offset - committed offset)
     and ``%DLQ%<group>`` queues (dead letters still stored: max - min offset)."""
+    from mqctl.views.progress import known_total
+
     rows: list[dict[str, Any]] = []
     for q in retry_qs:
         rows.append({"kind": "retry", "topic": q.mq.topic, "broker": q.mq.broker_name,
@@ -487,11 +495,16 @@ def _retry_section(p: GroupProgress, retry_qs: list[Any]
                      "min_offset_cell": str(d.min_offset), "max_offset": d.max_offset,
                      "consumer_offset": None, "consumer_offset_cell": "-",
                      "backlog": d.messages})
-    backlogs = [q.lag for q in retry_qs]
-    retry_backlog = None if None in backlogs else sum(x or 0 for x in backlogs)
+    # a backlog over no %RETRY% queue read is unknown, not 0 (mqctl.views.progress.
+    # known_total), unless the retry topic does not exist: then nothing waits
+    no_topic = not retry_qs and p.retry_topic is False
+    retry_backlog = 0 if no_topic else known_total(q.lag for q in retry_qs)
     dlq_messages = (sum(d.messages for d in p.dlq) if p.dlq is not None else None)
-    notes = [(f"retry backlog {retry_backlog} message(s)" if retry_backlog is not None
-              else "retry backlog unknown") + f" in {len(retry_qs)} %RETRY% queue(s)"
+    notes = [(f"retry backlog 0: no %RETRY%{p.group} topic" if no_topic else
+              f"retry backlog {retry_backlog} message(s) in {len(retry_qs)} %RETRY% queue(s)"
+              if retry_backlog is not None else
+              f"retry backlog unknown: no %RETRY%{p.group} queue was read" if not retry_qs
+              else f"retry backlog unknown in {len(retry_qs)} %RETRY% queue(s)")
              + (f"; dead letters: {dlq_messages} in %DLQ%{p.group}" if dlq_messages
                 else "; no dead letters" if p.dlq == [] else
                 "; dead letters unknown" if p.dlq_asked else "")]

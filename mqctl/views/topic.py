@@ -152,7 +152,8 @@ class TopicConsumer:
     consume_type: str | None
     expression: str | None  # the group's subscription to this topic, when online
     system: bool
-    # why ``lag`` is None: "not-read" (no broker's consume stats), "broadcasting" (each client
+    # why ``lag`` is None: "not-read" (no broker's consume stats), "no-queue" (the brokers
+    # answered and list no queue of the topic for the group), "broadcasting" (each client
     # keeps its offsets in a local file, LocalFileOffsetStore: the brokers' numbers are not
     # the group's progress)
     lag_unknown: str | None = None
@@ -322,10 +323,12 @@ async def _topic_consumer(admin: Admin, route: TopicRoute, topic: str, group: st
         online = None
     sub = conn.subscriptions.get(topic) if conn is not None else None
     broadcasting = conn is not None and conn.message_model == "BROADCASTING"
-    why = "broadcasting" if broadcasting else None if read else "not-read"
+    # a lag (and a consume TPS) over no queue of the topic read is unknown, not 0
+    why = ("broadcasting" if broadcasting else "not-read" if not read
+           else "no-queue" if not queues else None)
     return TopicConsumer(
-        group, listed_by, lag if read and not broadcasting else None, queues, not_inc,
-        tps if read else None, online,
+        group, listed_by, lag if why is None else None, queues, not_inc,
+        tps if read and queues else None, online,
         len(conn.connections) if conn is not None else (0 if online is False else None),
         conn.message_model if conn else None, conn.consume_type if conn else None,
         sub.expression if sub is not None else None, is_system_group(group), why)

@@ -103,6 +103,9 @@ def consumers_result(c: TopicConsumers) -> Result:
                      f"({', '.join(c.hidden_system)}): --include-system")
     if any(g.lag_unknown == "not-read" for g in c.groups):
         notes.append("LAG `-`: no broker's consume stats could be read for that group")
+    if any(g.lag_unknown == "no-queue" for g in c.groups):
+        notes.append("LAG `-`: the brokers list no queue of the topic for that group (no "
+                     "offset of it there): its lag is unknown, not 0")
     if any(g.lag_unknown == "broadcasting" for g in c.groups):
         notes.append("LAG `-` for BROADCASTING groups: each client keeps its own offsets in a "
                      "local file (LocalFileOffsetStore), so the brokers' numbers are not the "
