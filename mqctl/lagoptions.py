@@ -210,8 +210,10 @@ class Options:
         "5m", "--max-skew", "How far apart a consumerOffset.json and the topicStatus capture "
         "giving its max offsets may be.", kind=Kind.DURATION, metavar="DURATION")
     align_ms: int = option(
-        "10s", "--align", "Captures closer than this are one capture (per-broker exports of one "
-        "cron run); 0 = exact times.", kind=Kind.DURATION, metavar="DURATION")
+        "10s", "--align", "Records of a cluster within this of a capture's first record are one "
+        "capture (per-broker exports of one cron run), unless they observe a queue it already "
+        "holds: a capture of the same queues taken again is a capture of its own; 0 = exact "
+        "times.", kind=Kind.DURATION, metavar="DURATION")
     move_window_ms: int = option(
         "5m", None, "A queue lost and gained again within this time is one move "
         "(rebalance/moves).", kind=Kind.DURATION)

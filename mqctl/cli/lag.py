@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from mqctl.cli.common import OutputFormat, OutputOpt, emit, info, state
+from mqctl.cli.common import OutputFormat, OutputOpt, emit, info, state, warn
 
 if TYPE_CHECKING:
     from mqctl.render import Result
@@ -97,6 +97,8 @@ def report(ctx: typer.Context, inputs: list[str], output: OutputFormat | None = 
         prom_file=values["prom_file"], spark_conf=spark_conf(values["conf"]) or None,
         progress=lambda m: info(st, m), state=values["state"], full=values["full"],
         debug=st.debug)
+    for w in res.warnings:  # (what the outputs rest on but may not show)
+        warn(w)
     emit(_readable(result_view(res, values["limit"])), st.output(output))
     if res.breaches:
         exprs = sorted({b.expr for b in res.breaches})

@@ -11,8 +11,8 @@ Every row of ``lag`` and ``group_status`` depends on its own capture and earlier
   the previous capture with an owner (:func:`transforms.owner_track`,
   :func:`transforms.capture_resets`).
 
-So a run whose new captures all come after everything already ingested (by more than
-``--align``, so no capture merges across the bound ``B``) computes the rows from ``B`` on over the
+So a run whose new captures all come after everything already ingested (none of them joining a
+capture already reported: :mod:`mqctl.lagjob.alignment`) computes the rows from ``B`` on over the
 observations from a look-back ``C`` (the last ``window + 1`` captures before ``B``), with the
 broker history points the derived state keeps, and appends them to the date partitions of
 ``lag`` and ``group_status``. The rebalance datasets are small: they are recomputed whole from
@@ -29,8 +29,9 @@ only::
     changes/batch=N/   owner changes found between captures (before reset marking)
     resets/batch=N/    offset resets found in captures
     unowned/batch=N/   unowned intervals found in captures (before reset gaps); whole, per run
-    times/batch=N/     the observations' distinct (cluster, observed_ts), as read (before the
-                       dedupe): the bound's input (:func:`plan`), not a scan of the table
+    times/batch=N/     the observations' distinct (cluster, observed_ts) with the capture of
+                       each (before the dedupe): the bound's input (:func:`plan`), not a scan
+                       of the table
     latest/batch=N/    the latest row per group and topic with its peaks and captures
                        (:func:`transforms.latest_status_rows`); whole, per run
     groups/batch=N/    the latest row per group (:func:`transforms.latest_groups_rows`);
@@ -74,7 +75,6 @@ vanished input file, a file with bad lines, another input kind than snapshots, `
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ RESETS_DDL = ("ts long, window_start_ts long, cluster string, group string, topi
 UNOWNED_DDL = ("cluster string, group string, topic string, broker string, queue_id int, "
                "since_ts long, start_ts long, end_ts long, duration_ms long, open boolean, "
                "source_kind string")
-TIMES_DDL = "cluster string, observed_ts long"
+TIMES_DDL = "cluster string, observed_ts long, capture_ts long"
 CUTS_DDL = ("cluster string, topic string, broker string, queue_id int, cut_t long, cut_b long, "
             "first_b long")
 PARTS = {"history": HISTORY_DDL, "changes": CHANGES_DDL, "resets": RESETS_DDL,
@@ -135,43 +135,50 @@ class Bound:
     captures: int = 0  # the most captures of one cluster before the new ones
 
 
-def plan(times: list[tuple[str, int, bool]], align_ms: int, window: int) -> Bound:
-    """The bound from the distinct ``(cluster, observed_ts, new)`` of the ingested table
-    (``new``: ingested by this run). Captures are runs of times less than ``align_ms`` apart
-    (:func:`transforms.capture_index`); the look-back starts at the ``window + 1``-th capture
-    before the new ones of every cluster with new captures (at its first time: the capture's
-    name). Raises :class:`NotBounded` when there is nothing new, or when a new time is not after
-    every earlier one (of its cluster: by more than ``align_ms``, so that it cannot join a
-    capture already reported)."""
-    new_times = [int(t) for _c, t, n in times if n]
+def plan(times: list[tuple[str, int, int | None, bool]], window: int) -> Bound:
+    """The bound from the distinct ``(cluster, observed_ts, capture_ts, new)`` of the
+    ingested table (``new``: ingested by this run; ``capture_ts``: the capture of an earlier
+    time, as the run that reported it found it, :mod:`mqctl.lagjob.alignment`). The
+    look-back starts at the ``window + 1``-th capture before the new ones of every cluster
+    with new captures (at its first time: the capture's name): the captures from a capture's
+    first time on are the same whatever came before, so the look-back finds the full run's.
+    Raises :class:`NotBounded` when there is nothing new, when a new time is not after every
+    earlier one, or when an earlier time has no capture (a state of an earlier version).
+    Whether a new time joins the last capture already reported (within ``--align`` of it,
+    holding nothing it holds) only the captures can tell: :func:`stages.captures` raises
+    then."""
+    new_times = [int(t) for _c, t, _cap, n in times if n]
     if not new_times:
         raise NotBounded("no new capture")
     new_ts = min(new_times)
-    if any(not n and int(t) >= new_ts for _c, t, n in times):
+    if any(not n and int(t) >= new_ts for _c, t, _cap, n in times):
         raise NotBounded("a new capture is earlier than one already reported")
-    per: dict[str, tuple[list[int], list[int]]] = {}
-    for cluster, ts, is_new in times:
-        per.setdefault(cluster, ([], []))[1 if is_new else 0].append(int(ts))
+    if any(not n and cap is None for _c, _t, cap, n in times):
+        raise NotBounded("the derived state has no capture of an earlier time")
+    per: dict[str, tuple[set[int], bool]] = {}
+    for cluster, _ts, cap, is_new in times:
+        old, has_new = per.get(cluster, (set(), False))
+        if not is_new:
+            assert cap is not None
+            old.add(int(cap))
+        per[cluster] = (old, has_new or is_new)
     starts_before: list[int] = []
     most = 0
-    for cluster, (old, new) in sorted(per.items()):
-        if not old or not new:
+    for _cluster, (old, has_new) in sorted(per.items()):
+        if not old or not has_new:
             continue  # a cluster without new captures, or only new ones: no look-back
-        old.sort()
-        if min(new) - old[-1] <= align_ms:
-            raise NotBounded(f"a new capture of cluster {cluster!r} is within --align of an "
-                             "earlier one")
-        starts = [old[0]] + [b for a, b in pairwise(old) if b - a > align_ms]
+        starts = sorted(old)
         starts_before.append(starts[max(0, len(starts) - (max(1, window) + 1))])
         most = max(most, len(starts))
     return Bound(new_ts=new_ts, from_ts=min(starts_before, default=new_ts), captures=most)
 
 
 def table_times(spark: SparkSession, state: str, manifest: Any, batch: int | None,
-                new_dates: list[str]) -> list[tuple[str, int, bool]]:
-    """Distinct ``(cluster, observed_ts, new)`` of the ingested observations (``new``: of
-    ``batch``, this run's): the earlier ones from the derived state's ``times`` (kept per run,
-    so the bound does not scan the ingested table: a re-run's cost follows the new data), the
+                new_dates: list[str]) -> list[tuple[str, int, int | None, bool]]:
+    """Distinct ``(cluster, observed_ts, capture_ts, new)`` of the ingested observations
+    (``new``: of ``batch``, this run's, whose ``capture_ts`` is not known yet: None): the
+    earlier ones from the derived state's ``times`` (kept per run with their captures, so
+    the bound does not scan the ingested table: a re-run's cost follows the new data), the
     new ones from ``batch``'s rows in its dates (``new_dates``) only."""
     from pyspark.sql import functions as F
 
@@ -179,12 +186,13 @@ def table_times(spark: SparkSession, state: str, manifest: Any, batch: int | Non
     from mqctl.lagjob import writers as W
 
     old = read(spark, state, "times", manifest.derived).select(
-        "cluster", "observed_ts", F.lit(False).alias("new"))
+        "cluster", "observed_ts", "capture_ts", F.lit(False).alias("new"))
     df = spark.read.parquet(W.join(state, I.TABLE)).filter(
         F.col("date").isin([F.to_date(F.lit(d)) for d in new_dates] or [F.lit(None)])
         & (F.col("batch") == F.lit(-1 if batch is None else int(batch))))
-    new = df.select("cluster", "observed_ts", F.lit(True).alias("new"))
-    return [(r[0], int(r[1]), bool(r[2])) for r in
+    new = df.select("cluster", "observed_ts", F.lit(None).cast("long").alias("capture_ts"),
+                    F.lit(True).alias("new"))
+    return [(r[0], int(r[1]), None if r[2] is None else int(r[2]), bool(r[3])) for r in
             old.unionByName(new).distinct().collect()]
 
 

@@ -31,9 +31,11 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 # 2: the observations carry committed, owner_unknown, members_unanswered (issue 25); 3:
-# consume_type, message_model, and lag/group_status gained columns (issue 27); a state of
-# another version is not read (every file is parsed again, every date rewritten)
-VERSION = 3
+# consume_type, message_model, and lag/group_status gained columns (issue 27); 4: captures
+# never chain nor hold a queue twice (mqctl/lagjob/alignment.py), and the derived times keep
+# each time's capture; a state of another version is not read (every file is parsed again,
+# every date rewritten)
+VERSION = 4
 MANIFEST = "manifest.json"
 TABLE = "snapshots"
 STAGING = "staging"  # a run's parsed files (``staging-<batch>``; Spark skips .hidden paths)
@@ -60,6 +62,9 @@ class Manifest:
     # the derived broker history was cut (:func:`bounded.history_frame`) since the last run
     # that computed everything: later bounded runs append to it until they compact
     history_cut: bool = False
+    # per cluster, the captures opened within --align of the previous one (alignment.Close
+    # as JSON) as the outputs count them: a bounded run adds its new captures'
+    close: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps({"version": VERSION, "fingerprint": self.fingerprint, "out": self.out,
@@ -67,7 +72,7 @@ class Manifest:
                            "pending": sorted(self.pending),
                            "derived": sorted(self.derived),
                            "duplicates": self.duplicates, "counts": self.counts,
-                           "history_cut": self.history_cut},
+                           "history_cut": self.history_cut, "close": self.close},
                           indent=1, sort_keys=True) + "\n"
 
     @classmethod
@@ -87,12 +92,16 @@ class Manifest:
         counts = d.get("counts") or {}
         if not isinstance(counts, dict):
             counts = {}
+        close = d.get("close") or {}
+        if not isinstance(close, dict):
+            close = {}
         return cls(str(d.get("fingerprint", "")), str(d.get("out", "")),
                    [int(b) for b in batches], files, [str(x) for x in pending],
                    [int(b) for b in derived], int(d.get("duplicates") or 0),
                    {str(k): {str(d): int(n) for d, n in v.items()}
                     for k, v in counts.items() if isinstance(v, dict)},
-                   d.get("history_cut") is True)
+                   d.get("history_cut") is True,
+                   {str(k): v for k, v in close.items() if isinstance(v, dict)})
 
     def next_batch(self) -> int:
         return max([0, *self.batches]) + 1

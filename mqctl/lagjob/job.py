@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import MqctlError, UsageError
+from mqctl.lagjob.alignment import Close
 from mqctl.lagjob.inputs import (
     InputSpec,
     Kind,
@@ -95,6 +96,9 @@ class ReportResult:
     dates: list[str]
     truncated: bool = False
     notes: list[str] = field(default_factory=list)
+    # what the outputs rest on but may not show (captures closer than --align): on stderr,
+    # in summary.json and at the top of report.html
+    warnings: list[str] = field(default_factory=list)
     # wall seconds per stage of the run, in order (docs/lag-performance.md; bench/lag_scale.py)
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -107,7 +111,7 @@ class ReportResult:
                 "quarantine": {"total": self.quarantined, "by_reason": self.quarantine},
                 "breaches": [b.to_dict() for b in self.breaches], "counts": self.counts,
                 "inputs": self.inputs, "dates": self.dates, "truncated": self.truncated,
-                "notes": self.notes}
+                "notes": self.notes, "warnings": self.warnings}
 
 
 def run_report(inputs: Sequence[str | InputSpec], out_dir: str,
@@ -537,6 +541,9 @@ class _Run:
         self.persisted: list[DataFrame] = []
         self.current = "read"  # the stage running now (named when Spark fails in it)
         self.notes: list[str] = []
+        # the captures opened within --align of the previous one, by cluster (with a
+        # bounded re-run's earlier ones): :meth:`_close_captures`
+        self.close: dict[str, Close] = {}
         self.timings: dict[str, float] = {}
         self.state: str | None = None  # the ingested table's directory (incremental runs)
         self.full = False
@@ -695,7 +702,7 @@ class _Run:
     def _restart(self) -> None:
         """Forget what an attempt of :meth:`_run` found (the next one reads it all again)."""
         self._unpersist()
-        self.bound, self.notes, self.written = None, [], {}
+        self.bound, self.notes, self.written, self.close = None, [], {}, {}
         self.touched, self.new_batch, self.clean_ingest = None, None, False
         self.aged_out, self.deferred, self.try_bound = set(), False, False
 
@@ -873,7 +880,7 @@ class _Run:
         with self.stage("bound"):
             self.bound = b = B.plan(B.table_times(sp, st, man, self.new_batch,
                                                   sorted(self.touched or ())),
-                                    self.o.align_ms, self.o.window)
+                                    self.o.window)
         from_date = _utc_day(b.from_ts)
         if self.aged_out and max(self.aged_out) >= from_date:
             raise B.NotBounded("an input file of the look-back's dates is gone")
@@ -1031,8 +1038,11 @@ class _Run:
         fp = o.fingerprint()
         keep_derived = self._open_state(by_kind, fp)
         snapshots, table_all = self._read_snapshots(by_kind)
-        read = S.captures(self, o, S.read(self, sp, o, paths, self.listing, snapshots))
-        self.obs_times = read.obs.select("cluster", "observed_ts")  # (derived state: times)
+        read = S.captures(self, o, S.read(self, sp, o, paths, self.listing, snapshots),
+                          None if self.bound is None else int(self.bound.new_ts))
+        self._close_captures(read.close)
+        # (derived state: times, each with its capture)
+        self.obs_times = read.obs.select("cluster", "observed_ts", "capture_ts")
         earlier = self._earlier()
         check = None if earlier is None else (
             lambda d: self._check_bound(d, table_all, earlier.cuts))
@@ -1062,6 +1072,16 @@ class _Run:
                              rows={name: _total(stats, name) for name in rep.datasets})
         return self._summaries(rep, stats, counts, inputs, run_dates, run_ts, keep_derived,
                                lagged, reb, fp)
+
+    def _close_captures(self, found: dict[str, Close]) -> None:
+        """The captures opened within --align of the previous one (:mod:`alignment`): what
+        this run found, plus a bounded re-run's earlier ones (the manifest's; this run counted
+        only the new captures), as a full run over the same inputs counts them."""
+        close = {c: Close.from_json(v) for c, v in self.manifest.close.items()} \
+            if self.bound is not None else {}
+        for cluster, c in found.items():
+            close.setdefault(cluster, Close()).add(c)
+        self.close = close
 
     def _count_inputs(self, by_kind: dict[Kind, list[Any]]) -> dict[str, int]:
         """Input files per kind (and unrecognised, ignored, unreadable ones), said on stderr;
@@ -1260,7 +1280,8 @@ class _Run:
         group_status already). An incremental run rewrites the big per-capture datasets only
         from the first date whose observations changed: a row depends on its capture and
         earlier ones only (status window, time-lag brackets, previous owner), so earlier dates
-        are unchanged."""
+        are unchanged (but a capture that began up to --align before the first changed
+        date)."""
         from pyspark.sql import functions as F
 
         from mqctl.lagjob import writers as W
@@ -1269,7 +1290,10 @@ class _Run:
         write_from: str | None = None
         if not self.write_all:
             changed = sorted(set(self.manifest.pending) | (self.touched or set()))
-            write_from = changed[0] if changed else "9999-12-31"
+            # (a record of the first changed date can belong to a capture that began up to
+            # --align before it, on the date before: its rows are dated by the capture)
+            write_from = (_utc_day(_day_start_ms(changed[0]) - self.o.align_ms) if changed
+                          else "9999-12-31")
         for name, df in datasets.items():
             path = W.join(self.out, name)
             per_capture = name in ("lag", "group_status")
@@ -1334,6 +1358,9 @@ class _Run:
         breaches = evaluate(self.thresholds, rep.latest, totals)
         totals["breaches"] = len({b.expr for b in breaches})
         self._add_notes(counts)
+        from mqctl.lagjob import alignment
+
+        warnings = alignment.warnings(self.close, o.align_ms, o.window)
         rows = _Rows(rep, summary, group_rows, n_latest, n_groups, self._said)
         # CSV of every group/topic (the reasons as one cell, "; " between them)
         csv_path = W.join(self.out, "summary.csv")
@@ -1346,7 +1373,7 @@ class _Run:
         first = (more["h"], first_limit) if "h" in parts else None
         W.write_text(sp, html_path, self._html(frames, group_rows, summary, counts,
                                                quarantined, run_ts, marked, first,
-                                               more.get("p")))
+                                               more.get("p"), warnings))
         written["html"] = html_path
         from mqctl.timeparse import format_ms
 
@@ -1357,6 +1384,7 @@ class _Run:
             "breaches": [b.to_dict() for b in breaches],
             "groups": group_rows, "summary": summary, "summary_rows": n_latest,
             "truncated": n_latest > len(summary), "paths": written, "notes": self.notes,
+            "warnings": warnings,
         }
         json_path = W.join(self.out, "summary.json")
         written["summary_json"] = json_path
@@ -1370,7 +1398,7 @@ class _Run:
                             quarantine=qcounts, quarantined=quarantined, breaches=breaches,
                             counts=counts, inputs=inputs, dates=run_dates,
                             truncated=n_latest > len(summary), notes=list(self.notes),
-                            timings=dict(self.timings))
+                            warnings=warnings, timings=dict(self.timings))
 
     def _summary_rows(self, rep: Report, more: dict[str, DataFrame]
                       ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, list[Any]]]:
@@ -1400,9 +1428,9 @@ class _Run:
     def _add_notes(self, counts: dict[str, int]) -> None:
         dupes = counts["duplicates"]
         if dupes:
-            self.notes.append(f"{dupes} duplicate observation(s) of the same queue and capture "
-                              "were merged (the same capture given twice, two sources, or "
-                              f"captures less than --align {self.o.align_ms / 1000:g}s apart)")
+            self.notes.append(f"{dupes} duplicate observation(s) of the same queue at the same "
+                              "time were merged (the same capture given twice, or two sources "
+                              "of one time; the source decides: docs/exports.md section 2.6)")
         if counts["owner_unknown"]:
             self.notes.append(
                 f"{counts['owner_unknown']} queue observation(s) with the owner unknown (lag/ "
@@ -1507,6 +1535,7 @@ class _Run:
             self.manifest.counts = self.kept_counts
         else:
             self.manifest.derived, self.manifest.counts = [], {}
+        self.manifest.close = {c: v.to_json() for c, v in sorted(self.close.items())}
         self.manifest.pending, self.manifest.fingerprint = [], fp
         self.manifest.out = self.out
         I.save(sp, st, self.manifest)
@@ -1543,12 +1572,12 @@ class _Run:
     def _html(self, frames: dict[str, DataFrame], group_rows: list[dict[str, Any]],
               summary: list[dict[str, Any]], counts: dict[str, int], quarantined: int,
               run_ts: int, marked: dict[str, bool], first: tuple[list[Any], int] | None = None,
-              second: list[Any] | None = None) -> str:
+              second: list[Any] | None = None, warnings: list[str] | None = None) -> str:
         """report.html: bounded data from the frames, then the page (mqctl/lagjob/html/).
         ``marked``: whether there are events and storms to read (``has_events``,
         ``has_storms``); ``first``, ``second``: the page's collects, already made
         (:func:`html.collect.first_collect`, its rows and limit;
-        :func:`html.collect.second_collect`'s rows)."""
+        :func:`html.collect.second_collect`'s rows); ``warnings``: at the top of the page."""
         from mqctl.lagjob import html as H
         from mqctl.lagjob.verdicts import utc
 
@@ -1570,6 +1599,7 @@ class _Run:
                             f"{counts['storms']} storm(s); "
                             f"{counts['lock_takeovers']} lock takeover(s); "
                             f"{quarantined} quarantined record(s)",
+                "warnings": list(warnings or []),
                 "notes": self.notes + ([f"the status table shows {len(shown)} of "
                                         f"{len(summary)} rows"]
                                        if len(shown) < len(summary) else [])}
@@ -1582,6 +1612,13 @@ def _utc_day(ms: int) -> str:
     from datetime import UTC, datetime
 
     return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d")
+
+
+def _day_start_ms(day: str) -> int:
+    """The epoch ms of a UTC date's (``yyyy-MM-dd``) first instant."""
+    from datetime import UTC, datetime
+
+    return int(datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=UTC).timestamp() * 1000)
 
 
 def _plain(d: dict[str, Any]) -> dict[str, Any]:
@@ -1742,6 +1779,11 @@ def main(argv: list[str] | None = None) -> int:
             spark_conf=spark_conf(args["conf"]) or None,
             progress=None if args["quiet"] else _stderr_line, state=args["state"],
             full=args["full"])
+        if not args["quiet"]:
+            from mqctl.render import printable
+
+            for w in res.warnings:
+                sys.stderr.write(f"mqctl: warning: {printable(w)}\n")
         emit(result_view(res, args["limit"]), args["output"])
     except MqctlError as exc:
         sys.stderr.write(f"mqctl: error: {exc.message}\n")

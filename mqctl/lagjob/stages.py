@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mqctl.lagjob.inputs import Kind
@@ -107,6 +107,9 @@ class Read:
     # the logs' bad lines and every line read (to number the bad ones: a scan of every log
     # line, made only when there is a bad one, by :func:`quarantine`); None without logs
     log_bad: tuple[DataFrame, DataFrame] | None = None
+    # after :func:`captures`: the captures of each cluster opened within --align of the
+    # previous one (:class:`alignment.Close`, by cluster)
+    close: dict[str, Any] = field(default_factory=dict)
 
 
 def read(run: Runner, spark: SparkSession, o: Options, paths: dict[Kind, list[str]],
@@ -164,12 +167,18 @@ def _union(frames: list[DataFrame]) -> DataFrame:
 
 # ---- captures ------------------------------------------------------------------------------
 
-def captures(run: Runner, o: Options, r: Read) -> Read:
+def captures(run: Runner, o: Options, r: Read, bound_ts: int | None = None) -> Read:
     """The records within ``--since`` (less a day: windows and brackets look back) and
-    ``--until``, each with its capture (``capture_ts``: records of one cluster closer than
-    ``--align`` are one capture, :func:`transforms.capture_index`). Bad records as read."""
+    ``--until``, each with its capture (``capture_ts``, :mod:`mqctl.lagjob.alignment`: the
+    records of a cluster within ``--align`` of a capture's first time that hold nothing it
+    already holds). Bad records as read; ``close``: the captures of each cluster opened
+    within ``--align`` of the previous one (bounded: those from ``bound_ts`` on, the new
+    ones). Bounded (``bound_ts``): :class:`bounded.NotBounded` when a new record joins a
+    capture that starts before ``bound_ts`` (one already reported)."""
     from pyspark.sql import functions as F
 
+    from mqctl.lagjob import alignment
+    from mqctl.lagjob import bounded as B
     from mqctl.lagjob import transforms as X
 
     obs, points, logs = r.obs, r.points, r.logs
@@ -183,14 +192,35 @@ def captures(run: Runner, o: Options, r: Read) -> Read:
         obs = obs.filter(F.col("observed_ts") >= start)
         points = points.filter(F.col("observed_ts") >= start)
         logs = logs.filter(F.col("ts") >= start)
+    # (topicStatus points take no capture: the broker history is by time)
     times = obs.select("cluster", "observed_ts")
-    for f in (points, r.members, r.topic_cfg, r.group_cfg):
+    for f in (r.members, r.topic_cfg, r.group_cfg):
         times = times.unionByName(f.select("cluster", "observed_ts"))
-    index = run.cut(X.capture_index(times, o.align_ms), "capture index")
-    return Read(obs=X.with_capture(obs, index), bad=r.bad, points=X.with_capture(points, index),
+    chains, n_chained = run.cut_counting(X.capture_chains(times, o.align_ms), "capture index",
+                                         F.col("chain_times") > 1)
+    moved_df: DataFrame | None = None
+    close: dict[str, alignment.Close] = {}
+    if n_chained:  # times at most --align apart: the walk decides (on the driver: few)
+        keys = X.record_keys(obs, r.members, r.topic_cfg, r.group_cfg)
+        with run.stage("capture index"):
+            rows = X.latest_shared(keys, chains.filter(F.col("chain_times") > 1)).collect()
+        moved, close = alignment.align_chains(
+            ((x["cluster"], x["chain"], x["observed_ts"], x["shared_ts"]) for x in rows),
+            o.align_ms, bound_ts)
+        if bound_ts is not None and any(t >= bound_ts > c for _k, t, c in moved):
+            raise B.NotBounded("a new record joins a capture already reported (within "
+                               "--align of it, observing other queues)")
+        if moved:
+            moved_df = obs.sparkSession.createDataFrame(
+                moved, "cluster string, observed_ts long, capture_ts long")
+    index = X.capture_index(chains, moved_df)
+    if moved_df is not None:
+        index = run.cut(index, "capture index")
+    return Read(obs=X.with_capture(obs, index), bad=r.bad, points=points,
                 members=X.with_capture(r.members, index),
                 topic_cfg=X.with_capture(r.topic_cfg, index),
-                group_cfg=X.with_capture(r.group_cfg, index), logs=logs, log_bad=r.log_bad)
+                group_cfg=X.with_capture(r.group_cfg, index), logs=logs, log_bad=r.log_bad,
+                close=close)
 
 
 # ---- lag -----------------------------------------------------------------------------------

@@ -251,20 +251,25 @@ def test_plan_picks_the_look_back_per_cluster():
     from mqctl.lagjob.bounded import NotBounded, plan
 
     s = 60_000
-    times = [("a", t * s, False) for t in range(10)] + [("a", 10 * s, True)]
+    # (cluster, time, its capture as reported, new)
+    times = [("a", t * s, t * s, False) for t in range(10)] + [("a", 10 * s, None, True)]
     # window 3: the 4th capture before the new one (times 6, 7, 8, 9 minutes)
-    b = plan(times, align_ms=10_000, window=3)
+    b = plan(times, window=3)
     assert (b.new_ts, b.from_ts) == (10 * s, 6 * s)
     # a capture spread over two times (aligned into one): it counts once, named by its first
-    times2 = times + [("a", 8 * s + 5_000, False)]
-    assert plan(times2, align_ms=10_000, window=3).from_ts == 6 * s
+    times2 = times + [("a", 8 * s + 5_000, 8 * s, False)]
+    assert plan(times2, window=3).from_ts == 6 * s
     # another cluster with a longer interval: the earliest look-back of the two
-    times3 = times + [("b", t * 5 * s, False) for t in range(2)] + [("b", 10 * s + 1, True)]
-    assert plan(times3, align_ms=10_000, window=3).from_ts == 0
-    with pytest.raises(NotBounded, match="within --align"):
-        plan(times + [("a", 9 * s + 5_000, True)], align_ms=10_000, window=3)
+    times3 = times + [("b", t * 5 * s, t * 5 * s, False) for t in range(2)] + [
+        ("b", 10 * s + 1, None, True)]
+    assert plan(times3, window=3).from_ts == 0
+    # a new time within --align of the last capture: the captures stage decides whether it
+    # joins it (NotBounded there) or is a capture of its own (the run stays bounded)
+    assert plan(times + [("a", 9 * s + 5_000, None, True)], window=3).new_ts == 9 * s + 5_000
     with pytest.raises(NotBounded, match="no new capture"):
-        plan([("a", 0, False)], align_ms=10_000, window=3)
+        plan([("a", 0, 0, False)], window=3)
+    with pytest.raises(NotBounded, match="no capture of an earlier time"):
+        plan([("a", 0, None, False), ("a", s, None, True)], window=3)
 
 
 def test_captures_that_aged_out_stay_in_the_report(spark, tmp_path):
@@ -472,3 +477,72 @@ def test_a_bounded_rerun_does_not_read_the_earlier_dates_back(spark, tmp_path):
     said = []
     run(spark, root, inc, said)
     assert not bounded(said) and any("the derived state lacks counts" in m for m in said), said
+
+
+def test_close_captures_stay_apart_in_bounded_reruns_and_equal_a_full_run(spark, tmp_path):
+    """Snapshots of the same queues taken 7 s apart (within --align 10s) are captures of their
+    own: a re-run that adds one is still a bounded one (the new capture joins none already
+    reported), and its outputs, counts and warnings are a full run's. A file of other queues
+    within --align of the last capture joins that capture: the re-run computes everything
+    (and still equals a full run)."""
+    root, inc, full = tmp_path / "in", tmp_path / "inc", tmp_path / "full"
+    for i in range(4):
+        write_capture(root, i)
+    last = T0 + 3 * STEP
+
+    def close(k: int) -> None:  # capture 3 taken again, k x 7 s later (offsets moved on)
+        rows = [{**r, "capture_ts": last + k * 7000,
+                 "consumer_offset": r["consumer_offset"] + k,
+                 "broker_offset": r["broker_offset"] + 2 * k,
+                 "lag": r["lag"] + k} for r in capture(3)]
+        write_snapshot(root, "c1", last + k * 7000, rows)
+
+    close(1)
+    run(spark, root, inc)
+    for k in (2, 3):
+        close(k)
+        said: list[str] = []
+        ri = run(spark, root, inc, said)
+        assert bounded(said), said
+    shutil.rmtree(full, ignore_errors=True)
+    rf = run(spark, root, full, incremental=False)
+    assert_same(spark, inc, full, ri, rf)
+    # (capture 3 lacks one queue of G_GAP: 35 rows, and so do its three close copies)
+    assert rf.counts["duplicates"] == 0 and rf.counts["lag_rows"] == 3 * 36 + 4 * 35
+    assert ri.warnings == rf.warnings and len(rf.warnings) == 1
+    assert rf.warnings[0].startswith("3 capture(s) of cluster c1 came within --align 10s of "
+                                     "the previous one (closest 7s apart)")
+    assert json.loads((inc / "summary.json").read_text())["warnings"] == rf.warnings
+    # another group's snapshot 4 s after the last capture: no queue of it is in that capture,
+    # so it joins it; the re-run cannot append it as a capture of its own
+    other = [snap_row(last + 3 * 7000 + 4000, "G_NEW", "TopicA", 0, 10, 5, owner="c1@1")]
+    write_snapshot(root, "c1", last + 3 * 7000 + 4000, other)
+    said = []
+    ri = run(spark, root, inc, said)
+    assert any("not a bounded re-run (a new record joins a capture already reported"
+               in m for m in said), said
+    shutil.rmtree(full)
+    rf = run(spark, root, full, incremental=False)
+    assert_same(spark, inc, full, ri, rf)
+    lag = spark.read.parquet(str(full / "lag")).filter("`group` = 'G_NEW'").collect()
+    assert [(r["capture_ts"], r["observed_ts"]) for r in lag] == [
+        (last + 3 * 7000, last + 3 * 7000 + 4000)]
+
+
+def test_a_record_joining_a_capture_of_the_day_before_rewrites_that_day(spark, tmp_path):
+    """A capture dates its rows by its first time: a file of 00:00:03 that joins a capture of
+    23:59:58 the day before puts its rows into that day, which the re-run must rewrite too
+    (it rewrote only from the new file's date: its rows were lost)."""
+    root, inc, full = tmp_path / "in", tmp_path / "inc", tmp_path / "full"
+    night = T0 + 86_400_000 - 2000  # 2024-06-01T23:59:58Z
+    for i, ts in enumerate((night - 2 * STEP, night - STEP, night)):
+        write_snapshot(root, "c1", ts, [snap_row(ts, "G_A", "TopicA", 0, 100 + i, 90,
+                                                 owner="c1@1")])
+    run(spark, root, inc)
+    write_snapshot(root, "c1", night + 5000, [snap_row(night + 5000, "G_B", "TopicA", 0, 103,
+                                                       80, owner="c2@2")])
+    ri = run(spark, root, inc)
+    rf = run(spark, root, full, incremental=False)
+    assert_same(spark, inc, full, ri, rf)
+    b = spark.read.parquet(str(inc / "lag")).filter("`group` = 'G_B'").collect()
+    assert [(r["capture_ts"], str(r["date"])) for r in b] == [(night, "2024-06-01")]

@@ -250,9 +250,24 @@ def test_textfile_through_node_exporter_into_prometheus(demo_report, tmp_path):
                   if v.get("total_lag") is not None}
         assert {g: v for g, v in lag.items() if v == v} == expect  # (NaN != NaN)
         assert lag["GID_NEWS"] != lag["GID_NEWS"]  # unknown is NaN, not a missing series
-        # rocketmq-exporter's name, for the CLUSTERING groups
+        # rocketmq-exporter's name, for every group but the BROADCASTING ones: an offline
+        # group (no members, so no message model read: message_model="") keeps its lag
         diff = by_group("sum by (group) (rocketmq_group_diff)")
         assert diff["GID_AUDIT"] == expect["GID_AUDIT"] and "GID_NEWS" not in diff
+        info = {r["metric"]["group"]: r["metric"].get("message_model", "")  # ("": none)
+                for r in query("mqctl_group_info")}
+        assert info["GID_REPLAY"] == "" and info["GID_NEWS"] == "BROADCASTING"
+        assert diff["GID_REPLAY"] == expect["GID_REPLAY"] > 0
+        # every group with a lag series has a rocketmq_group_diff series, or is BROADCASTING
+        # (and the same for the retry and DLQ names)
+        for mine, theirs in (("mqctl_consumer_lag_messages", "rocketmq_group_diff"),
+                             ("mqctl_consumer_retry_lag_messages", "rocketmq_group_retrydiff"),
+                             ("mqctl_consumer_dlq_lag_messages", "rocketmq_group_dlqdiff")):
+            assert query(f"count by (cluster, group) ({mine}) unless on (cluster, group) "
+                         f"count by (cluster, group) ({theirs}) unless on (cluster, group) "
+                         'mqctl_group_info{message_model="BROADCASTING"}') == [], theirs
+            assert query(f"{theirs} and on (cluster, group) "
+                         'mqctl_group_info{message_model="BROADCASTING"}') == [], theirs
         retry = by_group("sum by (group) (rocketmq_group_retrydiff)")
         assert retry["GID_AUDIT"] == float(groups["GID_AUDIT"]["retry_lag"])
         # the status and health enums, the storm, members

@@ -44,15 +44,54 @@ def by(rows, *keys):
 
 # ---- captures --------------------------------------------------------------------------------
 
-def test_capture_index_aligns_close_times(spark):
-    times = spark.createDataFrame([("c", 0), ("c", 3 * S), ("c", 60 * S), ("c", 61 * S),
-                                   ("d", 3 * S)], "cluster string, observed_ts long")
+def _index(spark, times, queues, align_ms):
+    """The capture of each time, as the captures stage computes it: the chains, the latest
+    earlier time sharing a key (``queues``: (cluster, t, queue id) records), the walk."""
+    from mqctl.lagjob import alignment
+
+    t = spark.createDataFrame(times, "cluster string, observed_ts long")
+    obs = spark.createDataFrame([(c, ts, "G", "T", "b", q) for c, ts, q in queues],
+                                "cluster string, observed_ts long, `group` string, "
+                                "topic string, broker string, queue_id int")
+    none = {"members": "`group` string", "topic_cfg": "broker string, topic string",
+            "group_cfg": "broker string, `group` string"}
+    empty = {k: spark.createDataFrame([], f"cluster string, observed_ts long, {v}")
+             for k, v in none.items()}
+    chains = X.capture_chains(t, align_ms)
+    rows = X.latest_shared(X.record_keys(obs, empty["members"], empty["topic_cfg"],
+                                         empty["group_cfg"]),
+                           chains.filter(F.col("chain_times") > 1)).collect()
+    moved, close = alignment.align_chains(
+        [(r.cluster, r.chain, r.observed_ts, r.shared_ts) for r in rows], align_ms)
+    m = spark.createDataFrame(moved, "cluster string, observed_ts long, capture_ts long") \
+        if moved else None
     got = {(r.cluster, r.observed_ts): r.capture_ts
-           for r in X.capture_index(times, 10 * S).collect()}
+           for r in X.capture_index(chains, m).collect()}
+    return got, close
+
+
+def test_capture_index_aligns_close_times(spark):
+    times = [("c", 0), ("c", 3 * S), ("c", 60 * S), ("c", 61 * S), ("d", 3 * S)]
+    got, _ = _index(spark, times, [], 10 * S)
     assert got == {("c", 0): 0, ("c", 3 * S): 0, ("c", 60 * S): 60 * S, ("c", 61 * S): 60 * S,
                    ("d", 3 * S): 3 * S}
-    exact = {(r.cluster, r.observed_ts): r.capture_ts for r in X.capture_index(times, 0).collect()}
+    exact, _ = _index(spark, times, [], 0)
     assert exact[("c", 3 * S)] == 3 * S
+
+
+def test_capture_index_never_chains_nor_holds_a_queue_twice(spark):
+    # 0, 7, 14, 21 s: chained gaps of 7 s under --align 10s; the span is bounded by the
+    # capture's first time (0 and 7 s together, 14 s opens the next) ...
+    times = [("c", t * S) for t in (0, 7, 14, 21)]
+    got, close = _index(spark, times, [], 10 * S)
+    assert [got[("c", t * S)] for t in (0, 7, 14, 21)] == [0, 0, 14 * S, 14 * S]
+    assert close["c"].spans == 1 and close["c"].shared == 0
+    # ... and when each time observes the same queue (a snapshot taken every 7 s), each is
+    # a capture of its own; a time observing another queue still joins (per-broker exports)
+    queues = [("c", t * S, 0) for t in (0, 7, 14, 21)] + [("c", 3 * S, 1)]
+    got, close = _index(spark, times + [("c", 3 * S)], queues, 10 * S)
+    assert [got[("c", t * S)] for t in (0, 3, 7, 14, 21)] == [0, 0, 7 * S, 14 * S, 21 * S]
+    assert (close["c"].shared, close["c"].closest_ms, close["c"].spans) == (3, 7 * S, 0)
 
 
 def test_dedupe_prefers_snapshot_then_latest(spark):

@@ -78,6 +78,8 @@ table{border-collapse:collapse;font-size:.85em} td,th{border:1px solid #ddd;padd
 th{background:#f4f4f4;text-align:left} td.num{text-align:right;font-variant-numeric:tabular-nums}
 td.time,td.num{white-space:nowrap}
 .meta{color:#555;font-size:.9em;margin:.2em 0} .range{font-size:1.05em;margin:.3em 0}
+.warnings{border:1px solid #c99700;background:#fff6d8;padding:.3em .8em;margin:.6em 0}
+.warnings li{margin:.2em 0}
 tr.st-OK td{background:#eef8ee} tr.st-WARN td{background:#fff6d8}
 tr.st-REWIND td{background:#ffead6} tr.st-STALL td{background:#ffe1d6}
 tr.st-STOP td{background:#ffd6da}
@@ -403,8 +405,8 @@ def render_html(*, series: list[dict[str, Any]], events: list[dict[str, Any]],
     ``series`` rows: ``group, ts, total_lag, lag_seconds``; ``events``: ``ts, group, client,
     topic, n_gained, n_lost, cause``; ``storms``: ``group, start_ts, end_ts, rounds``;
     ``groups``: the per-group sections of :func:`collect_report_data`. ``meta``: ``title``,
-    ``subtitle``, ``notes``, ``first_ts``/``last_ts`` (the captures covered), ``captures``,
-    ``window``."""
+    ``subtitle``, ``warnings`` (at the top), ``notes``, ``first_ts``/``last_ts`` (the
+    captures covered), ``captures``, ``window``."""
     title = str(meta.get("title", "mqctl lag report"))
     first, last, rng = _captures(meta, series)
     groups = groups or []
@@ -415,8 +417,13 @@ def render_html(*, series: list[dict[str, Any]], events: list[dict[str, Any]],
         f"<style>{_CSS}</style>",
         "</head><body>",
         f'<header><h1>{E(title)}</h1><p class="range">{rng}</p>',
-        f"<p class=\"meta\">{E(str(meta.get('subtitle', '')))}</p></header>",
+        f"<p class=\"meta\">{E(str(meta.get('subtitle', '')))}</p>",
     ]
+    warnings = meta.get("warnings") or []
+    if warnings:  # (what the page rests on but cannot show: first, before any verdict)
+        parts.append('<section class="warnings" id="warnings"><b>Warning</b><ul>' + "".join(
+            f"<li>{E(str(w))}</li>" for w in warnings) + "</ul></section>")
+    parts.append("</header>")
     if groups:
         parts.append('<nav class="toc">Groups: ' + "".join(
             f'<a href="#g-{i}">{_health_badge((g.get("latest") or {}).get("health"))} '

@@ -5,7 +5,7 @@ Vocabulary:
 
 * an **observation** is one queue of one group at one capture (``OBS_FIELDS`` plus
   ``capture_ts``); ``observed_ts`` is when that source captured it, ``capture_ts`` the aligned
-  capture it belongs to (:func:`capture_index`);
+  capture it belongs to (:func:`capture_index`; the rule is :mod:`mqctl.lagjob.alignment`);
 * the **broker history** of a queue is its (time, max offset) points from every source;
 * a **change** is one queue gained or lost by one client; an **event** groups the changes of a
   client (and topic) at one moment; a **round** groups a group's events that follow each other
@@ -60,12 +60,16 @@ from mqctl.lagjob.transforms.health import (
     unseen_groups,
 )
 from mqctl.lagjob.transforms.observations import (
+    KEY_COLUMNS,
     broker_history,
+    capture_chains,
     capture_index,
     dedupe_observations,
     enrich,
     fill_broker_offsets,
+    latest_shared,
     own_broker_offsets,
+    record_keys,
     with_capture,
     with_lag,
 )
@@ -131,6 +135,7 @@ from mqctl.lagjob.transforms.timelag import (
 __all__ = [
     "BROADCAST_REASON", "BY_TOPIC", "HEALTH", "HEALTH_CODE", "HEALTH_COLUMNS", "LOGS_ONLY_REASON",
     "group_health", "unseen_groups",
+    "KEY_COLUMNS", "capture_chains", "latest_shared", "record_keys",
     "CHANGE_COLS", "DAY_MS", "GQUEUE", "LIFE_EVENTS", "LOCK_EVENTS", "MAX_REAL_DELAY_MS",
     "OBS_KEY", "QUEUE", "RESET_WINDOW_MS", "RESTART_GAP_MS", "SEVERITY", "SNAPSHOT_BAD",
     "SNAPSHOT_OBS", "SNAPSHOT_OBS_DDL", "SOURCE_PRIORITY", "STATUSES", "broker_history",
