@@ -87,7 +87,7 @@ def profile_rows(explicit: str | None = None) -> tuple[list[dict[str, Any]], Pat
     namesrv), and the file they were read from."""
     path, is_explicit = config_path(explicit)
     rows: list[dict[str, Any]] = []
-    if path.exists() or is_explicit:
+    if os.path.exists(path) or is_explicit:
         doc = _load_yaml(path, "config file") or {}
         current = doc.get("current_profile") if isinstance(doc, dict) else None
         for name, prof in ((doc.get("profiles") or {}) if isinstance(doc, dict) else {}).items():

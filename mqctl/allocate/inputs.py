@@ -140,7 +140,7 @@ def read_structured(path: str, what: str) -> Any:
     device or a file over the cap of allocate's input files is refused (docs/errors.md)."""
     import sys
 
-    from mqctl.fsutil import load_yaml, read_stream_capped, read_text_capped
+    from mqctl.fsutil import load_json, load_yaml, read_stream_capped, read_text_capped
 
     try:
         if path == "-":
@@ -156,13 +156,10 @@ def read_structured(path: str, what: str) -> Any:
                          hint="a readable UTF-8 YAML or JSON file is needed") from None
     if path.endswith(".json"):
         try:
-            return json.loads(text)
-        except RecursionError:
-            raise UsageError(f"{what} {path!r}: JSON nested too deeply",
-                             hint="check the syntax near that line") from None
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{what} {path!r} is not valid JSON: {exc}",
-                             hint="check the syntax near that line") from None
+            return load_json(text, f"{what} {path!r}")
+        except UsageError as exc:
+            exc.hint = exc.hint or "check the syntax near that line"
+            raise
     return load_yaml(text, f"{what} {path!r}", hint="YAML or JSON is accepted")
 
 

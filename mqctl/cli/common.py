@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from typer.core import TyperCommand
 
+from mqctl.fsutil import PathRule
+
 if TYPE_CHECKING:
     from mqctl.admin import Admin, BrokerFailure
     from mqctl.config import Settings
@@ -114,6 +116,49 @@ WatchOpt = Annotated[float | None, typer.Option(
     show_default=False)]
 CountOpt = Annotated[int | None, typer.Option(
     "--count", min=1, help="With --watch: stop after N refreshes.", show_default=False)]
+
+
+class PathParser:
+    """The ``parser=`` of every option and argument that names a path: the path is checked
+    with its :class:`~mqctl.fsutil.PathRule` (length, what is there, symlinks, the
+    directories above it: :func:`mqctl.fsutil.path_error`) as the command line is read, before
+    any work starts; a bad one is a usage error (exit 2) with a hint. The value stays the text
+    given. ``tests/test_paths.py`` fails on a path parameter declared without one."""
+
+    def __init__(self, rule: PathRule) -> None:
+        self.rule = rule
+
+    def __call__(self, value: str) -> str:
+        from mqctl.cli.typer_compat import get_current_context
+        from mqctl.fsutil import check_path
+
+        ctx = get_current_context(silent=True)
+        if ctx is not None and ctx.resilient_parsing:  # the shell completes a line
+            return value
+        return check_path(value, self.rule)
+
+    def __repr__(self) -> str:
+        return f"PathParser({self.rule.what!r}, {self.rule.role})"
+
+
+def in_file(what: str, **kw: Any) -> PathParser:
+    """A file the command reads (:class:`PathParser`)."""
+    return PathParser(PathRule(what, **kw))
+
+
+def in_dir(what: str, **kw: Any) -> PathParser:
+    """A directory the command reads (:class:`PathParser`)."""
+    return PathParser(PathRule(what, directory=True, **kw))
+
+
+def out_file(what: str, **kw: Any) -> PathParser:
+    """A file the command writes (:class:`PathParser`)."""
+    return PathParser(PathRule(what, output=True, **kw))
+
+
+def out_dir(what: str, **kw: Any) -> PathParser:
+    """A directory the command writes into (:class:`PathParser`)."""
+    return PathParser(PathRule(what, output=True, directory=True, **kw))
 
 
 @dataclass

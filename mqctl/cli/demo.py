@@ -6,12 +6,13 @@ from typing import Annotated
 
 import typer
 
-from mqctl.cli.common import OutputOpt, emit, progress, state
+from mqctl.cli.common import OutputOpt, emit, out_dir, progress, state
 
 
 def demo(
     ctx: typer.Context,
-    out: Annotated[str | None, typer.Option("--out", help="Output directory (default: "
+    out: Annotated[str | None, typer.Option("--out", parser=out_dir("the demo directory"),
+                                            help="Output directory (default: "
                                             "mqctl-out/demo-<UTC time>).", show_default=False)
                    ] = None,
     hours: Annotated[float, typer.Option("--hours", help="Simulated hours to run.", min=0.01)

@@ -8,7 +8,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from mqctl.cli.common import OutputFormat, OutputOpt, emit, info, state
+from mqctl.cli.common import (
+    OutputFormat,
+    OutputOpt,
+    PathParser,
+    emit,
+    in_dir,
+    info,
+    out_dir,
+    out_file,
+    state,
+)
+from mqctl.fsutil import PathRule
 
 if TYPE_CHECKING:
     from mqctl.render import Result
@@ -105,6 +116,33 @@ def report(ctx: typer.Context, inputs: list[str], output: OutputFormat | None = 
             hint=f"details in {res.paths.get('summary_json', 'summary.json')}")
 
 
+# the lag report's path options and inputs (a Hadoop URI is checked by its file system when
+# written or read; a glob by the listing of the inputs)
+REPORT_PATHS = {
+    "out": out_dir("report directory", remote=True),
+    "prom_file": out_file("Prometheus file", create_parent=False, remote=True),
+    "state": out_dir("state directory", remote=True),
+}
+
+
+class _InputParser(PathParser):
+    """An input of the lag report, ``PATH`` or ``KIND=PATH``: the path is checked (a file or
+    a directory; a glob or URI is listed by the report), the kind by the report."""
+
+    def __call__(self, value: str) -> str:
+        import os
+        import re
+
+        head, sep, rest = value.partition("=")
+        if sep and re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", head) and not os.path.lexists(value):
+            super().__call__(rest)
+            return value
+        return super().__call__(value)
+
+
+INPUTS = _InputParser(PathRule("input", directory=None, remote=True))
+
+
 def _report_signature() -> inspect.Signature:
     """``report``'s parameters as Typer reads them (public: a function's ``__signature__``):
     the inputs, every option of :mod:`mqctl.lagoptions` (flag, help, default, metavar,
@@ -116,6 +154,7 @@ def _report_signature() -> inspect.Signature:
         inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD,
                           annotation=typer.Context),
         inspect.Parameter("inputs", kw, annotation=Annotated[list[str], typer.Argument(
+            parser=INPUTS,
             help="Inputs: files, directories (read recursively), globs or Spark URIs, any mix "
                  "of snapshots, consumerOffset.json/topics.json/subscriptionGroup.json, mqadmin "
                  "consumerProgress/brokerConsumeStats/topicStatus captures, "
@@ -130,7 +169,7 @@ def _report_signature() -> inspect.Signature:
             typ = typ | None
         shown = spec.default not in (None, "", []) and spec.kind is not Kind.LIST
         opt = typer.Option(spec.flag, help=spec.help, metavar=spec.metavar, min=spec.min,
-                           max=spec.max, show_default=shown)
+                           max=spec.max, show_default=shown, parser=REPORT_PATHS.get(spec.name))
         default = inspect.Parameter.empty if spec.required else spec.default
         params.append(inspect.Parameter(spec.name, kw, default=default,
                                         annotation=Annotated[typ, opt]))
@@ -151,11 +190,13 @@ def prune(
         "--keep", help="Keep this much history (e.g. 30d); older date partitions / capture "
                        "files are deleted, never a dataset's or cluster's newest.")],
     out: Annotated[str | None, typer.Option(
-        "--out", help="Report directory (the --out of lag report): its date=YYYY-MM-DD "
+        "--out", parser=in_dir("report directory", remote=True),
+        help="Report directory (the --out of lag report): its date=YYYY-MM-DD "
                       "partitions whose whole UTC day is older than --keep.",
         show_default=False)] = None,
     snapshots: Annotated[str | None, typer.Option(
-        "--snapshots", help="Snapshot directory (the --out of mqctl snapshot): capture files "
+        "--snapshots", parser=in_dir("snapshot directory", remote=True),
+        help="Snapshot directory (the --out of mqctl snapshot): capture files "
                             "older than --keep.", show_default=False)] = None,
     execute: Annotated[bool, typer.Option(
         "--execute", help="Delete. Without it the plan is shown and nothing is deleted.")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -21,6 +20,7 @@ from mqctl.cli.common import (
     emit_or_lost,
     make_admin,
     one_group,
+    out_dir,
     state,
     warn,
     with_client,
@@ -37,15 +37,16 @@ app = typer.Typer(help="Queue locks of orderly consumer groups: who holds which 
                        "which are stuck and why, and releasing a stale lock.",
                   no_args_is_help=True)
 
-StateDirOpt = Annotated[Path | None, typer.Option(
-    "--state-dir", help="Where the previous observation is kept (default "
+StateDirOpt = Annotated[str | None, typer.Option(
+    "--state-dir", parser=out_dir("lock state directory"),
+    help="Where the previous observation is kept (default "
     "~/.cache/mqctl/locks, or $XDG_CACHE_HOME/mqctl/locks).", show_default=False)]
 NoStateOpt = Annotated[bool, typer.Option(
     "--no-state", help="Neither read nor write the state file: clients that do not answer "
     "lose their last known claims.")]
 
 
-def _store(settings: Any, state_dir: Path | None, no_state: bool) -> LockStore | None:
+def _store(settings: Any, state_dir: str | None, no_state: bool) -> LockStore | None:
     if no_state:
         return None
     from mqctl.locks import LockStore
@@ -131,7 +132,7 @@ def show(
 
 
 def _finish_commands(settings: Any, results: list[ReleaseResult], *, force: bool,
-                     state_dir: Path | None, no_state: bool) -> list[str]:
+                     state_dir: str | None, no_state: bool) -> list[str]:
     """The commands that send what an interrupted release did not (not sent, unknown, failed):
     one per topic and holder, the holder named with --client (exact, no state file needed;
     re-sending a release the broker already did is harmless: it ignores it)."""

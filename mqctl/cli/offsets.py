@@ -17,7 +17,10 @@ from mqctl.cli.common import (
     emit_before_change,
     emit_or_lost,
     escaped,
+    in_dir,
+    in_file,
     one_group,
+    out_file,
     progress,
     state,
     warn,
@@ -28,6 +31,14 @@ if TYPE_CHECKING:
     from mqctl.errors import MqctlError
     from mqctl.render import Result
     from mqctl.reset import Plan, QueueResult
+
+def rollback_name(value: str) -> bool:
+    """``offsets rollback NAME`` names a file of the default rollback directory (as
+    :func:`mqctl.reset.files.find_rollback` reads it), not a path."""
+    import os
+
+    return "/" not in value and not os.path.lexists(value)
+
 
 app = typer.Typer(help="Show, reset and roll back consumer offsets.", no_args_is_help=True)
 
@@ -631,7 +642,8 @@ def reset(
     shift_by: Annotated[int | None, typer.Option("--shift-by", help="Move each queue by N "
                                                  "(negative = replay).", show_default=False)
                         ] = None,
-    from_file: Annotated[str | None, typer.Option("--from-file", help="Apply an edited plan "
+    from_file: Annotated[str | None, typer.Option("--from-file", parser=in_file("plan file"),
+                                                  help="Apply an edited plan "
                                                   "(CSV or JSON from --export); a stale "
                                                   "plan (CURRENT moved more than the "
                                                   "change) is refused unless --force.",
@@ -645,9 +657,12 @@ def reset(
                                           "show it).")] = False,
     force: Annotated[bool, typer.Option("--force", help="Override refusals that would not "
                                         "take effect.")] = False,
-    export: Annotated[str | None, typer.Option("--export", help="Write the plan to FILE (.csv "
+    export: Annotated[str | None, typer.Option("--export", parser=out_file("plan file"),
+                                               help="Write the plan to FILE (.csv "
                                                "or .json).", show_default=False)] = None,
-    rollback_file: Annotated[str | None, typer.Option("--rollback-file", help="Where to write "
+    rollback_file: Annotated[str | None, typer.Option("--rollback-file",
+                                                      parser=out_file("rollback file"),
+                                                      help="Where to write "
                                                       "the previous offsets (default under "
                                                       "~/.local/state/mqctl/rollback).",
                                                       show_default=False)] = None,
@@ -698,7 +713,8 @@ def reset(
 @app.command("rollback")
 def rollback(
     ctx: typer.Context,
-    file: Annotated[str, typer.Argument(help="Rollback file written by `offsets reset "
+    file: Annotated[str, typer.Argument(parser=in_file("rollback file", name=rollback_name),
+                                        help="Rollback file written by `offsets reset "
                                              "--execute`, or a NAME from `offsets "
                                              "rollbacks` (in the default directory).")],
     execute: Annotated[bool, typer.Option("--execute", help="Restore the offsets (default: "
@@ -765,7 +781,8 @@ def rollbacks(
                                               show_default=False)] = None,
     topic: Annotated[str | None, typer.Option("--topic", "-t", help="Only this topic.",
                                               show_default=False)] = None,
-    directory: Annotated[str | None, typer.Option("--dir", help="Directory to list (default: "
+    directory: Annotated[str | None, typer.Option("--dir", parser=in_dir("rollback directory"),
+                                                  help="Directory to list (default: "
                                                   "~/.local/state/mqctl/rollback, or "
                                                   "$XDG_STATE_HOME/mqctl/rollback).",
                                                   show_default=False)] = None,

@@ -16,6 +16,7 @@ from mqctl.fsutil import (
     INPUT_CAPS,
     atomic_write_text,
     check_output_file,
+    load_json,
     local_path_error,
     read_text_capped,
 )
@@ -56,16 +57,16 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _json(text: str, what: str, invalid: str = "is not valid JSON") -> Any:
-    """``json.loads`` with every failure a usage error (also a nesting too deep for the
-    parser: 100k ``[`` is bad input, not a bug; and a key given twice in one object)."""
+    """:func:`mqctl.fsutil.load_json` (every failure a usage error: a nesting too deep for
+    the parser, an integer of thousands of digits) that also refuses a key given twice in one
+    object."""
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
+        return load_json(text, what, pairs=_unique_keys)
     except UsageError as exc:
-        raise UsageError(f"{what}: {exc.message}", hint=exc.hint) from None
-    except RecursionError:
-        raise UsageError(f"{what}: JSON nested too deeply") from None
-    except ValueError as exc:
-        raise UsageError(f"{what} {invalid}: {exc}") from None
+        if exc.message.startswith(f"{what} is not valid JSON: "):
+            exc.message = f"{what} {invalid}: " + exc.message[len(f"{what} is not valid JSON: "):]
+            exc.args = (exc.message,)
+        raise
 
 
 def _schema(doc: dict[str, Any], known: str, what: str, required: bool) -> None:
@@ -393,11 +394,11 @@ def find_rollback(name: str) -> str:
     """``offsets rollback NAME``: an existing path as given; else a name from ``offsets
     rollbacks`` (with or without ``.json``) in the default directory. Unknown names stay as
     given (the reader then says the file is not found)."""
-    if Path(name).exists() or "/" in name or os.sep in name:
+    if os.path.lexists(name) or "/" in name or os.sep in name:
         return name
     root = rollback_dir()
     for cand in (root / name, root / f"{name}.json"):
-        if cand.is_file():
+        if os.path.isfile(cand):  # (never raises: a name too long is not found)
             return str(cand)
     return name
 

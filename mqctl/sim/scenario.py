@@ -9,6 +9,7 @@ hang)``.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -765,6 +766,14 @@ def bundled() -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
+def _is_file(p: Any) -> bool:
+    """``is_file`` that never raises (a name too long for a file name is no bundled one)."""
+    try:
+        return bool(p.is_file())
+    except (OSError, ValueError):
+        return False
+
+
 def load_scenario(spec: str | Path | dict[str, Any] | Scenario, **overrides: Any) -> Scenario:
     """A bundled name (``demo``), a path to a YAML file, a dict, or a Scenario."""
     import dataclasses
@@ -779,7 +788,7 @@ def load_scenario(spec: str | Path | dict[str, Any] | Scenario, **overrides: Any
         text: str
         source = str(spec)
         p = Path(spec)
-        if p.suffix in (".yaml", ".yml") or p.exists() or "/" in source:
+        if p.suffix in (".yaml", ".yml") or os.path.exists(p) or "/" in source:
             try:  # (bounded: a FIFO, a device or a file over 1 MB is refused, docs/errors.md)
                 text = read_text_capped(p, "scenario file")
             except FileNotFoundError:
@@ -796,7 +805,7 @@ def load_scenario(spec: str | Path | dict[str, Any] | Scenario, **overrides: Any
                 sc = parse(GENERATED[source](), source)
                 return dataclasses.replace(sc, **overrides) if overrides else sc
             base = resources.files("mqctl.sim") / "scenarios" / f"{source}.yaml"
-            if not base.is_file():
+            if not _is_file(base):
                 raise UsageError(f"no bundled scenario named {source!r}",
                                  hint="bundled: " + ", ".join(bundled()))
             text = base.read_text(encoding="utf-8")
