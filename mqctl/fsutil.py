@@ -834,7 +834,7 @@ def _bounded_loader(name: str) -> Any:
                              f"{MAX_INT_DIGITS} digits", hint="check that it is the right file")
         return yaml.SafeLoader.construct_yaml_int(loader, node)
 
-    loader = type("BoundedLoader", (base,), {})
+    loader: Any = type("BoundedLoader", (base,), {})
     loader.add_constructor("tag:yaml.org,2002:int", bounded_int)
     return loader
 
