@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ from mqctl.errors import ConfigError
 from mqctl.remoting.acl import Credentials
 from mqctl.remoting.frame import DEFAULT_VERSION
 from mqctl.remoting.tls import TlsSettings
+from mqctl.timeparse import is_digits
 
 DEFAULT_NAMESRV = "127.0.0.1:9876"
 DEFAULT_TIMEOUT = 3.0
@@ -201,7 +203,7 @@ def _split_namesrv(v: Any, where: str) -> tuple[str, ...]:
                               hint=f"the name server speaks RocketMQ remoting, not HTTP: give "
                                    f"host:port, e.g. -n {rest.rstrip('/') or '127.0.0.1:9876'}")
         host, sep, port = p.rpartition(":")
-        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        if not sep or not host or not is_digits(port) or not 0 < int(port) < 65536:
             raise ConfigError(f"{where}: bad name server address {p!r}",
                               hint="use host:port, several separated by ';'")
     return tuple(parts)
@@ -209,14 +211,21 @@ def _split_namesrv(v: Any, where: str) -> tuple[str, ...]:
 
 def _num(v: Any, where: str, kind: type, minimum: float) -> Any:
     try:
+        if isinstance(v, str) and not _ASCII_NUMBER.fullmatch(v.strip()):
+            raise ValueError(v)  # ('٣' and float('inf') are no numbers of a setting)
         n = kind(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ConfigError(f"{where}: {v!r} is not a number",
                           hint="give a plain number (seconds for timeouts)") from None
     if n < minimum:
         raise ConfigError(f"{where}: must be at least {minimum}",
                           hint=f"give a number >= {minimum}")
     return n
+
+
+# a number as a flag or the environment gives it: ASCII digits (float() and int() also take
+# every Unicode digit, and float() 'inf' and 'nan')
+_ASCII_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 # environment variables whose empty value is an error, not "unset" (NAMESRV_ADDR='' would

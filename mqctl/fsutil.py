@@ -541,30 +541,38 @@ def overwrite_error(path: str | os.PathLike[str], what: str, *, own: Callable[[P
                       "check the path, move the file away, or give --force to replace it")
 
 
-def holds_text(path: Path, marker: bytes, *, tail: bool = False, limit: int = 65536) -> bool:
+def holds_text(path: str | os.PathLike[str], marker: bytes, *, tail: bool = False,
+               limit: int = 65536) -> bool:
     """Whether the first (``tail``: last) ``limit`` bytes of the regular file ``path`` hold
     ``marker`` (what makes a file mqctl's own: :func:`overwrite_error`)."""
+    data = file_bytes(path, limit, tail=tail)
+    return data is not None and marker in data
+
+
+def file_bytes(path: str | os.PathLike[str], limit: int, *, tail: bool = False
+               ) -> bytes | None:
+    """The first (``tail``: last) ``limit`` bytes of the regular file ``path``, or None when
+    it cannot be read or is not a regular file (never blocks on a FIFO)."""
     try:
         with _open_regular(path, "rb") as fh:
             if tail:
                 size = os.fstat(fh.fileno()).st_size
                 fh.seek(max(0, size - limit))
-            return marker in fh.read(limit)
+            data: bytes = fh.read(limit)
+            return data
     except OSError:
-        return False
+        return None
 
 
 def dir_is_own(path: Path, markers: tuple[str, ...]) -> bool:
     """A directory is mqctl's own when it is missing or empty, or holds one of ``markers``
-    (the lock file every run of the command leaves: ``.mqctl-lag.lock``)."""
+    (paths inside it: the lock file every run of the command leaves, ``.mqctl-lag.lock``)."""
     try:
         with os.scandir(path) as it:
-            names = {e.name for e in it}
-    except FileNotFoundError:
-        return True
+            empty = next(it, None) is None
     except OSError:
-        return True  # (not a readable directory: the other checks name it)
-    return not names or bool(names & set(markers))
+        return True  # (missing, or not a readable directory: the other checks name it)
+    return empty or any(os.path.lexists(path / m) for m in markers)
 
 
 def dir_overwrite_error(path: str | os.PathLike[str], what: str, *, markers: tuple[str, ...],

@@ -306,3 +306,92 @@ def test_the_name_limit_is_the_file_systems():
     err = path_error("/tmp/" + "x" * 256, PathRule("f"))
     assert err is not None and "256 bytes long" in err.message and "NAME_MAX" in err.message
     assert path_error("/tmp/" + "x" * 255, PathRule("f")) is None
+
+
+# ------------------------------------------------------------------------------ replacing files
+
+UNREACHABLE = ["-n", "127.0.0.1:1"]  # a refused connection: exit 3 once mqctl connects
+
+
+def test_export_over_a_file_mqctl_did_not_write_is_refused_without_force(tmp_path):
+    # reproduction: --export over a copy of /etc/passwd replaced it with a plan, silently
+    victim = tmp_path / "passwd.csv"
+    victim.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    args = [*UNREACHABLE, "offsets", "reset", "G", "-t", "T", "--to-latest", "--export",
+            str(victim)]
+    r = run_cli(args)
+    assert r.exit_code == 2, r.stderr  # (before connecting: not 3)
+    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("mqctl: error:")]
+    assert errors == [f"mqctl: error: cannot write plan file {victim}: a file that mqctl did "
+                      "not write is there"], r.stderr
+    assert "--force" in r.stderr and "group,topic,broker,queue_id" in r.stderr
+    assert victim.read_text() == "root:x:0:0:root:/root:/bin/bash\n"
+    assert run_cli([*args, "--force"]).exit_code == 3  # accepted: it went on to connect
+
+
+@pytest.mark.parametrize("text", ["group,topic,broker,queue_id,current,target,min,max,"
+                                  "target_time\nG,T,b,0,1,2,0,9,\n",
+                                  '{\n  "schema": "mqctl.reset-plan/1",\n  "queues": []\n}\n',
+                                  ""], ids=["csv", "json", "empty"])
+def test_export_over_mqctl_own_plan_needs_no_force(tmp_path, text):
+    plan = tmp_path / ("p.json" if text.startswith("{") else "p.csv")
+    plan.write_text(text)
+    r = run_cli([*UNREACHABLE, "offsets", "reset", "G", "-t", "T", "--to-latest", "--export",
+                 str(plan)])
+    assert r.exit_code == 3, r.stderr  # accepted: it went on to connect
+
+
+def test_report_outputs_that_are_not_mqctl_are_refused_without_force(tmp_path):
+    from mqctl.errors import UsageError
+    from mqctl.lagjob.job import _check_outputs
+
+    out = tmp_path / "home"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine\n")  # --out ~ by mistake: its lag/, summary.csv...
+    with pytest.raises(UsageError, match="it holds files and is not mqctl's"):
+        _check_outputs(str(out), None)
+    _check_outputs(str(out), None, force=True)
+    (out / ".mqctl-lag.lock").write_text("")  # a directory a report ran into
+    _check_outputs(str(out), None)
+    prom = tmp_path / "node.prom"
+    prom.write_text("# HELP node_load1 1m load average.\nnode_load1 0.5\n")
+    with pytest.raises(UsageError, match="a file that mqctl did not write"):
+        _check_outputs(str(tmp_path / "fresh"), str(prom))
+    assert prom.read_text().startswith("# HELP node_load1")
+    prom.write_text("# HELP mqctl_group_lag x\n" + "x 1\n" * 30_000
+                    + "# HELP mqctl_lag_report_groups Groups in the last report.\n")
+    _check_outputs(str(tmp_path / "fresh"), str(prom))  # mqctl's own (its run series last)
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "other").write_text("x")
+    with pytest.raises(UsageError, match="cannot write state directory"):
+        _check_outputs(str(tmp_path / "fresh"), None, str(state))
+    (state / "manifest.json").write_text("{}")
+    _check_outputs(str(tmp_path / "fresh"), None, str(state))
+
+
+def test_lag_report_refuses_a_foreign_out_before_spark(tmp_path, monkeypatch):
+    import mqctl.lagjob.session as S
+
+    def boom(*a, **k):
+        raise AssertionError("Spark was started before the outputs were checked")
+    monkeypatch.setattr(S, "spark_session", boom)
+    snaps = tmp_path / "snaps"
+    snaps.mkdir()
+    (snaps / "mqctl-snapshot-c1-20240601T100000.000Z.jsonl").write_text("{}\n")
+    r = run_cli(["lag", "report", str(snaps), "--out", str(tmp_path)])
+    assert r.exit_code == 2, r.stderr
+    assert f"cannot write report directory {tmp_path}: it holds files and is not mqctl's" in \
+        r.stderr and "hint:" in r.stderr
+
+
+def test_demo_refuses_a_foreign_out_before_the_simulation(tmp_path, monkeypatch):
+    import mqctl.demo
+
+    def boom(*a, **k):
+        raise AssertionError("the simulation started before --out was checked")
+    monkeypatch.setattr(mqctl.demo, "capture_timeline", boom)
+    (tmp_path / "thesis.tex").write_text("x")
+    r = run_cli(["demo", "--out", str(tmp_path), "--hours", "0.1"])
+    assert r.exit_code == 2, r.stderr
+    assert "cannot write the demo directory" in r.stderr and "not mqctl's" in r.stderr

@@ -339,10 +339,13 @@ def _validation_text(err: dict[str, Any], commands: Any) -> str:
         return text
     if kind in _BOUNDS and _BOUNDS[kind][0] in ctx:
         key, text = _BOUNDS[kind]
-        return f"must be {text.format(ctx[key])}, not {value}"
+        cut = str(value) if len(str(value)) <= 60 else f"{str(value)[:40]}..."
+        return f"must be {text.format(ctx[key])}, not {cut}"
     if kind.startswith(("int_", "float_", "decimal_")):
         what = "a whole number" if kind.startswith("int_") else "a number"
-        text = f"{value!r} is not {what}"
+        given = value if not isinstance(value, str) or len(value) <= 60 else (
+            f"{value[:40]}...{value[-10:]}")  # (5,000 digits: one short line)
+        text = f"{given!r} is not {what}"
         if isinstance(value, str) and (value.startswith("-") or value in commands):
             text += " (is the value missing? it goes right after the option)"
         return text

@@ -37,6 +37,11 @@ class OutputFormat(StrEnum):
 
 
 DEFAULT_WATCH = 2.0
+# the bounds of the options given in seconds (a float option without a max takes inf: an
+# unbounded wait; tests/test_trust_numbers.py checks every one has one)
+MAX_WATCH_S = 86_400.0  # --watch: a refresh a day
+MAX_VERIFY_WAIT_S = 3_600.0  # --verify-wait: as --timeout and diagnose --sample
+MAX_THRESHOLD_S = 31_536_000.0  # a time-lag threshold: a year
 
 
 def watch_default(args: list[str]) -> list[str]:
@@ -111,8 +116,8 @@ ConcurrencyOpt = Annotated[int | None, typer.Option(
     "--concurrency", min=1, help="Requests in flight at once during fan-out (default 16).",
     show_default=False)]
 WatchOpt = Annotated[float | None, typer.Option(
-    "--watch", "-w", metavar="[SECONDS]", min=0.1,
-    help=f"Refresh every SECONDS (default {DEFAULT_WATCH:g}) until Ctrl-C.",
+    "--watch", "-w", metavar="[SECONDS]", min=0.1, max=MAX_WATCH_S,
+    help=f"Refresh every SECONDS (default {DEFAULT_WATCH:g}, at most a day) until Ctrl-C.",
     show_default=False)]
 CountOpt = Annotated[int | None, typer.Option(
     "--count", min=1, help="With --watch: stop after N refreshes.", show_default=False)]

@@ -84,8 +84,8 @@ def report(ctx: typer.Context, inputs: list[str], output: OutputFormat | None = 
     its lag the whole queue and its time lag unknown, not the broker's "now - 0".
 
     A re-run with other options than the state was computed with (any option but --out,
-    --master, --fail-on, --prom-file, --conf, --limit, --state, --full) computes every
-    capture again.
+    --master, --fail-on, --prom-file, --conf, --limit, --state, --full, --force) computes
+    every capture again.
 
     The first run on a machine saves the JVM's loaded classes for later runs, which start
     faster (once per Java and Spark installation, about 190 MB in ~/.cache/mqctl/jvm;
@@ -107,7 +107,7 @@ def report(ctx: typer.Context, inputs: list[str], output: OutputFormat | None = 
         inputs, values["out"], opts, master=values["master"], fail_on=values["fail_on"] or (),
         prom_file=values["prom_file"], spark_conf=spark_conf(values["conf"]) or None,
         progress=lambda m: info(st, m), state=values["state"], full=values["full"],
-        debug=st.debug)
+        debug=st.debug, force=values["force"])
     emit(_readable(result_view(res, values["limit"])), st.output(output))
     if res.breaches:
         exprs = sorted({b.expr for b in res.breaches})

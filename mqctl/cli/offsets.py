@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from mqctl.cli.common import (
+    MAX_VERIFY_WAIT_S,
     ConcurrencyOpt,
     GroupArg,
     GroupOption,
@@ -54,7 +55,8 @@ MaxSkipOpt = Annotated[int | None, typer.Option(
 YesOpt = Annotated[bool, typer.Option(
     "--yes", "-y", help="Do not ask before a large change (on a terminal, an --execute moving "
     "more than confirm_above messages, default 10000, asks first).")]
-VERIFY_HELP = ("Seconds to wait, polling, before judging the result (default: 10 per broker "
+VERIFY_HELP = ("Seconds to wait, polling, before judging the result, at most 3600 (default: "
+               "10 per broker "
                "+ 5 on the legacy path with online consumers, 10 after a forced write of an "
                "online group, server-side with online consumers 1, or 15 when a client is "
                "older than 5.2.0, else 0).")
@@ -656,7 +658,8 @@ def reset(
     execute: Annotated[bool, typer.Option("--execute", help="Apply the plan (default: only "
                                           "show it).")] = False,
     force: Annotated[bool, typer.Option("--force", help="Override refusals that would not "
-                                        "take effect.")] = False,
+                                        "take effect; let --export replace a file that is not "
+                                        "an mqctl plan.")] = False,
     export: Annotated[str | None, typer.Option("--export", parser=out_file("plan file"),
                                                help="Write the plan to FILE (.csv "
                                                "or .json).", show_default=False)] = None,
@@ -667,7 +670,8 @@ def reset(
                                                       "~/.local/state/mqctl/rollback).",
                                                       show_default=False)] = None,
     verify_wait: Annotated[float | None, typer.Option("--verify-wait", help=VERIFY_HELP,
-                                                      show_default=False, min=0)] = None,
+                                                      show_default=False, min=0,
+                                                      max=MAX_VERIFY_WAIT_S)] = None,
     max_replay: MaxReplayOpt = None,
     max_skip: MaxSkipOpt = None,
     yes: YesOpt = False,
@@ -695,8 +699,8 @@ def reset(
     group = one_group(group, group_opt,
                       example="mqctl offsets reset GID_REPLAY -t TopicPay --by-duration -2h")
     scope = parse_queue_scope(queues or [])
-    if export:
-        export_format(export)
+    if export:  # (a file there that is not an mqctl plan: only with --force)
+        export_format(export, force=force)
     if rollback_file:  # a device, FIFO or directory: refused before any I/O (docs/errors.md)
         check_output_file(rollback_file, "rollback file")
     # parse the target before any network I/O: bad input fails fast
@@ -721,7 +725,8 @@ def rollback(
                                           "only show the plan).")] = False,
     force: Annotated[bool, typer.Option("--force", help="Override refusals.")] = False,
     verify_wait: Annotated[float | None, typer.Option("--verify-wait", help=VERIFY_HELP,
-                                                      show_default=False, min=0)] = None,
+                                                      show_default=False, min=0,
+                                                      max=MAX_VERIFY_WAIT_S)] = None,
     max_replay: MaxReplayOpt = None,
     max_skip: MaxSkipOpt = None,
     yes: YesOpt = False,

@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,13 +17,15 @@ from mqctl.fsutil import (
     INPUT_CAPS,
     atomic_write_text,
     check_output_file,
+    file_bytes,
     load_json,
     local_path_error,
+    overwrite_error,
     read_text_capped,
 )
 from mqctl.models import MessageQueue
 from mqctl.reset.types import MAX_OFFSET, PLAN_SCHEMA, Plan, Target
-from mqctl.timeparse import format_ms
+from mqctl.timeparse import MAX_DIGITS, format_ms
 
 ROLLBACK_SCHEMA = "mqctl.rollback/1"
 # a queue the group had no committed offset for: rollback files write "offset": "none"
@@ -96,17 +99,28 @@ def _got(v: Any, *, json_text: bool = False) -> str:
 def _whole(v: Any, what: str) -> int:
     """A whole number from a plan row (CSV text or JSON number), else an error naming the
     field: ``row 1: target must be a whole number (got ten)``."""
-    try:
-        if isinstance(v, bool | float) or v is None:
-            raise ValueError
-        return int(str(v).strip())
-    except (TypeError, ValueError):
-        raise UsageError(f"{what} must be a whole number ({_got(v)})") from None
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    if isinstance(v, str) and _INT.fullmatch(v.strip()):
+        if len(v.strip().lstrip("+-")) > MAX_DIGITS:
+            raise UsageError(f"{what}: a number of {len(v.strip()):,} digits: mqctl reads "
+                             f"integers of at most {MAX_DIGITS} digits")
+        return int(v.strip())
+    ascii_only = " (only ASCII digits 0-9 are read)" if isinstance(v, str) and any(
+        c.isdigit() and not c.isascii() for c in v) else ""
+    raise UsageError(f"{what} must be a whole number ({_got(v)}){ascii_only}")
+
+
+# a whole number in a plan file's cell: ASCII digits (int() also takes '٣')
+_INT = re.compile(r"[+-]?[0-9]+")
 
 
 def _offset(v: Any) -> int:
-    """An offset from a file: a non-negative integer up to Long.MAX_VALUE (no bool/float)."""
+    """An offset from a file: a non-negative integer up to Long.MAX_VALUE (no bool/float),
+    in ASCII digits."""
     if isinstance(v, bool | float):
+        raise ValueError
+    if isinstance(v, str) and not (_INT.fullmatch(v.strip()) and len(v.strip()) <= 20):
         raise ValueError
     n = int(str(v).strip())
     if n < 0 or n > MAX_OFFSET:
@@ -139,15 +153,37 @@ def _csv_rows(text: str, path: str) -> tuple[list[str], list[dict[str, str]]]:
 
 # ------------------------------------------------------------------------------ plan files
 
-def export_format(path: str) -> str:
+def export_format(path: str, *, force: bool | None = None) -> str:
     """``csv`` or ``json`` from the file name; anything else is a usage error, as is a path
-    that holds something other than a regular file (checked before any network I/O)."""
+    that holds something other than a regular file (checked before any network I/O) and,
+    unless ``force`` (None: not checked), a file that is not a plan mqctl wrote
+    (:func:`plan_file_is_own`)."""
     ext = Path(path).suffix.lower()
     if ext in (".csv", ".json"):
         check_output_file(path, "plan file")
+        if force is not None:
+            err = overwrite_error(path, "plan file", own=plan_file_is_own, force=force,
+                                  why="a CSV whose first line is its header "
+                                  f"'{','.join(PLAN_COLUMNS)}', or JSON with \"schema\": "
+                                  f"\"{PLAN_SCHEMA}\"")
+            if err is not None:
+                raise err
         return ext[1:]
     raise UsageError(f"--export {path}: the file name must end in .csv or .json",
                      hint="e.g. --export plan.csv (edit it, then --from-file plan.csv)")
+
+
+def plan_file_is_own(path: Path) -> bool:
+    """A plan file mqctl wrote (``--export`` replaces it without ``--force``): a CSV whose
+    first line is the header :func:`export_plan` writes, or JSON naming the plan schema at
+    its start; or an empty file."""
+    head = (",".join(PLAN_COLUMNS) + "\n").encode()
+    start = file_bytes(path, 4096)
+    if start is None:
+        return False
+    return (not start or start.startswith(head)
+            or (start.lstrip().startswith(b"{") and
+                f'"schema": "{PLAN_SCHEMA}"'.encode() in start))
 
 
 def export_plan(plan: Plan, path: str) -> str:

@@ -27,8 +27,8 @@ BEHAVIOURS = ("healthy", "slow", "stuck", "crash", "hang")
 CLOCKS = ("real", "accelerated", "manual")
 MODELS = ("CLUSTERING", "BROADCASTING")
 FAULT_ACTIONS = ("down", "latency", "drop", "error")
-_DUR = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$")
-_POINT = re.compile(r"^([+-]?)(\d+(?:\.\d+)?)(ms|s|m|h|d)?$")
+_DUR = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)?$")
+_POINT = re.compile(r"^([+-]?)([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)?$")
 _UNIT = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
 
 
@@ -609,7 +609,7 @@ def _group_config(r: Any, v: Any, path: str) -> dict[str, Any]:
             r.integer(x, f"{path}.{k}")
     return dict(cfg)
 
-_QUEUES = re.compile(r"^(\d+)(?:-(\d+))?$")
+_QUEUES = re.compile(r"^([0-9]{1,10})(?:-([0-9]{1,10}))?$")
 
 
 def _offsets_on(r: Any, v: Any, path: str, bnames: list[str]
