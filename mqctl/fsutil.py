@@ -603,6 +603,7 @@ INPUT_CAPS: dict[str, int] = {
     "TLS file": 4 * _MB,
     "topology file": 16 * _MB,
     "completion cache": 16 * _MB,
+    "lock state file": 16 * _MB,
     "plan file": 64 * _MB,
     "rollback file": 64 * _MB,
 }

@@ -395,3 +395,18 @@ def test_demo_refuses_a_foreign_out_before_the_simulation(tmp_path, monkeypatch)
     r = run_cli(["demo", "--out", str(tmp_path), "--hours", "0.1"])
     assert r.exit_code == 2, r.stderr
     assert "cannot write the demo directory" in r.stderr and "not mqctl's" in r.stderr
+
+
+def test_locks_show_says_on_stderr_when_it_cannot_keep_its_state(cli, sim, tmp_path):
+    # reproduction: a --state-dir that saves nothing said so only in a note, exit 0 (a file,
+    # /dev/null, a FIFO or a loop are refused up front: the table above)
+    from mqctl.locks.store import namesrv_hash
+
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / namesrv_hash(sim.namesrv_addr)).write_text("a file where its directory goes\n")
+    r = cli(["-n", sim.namesrv_addr, "locks", "show", "GID_ORDER", "--state-dir", str(state)])
+    assert r.exit_code in (0, 8), r.stderr
+    warnings = [ln for ln in r.stderr.splitlines() if ln.startswith("mqctl: warning:")]
+    assert any("cannot write lock state" in w and "cannot recall" in w for w in warnings), \
+        r.stderr

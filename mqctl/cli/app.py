@@ -172,7 +172,7 @@ def arrange_args(root: Any, ctx: Any, args: list[str]) -> list[str]:
 
 
 class Interrupted(BaseException):
-    """A KeyboardInterrupt (Ctrl-C, or SIGTERM/SIGHUP: see ``mqctl.cli._signals_interrupt``) that
+    """A KeyboardInterrupt (Ctrl-C, or SIGTERM/SIGHUP: the one handler of ``mqctl.interrupt``) that
     left a command: carried past Typer, which would turn it into a bare ``Exit(130)``
     (typer/core.py ``_main``) and the process would end with nothing said."""
 

@@ -240,17 +240,40 @@ def emit(result: Result, fmt: str) -> None:
     _emit(result, fmt, table=st.table if st else None, quiet=st.quiet if st else False)
 
 
-def emit_or_lost(result: Result, fmt: str) -> str | None:
+def emit_or_lost(result: Result, fmt: str) -> OSError | None:
     """:func:`emit` for the result of a state-changing run, which must outlive its terminal
-    (an SSH session that dropped: SIGHUP, then EIO on the tty or EPIPE on a pipe): a write that
-    fails is dropped (stdout then goes to /dev/null) and its reason returned, never raised, so
-    the run still writes its files and exits with its own code. None when it was written."""
+    (an SSH session that dropped: SIGHUP, then EIO on the tty; ``| head -1``: EPIPE on a
+    pipe): the result is written and flushed; a write that fails is dropped (stdout then goes
+    to /dev/null) and the error returned, never raised, so the run still writes its files
+    (:func:`output_lost_error` then names the exit). None when it was written."""
     try:
         emit(result, fmt)
+        sys.stdout.flush()  # (a pipe buffers: its reader's end is found now, not at exit)
         return None
     except OSError as exc:
         _drop_stdout()
-        return exc.strerror or type(exc).__name__
+        return exc
+
+
+def output_lost_error(exc: OSError, kept: str | None) -> Any:
+    """The exit of a state-changing run whose result could not be written to stdout after
+    the change (its files are written): 141 when the reader went away (``| head -1``: as
+    SIGPIPE, what a shell's ``pipefail`` sees), else 2 as any stdout that cannot be written;
+    one line on stderr saying where the result is kept."""
+    import errno
+
+    from mqctl.errors import ExitCode, MqctlError
+
+    reason = "its reader went away" if exc.errno == errno.EPIPE else (
+        exc.strerror or type(exc).__name__)
+    where = (f"; the result is in {kept}" if kept else
+             "; no rollback file was written, so the result is not kept either")
+    return MqctlError(f"the result could not be written to stdout ({reason}) after the "
+                      f"change{where}",
+                      hint="read the result there, or `mqctl offsets rollbacks` for the "
+                           "rollback files; give the command a stdout that stays open",
+                      exit_code=ExitCode.BROKEN_PIPE if exc.errno == errno.EPIPE
+                      else ExitCode.USAGE)
 
 
 def emit_before_change(plan: Result, fmt: str) -> None:
@@ -260,7 +283,8 @@ def emit_before_change(plan: Result, fmt: str) -> None:
     if lost is not None:
         from mqctl.errors import ExitCode, MqctlError
 
-        raise MqctlError(f"the plan could not be written to stdout ({lost}): nothing was "
+        why = lost.strerror or type(lost).__name__
+        raise MqctlError(f"the plan could not be written to stdout ({why}): nothing was "
                          "changed", hint="run it again from a terminal that stays open, or "
                          "under nohup, tmux or screen", exit_code=ExitCode.INTERRUPTED)
 

@@ -22,6 +22,7 @@ from mqctl.cli.common import (
     in_file,
     one_group,
     out_file,
+    output_lost_error,
     progress,
     state,
     warn,
@@ -246,7 +247,19 @@ def undo_steps(plan: Plan, rb: str) -> tuple[str, str | None]:
     return cmd, None
 
 
-def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute: bool,
+def _run(ctx: typer.Context, **kw: Any) -> None:
+    """A reset or rollback, from before its plan until its result and files are written,
+    with SIGINT, SIGTERM and SIGHUP recorded by the one handler and read at every step
+    (:func:`mqctl.interrupt.deferred`): none can be lost between two handlers or with an
+    event loop that stopped before it read it."""
+    from mqctl.interrupt import deferred
+
+    with deferred() as stop:
+        _change(ctx, stop=stop, **kw)
+
+
+def _change(ctx: typer.Context, *, stop: Any, group: str, topic: str, target_fn: Any,
+            execute: bool,
          force: bool, scope: Any, export: str | None, rollback_file: str | None,
          verify_wait: float | None, output: Any, namesrv: str | None,
          concurrency: int | None, notes: list[str] | None = None,
@@ -258,7 +271,7 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
 
     from mqctl.admin import Admin
     from mqctl.errors import PartialFailure, RefusedError
-    from mqctl.interrupt import Stop
+    from mqctl.interrupt import boundary
     from mqctl.remoting.client import RemotingClient
     from mqctl.reset import (
         BAD,
@@ -292,7 +305,8 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
     guarded_by: list[str] = []  # guard refusals of an --execute
     guard_data: dict[str, Any] = {}
     declined = [False]
-    stop = Stop()  # SIGINT/SIGTERM/SIGHUP while changing: stop sending, say what changed
+    # (stop: SIGINT/SIGTERM/SIGHUP while changing: stop sending, say what changed)
+    stop.late = "after the plan was shown: nothing was changed"
     phase = ["plan"]
     shown = [-1]  # the plan was printed before the apply (text formats): how many notes then
     lock_notes: list[str] = []  # the change lock of a killed run, taken over
@@ -306,9 +320,11 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
             warn(lock_notes[-1])
 
     async def go() -> tuple[Any, Any, str | None]:
+        boundary("start")
         async with RemotingClient(settings.client_options()) as client:
             admin = Admin(client, settings.namesrv, concurrency=conc)
             plan = await make_plan(admin, group, topic, target_fn(), scope=scope, force=force)
+            boundary("planned")
             plan.notes[:0] = lock_notes
             if show_messages:  # the message at each target: one read-only pull per queue
                 from mqctl.views.message import annotate_plan
@@ -354,19 +370,29 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
                     return plan, None, None
                 if fmt in ("table", "plain"):
                     sys.stderr.write(applying + "\n")
+            stop.before_change()  # (a signal while planning: nothing is written or sent)
             write_rollback(plan, rb)  # before the first change
             brokers = {q.mq.broker_name for q in plan.queues}
             phase[0] = "apply"
+            boundary("applying")
+
+            def broker_done(_n: Any) -> None:
+                advance(1)
+                boundary("broker-done")
+
             with progress(st, "reset", len(brokers)) as advance:
                 results = await apply_plan(admin, plan, concurrency=conc,
-                                           on_broker_done=lambda _n: advance(1), stop=stop)
+                                           on_broker_done=broker_done, stop=stop)
             if stop.stopped:
                 return plan, results, str(rb)
             phase[0] = "verify"
+            boundary("verifying")
             wait = default_wait(plan) if verify_wait is None else verify_wait
             checked = asyncio.ensure_future(verify(admin, plan, results, wait_s=wait))
             if not await stop.race(checked, 0.0):
                 results = checked.result()
+                phase[0] = "done"  # every queue judged: a signal from now on comes after it
+                boundary("verified")
             return plan, results, str(rb)
 
     # SIGINT/SIGTERM: while planning, stop at once (nothing was changed); from the apply on,
@@ -382,7 +408,8 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
         raise RefusedError("the change was not confirmed: nothing was changed, no rollback "
                            "file written",
                            hint="answer y to apply it; --yes applies without asking")
-    if stop.stopped and results is not None and rb is not None:
+    if stop.stopped and results is not None and rb is not None and phase[0] != "done":
+        stop.reported = True
         lines, info, err = _interrupted(plan, results, rb, phase[0], stop.reason)
         out = plan_result(plan, results, execute=execute, rollback=rb,
                           extra_notes=extra[max(0, shown[0]):] + lines,
@@ -397,8 +424,15 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
     final = plan_result(plan, results, execute=execute, rollback=rb,
                         extra_notes=extra[max(0, shown[0]):], plan_shown=shown[0] >= 0)
     final.data["guards"] = guard_data
-    if emit_or_lost(final, fmt) is not None and rb is not None:
-        _keep_result(final, rb, None)  # stdout is gone: what happened is kept beside rb
+    if results is not None:
+        stop.late = ("after the change was complete: the result above stands (it is also "
+                     "beside the rollback file)" if rb else
+                     "after the change was complete: the result above stands")
+    kept = _keep_result(final, rb, None) if stop.stopped and rb is not None else None
+    lost = emit_or_lost(final, fmt)
+    if lost is not None and rb is not None and kept is None:
+        kept = _keep_result(final, rb, None)  # stdout is gone: what happened is kept beside rb
+    boundary("done")
     if plan.refusals:
         more = f" (and {len(plan.refusals) - 1} more reason(s) in the output)" \
             if len(plan.refusals) > 1 else ""
@@ -428,6 +462,8 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
                              + (" ..." if len(moved) > 4 else ""))
             raise PartialFailure("; ".join(parts), [(r.plan.mq.short, r.detail) for r in bad],
                                  hint=rerun_hint(plan, bad, rb, rerun_scope))
+    if lost is not None and results is not None:  # (applied: its result file says what)
+        raise output_lost_error(lost, kept)
 
 
 def _keep_result(out: Result, rb: str, err: MqctlError | None) -> str | None:
