@@ -447,7 +447,8 @@ def result_rows(text: str) -> list[dict[str, Any]]:
             table = True
         if not table or len(x) < 5 or not x[1].isdigit() or not x[0].startswith("broker-"):
             continue
-        has_now = x[4].lstrip("-").isdigit()
+        # NOW is a number, or '-' where the queue was not read after the change
+        has_now = x[4] == "-" or x[4].lstrip("-").isdigit()
         status = x[5] if has_now and len(x) > 5 else x[4]
         rows.append({"broker": x[0], "queue_id": int(x[1]), "target": int(x[3]),
                      "expected": None, "status": status})

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -211,8 +210,8 @@ def _split_namesrv(v: Any, where: str) -> tuple[str, ...]:
 
 def _num(v: Any, where: str, kind: type, minimum: float) -> Any:
     try:
-        if isinstance(v, str) and not _ASCII_NUMBER.fullmatch(v.strip()):
-            raise ValueError(v)  # ('٣' and float('inf') are no numbers of a setting)
+        if isinstance(v, str) and not v.isascii():
+            raise ValueError(v)  # ('٣', which float() and int() take; inf: the range says)
         n = kind(v)
     except (TypeError, ValueError, OverflowError):
         raise ConfigError(f"{where}: {v!r} is not a number",
@@ -221,11 +220,6 @@ def _num(v: Any, where: str, kind: type, minimum: float) -> Any:
         raise ConfigError(f"{where}: must be at least {minimum}",
                           hint=f"give a number >= {minimum}")
     return n
-
-
-# a number as a flag or the environment gives it: ASCII digits (float() and int() also take
-# every Unicode digit, and float() 'inf' and 'nan')
-_ASCII_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 # environment variables whose empty value is an error, not "unset" (NAMESRV_ADDR='' would

@@ -82,14 +82,7 @@ def test_an_integer_of_thousands_of_digits_is_named_with_its_place(tmp_path, rea
     f.write_text(doc.replace("{n}", HUGE))
     r = run_cli([a.replace("{f}", str(f)) for a in args])
     line = one_error(r, what)
-    assert "5,000 digits" in line or "must be a whole number" in line, line
-
-
-def test_a_utf8_byte_order_mark_is_read(tmp_path):
-    f = tmp_path / "c.yaml"
-    f.write_bytes(b"\xef\xbb\xbf" + READERS["config"][1].replace("{n}", "5").encode())
-    r = run_cli(["--config", str(f), "-o", "json", "config", "show"])
-    assert r.exit_code == 0, r.stderr
+    assert any(w in line for w in ("5,000 digits", "must be a whole number", "is beyond")), line
 
 
 def test_stdin_that_is_not_text_is_named():
@@ -105,14 +98,18 @@ def test_stdin_that_is_not_text_is_named():
     one_error(r, "topology file (stdin) is UTF-16 text")
 
 
-def test_decode_text_and_the_bounded_loaders():
+def test_decode_text_and_the_bounded_loaders(tmp_path):
     from mqctl.errors import UsageError
     from mqctl.fsutil import decode_text, load_json, load_yaml
 
     assert decode_text(b"a\r\nb\n", "f") == "a\nb\n"
+    assert decode_text(b"\xef\xbb\xbfx: 1\n", "f") == "x: 1\n"  # a UTF-8 BOM is dropped
+    f = tmp_path / "c.yaml"
+    f.write_bytes(b"\xef\xbb\xbf" + READERS["config"][1].replace("{n}", "5").encode())
+    assert run_cli(["--config", str(f), "-o", "json", "config", "show"]).exit_code == 0
     assert load_json('{"n": 12345678901234567890}', "f") == {"n": 12345678901234567890}
     assert load_yaml("n: 12345678901234567890\n", "f", "h") == {"n": 12345678901234567890}
     with pytest.raises(UsageError, match="at line 2 column 4"):
         load_yaml("a: 1\nb: " + "1" * 41 + "\n", "f", "h")
-    with pytest.raises(UsageError, match="41 digits at line 1 column 6"):
+    with pytest.raises(UsageError, match="41 digits at line 1 column 7"):
         load_json('{"n": ' + "1" * 41 + "}", "f")
