@@ -110,3 +110,21 @@ def test_ctrl_c_in_a_command_is_carried_past_typer():
     with pytest.raises(Interrupted):
         get_command(t).main(args=["boom"], prog_name="x", standalone_mode=False)
 
+
+
+def test_param_parser_reads_the_parser_a_parameter_was_declared_with():
+    from typing import Annotated
+
+    from mqctl.cli.common import in_file
+
+    parser = in_file("topology file")
+    t = typer.Typer()
+
+    @t.command()
+    def cmd(f: Annotated[str | None, typer.Option("--f", parser=parser)] = None,
+            g: Annotated[str | None, typer.Option("--g")] = None) -> None:  # pragma: no cover
+        pass
+
+    params = {p.name: p for p in get_command(t).params}
+    assert compat.param_parser(params["f"]) is parser
+    assert compat.param_parser(params["g"]) is None
