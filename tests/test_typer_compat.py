@@ -5,6 +5,7 @@ before it changes a help page, an error or a completion in silence."""
 from __future__ import annotations
 
 import re
+from typing import Annotated
 
 import pytest
 import typer
@@ -113,8 +114,6 @@ def test_ctrl_c_in_a_command_is_carried_past_typer():
 
 
 def test_param_parser_reads_the_parser_a_parameter_was_declared_with():
-    from typing import Annotated
-
     from mqctl.cli.common import in_file
 
     parser = in_file("topology file")
