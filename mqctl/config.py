@@ -33,6 +33,7 @@ from mqctl.errors import ConfigError
 from mqctl.remoting.acl import Credentials
 from mqctl.remoting.frame import DEFAULT_VERSION
 from mqctl.remoting.tls import TlsSettings
+from mqctl.timeparse import is_digits
 
 DEFAULT_NAMESRV = "127.0.0.1:9876"
 DEFAULT_TIMEOUT = 3.0
@@ -87,7 +88,7 @@ def profile_rows(explicit: str | None = None) -> tuple[list[dict[str, Any]], Pat
     namesrv), and the file they were read from."""
     path, is_explicit = config_path(explicit)
     rows: list[dict[str, Any]] = []
-    if path.exists() or is_explicit:
+    if os.path.exists(path) or is_explicit:
         doc = _load_yaml(path, "config file") or {}
         current = doc.get("current_profile") if isinstance(doc, dict) else None
         for name, prof in ((doc.get("profiles") or {}) if isinstance(doc, dict) else {}).items():
@@ -201,7 +202,7 @@ def _split_namesrv(v: Any, where: str) -> tuple[str, ...]:
                               hint=f"the name server speaks RocketMQ remoting, not HTTP: give "
                                    f"host:port, e.g. -n {rest.rstrip('/') or '127.0.0.1:9876'}")
         host, sep, port = p.rpartition(":")
-        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        if not sep or not host or not is_digits(port) or not 0 < int(port) < 65536:
             raise ConfigError(f"{where}: bad name server address {p!r}",
                               hint="use host:port, several separated by ';'")
     return tuple(parts)
@@ -209,8 +210,10 @@ def _split_namesrv(v: Any, where: str) -> tuple[str, ...]:
 
 def _num(v: Any, where: str, kind: type, minimum: float) -> Any:
     try:
+        if isinstance(v, str) and not v.isascii():
+            raise ValueError(v)  # ('٣', which float() and int() take; inf: the range says)
         n = kind(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ConfigError(f"{where}: {v!r} is not a number",
                           hint="give a plain number (seconds for timeouts)") from None
     if n < minimum:

@@ -94,12 +94,17 @@ async def capture_timeline(out_dir: Path, *, hours: float, interval_s: float,
         await cluster.stop()
 
 
+# what makes a directory an earlier demo's (its snapshots' or its report's lock file)
+DEMO_MARKERS = ("snapshots/.mqctl-snapshot.lock", "report/.mqctl-lag.lock")
+
+
 def run_demo(out_dir: str | Path, *, hours: float = 3.0, interval_s: float = 120.0,
              master: str = "local[*]", window: int = 10,
              on_capture: Callable[[int, int], None] | None = None,
              progress: Callable[[str], None] | None = None,
-             spark: Any = None) -> tuple[DemoCapture, Any]:
-    """Capture the timeline, then run the lag report on it. Returns (capture, ReportResult)."""
+             spark: Any = None, force: bool = False) -> tuple[DemoCapture, Any]:
+    """Capture the timeline, then run the lag report on it. Returns (capture, ReportResult).
+    ``force``: the report may write into an ``OUT/report`` that is not mqctl's."""
     from mqctl.lagjob.job import run_report
 
     out = Path(out_dir)
@@ -107,5 +112,5 @@ def run_demo(out_dir: str | Path, *, hours: float = 3.0, interval_s: float = 120
                                        on_capture=on_capture))
     result = run_report([f"snapshot={cap.snapshots_dir}", str(cap.logs_dir)],
                         str(out / "report"), master=master, window=window, spark=spark,
-                        progress=progress)
+                        progress=progress, force=force)
     return cap, result

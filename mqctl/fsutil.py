@@ -1,17 +1,28 @@
-"""Files mqctl writes and reads, one mechanism for each direction.
+"""Files mqctl writes and reads, one mechanism for each direction, and one check of every
+path a user gives (:class:`PathRule`, :func:`path_error`).
+
+Every path argument of every command is declared with a :class:`PathRule` (what it names,
+read or written, a file or a directory) and checked by :func:`path_error` before any work
+starts: its length (a component longer than the file system's ``NAME_MAX``, a path longer
+than ``PATH_MAX``), what is there (a file, a directory, a FIFO, a device, a socket), its
+symlinks (a loop, a dangling link, a link as the final component of an output path) and the
+directories above it. ``tests/test_paths.py`` walks the command tree and fails on a path
+parameter that is not declared through it.
 
 Writes are atomic (a reader, or a killed run, never sees half a file) and never destroy or
-redirect what is at the path (issue 26 item 1): a symlink is followed and its final target is
-replaced in the target's own directory (so node_exporter's ``link.prom -> real/target.prom``
-keeps working); anything there that is not a regular file (a device such as ``/dev/null`` or
-``/dev/full``, a FIFO, a socket, a directory) is refused, exit 2. Commands check the paths
-they are given before any work starts (:func:`output_file_error`), and :func:`atomic_writer`
-checks again when it writes.
+redirect what is at the path: a symlink as the final component of an output path is refused
+(a link planted there could point at any file: as root from cron it would clobber it), while
+links among the directories above it are followed (node_exporter's textfile directory may be
+a link); anything there that is not a regular file (a device such as ``/dev/null`` or
+``/dev/full``, a FIFO, a socket, a directory) is refused, exit 2. :func:`atomic_writer`
+checks again when it writes. An existing file that is not mqctl's own is replaced only with
+``--force`` (:func:`overwrite_error`).
 
-Reads of small input files (config, plan, rollback, topology, scenario, TLS files: issue 26
-item 5) go through :func:`read_text_capped`: a regular file of at most the documented cap of
-its kind (:data:`INPUT_CAPS`, docs/errors.md), never a FIFO or device that would block or
-never end (``/dev/zero``, ``/dev/urandom``, a named pipe).
+Reads of small input files (config, plan, rollback, topology, scenario, TLS files) go through
+:func:`read_text_capped`: a regular file of at most the documented cap of its kind
+(:data:`INPUT_CAPS`, docs/errors.md), never a FIFO or device that would block or never end
+(``/dev/zero``, ``/dev/urandom``, a named pipe), and text: a gzip, bzip2, xz or zip file, a
+UTF-16 or UTF-32 file and a binary file are named as such, never a ``UnicodeDecodeError``.
 """
 
 from __future__ import annotations
@@ -24,7 +35,7 @@ import os
 import socket
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -41,9 +52,9 @@ def atomic_writer(path: str | os.PathLike[str], *, mode: int | None = None,
     ``mode`` defaults to what ``open()`` would create (0666 minus the umask), not mkstemp's
     0600: node_exporter's textfile collector and report readers usually run as another user.
 
-    A symlink at ``path`` is followed: its final target is replaced, the temporary file sits
-    in the target's directory. What is there and is not a regular file is never replaced:
-    :class:`NotRegularFileError`.
+    A symbolic link at ``path`` is never followed nor replaced, and what is there and is not
+    a regular file is never replaced (:class:`NotRegularFileError`); links among the
+    directories above it are followed (the temporary file sits in the real directory).
 
     Errors stay ``OSError`` (callers name them with :func:`local_path_error`); directories
     this call created are removed again when the write fails (a full disk leaves nothing)."""
@@ -108,30 +119,54 @@ _PATH_HINTS = {
 def local_path_error(exc: OSError, path: str | os.PathLike[str], what: str) -> UsageError:
     """A one-line usage error (exit 2) with a hint for an ``OSError`` from writing ``what``
     at ``path`` (full disk, read-only, a file where a directory is expected, not a regular
-    file, ...)."""
+    file, a name too long, ...)."""
     reason = exc.strerror or str(exc)
-    where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(path) else ""
-    if exc.errno == errno.EEXIST and Path(path).exists() and not Path(path).is_dir():
+    where = (f" ({shown_path(exc.filename)})" if exc.filename
+             and str(exc.filename) != str(path) else "")
+    if exc.errno == errno.EEXIST and _isfile(path):
         reason = "it is a regular file, not a directory"
-    hint = (NOT_REGULAR_HINT if isinstance(exc, NotRegularFileError)
+    hint = (exc.hint if isinstance(exc, NotRegularFileError)
             else _PATH_HINTS.get(exc.errno or 0, "check the path and its file system"))
-    return UsageError(f"cannot write {what} {path}: {reason}{where}", hint=hint)
+    return UsageError(f"cannot write {what} {shown_path(path)}: {reason}{where}", hint=hint)
+
+
+def _isfile(path: str | os.PathLike[str]) -> bool:
+    """``Path.is_file`` that never raises (a name too long, a loop: not a file)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def shown_path(path: str | os.PathLike[str] | bytes) -> str:
+    """A path as an error shows it: whole up to 160 characters, else its start and end with
+    its length (a 5,000-byte path must not make a 5,000-character error line)."""
+    text = os.fsdecode(path) if isinstance(path, bytes) else str(path)
+    if len(text) <= 160:
+        return text
+    return f"{text[:100]}...{text[-40:]} ({len(text.encode('utf-8', 'surrogatepass')):,} bytes)"
 
 
 # --------------------------------------------------------------------------------------------
 # what is at a path
 
 NOT_REGULAR_HINT = ("give the path of a regular file (or of none yet): mqctl replaces a file "
-                    "whole, following a symlink to its target, and never writes into a device, "
-                    "FIFO, socket or directory")
+                    "whole and never writes into a device, FIFO, socket or directory")
+LINK_HINT = ("give the path the link points to, or remove the link: mqctl never writes "
+             "through a symbolic link at the end of a path (one planted there could point at "
+             "any file); a link to a directory above the file is fine")
 
 
 class NotRegularFileError(OSError):
-    """What is at an output path (after following symlinks) is not a regular file, or the
-    symlinks loop. ``strerror`` says what it is; ``filename`` is the path the links lead to."""
+    """What is at an output path is not a regular file (a device, a FIFO, a socket, a
+    directory, a symbolic link as its final component), or the symlinks above it loop or
+    dangle. ``strerror`` says what it is; ``filename`` the path it concerns; ``hint`` what to
+    do."""
 
-    def __init__(self, reason: str, filename: str, code: int = errno.EINVAL):
+    def __init__(self, reason: str, filename: str, code: int = errno.EINVAL,
+                 hint: str = NOT_REGULAR_HINT):
         super().__init__(code, reason, filename)
+        self.hint = hint
 
 
 def file_kind(mode: int) -> str:
@@ -139,53 +174,95 @@ def file_kind(mode: int) -> str:
     file's."""
     for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
                        (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-                       (stat.S_ISSOCK, "a socket")):
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link")):
         if test(mode):
             return name
     return "not a regular file"
 
 
-def write_target(path: str | os.PathLike[str]) -> Path:
-    """The file a write to ``path`` replaces: symlinks (also in the directories above it) are
-    followed to the final target, which is a regular file or not there yet (a dangling
-    link's target is created). Raises :class:`NotRegularFileError` when what is there is not
-    a regular file or the links loop; other ``OSError`` s (a part of the path that is a
-    file, permissions) are left to the write, which names them."""
+def _link_text(path: str | os.PathLike[str]) -> str:
     try:
-        st = os.stat(path)
+        return shown_path(os.readlink(path))
+    except OSError:
+        return "?"
+
+
+def write_target(path: str | os.PathLike[str]) -> Path:
+    """The file a write to ``path`` creates or replaces: ``path`` itself, in its directory
+    with the symlinks above it followed (a link to a directory is fine). Raises
+    :class:`NotRegularFileError` when the final component is a symbolic link (never followed:
+    a link planted there could point at any file) or something other than a regular file,
+    or when a directory above it is a dangling link or the links loop; other ``OSError`` s (a
+    part of the path that is a file, permissions) are left to the write, which names them."""
+    p = Path(path)
+    try:
+        st = os.lstat(p)
     except FileNotFoundError:
         st = None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise NotRegularFileError("its symlinks form a loop", str(path),
+            raise NotRegularFileError("its symbolic links form a loop", str(path),
                                       errno.ELOOP) from None
         st = None
-    real = Path(os.path.realpath(path))
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        raise NotRegularFileError(f"it is a symbolic link (to {_link_text(p)})", str(path),
+                                  errno.ELOOP, LINK_HINT)
     if st is not None and not stat.S_ISREG(st.st_mode):
-        shown = str(real) if str(real) != os.path.abspath(path) else str(path)
-        kind = file_kind(st.st_mode)
-        raise NotRegularFileError(f"it is {kind}, not a regular file", shown,
+        raise NotRegularFileError(f"it is {file_kind(st.st_mode)}, not a regular file",
+                                  str(path),
                                   errno.EISDIR if stat.S_ISDIR(st.st_mode) else errno.EINVAL)
-    return real
+    dangling = _dangling_parent(p)
+    if dangling is not None:
+        raise NotRegularFileError(f"its directory {shown_path(dangling)} is a symbolic link to "
+                                  f"{_link_text(dangling)}, which does not exist",
+                                  str(path), errno.ENOENT, DANGLING_HINT)
+    return Path(os.path.realpath(p.parent)) / p.name
+
+
+DANGLING_HINT = ("create the directory the link points to, or fix the link: mqctl does not "
+                 "create a link's missing target")
+
+
+def _dangling_parent(p: Path) -> Path | None:
+    """The first directory above ``p`` (from the top) that is a symbolic link to nothing, or
+    None."""
+    for d in reversed(p.parents):
+        if d == d.parent:
+            continue
+        try:
+            if os.path.islink(d) and not os.path.exists(d):
+                return d
+        except (OSError, ValueError):
+            return None
+    return None
 
 
 def open_append(path: str | os.PathLike[str], what: str) -> IO[str]:
-    """A log file opened for appending (created, with its directories, when missing): a
-    symlink is followed; what is there and is not a regular file (a FIFO would block the
-    open, a device swallow the log) and any other ``OSError`` are a usage error (exit 2)."""
+    """A log file opened for appending (created, with its directories, when missing). What is
+    there and is not a regular file (a FIFO would block the open, a device swallow the log, a
+    symbolic link redirect it) and any other ``OSError`` are a usage error (exit 2)."""
     target = Path(path)
     try:
+        target = write_target(target)
         target.parent.mkdir(parents=True, exist_ok=True)
-        return _open_regular(write_target(target), "a", encoding="utf-8", newline="")
+        return _open_regular(target, "a", nofollow=True, encoding="utf-8", newline="")
     except OSError as exc:
         raise local_path_error(exc, path, what) from None
 
 
-def _open_regular(path: str | os.PathLike[str], mode: str, **kw: Any) -> IO[Any]:
+def _open_regular(path: str | os.PathLike[str], mode: str, *, nofollow: bool = False,
+                  **kw: Any) -> IO[Any]:
     """``open`` that never blocks on a FIFO (``O_NONBLOCK``; a regular file ignores it) and
     refuses what is not a regular file (:class:`NotRegularFileError`): a FIFO or device
-    swapped in after a check."""
-    fh = open(path, mode, opener=_nonblocking, **kw)  # noqa: SIM115
+    swapped in after a check. ``nofollow`` (a write): a symbolic link swapped in is refused
+    too (``O_NOFOLLOW``)."""
+    try:
+        fh = open(path, mode, opener=_nofollow if nofollow else _nonblocking, **kw)  # noqa: SIM115
+    except OSError as exc:
+        if nofollow and exc.errno == errno.ELOOP and os.path.islink(path):
+            raise NotRegularFileError(f"it is a symbolic link (to {_link_text(path)})",
+                                      str(path), errno.ELOOP, LINK_HINT) from None
+        raise
     st_mode = os.fstat(fh.fileno()).st_mode
     if not stat.S_ISREG(st_mode):
         fh.close()
@@ -195,9 +272,10 @@ def _open_regular(path: str | os.PathLike[str], mode: str, **kw: Any) -> IO[Any]
 
 def output_file_error(path: str | os.PathLike[str], what: str) -> UsageError | None:
     """Why a file cannot be written at ``path`` (checked before any work starts): what is
-    there is not a regular file or its symlinks loop (:func:`write_target`). None when it is
-    a regular file, a symlink to one, or nothing yet; a missing directory, a read-only file
-    system or a full disk are :func:`output_location_error`'s or the write's to name."""
+    there is not a regular file, is a symbolic link, or the links above it loop or dangle
+    (:func:`write_target`). None when it is a regular file or nothing yet; a missing
+    directory, a read-only file system or a full disk are :func:`output_location_error`'s or
+    the write's to name."""
     try:
         write_target(path)
     except NotRegularFileError as exc:
@@ -210,6 +288,305 @@ def check_output_file(path: str | os.PathLike[str], what: str) -> None:
     err = output_file_error(path, what)
     if err is not None:
         raise err
+
+
+# --------------------------------------------------------------------------------------------
+# one check of every path a user gives
+
+# Linux's limits: a path passed to the kernel is at most PATH_MAX bytes with its NUL, one
+# component at most NAME_MAX bytes (ext4, xfs, btrfs, tmpfs; pathconf says where it differs)
+PATH_MAX = 4096
+NAME_MAX = 255
+GLOB_CHARS = frozenset("*?[")
+
+
+@dataclass(frozen=True, slots=True)
+class PathRule:
+    """How a path argument is used, for :func:`path_error`: ``what`` names it in errors
+    (``Prometheus file``, ``report directory``); ``output``: mqctl writes it (else reads it);
+    ``directory``: it is a directory (else a file; None: either, an input its reader lists
+    and quarantines what it cannot read, the lag report's: only its length is checked here).
+
+    ``must_exist`` (an input directory): its absence is an error (an input file's absence is
+    its reader's to name, in its own words). ``create_parent`` (an output): the directories
+    above it that are missing are created (else refused: a typo in a collector's directory
+    must not send the output nowhere). ``stdin``: ``-`` is standard input. ``stream`` (an
+    input file): a FIFO or character device is read on purpose (``wire decode <(tcpdump
+    ...)``). ``remote``: a URI (``hdfs://``) or a glob is passed on as it is, for its reader
+    (the lag report's inputs). ``name``: says when the value names something that is not a
+    path (a bundled scenario, a rollback file's NAME)."""
+
+    what: str
+    output: bool = False
+    directory: bool | None = False
+    must_exist: bool = False
+    create_parent: bool = True
+    stdin: bool = False
+    stream: bool = False
+    remote: bool = False
+    name: Callable[[str], bool] | None = None
+
+    @property
+    def role(self) -> str:
+        """``output file``, ``input directory``, ...: what the rule's docs call it."""
+        kind = {True: "directory", False: "file", None: "file or directory"}[self.directory]
+        return f"{'output' if self.output else 'input'} {kind}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Problem:
+    reason: str
+    hint: str
+    code: int = errno.EINVAL
+    inline: bool = False  # "<what> <path> <reason>" (is a FIFO...), else "...: <reason>"
+    subject: bool = True  # (inline) "<what> <path> ...", else "<path> ..." (the reason names it)
+
+
+def path_error(value: str, rule: PathRule) -> UsageError | None:
+    """Why ``value`` cannot be used as ``rule`` says (exit 2, one line and a hint), or None.
+    Checked: an empty path, a NUL byte, the path's length and each component's (``PATH_MAX``,
+    the file system's ``NAME_MAX``), a part of the path that is a regular file, a directory
+    above it that cannot be searched, symbolic links that loop or dangle, a symbolic link as
+    the final component of an output file, what is there (an input file that is a
+    directory, a FIFO, a device or a socket; an output file that is not a regular file; a
+    directory that is not one), and for an output whose directories are not created, that
+    they exist. What a write then finds (a read-only file system, a full disk) is its to
+    name; what the file holds is its reader's."""
+    if rule.stdin and value == "-":
+        return None
+    if rule.name is not None and rule.name(value):
+        return None
+    problem = _path_problem(value, rule)
+    if problem is None:
+        return None
+    shown = shown_path(value)
+    if rule.output:
+        return UsageError(f"cannot write {rule.what} {shown}: {problem.reason}", hint=problem.hint)
+    if problem.inline:
+        subject = f"{rule.what} {shown}" if problem.subject else shown
+        return UsageError(f"{subject} {problem.reason}", hint=problem.hint)
+    return UsageError(f"cannot read {rule.what} {shown}: {problem.reason}", hint=problem.hint)
+
+
+def check_path(value: str, rule: PathRule) -> str:
+    """``value`` when :func:`path_error` finds nothing, else its error is raised."""
+    err = path_error(value, rule)
+    if err is not None:
+        raise err
+    return value
+
+
+def _name_max(path: str) -> int:
+    """The longest file name (bytes) the file system of ``path``'s deepest existing
+    directory takes (NAME_MAX when it cannot be asked)."""
+    d = os.path.dirname(os.path.abspath(path)) or "/"
+    while True:
+        try:
+            return int(os.pathconf(d, "PC_NAME_MAX")) or NAME_MAX
+        except (OSError, ValueError):
+            parent = os.path.dirname(d)
+            if parent == d:
+                return NAME_MAX
+            d = parent
+
+
+def _length_problem(value: str) -> _Problem | None:
+    try:
+        raw = os.fsencode(value)
+    except UnicodeEncodeError:
+        return _Problem("it is not a valid file name (it holds an unpaired surrogate)",
+                        "give the path as the shell gives it")
+    if b"\0" in raw:
+        return _Problem("it holds a NUL byte, which no file name can", "check the path")
+    if len(raw) >= PATH_MAX:
+        return _Problem(f"the path is {len(raw):,} bytes long, longer than this system takes "
+                        f"(at most {PATH_MAX - 1:,}, PATH_MAX)", "use a shorter path",
+                        errno.ENAMETOOLONG)
+    longest = max(raw.split(b"/"), key=len)
+    limit = _name_max(value) if len(longest) > NAME_MAX else NAME_MAX
+    if len(longest) > limit:
+        return _Problem(f"a part of it ({shown_path(longest[:40])}...) is {len(longest):,} "
+                        f"bytes long, longer than a file name can be on this file system "
+                        f"(at most {limit}, NAME_MAX)",
+                        "use shorter file and directory names", errno.ENAMETOOLONG)
+    return None
+
+
+_ERRNO_REASONS = {
+    errno.ENAMETOOLONG: ("the path is too long for this file system", "use a shorter path"),
+    errno.ELOOP: ("its symbolic links form a loop", "fix the links: each one must lead to a "
+                  "file or directory"),
+    errno.EACCES: ("permission denied (a directory above it cannot be searched by this user)",
+                   "fix the permissions, or choose another path"),
+}
+
+
+def _stat_problem(exc: OSError, value: str) -> _Problem:
+    if exc.errno == errno.ENOTDIR:
+        above = _file_above(value)
+        return _Problem("Not a directory" + (f" ({shown_path(above)})" if above else ""),
+                        _PATH_HINTS[errno.ENOTDIR], errno.ENOTDIR)
+    reason, hint = _ERRNO_REASONS.get(exc.errno or 0, (exc.strerror or str(exc),
+                                                        "check the path"))
+    return _Problem(reason, hint, exc.errno or errno.EINVAL)
+
+
+def _file_above(value: str) -> str | None:
+    """The part of ``value`` that is a regular file where a directory is needed."""
+    for d in Path(value).parents:
+        if _isfile(d):
+            return str(d)
+    return None
+
+
+def _path_problem(value: str, rule: PathRule) -> _Problem | None:
+    if not value:
+        return _Problem("the path is empty", "give a path")
+    problem = _length_problem(value)
+    if problem is not None:
+        return problem
+    if rule.remote and "://" in value:
+        return None  # (a URI: its file system checks it when it is written or read)
+    if rule.directory is None or (not rule.output and rule.remote and GLOB_CHARS & set(value)):
+        return None  # (a glob, or what its reader lists and quarantines)
+    try:
+        lst: os.stat_result | None = os.lstat(value)
+    except FileNotFoundError:
+        lst = None
+    except OSError as exc:
+        return _stat_problem(exc, value)
+    if lst is not None and stat.S_ISLNK(lst.st_mode):
+        if rule.output and not rule.directory:
+            return _Problem(f"it is a symbolic link (to {_link_text(value)})", LINK_HINT,
+                            errno.ELOOP)
+        try:
+            st: os.stat_result | None = os.stat(value)
+        except FileNotFoundError:
+            return _Problem(f"it is a symbolic link to {_link_text(value)}, which does not "
+                            "exist", "fix the link, or give the path it should point to",
+                            errno.ENOENT)
+        except OSError as exc:
+            return _stat_problem(exc, value)
+    else:
+        st = lst
+    if st is None:
+        return _missing_problem(value, rule)
+    mode = st.st_mode
+    if rule.directory:
+        if not stat.S_ISDIR(mode):
+            kind = "a regular file" if stat.S_ISREG(mode) else file_kind(mode)
+            return _Problem(f"{'it ' if rule.output else ''}is {kind}, not a directory",
+                            "give a directory path", errno.ENOTDIR, inline=not rule.output)
+        return None
+    if stat.S_ISDIR(mode):
+        if rule.output:
+            return _Problem("Is a directory", _PATH_HINTS[errno.EISDIR], errno.EISDIR)
+        return _Problem(f"is a directory, not a {rule.what}", f"give the path of a {rule.what}",
+                        errno.EISDIR, inline=True, subject=False)
+    if stat.S_ISREG(mode):
+        return None
+    if not rule.output and rule.stream and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+        return None
+    if rule.output:
+        return _Problem(f"it is {file_kind(mode)}, not a regular file", NOT_REGULAR_HINT)
+    return _Problem(f"is {file_kind(mode)}, not a regular file",
+                    f"mqctl reads a {rule.what} only from a regular file (a FIFO or device "
+                    "could block or never end): copy it to a file first", inline=True)
+
+
+def _missing_problem(value: str, rule: PathRule) -> _Problem | None:
+    """Nothing at ``value``: fine for an output whose directories exist or are created, and
+    for an input file (its reader names it); else what is wrong above it."""
+    p = Path(value)
+    dangling = _dangling_parent(p)
+    if dangling is not None:
+        return _Problem(f"its directory {shown_path(dangling)} is a symbolic link to "
+                        f"{_link_text(dangling)}, which does not exist", DANGLING_HINT,
+                        errno.ENOENT)
+    if not rule.output:
+        if rule.directory and rule.must_exist:
+            return _Problem("it does not exist", f"give an existing {rule.what}", errno.ENOENT)
+        return None
+    parent = p.parent if not rule.directory else p
+    existing = next((d for d in [parent, *parent.parents] if os.path.lexists(d)), None)
+    if existing is not None and not os.path.isdir(existing):
+        return _Problem(f"Not a directory ({shown_path(existing)})",
+                        _PATH_HINTS[errno.ENOTDIR], errno.ENOTDIR)
+    if not rule.create_parent and not rule.directory and not os.path.isdir(p.parent or "."):
+        return _Problem(f"its directory {shown_path(p.parent)} does not exist",
+                        "create it first, or check the path for a typo (mqctl does not "
+                        "create it)", errno.ENOENT)
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# replacing a file that is not mqctl's own
+
+def overwrite_error(path: str | os.PathLike[str], what: str, *, own: Callable[[Path], bool],
+                    force: bool, why: str) -> UsageError | None:
+    """An existing regular file at ``path`` that is not mqctl's own ``what`` (``own`` says,
+    reading at most a bounded part of it) is not replaced without ``--force``: a path mistyped
+    or planted (``--export /etc/passwd``) must not lose a file mqctl did not write. ``why``
+    says what makes a file mqctl's own (for the hint). None when nothing or mqctl's own file
+    is there, or with ``force``."""
+    p = Path(path)
+    try:
+        st = os.lstat(p)
+    except (OSError, ValueError):
+        return None
+    if force or not stat.S_ISREG(st.st_mode) or own(p):
+        return None
+    return UsageError(f"cannot write {what} {shown_path(path)}: a file that mqctl did not "
+                      "write is there", hint=f"mqctl replaces only its own {what} ({why}): "
+                      "check the path, move the file away, or give --force to replace it")
+
+
+def holds_text(path: str | os.PathLike[str], marker: bytes, *, tail: bool = False,
+               limit: int = 65536) -> bool:
+    """Whether the first (``tail``: last) ``limit`` bytes of the regular file ``path`` hold
+    ``marker`` (what makes a file mqctl's own: :func:`overwrite_error`)."""
+    data = file_bytes(path, limit, tail=tail)
+    return data is not None and marker in data
+
+
+def file_bytes(path: str | os.PathLike[str], limit: int, *, tail: bool = False
+               ) -> bytes | None:
+    """The first (``tail``: last) ``limit`` bytes of the regular file ``path``, or None when
+    it cannot be read or is not a regular file (never blocks on a FIFO)."""
+    try:
+        with _open_regular(path, "rb") as fh:
+            if tail:
+                size = os.fstat(fh.fileno()).st_size
+                fh.seek(max(0, size - limit))
+            data: bytes = fh.read(limit)
+            return data
+    except OSError:
+        return None
+
+
+def dir_is_own(path: Path, markers: tuple[str, ...]) -> bool:
+    """A directory is mqctl's own when it is missing or empty, or holds one of ``markers``
+    (paths inside it: the lock file every run of the command leaves, ``.mqctl-lag.lock``)."""
+    try:
+        with os.scandir(path) as it:
+            empty = next(it, None) is None
+    except OSError:
+        return True  # (missing, or not a readable directory: the other checks name it)
+    return empty or any(os.path.lexists(path / m) for m in markers)
+
+
+def dir_overwrite_error(path: str | os.PathLike[str], what: str, *, markers: tuple[str, ...],
+                        force: bool) -> UsageError | None:
+    """A directory that holds files but none of mqctl's ``markers`` is not written into
+    without ``--force`` (a report run replaces what it writes there: summaries, the page,
+    its Parquet datasets)."""
+    p = Path(path)
+    if force or dir_is_own(p, markers):
+        return None
+    return UsageError(f"cannot write {what} {shown_path(path)}: it holds files and is not "
+                      "mqctl's", hint=f"mqctl writes into an empty or new directory, or one "
+                      f"it wrote before (it holds {markers[0]}): give a new directory, or "
+                      "--force to write there anyway")
 
 
 # --------------------------------------------------------------------------------------------
@@ -226,6 +603,7 @@ INPUT_CAPS: dict[str, int] = {
     "TLS file": 4 * _MB,
     "topology file": 16 * _MB,
     "completion cache": 16 * _MB,
+    "lock state file": 16 * _MB,
     "plan file": 64 * _MB,
     "rollback file": 64 * _MB,
 }
@@ -237,22 +615,19 @@ def _mb(n: int) -> str:
 
 def input_file_error(path: str | os.PathLike[str], what: str, cap: str | None = None
                      ) -> UsageError | None:
-    """Why the input file ``path`` is not read (without opening it): not a regular file (a
-    FIFO or device would block or never end), or larger than its cap (``INPUT_CAPS[cap or
-    what]``). None when it is a regular file within the cap, or when ``stat`` fails (the
-    reader names a missing file or a permission error in its own words)."""
+    """Why the input file ``path`` is not read (without opening it): :func:`path_error`'s
+    reasons (a name too long, a dangling link, a directory, a FIFO or device that would block
+    or never end, ...), or larger than its cap (``INPUT_CAPS[cap or what]``). None when it is
+    a regular file within the cap, or when it is missing or ``stat`` fails (the reader names a
+    missing file or a permission error in its own words)."""
     limit = INPUT_CAPS[cap or what]
+    err = path_error(str(path), PathRule(what))
+    if err is not None:
+        return err
     try:
         st = os.stat(path)
     except OSError:
         return None
-    if stat.S_ISDIR(st.st_mode):
-        return None  # the reader's IsADirectoryError: its own words
-    if not stat.S_ISREG(st.st_mode):
-        return UsageError(f"{what} {path} is {file_kind(st.st_mode)}, not a regular file",
-                          hint=f"mqctl reads a {cap or what} only from a regular file of at "
-                               f"most {_mb(limit)} (a FIFO or device could block or never "
-                               "end): copy it to a file first")
     if st.st_size > limit:
         return _too_large(path, what, cap, limit)
     return None
@@ -260,20 +635,21 @@ def input_file_error(path: str | os.PathLike[str], what: str, cap: str | None = 
 
 def _too_large(path: str | os.PathLike[str], what: str, cap: str | None, limit: int
                ) -> UsageError:
-    return UsageError(f"{what} {path} is larger than {_mb(limit)}, the most mqctl reads for a "
-                      f"{cap or what}",
+    return UsageError(f"{what} {shown_path(path)} is larger than {_mb(limit)}, the most mqctl "
+                      f"reads for a {cap or what}",
                       hint="check that it is the right file (docs/errors.md lists the size "
                            "limit of each input file)")
 
 
 def read_text_capped(path: str | os.PathLike[str], what: str, *, cap: str | None = None,
                      encoding: str = "utf-8") -> str:
-    """The text of a small input file, as ``Path.read_text`` gives it (universal newlines),
-    read in one bounded step: a FIFO, device or socket, or a file larger than its cap
-    (``INPUT_CAPS[cap or what]``) is refused with a usage error (exit 2) before it is read
-    whole. Other errors stay as ``Path.read_text`` raises them (``FileNotFoundError``,
-    ``IsADirectoryError``, ``PermissionError``, ``UnicodeDecodeError``), for the caller's own
-    message."""
+    """The text of a small input file, as ``Path.read_text`` gives it (universal newlines, a
+    UTF-8 byte order mark dropped), read in one bounded step: what :func:`input_file_error`
+    refuses (a FIFO, device or socket, a directory, a name too long, a file larger than its
+    cap, ``INPUT_CAPS[cap or what]``) is a usage error (exit 2) before it is read whole, and
+    so is a file that is not text in ``encoding`` (:func:`decode_text`: gzip, UTF-16, binary,
+    an invalid byte). A missing file or one this user may not read stays
+    ``FileNotFoundError`` / ``PermissionError``, for the caller's own message."""
     err = input_file_error(path, what, cap)
     if err is not None:
         raise err
@@ -282,7 +658,111 @@ def read_text_capped(path: str | os.PathLike[str], what: str, *, cap: str | None
         data = fh.read(limit + 1)  # a file that grew since the check, /proc: still bounded
     if len(data) > limit:
         raise _too_large(path, what, cap, limit)
-    return read_stream_text(data, encoding)
+    return decode_text(data, f"{what} {shown_path(path)}", encoding)
+
+
+# what the first bytes of a file that is not text say it is (magic numbers: RFC 1952 gzip,
+# bzip2, xz, zstd, zip; the byte order marks of UTF-32 before UTF-16, whose BOM they start with)
+_NOT_TEXT = (
+    (b"\x1f\x8b", "gzip-compressed", "decompress it first (gunzip, or zcat FILE > FILE.txt)"),
+    (b"BZh", "bzip2-compressed", "decompress it first (bunzip2)"),
+    (b"\xfd7zXZ\x00", "xz-compressed", "decompress it first (unxz)"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed", "decompress it first (unzstd)"),
+    (b"PK\x03\x04", "a zip archive", "extract the file from it first (unzip)"),
+    (b"\xff\xfe\x00\x00", "UTF-32 text (little-endian byte order mark)",
+     "save it as UTF-8 (iconv -f UTF-32 -t UTF-8 FILE)"),
+    (b"\x00\x00\xfe\xff", "UTF-32 text (big-endian byte order mark)",
+     "save it as UTF-8 (iconv -f UTF-32 -t UTF-8 FILE)"),
+    (b"\xff\xfe", "UTF-16 text (little-endian byte order mark)",
+     "save it as UTF-8 (iconv -f UTF-16 -t UTF-8 FILE)"),
+    (b"\xfe\xff", "UTF-16 text (big-endian byte order mark)",
+     "save it as UTF-8 (iconv -f UTF-16 -t UTF-8 FILE)"),
+)
+
+
+def decode_text(data: bytes, name: str, encoding: str = "utf-8") -> str:
+    """``data`` (the bytes of the input file ``name``, e.g. ``scenario file x.yaml``) as text:
+    decoded as a text-mode ``open`` would (universal newlines), a UTF-8 byte order mark
+    dropped. What is not text is a usage error naming what it is (exit 2): a gzip, bzip2, xz,
+    zstd or zip file, UTF-16 or UTF-32 text (with a byte order mark, or UTF-16 without one:
+    every other byte NUL), a binary file (a NUL byte), or a byte that is not ``encoding``
+    (where: line and column)."""
+    for magic, kind, fix in _NOT_TEXT:
+        if data.startswith(magic):
+            raise UsageError(f"{name} is {kind}, not {_enc(encoding)} text", hint=fix)
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        head = data[:64]
+        if len(head) >= 4 and (head[1::2].count(0) >= len(head) // 4
+                               or head[0::2].count(0) >= len(head) // 4):
+            raise UsageError(f"{name} looks like UTF-16 text without a byte order mark (every "
+                             f"other byte is NUL), not {_enc(encoding)} text",
+                             hint="save it as UTF-8 (iconv -f UTF-16LE -t UTF-8 FILE)")
+        raise UsageError(f"{name} is a binary file, not text (a NUL byte at offset {nul:,})",
+                         hint="check that it is the right file")
+    if encoding.lower().replace("_", "-") in ("utf-8", "utf8"):
+        encoding = "utf-8-sig"
+    try:
+        return read_stream_text(data, encoding)
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise UsageError(f"{name} is not {_enc(encoding)} text: byte 0x{data[exc.start]:02x} at "
+                         f"line {line} column {col} is not valid {_enc(encoding)}",
+                         hint="save it as UTF-8 (iconv -f LATIN1 -t UTF-8 FILE, for a Latin-1 "
+                              "file)") from None
+
+
+def _enc(encoding: str) -> str:
+    e = encoding.lower().replace("_", "-")
+    return "UTF-8" if e in ("utf-8", "utf8", "utf-8-sig") else encoding
+
+
+# the longest integer mqctl reads from an input file (an offset is at most 19 digits,
+# Long.MAX_VALUE): a longer one is refused naming where, never parsed (Python refuses more
+# than 4,300 digits with "use sys.set_int_max_str_digits()", and a long one is slow)
+MAX_INT_DIGITS = 40
+
+
+def _digits_error(name: str, text: str, ndigits: int) -> UsageError:
+    import re
+
+    m = re.search(f"[0-9]{{{MAX_INT_DIGITS + 1},}}", text)
+    where = ""
+    if m is not None:
+        line = text.count("\n", 0, m.start()) + 1
+        col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+        where = f" at line {line} column {col}"
+    return UsageError(f"{name}: a number of {ndigits:,} digits{where}: mqctl reads integers of "
+                      f"at most {MAX_INT_DIGITS} digits", hint="check that it is the right file, "
+                      "and the number (an offset has at most 19 digits)")
+
+
+def load_json(text: str, name: str, *, pairs: Callable[[list[tuple[str, Any]]], Any] | None
+              = None) -> Any:
+    """``json.loads`` of an input file's text with every failure a usage error (exit 2)
+    naming ``name``: a syntax error, a nesting too deep for the parser (100k ``[``), an
+    integer longer than :data:`MAX_INT_DIGITS`; ``pairs`` is the ``object_pairs_hook`` (a
+    key given twice: the plan and rollback files refuse it). A :class:`UsageError` from
+    ``pairs`` is raised with ``name`` before its message."""
+    import json
+
+    def bounded_int(digits: str) -> int:
+        n = len(digits.lstrip("-"))
+        if n > MAX_INT_DIGITS:
+            raise _digits_error(name, text, n)
+        return int(digits)
+
+    try:
+        return json.loads(text, object_pairs_hook=pairs, parse_int=bounded_int)
+    except UsageError as exc:
+        if exc.message.startswith(name):
+            raise
+        raise UsageError(f"{name}: {exc.message}", hint=exc.hint) from None
+    except RecursionError:
+        raise UsageError(f"{name}: JSON nested too deeply") from None
+    except ValueError as exc:
+        raise UsageError(f"{name} is not valid JSON: {exc}") from None
 
 
 def _nonblocking(path: str, flags: int) -> int:
@@ -290,10 +770,21 @@ def _nonblocking(path: str, flags: int) -> int:
     return os.open(path, flags | os.O_NONBLOCK, 0o666)
 
 
+def _nofollow(path: str, flags: int) -> int:
+    """:func:`_nonblocking` that also refuses a symbolic link as the final component."""
+    return os.open(path, flags | os.O_NONBLOCK | os.O_NOFOLLOW, 0o666)
+
+
 def read_stream_capped(stream: IO[str], what: str, *, cap: str) -> str:
     """At most ``INPUT_CAPS[cap]`` characters from a text stream (stdin given as ``-``);
     more is refused (exit 2) without reading the rest."""
     limit = INPUT_CAPS[cap]
+    raw = getattr(stream, "buffer", None)
+    if raw is not None:  # the bytes, named as a file's are when they are not text
+        data = raw.read(limit + 1)
+        if len(data) > limit:
+            raise _too_large("(stdin)", what, cap, limit)
+        return decode_text(data, f"{what} (stdin)")
     text = stream.read(limit + 1)
     if len(text) > limit:
         raise _too_large("(stdin)", what, cap, limit)
@@ -315,11 +806,10 @@ def load_yaml(text: str, name: str, hint: str) -> Any:
     that shows the value)."""
     import yaml
 
-    # libyaml's parser where PyYAML has it (3-4x faster: a 16 MB topology), the same safe
-    # constructor either way
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        doc = yaml.load(text, Loader=loader)  # (a safe loader)
+        doc = yaml.load(text, Loader=_bounded_loader(name))  # (a safe loader)
+    except UsageError:
+        raise
     except RecursionError:
         raise UsageError(f"{name}: YAML nested too deeply", hint=hint) from None
     except yaml.YAMLError as exc:
@@ -334,6 +824,28 @@ def load_yaml(text: str, name: str, hint: str) -> Any:
         raise UsageError(f"{name}: its YAML aliases (*name) expand to more than {limit:,} "
                          "values", hint="write the values out, or use fewer aliases")
     return doc
+
+
+def _bounded_loader(name: str) -> Any:
+    """A safe YAML loader (libyaml's parser where PyYAML has it: 3-4x faster on a 16 MB
+    topology) whose integers are at most :data:`MAX_INT_DIGITS` digits (a longer one is a
+    usage error naming its line and column)."""
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    def bounded_int(loader: Any, node: Any) -> Any:
+        digits = sum(c.isascii() and c.isdigit() for c in str(node.value))
+        if digits > MAX_INT_DIGITS:
+            mark = node.start_mark
+            raise UsageError(f"{name}: a number of {digits:,} digits at line {mark.line + 1} "
+                             f"column {mark.column + 1}: mqctl reads integers of at most "
+                             f"{MAX_INT_DIGITS} digits", hint="check that it is the right file")
+        return yaml.SafeLoader.construct_yaml_int(loader, node)
+
+    loader: Any = type("BoundedLoader", (base,), {})
+    loader.add_constructor("tag:yaml.org,2002:int", bounded_int)
+    return loader
 
 
 # how many values a YAML text may expand to through its aliases, per character of the text
@@ -398,38 +910,24 @@ MIN_FREE_BYTES = 1 << 20
 
 
 def output_location_error(path: str | os.PathLike[str], what: str, *,
-                          directory: bool) -> UsageError | None:
+                          directory: bool, create_parent: bool | None = None
+                          ) -> UsageError | None:
     """Why ``path`` cannot take ``what`` (a directory when ``directory``, else a file), checked
     BEFORE a long job starts, or None when it looks writable.
 
-    Checks, in order: a regular file where a directory is wanted (or a directory where a file
-    is); for a file, anything else that is not a regular file (:func:`output_file_error`; a
-    symlink is followed, and the checks below are made where its target is written); a part
-    of the path that is a regular file; for a file, a missing parent directory (it is never
-    created: a typo in a collector's directory must not send output nowhere); that this user
-    can create a file in the deepest existing directory (read-only file system, permissions:
-    probed with a temporary file that is removed again); and free space (``statvfs``; less
-    than :data:`MIN_FREE_BYTES` counts as a full disk, ENOSPC)."""
-    target = Path(path)
-    if directory and target.exists() and not target.is_dir():
-        return local_path_error(OSError(errno.EEXIST, os.strerror(errno.EEXIST), str(target)),
-                                path, what)
-    if not directory and target.is_dir():
-        return local_path_error(OSError(errno.EISDIR, os.strerror(errno.EISDIR), str(target)),
-                                path, what)
-    if not directory:  # a device, FIFO, socket, symlink loop; a symlink: its target's place
-        err = output_file_error(path, what)
-        if err is not None:
-            return err
-        target = write_target(path)
+    Checks, in order: :func:`path_error` (its length, what is there, its symlinks, a part of
+    the path that is a regular file; for a file, a missing directory, which is never created
+    unless ``create_parent``: a typo in a collector's directory must not send output
+    nowhere); that this user can create a file in the deepest existing directory (read-only
+    file system, permissions: probed with a temporary file that is removed again); and free
+    space (``statvfs``; less than :data:`MIN_FREE_BYTES` counts as a full disk, ENOSPC)."""
+    rule = PathRule(what, output=True, directory=directory,
+                    create_parent=directory if create_parent is None else create_parent)
+    err = path_error(str(path), rule)
+    if err is not None:
+        return err
+    target = Path(path) if directory else write_target(path)
     probe_dir = target if directory else target.parent
-    if not directory and not probe_dir.exists():
-        parent_file = next((p for p in [probe_dir, *probe_dir.parents]
-                            if p.exists() and not p.is_dir()), None)
-        if parent_file is None:
-            return UsageError(f"cannot write {what} {path}: its directory {probe_dir} does not "
-                              "exist", hint="create it first, or check the path for a typo "
-                                            "(mqctl does not create it)")
     while not probe_dir.exists() and probe_dir != probe_dir.parent:
         probe_dir = probe_dir.parent
     if not probe_dir.is_dir():

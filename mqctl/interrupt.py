@@ -2,10 +2,15 @@
 every command that changes a cluster (``offsets reset/rollback --execute``, ``locks release
 --execute``).
 
-:class:`Stop` is the flag a signal handler sets: no new request is sent, the ones in flight are
-waited for up to :data:`INTERRUPT_GRACE_S` (a second interrupt ends the wait at once).
-:func:`signals_to` routes SIGINT/SIGTERM to it while a block runs in the event loop;
-:func:`guarded` runs a command's work under it. Nothing here prints: the CLI says what changed.
+One handler (:func:`_on_signal`) is installed once, at start-up, and never replaced while a
+command runs: it records every signal into one interrupt state and, by the state's mode,
+raises (a command that changes nothing), or only records and wakes the change
+(:func:`deferred`: a state-changing command, from its plan to its last file). :class:`Stop`
+reads that record: no new request is sent, the ones in flight are waited for up to
+:data:`INTERRUPT_GRACE_S` (a second interrupt ends the wait at once); :func:`guarded` runs a
+command's work under it. A signal can therefore never fall between two handlers (the lost
+SIGINT of a hand-over from a start-up handler to an event loop's), nor be dropped with an
+event loop that stopped before it read it. Nothing here prints: the CLI says what changed.
 
 Only the standard library is imported, and ``asyncio`` only inside functions (``mqctl --help``
 imports this module through the CLI and must stay light).
@@ -36,75 +41,192 @@ INTERRUPT_GRACE_S = 5.0
 STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
 
-# ------------------------------------------------------------------ start-up
+# ------------------------------------------------------------------ the one handler
 
-_early: list[int] = []
+class HangUp(KeyboardInterrupt):
+    """SIGHUP (the terminal or SSH session went away): an interrupt, exit 129 (128 + 1)."""
 
 
-def hold_signals() -> None:
-    """At process start, before the CLI's imports (a few hundred ms): SIGINT, SIGTERM and
-    SIGHUP are only recorded, so one that arrives then ends the command the way it would a
-    moment later (``mqctl: interrupted``, 130 or 129) instead of a silent kill or a traceback
-    from inside an import. :func:`early_signal` hands them to the CLI boundary."""
+class Terminated(KeyboardInterrupt):
+    """SIGTERM: an interrupt. A subclass, because CPython ends a process by SIGINT when a
+    plain KeyboardInterrupt left an ``eval`` of a string on its way (pythonrun.c
+    ``run_eval_code_obj``), even one that was caught later."""
+
+
+class _Signals:
+    """The one interrupt state of the process, which :func:`_on_signal` (the one handler of
+    SIGINT, SIGTERM and SIGHUP, installed once) records every signal into. What the handler
+    does besides recording depends on ``mode``, a flag it reads (switching it installs
+    nothing, so there is no moment without the handler):
+
+    * ``record`` (start-up, before the command tree is built): only recorded; the CLI boundary
+      ends the command with ``mqctl: interrupted`` once it is ready (:func:`early_signal`);
+    * ``raise`` (a command that changes nothing): it raises ``KeyboardInterrupt`` (SIGTERM
+      :class:`Terminated`, SIGHUP :class:`HangUp`) where the command is, as Ctrl-C does;
+    * ``defer`` (a state-changing command, :func:`deferred`): only recorded, and the running
+      change is woken (:attr:`waker`: ``Stop.fire`` through its event loop); the change polls
+      the record (``Stop.stopped``) at every step, and what is still unreported when the
+      command ends is said then (exit 130), so that no signal is lost."""
+
+    def __init__(self) -> None:
+        self.mode = "record"
+        self.received: list[int] = []
+        self.waker: Callable[[str], None] | None = None
+
+
+_STATE = _Signals()
+
+
+def _name(signum: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(signum).name
+    except ValueError:  # pragma: no cover
+        return f"signal {signum}"
+
+
+def _on_signal(signum: int, frame: object) -> None:
+    import signal
+
+    _STATE.received.append(signum)
+    if _STATE.mode == "raise":
+        if signum == signal.SIGHUP:
+            raise HangUp
+        if signum == signal.SIGTERM:
+            raise Terminated
+        raise KeyboardInterrupt
+    waker = _STATE.waker
+    if _STATE.mode == "defer" and waker is not None:
+        waker(_name(signum))
+
+
+def install() -> None:
+    """Install the one handler for SIGINT, SIGTERM and SIGHUP (idempotent; nothing outside
+    the main thread). Nothing replaces it while a command runs: the phases of a command
+    switch :class:`_Signals`' mode instead."""
     import signal
 
     for sig in (getattr(signal, name) for name in STOP_SIGNALS):
         try:
-            signal.signal(sig, _record)
+            if signal.getsignal(sig) is not _on_signal:
+                signal.signal(sig, _on_signal)
         except (ValueError, OSError):  # pragma: no cover - not the main thread
             pass
 
 
-def _record(signum: int, frame: object) -> None:
-    _early.append(signum)
+def hold_signals() -> None:
+    """At process start, before the CLI's imports (a few hundred ms): the one handler is
+    installed, recording only, so a signal that arrives then ends the command the way it
+    would a moment later (``mqctl: interrupted``, 130 or 129) instead of a silent kill or a
+    traceback from inside an import (:func:`early_signal`)."""
+    _STATE.mode = "record"
+    install()
 
 
 def early_signal() -> int | None:
-    """The first signal :func:`hold_signals` recorded (None if none), once the boundary has
-    its own handlers; SIGINT gets Python's own back."""
-    import signal
+    """Once the CLI boundary is ready: from now on a signal interrupts (``raise`` mode); the
+    first one recorded before (None if none) is returned for the boundary to report."""
+    first = _STATE.received[0] if _STATE.received else None
+    _STATE.mode = "raise"
+    return first
 
-    try:
-        if signal.getsignal(signal.SIGINT) is _record:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-    except (ValueError, OSError):  # pragma: no cover
-        pass
-    return _early[0] if _early else None
+
+def last_signal() -> int | None:
+    """The last signal the one handler received (None if none)."""
+    return _STATE.received[-1] if _STATE.received else None
+
+
+def reset_state() -> None:
+    """A fresh record (each in-process run of the CLI starts with none)."""
+    _STATE.mode = "record"
+    _STATE.received.clear()
+    _STATE.waker = None
+
+
+def boundary(name: str) -> None:
+    """A phase boundary of a state-changing command (``planned``, ``applying``,
+    ``verifying``, ``done``, ...). Tests deliver a signal exactly there: with
+    ``MQCTL_TEST_SIGNAL_AT=NAME:SIGNAL`` in the environment (``verifying:SIGTERM``) the
+    process sends itself SIGNAL when it reaches NAME (tests/test_interrupt_phases.py)."""
+    import os
+
+    spec = os.environ.get("MQCTL_TEST_SIGNAL_AT")
+    if not spec:
+        return
+    at, _, sig = spec.partition(":")
+    if at == name:
+        import signal
+
+        os.kill(os.getpid(), getattr(signal, sig or "SIGINT"))
 
 
 class Stop:
-    """An interrupt during apply, set from a signal handler: no new request is sent; a second
-    one also ends the wait for the requests in flight."""
+    """An interrupt while a state-changing command runs, read from the one interrupt state
+    (:class:`_Signals`): ``stopped`` once a signal was recorded since the command began
+    (:func:`deferred`), whether or not the event loop ran its wake-up; no new request is sent
+    then, and a second one also ends the wait for the requests in flight."""
 
     def __init__(self) -> None:
         import asyncio
 
         self.requested = asyncio.Event()
         self.hurry = asyncio.Event()
-        self.reason = ""
+        self.since = len(_STATE.received)
+        self.reported = False
+        self.late = "after the command's work was done"
+
+    @property
+    def signals(self) -> list[int]:
+        return _STATE.received[self.since:]
 
     def fire(self, reason: str) -> None:
         if self.requested.is_set():
             self.hurry.set()
             return
-        self.reason = reason
         self.requested.set()
+        if len(self.signals) > 1:
+            self.hurry.set()
 
     @property
     def stopped(self) -> bool:
-        return self.requested.is_set()
+        return bool(self.signals)
+
+    @property
+    def reason(self) -> str:
+        return _name(self.signals[0]) if self.signals else ""
+
+    def before_change(self) -> None:
+        """The last point before a change: a signal recorded while planning (whose wake-up
+        the event loop may not have run yet) stops the command here, exit 130, nothing
+        changed."""
+        if self.stopped:
+            from mqctl.errors import ExitCode, MqctlError
+
+            self.reported = True
+            raise MqctlError(f"interrupted by {self.reason} before any change: nothing "
+                             "was changed", exit_code=ExitCode.INTERRUPTED)
+
+    def sync(self) -> None:
+        """The events as the record says (a signal recorded before the loop could wake)."""
+        if self.stopped and not self.requested.is_set():
+            self.requested.set()
+        if len(self.signals) > 1:
+            self.hurry.set()
 
     async def race(self, task: asyncio.Future[Any], grace_s: float) -> bool:
         """Await ``task``; on an interrupt wait at most ``grace_s`` more (less after a second
         one), then cancel it. True when the task was cancelled."""
         import asyncio
 
+        self.sync()
         asked = asyncio.ensure_future(self.requested.wait())
         try:
             await asyncio.wait({task, asked}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             asked.cancel()
         if not task.done():
+            self.sync()
             hurry = asyncio.ensure_future(self.hurry.wait())
             try:
                 await asyncio.wait({task, hurry}, timeout=grace_s,
@@ -122,47 +244,66 @@ class Stop:
 
 
 @contextmanager
+def deferred() -> Iterator[Stop]:
+    """The whole of a state-changing command, from before its plan until its result and
+    files are written: SIGINT, SIGTERM and SIGHUP are recorded (and wake the change) instead
+    of raising, by the one handler (no handler is installed or removed, so none can be lost
+    in between). The command reads them with the yielded :class:`Stop` and says what it did.
+    One recorded and not reported when the block ends without an error (it came after the
+    change's last check) is said then: exit 130, ``interrupted by SIGINT <stop.late>``.
+    Outside the main thread, or where the handler could not be installed, a plain Stop."""
+    from mqctl.errors import ExitCode, MqctlError
+
+    install()
+    before = _STATE.mode
+    stop = Stop()
+    _STATE.mode = "defer"
+    try:
+        yield stop
+    except BaseException:
+        _STATE.mode = before
+        raise
+    _STATE.mode = before  # (from here a signal raises: nothing recorded goes unsaid)
+    if stop.stopped and not stop.reported:
+        raise MqctlError(f"interrupted by {stop.reason} {stop.late}",
+                         hint="nothing was left half done: the output above is the result",
+                         exit_code=ExitCode.INTERRUPTED)
+
+
+@contextmanager
 def signals_to(callback: Callable[[str], None]) -> Iterator[None]:
-    """While the block runs inside the event loop, SIGINT, SIGTERM and SIGHUP call
-    ``callback(name)``
-    instead of interrupting: for a state-changing step that has to stop cleanly and say what it
-    did (``offsets reset --execute``). Elsewhere (no loop, not the main thread) a no-op. The
-    handlers in place before (asyncio.run's for SIGINT, the CLI boundary's for SIGTERM and
-    SIGHUP) are put back after: ``remove_signal_handler`` alone would leave their default, a
-    silent kill."""
+    """While the block runs inside the event loop, a signal the one handler records in
+    ``defer`` mode also calls ``callback(name)`` in the loop (thread-safe: it wakes the
+    loop). Nothing is installed or removed: a signal that arrives as the block ends is in
+    the record all the same (``Stop.stopped``)."""
     import asyncio
-    import signal
 
     loop = asyncio.get_running_loop()
-    installed: list[tuple[signal.Signals, Any]] = []
-    for sig in (getattr(signal, name) for name in STOP_SIGNALS):
+
+    def wake(name: str) -> None:
         try:
-            before = signal.getsignal(sig)
-            loop.add_signal_handler(sig, callback, sig.name)
-            installed.append((sig, before))
-        except (NotImplementedError, RuntimeError, ValueError):
+            loop.call_soon_threadsafe(callback, name)
+        except RuntimeError:  # the loop closed meanwhile: the record holds it
             pass
+
+    previous = _STATE.waker
+    _STATE.waker = wake
     try:
         yield
     finally:
-        for sig, before in installed:
-            loop.remove_signal_handler(sig)
-            if before is not None:
-                signal.signal(sig, before)
+        _STATE.waker = previous
 
 
 async def guarded(stop: Stop, work: Awaitable[T], planning: Callable[[], bool]) -> T:
-    """Run ``work`` (a state-changing command) with SIGINT/SIGTERM/SIGHUP routed to
-    ``stop.fire``.
-    An interrupt while ``planning()`` (nothing was changed yet) cancels the work at once and
-    exits 130 saying so; from the apply on, the work stops itself (``stop.stopped``) and says
-    what changed. Used by ``offsets reset/rollback --execute`` and ``locks release
-    --execute``."""
+    """Run ``work`` (a state-changing command, inside :func:`deferred`) with SIGINT,
+    SIGTERM and SIGHUP waking ``stop``. An interrupt while ``planning()`` (nothing was changed
+    yet) cancels the work at once and exits 130 saying so; from the apply on, the work stops
+    itself (``stop.stopped``) and says what changed. Used by ``offsets reset/rollback
+    --execute`` and ``locks release --execute``."""
     import asyncio
 
-    from mqctl.errors import ExitCode, MqctlError
-
     with signals_to(stop.fire):
+        stop.sync()
         task = asyncio.ensure_future(work)
         asked = asyncio.ensure_future(stop.requested.wait())
         try:
@@ -175,8 +316,7 @@ async def guarded(stop: Stop, work: Awaitable[T], planning: Callable[[], bool]) 
                 await task
             except asyncio.CancelledError:
                 pass
-            raise MqctlError(f"interrupted by {stop.reason} before any change: nothing "
-                             "was changed", exit_code=ExitCode.INTERRUPTED)
+            stop.before_change()
         return await task
 
 

@@ -41,17 +41,11 @@ SPEC = "mqctl.option"  # the key of an option's spec in its field's metadata
 
 def duration_ms(text: str, flag: str = "duration") -> int:
     """A CLI duration: ``10s``, ``5m``, ``1h30m``, ``PT2M``, or a bare number of seconds
-    (``0`` turns a feature off)."""
-    from mqctl.timeparse import parse_duration_ms
+    (``0`` turns a feature off); not negative, ASCII digits, bounded
+    (:func:`mqctl.timeparse.parse_duration_option`)."""
+    from mqctl.timeparse import parse_duration_option
 
-    s = text.strip()
-    if s.replace(".", "", 1).isdigit():
-        return int(float(s) * 1000)
-    ms = parse_duration_ms(s)
-    if ms < 0:
-        raise UsageError(f"{flag} {text!r} must not be negative",
-                         hint="give a duration such as 10s, 5m or 1h30m")
-    return ms
+    return parse_duration_option(text, flag)
 
 
 def zone(value: str | tzinfo | None) -> tzinfo | None:
@@ -70,7 +64,7 @@ def parse_tz(text: str | None) -> tzinfo | None:
         return None
     if s.upper() in ("UTC", "Z", "GMT"):
         return UTC
-    m = re.fullmatch(r"(?:UTC|GMT)?\s*([+-])(\d{1,2})(?::?(\d{2}))?", s, re.IGNORECASE)
+    m = re.fullmatch(r"(?:UTC|GMT)?\s*([+-])([0-9]{1,2})(?::?([0-9]{2}))?", s, re.IGNORECASE)
     if m:
         sign = -1 if m.group(1) == "-" else 1
         h, mi = int(m.group(2)), int(m.group(3) or 0)
@@ -192,7 +186,7 @@ class Options:
     allowed_lag_seconds: float = option(
         10.0, "--allowed-lag-seconds", "Time lag still considered caught up: consumers commit "
         "every 5 s, so healthy groups trail by seconds (0 = Burrow's rule alone).",
-        metavar="SECONDS", min=0)
+        metavar="SECONDS", min=0, max=31_536_000)
     tz: str | tzinfo | None = option(
         None, "--tz", "Time zone of mqadmin dates and of path timestamps without a zone "
         "(default: this machine's).", kind=Kind.ZONE, metavar="ZONE")
@@ -321,6 +315,9 @@ RUN_SPECS: tuple[Spec, ...] = (
          "alone and added.", metavar="DIR", name="state"),
     Spec("--full", "Re-parse every input and rewrite every date (rebuilds --state).",
          Kind.FLAG, False, name="full"),
+    Spec("--force", "Write into an --out or --state that holds files and is not mqctl's, and "
+         "replace a --prom-file that mqctl did not write (docs/errors.md).", Kind.FLAG, False,
+         name="force"),
 )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from mqctl.errors import BodyError
 from mqctl.remoting.fastjson import mq_map, queue_key
+from mqctl.timeparse import is_digits
 
 PERM_PRIORITY = 8
 PERM_READ = 4
@@ -143,7 +144,7 @@ def _int(d: dict[str, Any], key: str, default: int = 0) -> int:
         return v
     if isinstance(v, float):
         return int(v)
-    if isinstance(v, str) and v.lstrip("-").isdigit():
+    if isinstance(v, str) and is_digits(v.lstrip("-")) and len(v) <= 20:
         return int(v)
     return default
 

@@ -218,10 +218,10 @@ def read_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 # OUT/<YYYY-MM-DD>/mqctl-snapshot-<cluster>-<YYYYMMDDTHHMMSS.mmmZ>.jsonl[.gz], as written above;
 # the leftover of a killed write is the hidden temporary file of atomic_writer
 _CAPTURE_NAME = re.compile(
-    r"^mqctl-snapshot-(?P<cluster>[A-Za-z0-9_.-]+)-(?P<stamp>\d{8}T\d{6}\.\d{3}Z)"
+    r"^mqctl-snapshot-(?P<cluster>[A-Za-z0-9_.-]+)-(?P<stamp>[0-9]{8}T[0-9]{6}\.[0-9]{3}Z)"
     r"\.jsonl(?:\.gz)?$")
 _TEMP_NAME = re.compile(r"^\.(?P<name>mqctl-snapshot-.+?\.jsonl(?:\.gz)?)\.[^./]+\.tmp$")
-_DAY_DIR = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DAY_DIR = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,14 +296,16 @@ class CapturePrunePlan:
 def parse_keep(text: str) -> int:
     """``--keep``: how long to keep files, a duration with a unit (``7d``, ``36h``, ``P7D``)
     longer than 0, in ms."""
-    from mqctl.timeparse import parse_duration_ms
+    from mqctl.timeparse import parse_duration_option
 
     s = text.strip()
-    if s.replace(".", "", 1).isdigit():
-        raise UsageError(f"--keep {text!r} has no unit", hint="e.g. --keep 7d or --keep 36h")
     if s.startswith(("-", "+")):
         raise UsageError(f"--keep {text!r} must be a plain duration", hint="e.g. --keep 7d")
-    ms = parse_duration_ms(s)
+    try:
+        ms = parse_duration_option(s, "--keep", bare_seconds=False)
+    except UsageError as exc:
+        exc.hint = "e.g. --keep 7d or --keep 36h"
+        raise
     if ms <= 0:
         raise UsageError(f"--keep {text!r} must be longer than 0", hint="e.g. --keep 7d")
     return ms

@@ -39,7 +39,8 @@ class Packet:
 
 
 _HEX_LINE = re.compile(r"^\s*0x([0-9A-Fa-f]{4,8}):\s+(.*)$")
-_TIME = re.compile(r"^(?:\d{4}-\d\d-\d\d[ T])?\d\d:\d\d:\d\d(?:\.\d+)?|^\d{9,}\.\d+")
+_TIME = re.compile(r"^(?:[0-9]{4}-[0-9]{2}-[0-9]{2}[ T])?[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?"
+                   r"|^[0-9]{9,}\.[0-9]+")
 
 
 _FIRST_LINE = re.compile(r"^\s*0x0{4,8}:\s")

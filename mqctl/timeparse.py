@@ -33,21 +33,23 @@ ACCEPTED_FORMS = ("now, epoch ms (1717200000000), ISO-8601 (2024-06-01T10:00:00Z
 
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000,
             "w": 604_800_000}
-_REL = re.compile(r"^([+-]?)((?:\d+(?:\.\d+)?(?:ms|s|m|h|d|w))+)$")
-_REL_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
-_ISO_DUR = re.compile(r"^([+-]?)P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?"
-                      r"(?:(\d+(?:\.\d+)?)S)?)?$", re.IGNORECASE)
+# (ASCII digits only, as every number mqctl reads: \d and int() take any Unicode digit)
+_REL = re.compile(r"^([+-]?)((?:[0-9]+(?:\.[0-9]+)?(?:ms|s|m|h|d|w))+)$")
+_REL_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d|w)")
+_ISO_DUR = re.compile(r"^([+-]?)P(?:([0-9]+)W)?(?:([0-9]+)D)?(?:T(?:([0-9]+)H)?(?:([0-9]+)M)?"
+                      r"(?:([0-9]+(?:\.[0-9]+)?)S)?)?$", re.IGNORECASE)
 # The instants mqctl accepts: RocketMQ's store and offset timestamps are epoch ms >= 0
 # (System.currentTimeMillis(); SEARCH_OFFSET_BY_TIMESTAMP takes a long), and ISO-8601 has four
 # year digits. A time outside this range is refused, never wrapped or rendered as "1-01-01".
 MIN_MS = 0  # 1970-01-01T00:00:00.000Z
 MAX_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MQADMIN = re.compile(r"^(\d{4})-(\d{2})-(\d{2})#(\d{2}):(\d{2}):(\d{2}):(\d{3})$")
+_MQADMIN = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})#([0-9]{2}):([0-9]{2}):([0-9]{2}):"
+                      r"([0-9]{3})$")
 
 
-_OFFSET = re.compile(r"^(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d{2}))?$", re.IGNORECASE)
-_DATE8 = re.compile(r"^(19|20)\d{2}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$")
+_OFFSET = re.compile(r"^(?:UTC|GMT)?([+-])([0-9]{1,2})(?::?([0-9]{2}))?$", re.IGNORECASE)
+_DATE8 = re.compile(r"^(19|20)[0-9]{2}(0[1-9]|1[0-2])(0[1-9]|[12][0-9]|3[01])$")
 
 # The display zone (``--tz``): every human-readable time is rendered in it and zone-less input
 # is read in it. None = this machine's zone (the TZ environment variable / /etc/localtime).
@@ -145,6 +147,103 @@ def _bad(text: str, why: str = "") -> TimeParseError:
                           hint=f"accepted forms: {ACCEPTED_FORMS}")
 
 
+# ------------------------------------------------------------------ numbers and durations
+
+# Every number mqctl reads from text (a flag, a queue list, a plan file, a duration) is written
+# in ASCII digits: Python's int(), float(), str.isdigit() and a regex's \d also take every
+# other Unicode digit ('-٣m' would be -3m, 'broker-a:٣' queue 3), which no RocketMQ tool
+# does (Java's Long.parseLong takes them too, but the brokers' and mqadmin's text never holds
+# them). The longest integer read is MAX_DIGITS (an offset has at most 19 digits).
+MAX_DIGITS = 40
+_INT = re.compile(r"[+-]?[0-9]+")
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def is_digits(text: str) -> bool:
+    """``text`` is one or more ASCII digits (``str.isdigit`` also takes ``'٣'``, ``'³'``)."""
+    return bool(text) and text.isascii() and text.isdigit()
+
+
+def _non_ascii_digit(text: str) -> bool:
+    return any(c.isdigit() and not c.isascii() for c in text)
+
+
+def parse_int(text: str, what: str, *, lo: int | None = None, hi: int | None = None,
+              hint: str | None = None) -> int:
+    """A whole number written in ASCII digits (an optional sign, spaces around it), of at
+    most :data:`MAX_DIGITS` digits and within ``lo``..``hi``; else a usage error naming
+    ``what`` (``--queues``, ``plan file p.csv: row 1: target``)."""
+    from mqctl.errors import UsageError
+
+    s = str(text).strip()
+    if not _INT.fullmatch(s):
+        why = " (only ASCII digits 0-9 are read)" if _non_ascii_digit(s) else ""
+        raise UsageError(f"{what}: {_shown(s)!r} is not a whole number{why}", hint=hint)
+    digits = len(s.lstrip("+-"))
+    if digits > MAX_DIGITS:
+        raise UsageError(f"{what}: a number of {digits:,} digits: at most {MAX_DIGITS} are read",
+                         hint=hint)
+    n = int(s)
+    if (lo is not None and n < lo) or (hi is not None and n > hi):
+        span = (f"{lo} to {hi}" if lo is not None and hi is not None else
+                f"at least {lo}" if lo is not None else f"at most {hi}")
+        raise UsageError(f"{what}: {n} is out of range ({span})", hint=hint)
+    return n
+
+
+def parse_number(text: str, what: str, *, lo: float | None = None, hi: float | None = None,
+                 hint: str | None = None) -> float:
+    """A finite decimal number in ASCII digits (``1.5``, ``2e3``; never ``inf``, ``nan`` or a
+    Unicode digit, which ``float()`` takes), within ``lo``..``hi``."""
+    import math
+
+    from mqctl.errors import UsageError
+
+    s = str(text).strip()
+    if not _NUMBER.fullmatch(s):
+        why = " (only ASCII digits 0-9 are read)" if _non_ascii_digit(s) else ""
+        raise UsageError(f"{what}: {_shown(s)!r} is not a number{why}", hint=hint)
+    v = float(s)
+    if not math.isfinite(v) or (lo is not None and v < lo) or (hi is not None and v > hi):
+        span = (f"{lo:g} to {hi:g}" if lo is not None and hi is not None else
+                f"at least {lo:g}" if lo is not None else f"at most {hi:g}" if hi is not None
+                else "a finite number")
+        raise UsageError(f"{what}: {_shown(s)} is out of range ({span})", hint=hint)
+    return v
+
+
+def parse_duration_option(text: str, flag: str, *, lo_ms: int | None = None,
+                          hi_ms: int = MAX_MS - MIN_MS, bare_seconds: bool = True,
+                          signed: bool = False) -> int:
+    """The one parser of a duration option (``--keep 7d``, ``--align 10s``, ``--interval
+    2m``, ``--max-skew PT5M``), in ms, within ``lo_ms``..``hi_ms`` (each option's own bounds):
+    a number with a unit, ISO-8601 (``PT2M``), or with ``bare_seconds`` a bare number of
+    seconds (``0`` turns a feature off); ASCII digits only; never ``inf`` or ``nan``; a sign
+    only when ``signed`` (then ``lo_ms`` defaults to ``-hi_ms``, else to 0). A usage error
+    names the flag."""
+    from mqctl.errors import UsageError
+
+    s = text.strip()
+    hint = "give a duration such as 10s, 5m or 1h30m"
+    if _non_ascii_digit(s):
+        raise UsageError(f"{flag} {_shown(text)!r}: only ASCII digits 0-9 are read", hint=hint)
+    if _NUMBER.fullmatch(s) and not s.startswith(("+", "-")) and "e" not in s.lower():
+        if not bare_seconds:
+            raise UsageError(f"{flag} {_shown(text)!r} has no unit", hint=hint)
+        ms = _bounded_ms(float(s) * 1000, text)
+    else:
+        if s.startswith(("+", "-")) and not signed:
+            raise UsageError(f"{flag} {_shown(text)!r} must not be negative"
+                             if s.startswith("-") else f"{flag} {_shown(text)!r} must be a "
+                             "plain duration", hint=hint)
+        ms = parse_duration_ms(s)
+    lo = lo_ms if lo_ms is not None else (-hi_ms if signed else 0)
+    if not lo <= ms <= hi_ms:
+        raise UsageError(f"{flag} {_shown(text)!r} is out of range ({format_duration(lo) or 0}"
+                         f" to {format_duration(hi_ms)})", hint=hint)
+    return ms
+
+
 def parse_offset_from_now_ms(text: str) -> int:
     """A signed offset from now (``--by-duration -2h``): an unsigned value is the past, with
     the same warning as an unsigned relative time."""
@@ -174,7 +273,8 @@ def parse_duration_ms(text: str, *, default_sign: int = 1) -> int:
         sec = float(m.group(6) or 0)
         total = (((w * 7 + d) * 24 + h) * 60 + mi) * 60_000 + sec * 1000
         return sign * _bounded_ms(total, text)
-    raise TimeParseError(f"cannot parse duration {_shown(text)!r}",
+    why = ": only ASCII digits 0-9 are read" if _non_ascii_digit(s) else ""
+    raise TimeParseError(f"cannot parse duration {_shown(text)!r}{why}",
                          hint="use a number with a unit: -2h, 30m, 1d, 1h30m, 500ms, or -PT2H")
 
 
@@ -218,7 +318,11 @@ def _parse_time(text: str, *, now: int | None, tz: tzinfo | None, strict: bool) 
     base = now_ms() if now is None else now
     if s.lower() == "now":
         return base
-    if s.isdigit():
+    if not s.isascii():  # (a Unicode digit: fromisoformat, int() and \\d would take it)
+        raise _bad(text, "only ASCII digits are read (0-9)")
+    if is_digits(s):
+        if len(s) > MAX_DIGITS:
+            raise _bad(text, "epoch milliseconds out of range (after 9999-12-31)")
         v = int(s)
         if len(s) <= 10:
             raise _bare_number(s)
@@ -247,7 +351,7 @@ def _parse_time(text: str, *, now: int | None, tz: tzinfo | None, strict: bool) 
         except ValueError as exc:
             raise _bad(text, str(exc)) from None
         return _local_ms(dt, tz, text=s, strict=strict)
-    iso = s.replace(" ", "T", 1) if re.match(r"^\d{4}-\d{2}-\d{2} \d", s) else s
+    iso = s.replace(" ", "T", 1) if re.match(r"^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]", s) else s
     if iso.endswith(("Z", "z")):
         iso = iso[:-1] + "+00:00"
     try:
@@ -382,7 +486,8 @@ def format_local(ms: int | None, *, zero_unknown: bool = True) -> str:
     return f"{dt.year:04d}-{dt:%m-%d %H:%M:%S} {_zone_suffix(dt)}"
 
 
-_ISO_UTC_RE = re.compile(r"\b(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,3}))?Z")
+_ISO_UTC_RE = re.compile(r"\b([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})"
+                         r"(?:\.([0-9]{1,3}))?Z")
 
 
 def localize_iso(text: str) -> str:
@@ -436,7 +541,8 @@ def format_duration(ms: int | float | None) -> str:
     return ("-" if neg else "") + out
 
 
-__all__ = ["ACCEPTED_FORMS", "MAX_MS", "MIN_MS", "parse_time", "parse_duration_ms",
+__all__ = ["ACCEPTED_FORMS", "MAX_DIGITS", "MAX_MS", "MIN_MS", "is_digits", "parse_int",
+           "parse_number", "parse_duration_option", "parse_time", "parse_duration_ms",
            "parse_offset_from_now_ms", "format_ms",
            "format_local", "format_clock", "format_duration", "now_ms", "set_clock",
            "resolve_tz", "set_display_tz", "display_tz", "set_warning_sink", "zone_name",

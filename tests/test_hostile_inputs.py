@@ -1,9 +1,10 @@
 """The hostile-input catalogue of issue 26, items 1, 5 and 9: one test per reproduction (and
 the other members of its class), each failing on the code before the fix.
 
-* item 1: nothing at an output path is destroyed or redirected. A symlink is followed and its
-  target replaced in its own directory; a device, FIFO, socket or directory is refused (exit 2)
-  before any work starts, and again at the write (``mqctl.fsutil``).
+* item 1: nothing at an output path is destroyed or redirected. A symlink as the final
+  component is refused (a linked directory above it is followed); a device, FIFO, socket or
+  directory is refused (exit 2) before any work starts, and again at the write
+  (``mqctl.fsutil``).
 * item 5: every input file is read in one bounded step (a regular file within the cap of its
   kind; a FIFO or device refused up front), YAML nested too deeply is a usage error, plan and
   rollback JSON refuse duplicate keys and unknown schema versions, the simulator's clock is
@@ -159,9 +160,10 @@ def test_report_outputs_in_out_that_are_not_files_are_refused_before_spark(tmp_p
     assert kind_of(fifo) == "fifo"
 
 
-def test_prom_file_symlink_keeps_the_link_and_replaces_its_target(tmp_path):
-    # reproduction: link.prom -> real/target.prom (node_exporter's layout) was replaced by a
-    # plain file, so the file node_exporter reads never changed again
+def test_prom_file_symlink_is_refused_and_its_target_kept(tmp_path):
+    # a link as the final component is never written through: a planted link.prom ->
+    # /etc/passwd would have the report replace what it points at (the writer once followed
+    # it; node_exporter's case is a linked directory, below)
     from mqctl.lagjob import writers as W
 
     (tmp_path / "real").mkdir()
@@ -169,23 +171,43 @@ def test_prom_file_symlink_keeps_the_link_and_replaces_its_target(tmp_path):
     target.write_text("old 1\n")
     link = tmp_path / "link.prom"
     link.symlink_to(Path("real") / "target.prom")
-    W.write_text(None, str(link), "new 2\n")  # the lag report's writer of the Prometheus file
-    assert link.is_symlink() and os.readlink(link) == str(Path("real") / "target.prom")
-    assert target.read_text() == "new 2\n"
+    with pytest.raises(OSError) as ei:
+        W.write_text(None, str(link), "new 2\n")  # the lag report's writer of the file
+    assert "symbolic link" in str(ei.value)
+    assert link.is_symlink() and target.read_text() == "old 1\n"
     assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["target.prom"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.prom", "real"]
 
 
-def test_symlink_chain_and_dangling_link_are_followed(tmp_path):
+def test_a_linked_directory_above_the_file_is_followed(tmp_path):
+    # node_exporter's textfile directory may be a link: the file is written in its target
+    from mqctl.fsutil import atomic_write_text, output_location_error
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "textfile").symlink_to("real")
+    assert output_location_error(tmp_path / "textfile" / "m.prom", "x", directory=False) is None
+    atomic_write_text(tmp_path / "textfile" / "m.prom", "v 1\n")
+    assert (tmp_path / "textfile").is_symlink()
+    assert (tmp_path / "real" / "m.prom").read_text() == "v 1\n"
+
+
+def test_symlink_chain_and_dangling_link_are_refused(tmp_path):
     from mqctl.fsutil import atomic_write_text, output_location_error
 
     (tmp_path / "d").mkdir()
     (tmp_path / "a").symlink_to("b")
-    (tmp_path / "b").symlink_to(tmp_path / "d" / "final.txt")  # dangling: created
-    assert output_location_error(tmp_path / "a", "x", directory=False) is None
-    atomic_write_text(tmp_path / "a", "v\n")
-    assert (tmp_path / "a").is_symlink() and (tmp_path / "b").is_symlink()
-    assert (tmp_path / "d" / "final.txt").read_text() == "v\n"
+    (tmp_path / "b").symlink_to(tmp_path / "d" / "final.txt")  # dangling
+    err = output_location_error(tmp_path / "a", "x", directory=False)
+    assert err is not None and "symbolic link" in err.message
+    with pytest.raises(OSError):
+        atomic_write_text(tmp_path / "a", "v\n")
+    assert not (tmp_path / "d" / "final.txt").exists()
+    # a dangling link as a directory above it: its missing target is never created
+    (tmp_path / "gone").symlink_to(tmp_path / "nowhere" / "deeper")
+    err = output_location_error(tmp_path / "gone" / "f.txt", "x", directory=False)
+    assert err is not None and "which does not exist" in err.message
+    with pytest.raises(OSError):
+        atomic_write_text(tmp_path / "gone" / "f.txt", "v\n")
+    assert not (tmp_path / "nowhere").exists()
 
 
 @pytest.mark.parametrize("kind", KINDS)

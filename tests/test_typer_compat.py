@@ -5,6 +5,7 @@ before it changes a help page, an error or a completion in silence."""
 from __future__ import annotations
 
 import re
+from typing import Annotated
 
 import pytest
 import typer
@@ -13,6 +14,7 @@ from typer.main import get_command
 
 from mqctl.cli import typer_compat as compat
 from mqctl.cli.app import Interrupted, app
+from mqctl.cli.common import in_file
 
 UPGRADE = ("typer {v}: mqctl/cli/typer_compat.py uses Typer's private API, tested on "
            "{t}.x; check every function there against the new release, then raise "
@@ -110,3 +112,19 @@ def test_ctrl_c_in_a_command_is_carried_past_typer():
     with pytest.raises(Interrupted):
         get_command(t).main(args=["boom"], prog_name="x", standalone_mode=False)
 
+
+
+_PARSER = in_file("topology file")  # (module level: the annotations are read as strings)
+
+
+def test_param_parser_reads_the_parser_a_parameter_was_declared_with():
+    t = typer.Typer()
+
+    @t.command()
+    def cmd(f: Annotated[str | None, typer.Option("--f", parser=_PARSER)] = None,
+            g: Annotated[str | None, typer.Option("--g")] = None) -> None:  # pragma: no cover
+        pass
+
+    params = {p.name: p for p in get_command(t).params}
+    assert compat.param_parser(params["f"]) is _PARSER
+    assert compat.param_parser(params["g"]) is None

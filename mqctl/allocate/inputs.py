@@ -23,6 +23,10 @@ from typing import Any
 
 from mqctl.errors import UsageError
 from mqctl.models import MessageQueue
+from mqctl.timeparse import is_digits
+
+# a queue id is a Java int (MessageQueue.queueId)
+MAX_QUEUE_ID = 2**31 - 1
 
 DEFAULT_TOPIC = "TopicTest"
 MAX_QUEUES_PER_BROKER = 65_536
@@ -71,8 +75,11 @@ def parse_queue(item: Any, topic: str | None, where: str) -> MessageQueue:
         return item
     if isinstance(item, str):
         broker, sep, qid = item.strip().rpartition(":")
-        if not sep or not broker or not qid.strip().isdigit():
-            raise UsageError(f"{where}: bad queue {item!r}", hint=QUEUE_HINT)
+        if not sep or not broker or not is_digits(qid.strip()):
+            raise UsageError(f"{where}: bad queue {_as_json(item)}", hint=QUEUE_HINT)
+        if len(qid.strip()) > 10 or int(qid) > MAX_QUEUE_ID:
+            raise UsageError(f"{where}: queue id of {_as_json(item)} is beyond {MAX_QUEUE_ID}",
+                             hint=QUEUE_HINT)
         return MessageQueue(topic or DEFAULT_TOPIC, broker, int(qid))
     if isinstance(item, dict):
         missing = [k for k in ("brokerName", "queueId") if k not in item]
@@ -87,7 +94,7 @@ def parse_queue(item: Any, topic: str | None, where: str) -> MessageQueue:
             if not isinstance(v, str) or not v:
                 raise UsageError(f"{where}: {name} must be a non-empty string (got "
                                  f"{_as_json(v)})", hint=QUEUE_HINT)
-        if isinstance(q, bool) or not isinstance(q, int) or q < 0:
+        if isinstance(q, bool) or not isinstance(q, int) or not 0 <= q <= MAX_QUEUE_ID:
             raise UsageError(f"{where}: queueId must be a non-negative integer (got "
                              f"{_as_json(q)})", hint=QUEUE_HINT)
         assert isinstance(t, str)  # checked in the loop above (mypy cannot follow it)
@@ -106,12 +113,13 @@ def parse_queue_spec(spec: str, topic: str | None = None) -> list[MessageQueue]:
             continue
         broker, sep, n = part.rpartition(":")
         broker = broker.strip()
-        if not sep or not broker or not n.strip().isdigit():
+        if not sep or not broker or not is_digits(n.strip()):
             raise UsageError(f"--queues: bad entry {part!r}",
                              hint="write BROKER:COUNT, e.g. --queues broker-a:8,broker-b:8")
-        count = int(n)
+        count = int(n) if len(n.strip()) <= 10 else MAX_QUEUES_PER_BROKER + 1
         if count > MAX_QUEUES_PER_BROKER:
-            raise UsageError(f"--queues: {count} queues on {broker} is too many",
+            raise UsageError(f"--queues: {n.strip()[:20]}{'...' if len(n.strip()) > 20 else ''}"
+                             f" queues on {broker} is too many",
                              hint=f"at most {MAX_QUEUES_PER_BROKER} per broker")
         if broker in seen:
             raise UsageError(f"--queues: broker {broker!r} given twice",
@@ -126,7 +134,13 @@ def parse_queue_spec(spec: str, topic: str | None = None) -> list[MessageQueue]:
 def parse_consumer_spec(spec: str) -> list[str]:
     """``c1,c2`` (ids as given, duplicates kept) or a count ``3`` (generated ids)."""
     s = spec.strip()
-    if s.isdigit():
+    if s.isdigit() and not s.isascii():  # ('٣': a count in other digits, or a name? neither)
+        raise UsageError(f"--consumers {s[:20]!r}: only ASCII digits 0-9 are read for a count",
+                         hint="write --consumers c1,c2 or a count: --consumers 3")
+    if is_digits(s):
+        if len(s) > 10:
+            raise UsageError(f"consumer count {s[:20]}... out of range",
+                             hint=f"use 1 to {MAX_GENERATED_CONSUMERS}")
         return generated_ids(int(s))
     ids = [p.strip() for p in s.split(",")]
     if not s or any(not p for p in ids):
@@ -140,7 +154,7 @@ def read_structured(path: str, what: str) -> Any:
     device or a file over the cap of allocate's input files is refused (docs/errors.md)."""
     import sys
 
-    from mqctl.fsutil import load_yaml, read_stream_capped, read_text_capped
+    from mqctl.fsutil import load_json, load_yaml, read_stream_capped, read_text_capped
 
     try:
         if path == "-":
@@ -156,13 +170,10 @@ def read_structured(path: str, what: str) -> Any:
                          hint="a readable UTF-8 YAML or JSON file is needed") from None
     if path.endswith(".json"):
         try:
-            return json.loads(text)
-        except RecursionError:
-            raise UsageError(f"{what} {path!r}: JSON nested too deeply",
-                             hint="check the syntax near that line") from None
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{what} {path!r} is not valid JSON: {exc}",
-                             hint="check the syntax near that line") from None
+            return load_json(text, f"{what} {path!r}")
+        except UsageError as exc:
+            exc.hint = exc.hint or "check the syntax near that line"
+            raise
     return load_yaml(text, f"{what} {path!r}", hint="YAML or JSON is accepted")
 
 

@@ -121,42 +121,8 @@ def _output_lost(exc: OSError) -> int:
     return int(ExitCode.USAGE)
 
 
-class _HangUp(KeyboardInterrupt):
-    """SIGHUP (the terminal or SSH session went away): an interrupt, exit 129 (128 + 1)."""
-
-
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM: an interrupt. A subclass, because CPython ends a process by SIGINT when a plain
-    KeyboardInterrupt left an ``eval`` of a string on its way (pythonrun.c
-    ``run_eval_code_obj``), even one that was caught later."""
-
-
-_RECEIVED: list[int] = []  # the signals the boundary's handlers turned into an interrupt
-
-
-def _signals_interrupt() -> None:
-    """SIGTERM and SIGHUP interrupt like Ctrl-C (KeyboardInterrupt; SIGHUP as
-    :class:`_HangUp`) instead of killing the process silently; the commands that change a
-    cluster route all three to their own handler while they change it
-    (:func:`mqctl.interrupt.guarded`). Installed once the command tree is built: until then a
-    process started as ``mqctl`` only records them (:func:`mqctl.interrupt.hold_signals`), as
-    an interrupt inside the annotations Typer evaluates would end the process by SIGINT even
-    when caught (CPython flags a KeyboardInterrupt that leaves an ``eval``)."""
-    import signal
-
-    def interrupt(signum: int, frame: object) -> None:
-        _RECEIVED.append(signum)
-        raise _Terminated
-
-    def hang_up(signum: int, frame: object) -> None:
-        _RECEIVED.append(signum)
-        raise _HangUp
-
-    for sig, handler in ((signal.SIGTERM, interrupt), (signal.SIGHUP, hang_up)):
-        try:
-            signal.signal(sig, handler)
-        except (ValueError, OSError):  # not the main thread
-            pass
+from mqctl.interrupt import HangUp as _HangUp  # noqa: E402 (SIGHUP: an interrupt, exit 129)
+from mqctl.interrupt import Terminated as _Terminated  # noqa: E402,F401 (SIGTERM)
 
 
 def _interrupted_code(hang_up: bool) -> int:
@@ -167,8 +133,14 @@ def _interrupted_code(hang_up: bool) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; return the process exit code. Nothing below this prints errors or exits."""
+    """Run the CLI; return the process exit code. Nothing below this prints errors or exits.
+
+    The one handler of SIGINT, SIGTERM and SIGHUP (:mod:`mqctl.interrupt`) is in place for the
+    whole run (installed at process start by ``mqctl`` and ``python -m mqctl``, here for a
+    caller in the same process, whose own handlers are put back after)."""
     import signal
+
+    from mqctl.interrupt import install, reset_state
 
     saved: dict[int, Any] = {}
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -176,6 +148,13 @@ def main(argv: list[str] | None = None) -> int:
             saved[sig] = signal.getsignal(sig)
         except (ValueError, OSError):  # pragma: no cover
             pass
+    early = _early_record()
+    reset_state()
+    if early is not None:  # (recorded by the start-up handler of this process: kept)
+        from mqctl.interrupt import _STATE
+
+        _STATE.received.append(early)
+    install()
     try:
         return _main(argv)
     except KeyboardInterrupt as exc:  # before the boundary's own handlers were in place
@@ -187,6 +166,13 @@ def main(argv: list[str] | None = None) -> int:
                     signal.signal(signum, handler)
             except (ValueError, OSError, TypeError):  # pragma: no cover - not the main thread
                 pass
+
+
+def _early_record() -> int | None:
+    """A signal the start-up handler recorded before :func:`main` ran (None if none)."""
+    from mqctl.interrupt import _STATE
+
+    return _STATE.received[0] if _STATE.mode == "record" and _STATE.received else None
 
 
 def _main(argv: list[str] | None) -> int:
@@ -213,10 +199,11 @@ def _main_watched(args: list[str], debug: bool) -> int:
 
     # a RootGroup: KeyboardInterrupt -> _Interrupted, a failed write of stdout -> _OutputLost
     command = typer_main.get_command(app)
-    _signals_interrupt()
     from mqctl.interrupt import early_signal
 
-    early = early_signal()  # one that came while mqctl was starting: recorded until now
+    # from here a signal interrupts where the command is (a change defers it: deferred());
+    # one that came while mqctl was starting was recorded until now
+    early = early_signal()
     if early is not None:
         import signal
 
@@ -246,7 +233,9 @@ def _run(command: Any, args: list[str], debug: bool, click_exception: type[Excep
         if rv == ExitCode.INTERRUPTED:  # Typer's bare Exit(130) (an interrupt while parsing)
             import signal
 
-            return _interrupted_code(bool(_RECEIVED) and _RECEIVED[-1] == signal.SIGHUP)
+            from mqctl.interrupt import last_signal
+
+            return _interrupted_code(last_signal() == signal.SIGHUP)
         return rv if isinstance(rv, int) else 0
     except _OutputLost as exc:
         return _output_lost(exc.exc)
@@ -339,10 +328,13 @@ def _validation_text(err: dict[str, Any], commands: Any) -> str:
         return text
     if kind in _BOUNDS and _BOUNDS[kind][0] in ctx:
         key, text = _BOUNDS[kind]
-        return f"must be {text.format(ctx[key])}, not {value}"
+        cut = str(value) if len(str(value)) <= 60 else f"{str(value)[:40]}..."
+        return f"must be {text.format(ctx[key])}, not {cut}"
     if kind.startswith(("int_", "float_", "decimal_")):
         what = "a whole number" if kind.startswith("int_") else "a number"
-        text = f"{value!r} is not {what}"
+        given = value if not isinstance(value, str) or len(value) <= 60 else (
+            f"{value[:40]}...{value[-10:]}")  # (5,000 digits: one short line)
+        text = f"{given!r} is not {what}"
         if isinstance(value, str) and (value.startswith("-") or value in commands):
             text += " (is the value missing? it goes right after the option)"
         return text

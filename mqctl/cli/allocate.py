@@ -13,6 +13,7 @@ from mqctl.cli.common import (
     OutputOpt,
     TopicOpt,
     emit,
+    in_file,
     make_admin,
     pick_group,
     state,
@@ -58,7 +59,8 @@ def allocate(
         "clients' strategy live, avg offline.",
         show_default=False)] = None,
     topology: Annotated[str | None, typer.Option(
-        "--topology", help="YAML/JSON file: {group, queues: [{topic, brokerName, queueId}], "
+        "--topology", parser=in_file("topology file", stdin=True),
+        help="YAML/JSON file: {group, queues: [{topic, brokerName, queueId}], "
         "consumers: [ids]}.", show_default=False)] = None,
     queues: Annotated[str | None, typer.Option(
         "--queues", help="Shorthand queues: broker-a:8,broker-b:8 (count per broker).",
@@ -75,7 +77,8 @@ def allocate(
                                 "as RocketMQ; at most 10,000).",
         show_default=False)] = None,
     queue_config: Annotated[str | None, typer.Option(
-        "--queue-config", help="config: YAML/JSON {clientId: [queues]} (or a previous -o json).",
+        "--queue-config", parser=in_file("queue config file", stdin=True),
+        help="config: YAML/JSON {clientId: [queues]} (or a previous -o json).",
         show_default=False)] = None,
     rooms: Annotated[str | None, typer.Option(
         "--rooms", help="machine-room: the consumers' rooms, e.g. hz,sh (brokers 'room@name').",
@@ -90,7 +93,8 @@ def allocate(
         "--consumer-room-regex", help="machine-room-nearby: group 1 matched at the start of a "
         "client id is its room (default '([^-]*)').", show_default=False)] = None,
     previous: Annotated[str | None, typer.Option(
-        "--previous", help="Strategies that keep queues in place (sticky): the current "
+        "--previous", parser=in_file("previous allocation file", stdin=True),
+        help="Strategies that keep queues in place (sticky): the current "
         "allocation, a previous -o json output.", show_default=False)] = None,
     add_consumer: Annotated[list[str] | None, typer.Option(
         "--add-consumer", help="What-if: a consumer joins (repeatable).",

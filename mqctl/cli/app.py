@@ -31,7 +31,7 @@ from mqctl.cli import (
     topics,
     wire,
 )
-from mqctl.cli.common import AppState, OutputFormat
+from mqctl.cli.common import AppState, OutputFormat, in_file
 from mqctl.cli.typer_compat import set_argument_usage
 
 HELP = """\
@@ -172,7 +172,7 @@ def arrange_args(root: Any, ctx: Any, args: list[str]) -> list[str]:
 
 
 class Interrupted(BaseException):
-    """A KeyboardInterrupt (Ctrl-C, or SIGTERM/SIGHUP: see ``mqctl.cli._signals_interrupt``) that
+    """A KeyboardInterrupt (Ctrl-C, or SIGTERM/SIGHUP: the one handler of ``mqctl.interrupt``) that
     left a command: carried past Typer, which would turn it into a bare ``Exit(130)``
     (typer/core.py ``_main``) and the process would end with nothing said."""
 
@@ -255,7 +255,7 @@ def root(
         "--profile", help="Profile from the config file (env MQCTL_PROFILE).",
         show_default=False)] = None,
     config: Annotated[str | None, typer.Option(
-        "--config", help="Config file (env MQCTL_CONFIG; default "
+        "--config", parser=in_file("config file"), help="Config file (env MQCTL_CONFIG; default "
         "~/.config/mqctl/config.yaml).", show_default=False)] = None,
     output: Annotated[OutputFormat | None, typer.Option(
         "--output", "-o", help="Output format: table, wide (every column whole), plain, "
@@ -280,7 +280,8 @@ def root(
         "body. docs/output.md lists every command's.", show_default=False)] = None,
     tls: Annotated[bool, typer.Option("--tls", help="Connect with TLS.")] = False,
     tls_ca: Annotated[str | None, typer.Option(
-        "--tls-ca", help="CA file to verify the server certificate (implies --tls).",
+        "--tls-ca", parser=in_file("TLS CA file"),
+        help="CA file to verify the server certificate (implies --tls).",
         show_default=False)] = None,
     tls_insecure: Annotated[bool, typer.Option(
         "--tls-insecure", help="Accept any server certificate, as the Java client does "

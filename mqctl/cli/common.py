@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from typer.core import TyperCommand
 
+from mqctl.fsutil import PathRule
+
 if TYPE_CHECKING:
     from mqctl.admin import Admin, BrokerFailure
     from mqctl.config import Settings
@@ -35,6 +37,11 @@ class OutputFormat(StrEnum):
 
 
 DEFAULT_WATCH = 2.0
+# the bounds of the options given in seconds (a float option without a max takes inf: an
+# unbounded wait; tests/test_trust_numbers.py checks every one has one)
+MAX_WATCH_S = 86_400.0  # --watch: a refresh a day
+MAX_VERIFY_WAIT_S = 3_600.0  # --verify-wait: as --timeout and diagnose --sample
+MAX_THRESHOLD_S = 31_536_000.0  # a time-lag threshold: a year
 
 
 def watch_default(args: list[str]) -> list[str]:
@@ -109,11 +116,54 @@ ConcurrencyOpt = Annotated[int | None, typer.Option(
     "--concurrency", min=1, help="Requests in flight at once during fan-out (default 16).",
     show_default=False)]
 WatchOpt = Annotated[float | None, typer.Option(
-    "--watch", "-w", metavar="[SECONDS]", min=0.1,
-    help=f"Refresh every SECONDS (default {DEFAULT_WATCH:g}) until Ctrl-C.",
+    "--watch", "-w", metavar="[SECONDS]", min=0.1, max=MAX_WATCH_S,
+    help=f"Refresh every SECONDS (default {DEFAULT_WATCH:g}, at most a day) until Ctrl-C.",
     show_default=False)]
 CountOpt = Annotated[int | None, typer.Option(
     "--count", min=1, help="With --watch: stop after N refreshes.", show_default=False)]
+
+
+class PathParser:
+    """The ``parser=`` of every option and argument that names a path: the path is checked
+    with its :class:`~mqctl.fsutil.PathRule` (length, what is there, symlinks, the
+    directories above it: :func:`mqctl.fsutil.path_error`) as the command line is read, before
+    any work starts; a bad one is a usage error (exit 2) with a hint. The value stays the text
+    given. ``tests/test_paths.py`` fails on a path parameter declared without one."""
+
+    def __init__(self, rule: PathRule) -> None:
+        self.rule = rule
+
+    def __call__(self, value: str) -> str:
+        from mqctl.cli.typer_compat import get_current_context
+        from mqctl.fsutil import check_path
+
+        ctx = get_current_context(silent=True)
+        if ctx is not None and ctx.resilient_parsing:  # the shell completes a line
+            return value
+        return check_path(value, self.rule)
+
+    def __repr__(self) -> str:
+        return f"PathParser({self.rule.what!r}, {self.rule.role})"
+
+
+def in_file(what: str, **kw: Any) -> PathParser:
+    """A file the command reads (:class:`PathParser`)."""
+    return PathParser(PathRule(what, **kw))
+
+
+def in_dir(what: str, **kw: Any) -> PathParser:
+    """A directory the command reads (:class:`PathParser`)."""
+    return PathParser(PathRule(what, directory=True, **kw))
+
+
+def out_file(what: str, **kw: Any) -> PathParser:
+    """A file the command writes (:class:`PathParser`)."""
+    return PathParser(PathRule(what, output=True, **kw))
+
+
+def out_dir(what: str, **kw: Any) -> PathParser:
+    """A directory the command writes into (:class:`PathParser`)."""
+    return PathParser(PathRule(what, output=True, directory=True, **kw))
 
 
 @dataclass
@@ -190,17 +240,40 @@ def emit(result: Result, fmt: str) -> None:
     _emit(result, fmt, table=st.table if st else None, quiet=st.quiet if st else False)
 
 
-def emit_or_lost(result: Result, fmt: str) -> str | None:
+def emit_or_lost(result: Result, fmt: str) -> OSError | None:
     """:func:`emit` for the result of a state-changing run, which must outlive its terminal
-    (an SSH session that dropped: SIGHUP, then EIO on the tty or EPIPE on a pipe): a write that
-    fails is dropped (stdout then goes to /dev/null) and its reason returned, never raised, so
-    the run still writes its files and exits with its own code. None when it was written."""
+    (an SSH session that dropped: SIGHUP, then EIO on the tty; ``| head -1``: EPIPE on a
+    pipe): the result is written and flushed; a write that fails is dropped (stdout then goes
+    to /dev/null) and the error returned, never raised, so the run still writes its files
+    (:func:`output_lost_error` then names the exit). None when it was written."""
     try:
         emit(result, fmt)
+        sys.stdout.flush()  # (a pipe buffers: its reader's end is found now, not at exit)
         return None
     except OSError as exc:
         _drop_stdout()
-        return exc.strerror or type(exc).__name__
+        return exc
+
+
+def output_lost_error(exc: OSError, kept: str | None) -> Any:
+    """The exit of a state-changing run whose result could not be written to stdout after
+    the change (its files are written): 141 when the reader went away (``| head -1``: as
+    SIGPIPE, what a shell's ``pipefail`` sees), else 2 as any stdout that cannot be written;
+    one line on stderr saying where the result is kept."""
+    import errno
+
+    from mqctl.errors import ExitCode, MqctlError
+
+    reason = "its reader went away" if exc.errno == errno.EPIPE else (
+        exc.strerror or type(exc).__name__)
+    where = (f"; the result is in {kept}" if kept else
+             "; no rollback file was written, so the result is not kept either")
+    return MqctlError(f"the result could not be written to stdout ({reason}) after the "
+                      f"change{where}",
+                      hint="read the result there, or `mqctl offsets rollbacks` for the "
+                           "rollback files; give the command a stdout that stays open",
+                      exit_code=ExitCode.BROKEN_PIPE if exc.errno == errno.EPIPE
+                      else ExitCode.USAGE)
 
 
 def emit_before_change(plan: Result, fmt: str) -> None:
@@ -210,7 +283,8 @@ def emit_before_change(plan: Result, fmt: str) -> None:
     if lost is not None:
         from mqctl.errors import ExitCode, MqctlError
 
-        raise MqctlError(f"the plan could not be written to stdout ({lost}): nothing was "
+        why = lost.strerror or type(lost).__name__
+        raise MqctlError(f"the plan could not be written to stdout ({why}): nothing was "
                          "changed", hint="run it again from a terminal that stays open, or "
                          "under nohup, tmux or screen", exit_code=ExitCode.INTERRUPTED)
 

@@ -6,12 +6,13 @@ from typing import Annotated
 
 import typer
 
-from mqctl.cli.common import OutputOpt, emit, progress, state
+from mqctl.cli.common import OutputOpt, emit, out_dir, progress, state
 
 
 def demo(
     ctx: typer.Context,
-    out: Annotated[str | None, typer.Option("--out", help="Output directory (default: "
+    out: Annotated[str | None, typer.Option("--out", parser=out_dir("the demo directory"),
+                                            help="Output directory (default: "
                                             "mqctl-out/demo-<UTC time>).", show_default=False)
                    ] = None,
     hours: Annotated[float, typer.Option("--hours", help="Simulated hours to run.", min=0.01)
@@ -22,6 +23,8 @@ def demo(
                       ] = "local[*]",
     window: Annotated[int, typer.Option("--window", help="Captures per status window.", min=1)
                       ] = 10,
+    force: Annotated[bool, typer.Option("--force", help="Write into an --out that holds files "
+                                        "and is not an earlier demo's.")] = False,
     output: OutputOpt = None,
 ) -> None:
     """Run the main job on the embedded default: start the simulated demo cluster on a fast
@@ -34,17 +37,18 @@ def demo(
     import sys
     import time
 
-    from mqctl.demo import demo_steps, run_demo
-    from mqctl.fsutil import output_location_error
+    from mqctl.demo import DEMO_MARKERS, demo_steps, run_demo
+    from mqctl.fsutil import dir_overwrite_error, output_location_error
     from mqctl.lagjob.job import duration_ms, result_view
 
     st = state(ctx)
     fmt = st.output(output)
-    interval_s = duration_ms(interval) / 1000
+    interval_s = duration_ms(interval, "--interval") / 1000
     steps = demo_steps(hours, interval_s)  # (0s, a negative or too many: exit 2)
     out_dir = out or f"mqctl-out/demo-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
-    err = output_location_error(out_dir, "the demo directory", directory=True)
-    if err is not None:  # (read-only, a file, a full disk: before the simulation starts)
+    err = output_location_error(out_dir, "the demo directory", directory=True) or \
+        dir_overwrite_error(out_dir, "the demo directory", markers=DEMO_MARKERS, force=force)
+    if err is not None:  # (read-only, a file, a full disk, not mqctl's: before the simulation)
         raise err
 
     def say(msg: str) -> None:
@@ -55,7 +59,8 @@ def demo(
         f"{interval_s:g} s, into {out_dir}")
     with progress(st, "snapshots", steps) as advance:
         cap, res = run_demo(out_dir, hours=hours, interval_s=interval_s, master=master,
-                            window=window, on_capture=lambda _i, _n: advance(1), progress=say)
+                            window=window, on_capture=lambda _i, _n: advance(1), progress=say,
+                            force=force)
     from mqctl.cli.lag import _readable
 
     view = _readable(result_view(res))  # TIME LAG as a duration, as `lag report` shows it

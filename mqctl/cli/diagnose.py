@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -14,6 +13,7 @@ from mqctl.cli.common import (
     NamesrvOpt,
     OutputOpt,
     emit,
+    in_dir,
     make_admin,
     one_group,
     state,
@@ -38,8 +38,9 @@ def diagnose(
         help="Read twice, SECONDS apart, and use the change: lag and retry/DLQ growth, "
              "committed offsets that do not move while the clients consume, rebalances.",
         show_default=False)] = None,
-    state_dir: Annotated[Path | None, typer.Option(
-        "--state-dir", help="Where `mqctl locks show` keeps what it saw (read, never "
+    state_dir: Annotated[str | None, typer.Option(
+        "--state-dir", parser=in_dir("lock state directory"),
+        help="Where `mqctl locks show` keeps what it saw (read, never "
         "written; default ~/.cache/mqctl/locks).", show_default=False)] = None,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,

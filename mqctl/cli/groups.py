@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from mqctl.cli.common import (
+    MAX_THRESHOLD_S,
     ConcurrencyOpt,
     CountOpt,
     NamesrvOpt,
@@ -60,7 +61,7 @@ def groups(
     lag_threshold: Annotated[int, typer.Option(
         "--lag-threshold", min=1, help="LAGGING from this many messages behind.")] = 1000,
     time_lag_threshold: Annotated[float, typer.Option(
-        "--time-lag-threshold", min=0.001, metavar="SECONDS",
+        "--time-lag-threshold", min=0.001, max=MAX_THRESHOLD_S, metavar="SECONDS",
         help="LAGGING from this time lag.")] = 60.0,
     watch: WatchOpt = None,
     count: CountOpt = None,

@@ -8,7 +8,19 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from mqctl.cli.common import OutputFormat, OutputOpt, emit, info, state, warn
+from mqctl.cli.common import (
+    OutputFormat,
+    OutputOpt,
+    PathParser,
+    emit,
+    in_dir,
+    info,
+    out_dir,
+    out_file,
+    state,
+    warn,
+)
+from mqctl.fsutil import PathRule
 
 if TYPE_CHECKING:
     from mqctl.render import Result
@@ -73,8 +85,8 @@ def report(ctx: typer.Context, inputs: list[str], output: OutputFormat | None = 
     its lag the whole queue and its time lag unknown, not the broker's "now - 0".
 
     A re-run with other options than the state was computed with (any option but --out,
-    --master, --fail-on, --prom-file, --conf, --limit, --state, --full) computes every
-    capture again.
+    --master, --fail-on, --prom-file, --conf, --limit, --state, --full, --force) computes
+    every capture again.
 
     The first run on a machine saves the JVM's loaded classes for later runs, which start
     faster (once per Java and Spark installation, about 190 MB in ~/.cache/mqctl/jvm;
@@ -96,7 +108,7 @@ def report(ctx: typer.Context, inputs: list[str], output: OutputFormat | None = 
         inputs, values["out"], opts, master=values["master"], fail_on=values["fail_on"] or (),
         prom_file=values["prom_file"], spark_conf=spark_conf(values["conf"]) or None,
         progress=lambda m: info(st, m), state=values["state"], full=values["full"],
-        debug=st.debug)
+        debug=st.debug, force=values["force"])
     for w in res.warnings:  # (what the outputs rest on but may not show)
         warn(w)
     emit(_readable(result_view(res, values["limit"])), st.output(output))
@@ -105,6 +117,33 @@ def report(ctx: typer.Context, inputs: list[str], output: OutputFormat | None = 
         raise ThresholdBreached(
             f"{len(exprs)} threshold(s) breached: {', '.join(exprs)}",
             hint=f"details in {res.paths.get('summary_json', 'summary.json')}")
+
+
+# the lag report's path options and inputs (a Hadoop URI is checked by its file system when
+# written or read; a glob by the listing of the inputs)
+REPORT_PATHS = {
+    "out": out_dir("report directory", remote=True),
+    "prom_file": out_file("Prometheus file", create_parent=False, remote=True),
+    "state": out_dir("state directory", remote=True),
+}
+
+
+class _InputParser(PathParser):
+    """An input of the lag report, ``PATH`` or ``KIND=PATH``: the path is checked (a file or
+    a directory; a glob or URI is listed by the report), the kind by the report."""
+
+    def __call__(self, value: str) -> str:
+        import os
+        import re
+
+        head, sep, rest = value.partition("=")
+        if sep and re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", head) and not os.path.lexists(value):
+            super().__call__(rest)
+            return value
+        return super().__call__(value)
+
+
+INPUTS = _InputParser(PathRule("input", directory=None, remote=True))
 
 
 def _report_signature() -> inspect.Signature:
@@ -118,6 +157,7 @@ def _report_signature() -> inspect.Signature:
         inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD,
                           annotation=typer.Context),
         inspect.Parameter("inputs", kw, annotation=Annotated[list[str], typer.Argument(
+            parser=INPUTS,
             help="Inputs: files, directories (read recursively), globs or Spark URIs, any mix "
                  "of snapshots, consumerOffset.json/topics.json/subscriptionGroup.json, mqadmin "
                  "consumerProgress/brokerConsumeStats/topicStatus captures, "
@@ -132,7 +172,7 @@ def _report_signature() -> inspect.Signature:
             typ = typ | None
         shown = spec.default not in (None, "", []) and spec.kind is not Kind.LIST
         opt = typer.Option(spec.flag, help=spec.help, metavar=spec.metavar, min=spec.min,
-                           max=spec.max, show_default=shown)
+                           max=spec.max, show_default=shown, parser=REPORT_PATHS.get(spec.name))
         default = inspect.Parameter.empty if spec.required else spec.default
         params.append(inspect.Parameter(spec.name, kw, default=default,
                                         annotation=Annotated[typ, opt]))
@@ -153,11 +193,13 @@ def prune(
         "--keep", help="Keep this much history (e.g. 30d); older date partitions / capture "
                        "files are deleted, never a dataset's or cluster's newest.")],
     out: Annotated[str | None, typer.Option(
-        "--out", help="Report directory (the --out of lag report): its date=YYYY-MM-DD "
+        "--out", parser=in_dir("report directory", remote=True),
+        help="Report directory (the --out of lag report): its date=YYYY-MM-DD "
                       "partitions whose whole UTC day is older than --keep.",
         show_default=False)] = None,
     snapshots: Annotated[str | None, typer.Option(
-        "--snapshots", help="Snapshot directory (the --out of mqctl snapshot): capture files "
+        "--snapshots", parser=in_dir("snapshot directory", remote=True),
+        help="Snapshot directory (the --out of mqctl snapshot): capture files "
                             "older than --keep.", show_default=False)] = None,
     execute: Annotated[bool, typer.Option(
         "--execute", help="Delete. Without it the plan is shown and nothing is deleted.")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -21,6 +20,8 @@ from mqctl.cli.common import (
     emit_or_lost,
     make_admin,
     one_group,
+    out_dir,
+    output_lost_error,
     state,
     warn,
     with_client,
@@ -37,15 +38,16 @@ app = typer.Typer(help="Queue locks of orderly consumer groups: who holds which 
                        "which are stuck and why, and releasing a stale lock.",
                   no_args_is_help=True)
 
-StateDirOpt = Annotated[Path | None, typer.Option(
-    "--state-dir", help="Where the previous observation is kept (default "
+StateDirOpt = Annotated[str | None, typer.Option(
+    "--state-dir", parser=out_dir("lock state directory"),
+    help="Where the previous observation is kept (default "
     "~/.cache/mqctl/locks, or $XDG_CACHE_HOME/mqctl/locks).", show_default=False)]
 NoStateOpt = Annotated[bool, typer.Option(
     "--no-state", help="Neither read nor write the state file: clients that do not answer "
     "lose their last known claims.")]
 
 
-def _store(settings: Any, state_dir: Path | None, no_state: bool) -> LockStore | None:
+def _store(settings: Any, state_dir: str | None, no_state: bool) -> LockStore | None:
     if no_state:
         return None
     from mqctl.locks import LockStore
@@ -119,6 +121,10 @@ def show(
         view = await capture_locks(make_admin(client, settings, concurrency), group, topic=topic,
                                    include_retry=include_retry, store=store)
         ensure_lockable(view)
+        if store is not None:  # not kept: said on stderr too, not only in the notes
+            for p in [p for p in store.problems if p.startswith("cannot write")]:
+                warn(f"{p}: the next run cannot recall this one's claims")
+                store.problems.remove(p)  # (once: --watch writes again each refresh)
         return view
 
     if watch is None:
@@ -131,7 +137,7 @@ def show(
 
 
 def _finish_commands(settings: Any, results: list[ReleaseResult], *, force: bool,
-                     state_dir: Path | None, no_state: bool) -> list[str]:
+                     state_dir: str | None, no_state: bool) -> list[str]:
     """The commands that send what an interrupted release did not (not sent, unknown, failed):
     one per topic and holder, the holder named with --client (exact, no state file needed;
     re-sending a release the broker already did is harmless: it ignores it)."""
@@ -270,7 +276,7 @@ def release(
     """
     import asyncio
 
-    from mqctl.interrupt import Stop
+    from mqctl.interrupt import deferred
     from mqctl.locks import (
         apply_releases,
         parse_queue_spec,
@@ -287,59 +293,69 @@ def release(
     settings = st.settings(namesrv=namesrv)
     fmt = st.output(output)
     store = _store(settings, state_dir, no_state)
-    stop = Stop()  # SIGINT/SIGTERM/SIGHUP while releasing: stop, then say what was released
-    phase = ["plan"]
-    shown = [False]
-    lock_notes: list[str] = []
-    if execute:  # one change of a group at a time from this machine (offsets reset too)
-        from mqctl.interrupt import change_lock, taken_over
+    # SIGINT/SIGTERM/SIGHUP while releasing: stop, then say what was released; recorded
+    # by the one handler from before the plan to the last file (none can be lost)
+    with deferred() as stop:
+        stop.late = "after the release was complete: the result above stands"
+        phase = ["plan"]
+        shown = [False]
+        lock_notes: list[str] = []
+        if execute:  # one change of a group at a time from this machine (offsets reset too)
+            from mqctl.interrupt import change_lock, taken_over
 
-        stale = ctx.with_resource(change_lock(settings.namesrv, group,
-                                              f"{ctx.command_path} {group}"))
-        if stale is not None:
-            lock_notes.append(taken_over(group, stale))
-            warn(lock_notes[-1])
+            stale = ctx.with_resource(change_lock(settings.namesrv, group,
+                                                  f"{ctx.command_path} {group}"))
+            if stale is not None:
+                lock_notes.append(taken_over(group, stale))
+                warn(lock_notes[-1])
 
-    async def go(c: Any) -> tuple[Any, LockView, LockView | None, Any]:
-        admin = make_admin(c, settings)
-        plans, before = await prepare_releases(admin, group, specs, topic=topic, client=client,
-                                               force=force, store=store)
-        if not execute:
-            return plans, before, None, None
-        if fmt in ("table", "plain"):  # what is being sent, while it runs
-            first = release_result(plans, before, None, False, extra_notes=lock_notes)
-            first.notes[:] = [n for n in first.notes if not n.startswith("dry run:")]
-            first.notes.append(f"releasing {len(plans)} lock(s) now (Ctrl-C stops and says "
-                               "what was released)")
-            emit_before_change(first, fmt)
-            shown[0] = True
-        phase[0] = "apply"
-        results = await apply_releases(admin, plans, stop=stop)
-        record_releases(store, results)
-        if stop.stopped:
-            return plans, before, None, results
-        phase[0] = "re-check"
-        checked = asyncio.ensure_future(recheck(admin, plans, store=store))
-        after = None if await stop.race(checked, 0.0) else checked.result()
-        return plans, before, after, results
+        async def go(c: Any) -> tuple[Any, LockView, LockView | None, Any]:
+            admin = make_admin(c, settings)
+            plans, before = await prepare_releases(admin, group, specs, topic=topic, client=client,
+                                                   force=force, store=store)
+            if not execute:
+                return plans, before, None, None
+            if fmt in ("table", "plain"):  # what is being sent, while it runs
+                first = release_result(plans, before, None, False, extra_notes=lock_notes)
+                first.notes[:] = [n for n in first.notes if not n.startswith("dry run:")]
+                first.notes.append(f"releasing {len(plans)} lock(s) now (Ctrl-C stops and says "
+                                   "what was released)")
+                emit_before_change(first, fmt)
+                shown[0] = True
+            stop.before_change()  # (a signal while planning: nothing is sent)
+            phase[0] = "apply"
+            results = await apply_releases(admin, plans, stop=stop)
+            record_releases(store, results)
+            if stop.stopped:
+                return plans, before, None, results
+            phase[0] = "re-check"
+            checked = asyncio.ensure_future(recheck(admin, plans, store=store))
+            after = None if await stop.race(checked, 0.0) else checked.result()
+            if after is not None:
+                phase[0] = "done"  # re-checked: a signal from now on comes after it
+            return plans, before, after, results
 
-    plans, before, after, results = with_client(
-        st, settings, lambda c: guarded(stop, go(c), lambda: phase[0] == "plan"))
-    finish = _finish_commands(settings, results or [], force=force, state_dir=state_dir,
-                              no_state=no_state)
-    kept = [] if shown[0] else lock_notes
-    if stop.stopped and results is not None:
-        lines, info, err = _interrupted(results, phase[0], stop.reason, finish)
-        out = release_result(plans, before, after, True, results, extra_notes=kept + lines,
-                             plan_shown=shown[0])
-        out.data["interrupted"] = info
-        # the terminal may be gone (SIGHUP): the result goes to a file first
-        info["result_file"] = _keep_result(out, group, err)
-        emit_or_lost(out, fmt)
-        raise err
-    final = release_result(plans, before, after, execute, results, extra_notes=kept,
-                           plan_shown=shown[0])
-    if emit_or_lost(final, fmt) is not None and results is not None:
-        _keep_result(final, group, None)
-    if results is not None:
-        _raise_failed(results, finish)
+        plans, before, after, results = with_client(
+            st, settings, lambda c: guarded(stop, go(c), lambda: phase[0] == "plan"))
+        finish = _finish_commands(settings, results or [], force=force, state_dir=state_dir,
+                                  no_state=no_state)
+        kept = [] if shown[0] else lock_notes
+        if stop.stopped and results is not None and phase[0] != "done":
+            stop.reported = True
+            lines, info, err = _interrupted(results, phase[0], stop.reason, finish)
+            out = release_result(plans, before, after, True, results, extra_notes=kept + lines,
+                                 plan_shown=shown[0])
+            out.data["interrupted"] = info
+            # the terminal may be gone (SIGHUP): the result goes to a file first
+            info["result_file"] = _keep_result(out, group, err)
+            emit_or_lost(out, fmt)
+            raise err
+        final = release_result(plans, before, after, execute, results, extra_notes=kept,
+                               plan_shown=shown[0])
+        lost = emit_or_lost(final, fmt)
+        kept_file = _keep_result(final, group, None) if (
+            lost is not None or stop.stopped) and results is not None else None
+        if results is not None:
+            _raise_failed(results, finish)
+        if lost is not None and results is not None:
+            raise output_lost_error(lost, kept_file)

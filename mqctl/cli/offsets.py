@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from mqctl.cli.common import (
+    MAX_VERIFY_WAIT_S,
     ConcurrencyOpt,
     GroupArg,
     GroupOption,
@@ -17,7 +18,11 @@ from mqctl.cli.common import (
     emit_before_change,
     emit_or_lost,
     escaped,
+    in_dir,
+    in_file,
     one_group,
+    out_file,
+    output_lost_error,
     progress,
     state,
     warn,
@@ -28,6 +33,14 @@ if TYPE_CHECKING:
     from mqctl.errors import MqctlError
     from mqctl.render import Result
     from mqctl.reset import Plan, QueueResult
+
+def rollback_name(value: str) -> bool:
+    """``offsets rollback NAME`` names a file of the default rollback directory (as
+    :func:`mqctl.reset.files.find_rollback` reads it), not a path."""
+    import os
+
+    return "/" not in value and not os.path.lexists(value)
+
 
 app = typer.Typer(help="Show, reset and roll back consumer offsets.", no_args_is_help=True)
 
@@ -43,7 +56,8 @@ MaxSkipOpt = Annotated[int | None, typer.Option(
 YesOpt = Annotated[bool, typer.Option(
     "--yes", "-y", help="Do not ask before a large change (on a terminal, an --execute moving "
     "more than confirm_above messages, default 10000, asks first).")]
-VERIFY_HELP = ("Seconds to wait, polling, before judging the result (default: 10 per broker "
+VERIFY_HELP = ("Seconds to wait, polling, before judging the result, at most 3600 (default: "
+               "10 per broker "
                "+ 5 on the legacy path with online consumers, 10 after a forced write of an "
                "online group, server-side with online consumers 1, or 15 when a client is "
                "older than 5.2.0, else 0).")
@@ -236,7 +250,19 @@ def undo_steps(plan: Plan, rb: str) -> tuple[str, str | None]:
     return cmd, None
 
 
-def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute: bool,
+def _run(ctx: typer.Context, **kw: Any) -> None:
+    """A reset or rollback, from before its plan until its result and files are written,
+    with SIGINT, SIGTERM and SIGHUP recorded by the one handler and read at every step
+    (:func:`mqctl.interrupt.deferred`): none can be lost between two handlers or with an
+    event loop that stopped before it read it."""
+    from mqctl.interrupt import deferred
+
+    with deferred() as stop:
+        _change(ctx, stop=stop, **kw)
+
+
+def _change(ctx: typer.Context, *, stop: Any, group: str, topic: str, target_fn: Any,
+            execute: bool,
          force: bool, scope: Any, export: str | None, rollback_file: str | None,
          verify_wait: float | None, output: Any, namesrv: str | None,
          concurrency: int | None, notes: list[str] | None = None,
@@ -248,7 +274,7 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
 
     from mqctl.admin import Admin
     from mqctl.errors import PartialFailure, RefusedError
-    from mqctl.interrupt import Stop
+    from mqctl.interrupt import boundary
     from mqctl.remoting.client import RemotingClient
     from mqctl.reset import (
         BAD,
@@ -282,7 +308,8 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
     guarded_by: list[str] = []  # guard refusals of an --execute
     guard_data: dict[str, Any] = {}
     declined = [False]
-    stop = Stop()  # SIGINT/SIGTERM/SIGHUP while changing: stop sending, say what changed
+    # (stop: SIGINT/SIGTERM/SIGHUP while changing: stop sending, say what changed)
+    stop.late = "after the plan was shown: nothing was changed"
     phase = ["plan"]
     shown = [-1]  # the plan was printed before the apply (text formats): how many notes then
     lock_notes: list[str] = []  # the change lock of a killed run, taken over
@@ -296,9 +323,11 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
             warn(lock_notes[-1])
 
     async def go() -> tuple[Any, Any, str | None]:
+        boundary("start")
         async with RemotingClient(settings.client_options()) as client:
             admin = Admin(client, settings.namesrv, concurrency=conc)
             plan = await make_plan(admin, group, topic, target_fn(), scope=scope, force=force)
+            boundary("planned")
             plan.notes[:0] = lock_notes
             if show_messages:  # the message at each target: one read-only pull per queue
                 from mqctl.views.message import annotate_plan
@@ -344,19 +373,29 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
                     return plan, None, None
                 if fmt in ("table", "plain"):
                     sys.stderr.write(applying + "\n")
+            stop.before_change()  # (a signal while planning: nothing is written or sent)
             write_rollback(plan, rb)  # before the first change
             brokers = {q.mq.broker_name for q in plan.queues}
             phase[0] = "apply"
+            boundary("applying")
+
+            def broker_done(_n: Any) -> None:
+                advance(1)
+                boundary("broker-done")
+
             with progress(st, "reset", len(brokers)) as advance:
                 results = await apply_plan(admin, plan, concurrency=conc,
-                                           on_broker_done=lambda _n: advance(1), stop=stop)
+                                           on_broker_done=broker_done, stop=stop)
             if stop.stopped:
                 return plan, results, str(rb)
             phase[0] = "verify"
+            boundary("verifying")
             wait = default_wait(plan) if verify_wait is None else verify_wait
             checked = asyncio.ensure_future(verify(admin, plan, results, wait_s=wait))
             if not await stop.race(checked, 0.0):
                 results = checked.result()
+                phase[0] = "done"  # every queue judged: a signal from now on comes after it
+                boundary("verified")
             return plan, results, str(rb)
 
     # SIGINT/SIGTERM: while planning, stop at once (nothing was changed); from the apply on,
@@ -372,7 +411,8 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
         raise RefusedError("the change was not confirmed: nothing was changed, no rollback "
                            "file written",
                            hint="answer y to apply it; --yes applies without asking")
-    if stop.stopped and results is not None and rb is not None:
+    if stop.stopped and results is not None and rb is not None and phase[0] != "done":
+        stop.reported = True
         lines, info, err = _interrupted(plan, results, rb, phase[0], stop.reason)
         out = plan_result(plan, results, execute=execute, rollback=rb,
                           extra_notes=extra[max(0, shown[0]):] + lines,
@@ -387,8 +427,15 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
     final = plan_result(plan, results, execute=execute, rollback=rb,
                         extra_notes=extra[max(0, shown[0]):], plan_shown=shown[0] >= 0)
     final.data["guards"] = guard_data
-    if emit_or_lost(final, fmt) is not None and rb is not None:
-        _keep_result(final, rb, None)  # stdout is gone: what happened is kept beside rb
+    if results is not None:
+        stop.late = ("after the change was complete: the result above stands (it is also "
+                     "beside the rollback file)" if rb else
+                     "after the change was complete: the result above stands")
+    kept = _keep_result(final, rb, None) if stop.stopped and rb is not None else None
+    lost = emit_or_lost(final, fmt)
+    if lost is not None and rb is not None and kept is None:
+        kept = _keep_result(final, rb, None)  # stdout is gone: what happened is kept beside rb
+    boundary("done")
     if plan.refusals:
         more = f" (and {len(plan.refusals) - 1} more reason(s) in the output)" \
             if len(plan.refusals) > 1 else ""
@@ -418,6 +465,8 @@ def _run(ctx: typer.Context, *, group: str, topic: str, target_fn: Any, execute:
                              + (" ..." if len(moved) > 4 else ""))
             raise PartialFailure("; ".join(parts), [(r.plan.mq.short, r.detail) for r in bad],
                                  hint=rerun_hint(plan, bad, rb, rerun_scope))
+    if lost is not None and results is not None:  # (applied: its result file says what)
+        raise output_lost_error(lost, kept)
 
 
 def _keep_result(out: Result, rb: str, err: MqctlError | None) -> str | None:
@@ -639,7 +688,8 @@ def reset(
     shift_by: Annotated[int | None, typer.Option("--shift-by", help="Move each queue by N "
                                                  "(negative = replay).", show_default=False)
                         ] = None,
-    from_file: Annotated[str | None, typer.Option("--from-file", help="Apply an edited plan "
+    from_file: Annotated[str | None, typer.Option("--from-file", parser=in_file("plan file"),
+                                                  help="Apply an edited plan "
                                                   "(CSV or JSON from --export); a stale "
                                                   "plan (CURRENT moved more than the "
                                                   "change) is refused unless --force.",
@@ -652,15 +702,20 @@ def reset(
     execute: Annotated[bool, typer.Option("--execute", help="Apply the plan (default: only "
                                           "show it).")] = False,
     force: Annotated[bool, typer.Option("--force", help="Override refusals that would not "
-                                        "take effect.")] = False,
-    export: Annotated[str | None, typer.Option("--export", help="Write the plan to FILE (.csv "
+                                        "take effect; let --export replace a file that is not "
+                                        "an mqctl plan.")] = False,
+    export: Annotated[str | None, typer.Option("--export", parser=out_file("plan file"),
+                                               help="Write the plan to FILE (.csv "
                                                "or .json).", show_default=False)] = None,
-    rollback_file: Annotated[str | None, typer.Option("--rollback-file", help="Where to write "
+    rollback_file: Annotated[str | None, typer.Option("--rollback-file",
+                                                      parser=out_file("rollback file"),
+                                                      help="Where to write "
                                                       "the previous offsets (default under "
                                                       "~/.local/state/mqctl/rollback).",
                                                       show_default=False)] = None,
     verify_wait: Annotated[float | None, typer.Option("--verify-wait", help=VERIFY_HELP,
-                                                      show_default=False, min=0)] = None,
+                                                      show_default=False, min=0,
+                                                      max=MAX_VERIFY_WAIT_S)] = None,
     max_replay: MaxReplayOpt = None,
     max_skip: MaxSkipOpt = None,
     yes: YesOpt = False,
@@ -688,8 +743,8 @@ def reset(
     group = one_group(group, group_opt,
                       example="mqctl offsets reset GID_REPLAY -t TopicPay --by-duration -2h")
     scope = parse_queue_scope(queues or [])
-    if export:
-        export_format(export)
+    if export:  # (a file there that is not an mqctl plan: only with --force)
+        export_format(export, force=force)
     if rollback_file:  # a device, FIFO or directory: refused before any I/O (docs/errors.md)
         check_output_file(rollback_file, "rollback file")
     # parse the target before any network I/O: bad input fails fast
@@ -706,14 +761,16 @@ def reset(
 @app.command("rollback")
 def rollback(
     ctx: typer.Context,
-    file: Annotated[str, typer.Argument(help="Rollback file written by `offsets reset "
+    file: Annotated[str, typer.Argument(parser=in_file("rollback file", name=rollback_name),
+                                        help="Rollback file written by `offsets reset "
                                              "--execute`, or a NAME from `offsets "
                                              "rollbacks` (in the default directory).")],
     execute: Annotated[bool, typer.Option("--execute", help="Restore the offsets (default: "
                                           "only show the plan).")] = False,
     force: Annotated[bool, typer.Option("--force", help="Override refusals.")] = False,
     verify_wait: Annotated[float | None, typer.Option("--verify-wait", help=VERIFY_HELP,
-                                                      show_default=False, min=0)] = None,
+                                                      show_default=False, min=0,
+                                                      max=MAX_VERIFY_WAIT_S)] = None,
     max_replay: MaxReplayOpt = None,
     max_skip: MaxSkipOpt = None,
     yes: YesOpt = False,
@@ -773,7 +830,8 @@ def rollbacks(
                                               show_default=False)] = None,
     topic: Annotated[str | None, typer.Option("--topic", "-t", help="Only this topic.",
                                               show_default=False)] = None,
-    directory: Annotated[str | None, typer.Option("--dir", help="Directory to list (default: "
+    directory: Annotated[str | None, typer.Option("--dir", parser=in_dir("rollback directory"),
+                                                  help="Directory to list (default: "
                                                   "~/.local/state/mqctl/rollback, or "
                                                   "$XDG_STATE_HOME/mqctl/rollback).",
                                                   show_default=False)] = None,

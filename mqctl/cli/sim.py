@@ -6,7 +6,17 @@ from typing import Annotated
 
 import typer
 
-from mqctl.cli.common import OutputOpt, emit, state
+from mqctl.cli.common import OutputOpt, emit, in_file, out_dir, state
+
+
+def scenario_is_name(value: str) -> bool:
+    """``sim up --scenario demo`` names a bundled scenario, not a file (as
+    :func:`mqctl.sim.scenario.load_scenario` tells them apart)."""
+    import os
+
+    return ("/" not in value and not value.endswith((".yaml", ".yml"))
+            and not os.path.lexists(value))
+
 
 app = typer.Typer(help="The simulated RocketMQ cluster (for trying mqctl, demos and tests).",
                   no_args_is_help=True)
@@ -15,7 +25,8 @@ app = typer.Typer(help="The simulated RocketMQ cluster (for trying mqctl, demos 
 @app.command("up")
 def up(
     ctx: typer.Context,
-    scenario: Annotated[str, typer.Option("--scenario", "-s", help="Bundled scenario name or "
+    scenario: Annotated[str, typer.Option("--scenario", "-s", parser=in_file(
+        "scenario file", name=scenario_is_name), help="Bundled scenario name or "
                                           "a YAML file (docs/scenario.md).")] = "demo",
     port: Annotated[int, typer.Option("--port", help="Name server port; brokers listen on the "
                                       "following ports (0 = ephemeral).", min=0, max=65535)
@@ -26,7 +37,8 @@ def up(
                      ] = None,
     speed: Annotated[float | None, typer.Option("--speed", help="Accelerated clock factor.",
                                                 show_default=False, min=0.001)] = None,
-    log_dir: Annotated[str | None, typer.Option("--log-dir", help="Write client and broker logs "
+    log_dir: Annotated[str | None, typer.Option("--log-dir", parser=out_dir(
+        "log directory (--log-dir)"), help="Write client and broker logs "
                                                 "(rocketmq_client.log, lock.log) here.",
                                                 show_default=False)] = None,
     output: OutputOpt = None,

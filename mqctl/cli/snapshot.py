@@ -7,7 +7,15 @@ from typing import Annotated, Any
 
 import typer
 
-from mqctl.cli.common import ConcurrencyOpt, NamesrvOpt, OutputOpt, emit, progress, state
+from mqctl.cli.common import (
+    ConcurrencyOpt,
+    NamesrvOpt,
+    OutputOpt,
+    emit,
+    out_dir,
+    progress,
+    state,
+)
 
 
 class Compression(StrEnum):
@@ -17,7 +25,8 @@ class Compression(StrEnum):
 
 def snapshot(
     ctx: typer.Context,
-    out: Annotated[str, typer.Option("--out", help="Output directory (files go to "
+    out: Annotated[str, typer.Option("--out", parser=out_dir("to the output directory"),
+                                     help="Output directory (files go to "
                                                    "OUT/YYYY-MM-DD/).")],
     group: Annotated[list[str] | None, typer.Option("--group", "-g", help="Group to capture "
                                                     "(repeatable).", show_default=False)] = None,

@@ -10,7 +10,7 @@ from typer.core import TyperCommand
 
 from mqctl.cli.common import OutputOpt, emit, state
 
-_NEGATIVE = re.compile(r"-(\d|P)", re.IGNORECASE)
+_NEGATIVE = re.compile(r"-([0-9]|P)", re.IGNORECASE)
 
 
 def _protect_relative(args: list[str]) -> list[str]:

@@ -24,7 +24,7 @@ from typer._click.shell_completion import CompletionItem, ShellComplete, split_a
 TESTED_TYPER = "0.29"
 
 __all__ = ["TESTED_TYPER", "ClickException", "CompletionItem", "ShellComplete",
-           "get_current_context", "has_completion", "legacy_shell_complete",
+           "get_current_context", "has_completion", "legacy_shell_complete", "param_parser",
            "set_argument_usage", "set_completion", "split_arg_string"]
 
 
@@ -35,6 +35,13 @@ def set_argument_usage(param: Any, usage: str) -> None:
     either."""
     object.__setattr__(param, "display_type_rich", lambda ctx=None: None)
     object.__setattr__(param, "_usage_display_name", lambda u=usage: u)
+
+
+def param_parser(param: Any) -> Any:
+    """The ``parser=`` a parameter was declared with (None if none): Typer keeps it on the
+    parameter's ``type_descriptor.parameter_info`` and has no public accessor."""
+    info = getattr(getattr(param, "type_descriptor", None), "parameter_info", None)
+    return getattr(info, "parser", None)
 
 
 def has_completion(param: Any) -> bool:

@@ -6,14 +6,15 @@ from typing import Annotated
 
 import typer
 
-from mqctl.cli.common import OutputOpt, emit, state
+from mqctl.cli.common import OutputOpt, emit, in_file, state
 
 app = typer.Typer(help="Decode captured RocketMQ frames and bodies.", no_args_is_help=True)
 
 @app.command("decode")
 def decode_cmd(
     ctx: typer.Context,
-    file: Annotated[str, typer.Argument(help="Capture file: tcpdump text (-x, -xx, -X, -XX "
+    file: Annotated[str, typer.Argument(parser=in_file("capture file", stdin=True, stream=True),
+                                        help="Capture file: tcpdump text (-x, -xx, -X, -XX "
                                              "as tcpdump prints it), a pcap file, a hex dump "
                                              "of one frame (xxd or bare hex), raw frame bytes, "
                                              "or a bare body; '-' = stdin.")],

@@ -507,7 +507,7 @@ def client_silent(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
     if (c := _online_needed(ctx, code)) is not None:
         return [], c
     # the error without the broker's address and the Java stack the remark carries
-    silent = {c: re.sub(r" from [\w.\-]+:\d+", "", cv.running_error or "no answer"
+    silent = {c: re.sub(r" from [\w.\-]+:[0-9]+", "", cv.running_error or "no answer"
                         ).split(": org.apache.")[0]
               for c, cv in ctx.clients.items() if cv.running is None}
     if not silent:

@@ -477,7 +477,9 @@ def prune(spark: SparkSession, state: str, batches: list[int]) -> None:
             n = st.getPath().getName()
             if not n.startswith("batch="):
                 continue
-            b = int(n.split("=", 1)[1]) if n.split("=", 1)[1].isdigit() else -1
+            from mqctl.timeparse import is_digits
+
+            b = int(n.split("=", 1)[1]) if is_digits(n.split("=", 1)[1]) else -1
             if b not in keep or (name in WHOLE and b != last):
                 fs.delete(st.getPath(), True)
 

@@ -53,7 +53,7 @@ STALE_S = 3600.0
 _USER_CDS = ("-Xshare", "SharedArchiveFile", "ArchiveClassesAtExit", "SharedClassListFile")
 _QUIET = "-Xlog:cds*=off"
 # the names mqctl gives: an archive, and a file being written (pid, time)
-_NAMED = re.compile(rf"{PREFIX}[0-9a-f]{{16}}\{SUFFIX}(\.\d+\.\d+\.part)?")
+_NAMED = re.compile(rf"{PREFIX}[0-9a-f]{{16}}\{SUFFIX}(\.[0-9]+\.[0-9]+\.part)?")
 # the first four bytes of a dynamic archive, in the JVM's byte order (HotSpot's
 # CDS_DYNAMIC_ARCHIVE_MAGIC, cds/filemap.hpp): a file without them is not one
 DYNAMIC_MAGIC = 0xF00BABA8

@@ -277,12 +277,12 @@ def _zone_of(text: str | None) -> tzinfo | None:
 
 
 _TS_DASHED = re.compile(
-    r"(?<!\d)(\d{4})-(\d{2})-(\d{2})[T_ -](\d{2})[-:](\d{2})[-:](\d{2})"
-    r"(?:[.,](\d{1,3}))?(Z|[+-]\d{2}:?\d{2})?(?!\d)")
+    r"(?<![0-9])([0-9]{4})-([0-9]{2})-([0-9]{2})[T_ -]([0-9]{2})[-:]([0-9]{2})[-:]([0-9]{2})"
+    r"(?:[.,]([0-9]{1,3}))?(Z|[+-][0-9]{2}:?[0-9]{2})?(?![0-9])")
 _TS_COMPACT = re.compile(
-    r"(?<!\d)(\d{4})(\d{2})(\d{2})[T_-](\d{2})(\d{2})(\d{2})"
-    r"(?:[.,](\d{1,3}))?(Z|[+-]\d{2}:?\d{2})?(?!\d)")
-_TS_EPOCH = re.compile(r"(?<!\d)(1\d{12})(?!\d)")
+    r"(?<![0-9])([0-9]{4})([0-9]{2})([0-9]{2})[T_-]([0-9]{2})([0-9]{2})([0-9]{2})"
+    r"(?:[.,]([0-9]{1,3}))?(Z|[+-][0-9]{2}:?[0-9]{2})?(?![0-9])")
+_TS_EPOCH = re.compile(r"(?<![0-9])(1[0-9]{12})(?![0-9])")
 
 
 def timestamp_in(segment: str, tz: tzinfo | None) -> int | None:
@@ -309,7 +309,7 @@ def timestamp_in(segment: str, tz: tzinfo | None) -> int | None:
     return None
 
 
-_DATE_ONLY = re.compile(r"^\d{4}-?\d{2}-?\d{2}$")
+_DATE_ONLY = re.compile(r"^[0-9]{4}-?[0-9]{2}-?[0-9]{2}$")
 _NAME_RX = r"[%|A-Za-z0-9_-]+"  # TopicValidator / group names: no dots
 
 

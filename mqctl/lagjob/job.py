@@ -120,7 +120,7 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str,
                prom_file: str | None = None, spark_conf: dict[str, str] | None = None,
                progress: Callable[[str], None] | None = None, state: str | None = None,
                incremental: bool = True, full: bool = False, debug: bool = False,
-               **values: Any) -> ReportResult:
+               force: bool = False, **values: Any) -> ReportResult:
     """Run the report over ``inputs`` (paths, globs, directories, URIs, or ``KIND=PATH``) and
     write everything under ``out_dir``. Thresholds are checked after everything is written;
     breaches are returned (``ReportResult.breaches``), not raised.
@@ -141,6 +141,8 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str,
     ``full``: rebuild the state and rewrite every date. ``since``/``until``: times
     (``2024-06-01``, ``2024-06-01T10:00:00Z``, ``-2h``) bounding what the run reports.
     ``debug``: Spark's log on stderr keeps the Java stack traces (else one line per message).
+    ``force``: write into an ``out_dir`` or ``state`` that holds files and is not mqctl's, and
+    replace a ``prom_file`` mqctl did not write (:func:`_check_outputs`; else exit 2).
     """
     if options is not None and values:
         raise TypeError("give run_report options= or option keywords, not both")
@@ -157,7 +159,7 @@ def run_report(inputs: Sequence[str | InputSpec], out_dir: str,
     thresholds = parse_thresholds(fail_on)
     say = progress or (lambda _m: None)
     # before the JVM starts: a long run must not end unwritten (errors name the path as given)
-    _check_outputs(out_dir, prom_file, state if incremental else None)
+    _check_outputs(out_dir, prom_file, state if incremental else None, force=force)
     out_dir = _absolute(out_dir)
     state_dir = None
     if incremental:
@@ -348,12 +350,42 @@ def _absolute(path: str) -> str:
     return os.path.abspath(local_path(path))
 
 
-def _check_outputs(out_dir: str, prom_file: str | None, state: str | None = None) -> None:
+# what makes a directory mqctl's own report directory or state (the lock file every run
+# leaves, or the state's manifest), and a Prometheus file mqctl's (its run series, with which
+# every file it writes ends): docs/errors.md "Files mqctl writes and reads"
+REPORT_MARKERS = (".mqctl-lag.lock", "_state/manifest.json")
+STATE_MARKERS = (".mqctl-lag.lock", "manifest.json")
+PROM_MARKER = b"# HELP mqctl_lag_report_"
+
+
+def prom_is_own(path: os.PathLike[str]) -> bool:
+    """An empty file, or one whose last 64 KiB hold mqctl's run series
+    (``mqctl_lag_report_*``, the end of every Prometheus file it writes)."""
+    from mqctl.fsutil import holds_text
+
+    try:
+        if os.stat(path).st_size == 0:
+            return True
+    except OSError:
+        return False
+    return holds_text(path, PROM_MARKER, tail=True)
+
+
+def _check_outputs(out_dir: str, prom_file: str | None, state: str | None = None, *,
+                   force: bool = False) -> None:
     """Raise the one-line usage error (exit 2) of an output location that cannot be written
     (a regular file, read-only, no permission, a full disk; a --prom-file whose directory is
-    missing; a --state like --out). Only local paths: a Hadoop URI is checked by its file
-    system when written."""
-    from mqctl.fsutil import check_output_file, output_location_error
+    missing, or that is a symbolic link; a --state like --out), or that holds what mqctl did
+    not write and ``force`` is not given (an --out or --state with files but none of
+    :data:`REPORT_MARKERS` / :data:`STATE_MARKERS`, a --prom-file that is not
+    :func:`prom_is_own`). Only local paths: a Hadoop URI is checked by its file system when
+    written."""
+    from mqctl.fsutil import (
+        check_output_file,
+        dir_overwrite_error,
+        output_location_error,
+        overwrite_error,
+    )
     checks = [(out_dir, "report directory", True)]
     if prom_file:
         checks.append((prom_file, "Prometheus file", False))
@@ -367,6 +399,24 @@ def _check_outputs(out_dir: str, prom_file: str | None, state: str | None = None
     if _local(out_dir):  # OUT/summary.csv a FIFO, OUT/report.html a directory, ...
         for name in TEXT_OUTPUTS[:-1] if prom_file else TEXT_OUTPUTS:
             check_output_file(os.path.join(local_path(out_dir), name), "report output")
+    owned = [dir_overwrite_error(local_path(out_dir), "report directory",
+                                 markers=REPORT_MARKERS, force=force) if _local(out_dir)
+             else None]
+    if prom_file and _local(prom_file):
+        owned.append(overwrite_error(local_path(prom_file), "Prometheus file", own=prom_is_own,
+                                     force=force, why="one that ends with its "
+                                     "mqctl_lag_report_* series, or an empty file"))
+    if state and _local(state) and not _under(local_path(state), local_path(out_dir)):
+        owned.append(dir_overwrite_error(local_path(state), "state directory",
+                                         markers=STATE_MARKERS, force=force))
+    for err in owned:
+        if err is not None:
+            raise err
+
+
+def _under(path: str, parent: str) -> bool:
+    a, b = os.path.abspath(path), os.path.abspath(parent)
+    return os.path.commonpath([a, b]) == b
 
 
 # the report's text outputs in OUT (the last one only without --prom-file)
@@ -1778,7 +1828,7 @@ def main(argv: list[str] | None = None) -> int:
             fail_on=args["fail_on"], prom_file=args["prom_file"],
             spark_conf=spark_conf(args["conf"]) or None,
             progress=None if args["quiet"] else _stderr_line, state=args["state"],
-            full=args["full"])
+            full=args["full"], force=args["force"])
         if not args["quiet"]:
             from mqctl.render import printable
 

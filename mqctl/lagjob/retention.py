@@ -27,8 +27,8 @@ from pathlib import Path
 from mqctl.errors import UsageError
 from mqctl.lagjob.inputs import local_path
 
-_PARTITION = re.compile(r"^date=(\d{4}-\d{2}-\d{2})$")
-_PRUNING = re.compile(r"^\.date=\d{4}-\d{2}-\d{2}\.pruning-[0-9]+$")
+_PARTITION = re.compile(r"^date=([0-9]{4}-[0-9]{2}-[0-9]{2})$")
+_PRUNING = re.compile(r"^\.date=[0-9]{4}-[0-9]{2}-[0-9]{2}\.pruning-[0-9]+$")
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,14 +36,15 @@ if TYPE_CHECKING:
     from mqctl.locks.store import LockStore
     from mqctl.models import TopicRoute
 
-_QUEUE_SPEC = re.compile(r"^(?P<broker>.+):(?P<qid>\d+)$")
+_QUEUE_SPEC = re.compile(r"^(?P<broker>.+):(?P<qid>[0-9]{1,10})$")  # (a Java int)
 
 
 def parse_queue_spec(text: str) -> tuple[str, int]:
     """``broker-a:3`` -> ("broker-a", 3)."""
     m = _QUEUE_SPEC.match(text.strip())
     if not m or not m.group("broker").strip():
-        raise UsageError(f"bad --queue {text!r}: expected BROKER:QUEUE_ID, e.g. broker-a:3",
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        raise UsageError(f"bad --queue {shown!r}: expected BROKER:QUEUE_ID, e.g. broker-a:3",
                          hint="see `mqctl locks show` for the queue names")
     return m.group("broker").strip(), int(m.group("qid"))
 

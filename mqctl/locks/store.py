@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mqctl.errors import MqctlError
-from mqctl.fsutil import atomic_write_text
+from mqctl.fsutil import atomic_write_text, read_text_capped
 from mqctl.locks.model import Claim
 from mqctl.models import MessageQueue, java_string_key
 from mqctl.timeparse import format_local, format_ms
@@ -232,12 +232,15 @@ class LockStore:
 
     def load(self, group: str) -> dict[str, StoredClient]:
         p = self.path(group)
-        try:
-            text = p.read_text(encoding="utf-8")
+        try:  # (bounded, never blocking: a FIFO or device there is refused, not waited on)
+            text = read_text_capped(p, "lock state file")
         except FileNotFoundError:
             return {}
         except OSError as exc:
             self.problems.append(f"cannot read lock state {p}: {exc.strerror}")
+            return {}
+        except MqctlError as exc:
+            self.problems.append(f"cannot read lock state {p}: {exc.message}")
             return {}
         try:
             d = json.loads(text)

@@ -280,6 +280,6 @@ def language_to_byte(name: str) -> int:
     try:
         return int(LanguageCode[name])
     except KeyError:
-        if name.startswith("UNKNOWN_") and name[8:].isdigit():
+        if name.startswith("UNKNOWN_") and name[8:].isascii() and name[8:].isdigit():
             return int(name[8:]) & 0xFF
         return int(LanguageCode.OTHER)

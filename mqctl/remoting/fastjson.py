@@ -100,7 +100,7 @@ def queue_key(d: Any) -> QueueKey | None:
     if not isinstance(topic, str) or not isinstance(broker, str):
         return None
     if isinstance(qid, bool) or not isinstance(qid, int):
-        if isinstance(qid, str) and qid.lstrip("-").isdigit():
+        if isinstance(qid, str) and _digits(qid.lstrip("-")) and len(qid) <= 20:
             qid = int(qid)
         else:
             return None
@@ -150,6 +150,12 @@ _WS = " \t\n\r\f\v\ufeff"
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r",
             "t": "\t", "'": "'"}
 _IDENT_START = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_$")
+# a number's digits are ASCII, as fastjson reads them (str.isdigit also takes '٣')
+_DIGITS = frozenset("0123456789")
+
+
+def _digits(text: str) -> bool:
+    return bool(text) and all(c in _DIGITS for c in text)
 _IDENT_CHARS = _IDENT_START | set("0123456789")
 _NUM_RE = re.compile(r"[0-9+\-.eE]*")
 _WS_RE = re.compile(r"[ \t\n\r\f\v\ufeff]*")
@@ -226,7 +232,7 @@ class _Parser:
             return self.arr()
         if c == '"' or c == "'":
             return self.string()
-        if c == "-" or c == "+" or c.isdigit() or c == ".":
+        if c == "-" or c == "+" or c in _DIGITS or c == ".":
             return self.number()
         if c in _IDENT_START:
             word = self.ident()
@@ -288,7 +294,7 @@ class _Parser:
             elif c == "{" or c == "[":
                 key = _key_of(self.std_value())
                 std = True
-            elif c == "-" or c.isdigit():
+            elif c == "-" or c in _DIGITS:
                 key = self.number()
                 if isinstance(key, float):
                     raise self.error("a fractional number cannot be a map key")

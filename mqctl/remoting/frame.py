@@ -129,7 +129,8 @@ def _as_int(h: dict[str, Any], key: str, default: int = 0) -> int:
         return v
     if isinstance(v, float) and v.is_integer():
         return int(v)
-    if isinstance(v, str) and v.strip().lstrip("-").isdigit():
+    if isinstance(v, str) and v.strip().lstrip("-").isascii() and \
+            v.strip().lstrip("-").isdigit() and len(v.strip()) <= 20:
         return int(v)
     raise HeaderError(f"JSON header field {key!r} is not a number: {v!r}")
 

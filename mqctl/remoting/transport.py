@@ -37,7 +37,8 @@ RequestHandler = Callable[["Connection", RemotingCommand], Awaitable[RemotingCom
 
 def split_addr(addr: str) -> tuple[str, int]:
     host, sep, port = addr.strip().rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+    if not sep or not host or not (port.isascii() and port.isdigit()) or \
+            not 0 < int(port) < 65536:
         raise ConnectError(f"bad address {addr!r}: expected host:port", addr=addr,
                            hint="addresses look like 127.0.0.1:9876; separate several with ';'")
     return host.strip("[]"), int(port)

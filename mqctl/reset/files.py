@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,12 +17,15 @@ from mqctl.fsutil import (
     INPUT_CAPS,
     atomic_write_text,
     check_output_file,
+    file_bytes,
+    load_json,
     local_path_error,
+    overwrite_error,
     read_text_capped,
 )
 from mqctl.models import MessageQueue
 from mqctl.reset.types import MAX_OFFSET, PLAN_SCHEMA, Plan, Target
-from mqctl.timeparse import format_ms
+from mqctl.timeparse import MAX_DIGITS, format_ms
 
 ROLLBACK_SCHEMA = "mqctl.rollback/1"
 # a queue the group had no committed offset for: rollback files write "offset": "none"
@@ -56,16 +60,16 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _json(text: str, what: str, invalid: str = "is not valid JSON") -> Any:
-    """``json.loads`` with every failure a usage error (also a nesting too deep for the
-    parser: 100k ``[`` is bad input, not a bug; and a key given twice in one object)."""
+    """:func:`mqctl.fsutil.load_json` (every failure a usage error: a nesting too deep for
+    the parser, an integer of thousands of digits) that also refuses a key given twice in one
+    object."""
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
+        return load_json(text, what, pairs=_unique_keys)
     except UsageError as exc:
-        raise UsageError(f"{what}: {exc.message}", hint=exc.hint) from None
-    except RecursionError:
-        raise UsageError(f"{what}: JSON nested too deeply") from None
-    except ValueError as exc:
-        raise UsageError(f"{what} {invalid}: {exc}") from None
+        if exc.message.startswith(f"{what} is not valid JSON: "):
+            exc.message = f"{what} {invalid}: " + exc.message[len(f"{what} is not valid JSON: "):]
+            exc.args = (exc.message,)
+        raise
 
 
 def _schema(doc: dict[str, Any], known: str, what: str, required: bool) -> None:
@@ -95,17 +99,28 @@ def _got(v: Any, *, json_text: bool = False) -> str:
 def _whole(v: Any, what: str) -> int:
     """A whole number from a plan row (CSV text or JSON number), else an error naming the
     field: ``row 1: target must be a whole number (got ten)``."""
-    try:
-        if isinstance(v, bool | float) or v is None:
-            raise ValueError
-        return int(str(v).strip())
-    except (TypeError, ValueError):
-        raise UsageError(f"{what} must be a whole number ({_got(v)})") from None
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    if isinstance(v, str) and _INT.fullmatch(v.strip()):
+        if len(v.strip().lstrip("+-")) > MAX_DIGITS:
+            raise UsageError(f"{what}: a number of {len(v.strip()):,} digits: mqctl reads "
+                             f"integers of at most {MAX_DIGITS} digits")
+        return int(v.strip())
+    ascii_only = " (only ASCII digits 0-9 are read)" if isinstance(v, str) and any(
+        c.isdigit() and not c.isascii() for c in v) else ""
+    raise UsageError(f"{what} must be a whole number ({_got(v)}){ascii_only}")
+
+
+# a whole number in a plan file's cell: ASCII digits (int() also takes '٣')
+_INT = re.compile(r"[+-]?[0-9]+")
 
 
 def _offset(v: Any) -> int:
-    """An offset from a file: a non-negative integer up to Long.MAX_VALUE (no bool/float)."""
+    """An offset from a file: a non-negative integer up to Long.MAX_VALUE (no bool/float),
+    in ASCII digits."""
     if isinstance(v, bool | float):
+        raise ValueError
+    if isinstance(v, str) and not (_INT.fullmatch(v.strip()) and len(v.strip()) <= 20):
         raise ValueError
     n = int(str(v).strip())
     if n < 0 or n > MAX_OFFSET:
@@ -138,15 +153,37 @@ def _csv_rows(text: str, path: str) -> tuple[list[str], list[dict[str, str]]]:
 
 # ------------------------------------------------------------------------------ plan files
 
-def export_format(path: str) -> str:
+def export_format(path: str, *, force: bool | None = None) -> str:
     """``csv`` or ``json`` from the file name; anything else is a usage error, as is a path
-    that holds something other than a regular file (checked before any network I/O)."""
+    that holds something other than a regular file (checked before any network I/O) and,
+    unless ``force`` (None: not checked), a file that is not a plan mqctl wrote
+    (:func:`plan_file_is_own`)."""
     ext = Path(path).suffix.lower()
     if ext in (".csv", ".json"):
         check_output_file(path, "plan file")
+        if force is not None:
+            err = overwrite_error(path, "plan file", own=plan_file_is_own, force=force,
+                                  why="a CSV whose first line is its header "
+                                  f"'{','.join(PLAN_COLUMNS)}', or JSON with \"schema\": "
+                                  f"\"{PLAN_SCHEMA}\"")
+            if err is not None:
+                raise err
         return ext[1:]
     raise UsageError(f"--export {path}: the file name must end in .csv or .json",
                      hint="e.g. --export plan.csv (edit it, then --from-file plan.csv)")
+
+
+def plan_file_is_own(path: Path) -> bool:
+    """A plan file mqctl wrote (``--export`` replaces it without ``--force``): a CSV whose
+    first line is the header :func:`export_plan` writes, or JSON naming the plan schema at
+    its start; or an empty file."""
+    head = (",".join(PLAN_COLUMNS) + "\n").encode()
+    start = file_bytes(path, 4096)
+    if start is None:
+        return False
+    return (not start or start.startswith(head)
+            or (start.lstrip().startswith(b"{") and
+                f'"schema": "{PLAN_SCHEMA}"'.encode() in start))
 
 
 def export_plan(plan: Plan, path: str) -> str:
@@ -393,11 +430,11 @@ def find_rollback(name: str) -> str:
     """``offsets rollback NAME``: an existing path as given; else a name from ``offsets
     rollbacks`` (with or without ``.json``) in the default directory. Unknown names stay as
     given (the reader then says the file is not found)."""
-    if Path(name).exists() or "/" in name or os.sep in name:
+    if os.path.lexists(name) or "/" in name or os.sep in name:
         return name
     root = rollback_dir()
     for cand in (root / name, root / f"{name}.json"):
-        if cand.is_file():
+        if os.path.isfile(cand):  # (never raises: a name too long is not found)
             return str(cand)
     return name
 

@@ -52,7 +52,11 @@ FAR_BEYOND_MAX = 1_000_000
 MAX_QUEUE_ID = 65_535
 
 
-_QUEUE = re.compile(r"^(\d+)(?:-(\d+))?$")
+_QUEUE = re.compile(r"^([0-9]{1,10})(?:-([0-9]{1,10}))?$")  # (ASCII; a Java int at most)
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def parse_queue_scope(specs: Sequence[str]) -> set[tuple[str, int]] | None:
@@ -77,7 +81,7 @@ def parse_queue_scope(specs: Sequence[str]) -> set[tuple[str, int]] | None:
                 q = item
             m = _QUEUE.match(q.strip())
             if not broker or m is None or (m.group(2) and int(m.group(2)) < int(m.group(1))):
-                raise UsageError(f"bad queue {item!r} in --queues {spec!r}",
+                raise UsageError(f"bad queue {_cut(item)!r} in --queues {_cut(spec)!r}",
                                  hint="use broker:queueId, e.g. --queues broker-a:0,1,broker-b:3 "
                                       "or broker-a:0-3")
             lo = int(m.group(1))

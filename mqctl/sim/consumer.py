@@ -75,7 +75,7 @@ def _new_connection_addr(addr: str, run: int) -> str:
     RemotingHelper.parseChannelRemoteAddr), and a new process connects from another ephemeral
     port (real 4.9.3/5.3.3 lock-crash: o2's port after its restart, consumerConnection_*)."""
     host, sep, port = addr.rpartition(":")
-    if not sep or not port.isdigit():
+    if not sep or not (port.isascii() and port.isdigit()):
         return f"{addr}#{run}"
     return f"{host}:{32768 + (int(port) * 31 + run * 7919) % 28000}"
 

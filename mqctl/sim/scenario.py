@@ -9,6 +9,7 @@ hang)``.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,8 +27,8 @@ BEHAVIOURS = ("healthy", "slow", "stuck", "crash", "hang")
 CLOCKS = ("real", "accelerated", "manual")
 MODELS = ("CLUSTERING", "BROADCASTING")
 FAULT_ACTIONS = ("down", "latency", "drop", "error")
-_DUR = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$")
-_POINT = re.compile(r"^([+-]?)(\d+(?:\.\d+)?)(ms|s|m|h|d)?$")
+_DUR = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)?$")
+_POINT = re.compile(r"^([+-]?)([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)?$")
 _UNIT = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
 
 
@@ -618,7 +619,7 @@ def _group_config(r: Any, v: Any, path: str) -> dict[str, Any]:
             r.integer(x, f"{path}.{k}")
     return dict(cfg)
 
-_QUEUES = re.compile(r"^(\d+)(?:-(\d+))?$")
+_QUEUES = re.compile(r"^([0-9]{1,10})(?:-([0-9]{1,10}))?$")
 
 
 def _offsets_on(r: Any, v: Any, path: str, bnames: list[str]
@@ -775,6 +776,14 @@ def bundled() -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
+def _is_file(p: Any) -> bool:
+    """``is_file`` that never raises (a name too long for a file name is no bundled one)."""
+    try:
+        return bool(p.is_file())
+    except (OSError, ValueError):
+        return False
+
+
 def load_scenario(spec: str | Path | dict[str, Any] | Scenario, **overrides: Any) -> Scenario:
     """A bundled name (``demo``), a path to a YAML file, a dict, or a Scenario."""
     import dataclasses
@@ -789,7 +798,7 @@ def load_scenario(spec: str | Path | dict[str, Any] | Scenario, **overrides: Any
         text: str
         source = str(spec)
         p = Path(spec)
-        if p.suffix in (".yaml", ".yml") or p.exists() or "/" in source:
+        if p.suffix in (".yaml", ".yml") or os.path.exists(p) or "/" in source:
             try:  # (bounded: a FIFO, a device or a file over 1 MB is refused, docs/errors.md)
                 text = read_text_capped(p, "scenario file")
             except FileNotFoundError:
@@ -806,7 +815,7 @@ def load_scenario(spec: str | Path | dict[str, Any] | Scenario, **overrides: Any
                 sc = parse(GENERATED[source](), source)
                 return dataclasses.replace(sc, **overrides) if overrides else sc
             base = resources.files("mqctl.sim") / "scenarios" / f"{source}.yaml"
-            if not base.is_file():
+            if not _is_file(base):
                 raise UsageError(f"no bundled scenario named {source!r}",
                                  hint="bundled: " + ", ".join(bundled()))
             text = base.read_text(encoding="utf-8")

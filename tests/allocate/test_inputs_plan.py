@@ -103,8 +103,8 @@ def test_topology_file_errors(tmp_path):
     with pytest.raises(UsageError, match="not valid JSON"):
         load_topology(str(badj))
     binary = tmp_path / "bin.yaml"
-    binary.write_bytes(b"\xff\xfe\x00bad")
-    with pytest.raises(UsageError, match="cannot read"):
+    binary.write_bytes(b"\xff\xfe\x00bad")  # (a UTF-16 byte order mark: named as such)
+    with pytest.raises(UsageError, match="is UTF-16 text"):
         load_topology(str(binary))
 
 

@@ -65,11 +65,12 @@ def test_cli_passes_options_through(tmp_path, monkeypatch):
                             counts={}, inputs={}, dates=[])
 
     monkeypatch.setattr(lagjob, "run_report", fake)
+    prom = str(tmp_path / "mqctl.prom")  # (its directory must exist: checked as it is read)
     r = run_cli(["lag", "report", "a", "topic-status=b", "--out", "o", "--master",
                  "spark://127.0.0.1:7077", "--window", "5", "--fail-on", "lag>1", "--tz", "UTC",
                  "--log-tz", "+02:00", "--cluster", "prod", "--max-skew", "2m", "--align", "0",
                  "--storm-rounds", "4", "--storm-window", "1h", "--conf",
-                 "spark.executor.memory=2g", "--prom-file", "/x/mqctl.prom", "-o", "json"])
+                 "spark.executor.memory=2g", "--prom-file", prom, "-o", "json"])
     assert r.exit_code == 9  # a breach: ThresholdBreached after the output
     assert "1 threshold(s) breached: lag>1" in r.stderr and "hint: details in S" in r.stderr
     assert "lag report: fake progress" in r.stderr
@@ -79,7 +80,7 @@ def test_cli_passes_options_through(tmp_path, monkeypatch):
             seen["cluster"], seen["max_skew_ms"], seen["align_ms"], seen["storm_rounds"],
             seen["storm_window_ms"], seen["spark_conf"], seen["prom_file"]) == (
         "spark://127.0.0.1:7077", 5, ["lag>1"], "UTC", "+02:00", "prod", 120_000, 0, 4,
-        3_600_000, {"spark.executor.memory": "2g"}, "/x/mqctl.prom")
+        3_600_000, {"spark.executor.memory": "2g"}, prom)
     q = run_cli(["-q", "lag", "report", "a", "--out", "o", "-o", "json"])
     assert "fake progress" not in q.stderr  # --quiet
 

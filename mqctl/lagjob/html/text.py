@@ -1,6 +1,6 @@
 """The words of the lag report's page and of its charts' tooltips: times, counts, queue names
-and what each mark says. Every piece of broker data goes through :data:`E` (HTML escape)
-where it is put in the page."""
+and what each mark says. Every piece of broker data goes through :func:`E` where it is put in
+the page."""
 
 from __future__ import annotations
 
@@ -10,8 +10,17 @@ from typing import Any
 
 from mqctl.lagjob.html.palette import STATUS_ORDER
 from mqctl.lagjob.verdicts import utc
+from mqctl.render import printable
 
-E = html.escape
+
+def E(text: Any, quote: bool = True) -> str:  # (the page's one escape, named short)
+    """The one escaping of the page, for every text in it (broker data: group, topic, client
+    ids): first as the terminal shows cluster text (:func:`mqctl.render.printable`: ESC, BEL,
+    the C1 controls, DEL, line separators and the bidi overrides and isolates written as
+    ``\\x1b``, ``\\u202e``, ...: an OSC 52 in a client id must not reach the clipboard of
+    whoever runs ``cat report.html``, a U+202E must not reverse what a tooltip says), then
+    HTML-escaped (``<``, ``>``, ``&``, quotes)."""
+    return html.escape(printable(str(text)), quote)
 
 
 def utc_text(ms: Any) -> str:

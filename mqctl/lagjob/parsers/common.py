@@ -144,7 +144,7 @@ def _int(v: Any) -> int | None:
         return None
     if isinstance(v, int):
         return v
-    if isinstance(v, str) and re.fullmatch(r"-?\d+", v.strip()):
+    if isinstance(v, str) and re.fullmatch(r"-?[0-9]+", v.strip()):
         return int(v)
     return None
 

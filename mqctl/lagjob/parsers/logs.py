@@ -16,15 +16,15 @@ from mqctl.lagjob.parsers.common import OUT_OF_RANGE, range_problem
 # 4.x client (ClientLogger): "yyyy-MM-dd HH:mm:ss,SSS" in the host's zone;
 # broker lock.log (rmq.broker.logback.xml): "yyyy-MM-dd HH:mm:ss" pinned to GMT+8.
 _LOG_TS = re.compile(
-    r"^\W{0,3}(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:([.,])(\d{1,3}))?"
-    r"(Z|[+-]\d{2}:?\d{2})?")
-_MQ = r"MessageQueue \[topic=([^,\]]+), brokerName=([^,\]]+), queueId=(\d+)\]"
+    r"^\W{0,3}([0-9]{4})-([0-9]{2})-([0-9]{2})[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})"
+    r"(?:([.,])([0-9]{1,3}))?(Z|[+-][0-9]{2}:?[0-9]{2})?")
+_MQ = r"MessageQueue \[topic=([^,\]]+), brokerName=([^,\]]+), queueId=([0-9]+)\]"
 _MQ_RX = re.compile(_MQ)
 
 _RESULT = re.compile(
     r"(?:client |broker )?rebalanced result changed\. allocateMessageQueueStrategyName=(.*?), "
     r"group=([^,]+), topic=([^,]+), clientId=([^,]+), (.*)$")
-_RESULT_SET = re.compile(r"mqAllSize=(\d+), cidAllSize=(\d+), rebalanceResultSize=(\d+), "
+_RESULT_SET = re.compile(r"mqAllSize=([0-9]+), cidAllSize=([0-9]+), rebalanceResultSize=([0-9]+), "
                          r"rebalanceResultSet=(\[.*\])\s*$")
 _ASSIGNMENT_SET = re.compile(r"assignmentSet=(\[.*\])\s*$")
 _ADD = re.compile(r"doRebalance, ([^,]+), add a new (?:pop )?mq, (" + _MQ + r")")
@@ -55,9 +55,9 @@ _START = re.compile(r"the consumer \[([^\]]+)\] start beginning\.")
 _STOP = re.compile(r"unregister client\[Producer: [^\]]*? Consumer: ([^\]\s]+)\] from broker"
                    r"|the consumer \[([^\]]+)\] shutdown OK")
 _PERSIST = re.compile(r"\[persist(?:All)?\] Group: (\S+) ClientId: (\S+) "
-                      r"updateConsumeOffsetToBroker (" + _MQ + r") (-?\d+)")
+                      r"updateConsumeOffsetToBroker (" + _MQ + r") (-?[0-9]+)")
 _RESET4 = re.compile(r"invoke reset offset operation from broker[.,] brokerAddr=([^,]*), "
-                     r"topic=([^,]+), group=([^,]+), timestamp=(\d+)")
+                     r"topic=([^,]+), group=([^,]+), timestamp=([0-9]+)")
 _RESET5 = re.compile(r"Fix Offset, ([^,]+), remove unnecessary mq, (" + _MQ + r")")
 # the most frequent first (a line is tested against each in turn, here and in the Spark
 # filter before this parser, readers.read_logs): a client logs an offset commit per queue at

@@ -21,7 +21,8 @@ from mqctl.lagjob.parsers.common import (
 )
 
 _PREAMBLE = ("RocketMQLog:", "log4j:", "$ ")
-_DATE_TIME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,3}))?$")
+_DATE_TIME = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})"
+                        r"(?:[.,]([0-9]{1,3}))?$")
 
 
 

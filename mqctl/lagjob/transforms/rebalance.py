@@ -199,8 +199,8 @@ def log_changes(logs: DataFrame, restart_gap_ms: int = RESTART_GAP_MS,
     from_results = (res.select("cluster", "group", "topic", *tail, F.explode(items).alias("_i"))
                     .withColumns({
                         "ts": F.col("_i.ts"), "window_start_ts": F.col("_i.ts"),
-                        "broker": F.regexp_extract("_i.q", r"^(.*):(\d+)$", 1),
-                        "queue_id": F.regexp_extract("_i.q", r"^(.*):(\d+)$", 2).cast("int"),
+                        "broker": F.regexp_extract("_i.q", r"^(.*):([0-9]+)$", 1),
+                        "queue_id": F.regexp_extract("_i.q", r"^(.*):([0-9]+)$", 2).cast("int"),
                         "change": F.col("_i.change"), "cause": F.col("_i.cause")}))
     # fallback: add/remove lines of (file, group, topic) keys without any result line
     addrm = _attributed(logs.filter(F.col("event").isin("add", "remove", "reset")), logs)

@@ -31,14 +31,14 @@ SNAPSHOT_BAD = ["source", "source_kind", "block", "rid", "reason", "detail", "co
 # and escapes, a number, a literal, or the first character of an array or object)
 _TOKEN = (r'\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|true|false|null|\[|\{'
           r'|[^\s,}\]]+)')
-_DIGITS = r"^-?\d+$"
+_DIGITS = r"^-?[0-9]+$"
 # the tokens each kind of field takes
 _RIGHT_TOKEN = {"number": _DIGITS, "boolean": r"^(true|false)$", "array": r"^\[$"}
 _EXPECTED = {"number": "a whole number", "boolean": "true or false", "array": "a list"}
 _SHOWN_MAX = 60
 # whitespace or a control character: never in a RocketMQ name (below)
 _BAD_NAME_CHARS = r"[\s\p{Cc}\p{Cf}\p{Z}]"
-_SCHEMA_RE = r"^mqctl\.snapshot/1(\.\d+)?$"
+_SCHEMA_RE = r"^mqctl\.snapshot/1(\.[0-9]+)?$"
 # the reason of a bad row when ``check_snapshot_records(reasons=False)`` does not name it
 FLAGGED = "bad line (its reason named when the file is read as text)"
 
