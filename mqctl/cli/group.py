@@ -3,7 +3,6 @@ config`` (:mod:`mqctl.cli.group_config`) (read-only)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -18,6 +17,7 @@ from mqctl.cli.common import (
     OutputOpt,
     WatchOpt,
     emit,
+    in_dir,
     make_admin,
     one_group,
     raise_partial,
@@ -50,8 +50,9 @@ def progress(
         "--no-clients", help="Do not call GET_CONSUMER_RUNNING_INFO on the clients (heavy "
         "with hundreds of clients; the light --watch): owners, client caches and the "
         "clients' consumed TPS unknown.")] = False,
-    state_dir: Annotated[Path | None, typer.Option(
-        "--state-dir", help="Where `mqctl locks show` keeps what it saw, for the owners of an "
+    state_dir: Annotated[str | None, typer.Option(
+        "--state-dir", parser=in_dir("lock state directory"),
+        help="Where `mqctl locks show` keeps what it saw, for the owners of an "
         "orderly group's queues (read, never written; default ~/.cache/mqctl/locks).",
         show_default=False)] = None,
     watch: WatchOpt = None,
