@@ -7,6 +7,7 @@ import io
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,6 +40,13 @@ class CliResult:
         import json
 
         return json.loads(self.stdout)
+
+
+def sim_cli(sim: Any, *args: str) -> CliResult:
+    """``mqctl -n <the simulated cluster> ARGS`` in-process; never a traceback."""
+    r = run_cli(["-n", sim.namesrv_addr, *args])
+    assert "Traceback" not in r.stderr, r.stderr
+    return r
 
 
 def run_cli(args: list[str], env: dict[str, str] | None = None,

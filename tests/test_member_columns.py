@@ -19,7 +19,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import run_cli
+from conftest import sim_cli
 from readonly import assert_read_only
 from sim_fixtures import running_sim
 
@@ -59,10 +59,7 @@ def silent_sim():
         yield s
 
 
-def cli(sim: Any, *args: str) -> Any:
-    r = run_cli(["-n", sim.namesrv_addr, *args])
-    assert "Traceback" not in r.stderr, r.stderr
-    return r
+cli = sim_cli
 
 
 def groups_json(sim: Any) -> tuple[int, dict[str, Any], Any]:

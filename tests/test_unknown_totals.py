@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import run_cli
+from conftest import sim_cli
 from corpus_views import VERSIONS, CorpusAdmin, body, sent_at
 from sim_fixtures import running_sim
 
@@ -134,10 +134,7 @@ def gn_sim():
         yield s
 
 
-def cli(sim: Any, *args: str) -> Any:
-    r = run_cli(["-n", sim.namesrv_addr, *args])
-    assert "Traceback" not in r.stderr, r.stderr
-    return r
+cli = sim_cli
 
 
 def test_never_consumed_group_is_unknown_in_every_view(gn_sim, tmp_path):

@@ -88,3 +88,16 @@ def lock_crash_scenario(version: int, **o2: object) -> dict:
                         "CONSUME_FROM_LAST_OFFSET",
                         "consumers": [{"id": "127.0.1.91@o1", "version": version},
                                       {"id": "127.0.1.92@o2", "version": version, **o2}]}]}
+
+
+def lock_crash_show(cli, sim, state_dir, group: str = "LC_G") -> dict:
+    """``locks show`` of the lock-crash group as JSON, with its state in ``state_dir``."""
+    r = cli(["--timeout", "3", "locks", "show", "-n", sim.namesrv_addr, "--group", group,
+             "--state-dir", str(state_dir), "-o", "json"])
+    assert r.exit_code == 0, r.stderr
+    return r.json
+
+
+def rows_by_queue(d: dict) -> dict[str, dict]:
+    """``locks show -o json``'s queues by their ``broker:id``."""
+    return {q["queue"]: q for q in d["queues"]}

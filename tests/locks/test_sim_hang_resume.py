@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pytest
 
-from locks.helpers import lock_crash_scenario
+from locks.helpers import lock_crash_scenario, lock_crash_show, rows_by_queue
 from mqctl.models import MessageQueue
 from mqctl.versions import V4_9_3, V5_3_3, version_name
 
@@ -37,15 +37,7 @@ def scenario(version: int, **o2: object) -> dict:
     return sc
 
 
-def show(cli, sim, state_dir) -> dict:
-    r = cli(["--timeout", "3", "locks", "show", "-n", sim.namesrv_addr, "--group", G,
-             "--state-dir", str(state_dir), "-o", "json"])
-    assert r.exit_code == 0, r.stderr
-    return r.json
-
-
-def rows(d: dict) -> dict[str, dict]:
-    return {q["queue"]: q for q in d["queues"]}
+show, rows = lock_crash_show, rows_by_queue
 
 
 def facts(sim):

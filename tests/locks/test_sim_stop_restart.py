@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pytest
 
-from locks.helpers import lock_crash_scenario
+from locks.helpers import lock_crash_scenario, lock_crash_show, rows_by_queue
 from mqctl.models import MessageQueue
 from mqctl.remoting.codes import RequestCode
 from mqctl.versions import V4_9_3, V5_3_3
@@ -33,15 +33,7 @@ VERSIONS = pytest.mark.parametrize("version", [V4_9_3, V5_3_3], ids=["4.9.3", "5
 scenario = lock_crash_scenario
 
 
-def show(cli, sim, state_dir) -> dict:
-    r = cli(["--timeout", "3", "locks", "show", "-n", sim.namesrv_addr, "--group", G,
-             "--state-dir", str(state_dir), "-o", "json"])
-    assert r.exit_code == 0, r.stderr
-    return r.json
-
-
-def rows(d: dict) -> dict[str, dict]:
-    return {q["queue"]: q for q in d["queues"]}
+show, rows = lock_crash_show, rows_by_queue
 
 
 def holder(sim, mq: MessageQueue) -> tuple[str, int] | None:

@@ -19,12 +19,12 @@ import shlex
 import time
 
 import pytest
+from sim_reset import offsets, reset_on_manual_clock
 
-from mqctl.admin import Admin
 from mqctl.models import MessageQueue
 from mqctl.remoting.client import ClientOptions, RemotingClient
 from mqctl.remoting.codes import RequestCode
-from mqctl.reset import Status, Target, apply_plan, default_wait, make_plan, verify
+from mqctl.reset import Status, Target, verify
 
 MQ = MessageQueue
 WRITES = {RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, RequestCode.UPDATE_CONSUMER_OFFSET}
@@ -46,37 +46,8 @@ def scenario(version: str, *, pop: bool = False, consumers: int = 1, rate: float
                         "consumers": cons}]}
 
 
-def offsets(s, group="G", topic="T"):
-    qs = s.call(lambda c: c.subscribe_queues(topic))
-    return {mq: s.call(lambda c, mq=mq: c.committed_offset(group, mq)) for mq in qs}
-
-
 def consumed(s, group="G"):
     return s.call(lambda c: sum(x.consumed_total for x in c.consumers(group)))
-
-
-def reset_on_manual_clock(s, target: Target, **verify_kw):
-    """Plan, apply and verify with verify's waits advancing the simulated clock; returns the
-    plan, the results and the broker's offsets after each wait."""
-    seen: list[dict] = []
-
-    async def go():
-        async with RemotingClient(ClientOptions(timeout=5)) as client:
-            admin = Admin(client, s.namesrv_addr)
-            plan = await make_plan(admin, "G", "T", target)
-            assert not plan.refusals, plan.refusals
-            results = await apply_plan(admin, plan)
-
-            async def advance(sec: float) -> None:
-                await asyncio.to_thread(s.advance, sec)
-                seen.append(offsets(s))
-
-            res = await verify(admin, plan, results, wait_s=default_wait(plan), waiter=advance,
-                               **verify_kw)
-            return plan, res
-
-    plan, res = asyncio.run(go())
-    return plan, res, seen
 
 
 # ------------------------------------------------------------ 5.x: server-side, push and pop

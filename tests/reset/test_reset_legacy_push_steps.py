@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from sim_reset import offsets, reset_on_manual_clock
 
 from mqctl.admin import Admin
 from mqctl.models import MessageQueue
@@ -42,11 +43,6 @@ def scenario(*, consumers: int = 3, callback_threads: int = 4, rate: float = 2.5
                         "consumers": cons}]}
 
 
-def offsets(s):
-    qs = s.call(lambda c: c.subscribe_queues("T"))
-    return {mq: s.call(lambda c, mq=mq: c.committed_offset("G", mq)) for mq in qs}
-
-
 def owners_of(s) -> dict[MessageQueue, str]:
     return s.call(lambda c: {mq: x.client_id for x in c.consumers("G") for mq in x.pqs
                              if mq.topic == "T"})
@@ -58,32 +54,17 @@ def reset(s, target: Target, reads: list | None = None):
     ``reads``, what verify read of the owners, with the first push's time first)."""
     from mqctl.reset.evidence import read_owners
 
-    seen: list[dict] = []
-
     async def owners(admin, plan):
         got = await read_owners(admin, plan)
         if reads is not None:
             reads.append(got)
         return got
 
-    async def go():
-        async with RemotingClient(ClientOptions(timeout=5)) as client:
-            admin = Admin(client, s.namesrv_addr)
-            plan = await make_plan(admin, "G", "T", target)
-            assert not plan.refusals, plan.refusals
-            results = await apply_plan(admin, plan)
-            if reads is not None:
-                reads.append(min(r.sent_ms for r in results if r.sent_ms is not None))
+    def applied(results) -> None:
+        if reads is not None:
+            reads.append(min(r.sent_ms for r in results if r.sent_ms is not None))
 
-            async def advance(sec: float) -> None:
-                await asyncio.to_thread(s.advance, sec)
-                seen.append(offsets(s))
-
-            return plan, await verify(admin, plan, results, wait_s=default_wait(plan),
-                                      waiter=advance, owners=owners)
-
-    plan, res = asyncio.run(go())
-    return plan, res, seen
+    return reset_on_manual_clock(s, target, applied=applied, owners=owners)
 
 
 def test_two_brokers_three_fast_consumers_on_small_hosts_are_verified_on_every_queue(
