@@ -129,8 +129,8 @@ def test_canonical_rows():
     assert (r["lag"], r["inflight"], r["delay_ms"], r["min_offset"]) == (20, 10, 40_000, 5)
     assert r["owner"] == "a@1" and r["members"] == ["a@1"] and r["online"] is True
     assert r["orderly"] is True and r["message_model"] == "CLUSTERING"
-    # every documented field is present (docs/exports.md section 1)
-    doc = (os.path.dirname(__file__) + "/../docs/exports.md")
+    # every documented field is present (docs/snapshot.md)
+    doc = (os.path.dirname(__file__) + "/../docs/snapshot.md")
     with open(doc) as fh:
         text = fh.read()
     example = json.loads(next(ln for ln in text.splitlines()

@@ -1,4 +1,4 @@
-"""The example outputs of docs/diagnose.md are what `mqctl diagnose` prints (issue 31).
+"""The example outputs of docs/diagnose*.md are what `mqctl diagnose` prints (issue 31).
 
 An example is a ```text block right after a comment ``<!-- diagnose-example: SCENARIO at Ns
 -->`` (optionally ``, Ms between commands``): a simulated cluster of that bundled scenario
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOC = ROOT / "docs" / "diagnose.md"
+DOCS = sorted((ROOT / "docs").glob("diagnose*.md"))  # diagnose.md and its findings pages
 START_MS = 1_717_200_000_000  # 2024-06-01T00:00:00Z: times in the output do not move
 EXAMPLE = re.compile(r"<!-- diagnose-example: (?P<scenario>[\w-]+) at (?P<at>\d+)s"
                      r"(?:, (?P<gap>\d+)s between commands)? -->\n```text\n(?P<body>.*?)```",
@@ -26,7 +26,7 @@ EXAMPLE = re.compile(r"<!-- diagnose-example: (?P<scenario>[\w-]+) at (?P<at>\d+
 
 def examples() -> list[tuple[str, int, int, str]]:
     return [(m["scenario"], int(m["at"]), int(m["gap"] or 0), m["body"])
-            for m in EXAMPLE.finditer(DOC.read_text(encoding="utf-8"))]
+            for doc in DOCS for m in EXAMPLE.finditer(doc.read_text(encoding="utf-8"))]
 
 
 def commands(body: str) -> list[tuple[str, str]]:
@@ -88,10 +88,10 @@ def ports(text: str) -> str:
 
 if __name__ == "__main__":  # rewrite the page's example outputs
     sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
-    text = DOC.read_text(encoding="utf-8")
 
     def redo(m: re.Match[str]) -> str:
         body = run(m["scenario"], int(m["at"]), int(m["gap"] or 0), m["body"])
         return m.group(0).replace(m["body"], body)
 
-    DOC.write_text(EXAMPLE.sub(redo, text), encoding="utf-8")
+    for doc in DOCS:
+        doc.write_text(EXAMPLE.sub(redo, doc.read_text(encoding="utf-8")), encoding="utf-8")

@@ -154,9 +154,9 @@ def test_the_spark_submit_parser_takes_every_option_with_the_same_default():
 
 
 def test_the_docs_list_every_option_with_its_default():
-    """docs/exports.md section 2 has a table of every option: flag, default, and whether a
+    """docs/lag-report.md has a table of every option: flag, default, and whether a
     change makes the next run compute everything again."""
-    text = (ROOT / "docs" / "exports.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "lag-report.md").read_text(encoding="utf-8")
     rows = {m.group(1): m.group(2).strip() for m in re.finditer(
         r"^\| `(--[a-z-]+)`[^|]*\| ([^|]*)\|", text, re.M)}
     for spec in flag_specs():

@@ -229,7 +229,7 @@ def test_a_window_read_says_how_long_it_was_read_not_how_long_it_could_have_been
 
 
 def test_the_window_verdict_docs_quote_is_what_verify_says():
-    """docs/reset.md quotes the ``unknown`` detail of a queue still read in the pull's window
+    """docs/reset-result.md quotes the ``unknown`` detail of a queue still read in the pull's window
     (target 1509, the group at 24, read so 5 s after the wait): the code's words."""
     from pathlib import Path
 
@@ -246,7 +246,7 @@ def test_the_window_verdict_docs_quote_is_what_verify_says():
     _server_side_verdict(plan, r)
     assert r.status == Status.UNKNOWN
     said = r.detail.split("; nothing read tells")[0] + "; nothing read tells ..."
-    doc = " ".join((Path(__file__).parents[2] / "docs" / "reset.md").read_text().split())
+    doc = " ".join((Path(__file__).parents[2] / "docs" / "reset-result.md").read_text().split())
     assert f"`unknown` (`{said}`), never `moved`" in doc, said
 
 
