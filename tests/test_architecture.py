@@ -30,19 +30,41 @@ PACKAGE = ROOT / "mqctl"
 DOC = ROOT / "docs" / "architecture.md"
 
 # Layers, top to bottom: a module may import its own layer and the layers below it, never one
-# above. A module's layer is given by the longest prefix (a module or a package) that names it.
+# above. A module's layer is given by the longest prefix (a module or a package) that names it,
+# so a package can lend a module to a lower layer: the rules the read views share (the lock
+# classification that `group progress` shows, the allocation strategies it predicts owners
+# with) sit with the views, below the commands' own workflows in the same packages.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("entry", ("mqctl.__main__", "mqctl.cli")),
     ("app", ("mqctl.complete", "mqctl.demo", "mqctl.sim")),
-    ("domain", ("mqctl.allocate", "mqctl.diagnose", "mqctl.lagjob", "mqctl.lagoptions",
-                "mqctl.locks", "mqctl.reset", "mqctl.snapshot", "mqctl.tcpdump", "mqctl.views",
-                "mqctl.wire")),
+    # the public Python API that the CLI wraps (whichever of these names it takes)
+    ("api", ("mqctl.api", "mqctl.cluster")),
+    ("export", ("mqctl.lagjob", "mqctl.lagoptions", "mqctl.snapshot")),
+    ("domain", ("mqctl.allocate", "mqctl.diagnose", "mqctl.locks", "mqctl.reset")),
+    ("views", ("mqctl.tcpdump", "mqctl.views", "mqctl.wire",
+               # the lock classification (pure), and the memory of departed clients it reads
+               "mqctl.locks.model", "mqctl.locks.store", "mqctl.locks.view",
+               # the allocation strategies, bit-exact with the Java client (pure)
+               "mqctl.allocate.base", "mqctl.allocate.builtin", "mqctl.allocate.engine",
+               "mqctl.allocate.hashring", "mqctl.allocate.reference",
+               "mqctl.allocate.registry")),
     ("admin", ("mqctl.admin", "mqctl.config")),
     ("core", ("mqctl.fsutil", "mqctl.interrupt", "mqctl.models", "mqctl.render",
               "mqctl.timeparse", "mqctl.versions")),
     ("remoting", ("mqctl.remoting",)),
     ("base", ("mqctl", "mqctl.errors", "mqctl.remoting.codes")),
 ]
+
+# The package's face, ``mqctl/__init__.py``: imported for ``__version__`` from anywhere (so it
+# is in the base layer), it may itself import the API layer, to re-export the public API
+# (``from mqctl import ...``); lazily, so that ``import mqctl`` stays light.
+FACE = "mqctl"
+FACE_IMPORTS_UP_TO = "api"
+
+# The packages of the domain layer are independent: each is one command's workflow over the
+# views (a reset, a lock release, an allocation, a diagnosis) and none imports another. What
+# two of them need is a rule of a layer below.
+INDEPENDENT = "domain"
 
 # Packages that only these importers (and the package itself) may import: the simulated
 # cluster is beside the product, and the Spark job is heavy (tests/test_startup.py).
@@ -320,15 +342,43 @@ def test_every_module_has_a_layer():
     assert unplaced == []
 
 
+def rank_of(layer: str) -> int:
+    return [name for name, _ in LAYERS].index(layer)
+
+
 def against_the_layers(edges: list[Edge]) -> list[str]:
     wrong = []
     for e in edges:
         if todo_for(e) is not None:
             continue
         (low, low_name, _), (high, high_name, _) = layer_of(e.importer), layer_of(e.imported)
+        if e.importer == FACE:
+            low, low_name = rank_of(FACE_IMPORTS_UP_TO), f"the package's face ({FACE})"
         if high < low:
             wrong.append(f"{e}: {low_name} imports {high_name}, a layer above it")
     return wrong
+
+
+def between_independent_packages(edges: list[Edge]) -> list[str]:
+    """Imports from one package of the INDEPENDENT layer into another of it."""
+    wrong = []
+    for e in edges:
+        (_, low_name, low_prefix), (_, high_name, high_prefix) = (layer_of(e.importer),
+                                                                  layer_of(e.imported))
+        if (low_name == high_name == INDEPENDENT and low_prefix != high_prefix
+                and todo_for(e) is None):
+            wrong.append(f"{e}: {low_prefix} imports {high_prefix}: the {INDEPENDENT} "
+                         "packages are independent (move what both need to a layer below)")
+    return wrong
+
+
+def api_imports_of_the_cli(edges: list[Edge]) -> list[str]:
+    """Imports of the CLI (of any kind, type-only too) from the API layer: the CLI wraps the
+    API, never the reverse."""
+    api = dict(LAYERS)["api"]
+    return [f"{e}: the API imports the CLI" for e in edges
+            if any(under(e.importer, a) for a in api)
+            and any(under(e.imported, c) for c in dict(LAYERS)["entry"])]
 
 
 def outside_their_commands(edges: list[Edge]) -> list[str]:
@@ -344,6 +394,20 @@ def outside_their_commands(edges: list[Edge]) -> list[str]:
 
 def test_imports_follow_the_layers(edges):
     assert against_the_layers(edges) == []
+
+
+def test_the_domain_packages_do_not_import_one_another(edges):
+    assert between_independent_packages(edges) == []
+
+
+def test_the_api_does_not_import_the_cli(edges):
+    assert api_imports_of_the_cli(edges) == []
+
+
+def test_the_api_layer_is_between_the_domain_and_the_cli():
+    names = [name for name, _ in LAYERS]
+    assert names.index("entry") < names.index("api") < names.index("export") \
+        < names.index("domain") < names.index("views") < names.index("admin")
 
 
 def test_sim_and_lagjob_are_imported_only_by_their_commands(edges):
@@ -364,6 +428,28 @@ def test_the_direction_checks_can_fail():
     assert [w.split(":")[0] for w in against_the_layers(bad + ok)] == [
         str(e).split(":")[0] for e in bad[:3]] + [str(bad[4]).split(":")[0]]
     assert len(outside_their_commands(bad + ok)) == 2
+
+
+def test_the_domain_and_api_checks_can_fail():
+    bad = [Edge("mqctl.diagnose.rules", "mqctl.locks.capture", "function", 1),  # peer package
+           Edge("mqctl.reset.plan", "mqctl.allocate", "type", 2),              # peer package
+           Edge("mqctl.api", "mqctl.cli.common", "type", 3),                   # API -> CLI
+           Edge("mqctl.cluster.reset", "mqctl.cli", "function", 4),            # API -> CLI
+           Edge("mqctl.views.progress", "mqctl.locks.release", "module", 5),   # views -> domain
+           Edge("mqctl", "mqctl.snapshot", "function", 6)]                     # face, fine
+    ok = [Edge("mqctl.diagnose.capture", "mqctl.locks.view", "function", 7),   # a view's rule
+          Edge("mqctl.locks.view", "mqctl.allocate.engine", "function", 8),
+          Edge("mqctl.views.progress_capture", "mqctl.locks.view", "module", 9),
+          Edge("mqctl.reset.plan", "mqctl.views.offsets", "module", 10),
+          Edge("mqctl.api", "mqctl.reset", "module", 11),
+          Edge("mqctl", "mqctl.api", "function", 12),                          # the face
+          Edge("mqctl.allocate.registry", "mqctl", "function", 13)]            # __version__
+    assert [w.split(":")[0] for w in between_independent_packages(bad + ok)] == [
+        str(e).split(":")[0] for e in bad[:2]]
+    assert [w.split(":")[0] for w in api_imports_of_the_cli(bad + ok)] == [
+        str(e).split(":")[0] for e in bad[2:4]]
+    assert [w.split(":")[0] for w in against_the_layers(bad + ok)] == [
+        str(e).split(":")[0] for e in bad[2:5]]
 
 
 def test_every_todo_edge_is_still_needed(edges):

@@ -37,7 +37,7 @@ from mqctl.diagnose.types import (
 
 if TYPE_CHECKING:
     from mqctl.admin import Admin
-    from mqctl.locks import LockStore
+    from mqctl.locks.store import LockStore
 
 __all__ = ["CAUGHT_UP_MS", "CODES", "ERROR", "INFO", "ORDER", "SEVERITIES", "WARNING", "Check",
            "Diagnosis", "Evidence", "Finding", "Reading", "RetryTopic", "capture_reading",

@@ -34,7 +34,7 @@ from mqctl.timeparse import now_ms
 
 if TYPE_CHECKING:
     from mqctl.admin import Admin
-    from mqctl.locks import LockStore
+    from mqctl.locks.store import LockStore
 
 SLAVE_ID = 1
 

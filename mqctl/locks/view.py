@@ -44,7 +44,7 @@ def predict_owners(queues_by_topic: Mapping[str, Sequence[MessageQueue]],
     -> assume it subscribes). Returns ``{mq: [client ids]}`` and notes about strategies that
     cannot be replayed (CONFIG and machine-room strategies need the client's parameters).
     """
-    from mqctl.allocate import allocate_group
+    from mqctl.allocate.engine import allocate_group
 
     out: dict[MessageQueue, list[str]] = defaultdict(list)
     notes: list[str] = []

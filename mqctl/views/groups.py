@@ -124,7 +124,7 @@ class GroupSummary:
     not_included: list[str] = field(default_factory=list)
     # issue 25: the online members' subscribed topics; topics whose route could not be read
     # (their coverage unknown); queues without a committed offset (``none``, the reset plans'
-    # rule: mqctl.reset.probe.committed_offsets) and their lag (mqadmin's Diff)
+    # rule: mqctl.views.offsets.committed_offsets) and their lag (mqadmin's Diff)
     subscribed: list[str] = field(default_factory=list)
     uncovered: dict[str, str] = field(default_factory=dict)
     no_offset: list[MessageQueue] = field(default_factory=list)
@@ -510,9 +510,9 @@ async def _cover(admin: Admin, groups: list[GroupSummary], hosts: dict[str, dict
 async def _no_offsets(admin: Admin, groups: list[GroupSummary],
                       brokers: dict[str, BrokerData], failures: list[BrokerFailure]) -> None:
     """Which queues that read consumerOffset 0 have no committed offset (``none``): the reset
-    plans' rule (mqctl.reset.probe.committed_offsets), the brokers' versions and offset tables
+    plans' rule (mqctl.views.offsets.committed_offsets), the brokers' versions and offset tables
     read once for all groups."""
-    from mqctl.reset.probe import OffsetTableCache, committed_offsets
+    from mqctl.views.offsets import OffsetTableCache, committed_offsets
 
     cache = OffsetTableCache()
     addrs = {n: broker_addr(b) for n, b in brokers.items()}

@@ -56,7 +56,7 @@ class CaptureCache:
     """Per-capture cache shared by all groups of one snapshot (topic stats per broker)."""
 
     topic_stats: dict[tuple[str, str], Any] = field(default_factory=dict)
-    # the never-committed rule's broker versions and offset tables (mqctl.reset.probe)
+    # the never-committed rule's broker versions and offset tables (mqctl.views.offsets)
     offset_tables: Any = field(default_factory=lambda: _offset_table_cache())
     min_offsets: dict[MessageQueue, int] = field(default_factory=dict)  # GET_MIN_OFFSET
     put_tps: dict[tuple[str, str], float | None] = field(default_factory=dict)  # topicPutTps
@@ -64,7 +64,7 @@ class CaptureCache:
 
 
 def _offset_table_cache() -> Any:
-    from mqctl.reset.probe import OffsetTableCache
+    from mqctl.views.offsets import OffsetTableCache
 
     return OffsetTableCache()
 
@@ -328,9 +328,9 @@ async def _known_committed(admin: Admin, group: str,
                            baddr: dict[str, str | None], cache: CaptureCache | None,
                            failures: list[BrokerFailure]) -> dict[MessageQueue, bool]:
     """Which queues that read consumerOffset 0 have a committed offset (True) or none
-    (False, ``none``): the reset plans' rule (mqctl.reset.probe.committed_offsets); a queue
+    (False, ``none``): the reset plans' rule (mqctl.views.offsets.committed_offsets); a queue
     the rule could not check is left out."""
-    from mqctl.reset.probe import committed_offsets
+    from mqctl.views.offsets import committed_offsets
 
     zeros = [mq for mq, w in offsets.items() if w.consumer_offset == 0 and not broadcast]
     if not zeros:
@@ -636,8 +636,8 @@ async def capture_offsets(admin: Admin, group: str, topic: str | None = None
     (:func:`mqctl.views.existence.require_group`), and the min offset of each readable queue
     the topic stats left out (GET_TOPIC_STATS_INFO of a broker before 5.3.0 covers the write
     queues only), asked per queue."""
-    from mqctl.reset.probe import min_offsets
     from mqctl.views.existence import read_nothing_of, require_group
+    from mqctl.views.offsets import min_offsets
 
     p = await capture_progress(admin, group, topic, running_info=False)
     if read_nothing_of(p):

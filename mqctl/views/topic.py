@@ -261,9 +261,9 @@ class _GroupProof:
     async def is_group(self, group: str, stats: dict[str, Any]) -> tuple[bool | None, str]:
         """(True, ""): a committed offset on the topic or a subscription group config;
         (False, why): neither; (None, why): cannot be told. Committed offsets by the
-        never-committed rule of mqctl.reset.probe (a 0 is not an offset by itself)."""
+        never-committed rule of mqctl.views.offsets (a 0 is not an offset by itself)."""
         from mqctl.admin import BrokerFailure
-        from mqctl.reset.probe import committed_offsets
+        from mqctl.views.offsets import committed_offsets
 
         topic = self.topic
         reported = {mq: w.consumer_offset for s in stats.values()
