@@ -29,18 +29,23 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import functools
 import io
+import json
 import os
+import re
 import socket
 import stat
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from mqctl.errors import UsageError
+from mqctl.errors import RefusedError, UsageError
+from mqctl.timeparse import format_ms
 
 
 @contextlib.contextmanager
@@ -725,8 +730,6 @@ MAX_INT_DIGITS = 40
 
 
 def _digits_error(name: str, text: str, ndigits: int) -> UsageError:
-    import re
-
     m = re.search(f"[0-9]{{{MAX_INT_DIGITS + 1},}}", text)
     where = ""
     if m is not None:
@@ -745,8 +748,6 @@ def load_json(text: str, name: str, *, pairs: Callable[[list[tuple[str, Any]]], 
     integer longer than :data:`MAX_INT_DIGITS`; ``pairs`` is the ``object_pairs_hook`` (a
     key given twice: the plan and rollback files refuse it). A :class:`UsageError` from
     ``pairs`` is raised with ``name`` before its message."""
-    import json
-
     def bounded_int(digits: str) -> int:
         n = len(digits.lstrip("-"))
         if n > MAX_INT_DIGITS:
@@ -966,8 +967,6 @@ class LockHolder:
     what: str
 
     def describe(self) -> str:
-        from mqctl.timeparse import format_ms
-
         here = "" if self.host == socket.gethostname() else f" on {self.host}"
         return (f"pid {self.pid}{here}, started {format_ms(self.started_ms) or '?'}"
                 + (f" ({self.what})" if self.what else ""))
@@ -986,8 +985,6 @@ class LockHolder:
 
 
 def _holder(text: str) -> LockHolder | None:
-    import json
-
     try:
         d = json.loads(text)
         return LockHolder(int(d["pid"]), str(d.get("host") or ""), int(d["started_ts"]),
@@ -1007,12 +1004,6 @@ def owned_lock(directory: str | os.PathLike[str], name: str, busy: str, hint: st
     so the caller can say so. Yields None otherwise. Released cleanly, the file is removed
     (a run that opened it meanwhile sees it is gone and opens the new one). ``where`` names
     the directory in an error (it cannot be created or written)."""
-    import fcntl
-    import json
-    import time
-
-    from mqctl.errors import RefusedError
-
     d = Path(directory)
     try:
         d.mkdir(parents=True, exist_ok=True)

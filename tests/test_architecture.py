@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from test_startup import HEAVY
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "mqctl"
@@ -464,6 +465,195 @@ def test_todo_entries_match_by_prefix_and_go_stale():
     assert todo_for(e[0], todos) == ("mqctl.admin", "mqctl.message")
     assert todo_for(e[1], todos) is None
     assert stale(e, todos) == [("mqctl.sim.broker", "mqctl.sim.cluster")]
+
+
+# ---------------------------------------------------------------------------- imports in functions
+# An import inside a function is a dependency all the same (the walk above counts it), but the
+# module's head does not show it. One is kept only to keep a module off the start-up path: a
+# heavy module (tests/test_startup.py's HEAVY, Rich, the Spark job's Arrow and NumPy, or a
+# module that loads one at import time, as mqctl.views.topic loads asyncio), the face's lazy
+# re-exports, or the library in the body of a command in mqctl/cli (`mqctl --help` imports
+# every command's module, not what the command runs). Every other import inside a function
+# counts against its package's number in FUNCTION_IMPORTS, which only goes down: a package
+# over its number fails, and one under it fails until the number is lowered (docs/
+# architecture.md, "Who may import whom").
+
+DEFERRED = (*HEAVY, "rich", "pyarrow", "numpy", "pandas")
+
+# package -> the imports inside its functions that are none of those (0 when not listed)
+FUNCTION_IMPORTS: dict[str, int] = {
+    "mqctl.allocate": 23,
+    "mqctl.cli": 123,       # outside the command bodies: helpers, callbacks, completion
+    "mqctl.errors": 2,      # a broker error's request and response names, off `--help`'s path
+    "mqctl.interrupt": 11,
+    "mqctl.lagjob": 129,
+    "mqctl.lagoptions": 5,
+    "mqctl.locks": 4,       # mqctl/locks/release.py
+    "mqctl.render": 4,
+    "mqctl.reset": 5,
+    "mqctl.snapshot": 5,
+    "mqctl.timeparse": 6,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Deferred:
+    """An import inside a function."""
+
+    module: str
+    line: int
+    targets: tuple[str, ...]  # the modules it loads
+    command: bool  # in the body of a command of mqctl/cli (@x.command, @x.callback)
+
+    def __str__(self) -> str:
+        return f"{self.module}:{self.line} ({', '.join(self.targets)})"
+
+
+def _loads(node: ast.Import | ast.ImportFrom, package: str, known: set[str]) -> list[str]:
+    """What an import statement loads, any package (``_targets`` keeps mqctl's only)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    return list(dict.fromkeys(_targets(node, package, known)))
+
+
+def _package_of(name: str, path: Path) -> str:
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+
+def _is_command(fn: ast.AST) -> bool:
+    return isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) and any(
+        re.search(r"\.(command|callback)\b", ast.unparse(d)) for d in fn.decorator_list)
+
+
+def imports_by_place(trees: Mapping[str, ast.AST], paths: Mapping[str, Path]
+                     ) -> tuple[dict[str, set[str]], list[Deferred]]:
+    """Per module, what its import-time statements load (``TYPE_CHECKING`` apart); and every
+    import inside a function."""
+    known = set(paths)
+    head: dict[str, set[str]] = defaultdict(set)
+    deferred: list[Deferred] = []
+    for name, tree in trees.items():
+        package = _package_of(name, paths[name])
+
+        def walk(node: ast.AST, outer: ast.AST | None, name: str = name,
+                 package: str = package) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.If) and _is_type_checking(child.test):
+                    for stmt in child.orelse:
+                        walk(ast.Module(body=[stmt], type_ignores=[]), outer)
+                    continue
+                if isinstance(child, ast.Import | ast.ImportFrom):
+                    loads = _loads(child, package, known)
+                    if outer is None:
+                        head[name].update(loads)
+                    else:
+                        deferred.append(Deferred(name, child.lineno, tuple(loads),
+                                                 under(name, "mqctl.cli") and _is_command(outer)))
+                    continue
+                walk(child, outer if outer is not None or not isinstance(
+                    child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) else child)
+
+        walk(tree, None)
+    return dict(head), deferred
+
+
+def heavy_loads(head: Mapping[str, set[str]], deferred_ok: tuple[str, ...] = DEFERRED
+                ) -> Callable[[str], frozenset[str]]:
+    """The heavy modules (of ``deferred_ok``) that loading a module loads: itself, its parent
+    packages, and what their heads import, transitively."""
+    memo: dict[str, frozenset[str]] = {}
+
+    def chain(module: str) -> list[str]:
+        parts = module.split(".")
+        return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+    def loads(module: str) -> frozenset[str]:
+        if module not in memo:
+            seen, todo = set(chain(module)), list(chain(module))
+            while todo:
+                for t in head.get(todo.pop(), ()):
+                    for m in chain(t):
+                        if m not in seen:
+                            seen.add(m)
+                            todo.append(m)
+            memo[module] = frozenset(h for m in seen for h in deferred_ok if under(m, h))
+        return memo[module]
+
+    return loads
+
+
+def counted_imports(trees: Mapping[str, ast.AST], paths: Mapping[str, Path]
+                    ) -> dict[str, list[Deferred]]:
+    """The imports inside functions that FUNCTION_IMPORTS counts, per package: all but those
+    of a command's body, of the face, and those that keep a heavy module off the importer's
+    load path (a heavy module the importer's own head loads is no reason)."""
+    head, deferred = imports_by_place(trees, paths)
+    loads = heavy_loads(head)
+    out: dict[str, list[Deferred]] = defaultdict(list)
+    for d in deferred:
+        if d.command or d.module == FACE or any(loads(t) - loads(d.module) for t in d.targets):
+            continue
+        out[".".join(d.module.split(".")[:2])].append(d)
+    return dict(out)
+
+
+def against_the_caps(found: Mapping[str, list[Deferred]], caps: Mapping[str, int]) -> list[str]:
+    wrong = []
+    for package in sorted(set(found) | set(caps)):
+        n, cap = len(found.get(package, [])), caps.get(package, 0)
+        if n > cap:
+            wrong.append(f"{package}: {n} imports inside functions, {cap} allowed; move them "
+                         "to the module's head: " + ", ".join(map(str, found[package])))
+        elif n < cap:
+            wrong.append(f"{package}: {n} imports inside functions: lower FUNCTION_IMPORTS to "
+                         f"{n}" if n else f"{package}: none left: drop it from FUNCTION_IMPORTS")
+    return wrong
+
+
+def test_imports_inside_functions_only_for_start_up(trees):
+    paths = modules()
+    assert against_the_caps(counted_imports(trees, paths), FUNCTION_IMPORTS) == []
+
+
+def test_the_function_import_check_can_fail(tmp_path):
+    pkg = tmp_path / "mqctl"
+    (pkg / "cli").mkdir(parents=True)
+    files = {
+        "mqctl": ("__init__.py", "def __getattr__(name):\n    from mqctl.api import Cluster\n"),
+        "mqctl.api": ("api.py", "import asyncio\n"),
+        "mqctl.heavy": ("heavy.py", "from mqctl.api import x\n"),  # loads asyncio
+        "mqctl.light": ("light.py", "import json\n"),
+        "mqctl.loaded": ("loaded.py", "import asyncio\n"
+                         "def f():\n    from mqctl.heavy import x\n"),  # 3: asyncio already
+        "mqctl.cli": ("cli/__init__.py", ""),
+        "mqctl.cli.cmd": ("cli/cmd.py",
+                          "@app.command()\n"
+                          "def run():\n    from mqctl.light import x\n"   # a command's body
+                          "def helper():\n    from mqctl.light import y\n"),  # 5: counted
+        "mqctl.views": ("views.py",
+                        "import typing\n"
+                        "if typing.TYPE_CHECKING:\n    from mqctl.cli import cmd\n"
+                        "def f():\n"
+                        "    import re\n"                     # 5: counted
+                        "    from mqctl.heavy import z\n"     # heavy through its head
+                        "    from pyspark.sql import F\n"     # heavy
+                        "    def g():\n        from . import light\n"  # 9: counted
+                        "class C:\n    def m(self):\n        import yaml\n"),  # heavy
+    }
+    paths = {}
+    for name, (file, text) in files.items():
+        (pkg / file).write_text(text)
+        paths[name] = pkg / file
+    trees = {n: ast.parse(p.read_text()) for n, p in paths.items()}
+    found = counted_imports(trees, paths)
+    assert {k: [str(d) for d in v] for k, v in found.items()} == {
+        "mqctl.cli": ["mqctl.cli.cmd:5 (mqctl.light)"],
+        "mqctl.loaded": ["mqctl.loaded:3 (mqctl.heavy)"],
+        "mqctl.views": ["mqctl.views:5 (re)", "mqctl.views:9 (mqctl.light)"]}
+    assert against_the_caps(found, {"mqctl.cli": 1, "mqctl.loaded": 1, "mqctl.views": 2}) == []
+    assert [w.split(":")[0] for w in against_the_caps(
+        found, {"mqctl.cli": 2, "mqctl.views": 1, "mqctl.wire": 1})] == [
+        "mqctl.cli", "mqctl.loaded", "mqctl.views", "mqctl.wire"]
 
 
 # ---------------------------------------------------------------------------- printing

@@ -27,10 +27,17 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from mqctl.admin import BrokerFailure, NotFoundError, NothingRead
 from mqctl.diagnose.types import Reading, RetryTopic
-from mqctl.errors import MqctlError
+from mqctl.errors import MqctlError, UsageError
+from mqctl.locks.view import group_kind, queue_locks
 from mqctl.models import DLQ_PREFIX, RETRY_PREFIX, BrokerData
+from mqctl.remoting.client import fan_out
 from mqctl.timeparse import now_ms
+from mqctl.views.existence import require_group
+from mqctl.views.group_config import capture_group_config
+from mqctl.views.members import capture_members
+from mqctl.views.progress_capture import capture_progress
 
 if TYPE_CHECKING:
     from mqctl.admin import Admin
@@ -60,12 +67,6 @@ async def capture_reading(admin: Admin, group: str, *, topic: str | None = None,
     """Read everything about ``group`` once. ``first``: an unknown group is a usage error
     (exit 2); the second read of ``--sample`` does not ask again. ``store``: the state file of
     ``mqctl locks show``, read (never written) for the claims of clients that left."""
-    from mqctl.admin import BrokerFailure, NotFoundError, NothingRead
-    from mqctl.views.existence import require_group
-    from mqctl.views.group_config import capture_group_config
-    from mqctl.views.members import capture_members
-    from mqctl.views.progress_capture import capture_progress
-
     r = Reading(group, now_ms())
     m = await capture_members(admin, group, must_read=False)
     r.members = m
@@ -114,8 +115,6 @@ async def capture_reading(admin: Admin, group: str, *, topic: str | None = None,
         topics |= {q.mq.topic for q in r.progress.queues}
     if topic is not None:
         if first and topics and topic not in topics:
-            from mqctl.errors import UsageError
-
             await admin.topic_route(topic)  # a topic that does not exist: say that first
 
             raise UsageError(f"group {group} neither subscribes to {topic} nor has offsets on "
@@ -155,7 +154,6 @@ async def capture_reading(admin: Admin, group: str, *, topic: str | None = None,
         await _broker_facts(admin, r, blist)
 
     # the lock view of `locks show`, for an orderly group: the one classification
-    from mqctl.locks.view import group_kind, queue_locks
 
     if group_kind(m) == "orderly":
         queues = {t: rt.subscribe_queues() for t, rt in r.routes.items() if is_main_topic(t)}
@@ -172,12 +170,8 @@ async def capture_reading(admin: Admin, group: str, *, topic: str | None = None,
 
 
 async def _broker_facts(admin: Admin, r: Reading, blist: list[BrokerData]) -> None:
-    from mqctl.admin import BrokerFailure
-
     async def each(fn: Callable[[str], Awaitable[Any]], what: str,
                    addrs: dict[str, str | None]) -> dict[str, Any]:
-        from mqctl.remoting.client import fan_out
-
         names = [n for n, a in addrs.items() if a]
         out: dict[str, Any] = {}
         for o in await fan_out(names, lambda n: fn(addrs[n] or ""),
@@ -202,8 +196,6 @@ async def _pop_retry(admin: Admin, r: Reading, group: str, topics: list[str]
                      ) -> dict[str, RetryTopic]:
     """Each subscribed topic's pop retry topic: its queues' min/max offset and last store time
     on every broker of its route; a topic without a route has had no revived message."""
-    from mqctl.admin import BrokerFailure, NotFoundError
-
     out: dict[str, RetryTopic] = {}
     for t in topics:
         name = pop_retry_topic(group, t)

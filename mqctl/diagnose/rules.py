@@ -14,11 +14,13 @@ Each finding also declares the facts it shows and the facts its cause explains
 from __future__ import annotations
 
 import re
+import shlex
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mqctl.admin import dedupe
 from mqctl.diagnose import explain as x
 from mqctl.diagnose.capture import is_main_topic
 from mqctl.diagnose.explain import qfact, qfacts
@@ -39,8 +41,11 @@ from mqctl.diagnose.types import (
     Finding,
     Reading,
 )
+from mqctl.locks.view import group_kind
 from mqctl.models import RETRY_PREFIX, MessageQueue, ProcessQueueInfo, decode_perm
 from mqctl.timeparse import format_duration, format_local
+from mqctl.views.members import check_members
+from mqctl.views.progress import NO_QUEUE_READ, known_total, no_queue_reason
 
 if TYPE_CHECKING:
     from mqctl.locks.model import LockView, QueueLock
@@ -86,8 +91,6 @@ def _lag(q: QueueProgress) -> int:
 def _total_lag(qs: Iterable[QueueProgress]) -> int | None:
     """The lag of ``qs``, or None when any of it is unknown or no queue was read (never 0 for
     unknown: mqctl.views.progress.known_total)."""
-    from mqctl.views.progress import known_total
-
     return known_total(q.lag for q in qs)
 
 
@@ -152,8 +155,6 @@ class Ctx:
     it (owners per queue, the queues of the topics asked for, ...)."""
 
     def __init__(self, first: Reading, second: Reading | None, topic: str | None):
-        from mqctl.locks.view import group_kind
-
         self.now = second or first
         self.first = first if second is not None else None
         self.topic = topic
@@ -393,8 +394,6 @@ def offline(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
                               " ago" if last else ""),
                            "GET_CONSUME_STATS", ts))
     elif nothing:
-        from mqctl.views.progress import NO_QUEUE_READ, no_queue_reason
-
         ev.append(Evidence(f"lag unknown: {NO_QUEUE_READ}: "
                            + no_queue_reason(ctx.subscribed, None), "GET_CONSUME_STATS", ts))
     sev = WARNING if nothing or lag == 0 else ERROR
@@ -610,7 +609,6 @@ MEMBER_CHECKS = {
 def member_checks(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
     if (c := _online_needed(ctx, code)) is not None:
         return [], c
-    from mqctl.views.members import check_members
 
     assert ctx.members is not None
     ts = ctx.now.ts
@@ -1317,8 +1315,6 @@ def not_committed(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
 
 def second_read_command(ctx: Ctx, seconds: int) -> str:
     """The command that makes the second read: this diagnosis again with --sample."""
-    import shlex
-
     return (f"mqctl diagnose {shlex.quote(ctx.group)}"
             + (f" -t {shlex.quote(ctx.topic)}" if ctx.topic is not None else "")
             + f" --sample {seconds}")
@@ -1915,7 +1911,6 @@ def diagnose(first: Reading, second: Reading | None = None, *,
     r = ctx.now
     unread = dict(first.unread) if second is None else {**first.unread, **second.unread}
     checks = [_partial(c, unread) for c in checks]
-    from mqctl.admin import dedupe
 
     uniq = dedupe(list(r.failures) if second is None else [*first.failures,
                                                                *second.failures])

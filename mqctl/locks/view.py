@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from mqctl.allocate.engine import allocate_group
 from mqctl.errors import MqctlError, RefusedError
 from mqctl.locks.model import (
     HEARTBEAT_MS,
@@ -44,8 +45,6 @@ def predict_owners(queues_by_topic: Mapping[str, Sequence[MessageQueue]],
     -> assume it subscribes). Returns ``{mq: [client ids]}`` and notes about strategies that
     cannot be replayed (CONFIG and machine-room strategies need the client's parameters).
     """
-    from mqctl.allocate.engine import allocate_group
-
     out: dict[MessageQueue, list[str]] = defaultdict(list)
     notes: list[str] = []
     distinct = list(dict.fromkeys(members))

@@ -23,6 +23,7 @@ from mqctl.remoting import fastjson
 from mqctl.remoting.codes import RequestCode, ResponseCode
 from mqctl.remoting.frame import RemotingCommand
 from mqctl.sim.logs import LockLog, mq_text
+from mqctl.sim.messages import encode, make_message
 from mqctl.sim.ports import Channel
 from mqctl.sim.server import ServerConn
 from mqctl.sim.store import QueueLog
@@ -1237,8 +1238,6 @@ def h_pull(b: SimBroker, cmd: RemotingCommand, conn: ServerConn, slave: bool
     commitOffset is stored only with the commit flag, on a master (tryCommitOffset:
     ``brokerAllowSuspend && hasCommitOffsetFlag``); 5.x also records the pull offset of the
     pulling group (ConsumerOffsetManager.commitPullOffset)."""
-    from mqctl.sim.messages import encode, make_message
-
     group, topic = _ext(cmd, "consumerGroup") or "", _ext(cmd, "topic") or ""
     qid, offset = _int(cmd, "queueId", -1), _int(cmd, "queueOffset", -1)
     sys_flag, max_nums = _int(cmd, "sysFlag"), _int(cmd, "maxMsgNums", 1)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from mqctl.allocate import allocate_group
 from mqctl.models import RETRY_PREFIX, STRATEGY_CLASS_NAMES, MessageQueue, java_string_key
 from mqctl.sim.logs import ClientLog, mq_text
 from mqctl.sim.ports import Channel
@@ -398,8 +399,6 @@ class SimConsumer:
             self._rebalance_topic(topic)
 
     def _rebalance_topic(self, topic: str) -> None:
-        from mqctl.allocate import allocate_group
-
 
         route_brokers = [n for n in self.cluster.topic_brokers(topic) if self.cluster.broker_up(n)]
         mq_all = self.cluster.subscribe_queues(topic)

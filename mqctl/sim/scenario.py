@@ -9,16 +9,22 @@ hang)``.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from mqctl.errors import UsageError
+from mqctl.errors import TimeParseError, UsageError
+from mqctl.fsutil import load_yaml, read_text_capped
+from mqctl.remoting.codes import RequestCode, ResponseCode
 from mqctl.sim.clock import MAX_SPEED, MIN_SPEED
+from mqctl.sim.generate import GENERATED
+from mqctl.timeparse import parse_time
 from mqctl.versions import V5_1_0, V5_2_0, version_ordinal
 
 CONSUME_FROM = ("CONSUME_FROM_LAST_OFFSET", "CONSUME_FROM_FIRST_OFFSET",
@@ -683,10 +689,6 @@ def _clock_start(r: _Reader, v: Any) -> int | None:
         if v < 10**11:
             raise r.err("clock.start", f"{v} is not epoch milliseconds")
         return v
-    from datetime import date, datetime
-
-    from mqctl.errors import TimeParseError
-    from mqctl.timeparse import parse_time
 
     if isinstance(v, (date, datetime)):  # YAML turns unquoted timestamps into datetimes
         v = v.isoformat()
@@ -737,8 +739,6 @@ def _queue_spec(r: _Reader, v: Any, path: str, brokers: tuple[str, ...], nqueues
 
 
 def _code(r: _Reader, v: Any, path: str) -> int | None:
-    from mqctl.remoting.codes import RequestCode
-
     if v is None:
         return None
     if isinstance(v, int) and not isinstance(v, bool):
@@ -750,8 +750,6 @@ def _code(r: _Reader, v: Any, path: str) -> int | None:
 
 
 def _response_code(r: _Reader, v: Any, path: str) -> int:
-    from mqctl.remoting.codes import ResponseCode
-
     if isinstance(v, int) and not isinstance(v, bool):
         return v
     try:
@@ -762,8 +760,6 @@ def _response_code(r: _Reader, v: Any, path: str) -> int:
 
 def bundled() -> dict[str, str]:
     """Bundled scenario name -> its first description line (YAML files and generated ones)."""
-    from mqctl.sim.generate import GENERATED
-
     out = {name: str(fn().get("description", "")) for name, fn in GENERATED.items()}
     base = resources.files("mqctl.sim") / "scenarios"
     for entry in sorted(base.iterdir(), key=lambda e: e.name):
@@ -786,10 +782,6 @@ def _is_file(p: Any) -> bool:
 
 def load_scenario(spec: str | Path | dict[str, Any] | Scenario, **overrides: Any) -> Scenario:
     """A bundled name (``demo``), a path to a YAML file, a dict, or a Scenario."""
-    import dataclasses
-
-    from mqctl.fsutil import load_yaml, read_text_capped
-
     if isinstance(spec, Scenario):
         sc = spec
     elif isinstance(spec, dict):
@@ -809,8 +801,6 @@ def load_scenario(spec: str | Path | dict[str, Any] | Scenario, **overrides: Any
                 raise UsageError(f"cannot read scenario {source}: {exc.strerror or exc}"
                                  ) from None
         else:
-            from mqctl.sim.generate import GENERATED
-
             if source in GENERATED:
                 sc = parse(GENERATED[source](), source)
                 return dataclasses.replace(sc, **overrides) if overrides else sc

@@ -60,6 +60,7 @@ from mqctl.remoting.client import fan_out
 from mqctl.timeparse import now_ms
 from mqctl.views.dlq import DlqQueue, read_dlq_queues
 from mqctl.views.members import not_online
+from mqctl.views.offsets import OffsetTableCache, committed_offsets
 from mqctl.views.progress import BROADCASTING_LAG, classify_span
 from mqctl.views.topics import int_or_zero
 
@@ -512,8 +513,6 @@ async def _no_offsets(admin: Admin, groups: list[GroupSummary],
     """Which queues that read consumerOffset 0 have no committed offset (``none``): the reset
     plans' rule (mqctl.views.offsets.committed_offsets), the brokers' versions and offset tables
     read once for all groups."""
-    from mqctl.views.offsets import OffsetTableCache, committed_offsets
-
     cache = OffsetTableCache()
     addrs = {n: broker_addr(b) for n, b in brokers.items()}
 

@@ -3,23 +3,15 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from mqctl.render import Column, Result, Table
+from mqctl.timeparse import format_duration, format_ms
+from mqctl.views.progress import NO_OFFSET_LAG_CAVEAT
+from mqctl.views.sort import GroupSort
+
 if TYPE_CHECKING:
-    from mqctl.render import Result
     from mqctl.views.groups import GroupsCapture, GroupSummary
-
-
-class GroupSort(StrEnum):
-    name = "name"
-    lag = "lag"
-    time_lag = "time-lag"
-    tps = "tps"
-    members = "members"
-    state = "state"
-    retry = "retry"
-    dlq = "dlq"
 
 
 STATE_ORDER = {"STOPPED": 0, "LAGGING": 1, "UNKNOWN": 2, "OFFLINE": 3, "EMPTY": 4, "OK": 5}
@@ -82,9 +74,6 @@ def _member_cells(s: GroupSummary) -> dict[str, object]:
 
 def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
                   sort: GroupSort = GroupSort.name) -> Result:
-    from mqctl.render import Column, Result, Table
-    from mqctl.timeparse import format_duration, format_ms
-
     gs = [s for s in c.groups if s.lagging] if only_lagging else list(c.groups)
     rows = []
     for s in _sorted(gs, sort):
@@ -160,8 +149,6 @@ def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
                      "the lag on the brokers that answered")
     none = [s for s in gs if s.no_offset]
     if none:
-        from mqctl.views.progress import NO_OFFSET_LAG_CAVEAT
-
         notes.append(f"LAG `(N none)`: {sum(len(s.no_offset) for s in none)} queue(s) of "
                      f"{len(none)} group(s) have no committed offset (`mqctl offsets show -g "
                      f"G` lists them as none): {NO_OFFSET_LAG_CAVEAT}")
