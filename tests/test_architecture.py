@@ -432,7 +432,7 @@ def test_the_direction_checks_can_fail():
 
 
 def test_the_domain_and_api_checks_can_fail():
-    bad = [Edge("mqctl.diagnose.rules", "mqctl.locks.capture", "function", 1),  # peer package
+    bad = [Edge("mqctl.diagnose.rules.locks", "mqctl.locks.capture", "function", 1),  # peer package
            Edge("mqctl.reset.plan", "mqctl.allocate", "type", 2),              # peer package
            Edge("mqctl.api", "mqctl.cli.common", "type", 3),                   # API -> CLI
            Edge("mqctl.cluster.reset", "mqctl.cli", "function", 4),            # API -> CLI
