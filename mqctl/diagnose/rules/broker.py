@@ -221,5 +221,5 @@ def brokers(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
                          + ("" if slave is None or s_off is not None else
                             "; its slave's commitLogMaxOffset not reported"))
     return outcome(code, out, "; ".join(okays) or "no broker reports the entries checked",
-                    ", ".join(f"{f.code} {f.brokers[0]}" for f in out),
-                    status=OK if okays else NOT_CHECKED)
+                   ", ".join(f"{f.code} {f.brokers[0]}" for f in out),
+                   status=OK if okays else NOT_CHECKED)

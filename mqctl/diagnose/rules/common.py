@@ -241,7 +241,7 @@ class Ctx:
         for s in info.status_table.values():
             if isinstance(s, dict) and (rt := num(s.get("consumeRT")) or 0.0) > 0:
                 rate = (num(s.get("consumeOKTPS")) or 0.0) + (num(s.get("consumeFailedTPS"))
-                                                               or 0.0)
+                                                              or 0.0)
                 rts.append((rate, rt))
         if not rts:
             return None
@@ -309,7 +309,7 @@ Rule = Callable[[Ctx, str], tuple[list[Finding], Check]]
 
 
 def online_needed(ctx: Ctx, code: str, not_for: tuple[str, ...] = (), why: str = ""
-                   ) -> Check | None:
+                  ) -> Check | None:
     """The check for a rule about live consumers when there are none (or unknown), or when
     the group is of a kind (``not_for``: pop, orderly, broadcasting) it does not apply to."""
     if ctx.online is None:
@@ -322,7 +322,7 @@ def online_needed(ctx: Ctx, code: str, not_for: tuple[str, ...] = (), why: str =
 
 
 def outcome(code: str, out: list[Finding], ok: str, found: str | None = None, *,
-             status: str = OK) -> tuple[list[Finding], Check]:
+            status: str = OK) -> tuple[list[Finding], Check]:
     """A rule's result: its findings and the check, ``found`` (default: their codes) when
     there are findings, else ``status`` (ok) with the numbers in ``ok``."""
     if not out:

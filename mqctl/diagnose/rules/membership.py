@@ -236,7 +236,7 @@ def member_checks(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
                            rocketmq=_MEMBER_SOURCES[f.check], shows=shows,
                            explains=explains))
     return outcome(code, out, f"{len(ctx.clients)} client(s): unique ids, one strategy, one "
-                    "subscription, the same member list on every broker", ", ".join(found))
+                   "subscription, the same member list on every broker", ", ".join(found))
 
 
 _MEMBER_SOURCES = {

@@ -255,8 +255,8 @@ def saturated(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
             shows=frozenset({(x.SATURATED, cid)}), explains=explains))
     return outcome(code, out, "busy/pool: " + (", ".join(seen[:4]) or "no consumption "
                                                  "reported"),
-                    ", ".join(f.clients[0] for f in out),
-                    status=NOT_CHECKED if not ctx.all_answered else OK)
+                   ", ".join(f.clients[0] for f in out),
+                   status=NOT_CHECKED if not ctx.all_answered else OK)
 
 
 # ---------------------------------------------------------------- pop
@@ -499,4 +499,4 @@ def lag_growing(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
                      "topicPutTps), QueueTimeSpan.delayTime",
             shows=qfacts(x.BEHIND, (q.mq for q in behind))))
     return outcome(code, out, "; ".join(notes) or "no offsets",
-                    ", ".join(f.topics[0] for f in out))
+                   ", ".join(f.topics[0] for f in out))
