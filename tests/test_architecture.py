@@ -44,7 +44,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("domain", ("mqctl.allocate", "mqctl.diagnose", "mqctl.locks", "mqctl.reset")),
     ("views", ("mqctl.tcpdump", "mqctl.views", "mqctl.wire",
                # the lock classification (pure), and the memory of departed clients it reads
-               "mqctl.locks.model", "mqctl.locks.store", "mqctl.locks.view",
+               "mqctl.locks.model", "mqctl.locks.store", "mqctl.locks.types",
+               "mqctl.locks.view",
                # the allocation strategies, bit-exact with the Java client (pure)
                "mqctl.allocate.base", "mqctl.allocate.builtin", "mqctl.allocate.engine",
                "mqctl.allocate.hashring", "mqctl.allocate.reference",

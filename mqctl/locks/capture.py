@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from mqctl.admin import NotFoundError
-from mqctl.locks.model import RENEW_SLACK_MS, LockView
+from mqctl.locks.types import RENEW_SLACK_MS, LockView
 from mqctl.locks.view import build_view
 from mqctl.models import RETRY_PREFIX, MessageQueue
 from mqctl.remoting.client import fan_out

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mqctl.locks.model import clock_text
 from mqctl.locks.release import ReleaseStatus
+from mqctl.locks.types import clock_text
 from mqctl.render import Column, Result, Table
 from mqctl.timeparse import format_duration, format_local
 
 if TYPE_CHECKING:
-    from mqctl.locks.model import LockView, QueueLock
     from mqctl.locks.release import ReleasePlan, ReleaseResult
+    from mqctl.locks.types import LockView, QueueLock
 
 
 def _secs(ms: int | None) -> float | None:

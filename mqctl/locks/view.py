@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING
 
 from mqctl.allocate.engine import allocate_group
 from mqctl.errors import MqctlError, RefusedError
-from mqctl.locks.model import (
+from mqctl.locks.model import classify_queue, superseded_by
+from mqctl.locks.store import Moved, StoredClient, client_addrs, merge_state, new_connection
+from mqctl.locks.types import (
     HEARTBEAT_MS,
     RENEW_SLACK_MS,
     Claim,
@@ -19,10 +21,7 @@ from mqctl.locks.model import (
     LockView,
     QueueLock,
     Redelivery,
-    classify_queue,
-    superseded_by,
 )
-from mqctl.locks.store import Moved, StoredClient, client_addrs, merge_state, new_connection
 from mqctl.models import MessageQueue, java_string_key
 from mqctl.timeparse import format_duration, format_local
 

@@ -24,7 +24,7 @@ from mqctl.views.dlq import DlqQueue
 from mqctl.views.members import GroupMembers
 
 if TYPE_CHECKING:
-    from mqctl.locks.model import LockView
+    from mqctl.locks.types import LockView
 
 # why a queue's time lag is unknown (QueueProgress.delay_reason)
 NEVER_COMMITTED = "never-committed"

@@ -50,8 +50,8 @@ from mqctl.views.progress import (
 )
 
 if TYPE_CHECKING:
-    from mqctl.locks.model import LockView
     from mqctl.locks.store import LockStore
+    from mqctl.locks.types import LockView
 
 
 @dataclass

@@ -22,7 +22,7 @@ from mqctl.diagnose.types import (
 )
 
 if TYPE_CHECKING:
-    from mqctl.locks.model import LockView
+    from mqctl.locks.types import LockView
 
 
 # ---------------------------------------------------------------- orderly

@@ -40,7 +40,7 @@ from mqctl.views.members import check_members
 from mqctl.views.progress import NO_QUEUE_READ, no_queue_reason
 
 if TYPE_CHECKING:
-    from mqctl.locks.model import QueueLock
+    from mqctl.locks.types import QueueLock
 
 
 # ---------------------------------------------------------------- nobody consumes
