@@ -36,7 +36,7 @@ from mqctl.remoting.client import fan_out
 from mqctl.timeparse import now_ms
 from mqctl.views.existence import require_group
 from mqctl.views.group_config import capture_group_config
-from mqctl.views.members import capture_members
+from mqctl.views.members import GroupMembers, capture_members
 from mqctl.views.progress_capture import capture_progress
 
 if TYPE_CHECKING:
@@ -68,6 +68,45 @@ async def capture_reading(admin: Admin, group: str, *, topic: str | None = None,
     (exit 2); the second read of ``--sample`` does not ask again. ``store``: the state file of
     ``mqctl locks show``, read (never written) for the claims of clients that left."""
     r = Reading(group, now_ms())
+    m = await _read_members(admin, r, group, first)
+    await _read_progress(admin, r, group, m)
+    await _read_config(admin, r, group)
+    await _read_routes(admin, r, group, m, topic, first)
+    # each broker's own view of the group (its group-level subscription table)
+    if m.online_state:
+        conns = await admin.connections_by_broker(group, m.brokers)
+        for b, c in conns.items():
+            if isinstance(c, BrokerFailure):
+                r.failures.append(c)
+                r.unread[f"consumer connection on {b}"] = c.message
+            else:
+                r.connections[b] = c
+    # runtime info and config of every broker that serves the group's topics
+    brokers: dict[str, BrokerData] = {}
+    for t, rt in r.routes.items():
+        if not is_main_topic(t):
+            continue
+        for bd in rt.brokers:
+            brokers.setdefault(bd.broker_name, bd)
+    blist = [brokers[k] for k in sorted(brokers)]
+    if blist:
+        await _broker_facts(admin, r, blist)
+    # the lock view of `locks show`, for an orderly group: the one classification
+    if group_kind(m) == "orderly":
+        queues = {t: rt.subscribe_queues() for t, rt in r.routes.items() if is_main_topic(t)}
+        previous = store.load(group) if store is not None else {}
+        # the lock view's own moment: every answer it judges came before it (each live claim
+        # is judged when its answer arrived)
+        r.locks = queue_locks(m, queues, now=max(r.ts, now_ms()), previous=previous)
+        r.locks_remembered = bool(previous)
+    elif group_kind(m) == "pop":
+        r.pop_retry = await _pop_retry(admin, r, group, sorted(
+            t for t in (m.connection.subscriptions if m.connection else {})
+            if is_main_topic(t)))
+    return r
+
+
+async def _read_members(admin: Admin, r: Reading, group: str, first: bool) -> GroupMembers:
     m = await capture_members(admin, group, must_read=False)
     r.members = m
     r.failures.extend(m.failures)
@@ -79,7 +118,10 @@ async def capture_reading(admin: Admin, group: str, *, topic: str | None = None,
             r.unread[f"running info of {cid}"] = cv.running_error or "not answered"
     if first and m.online_state is False:
         await require_group(admin, group)
+    return m
 
+
+async def _read_progress(admin: Admin, r: Reading, group: str, m: GroupMembers) -> None:
     try:
         r.progress = await capture_progress(admin, group, None, running=False, dlq=True,
                                             produce_tps=True)
@@ -93,6 +135,8 @@ async def capture_reading(admin: Admin, group: str, *, topic: str | None = None,
         if not any(isinstance(v, list) for v in m.members.values()):
             raise  # neither members nor offsets were read: nothing to diagnose
 
+
+async def _read_config(admin: Admin, r: Reading, group: str) -> None:
     try:
         r.config = await capture_group_config(admin, group)
         r.failures.extend(r.config.failures)
@@ -105,7 +149,10 @@ async def capture_reading(admin: Admin, group: str, *, topic: str | None = None,
         r.failures.extend(exc.failures)
         r.unread["group config"] = exc.message
 
-    # the routes of the group's topics: what it subscribes to and what it has offsets for
+
+async def _read_routes(admin: Admin, r: Reading, group: str, m: GroupMembers,
+                       topic: str | None, first: bool) -> None:
+    """The routes of the group's topics: what it subscribes to and what it has offsets for."""
     topics: set[str] = set()
     if m.connection is not None:
         topics |= set(m.connection.subscriptions)
@@ -131,42 +178,6 @@ async def capture_reading(admin: Admin, group: str, *, topic: str | None = None,
         except MqctlError as exc:
             r.failures.append(BrokerFailure("namesrv", None, exc))
             r.unread[f"route of {t}"] = exc.message
-
-    # each broker's own view of the group (its group-level subscription table)
-    if m.online_state:
-        conns = await admin.connections_by_broker(group, m.brokers)
-        for b, c in conns.items():
-            if isinstance(c, BrokerFailure):
-                r.failures.append(c)
-                r.unread[f"consumer connection on {b}"] = c.message
-            else:
-                r.connections[b] = c
-
-    # runtime info and config of every broker that serves the group's topics
-    brokers: dict[str, BrokerData] = {}
-    for t, rt in r.routes.items():
-        if not is_main_topic(t):
-            continue
-        for bd in rt.brokers:
-            brokers.setdefault(bd.broker_name, bd)
-    blist = [brokers[k] for k in sorted(brokers)]
-    if blist:
-        await _broker_facts(admin, r, blist)
-
-    # the lock view of `locks show`, for an orderly group: the one classification
-
-    if group_kind(m) == "orderly":
-        queues = {t: rt.subscribe_queues() for t, rt in r.routes.items() if is_main_topic(t)}
-        previous = store.load(group) if store is not None else {}
-        # the lock view's own moment: every answer it judges came before it (each live claim
-        # is judged when its answer arrived)
-        r.locks = queue_locks(m, queues, now=max(r.ts, now_ms()), previous=previous)
-        r.locks_remembered = bool(previous)
-    elif group_kind(m) == "pop":
-        r.pop_retry = await _pop_retry(admin, r, group, sorted(
-            t for t in (m.connection.subscriptions if m.connection else {})
-            if is_main_topic(t)))
-    return r
 
 
 async def _broker_facts(admin: Admin, r: Reading, blist: list[BrokerData]) -> None:
