@@ -30,8 +30,9 @@ from mqctl.sim.clock import MAX_SPEED, MIN_SPEED, STEP_EVENTS, Scheduler, SimClo
 from mqctl.sim.consumer import SimConsumer
 from mqctl.sim.logs import LockLog
 from mqctl.sim.ports import WatchedClient
-from mqctl.sim.scenario import Scenario, TopicSpec, load_scenario
+from mqctl.sim.scenario import load_scenario
 from mqctl.sim.server import ErrorRule, RequestRecord, ServerConn, SimServer
+from mqctl.sim.spec import Scenario, TopicSpec
 from mqctl.sim.store import QueueLog
 from mqctl.versions import V4_9_4, V5_0_0, version_name
 

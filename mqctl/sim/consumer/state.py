@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 from mqctl.models import RETRY_PREFIX, STRATEGY_CLASS_NAMES, MessageQueue
 from mqctl.sim.logs import ClientLog, mq_text
 from mqctl.sim.ports import Channel
-from mqctl.sim.scenario import ConsumerSpec, GroupSpec
+from mqctl.sim.spec import ConsumerSpec, GroupSpec
 
 if TYPE_CHECKING:
     from mqctl.sim.clock import _Event
