@@ -657,6 +657,104 @@ def test_the_function_import_check_can_fail(tmp_path):
         "mqctl.cli", "mqctl.loaded", "mqctl.views", "mqctl.wire"]
 
 
+# ---------------------------------------------------------------------------- sizes
+# A module holds one subject and a function one step: no module over MAX_MODULE_LINES lines,
+# no function (or method) over MAX_FUNCTION_LINES lines, from its ``def`` to its last line.
+# The exceptions are explicit: the Spark job, being rewritten as one kernel (SIZE_EXEMPT), and
+# the modules and functions of LARGE, each with its size today as a ceiling: one that grows
+# past it fails, and one back within the limits fails until its entry goes, so the list only
+# shrinks (docs/architecture.md, "Where a new piece goes").
+
+MAX_MODULE_LINES = 800
+MAX_FUNCTION_LINES = 100
+SIZE_EXEMPT: dict[str, str] = {
+    "mqctl.lagjob": "the lag report, being rewritten as one vectorised kernel",
+}
+# module, or module:function (a method as Class.method) -> its lines today
+LARGE: dict[str, int] = {
+    # the commands' workflows, moving into the library API
+    "mqctl.cli.offsets": 923,
+    "mqctl.cli.offsets:_change": 206,
+    "mqctl.cli.allocate:allocate": 154,
+    "mqctl.cli.snapshot:snapshot": 126,
+    "mqctl.cli.locks:release": 124,
+    # the reset package's branch-heavy steps, becoming ordered small rules
+    "mqctl.reset.apply": 817,
+    "mqctl.reset.apply:apply_plan": 144,
+    "mqctl.reset.apply:_verify": 119,
+    "mqctl.reset.plan:preflight": 146,
+    "mqctl.reset.plan:make_plan": 138,
+    "mqctl.reset.evidence:legacy_verdict": 122,
+}
+
+
+def sizes(trees: Mapping[str, ast.Module], lines: Mapping[str, int]) -> dict[str, int]:
+    """Each module's lines, and each function's (``module:function``, ``module:Class.method``,
+    nested ones as ``outer.inner``)."""
+    out: dict[str, int] = dict(lines)
+    for name, tree in trees.items():
+        def walk(node: ast.AST, prefix: str, name: str = name) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                    qual = prefix + child.name
+                    if not isinstance(child, ast.ClassDef):
+                        out[f"{name}:{qual}"] = (child.end_lineno or child.lineno) \
+                            - child.lineno + 1
+                    walk(child, qual + ".")
+                else:
+                    walk(child, prefix)
+
+        walk(tree, "")
+    return out
+
+
+def against_the_sizes(found: Mapping[str, int], large: Mapping[str, int],
+                      exempt: Mapping[str, str] = SIZE_EXEMPT) -> list[str]:
+    wrong = []
+    for key, n in sorted(found.items()):
+        module, _, fn = key.partition(":")
+        if any(under(module, e) for e in exempt):
+            continue
+        limit = MAX_FUNCTION_LINES if fn else MAX_MODULE_LINES
+        what = f"function {key}" if fn else f"module {key}"
+        if key in large:
+            if n > large[key]:
+                wrong.append(f"{what}: {n} lines, more than its {large[key]} (LARGE)")
+            elif n <= limit:
+                wrong.append(f"{what}: {n} lines, within {limit}: drop it from LARGE")
+        elif n > limit:
+            wrong.append(f"{what}: {n} lines, more than {limit}: split it by subject")
+    wrong += [f"{key}: in LARGE, but no such module or function" for key in sorted(large)
+              if key not in found]
+    return wrong
+
+
+def test_no_module_or_function_too_large(trees):
+    paths = modules()
+    lines = {n: len(p.read_text(encoding="utf-8").splitlines()) for n, p in paths.items()}
+    assert against_the_sizes(sizes(trees, lines), LARGE) == []
+
+
+def test_the_size_check_can_fail():
+    body = "\n".join(f"    x{i} = {i}" for i in range(101))
+    method = "\n".join(f"        x{i} = {i}" for i in range(101))
+    tree = ast.parse(f"def big():\n{body}\nclass C:\n    async def m(self):\n{method}\n"
+                     "def small():\n    def inner():\n        pass\n")
+    found = sizes({"mqctl.x": tree}, {"mqctl.x": 900, "mqctl.lagjob.job": 2000})
+    assert found["mqctl.x:big"] == 102 and found["mqctl.x:C.m"] == 102
+    assert found["mqctl.x:small.inner"] == 2
+    assert [w.split(":")[0] for w in against_the_sizes(found, {})] == [
+        "module mqctl.x", "function mqctl.x", "function mqctl.x"]
+    assert against_the_sizes(found, {"mqctl.x": 900, "mqctl.x:big": 102,
+                                     "mqctl.x:C.m": 102}) == []
+    assert [w.split(" lines")[0] for w in against_the_sizes(
+        found, {"mqctl.x": 899, "mqctl.x:big": 102, "mqctl.x:C.m": 102,
+                "mqctl.x:small": 200, "mqctl.y": 900})] == [
+        "module mqctl.x: 900", "function mqctl.x:small: 3",
+        "mqctl.y: in LARGE, but no such module or function"]
+    assert against_the_sizes(found, {}, {"mqctl": "all"}) == []
+
+
 # ---------------------------------------------------------------------------- printing
 
 def _prints(tree: ast.AST, allowed: frozenset[str] = frozenset()) -> list[int]:
