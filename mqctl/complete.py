@@ -19,20 +19,29 @@ Completion never prints: no error, no warning, no traceback reaches the shell (i
 read as candidates). Without a prefix, RocketMQ's own names (%RETRY%/%DLQ% and system topics,
 system groups) are left out; type their first letters to get them.
 
-Only the standard library and typer are imported at module level (the CLI imports this module
-while it completes); the client, the admin layer and the config are imported when used.
+Only the standard library, typer and light modules (the errors, files, models and config) are
+imported at module level (the CLI imports this module while it completes); the client and the
+admin layer, which load asyncio, are imported when used.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import typer
+
+from mqctl.config import load_settings
+from mqctl.errors import UsageError
+from mqctl.fsutil import atomic_write_text, read_text_capped
+from mqctl.models import is_system_group
 
 CACHE_TTL_S = 60.0
 FAILURE_TTL_S = 10.0
@@ -52,9 +61,6 @@ def cache_file(namesrv: tuple[str, ...], access_key: str | None, tls: bool) -> P
 
 
 def read_cache(path: Path) -> dict[str, Any] | None:
-    from mqctl.errors import UsageError
-    from mqctl.fsutil import read_text_capped
-
     try:  # (bounded: a FIFO there must not hang a TAB press)
         doc = json.loads(read_text_capped(path, "completion cache"))
     except (OSError, ValueError, UnicodeDecodeError, RecursionError, UsageError):
@@ -65,8 +71,6 @@ def read_cache(path: Path) -> dict[str, Any] | None:
 
 
 def write_cache(path: Path, doc: dict[str, Any]) -> None:
-    from mqctl.fsutil import atomic_write_text
-
     try:
         atomic_write_text(path, json.dumps(dict(doc, schema=CACHE_SCHEMA)), mode=0o600)
     except OSError:
@@ -85,10 +89,8 @@ async def fetch(settings: Any, deadline_s: float = DEADLINE_S
     """(topics, groups) as ``[{"name", "kind"}]``; None for what did not arrive before the
     deadline. Read-only requests only."""
     import asyncio
-    from dataclasses import replace
 
     from mqctl.admin import Admin
-    from mqctl.models import is_system_group
     from mqctl.remoting.client import RemotingClient
     from mqctl.views.topics import is_system_topic
 
@@ -183,8 +185,6 @@ def cluster_names(settings: Any, kind: str, *, now: float | None = None,
 def _settings(ctx: Any) -> Any:
     """The settings the command line being completed points at: -n of the command or the
     root, --profile, --config, --timeout, TLS and ACL flags, then environment and profile."""
-    from mqctl.config import load_settings
-
     root = ctx.find_root()
     rp: dict[str, Any] = dict(root.params or {})
     flags: dict[str, Any] = {
@@ -203,9 +203,6 @@ def candidates(names: list[dict[str, str]], incomplete: str) -> list[str]:
 
 
 def _complete(ctx: Any, incomplete: str, kind: str) -> list[str]:
-    import contextlib
-    import io
-
     started = time.monotonic()
     try:
         with contextlib.redirect_stderr(io.StringIO()):  # nothing reaches the shell

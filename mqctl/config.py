@@ -29,11 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mqctl.errors import ConfigError
+from mqctl.errors import ConfigError, TimeParseError, UsageError
+from mqctl.fsutil import input_file_error, load_yaml, read_text_capped
 from mqctl.remoting.acl import Credentials
 from mqctl.remoting.frame import DEFAULT_VERSION
 from mqctl.remoting.tls import TlsSettings
-from mqctl.timeparse import is_digits
+from mqctl.timeparse import is_digits, resolve_tz
+from mqctl.versions import version_name
 
 DEFAULT_NAMESRV = "127.0.0.1:9876"
 DEFAULT_TIMEOUT = 3.0
@@ -68,9 +70,6 @@ def config_path(explicit: str | None = None,
 
 
 def _load_yaml(path: Path, what: str) -> Any:
-    from mqctl.errors import UsageError
-    from mqctl.fsutil import load_yaml, read_text_capped
-
     try:  # (bounded: a FIFO, a device or a file over the cap is refused, docs/errors.md)
         return load_yaml(read_text_capped(path, what), f"{what} {path}",
                          hint="fix the YAML syntax (indentation, colons, quotes)")
@@ -127,7 +126,6 @@ class Settings:
     confirm_above: int | None = None
 
     def client_options(self) -> Any:
-        from mqctl.fsutil import input_file_error
         from mqctl.remoting.client import ClientOptions
 
         if self.tls.enabled:  # OpenSSL reads these whole: a device or FIFO would never end
@@ -144,8 +142,6 @@ class Settings:
         """Rows for ``mqctl config show``: every setting, its value (typed: numbers, booleans,
         null for unset), where it came from and a note (the output format chosen at run time,
         the request version's RocketMQ name, a CA file that does not exist)."""
-        from mqctl.versions import version_name
-
         c = self.credentials
         ca = self.tls.ca_file
         rows: list[tuple[str, Any, str, str]] = [
@@ -229,9 +225,6 @@ _EMPTY_IS_ERROR = ("MQCTL_NAMESRV", "NAMESRV_ADDR")
 
 def _tz(v: Any, where: str) -> str:
     """A display zone name, checked (``local``, ``UTC``, ``+08:00``, an IANA name)."""
-    from mqctl.errors import TimeParseError
-    from mqctl.timeparse import resolve_tz
-
     try:
         resolve_tz(str(v))
     except TimeParseError as exc:

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from mqctl.errors import UsageError
+from mqctl.remoting.client import ClientOptions, RemotingClient
+from mqctl.timeparse import set_clock
 
 # the most snapshots one demo takes (--hours / --interval): each is a capture over the wire
 MAX_CAPTURES = 10_000
@@ -28,8 +31,6 @@ def demo_steps(hours: float, interval_s: float) -> int:
     """How many snapshots ``hours`` of simulated time take at one every ``interval_s``
     (at least 1); a zero, negative or endless value, or more than :data:`MAX_CAPTURES`
     snapshots, is a usage error (exit 2)."""
-    import math
-
     if not (math.isfinite(hours) and hours > 0):
         raise UsageError(f"--hours {hours:g} must be a positive number of hours",
                          hint="e.g. --hours 3")
@@ -60,11 +61,9 @@ async def capture_timeline(out_dir: Path, *, hours: float, interval_s: float,
                            on_capture: Callable[[int, int], None] | None = None) -> DemoCapture:
     """Run the scenario for ``hours`` of simulated time, snapshotting every ``interval_s``."""
     from mqctl.admin import Admin
-    from mqctl.remoting.client import ClientOptions, RemotingClient
     from mqctl.sim import SimCluster
     from mqctl.sim.scenario import load_scenario
     from mqctl.snapshot import capture, discover_groups, write
-    from mqctl.timeparse import set_clock
 
     steps = demo_steps(hours, interval_s)
     snaps, logs = out_dir / "snapshots", out_dir / "logs"

@@ -8,15 +8,21 @@ fastjson documents, stored-message batches (PULL_MESSAGE responses,
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mqctl import tcpdump
 from mqctl.config import REDACTED
 from mqctl.errors import BodyError, FrameError, ProtocolError, UsageError
 from mqctl.remoting import fastjson
+from mqctl.remoting.fastjson import dumps
 from mqctl.remoting.frame import MAX_FRAME, RemotingCommand, decode
+from mqctl.remoting.message import decode_messages, looks_like_messages
+from mqctl.remoting.message import to_record as message_record
 from mqctl.remoting.protocol import parse_hex_capture
+from mqctl.render import Table, cols
 from mqctl.tcpdump import Capture, CapturedFrame
 from mqctl.versions import version_name
 
@@ -60,8 +66,6 @@ SNIFF_BYTES = 65536
 
 def input_limit(head: bytes, kind: str = "auto") -> int:
     """How many bytes an input whose first bytes are ``head`` may have."""
-    from mqctl import tcpdump
-
     if kind in ("frame", "body"):
         return MAX_FRAME
     if kind in ("tcpdump", "pcap", "hex") or tcpdump.is_pcap(head) or _is_text(head):
@@ -86,8 +90,6 @@ def _check_kind(kind: str) -> None:
 
 def read_input(path: str, kind: str = "auto") -> bytes:
     """The whole input, read in bounded steps: refused beyond :func:`input_limit`."""
-    import sys
-
     _check_kind(kind)
     if path == "-":
         return _read_bounded(sys.stdin.buffer, "stdin", kind)
@@ -165,9 +167,6 @@ def _decoded(cmd: RemotingCommand, kind: str) -> Decoded:
 
 def _message_batch(data: bytes, cmd: RemotingCommand | None, kind: str) -> Decoded | None:
     """A stored-message batch (a PULL_MESSAGE response body), recognised by its magic code."""
-    from mqctl.remoting.message import decode_messages, looks_like_messages
-    from mqctl.remoting.message import to_record as message_record
-
     if not looks_like_messages(data):
         return None
     msgs, err = decode_messages(data)
@@ -187,8 +186,6 @@ def redact_text(text: str) -> str:
 
 def decode_input(data: bytes, kind: str = "auto") -> Decoded | Capture:
     """One frame or body (:class:`Decoded`), or the frames of a capture (:class:`Capture`)."""
-    from mqctl import tcpdump
-
     _check_kind(kind)
     if kind == "pcap" or (kind == "auto" and tcpdump.is_pcap(data)):
         return tcpdump.decode_pcap(data)
@@ -315,8 +312,6 @@ def machine_view(rec: dict[str, Any], tables: list[Any]) -> tuple[list[Any], str
     """What ``-o csv`` prints for one frame or a bare body (one table): a frame's header fields
     followed by its body's leaves (``body.<path>``) as field/value rows; a bare body's message
     rows, or its leaves as path/value rows."""
-    from mqctl.render import Table, cols
-
     body = rec.get("body")
     if rec.get("code") is not None:
         fields: list[dict[str, Any]] = next((t.rows for t in tables if t.name == "fields"),
@@ -331,8 +326,6 @@ def machine_view(rec: dict[str, Any], tables: list[Any]) -> tuple[list[Any], str
 
 
 def frame_view(rec: dict[str, Any], title: str) -> tuple[list[Any], list[str]]:
-    from mqctl.render import Table, cols
-
     fields = [{"field": k, "value": _version_text(rec) if k == "version" else v}
               for k, v in rec.items()
               if k not in ("body", "bodyError", "versionName")
@@ -344,9 +337,6 @@ def frame_view(rec: dict[str, Any], title: str) -> tuple[list[Any], list[str]]:
 
 
 def _body_view(rec: dict[str, Any], where: str) -> tuple[list[Any], list[str]]:
-    from mqctl.remoting.fastjson import dumps
-    from mqctl.render import Table, cols
-
     body, fmt = rec.get("body"), rec.get("bodyFormat")
     notes: list[str] = []
     tables = []
@@ -364,8 +354,6 @@ def _body_view(rec: dict[str, Any], where: str) -> tuple[list[Any], list[str]]:
 
 
 def capture_view(rec: dict[str, Any]) -> tuple[list[Any], list[str]]:
-    from mqctl.render import Table, cols
-
     rows = []
     tables: list[Any] = []
     notes: list[str] = []

@@ -77,7 +77,7 @@ class CorpusAdmin:
     def _broker(self, addr: str) -> str:
         return self.by_addr[addr]
 
-    # -- the never-committed rule (mqctl.reset.probe.committed_offsets): issue 25 item 4
+    # -- the never-committed rule (mqctl.views.offsets.committed_offsets): issue 25 item 4
 
     async def query_offset(self, group: str, mq: MessageQueue, addr: str) -> int | None:
         """QUERY_CONSUMER_OFFSET as recorded (never-committed/14_*): code 22 = None."""

@@ -24,25 +24,49 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from test_startup import HEAVY
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "mqctl"
 DOC = ROOT / "docs" / "architecture.md"
 
 # Layers, top to bottom: a module may import its own layer and the layers below it, never one
-# above. A module's layer is given by the longest prefix (a module or a package) that names it.
+# above. A module's layer is given by the longest prefix (a module or a package) that names it,
+# so a package can lend a module to a lower layer: the rules the read views share (the lock
+# classification that `group progress` shows, the allocation strategies it predicts owners
+# with) sit with the views, below the commands' own workflows in the same packages.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("entry", ("mqctl.__main__", "mqctl.cli")),
     ("app", ("mqctl.complete", "mqctl.demo", "mqctl.sim")),
-    ("domain", ("mqctl.allocate", "mqctl.diagnose", "mqctl.lagjob", "mqctl.lagoptions",
-                "mqctl.locks", "mqctl.reset", "mqctl.snapshot", "mqctl.tcpdump", "mqctl.views",
-                "mqctl.wire")),
+    # the public Python API that the CLI wraps (whichever of these names it takes)
+    ("api", ("mqctl.api", "mqctl.cluster")),
+    ("export", ("mqctl.lagjob", "mqctl.lagoptions", "mqctl.snapshot")),
+    ("domain", ("mqctl.allocate", "mqctl.diagnose", "mqctl.locks", "mqctl.reset")),
+    ("views", ("mqctl.tcpdump", "mqctl.views", "mqctl.wire",
+               # the lock classification (pure), and the memory of departed clients it reads
+               "mqctl.locks.model", "mqctl.locks.store", "mqctl.locks.types",
+               "mqctl.locks.view",
+               # the allocation strategies, bit-exact with the Java client (pure)
+               "mqctl.allocate.base", "mqctl.allocate.builtin", "mqctl.allocate.engine",
+               "mqctl.allocate.hashring", "mqctl.allocate.reference",
+               "mqctl.allocate.registry")),
     ("admin", ("mqctl.admin", "mqctl.config")),
     ("core", ("mqctl.fsutil", "mqctl.interrupt", "mqctl.models", "mqctl.render",
               "mqctl.timeparse", "mqctl.versions")),
     ("remoting", ("mqctl.remoting",)),
     ("base", ("mqctl", "mqctl.errors", "mqctl.remoting.codes")),
 ]
+
+# The package's face, ``mqctl/__init__.py``: imported for ``__version__`` from anywhere (so it
+# is in the base layer), it may itself import the API layer, to re-export the public API
+# (``from mqctl import ...``); lazily, so that ``import mqctl`` stays light.
+FACE = "mqctl"
+FACE_IMPORTS_UP_TO = "api"
+
+# The packages of the domain layer are independent: each is one command's workflow over the
+# views (a reset, a lock release, an allocation, a diagnosis) and none imports another. What
+# two of them need is a rule of a layer below.
+INDEPENDENT = "domain"
 
 # Packages that only these importers (and the package itself) may import: the simulated
 # cluster is beside the product, and the Spark job is heavy (tests/test_startup.py).
@@ -320,15 +344,43 @@ def test_every_module_has_a_layer():
     assert unplaced == []
 
 
+def rank_of(layer: str) -> int:
+    return [name for name, _ in LAYERS].index(layer)
+
+
 def against_the_layers(edges: list[Edge]) -> list[str]:
     wrong = []
     for e in edges:
         if todo_for(e) is not None:
             continue
         (low, low_name, _), (high, high_name, _) = layer_of(e.importer), layer_of(e.imported)
+        if e.importer == FACE:
+            low, low_name = rank_of(FACE_IMPORTS_UP_TO), f"the package's face ({FACE})"
         if high < low:
             wrong.append(f"{e}: {low_name} imports {high_name}, a layer above it")
     return wrong
+
+
+def between_independent_packages(edges: list[Edge]) -> list[str]:
+    """Imports from one package of the INDEPENDENT layer into another of it."""
+    wrong = []
+    for e in edges:
+        (_, low_name, low_prefix), (_, high_name, high_prefix) = (layer_of(e.importer),
+                                                                  layer_of(e.imported))
+        if (low_name == high_name == INDEPENDENT and low_prefix != high_prefix
+                and todo_for(e) is None):
+            wrong.append(f"{e}: {low_prefix} imports {high_prefix}: the {INDEPENDENT} "
+                         "packages are independent (move what both need to a layer below)")
+    return wrong
+
+
+def api_imports_of_the_cli(edges: list[Edge]) -> list[str]:
+    """Imports of the CLI (of any kind, type-only too) from the API layer: the CLI wraps the
+    API, never the reverse."""
+    api = dict(LAYERS)["api"]
+    return [f"{e}: the API imports the CLI" for e in edges
+            if any(under(e.importer, a) for a in api)
+            and any(under(e.imported, c) for c in dict(LAYERS)["entry"])]
 
 
 def outside_their_commands(edges: list[Edge]) -> list[str]:
@@ -344,6 +396,20 @@ def outside_their_commands(edges: list[Edge]) -> list[str]:
 
 def test_imports_follow_the_layers(edges):
     assert against_the_layers(edges) == []
+
+
+def test_the_domain_packages_do_not_import_one_another(edges):
+    assert between_independent_packages(edges) == []
+
+
+def test_the_api_does_not_import_the_cli(edges):
+    assert api_imports_of_the_cli(edges) == []
+
+
+def test_the_api_layer_is_between_the_domain_and_the_cli():
+    names = [name for name, _ in LAYERS]
+    assert names.index("entry") < names.index("api") < names.index("export") \
+        < names.index("domain") < names.index("views") < names.index("admin")
 
 
 def test_sim_and_lagjob_are_imported_only_by_their_commands(edges):
@@ -366,6 +432,28 @@ def test_the_direction_checks_can_fail():
     assert len(outside_their_commands(bad + ok)) == 2
 
 
+def test_the_domain_and_api_checks_can_fail():
+    bad = [Edge("mqctl.diagnose.rules.locks", "mqctl.locks.capture", "function", 1),  # peer package
+           Edge("mqctl.reset.plan", "mqctl.allocate", "type", 2),              # peer package
+           Edge("mqctl.api", "mqctl.cli.common", "type", 3),                   # API -> CLI
+           Edge("mqctl.cluster.reset", "mqctl.cli", "function", 4),            # API -> CLI
+           Edge("mqctl.views.progress", "mqctl.locks.release", "module", 5),   # views -> domain
+           Edge("mqctl", "mqctl.snapshot", "function", 6)]                     # face, fine
+    ok = [Edge("mqctl.diagnose.capture", "mqctl.locks.view", "function", 7),   # a view's rule
+          Edge("mqctl.locks.view", "mqctl.allocate.engine", "function", 8),
+          Edge("mqctl.views.progress_capture", "mqctl.locks.view", "module", 9),
+          Edge("mqctl.reset.plan", "mqctl.views.offsets", "module", 10),
+          Edge("mqctl.api", "mqctl.reset", "module", 11),
+          Edge("mqctl", "mqctl.api", "function", 12),                          # the face
+          Edge("mqctl.allocate.registry", "mqctl", "function", 13)]            # __version__
+    assert [w.split(":")[0] for w in between_independent_packages(bad + ok)] == [
+        str(e).split(":")[0] for e in bad[:2]]
+    assert [w.split(":")[0] for w in api_imports_of_the_cli(bad + ok)] == [
+        str(e).split(":")[0] for e in bad[2:4]]
+    assert [w.split(":")[0] for w in against_the_layers(bad + ok)] == [
+        str(e).split(":")[0] for e in bad[2:5]]
+
+
 def test_every_todo_edge_is_still_needed(edges):
     """A todo fixed is a todo removed: an entry that no longer matches any import fails."""
     assert stale(edges, TODO_EDGES) == []
@@ -378,6 +466,293 @@ def test_todo_entries_match_by_prefix_and_go_stale():
     assert todo_for(e[0], todos) == ("mqctl.admin", "mqctl.message")
     assert todo_for(e[1], todos) is None
     assert stale(e, todos) == [("mqctl.sim.broker", "mqctl.sim.cluster")]
+
+
+# ---------------------------------------------------------------------------- imports in functions
+# An import inside a function is a dependency all the same (the walk above counts it), but the
+# module's head does not show it. One is kept only to keep a module off the start-up path: a
+# heavy module (tests/test_startup.py's HEAVY, Rich, the Spark job's Arrow and NumPy, or a
+# module that loads one at import time, as mqctl.views.topic loads asyncio), the face's lazy
+# re-exports, or the library in the body of a command in mqctl/cli (`mqctl --help` imports
+# every command's module, not what the command runs). Every other import inside a function
+# counts against its package's number in FUNCTION_IMPORTS, which only goes down: a package
+# over its number fails, and one under it fails until the number is lowered (docs/
+# architecture.md, "Who may import whom").
+
+DEFERRED = (*HEAVY, "rich", "pyarrow", "numpy", "pandas")
+
+# package -> the imports inside its functions that are none of those (0 when not listed)
+FUNCTION_IMPORTS: dict[str, int] = {
+    "mqctl.allocate": 23,
+    "mqctl.cli": 123,       # outside the command bodies: helpers, callbacks, completion
+    "mqctl.errors": 2,      # a broker error's request and response names, off `--help`'s path
+    "mqctl.interrupt": 11,
+    "mqctl.lagjob": 129,
+    "mqctl.lagoptions": 5,
+    "mqctl.locks": 4,       # mqctl/locks/release.py
+    "mqctl.render": 4,
+    "mqctl.reset": 5,
+    "mqctl.snapshot": 5,
+    "mqctl.timeparse": 6,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Deferred:
+    """An import inside a function."""
+
+    module: str
+    line: int
+    targets: tuple[str, ...]  # the modules it loads
+    command: bool  # in the body of a command of mqctl/cli (@x.command, @x.callback)
+
+    def __str__(self) -> str:
+        return f"{self.module}:{self.line} ({', '.join(self.targets)})"
+
+
+def _loads(node: ast.Import | ast.ImportFrom, package: str, known: set[str]) -> list[str]:
+    """What an import statement loads, any package (``_targets`` keeps mqctl's only)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    return list(dict.fromkeys(_targets(node, package, known)))
+
+
+def _package_of(name: str, path: Path) -> str:
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+
+def _is_command(fn: ast.AST) -> bool:
+    return isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) and any(
+        re.search(r"\.(command|callback)\b", ast.unparse(d)) for d in fn.decorator_list)
+
+
+def imports_by_place(trees: Mapping[str, ast.AST], paths: Mapping[str, Path]
+                     ) -> tuple[dict[str, set[str]], list[Deferred]]:
+    """Per module, what its import-time statements load (``TYPE_CHECKING`` apart); and every
+    import inside a function."""
+    known = set(paths)
+    head: dict[str, set[str]] = defaultdict(set)
+    deferred: list[Deferred] = []
+    for name, tree in trees.items():
+        package = _package_of(name, paths[name])
+
+        def walk(node: ast.AST, outer: ast.AST | None, name: str = name,
+                 package: str = package) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.If) and _is_type_checking(child.test):
+                    for stmt in child.orelse:
+                        walk(ast.Module(body=[stmt], type_ignores=[]), outer)
+                    continue
+                if isinstance(child, ast.Import | ast.ImportFrom):
+                    loads = _loads(child, package, known)
+                    if outer is None:
+                        head[name].update(loads)
+                    else:
+                        deferred.append(Deferred(name, child.lineno, tuple(loads),
+                                                 under(name, "mqctl.cli") and _is_command(outer)))
+                    continue
+                walk(child, outer if outer is not None or not isinstance(
+                    child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) else child)
+
+        walk(tree, None)
+    return dict(head), deferred
+
+
+def heavy_loads(head: Mapping[str, set[str]], deferred_ok: tuple[str, ...] = DEFERRED
+                ) -> Callable[[str], frozenset[str]]:
+    """The heavy modules (of ``deferred_ok``) that loading a module loads: itself, its parent
+    packages, and what their heads import, transitively."""
+    memo: dict[str, frozenset[str]] = {}
+
+    def chain(module: str) -> list[str]:
+        parts = module.split(".")
+        return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+    def loads(module: str) -> frozenset[str]:
+        if module not in memo:
+            seen, todo = set(chain(module)), list(chain(module))
+            while todo:
+                for t in head.get(todo.pop(), ()):
+                    for m in chain(t):
+                        if m not in seen:
+                            seen.add(m)
+                            todo.append(m)
+            memo[module] = frozenset(h for m in seen for h in deferred_ok if under(m, h))
+        return memo[module]
+
+    return loads
+
+
+def counted_imports(trees: Mapping[str, ast.AST], paths: Mapping[str, Path]
+                    ) -> dict[str, list[Deferred]]:
+    """The imports inside functions that FUNCTION_IMPORTS counts, per package: all but those
+    of a command's body, of the face, and those that keep a heavy module off the importer's
+    load path (a heavy module the importer's own head loads is no reason)."""
+    head, deferred = imports_by_place(trees, paths)
+    loads = heavy_loads(head)
+    out: dict[str, list[Deferred]] = defaultdict(list)
+    for d in deferred:
+        if d.command or d.module == FACE or any(loads(t) - loads(d.module) for t in d.targets):
+            continue
+        out[".".join(d.module.split(".")[:2])].append(d)
+    return dict(out)
+
+
+def against_the_caps(found: Mapping[str, list[Deferred]], caps: Mapping[str, int]) -> list[str]:
+    wrong = []
+    for package in sorted(set(found) | set(caps)):
+        n, cap = len(found.get(package, [])), caps.get(package, 0)
+        if n > cap:
+            wrong.append(f"{package}: {n} imports inside functions, {cap} allowed; move them "
+                         "to the module's head: " + ", ".join(map(str, found[package])))
+        elif n < cap:
+            wrong.append(f"{package}: {n} imports inside functions: lower FUNCTION_IMPORTS to "
+                         f"{n}" if n else f"{package}: none left: drop it from FUNCTION_IMPORTS")
+    return wrong
+
+
+def test_imports_inside_functions_only_for_start_up(trees):
+    paths = modules()
+    assert against_the_caps(counted_imports(trees, paths), FUNCTION_IMPORTS) == []
+
+
+def test_the_function_import_check_can_fail(tmp_path):
+    pkg = tmp_path / "mqctl"
+    (pkg / "cli").mkdir(parents=True)
+    files = {
+        "mqctl": ("__init__.py", "def __getattr__(name):\n    from mqctl.api import Cluster\n"),
+        "mqctl.api": ("api.py", "import asyncio\n"),
+        "mqctl.heavy": ("heavy.py", "from mqctl.api import x\n"),  # loads asyncio
+        "mqctl.light": ("light.py", "import json\n"),
+        "mqctl.loaded": ("loaded.py", "import asyncio\n"
+                         "def f():\n    from mqctl.heavy import x\n"),  # 3: asyncio already
+        "mqctl.cli": ("cli/__init__.py", ""),
+        "mqctl.cli.cmd": ("cli/cmd.py",
+                          "@app.command()\n"
+                          "def run():\n    from mqctl.light import x\n"   # a command's body
+                          "def helper():\n    from mqctl.light import y\n"),  # 5: counted
+        "mqctl.views": ("views.py",
+                        "import typing\n"
+                        "if typing.TYPE_CHECKING:\n    from mqctl.cli import cmd\n"
+                        "def f():\n"
+                        "    import re\n"                     # 5: counted
+                        "    from mqctl.heavy import z\n"     # heavy through its head
+                        "    from pyspark.sql import F\n"     # heavy
+                        "    def g():\n        from . import light\n"  # 9: counted
+                        "class C:\n    def m(self):\n        import yaml\n"),  # heavy
+    }
+    paths = {}
+    for name, (file, text) in files.items():
+        (pkg / file).write_text(text)
+        paths[name] = pkg / file
+    trees = {n: ast.parse(p.read_text()) for n, p in paths.items()}
+    found = counted_imports(trees, paths)
+    assert {k: [str(d) for d in v] for k, v in found.items()} == {
+        "mqctl.cli": ["mqctl.cli.cmd:5 (mqctl.light)"],
+        "mqctl.loaded": ["mqctl.loaded:3 (mqctl.heavy)"],
+        "mqctl.views": ["mqctl.views:5 (re)", "mqctl.views:9 (mqctl.light)"]}
+    assert against_the_caps(found, {"mqctl.cli": 1, "mqctl.loaded": 1, "mqctl.views": 2}) == []
+    assert [w.split(":")[0] for w in against_the_caps(
+        found, {"mqctl.cli": 2, "mqctl.views": 1, "mqctl.wire": 1})] == [
+        "mqctl.cli", "mqctl.loaded", "mqctl.views", "mqctl.wire"]
+
+
+# ---------------------------------------------------------------------------- sizes
+# A module holds one subject and a function one step: no module over MAX_MODULE_LINES lines,
+# no function (or method) over MAX_FUNCTION_LINES lines, from its ``def`` to its last line.
+# The exceptions are explicit: the Spark job, being rewritten as one kernel (SIZE_EXEMPT), and
+# the modules and functions of LARGE, each with its size today as a ceiling: one that grows
+# past it fails, and one back within the limits fails until its entry goes, so the list only
+# shrinks (docs/architecture.md, "Where a new piece goes").
+
+MAX_MODULE_LINES = 800
+MAX_FUNCTION_LINES = 100
+SIZE_EXEMPT: dict[str, str] = {
+    "mqctl.lagjob": "the lag report, being rewritten as one vectorised kernel",
+}
+# module, or module:function (a method as Class.method) -> its lines today
+LARGE: dict[str, int] = {
+    # the commands' workflows, moving into the library API
+    "mqctl.cli.offsets": 923,
+    "mqctl.cli.offsets:_change": 206,
+    "mqctl.cli.allocate:allocate": 154,
+    "mqctl.cli.snapshot:snapshot": 126,
+    "mqctl.cli.locks:release": 124,
+    # the reset package's branch-heavy steps, becoming ordered small rules
+    "mqctl.reset.apply": 817,
+    "mqctl.reset.apply:apply_plan": 144,
+    "mqctl.reset.apply:_verify": 119,
+    "mqctl.reset.plan:preflight": 146,
+    "mqctl.reset.plan:make_plan": 138,
+    "mqctl.reset.evidence:legacy_verdict": 122,
+}
+
+
+def sizes(trees: Mapping[str, ast.Module], lines: Mapping[str, int]) -> dict[str, int]:
+    """Each module's lines, and each function's (``module:function``, ``module:Class.method``,
+    nested ones as ``outer.inner``)."""
+    out: dict[str, int] = dict(lines)
+    for name, tree in trees.items():
+        def walk(node: ast.AST, prefix: str, name: str = name) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                    qual = prefix + child.name
+                    if not isinstance(child, ast.ClassDef):
+                        out[f"{name}:{qual}"] = (child.end_lineno or child.lineno) \
+                            - child.lineno + 1
+                    walk(child, qual + ".")
+                else:
+                    walk(child, prefix)
+
+        walk(tree, "")
+    return out
+
+
+def against_the_sizes(found: Mapping[str, int], large: Mapping[str, int],
+                      exempt: Mapping[str, str] = SIZE_EXEMPT) -> list[str]:
+    wrong = []
+    for key, n in sorted(found.items()):
+        module, _, fn = key.partition(":")
+        if any(under(module, e) for e in exempt):
+            continue
+        limit = MAX_FUNCTION_LINES if fn else MAX_MODULE_LINES
+        what = f"function {key}" if fn else f"module {key}"
+        if key in large:
+            if n > large[key]:
+                wrong.append(f"{what}: {n} lines, more than its {large[key]} (LARGE)")
+            elif n <= limit:
+                wrong.append(f"{what}: {n} lines, within {limit}: drop it from LARGE")
+        elif n > limit:
+            wrong.append(f"{what}: {n} lines, more than {limit}: split it by subject")
+    wrong += [f"{key}: in LARGE, but no such module or function" for key in sorted(large)
+              if key not in found]
+    return wrong
+
+
+def test_no_module_or_function_too_large(trees):
+    paths = modules()
+    lines = {n: len(p.read_text(encoding="utf-8").splitlines()) for n, p in paths.items()}
+    assert against_the_sizes(sizes(trees, lines), LARGE) == []
+
+
+def test_the_size_check_can_fail():
+    body = "\n".join(f"    x{i} = {i}" for i in range(101))
+    method = "\n".join(f"        x{i} = {i}" for i in range(101))
+    tree = ast.parse(f"def big():\n{body}\nclass C:\n    async def m(self):\n{method}\n"
+                     "def small():\n    def inner():\n        pass\n")
+    found = sizes({"mqctl.x": tree}, {"mqctl.x": 900, "mqctl.lagjob.job": 2000})
+    assert found["mqctl.x:big"] == 102 and found["mqctl.x:C.m"] == 102
+    assert found["mqctl.x:small.inner"] == 2
+    assert [w.split(":")[0] for w in against_the_sizes(found, {})] == [
+        "module mqctl.x", "function mqctl.x", "function mqctl.x"]
+    assert against_the_sizes(found, {"mqctl.x": 900, "mqctl.x:big": 102,
+                                     "mqctl.x:C.m": 102}) == []
+    assert [w.split(" lines")[0] for w in against_the_sizes(
+        found, {"mqctl.x": 899, "mqctl.x:big": 102, "mqctl.x:C.m": 102,
+                "mqctl.x:small": 200, "mqctl.y": 900})] == [
+        "module mqctl.x: 900", "function mqctl.x:small: 3",
+        "mqctl.y: in LARGE, but no such module or function"]
+    assert against_the_sizes(found, {}, {"mqctl": "all"}) == []
 
 
 # ---------------------------------------------------------------------------- printing

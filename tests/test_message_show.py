@@ -2,7 +2,8 @@
 
 The real corpus has no PULL_MESSAGE exchange (README: none recorded), so the sim's answers are
 checked against PullMessageProcessor / DefaultMessageStore.getMessage as cited in
-mqctl/sim/broker.py h_pull, and the decoder against records built byte by byte.
+mqctl/sim/broker/pull_message_processor.py h_pull, and the decoder against records built byte
+by byte.
 """
 
 from __future__ import annotations

@@ -39,3 +39,14 @@ def test_subcommand_help_imports_nothing_heavy():
     for group in (["wire", "--help"], ["config", "--help"]):
         mods = loaded_modules(group)
         assert not any(m.startswith(("pyspark", "mqctl.sim", "mqctl.lagjob")) for m in mods)
+
+
+def test_import_mqctl_is_light():
+    """The package's face (``import mqctl``, what ``from mqctl import ...`` runs) loads no other
+    module of mqctl and nothing heavy: the public API it names is imported when used."""
+    r = subprocess.run([sys.executable, "-c", "import json, sys, mqctl; "
+                        "sys.stdout.write(json.dumps(sorted(sys.modules)))"],
+                       capture_output=True, text=True, timeout=60)
+    mods = set(json.loads(r.stdout))
+    assert sorted(m for m in mods if m.startswith("mqctl")) == ["mqctl"]
+    assert not any(m.split(".")[0] in HEAVY for m in mods)

@@ -365,7 +365,7 @@ class Admin:
         ``groupTopicMap``). It grows with groups x topics: at least
         ALL_OFFSETS_MIN_TIMEOUT_S. An empty body is a BodyError. Read-only
         (AdminBrokerProcessor.getAllConsumerOffset; the rule that reads it is
-        :func:`mqctl.reset.probe.committed_offsets`)."""
+        :func:`mqctl.views.offsets.committed_offsets`)."""
         resp = await self.client.invoke(
             addr, RequestCode.GET_ALL_CONSUMER_OFFSET, idempotent=True,
             timeout=max(self.client.options.timeout, ALL_OFFSETS_MIN_TIMEOUT_S))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mqctl.errors import MqctlError
+from mqctl.errors import MqctlError, ProtocolError
 from mqctl.remoting import fastjson
 from mqctl.remoting.frame import RemotingCommand
 
@@ -27,6 +27,4 @@ def ext_offset(resp: RemotingCommand, key: str = "offset") -> int:
     try:
         return int(v) if v is not None else 0
     except ValueError:
-        from mqctl.errors import ProtocolError
-
         raise ProtocolError(f"response field {key!r} is not a number: {v!r}") from None

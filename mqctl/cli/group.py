@@ -25,7 +25,7 @@ from mqctl.cli.common import (
     with_client,
 )
 from mqctl.cli.common import watch as watch_loop
-from mqctl.views.progress_rows import SortKey
+from mqctl.views.sort import SortKey
 
 if TYPE_CHECKING:
     from mqctl.views.progress import GroupProgress

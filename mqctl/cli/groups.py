@@ -19,7 +19,7 @@ from mqctl.cli.common import (
     with_client,
 )
 from mqctl.cli.common import watch as watch_loop
-from mqctl.views.groups_rows import GroupSort
+from mqctl.views.sort import GroupSort
 
 if TYPE_CHECKING:
     from mqctl.render import Result

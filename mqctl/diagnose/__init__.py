@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mqctl.diagnose import capture
 from mqctl.diagnose.capture import capture_reading, is_main_topic, pop_retry_topic, sleep
 from mqctl.diagnose.rules import CAUGHT_UP_MS, CODES, ORDER, diagnose
 from mqctl.diagnose.types import (
@@ -37,7 +38,7 @@ from mqctl.diagnose.types import (
 
 if TYPE_CHECKING:
     from mqctl.admin import Admin
-    from mqctl.locks import LockStore
+    from mqctl.locks.store import LockStore
 
 __all__ = ["CAUGHT_UP_MS", "CODES", "ERROR", "INFO", "ORDER", "SEVERITIES", "WARNING", "Check",
            "Diagnosis", "Evidence", "Finding", "Reading", "RetryTopic", "capture_reading",
@@ -48,8 +49,6 @@ async def run(admin: Admin, group: str, *, topic: str | None = None,
               sample_s: float | None = None, store: LockStore | None = None) -> Diagnosis:
     """Read (twice with ``sample_s``, the second read ``sample_s`` seconds after the first)
     and diagnose."""
-    from mqctl.diagnose import capture
-
     first = await capture_reading(admin, group, topic=topic, store=store)
     second = None
     if sample_s:

@@ -27,14 +27,21 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from mqctl.admin import BrokerFailure, NotFoundError, NothingRead
 from mqctl.diagnose.types import Reading, RetryTopic
-from mqctl.errors import MqctlError
+from mqctl.errors import MqctlError, UsageError
+from mqctl.locks.view import group_kind, queue_locks
 from mqctl.models import DLQ_PREFIX, RETRY_PREFIX, BrokerData
+from mqctl.remoting.client import fan_out
 from mqctl.timeparse import now_ms
+from mqctl.views.existence import require_group
+from mqctl.views.group_config import capture_group_config
+from mqctl.views.members import GroupMembers, capture_members
+from mqctl.views.progress_capture import capture_progress
 
 if TYPE_CHECKING:
     from mqctl.admin import Admin
-    from mqctl.locks import LockStore
+    from mqctl.locks.store import LockStore
 
 SLAVE_ID = 1
 
@@ -60,13 +67,46 @@ async def capture_reading(admin: Admin, group: str, *, topic: str | None = None,
     """Read everything about ``group`` once. ``first``: an unknown group is a usage error
     (exit 2); the second read of ``--sample`` does not ask again. ``store``: the state file of
     ``mqctl locks show``, read (never written) for the claims of clients that left."""
-    from mqctl.admin import BrokerFailure, NotFoundError, NothingRead
-    from mqctl.views.existence import require_group
-    from mqctl.views.group_config import capture_group_config
-    from mqctl.views.members import capture_members
-    from mqctl.views.progress_capture import capture_progress
-
     r = Reading(group, now_ms())
+    m = await _read_members(admin, r, group, first)
+    await _read_progress(admin, r, group, m)
+    await _read_config(admin, r, group)
+    await _read_routes(admin, r, group, m, topic, first)
+    # each broker's own view of the group (its group-level subscription table)
+    if m.online_state:
+        conns = await admin.connections_by_broker(group, m.brokers)
+        for b, c in conns.items():
+            if isinstance(c, BrokerFailure):
+                r.failures.append(c)
+                r.unread[f"consumer connection on {b}"] = c.message
+            else:
+                r.connections[b] = c
+    # runtime info and config of every broker that serves the group's topics
+    brokers: dict[str, BrokerData] = {}
+    for t, rt in r.routes.items():
+        if not is_main_topic(t):
+            continue
+        for bd in rt.brokers:
+            brokers.setdefault(bd.broker_name, bd)
+    blist = [brokers[k] for k in sorted(brokers)]
+    if blist:
+        await _broker_facts(admin, r, blist)
+    # the lock view of `locks show`, for an orderly group: the one classification
+    if group_kind(m) == "orderly":
+        queues = {t: rt.subscribe_queues() for t, rt in r.routes.items() if is_main_topic(t)}
+        previous = store.load(group) if store is not None else {}
+        # the lock view's own moment: every answer it judges came before it (each live claim
+        # is judged when its answer arrived)
+        r.locks = queue_locks(m, queues, now=max(r.ts, now_ms()), previous=previous)
+        r.locks_remembered = bool(previous)
+    elif group_kind(m) == "pop":
+        r.pop_retry = await _pop_retry(admin, r, group, sorted(
+            t for t in (m.connection.subscriptions if m.connection else {})
+            if is_main_topic(t)))
+    return r
+
+
+async def _read_members(admin: Admin, r: Reading, group: str, first: bool) -> GroupMembers:
     m = await capture_members(admin, group, must_read=False)
     r.members = m
     r.failures.extend(m.failures)
@@ -78,7 +118,10 @@ async def capture_reading(admin: Admin, group: str, *, topic: str | None = None,
             r.unread[f"running info of {cid}"] = cv.running_error or "not answered"
     if first and m.online_state is False:
         await require_group(admin, group)
+    return m
 
+
+async def _read_progress(admin: Admin, r: Reading, group: str, m: GroupMembers) -> None:
     try:
         r.progress = await capture_progress(admin, group, None, running=False, dlq=True,
                                             produce_tps=True)
@@ -92,6 +135,8 @@ async def capture_reading(admin: Admin, group: str, *, topic: str | None = None,
         if not any(isinstance(v, list) for v in m.members.values()):
             raise  # neither members nor offsets were read: nothing to diagnose
 
+
+async def _read_config(admin: Admin, r: Reading, group: str) -> None:
     try:
         r.config = await capture_group_config(admin, group)
         r.failures.extend(r.config.failures)
@@ -104,7 +149,10 @@ async def capture_reading(admin: Admin, group: str, *, topic: str | None = None,
         r.failures.extend(exc.failures)
         r.unread["group config"] = exc.message
 
-    # the routes of the group's topics: what it subscribes to and what it has offsets for
+
+async def _read_routes(admin: Admin, r: Reading, group: str, m: GroupMembers,
+                       topic: str | None, first: bool) -> None:
+    """The routes of the group's topics: what it subscribes to and what it has offsets for."""
     topics: set[str] = set()
     if m.connection is not None:
         topics |= set(m.connection.subscriptions)
@@ -114,8 +162,6 @@ async def capture_reading(admin: Admin, group: str, *, topic: str | None = None,
         topics |= {q.mq.topic for q in r.progress.queues}
     if topic is not None:
         if first and topics and topic not in topics:
-            from mqctl.errors import UsageError
-
             await admin.topic_route(topic)  # a topic that does not exist: say that first
 
             raise UsageError(f"group {group} neither subscribes to {topic} nor has offsets on "
@@ -133,51 +179,10 @@ async def capture_reading(admin: Admin, group: str, *, topic: str | None = None,
             r.failures.append(BrokerFailure("namesrv", None, exc))
             r.unread[f"route of {t}"] = exc.message
 
-    # each broker's own view of the group (its group-level subscription table)
-    if m.online_state:
-        conns = await admin.connections_by_broker(group, m.brokers)
-        for b, c in conns.items():
-            if isinstance(c, BrokerFailure):
-                r.failures.append(c)
-                r.unread[f"consumer connection on {b}"] = c.message
-            else:
-                r.connections[b] = c
-
-    # runtime info and config of every broker that serves the group's topics
-    brokers: dict[str, BrokerData] = {}
-    for t, rt in r.routes.items():
-        if not is_main_topic(t):
-            continue
-        for bd in rt.brokers:
-            brokers.setdefault(bd.broker_name, bd)
-    blist = [brokers[k] for k in sorted(brokers)]
-    if blist:
-        await _broker_facts(admin, r, blist)
-
-    # the lock view of `locks show`, for an orderly group: the one classification
-    from mqctl.locks.view import group_kind, queue_locks
-
-    if group_kind(m) == "orderly":
-        queues = {t: rt.subscribe_queues() for t, rt in r.routes.items() if is_main_topic(t)}
-        previous = store.load(group) if store is not None else {}
-        # the lock view's own moment: every answer it judges came before it (each live claim
-        # is judged when its answer arrived)
-        r.locks = queue_locks(m, queues, now=max(r.ts, now_ms()), previous=previous)
-        r.locks_remembered = bool(previous)
-    elif group_kind(m) == "pop":
-        r.pop_retry = await _pop_retry(admin, r, group, sorted(
-            t for t in (m.connection.subscriptions if m.connection else {})
-            if is_main_topic(t)))
-    return r
-
 
 async def _broker_facts(admin: Admin, r: Reading, blist: list[BrokerData]) -> None:
-    from mqctl.admin import BrokerFailure
-
     async def each(fn: Callable[[str], Awaitable[Any]], what: str,
                    addrs: dict[str, str | None]) -> dict[str, Any]:
-        from mqctl.remoting.client import fan_out
-
         names = [n for n, a in addrs.items() if a]
         out: dict[str, Any] = {}
         for o in await fan_out(names, lambda n: fn(addrs[n] or ""),
@@ -202,8 +207,6 @@ async def _pop_retry(admin: Admin, r: Reading, group: str, topics: list[str]
                      ) -> dict[str, RetryTopic]:
     """Each subscribed topic's pop retry topic: its queues' min/max offset and last store time
     on every broker of its route; a topic without a route has had no revived message."""
-    from mqctl.admin import BrokerFailure, NotFoundError
-
     out: dict[str, RetryTopic] = {}
     for t in topics:
         name = pop_retry_topic(group, t)

@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mqctl.diagnose.types import NEEDS_SAMPLE, SECOND_READ
+from mqctl.render import Column, Result, Table
+from mqctl.timeparse import format_duration, format_local
 
 if TYPE_CHECKING:
     from mqctl.diagnose.types import Diagnosis, Finding
-    from mqctl.render import Result
 
 
 def _refs(d: Diagnosis, ranks: tuple[int, ...]) -> str:
@@ -28,9 +29,6 @@ def _link(d: Diagnosis, f: Finding) -> str:
 
 
 def diagnose_result(d: Diagnosis) -> Result:
-    from mqctl.render import Column, Result, Table
-    from mqctl.timeparse import format_duration, format_local
-
     rows = [{"rank": i + 1, "severity": f.severity, "code": f.code,
              "finding": f.title + _link(d, f)} for i, f in enumerate(d.findings)]
     crows = [c.to_dict() for c in d.checks]

@@ -11,7 +11,7 @@ from mqctl.timeparse import format_ms
 
 if TYPE_CHECKING:
     from mqctl.admin import BrokerFailure
-    from mqctl.locks import LockView
+    from mqctl.locks.types import LockView
     from mqctl.models import ConsumerConnection, MessageQueue, TopicOffset, TopicRoute
     from mqctl.views.group_config import GroupConfigView
     from mqctl.views.members import GroupMembers

@@ -2,10 +2,11 @@
 
 The parts (``mqctl locks show`` / ``mqctl locks release``):
 
-1. **model** (pure, :mod:`mqctl.locks.model`): the lock timing of RocketMQ, the states of a
-   queue and their precedence (:class:`LockState`), a client's claim on a queue
-   (:class:`Claim`), and :func:`classify_queue`, which turns every claim on one queue into its
-   state (:class:`QueueLock`); the results (:class:`LockView`, :class:`ClientLocks`).
+1. **model** (pure, :mod:`mqctl.locks.model`, its types in :mod:`mqctl.locks.types`): the lock
+   timing of RocketMQ, the states of a queue and their precedence (:class:`LockState`), a
+   client's claim on a queue (:class:`Claim`), and :func:`classify_queue`, which turns every
+   claim on one queue into its state (:class:`QueueLock`); the results (:class:`LockView`,
+   :class:`ClientLocks`).
 2. **store** (:mod:`mqctl.locks.store`): the state file that remembers what each client last
    reported (:class:`StoredClient`, :class:`LockStore`), and :func:`merge_state` (pure), what
    the next file keeps.
@@ -21,26 +22,7 @@ The parts (``mqctl locks show`` / ``mqctl locks release``):
 """
 
 from mqctl.locks.capture import capture_locks
-from mqctl.locks.model import (
-    BROKER_LEASE_MS,
-    CHANNEL_EXPIRED_MS,
-    CLIENT_TRUST_MS,
-    GROUP_KINDS,
-    HEARTBEAT_MS,
-    PRECEDENCE,
-    PROBLEM_STATES,
-    RENEW_INTERVAL_MS,
-    RENEW_SLACK_MS,
-    Claim,
-    ClientLocks,
-    HungMember,
-    LockState,
-    LockView,
-    QueueLock,
-    Redelivery,
-    classify_queue,
-    clock_text,
-)
+from mqctl.locks.model import classify_queue
 from mqctl.locks.release import (
     ReleasePlan,
     ReleaseResult,
@@ -65,6 +47,25 @@ from mqctl.locks.store import (
     default_state_dir,
     merge_state,
     namesrv_hash,
+)
+from mqctl.locks.types import (
+    BROKER_LEASE_MS,
+    CHANNEL_EXPIRED_MS,
+    CLIENT_TRUST_MS,
+    GROUP_KINDS,
+    HEARTBEAT_MS,
+    PRECEDENCE,
+    PROBLEM_STATES,
+    RENEW_INTERVAL_MS,
+    RENEW_SLACK_MS,
+    Claim,
+    ClientLocks,
+    HungMember,
+    LockState,
+    LockView,
+    QueueLock,
+    Redelivery,
+    clock_text,
 )
 from mqctl.locks.view import (
     build_view,

@@ -6,10 +6,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from mqctl.locks.model import RENEW_SLACK_MS, LockView
+from mqctl.admin import NotFoundError
+from mqctl.locks.types import RENEW_SLACK_MS, LockView
 from mqctl.locks.view import build_view
 from mqctl.models import RETRY_PREFIX, MessageQueue
+from mqctl.remoting.client import fan_out
 from mqctl.timeparse import now_ms
+from mqctl.views.existence import require_group
+from mqctl.views.members import capture_members
 
 if TYPE_CHECKING:
     from mqctl.admin import Admin
@@ -18,8 +22,6 @@ if TYPE_CHECKING:
 
 async def _offset_topics(admin: Admin, group: str, brokers: Sequence[Any]) -> set[str]:
     """Topics an offline group has committed offsets for (GET_CONSUME_STATS, read-only)."""
-    from mqctl.remoting.client import fan_out
-
     addrs = [a for a in (b.master_addr or b.select_addr() for b in brokers) if a]
 
     async def one(addr: str) -> set[str]:
@@ -44,10 +46,6 @@ async def capture_locks(admin: Admin, group: str, *, topic: str | None = None,
     and GET_CONSUME_STATS for the topics it has offsets for).
     Never LOCK_BATCH_MQ, UNLOCK_BATCH_MQ or HEART_BEAT.
     """
-    from mqctl.admin import NotFoundError
-    from mqctl.views.existence import require_group
-    from mqctl.views.members import capture_members
-
     m = await capture_members(admin, group)
     now = now_ms()
     previous = store.load(group) if store is not None else {}

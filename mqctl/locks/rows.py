@@ -6,10 +6,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mqctl.locks.release import ReleaseStatus
+from mqctl.locks.types import clock_text
+from mqctl.render import Column, Result, Table
+from mqctl.timeparse import format_duration, format_local
+
 if TYPE_CHECKING:
-    from mqctl.locks.model import LockView, QueueLock
     from mqctl.locks.release import ReleasePlan, ReleaseResult
-    from mqctl.render import Result
+    from mqctl.locks.types import LockView, QueueLock
 
 
 def _secs(ms: int | None) -> float | None:
@@ -17,9 +21,6 @@ def _secs(ms: int | None) -> float | None:
 
 
 def queue_row(q: QueueLock) -> dict[str, Any]:
-    from mqctl.locks.model import clock_text
-    from mqctl.timeparse import format_duration
-
     d = q.to_dict()
     d["lock_age_s"] = _secs(q.lock_age_ms)
     d["lease_left_s"] = _secs(q.lease_left_ms)
@@ -46,9 +47,6 @@ STATE_MEANING = {
 
 
 def view_result(view: LockView) -> Result:
-    from mqctl.render import Column, Result, Table
-    from mqctl.timeparse import format_local
-
     rows = [queue_row(q) for q in view.queues]
     # an unknown (None: no owner, or an owner that does not answer) shows as "-" (docs/output.md);
     # FREES AT stays empty but for stale queues (the earliest lease end) and hung ones (the
@@ -107,9 +105,6 @@ def release_result(plans: list[ReleasePlan], before: LockView, after: LockView |
     ``before`` and ``after`` describe the first queue (as before several --queue were
     accepted); ``plans``, ``queues`` and ``results`` cover every queue. ``plan_shown``: the plan
     was printed before the apply started; only the result follows (text formats)."""
-    from mqctl.locks.release import ReleaseStatus
-    from mqctl.render import Column, Result, Table
-
     prows = [p.to_dict() for p in plans]
     tables = [Table([Column(k, h) for k, h in PLAN_COLS], prows, title="release plan",
                     name="plan")]

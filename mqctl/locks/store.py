@@ -19,7 +19,7 @@ from typing import Any
 
 from mqctl.errors import MqctlError
 from mqctl.fsutil import atomic_write_text, read_text_capped
-from mqctl.locks.model import Claim
+from mqctl.locks.types import Claim
 from mqctl.models import MessageQueue, java_string_key
 from mqctl.timeparse import format_local, format_ms
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from mqctl.allocate.engine import allocate_group
 from mqctl.errors import MqctlError, RefusedError
-from mqctl.locks.model import (
+from mqctl.locks.model import classify_queue, superseded_by
+from mqctl.locks.store import Moved, StoredClient, client_addrs, merge_state, new_connection
+from mqctl.locks.types import (
     HEARTBEAT_MS,
     RENEW_SLACK_MS,
     Claim,
@@ -18,10 +21,7 @@ from mqctl.locks.model import (
     LockView,
     QueueLock,
     Redelivery,
-    classify_queue,
-    superseded_by,
 )
-from mqctl.locks.store import Moved, StoredClient, client_addrs, merge_state, new_connection
 from mqctl.models import MessageQueue, java_string_key
 from mqctl.timeparse import format_duration, format_local
 
@@ -44,8 +44,6 @@ def predict_owners(queues_by_topic: Mapping[str, Sequence[MessageQueue]],
     -> assume it subscribes). Returns ``{mq: [client ids]}`` and notes about strategies that
     cannot be replayed (CONFIG and machine-room strategies need the client's parameters).
     """
-    from mqctl.allocate import allocate_group
-
     out: dict[MessageQueue, list[str]] = defaultdict(list)
     notes: list[str] = []
     distinct = list(dict.fromkeys(members))
@@ -143,15 +141,16 @@ def _track_moves(records: Mapping[str, StoredClient], live: Mapping[MessageQueue
     return out
 
 
-def _redeliveries(previous: Mapping[str, StoredClient], observed: dict[str, StoredClient],
+def _redeliveries(previous: Mapping[str, StoredClient], observed: Mapping[str, StoredClient],
                   live: Mapping[MessageQueue, list[Claim]], restarted: Mapping[str, str]
-                  ) -> dict[MessageQueue, Redelivery]:
+                  ) -> tuple[dict[MessageQueue, Redelivery], dict[str, StoredClient]]:
     """A client found hung that answers again, as the same process (not ``restarted``), and
     claims a queue that moved while it was hung with an offset behind what the survivor
     committed: RocketMQ delivers that stretch again (Redelivery). Its record keeps the moves
-    until it has passed the survivor's offset (``observed`` is updated)."""
+    until it has passed the survivor's offset: the observations are returned with them."""
     out: dict[MessageQueue, Redelivery] = {}
-    for cid, obs in list(observed.items()):
+    seen = dict(observed)
+    for cid, obs in observed.items():
         st = previous.get(cid)
         if st is None or not st.moved or cid in restarted:
             continue
@@ -170,8 +169,8 @@ def _redeliveries(previous: Mapping[str, StoredClient], observed: dict[str, Stor
             keep.append(replace(m, to_offset=to))
             out[m.mq] = Redelivery(cid, m.survivor, min(m.from_offset, c.commit_offset), to,
                                    c.commit_offset)
-        observed[cid] = replace(obs, moved=tuple(keep))
-    return out
+        seen[cid] = replace(obs, moved=tuple(keep))
+    return out, seen
 
 
 def _restarts(previous: Mapping[str, StoredClient], clients: Mapping[str, ClientView],
@@ -289,14 +288,24 @@ def group_kind(m: GroupMembers) -> str:
     return "unknown"
 
 
-def build_view(members: GroupMembers, *, now: int,
-               queues_by_topic: Mapping[str, Sequence[MessageQueue]],
-               previous: Mapping[str, StoredClient] | None = None,
-               slack_ms: int = RENEW_SLACK_MS, notes: Sequence[str] = ()
-               ) -> tuple[LockView, dict[str, StoredClient]]:
-    """The lock view (pure) and the state to save for the next run."""
-    previous = previous or {}
-    group = members.group
+# ------------------------------------------------------------------------------ the view
+# build_view is a sequence of steps, each a pure function of what the ones before it found,
+# returning a new frozen result: who is in the group, whom the allocation gives each queue,
+# what mqctl remembers weighed against what the clients report now, each queue's state
+# (classify_queue), the clients, and the notes.
+
+
+@dataclass(frozen=True, slots=True)
+class _Members:
+    """Who is in the group, as the brokers list it and as the clients answered."""
+
+    cid_all: tuple[str, ...]   # cidAll as the broker returns it, duplicate ids kept
+    member_set: frozenset[str]
+    answered: frozenset[str]
+    observed: Mapping[str, StoredClient]  # what each client that answered reported
+
+
+def _members(members: GroupMembers, now: int) -> _Members:
     clients = members.clients
     # cidAll as the broker returns it, keeping duplicate ids (max count seen on any broker)
     dup: Counter[str] = Counter()
@@ -307,11 +316,36 @@ def build_view(members: GroupMembers, *, now: int,
     cid_all = [cid for cid in sorted(dup, key=java_string_key) for _ in range(dup[cid])]
     if not cid_all:
         cid_all = list(clients)
-    member_set = set(clients) | set(cid_all)
-    answered = {cid for cid, cv in clients.items() if cv.running is not None}
-    observed = {cid: st for cid, cv in clients.items()
-                if (st := _observed(cv, now)) is not None}
+    return _Members(tuple(cid_all), frozenset(clients) | frozenset(cid_all),
+                    frozenset(cid for cid, cv in clients.items() if cv.running is not None),
+                    {cid: st for cid, cv in clients.items()
+                     if (st := _observed(cv, now)) is not None})
 
+
+@dataclass(frozen=True, slots=True)
+class _Allocation:
+    """Whom each member's own strategy gives each queue (as each client rebalances)."""
+
+    strategies: Mapping[str, str | None]
+    default: str
+    subscriptions: Mapping[str, set[str] | None]
+    predicted: Mapping[MessageQueue, list[str]]
+    notes: tuple[str, ...]
+
+    def without(self, queues_by_topic: Mapping[str, Sequence[MessageQueue]],
+                cid_all: Sequence[str], group: str, gone: Iterable[str]
+                ) -> dict[MessageQueue, list[str]]:
+        """Who takes the queues once ``gone`` are dropped from the member list."""
+        left = set(gone)
+        owners, _ = predict_owners(queues_by_topic, [c for c in cid_all if c not in left],
+                                   self.strategies, self.subscriptions, group=group,
+                                   default_strategy=self.default)
+        return owners
+
+
+def _allocation(members: GroupMembers, m: _Members,
+                queues_by_topic: Mapping[str, Sequence[MessageQueue]]) -> _Allocation:
+    clients = members.clients
     strategies = {cid: cv.strategy for cid, cv in clients.items()}
     known = Counter(s for s in strategies.values() if s)
     default = known.most_common(1)[0][0] if known else "AVG"
@@ -321,100 +355,137 @@ def build_view(members: GroupMembers, *, now: int,
         subs[cid] = set(s) if s is not None else None
     if members.connection is not None:
         # non-answering clients: the broker's subscription table is the best guess
-        for cid in member_set - answered:
+        for cid in m.member_set - m.answered:
             subs[cid] = set(members.connection.subscriptions) or None
-    predicted, pnotes = predict_owners(queues_by_topic, cid_all, strategies, subs,
-                                       group=group, default_strategy=default)
+    predicted, notes = predict_owners(queues_by_topic, list(m.cid_all), strategies, subs,
+                                      group=members.group, default_strategy=default)
+    return _Allocation(strategies, default, subs, predicted, tuple(notes))
 
-    all_queues = sorted({mq for qs in queues_by_topic.values() for mq in qs})
-    wanted = set(all_queues)
-    by_mq: dict[MessageQueue, list[Claim]] = defaultdict(list)
-    for st in observed.values():
+
+@dataclass(frozen=True, slots=True)
+class _History:
+    """What mqctl remembers, weighed against what the clients report now."""
+
+    restarted: Mapping[str, str]            # records about an earlier process, and why
+    previous: Mapping[str, StoredClient]    # the records kept (departed ones marked), moves
+    observed: Mapping[str, StoredClient]    # the observations, with the moves still owed
+    redeliveries: Mapping[MessageQueue, Redelivery]
+    hung: Mapping[str, HungMember]          # members that answered before and do not now
+    remembered: Mapping[str, StoredClient]  # the records whose claims still count
+    live: Mapping[MessageQueue, list[Claim]]  # what the answering clients claim now
+
+
+def _history(members: GroupMembers, m: _Members, previous: Mapping[str, StoredClient],
+             wanted: set[MessageQueue], now: int) -> _History:
+    live: dict[MessageQueue, list[Claim]] = defaultdict(list)
+    for st in m.observed.values():
         for c in st.claims:
             if c.mq in wanted:
-                by_mq[c.mq].append(c)
-    remembered_clients: dict[str, StoredClient] = {}
+                live[c.mq].append(c)
     # a record of an earlier process (or connection) of a member is dropped, never applied to
     # the process behind the id now (issue 25 item 4c)
-    restarted = _restarts(previous, clients, observed, member_set)
-    previous = {cid: st if cid in answered else st.departed(member=cid in member_set, now=now)
-                for cid, st in previous.items() if cid in answered or cid not in restarted}
+    restarted = _restarts(previous, members.clients, m.observed, set(m.member_set))
+    kept = {cid: st if cid in m.answered else st.departed(member=cid in m.member_set, now=now)
+            for cid, st in previous.items() if cid in m.answered or cid not in restarted}
     # queues of clients found hung that others took since, and what comes again when such a
     # client answers again as the same process (duplicates)
-    live_by_mq = {mq: list(cs) for mq, cs in by_mq.items()}
-    moves = _track_moves(previous, live_by_mq)
-    previous.update(moves)
-    redeliveries = _redeliveries(previous, observed, live_by_mq, restarted)
-    # members that answered before (their record is kept) and do not answer now
+    kept.update(_track_moves(kept, live))
+    redeliveries, observed = _redeliveries(kept, m.observed, live, restarted)
     hung = {cid: HungMember(cid, st.observed_ts, st.silent_ts or now,
                             st.heartbeat_ms or HEARTBEAT_MS)
-            for cid, st in previous.items()
-            if cid not in answered and cid in member_set and st.observed_ts > 0}
-    for cid, st in previous.items():
-        if cid in answered:
-            continue
-        is_member = cid in member_set
-        if not is_member and not st.lease_may_run(now):
-            continue
-        remembered_clients[cid] = st
-        for c in st.remembered(member=is_member):
+            for cid, st in kept.items()
+            if cid not in m.answered and cid in m.member_set and st.observed_ts > 0}
+    remembered = {cid: st for cid, st in kept.items() if cid not in m.answered
+                  and (cid in m.member_set or st.lease_may_run(now))}
+    return _History(restarted, kept, observed, redeliveries, hung, remembered, dict(live))
+
+
+def _claims_by_queue(h: _History, m: _Members, wanted: set[MessageQueue]
+                     ) -> dict[MessageQueue, list[Claim]]:
+    """Every claim on each queue: the live ones, then the remembered ones."""
+    out = {mq: list(cs) for mq, cs in h.live.items()}
+    for cid, st in h.remembered.items():
+        for c in st.remembered(member=cid in m.member_set):
             if c.mq in wanted:
-                by_mq[c.mq].append(c)
+                out.setdefault(c.mq, []).append(c)
+    return out
 
-    connections = {cid: cv.connections for cid, cv in clients.items()}
-    fresh = {cid: why for cid, why in restarted.items() if cid not in answered}
-    # who takes a hung member's queues once the brokers drop it
-    after_drop: dict[MessageQueue, list[str]] = {}
-    if hung:
-        after_drop, _ = predict_owners(queues_by_topic, [c for c in cid_all if c not in hung],
-                                       strategies, subs, group=group, default_strategy=default)
-    queues = tuple(_with_redelivery(
-        classify_queue(mq, by_mq.get(mq, []), predicted.get(mq, []), now=now,
-                       answered=answered, connections=connections, group=group,
-                       slack_ms=slack_ms, reconnected=fresh, hung=hung,
-                       after_drop=after_drop.get(mq, [])), redeliveries.get(mq))
-        for mq in all_queues)
 
+def _client_locks(members: GroupMembers, m: _Members, h: _History,
+                  queues: Sequence[QueueLock]) -> tuple[ClientLocks, ...]:
+    """Each member, then each former member whose claims still count."""
+    clients = members.clients
     infos: list[ClientLocks] = []
     claimed = Counter(c.client_id for q in queues for c in q.claims if not c.dropped)
     locked = Counter(c.client_id for q in queues for c in q.claims
                      if c.locked and not c.dropped)
     for cid, cv in clients.items():
-        st = observed.get(cid) or remembered_clients.get(cid)
+        st = h.observed.get(cid) or h.remembered.get(cid)
         infos.append(ClientLocks(
             cid, True, cv.running is not None, cv.running_error,
             cv.running.orderly if cv.running else (st.orderly if st else None),
             cv.strategy, cv.connections, claimed[cid], locked[cid],
             st.observed_ts if st else None, start_ts(cv) or (st.start_ts if st else 0) or None,
-            restarted.get(cid)))
-    for cid, st in remembered_clients.items():
+            h.restarted.get(cid)))
+    for cid, st in h.remembered.items():
         if cid in clients:
             continue
         infos.append(ClientLocks(cid, False, False, "not a member any more (crashed or left)",
                                  st.orderly, None, 1, claimed[cid], locked[cid],
                                  st.observed_ts, st.start_ts or None))
     infos.sort(key=lambda c: (not c.member, java_string_key(c.client_id)))
+    return tuple(infos)
 
-    kind = group_kind(members)
-    allnotes = list(notes) + pnotes
+
+def _view_notes(group: str, kind: str, notes: Sequence[str], a: _Allocation, h: _History,
+                queues: Sequence[QueueLock]) -> tuple[str, ...]:
+    out = list(notes) + list(a.notes)
     if kind == "offline":
-        allnotes.append(f"group {group} is offline: no consumer is connected, so no client "
-                        "holds or renews a lock; leases of consumers that just stopped run out "
-                        "60 s after their last renewal")
-    allnotes += [f"{cid} {why}" for cid, why in restarted.items()]
-    allnotes += _superseded_notes(queues)
-    allnotes += _hung_notes(queues)
-    allnotes += _redelivery_notes(queues)
-    allnotes += _clock_notes(queues)
+        out.append(f"group {group} is offline: no consumer is connected, so no client holds or "
+                   "renews a lock; leases of consumers that just stopped run out 60 s after "
+                   "their last renewal")
+    out += [f"{cid} {why}" for cid, why in h.restarted.items()]
+    out += _superseded_notes(queues)
+    out += _hung_notes(queues)
+    out += _redelivery_notes(queues)
+    out += _clock_notes(queues)
     if any(not c.live for q in queues for c in q.claims):
-        allnotes.append("claims of clients that did not answer are their last known ones "
-                        "(source 'unknown'), from the state file of an earlier run")
-    allnotes.append("lease ends are estimated from the clients' lastLockTimestamp (their last "
-                    "renewal, client clock) + 60 s: no request reads the broker's lock table")
+        out.append("claims of clients that did not answer are their last known ones "
+                   "(source 'unknown'), from the state file of an earlier run")
+    out.append("lease ends are estimated from the clients' lastLockTimestamp (their last "
+               "renewal, client clock) + 60 s: no request reads the broker's lock table")
+    return tuple(out)
+
+
+def build_view(members: GroupMembers, *, now: int,
+               queues_by_topic: Mapping[str, Sequence[MessageQueue]],
+               previous: Mapping[str, StoredClient] | None = None,
+               slack_ms: int = RENEW_SLACK_MS, notes: Sequence[str] = ()
+               ) -> tuple[LockView, dict[str, StoredClient]]:
+    """The lock view (pure) and the state to save for the next run."""
+    group = members.group
+    m = _members(members, now)
+    a = _allocation(members, m, queues_by_topic)
+    all_queues = sorted({mq for qs in queues_by_topic.values() for mq in qs})
+    wanted = set(all_queues)
+    h = _history(members, m, previous or {}, wanted, now)
+    by_mq = _claims_by_queue(h, m, wanted)
+    connections = {cid: cv.connections for cid, cv in members.clients.items()}
+    fresh = {cid: why for cid, why in h.restarted.items() if cid not in m.answered}
+    # who takes a hung member's queues once the brokers drop it
+    after_drop = a.without(queues_by_topic, m.cid_all, group, h.hung) if h.hung else {}
+    queues = tuple(_with_redelivery(
+        classify_queue(mq, by_mq.get(mq, []), a.predicted.get(mq, []), now=now,
+                       answered=m.answered, connections=connections, group=group,
+                       slack_ms=slack_ms, reconnected=fresh, hung=h.hung,
+                       after_drop=after_drop.get(mq, [])), h.redeliveries.get(mq))
+        for mq in all_queues)
+    kind = group_kind(members)
     model = members.connection.message_model if members.connection else None
     view = LockView(group, now, members.online_state, kind, model, tuple(sorted(queues_by_topic)),
-                    queues, tuple(infos), tuple(allnotes), tuple(members.failures))
-    return view, merge_state(previous, observed, member_set, now)
+                    queues, _client_locks(members, m, h, queues),
+                    _view_notes(group, kind, notes, a, h, queues), tuple(members.failures))
+    return view, merge_state(h.previous, h.observed, m.member_set, now)
 
 
 def queue_locks(members: GroupMembers, queues_by_topic: Mapping[str, Sequence[MessageQueue]],

@@ -16,13 +16,14 @@ from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from typing import Any
 
-from mqctl.errors import FrameError, HeaderError
+from mqctl.errors import BodyError, FrameError, HeaderError
 from mqctl.remoting.codes import (
     language_from_byte,
     language_to_byte,
     request_name,
     response_name,
 )
+from mqctl.remoting.fastjson import loads
 
 MAX_FRAME = 16 * 1024 * 1024  # com.rocketmq.remoting.frameMaxLength default, incl. the prefix
 RPC_TYPE_RESPONSE = 1 << 0
@@ -144,8 +145,6 @@ def decode_json_header(data: bytes) -> dict[str, Any]:
         h = json.loads(text)
     except (ValueError, RecursionError):
         # fastjson is lenient; accept what its parser accepts
-        from mqctl.errors import BodyError
-        from mqctl.remoting.fastjson import loads
 
         try:
             h = loads(text)

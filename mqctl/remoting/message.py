@@ -31,7 +31,7 @@ import ipaddress
 import struct
 import zlib
 from dataclasses import dataclass, field
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any
 
 from mqctl.errors import BodyError
@@ -192,8 +192,6 @@ def _properties(text: str) -> dict[str, str]:
 
 def to_record(m: StoredMessage) -> dict[str, Any]:
     """JSON shape of one message: what an operator looks for first, then the rest."""
-    from datetime import datetime
-
     def iso(ms: int) -> str | None:
         try:
             return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime(

@@ -23,10 +23,10 @@ from mqctl.models import RETRY_PREFIX, BrokerData, MessageQueue, TopicOffset, To
 from mqctl.remoting.client import fan_out
 from mqctl.reset.evidence import apply_text
 from mqctl.reset.files import read_plan_file
-from mqctl.reset.probe import committed_offsets
 from mqctl.reset.types import MAX_OFFSET, BrokerPlan, ConsumerState, Path_, Plan, QueuePlan, Target
 from mqctl.timeparse import format_ms, now_ms
 from mqctl.versions import V5_1_1, V5_2_0
+from mqctl.views.offsets import committed_offsets
 
 # MQClientInstance.resetOffset is synchronized and sleeps 10 s, then writes the offsets
 # (RebalancePushImpl.removeUnnecessaryMessageQueue persists them); the brokers' pushes reach a
@@ -317,7 +317,7 @@ async def make_plan(admin: Admin, group: str, topic: str, target: Target, *,
                      "GET_MIN_OFFSET/GET_MAX_OFFSET")
 
     # committed offsets, "none" where the group has no offset: the one rule of every view
-    # (mqctl.reset.probe.committed_offsets: GET_CONSUME_STATS, then QUERY_CONSUMER_OFFSET with
+    # (mqctl.views.offsets.committed_offsets: GET_CONSUME_STATS, then QUERY_CONSUMER_OFFSET with
     # setZeroIfNotFound=false, then the offset table of a broker before 5.0.0)
     async def read_stats(name: str) -> dict[MessageQueue, Any]:
         return (await admin.consume_stats(group, bplans[name].addr or "", topic)).offsets

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import shutil
 import ssl
 import subprocess
@@ -29,10 +30,11 @@ from mqctl.sim.clock import MAX_SPEED, MIN_SPEED, STEP_EVENTS, Scheduler, SimClo
 from mqctl.sim.consumer import SimConsumer
 from mqctl.sim.logs import LockLog
 from mqctl.sim.ports import WatchedClient
-from mqctl.sim.scenario import Scenario, TopicSpec, load_scenario
+from mqctl.sim.scenario import load_scenario
 from mqctl.sim.server import ErrorRule, RequestRecord, ServerConn, SimServer
+from mqctl.sim.spec import Scenario, TopicSpec
 from mqctl.sim.store import QueueLog
-from mqctl.versions import V4_9_4, V5_0_0
+from mqctl.versions import V4_9_4, V5_0_0, version_name
 
 T = TypeVar("T")
 C = RequestCode
@@ -173,8 +175,6 @@ class SimCluster:
         """What a started cluster runs (``mqctl sim up``'s output, docs/scenario.md "What sim
         up prints"): the scenario, the clock, the name server and every broker server with its
         address, in start order (the name server first, each master before its slave)."""
-        from mqctl.versions import version_name
-
         brokers = []
         for bs in self.scenario.brokers:
             for key, role in [(bs.name, "master")] + ([(f"{bs.name}#1", "slave")]
@@ -670,8 +670,6 @@ def _queue_log(t: TopicSpec, broker: str, start: int, q: int) -> QueueLog:
 
 
 def _standard_json(body: dict[str, Any]) -> str:
-    import json
-
     def conv(v: Any) -> Any:
         if isinstance(v, dict):
             return {str(k): conv(x) for k, x in sorted(v.items(), key=lambda kv: str(kv[0]))}

@@ -23,8 +23,8 @@ from mqctl.models import MessageQueue
 
 if TYPE_CHECKING:
     from mqctl.sim.clock import _Event
-    from mqctl.sim.scenario import ConsumerSpec, GroupSpec, Scenario
     from mqctl.sim.server import ServerConn
+    from mqctl.sim.spec import ConsumerSpec, GroupSpec, Scenario
 
 
 @dataclass

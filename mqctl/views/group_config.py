@@ -21,8 +21,10 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mqctl.admin import BrokerFailure, NotFoundError, NothingRead
+
 if TYPE_CHECKING:
-    from mqctl.admin import Admin, BrokerFailure
+    from mqctl.admin import Admin
 
 # (field, what it means) in the order shown
 FIELDS: tuple[tuple[str, str], ...] = (
@@ -112,8 +114,6 @@ def compare(view: GroupConfigView) -> list[FieldRow]:
 
 async def capture_group_config(admin: Admin, group: str) -> GroupConfigView:
     """The group's entry on every master the name server knows."""
-    from mqctl.admin import BrokerFailure, NotFoundError, NothingRead
-
     info = await admin.cluster_info()
     brokers = [info.brokers[k] for k in sorted(info.brokers)]
     got = await admin._per_broker(brokers, admin.subscription_group_table)

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mqctl.render import Column, Result, Table
+from mqctl.views.group_config import compare, value_text
+
 if TYPE_CHECKING:
-    from mqctl.render import Result
     from mqctl.views.group_config import GroupConfigView
 
 
 def config_result(view: GroupConfigView) -> Result:
-    from mqctl.render import Column, Result, Table
-    from mqctl.views.group_config import compare, value_text
-
     rows_cmp = compare(view)
     holders = view.holders
     rows = []

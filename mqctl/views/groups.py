@@ -31,7 +31,8 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 from collections import defaultdict
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
 from mqctl.admin import (
     Admin,
@@ -60,6 +61,7 @@ from mqctl.remoting.client import fan_out
 from mqctl.timeparse import now_ms
 from mqctl.views.dlq import DlqQueue, read_dlq_queues
 from mqctl.views.members import not_online
+from mqctl.views.offsets import OffsetTableCache, committed_offsets
 from mqctl.views.progress import BROADCASTING_LAG, classify_span
 from mqctl.views.topics import int_or_zero
 
@@ -124,7 +126,7 @@ class GroupSummary:
     not_included: list[str] = field(default_factory=list)
     # issue 25: the online members' subscribed topics; topics whose route could not be read
     # (their coverage unknown); queues without a committed offset (``none``, the reset plans'
-    # rule: mqctl.reset.probe.committed_offsets) and their lag (mqadmin's Diff)
+    # rule: mqctl.views.offsets.committed_offsets) and their lag (mqadmin's Diff)
     subscribed: list[str] = field(default_factory=list)
     uncovered: dict[str, str] = field(default_factory=dict)
     no_offset: list[MessageQueue] = field(default_factory=list)
@@ -233,16 +235,37 @@ def _pop_retry_owner(name: str, groups: set[str], topics: set[str]) -> bool:
     return any(name == f"{g}_{t}" for g in groups for t in topics if name.startswith(g + "_"))
 
 
-async def capture_groups(admin: Admin, *, include_system: bool = False,
-                         match: str | None = None, clients: bool = True,
-                         time_lag: bool = True, lag_threshold: int = DEFAULT_LAG_THRESHOLD,
-                         time_lag_threshold_ms: int = DEFAULT_TIME_LAG_THRESHOLD_MS
-                         ) -> GroupsCapture:
-    ts = now_ms()
+# capture_groups is a sequence of steps: the masters' tables (one read of each per master), the
+# groups they name, each group's members, the brokers hosting its topics and the queues the
+# tables left out, its lag (a pure rule, returning a new frozen result), the queues without a
+# committed offset, the time lags, the dead letters and the state.
+
+
+@dataclass(frozen=True, slots=True)
+class _Tables:
+    """The cluster's groups as the masters' tables name them (GET_ALL_SUBSCRIPTIONGROUP_CONFIG
+    and GET_BROKER_CONSUME_STATS, one of each per master), and its topics."""
+
+    masters: Mapping[str, BrokerData]
+    topics: tuple[str, ...]
+    known: Mapping[str, frozenset[str]]  # group -> the brokers naming it
+    stats: Mapping[str, GroupSummary]    # group -> what the consume stats say of it
+    failures: tuple[BrokerFailure, ...]
+    stats_failed: tuple[str, ...]        # brokers whose GET_BROKER_CONSUME_STATS failed
+
+    @property
+    def retry_topics(self) -> set[str]:
+        return {t for t in self.topics if t.startswith(RETRY_PREFIX)}
+
+    @property
+    def dlq_topics(self) -> dict[str, str]:
+        return {t[len(DLQ_PREFIX):]: t for t in self.topics if t.startswith(DLQ_PREFIX)}
+
+
+async def _read_tables(admin: Admin) -> _Tables:
     info = await admin.cluster_info()
     masters: dict[str, BrokerData] = {n: b for n, b in sorted(info.brokers.items())}
     topic_names = await admin.topic_list()
-    failures: list[BrokerFailure] = []
 
     def addr_of(b: BrokerData) -> str:
         return require_addr(b, " in the cluster info")
@@ -254,6 +277,7 @@ async def capture_groups(admin: Admin, *, include_system: bool = False,
         fan_out(blist, lambda b: admin.broker_consume_stats(addr_of(b)),
                 concurrency=admin.concurrency))
     answered = {o.item.broker_name for o in [*sub_out, *stats_out] if o.ok}
+    failures: list[BrokerFailure] = []
     for o in [*sub_out, *stats_out]:
         if not o.ok:
             assert o.error is not None
@@ -261,33 +285,35 @@ async def capture_groups(admin: Admin, *, include_system: bool = False,
     if blist and not answered:
         raise NothingRead("the group tables (GET_ALL_SUBSCRIPTIONGROUP_CONFIG / "
                           "GET_BROKER_CONSUME_STATS)", dedupe(failures))
-    stats_failed = sorted({o.item.broker_name for o in stats_out if not o.ok})
-
-    known: dict[str, set[str]] = defaultdict(set)  # group -> brokers naming it
+    known: dict[str, set[str]] = defaultdict(set)
     for o in sub_out:
         if o.ok:
             for g in o.value or []:
                 known[g].add(o.item.broker_name)
-    summaries: dict[str, GroupSummary] = {}
+    stats = _stats_summaries([(o.item.broker_name, o.value) for o in stats_out if o.ok], known)
+    all_topics = {t for t in topic_names if not t.startswith((RETRY_PREFIX, DLQ_PREFIX))}
+    for g in sorted({t[len(RETRY_PREFIX):] for t in topic_names if t.startswith(RETRY_PREFIX)}):
+        if g not in known and not _pop_retry_owner(g, set(known), all_topics):
+            known[g] = set()
+    return _Tables(masters, tuple(topic_names), {g: frozenset(bs) for g, bs in known.items()},
+                   stats, tuple(failures),
+                   tuple(sorted({o.item.broker_name for o in stats_out if not o.ok})))
 
-    def summary(g: str) -> GroupSummary:
-        s = summaries.get(g)
-        if s is None:
-            s = summaries[g] = GroupSummary(g)
-        return s
 
-    for o in stats_out:
-        if not o.ok:
-            continue
-        broker = o.item.broker_name
-        body = o.value if isinstance(o.value, dict) else {}
+def _stats_summaries(answers: list[tuple[str, object]], known: dict[str, set[str]]
+                     ) -> dict[str, GroupSummary]:
+    """Each group's queues, retry queues and consume TPS from the brokers' consume stats (a
+    group they name is added to ``known``)."""
+    out: dict[str, GroupSummary] = {}
+    for broker, value in answers:
+        body = value if isinstance(value, dict) else {}
         for entry in body.get("consumeStatsList") or []:
             if not isinstance(entry, dict):
                 continue
             for g, stats in entry.items():
                 g = str(g)
                 known[g].add(broker)
-                s = summary(g)
+                s = out.setdefault(g, GroupSummary(g))
                 for raw in stats or []:
                     cs = ConsumeStats.from_body(raw)
                     s.consume_tps += cs.consume_tps
@@ -298,26 +324,79 @@ async def capture_groups(admin: Admin, *, include_system: bool = False,
                         w = OffsetWrapper(w.broker_offset, w.consumer_offset, None,
                                           w.last_timestamp)
                         (s.retry if mq.topic.startswith(RETRY_PREFIX) else s.queues)[mq] = w
-    all_topics = {t for t in topic_names if not t.startswith((RETRY_PREFIX, DLQ_PREFIX))}
-    dlq_topics = {t[len(DLQ_PREFIX):]: t for t in topic_names if t.startswith(DLQ_PREFIX)}
-    retry_topics = {t for t in topic_names if t.startswith(RETRY_PREFIX)}
-    retry_names = {t[len(RETRY_PREFIX):] for t in retry_topics}
-    for g in sorted(retry_names):
-        if g not in known and not _pop_retry_owner(g, set(known), all_topics):
-            known[g] = set()
+    return out
+
+
+def _select(t: _Tables, include_system: bool, match: str | None
+            ) -> tuple[list[GroupSummary], int]:
+    """The groups shown, by name, each with the brokers naming it; and how many system groups
+    were left out."""
     hidden = 0
-    for g in sorted(known):
+    out: dict[str, GroupSummary] = {}
+    for g in sorted(t.known):
         if not include_system and is_system_group(g):
             hidden += 1
             continue
-        if not match_group(g, match):
-            continue
-        s = summary(g)
-        s.brokers = sorted(known[g])
-    summaries = {g: s for g, s in summaries.items() if g in known
-                 and (include_system or not is_system_group(g)) and match_group(g, match)}
+        if match_group(g, match):
+            out[g] = replace(t.stats.get(g) or GroupSummary(g), brokers=sorted(t.known[g]))
+    return [out[g] for g in sorted(out)], hidden
 
-    groups = [summaries[g] for g in sorted(summaries)]
+
+@dataclass(frozen=True, slots=True)
+class _Lag:
+    """A group's lag, as far as what was read tells it."""
+
+    topics: list[str]
+    lag_at_least: int
+    lag: int | None
+    retry_lag: int | None
+    not_included: list[str]  # brokers whose consume stats failed and may hold its offsets
+    dlq_topic: str | None
+
+
+def _lag(s: GroupSummary, t: _Tables, topic_brokers: Mapping[str, set[str] | None]) -> _Lag:
+    """The lag of a group whose queues were read (pure): unknown where a broker that may hold
+    its offsets did not answer or a topic's queues could not be covered, and over nothing read."""
+    failed = set(t.stats_failed)
+    topics = sorted({mq.topic for mq in s.queues})
+    at_least = sum(max(0, w.diff) for w in s.queues.values())
+    hidden_by: set[str] = set()
+    if failed:
+        if not topics:
+            hidden_by = set(failed)
+        for tp in topics:
+            tb = topic_brokers.get(tp)
+            hidden_by |= set(failed) if tb is None else (tb & failed)
+    unknown = bool(hidden_by or s.uncovered)
+    # nothing read (no offset anywhere, no subscription): no lag, not 0 (issue 25 item 4)
+    lag = None if unknown or not (s.queues or s.retry) else at_least
+    # the retry backlog over no %RETRY% queue read is unknown where that topic exists
+    # (nothing waits in a topic that does not exist: 0, as a missing %DLQ% topic)
+    retry_lag = (None if unknown or (not s.retry and RETRY_PREFIX + s.group in t.retry_topics)
+                 else sum(max(0, w.diff) for w in s.retry.values()))
+    if s.lag_unknown:
+        # LocalFileOffsetStore: the clients keep the offsets; what a broker holds for the
+        # group (left from a CLUSTERING past) is not its progress
+        lag, at_least = None, 0
+    return _Lag(topics, at_least, lag, retry_lag, sorted(hidden_by), t.dlq_topics.get(s.group))
+
+
+def _with_lag(s: GroupSummary, lag: _Lag) -> GroupSummary:
+    return replace(s, topics=lag.topics, lag_at_least=lag.lag_at_least, lag=lag.lag,
+                   retry_lag=lag.retry_lag, not_included=lag.not_included,
+                   dlq_topic=lag.dlq_topic)
+
+
+async def capture_groups(admin: Admin, *, include_system: bool = False,
+                         match: str | None = None, clients: bool = True,
+                         time_lag: bool = True, lag_threshold: int = DEFAULT_LAG_THRESHOLD,
+                         time_lag_threshold_ms: int = DEFAULT_TIME_LAG_THRESHOLD_MS
+                         ) -> GroupsCapture:
+    ts = now_ms()
+    t = await _read_tables(admin)
+    failures = list(t.failures)
+    groups, hidden = _select(t, include_system, match)
+    masters = dict(t.masters)
     all_masters = list(masters.values())
     await fan_out(groups, lambda s: _members(admin, s, masters, all_masters, clients),
                   concurrency=admin.concurrency)
@@ -327,42 +406,18 @@ async def capture_groups(admin: Admin, *, include_system: bool = False,
     # broker of its route (issue 25 item 3), then the lag, and which groups a failed broker
     # may hide offsets of
     hosts, unknown_hosts, bdata = await _hosts(admin, groups, masters)
-    await _cover(admin, groups, hosts, unknown_hosts, bdata, set(stats_failed), failures)
+    await _cover(admin, groups, hosts, unknown_hosts, bdata, set(t.stats_failed), failures)
     topic_brokers: dict[str, set[str] | None] = {
-        t: None if t in unknown_hosts else set(bs) for t, bs in hosts.items()}
-    for s in groups:
-        s.topics = sorted({mq.topic for mq in s.queues})
-        s.lag_at_least = sum(max(0, w.diff) for w in s.queues.values())
-        retry_lag = sum(max(0, w.diff) for w in s.retry.values())
-        hidden_by: set[str] = set()
-        if stats_failed:
-            if not s.topics:
-                hidden_by = set(stats_failed)
-            for t in s.topics:
-                tb = topic_brokers.get(t)
-                hidden_by |= set(stats_failed) if tb is None else (tb & set(stats_failed))
-        s.not_included = sorted(hidden_by)
-        unknown = bool(hidden_by or s.uncovered)
-        # nothing read (no offset anywhere, no subscription): no lag, not 0 (issue 25 item 4)
-        s.lag = None if unknown or not (s.queues or s.retry) else s.lag_at_least
-        # the retry backlog over no %RETRY% queue read is unknown where that topic exists
-        # (nothing waits in a topic that does not exist: 0, as a missing %DLQ% topic)
-        s.retry_lag = (None if unknown or (not s.retry and RETRY_PREFIX + s.group in retry_topics)
-                       else retry_lag)
-        s.dlq_topic = dlq_topics.get(s.group)
-    for s in groups:
-        if s.lag_unknown:
-            # LocalFileOffsetStore: the clients keep the offsets; what a broker holds for the
-            # group (left from a CLUSTERING past) is not its progress
-            s.lag, s.lag_at_least = None, 0
+        tp: None if tp in unknown_hosts else set(bs) for tp, bs in hosts.items()}
+    groups = [_with_lag(s, _lag(s, t, topic_brokers)) for s in groups]
     await _no_offsets(admin, groups, bdata, failures)
     if time_lag:
         await _time_lags(admin, groups, masters, failures)
     await _dlqs(admin, [s for s in groups if s.dlq_topic], failures)
-    for s in groups:
-        s.state, s.reason = group_state(s, lag_threshold=lag_threshold,
-                                        time_lag_threshold_ms=time_lag_threshold_ms)
-    return GroupsCapture(ts, groups, sorted(masters), dedupe(failures), stats_failed,
+    groups = [replace(s, state=state, reason=reason) for s in groups
+              for state, reason in [group_state(s, lag_threshold=lag_threshold,
+                                                time_lag_threshold_ms=time_lag_threshold_ms)]]
+    return GroupsCapture(ts, groups, sorted(masters), dedupe(failures), list(t.stats_failed),
                          clients, time_lag, hidden)
 
 
@@ -510,10 +565,8 @@ async def _cover(admin: Admin, groups: list[GroupSummary], hosts: dict[str, dict
 async def _no_offsets(admin: Admin, groups: list[GroupSummary],
                       brokers: dict[str, BrokerData], failures: list[BrokerFailure]) -> None:
     """Which queues that read consumerOffset 0 have no committed offset (``none``): the reset
-    plans' rule (mqctl.reset.probe.committed_offsets), the brokers' versions and offset tables
+    plans' rule (mqctl.views.offsets.committed_offsets), the brokers' versions and offset tables
     read once for all groups."""
-    from mqctl.reset.probe import OffsetTableCache, committed_offsets
-
     cache = OffsetTableCache()
     addrs = {n: broker_addr(b) for n, b in brokers.items()}
 

@@ -3,23 +3,15 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from mqctl.render import Column, Result, Table
+from mqctl.timeparse import format_duration, format_ms
+from mqctl.views.progress import NO_OFFSET_LAG_CAVEAT
+from mqctl.views.sort import GroupSort
 
 if TYPE_CHECKING:
-    from mqctl.render import Result
     from mqctl.views.groups import GroupsCapture, GroupSummary
-
-
-class GroupSort(StrEnum):
-    name = "name"
-    lag = "lag"
-    time_lag = "time-lag"
-    tps = "tps"
-    members = "members"
-    state = "state"
-    retry = "retry"
-    dlq = "dlq"
 
 
 STATE_ORDER = {"STOPPED": 0, "LAGGING": 1, "UNKNOWN": 2, "OFFLINE": 3, "EMPTY": 4, "OK": 5}
@@ -82,48 +74,55 @@ def _member_cells(s: GroupSummary) -> dict[str, object]:
 
 def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
                   sort: GroupSort = GroupSort.name) -> Result:
-    from mqctl.render import Column, Result, Table
-    from mqctl.timeparse import format_duration, format_ms
-
     gs = [s for s in c.groups if s.lagging] if only_lagging else list(c.groups)
-    rows = []
-    for s in _sorted(gs, sort):
-        tl = s.max_time_lag_ms
-        rows.append({
-            "group": s.group, "state": s.state, "reason": s.reason or None,
-            "members": s.members, "members_cell": _num_cell(s.members),
-            "message_model": s.message_model, **_member_cells(s), "strategies": s.strategies,
-            "lag": s.lag, "lag_unknown": s.lag_unknown, "lag_at_least": s.lag_at_least,
-            "lag_cell": _num_cell(
-                s.lag, s.lag_at_least) + (f" ({len(s.no_offset)} none)" if s.no_offset else ""),
-            # queues without a committed offset (``none``) and the lag they count (Diff)
-            "no_offset_queues": len(s.no_offset), "no_offset_lag": s.no_offset_lag,
-            "topics_not_covered": dict(s.uncovered),
-            "max_time_lag_s": round(tl / 1000, 3) if tl is not None else None,
-            "max_time_lag": ("-" if tl is None else "0" if tl == 0 else format_duration(tl))
-            + (f" ({s.time_lag_unknown} unknown)" if s.time_lag_unknown and tl is not None
-               else ""),
-            "time_lag_unknown": s.time_lag_unknown,
-            "time_lag_pairs_asked": s.time_lag_pairs_asked,
-            "time_lag_pairs_skipped": s.time_lag_pairs_skipped,
-            # the brokers not included may hand the group messages too: unknown, not a sum;
-            # a BROADCASTING group has no offsets, so GET_BROKER_CONSUME_STATS lists none of
-            # its topics (fetchAllConsumeStatsInBroker: whichTopicByConsumer): not read
-            # and over no queue read (no broker's 317 names the group) it is no rate at all
-            "consume_tps": (None if s.not_included or s.lag_unknown or not (s.queues or s.retry)
-                            else round(s.consume_tps, 3)),
-            "inflight": s.inflight, "inflight_cell": _num_cell(s.inflight),
-            "retry_lag": s.retry_lag, "retry_cell": _num_cell(s.retry_lag),
-            "retry_queues": len(s.retry),
-            "dlq_topic": s.dlq_topic, "dlq_messages": s.dlq_messages,
-            "dlq_cell": _num_cell(s.dlq_messages),
-            "queues": len(s.queues), "topics": s.topics, "brokers": s.brokers,
-            "clients": s.client_ids, "running_info": s.running_info,
-            "not_included": s.not_included,
-        })
+    rows = [_group_row(s) for s in _sorted(gs, sort)]
+    counts = {st: sum(1 for s in c.groups if s.state == st)
+              for st in ("OK", "LAGGING", "STOPPED", "OFFLINE", "EMPTY", "UNKNOWN")}
+    return Result([Table(_columns(), rows, title="consumer groups", name="groups")],
+                  data=_groups_data(c, rows, counts),
+                  notes=_groups_notes(c, gs, rows, counts, only_lagging))
+
+
+def _group_row(s: GroupSummary) -> dict[str, Any]:
+    tl = s.max_time_lag_ms
+    return {
+        "group": s.group, "state": s.state, "reason": s.reason or None,
+        "members": s.members, "members_cell": _num_cell(s.members),
+        "message_model": s.message_model, **_member_cells(s), "strategies": s.strategies,
+        "lag": s.lag, "lag_unknown": s.lag_unknown, "lag_at_least": s.lag_at_least,
+        "lag_cell": _num_cell(
+            s.lag, s.lag_at_least) + (f" ({len(s.no_offset)} none)" if s.no_offset else ""),
+        # queues without a committed offset (``none``) and the lag they count (Diff)
+        "no_offset_queues": len(s.no_offset), "no_offset_lag": s.no_offset_lag,
+        "topics_not_covered": dict(s.uncovered),
+        "max_time_lag_s": round(tl / 1000, 3) if tl is not None else None,
+        "max_time_lag": ("-" if tl is None else "0" if tl == 0 else format_duration(tl))
+        + (f" ({s.time_lag_unknown} unknown)" if s.time_lag_unknown and tl is not None
+           else ""),
+        "time_lag_unknown": s.time_lag_unknown,
+        "time_lag_pairs_asked": s.time_lag_pairs_asked,
+        "time_lag_pairs_skipped": s.time_lag_pairs_skipped,
+        # the brokers not included may hand the group messages too: unknown, not a sum;
+        # a BROADCASTING group has no offsets, so GET_BROKER_CONSUME_STATS lists none of
+        # its topics (fetchAllConsumeStatsInBroker: whichTopicByConsumer): not read
+        # and over no queue read (no broker's 317 names the group) it is no rate at all
+        "consume_tps": (None if s.not_included or s.lag_unknown or not (s.queues or s.retry)
+                        else round(s.consume_tps, 3)),
+        "inflight": s.inflight, "inflight_cell": _num_cell(s.inflight),
+        "retry_lag": s.retry_lag, "retry_cell": _num_cell(s.retry_lag),
+        "retry_queues": len(s.retry),
+        "dlq_topic": s.dlq_topic, "dlq_messages": s.dlq_messages,
+        "dlq_cell": _num_cell(s.dlq_messages),
+        "queues": len(s.queues), "topics": s.topics, "brokers": s.brokers,
+        "clients": s.client_ids, "running_info": s.running_info,
+        "not_included": s.not_included,
+    }
+
+
+def _columns() -> list[Column]:
     # width policy (docs/output.md): GROUP, STATE, MEMBERS, LAG and MAX TIME LAG are never left
     # out; ORDERLY, STRATEGY, MODEL, TYPE, INFLIGHT, RETRY, DLQ, TPS go in this order
-    cols = [Column("group", "GROUP", kind="key"), Column("state", "STATE", kind="state"),
+    return [Column("group", "GROUP", kind="key"), Column("state", "STATE", kind="state"),
             Column("members_cell", "MEMBERS", "right", raw="members"),
             Column("consume_type_cell", "TYPE", kind="low", drop=4, raw="consume_type"),
             Column("message_model", "MODEL", kind="low", drop=3),
@@ -135,10 +134,12 @@ def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
             Column("inflight_cell", "INFLIGHT", "right", raw="inflight", drop=5),
             Column("retry_cell", "RETRY", "right", raw="retry_lag", drop=6),
             Column("dlq_cell", "DLQ", "right", raw="dlq_messages", drop=7)]
-    counts = {st: sum(1 for s in c.groups if s.state == st)
-              for st in ("OK", "LAGGING", "STOPPED", "OFFLINE", "EMPTY", "UNKNOWN")}
+
+
+def _groups_data(c: GroupsCapture, rows: list[dict[str, Any]], counts: dict[str, int]
+                 ) -> dict[str, Any]:
     known = [s.lag for s in c.groups if s.lag is not None]
-    data = {"capture_ts": c.capture_ts, "capture_time": format_ms(c.capture_ts),
+    return {"capture_ts": c.capture_ts, "capture_time": format_ms(c.capture_ts),
             "groups": rows, "states": counts,
             "total": {"groups": len(c.groups), "shown": len(rows),
                       # an EMPTY group has nothing to count (its own lag is unknown)
@@ -151,6 +152,10 @@ def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
             "brokers": c.brokers, "system_groups_hidden": c.hidden_system,
             "clients_asked": c.clients, "time_lag_asked": c.time_lag,
             "failures": [f.to_dict() for f in c.failures]}
+
+
+def _groups_notes(c: GroupsCapture, gs: list[GroupSummary], rows: list[dict[str, Any]],
+                  counts: dict[str, int], only_lagging: bool) -> list[str]:
     notes = [f"{len(c.groups)} group(s) on {len(c.brokers)} broker(s): "
              + ", ".join(f"{n} {st}" for st, n in counts.items() if n)
              + (f"; {len(rows)} shown (--only-lagging)" if only_lagging else "")]
@@ -160,8 +165,6 @@ def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
                      "the lag on the brokers that answered")
     none = [s for s in gs if s.no_offset]
     if none:
-        from mqctl.views.progress import NO_OFFSET_LAG_CAVEAT
-
         notes.append(f"LAG `(N none)`: {sum(len(s.no_offset) for s in none)} queue(s) of "
                      f"{len(none)} group(s) have no committed offset (`mqctl offsets show -g "
                      f"G` lists them as none): {NO_OFFSET_LAG_CAVEAT}")
@@ -198,5 +201,4 @@ def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
                      "report pullOffset (see `mqctl group progress G`)")
     notes.append("RETRY: messages waiting in %RETRY%<group> (and 5.x pop retry topics); DLQ: "
                  "messages held in %DLQ%<group>")
-    return Result([Table(cols, rows, title="consumer groups", name="groups")], data=data,
-                  notes=notes)
+    return notes

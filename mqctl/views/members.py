@@ -18,7 +18,7 @@ from mqctl.admin import (
     NothingRead,
     broker_addr,
 )
-from mqctl.errors import MqctlError
+from mqctl.errors import BrokerError, MqctlError
 from mqctl.models import (
     RETRY_PREFIX,
     BrokerData,
@@ -27,6 +27,7 @@ from mqctl.models import (
     java_string_key,
     pop_queue_text,
 )
+from mqctl.remoting.codes import ResponseCode
 
 
 @dataclass
@@ -223,9 +224,6 @@ def not_online(exc: MqctlError) -> bool:
     AdminBrokerProcessor.callConsumer answers SYSTEM_ERROR "The Consumer <G> <C> not online"
     (corpus other-requests/307_*_offline_client); a timeout or any other error is a member that
     did not answer."""
-    from mqctl.errors import BrokerError
-    from mqctl.remoting.codes import ResponseCode
-
     return (isinstance(exc, BrokerError) and exc.code == ResponseCode.SYSTEM_ERROR
             and "not online" in (exc.remark or ""))
 

@@ -5,19 +5,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mqctl.render import Column, Result, Table
+from mqctl.versions import version_name
 from mqctl.views.members import check_members
 
 if TYPE_CHECKING:
-    from mqctl.render import Result
     from mqctl.views.members import GroupMembers
 
 
 def members_result(m: GroupMembers) -> Result:
     """The clients as every broker sees them, the consistency check's findings
     (:func:`~mqctl.views.members.check_members`) and the group's JSON."""
-    from mqctl.render import Column, Result, Table
-    from mqctl.versions import version_name
-
     findings = check_members(m)
     conn = m.connection
     rows = []

@@ -33,9 +33,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mqctl.admin import failure_hint
 from mqctl.admin.pull import READ_SYS_FLAG, TOOLS_CONSUMER_GROUP, read_pull_fields
-from mqctl.errors import BrokerError, MqctlError, ProtocolError, UsageError
+from mqctl.errors import BrokerError, ConnectError, MqctlError, ProtocolError, UsageError
 from mqctl.models import MessageQueue
+from mqctl.remoting.client import fan_out
 from mqctl.remoting.codes import (
     RequestCode,
     ResponseCode,
@@ -43,6 +45,7 @@ from mqctl.remoting.codes import (
 )
 from mqctl.remoting.message import StoredMessage, decode_messages, to_record
 from mqctl.render import printable as escape
+from mqctl.timeparse import format_local, format_ms
 
 if TYPE_CHECKING:
     from mqctl.admin import Admin
@@ -110,8 +113,6 @@ def _find_addr(route: Any, broker: str) -> str:
                          hint=f"the topic's brokers: {names} (`mqctl route {route.topic}`)")
     addr = b.master_addr or b.select_addr()
     if addr is None:
-        from mqctl.errors import ConnectError
-
         raise ConnectError(f"broker {broker} has no address in the route of {route.topic}")
     return addr
 
@@ -157,8 +158,6 @@ async def read_message(admin: Admin, topic: str, broker: str, queue_id: int,
         mn, mx = await admin.min_offset(mq, addr), await admin.max_offset(mq, addr)
     except BrokerError as exc:
         if not exc.hint:
-            from mqctl.admin import failure_hint
-
             exc.hint = failure_hint([exc])
         raise
     if not mn <= offset < mx:
@@ -195,8 +194,6 @@ async def messages_at(admin: Admin, targets: Iterable[tuple[MessageQueue, int, s
     range is not pulled (``missing`` says why). ``ranges`` are the (min, max) offsets the
     caller already read; missing ones are asked for. Concurrent, bounded by
     ``admin.concurrency``; a queue whose read failed maps to its error."""
-    from mqctl.remoting.client import fan_out
-
     items = list(targets)
     known = dict(ranges or {})
 
@@ -238,8 +235,6 @@ async def annotate_plan(admin: Admin, plan: Any) -> None:
 
 def plan_message_fields(value: MessageAt | MqctlError | None) -> dict[str, Any]:
     """The cells a reset plan row gets from the message at its target."""
-    from mqctl.timeparse import format_local, format_ms
-
     if isinstance(value, MessageAt) and value.message is not None:
         m = value.message
         return {"target_stored": format_local(m.store_timestamp),

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mqctl.render import Column, Result, Table
+from mqctl.timeparse import format_local
+from mqctl.views.message import TOOLS_CONSUMER_GROUP, message_record, printable
+
 if TYPE_CHECKING:
-    from mqctl.render import Result
     from mqctl.views.message import MessageAt
 
 
 def show_result(at: MessageAt, body_bytes: int) -> Result:
-    from mqctl.render import Column, Result, Table
-    from mqctl.timeparse import format_local
-    from mqctl.views.message import TOOLS_CONSUMER_GROUP, message_record, printable
-
     rec = message_record(at, body_bytes)
     m = at.message
     assert m is not None

@@ -24,7 +24,7 @@ from mqctl.views.dlq import DlqQueue
 from mqctl.views.members import GroupMembers
 
 if TYPE_CHECKING:
-    from mqctl.locks.model import LockView
+    from mqctl.locks.types import LockView
 
 # why a queue's time lag is unknown (QueueProgress.delay_reason)
 NEVER_COMMITTED = "never-committed"
@@ -100,7 +100,7 @@ class QueueProgress:
     locked: bool | None = None
     last_lock_ts: int | None = None
     # False: the group has no committed offset for the queue (``none``: the rule of
-    # mqctl.reset.probe.committed_offsets, shared with the reset plans); None: cannot tell
+    # mqctl.views.offsets.committed_offsets, shared with the reset plans); None: cannot tell
     committed: bool | None = None
     delay_reason: str | None = None  # a DELAY_REASONS key when delay_ms is None
     # True: known that no client holds the queue (the group has no member, or every member

@@ -20,6 +20,7 @@ from mqctl.admin import (
     require_addr,
 )
 from mqctl.errors import MqctlError
+from mqctl.locks.view import queue_locks
 from mqctl.models import (
     RETRY_PREFIX,
     BrokerData,
@@ -34,7 +35,9 @@ from mqctl.models import (
 from mqctl.remoting.client import fan_out
 from mqctl.timeparse import now_ms
 from mqctl.views.dlq import DlqQueue, read_dlq_queues
+from mqctl.views.existence import read_nothing_of, require_group
 from mqctl.views.members import GroupMembers, capture_members, unanswered_members
+from mqctl.views.offsets import OffsetTableCache, committed_offsets, min_offsets
 from mqctl.views.progress import (
     BROADCASTING_LAG,
     NEVER_COMMITTED,
@@ -47,8 +50,8 @@ from mqctl.views.progress import (
 )
 
 if TYPE_CHECKING:
-    from mqctl.locks.model import LockView
     from mqctl.locks.store import LockStore
+    from mqctl.locks.types import LockView
 
 
 @dataclass
@@ -56,7 +59,7 @@ class CaptureCache:
     """Per-capture cache shared by all groups of one snapshot (topic stats per broker)."""
 
     topic_stats: dict[tuple[str, str], Any] = field(default_factory=dict)
-    # the never-committed rule's broker versions and offset tables (mqctl.reset.probe)
+    # the never-committed rule's broker versions and offset tables (mqctl.views.offsets)
     offset_tables: Any = field(default_factory=lambda: _offset_table_cache())
     min_offsets: dict[MessageQueue, int] = field(default_factory=dict)  # GET_MIN_OFFSET
     put_tps: dict[tuple[str, str], float | None] = field(default_factory=dict)  # topicPutTps
@@ -64,8 +67,6 @@ class CaptureCache:
 
 
 def _offset_table_cache() -> Any:
-    from mqctl.reset.probe import OffsetTableCache
-
     return OffsetTableCache()
 
 
@@ -228,8 +229,6 @@ def _lock_view(admin: Admin, group: str, members: GroupMembers, queues: list[Que
     """The lock classification of an orderly group's main topics, over each topic's route
     (the queues its clients allocate, as `locks show` reads them) or, without one read, the
     queues listed here."""
-    from mqctl.locks.view import queue_locks
-
     qbt: dict[str, list[MessageQueue]] = defaultdict(list)
     for q in queues:
         if not q.mq.topic.startswith(RETRY_PREFIX):
@@ -328,10 +327,8 @@ async def _known_committed(admin: Admin, group: str,
                            baddr: dict[str, str | None], cache: CaptureCache | None,
                            failures: list[BrokerFailure]) -> dict[MessageQueue, bool]:
     """Which queues that read consumerOffset 0 have a committed offset (True) or none
-    (False, ``none``): the reset plans' rule (mqctl.reset.probe.committed_offsets); a queue
+    (False, ``none``): the reset plans' rule (mqctl.views.offsets.committed_offsets); a queue
     the rule could not check is left out."""
-    from mqctl.reset.probe import committed_offsets
-
     zeros = [mq for mq, w in offsets.items() if w.consumer_offset == 0 and not broadcast]
     if not zeros:
         return {}
@@ -636,9 +633,6 @@ async def capture_offsets(admin: Admin, group: str, topic: str | None = None
     (:func:`mqctl.views.existence.require_group`), and the min offset of each readable queue
     the topic stats left out (GET_TOPIC_STATS_INFO of a broker before 5.3.0 covers the write
     queues only), asked per queue."""
-    from mqctl.reset.probe import min_offsets
-    from mqctl.views.existence import read_nothing_of, require_group
-
     p = await capture_progress(admin, group, topic, running_info=False)
     if read_nothing_of(p):
         await require_group(admin, group)

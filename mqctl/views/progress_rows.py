@@ -7,20 +7,24 @@ renders what this builds.
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple
+
+from mqctl.models import RETRY_PREFIX
+from mqctl.render import Column, Result, Table
+from mqctl.timeparse import format_duration, format_local, format_ms
+from mqctl.views.progress import (
+    DELAY_REASONS,
+    NEVER_COMMITTED,
+    NO_OFFSET_LAG_CAVEAT,
+    NOT_REPORTED,
+    known_total,
+    no_queue_reason,
+)
+from mqctl.views.sort import SortKey
 
 if TYPE_CHECKING:
     from mqctl.models import MessageQueue
-    from mqctl.render import Result
     from mqctl.views.progress import GroupProgress
-
-
-class SortKey(StrEnum):
-    queue = "queue"
-    lag = "lag"
-    time_lag = "time-lag"
-    owner = "owner"
 
 
 def _inflight_cell(n: int | None, source: str | None, lock_owner: str | None = None) -> str:
@@ -83,9 +87,6 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
                     sort: SortKey = SortKey.queue, retry: bool = True) -> Result:
     """``group progress``: the queue table, the per-topic table, the retry and dead-letter
     section (``retry``), the JSON document and the notes."""
-    from mqctl.models import RETRY_PREFIX
-    from mqctl.render import Result, Table
-
     # %RETRY% queues (the group's retry topic, 5.x pop retry topics) are the retry section's
     retry_qs = [q for q in p.queues if q.mq.topic.startswith(RETRY_PREFIX)]
     main_qs = [q for q in p.queues if not q.mq.topic.startswith(RETRY_PREFIX)]
@@ -130,8 +131,6 @@ def _owners_unknown(p: GroupProgress) -> bool:
 
 
 def _queue_row(q: Any, owners_unknown: bool) -> dict[str, Any]:
-    from mqctl.timeparse import format_duration, format_local, format_ms
-
     return {
         "topic": q.mq.topic, "broker": q.mq.broker_name, "queue_id": q.mq.queue_id,
         "broker_offset": q.broker_offset, "consumer_offset": q.current,
@@ -190,8 +189,6 @@ def _topic_rows(p: GroupProgress, main_qs: list[Any],
 
 def _topic_cells(p: GroupProgress, t: dict[str, Any]) -> None:
     """A topic row's table cells; JSON/CSV keep the raw numbers beside them."""
-    from mqctl.timeparse import format_duration
-
     t["not_included"] = ", ".join(t["brokers_not_included"]) or None
     # the table shows the duration as people read it; JSON/CSV keep max_time_lag_s
     t["max_time_lag"] = ("-" if t["time_lag_unknown"] == t["queues"] else
@@ -205,9 +202,6 @@ def _topic_cells(p: GroupProgress, t: dict[str, Any]) -> None:
 
 
 def _totals(p: GroupProgress, main_qs: list[Any]) -> _Totals:
-    from mqctl.models import RETRY_PREFIX
-    from mqctl.views.progress import known_total
-
     # nothing read is not 0 (issue 25 item 4): no queue, no total; no known time lag, no max
     total_lag = known_total(q.lag for q in main_qs)
     known_tl = [q.delay_ms for q in main_qs if q.delay_ms is not None]
@@ -234,9 +228,6 @@ def _totals(p: GroupProgress, main_qs: list[Any]) -> _Totals:
 def _progress_data(p: GroupProgress, rows: list[dict[str, Any]], topics: list[dict[str, Any]],
                    main_qs: list[Any], tot: _Totals) -> dict[str, Any]:
     """The JSON/YAML document of ``group progress``."""
-    from mqctl.timeparse import format_ms
-    from mqctl.views.progress import DELAY_REASONS
-
     return {"group": p.group, "capture_ts": p.capture_ts,
             "capture_time": format_ms(p.capture_ts), "cluster": p.cluster,
             "consume_tps": _tps(p.consume_tps), "consume_tps_clients": tot.clients_tps,
@@ -264,8 +255,6 @@ def _progress_data(p: GroupProgress, rows: list[dict[str, Any]], topics: list[di
 def _queue_columns() -> list[Any]:
     """Width policy (docs/output.md): queue identity, LAG and TIME LAG are never cut; at
     80-120 columns LAST CONSUMED goes first, then INFLIGHT, BROKER OFFSET, CONSUMER OFFSET."""
-    from mqctl.render import Column
-
     return [Column("topic", "TOPIC", kind="key"), Column("broker", "BROKER", kind="key"),
             Column("queue_id", "QID", "right"),
             Column("broker_offset", "BROKER OFFSET", "right", drop=3),
@@ -280,8 +269,6 @@ def _queue_columns() -> list[Any]:
 
 
 def _topic_columns(p: GroupProgress) -> list[Any]:
-    from mqctl.render import Column
-
     tcols = [Column("topic", "TOPIC", kind="key"), Column("queues", "QUEUES", "right"),
              Column("lag", "LAG", "right"),
              Column("max_time_lag", "MAX TIME LAG", "right", raw="max_time_lag_s"),
@@ -297,8 +284,6 @@ def _topic_columns(p: GroupProgress) -> list[Any]:
 
 
 def _retry_table(rrows: list[dict[str, Any]]) -> Any:
-    from mqctl.render import Column, Table
-
     return Table([Column("kind", "KIND"), Column("topic", "TOPIC"),
                   Column("broker", "BROKER"), Column("queue_id", "QID", "right"),
                   Column("min_offset_cell", "MIN OFFSET", "right", raw="min_offset"),
@@ -311,8 +296,6 @@ def _retry_table(rrows: list[dict[str, Any]]) -> Any:
 
 def _headline(p: GroupProgress, main_qs: list[Any], tot: _Totals) -> str:
     """``group G: total lag N message(s) ..., max time lag ..., pulled TPS ...``."""
-    from mqctl.timeparse import format_duration
-
     missing = not_included_note(p)
     no_offset, unknown = tot.no_offset, tot.time_lag_unknown
     tl_text = ("unknown" if tot.max_time_lag_s is None
@@ -399,13 +382,6 @@ def _owner_notes(p: GroupProgress, tot: _Totals, owners_unknown: bool) -> list[s
 
 def _queue_notes(p: GroupProgress, tot: _Totals) -> list[str]:
     """What some queues' cells mean: no committed offset, inflight sources, not covered."""
-    from mqctl.views.progress import (
-        DELAY_REASONS,
-        NEVER_COMMITTED,
-        NO_OFFSET_LAG_CAVEAT,
-        NOT_REPORTED,
-    )
-
     notes = []
     no_offset = tot.no_offset
     if no_offset:
@@ -442,9 +418,6 @@ def _queue_notes(p: GroupProgress, tot: _Totals) -> list[str]:
 
 def _no_queue_notes(p: GroupProgress) -> list[str]:
     """A BROADCASTING group (nothing committed to the brokers), or no offsets at all."""
-    from mqctl.models import RETRY_PREFIX
-    from mqctl.views.progress import no_queue_reason
-
     if p.broadcasting:
         return [f"group {p.group} is BROADCASTING: each client keeps its own offsets in a "
                 "local file (LocalFileOffsetStore) and commits none to the brokers, and "
@@ -478,8 +451,6 @@ def _retry_section(p: GroupProgress, retry_qs: list[Any]
     """Rows, notes and JSON of the retry and dead-letter section (issue 18 item 2):
     ``%RETRY%<group>`` queues (messages to be redelivered: broker offset - committed offset)
     and ``%DLQ%<group>`` queues (dead letters still stored: max - min offset)."""
-    from mqctl.views.progress import known_total
-
     rows: list[dict[str, Any]] = []
     for q in retry_qs:
         rows.append({"kind": "retry", "topic": q.mq.topic, "broker": q.mq.broker_name,
@@ -518,9 +489,6 @@ def offsets_result(p: GroupProgress, mins: dict[MessageQueue, int]) -> Result:
     """``mqctl offsets show``: committed offsets per queue with the queue's bounds and lag
     (``mins``: the min offsets the topic stats left out, :func:`capture_offsets
     <mqctl.views.progress_capture.capture_offsets>`)."""
-    from mqctl.render import Column, Result, Table
-    from mqctl.views.progress import NO_OFFSET_LAG_CAVEAT
-
     group = p.group
     # CURRENT "none": the group has no committed offset there (the reset plans' rule), where
     # the broker's GET_CONSUME_STATS says 0 (issue 25 item 4)

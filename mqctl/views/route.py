@@ -3,17 +3,13 @@ brokers (pure)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from mqctl.models import ClusterInfo, TopicRoute
-
-if TYPE_CHECKING:
-    from mqctl.render import Result
+from mqctl.models import ClusterInfo, TopicRoute, decode_perm
+from mqctl.render import Column, Result, Table
 
 
 def route_rows(route: TopicRoute) -> list[dict[str, Any]]:
-    from mqctl.models import decode_perm
-
     qd = {q.broker_name: q for q in route.queues}
     rows = []
     for b in route.brokers:
@@ -30,8 +26,6 @@ def route_rows(route: TopicRoute) -> list[dict[str, Any]]:
 
 def route_result(topic: str, r: TopicRoute) -> Result:
     """``mqctl route``: the route's rows, its JSON and the note on the readable queues."""
-    from mqctl.render import Column, Result, Table
-
     rows = route_rows(r)
     readable = sum(q.read_queue_nums for q in r.queues if q.readable)
     data = {"topic": topic, **r.to_dict(),
@@ -50,8 +44,6 @@ def route_result(topic: str, r: TopicRoute) -> Result:
 
 def cluster_result(info: ClusterInfo) -> Result:
     """``mqctl cluster``: one row per broker address, as the name server knows them."""
-    from mqctl.render import Column, Result, Table
-
     rows = []
     for cname, bnames in sorted(info.clusters.items()):
         for bn in bnames:

@@ -23,10 +23,14 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mqctl.admin import BrokerFailure, NothingRead
+from mqctl.errors import MqctlError
 from mqctl.models import MessageQueue, TopicRoute, is_system_group
+from mqctl.remoting.client import fan_out
+from mqctl.views.offsets import committed_offsets
 
 if TYPE_CHECKING:
-    from mqctl.admin import Admin, BrokerFailure
+    from mqctl.admin import Admin
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +67,6 @@ class TopicStatus:
 
 
 async def capture_topic_status(admin: Admin, topic: str) -> TopicStatus:
-    from mqctl.admin import BrokerFailure, NothingRead
-
     route = await admin.topic_route(topic, cached=False)
     qdata = {q.broker_name: q for q in route.queues}
 
@@ -115,9 +117,6 @@ async def _fill(admin: Admin, missing: list[tuple[MessageQueue, str]], qdata: di
                 failures: list[BrokerFailure]) -> list[QueueStatus]:
     """Queues a broker's stats left out (4.9.3: beyond the write queues): min and max offsets
     from GET_MIN_OFFSET / GET_MAX_OFFSET, last update unknown."""
-    from mqctl.admin import BrokerFailure
-    from mqctl.remoting.client import fan_out
-
     async def one(t: tuple[MessageQueue, str]) -> QueueStatus:
         mq, addr = t
         mn, mx = await admin.min_offset(mq, addr), await admin.max_offset(mq, addr)
@@ -190,9 +189,6 @@ async def capture_topic_consumers(admin: Admin, topic: str, *, include_system: b
     """The groups the route's brokers name as consumers of ``topic``
     (QUERY_TOPIC_CONSUME_BY_WHO), each proven a group (``_GroupProof``) and read: lag, TPS,
     members, subscription. RocketMQ's own groups are hidden unless ``include_system``."""
-    from mqctl.admin import BrokerFailure, NothingRead
-    from mqctl.remoting.client import fan_out
-
     route = await admin.topic_route(topic, cached=False)
     who = await admin._per_broker(route, lambda addr: admin.topics_consumed_by(topic, addr))
     failures = [v for v in who.values() if isinstance(v, BrokerFailure)]
@@ -249,8 +245,6 @@ class _GroupProof:
     async def configured(self) -> tuple[set[str], list[str]]:
         """The subscription group names of the route's brokers (asked once, when a listed
         name has no committed offset to prove it a group), and the brokers that failed."""
-        from mqctl.admin import BrokerFailure
-
         async with self._lock:
             if not self.tables:
                 self.tables.update(await self.admin._per_broker(
@@ -261,10 +255,7 @@ class _GroupProof:
     async def is_group(self, group: str, stats: dict[str, Any]) -> tuple[bool | None, str]:
         """(True, ""): a committed offset on the topic or a subscription group config;
         (False, why): neither; (None, why): cannot be told. Committed offsets by the
-        never-committed rule of mqctl.reset.probe (a 0 is not an offset by itself)."""
-        from mqctl.admin import BrokerFailure
-        from mqctl.reset.probe import committed_offsets
-
+        never-committed rule of mqctl.views.offsets (a 0 is not an offset by itself)."""
         topic = self.topic
         reported = {mq: w.consumer_offset for s in stats.values()
                     if not isinstance(s, BrokerFailure) for mq, w in s.offsets.items()
@@ -296,9 +287,6 @@ async def _topic_consumer(admin: Admin, route: TopicRoute, topic: str, group: st
                           listed_by: list[str], stats: dict[str, Any]) -> TopicConsumer:
     """One group's row: its lag and TPS on ``topic`` over the brokers read (``stats``), and its
     connection list (online, members, model, subscription)."""
-    from mqctl.admin import BrokerFailure
-    from mqctl.errors import MqctlError
-
     lag = 0
     queues = 0
     tps = 0.0

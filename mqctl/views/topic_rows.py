@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mqctl.render import Column, Result, Table
+from mqctl.timeparse import format_local, format_ms
+
 if TYPE_CHECKING:
-    from mqctl.render import Result
     from mqctl.views.topic import TopicConsumers, TopicStatus
 
 
@@ -13,9 +15,6 @@ UNKNOWN_TEXT = {"empty": "no message stored", "not-reported": "not reported by t
 
 
 def status_result(s: TopicStatus) -> Result:
-    from mqctl.render import Column, Result, Table
-    from mqctl.timeparse import format_local, format_ms
-
     rows = []
     for q in s.queues:
         rows.append({
@@ -56,8 +55,6 @@ def status_result(s: TopicStatus) -> Result:
 
 
 def consumers_result(c: TopicConsumers) -> Result:
-    from mqctl.render import Column, Result, Table
-
     rows = []
     for g in c.groups:
         rows.append({

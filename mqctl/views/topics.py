@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from mqctl.admin import BrokerFailure
 from mqctl.models import DLQ_PREFIX, RETRY_PREFIX
+from mqctl.render import Column, Result, Table
 
 if TYPE_CHECKING:
     from mqctl.admin import Admin
     from mqctl.models import ClusterInfo
-    from mqctl.render import Result
 
 # TopicValidator.SYSTEM_TOPIC_SET (4.9.3 and 5.3.3; CHECKPOINT_TOPIC from 5.x) and topics
 # brokers register with addSystemTopic (TopicConfigManager: trace topic, SELF_TEST_TOPIC, ...)
@@ -109,9 +110,6 @@ def topics_result(names: list[str], info: ClusterInfo, configs: Mapping[str, Any
     """``mqctl topics``: the topic list's rows (:func:`topic_rows`) with the queue counts and
     types of the masters' topic tables (``configs``: broker -> GET_ALL_TOPIC_CONFIG table, or
     its BrokerFailure), and a note naming the brokers left out."""
-    from mqctl.admin import BrokerFailure
-    from mqctl.render import Column, Result, Table
-
     failures = [v for v in configs.values() if isinstance(v, BrokerFailure)]
     tables = {b: v for b, v in configs.items() if not isinstance(v, BrokerFailure)}
     rows = topic_rows(names, set(info.clusters), set(info.brokers), kind, match,

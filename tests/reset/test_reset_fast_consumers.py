@@ -119,7 +119,7 @@ def test_a_forward_server_side_reset_read_before_the_client_writes_it_is_not_ano
     "7 of 8 queue(s) were moved by another writer ... now 24 (target 1509)"). The sim's client
     write is delayed here so verify's read falls in between: verify reads on until the write
     lands (verified), and a write that never lands within the bound is unknown, not moved."""
-    import mqctl.sim.consumer as simconsumer
+    import mqctl.sim.consumer.consume as simconsumer
 
     monkeypatch.setattr(simconsumer, "CURRENT_CLIENT_FIX_MS", fix_ms)
     # the consumer (1 msg/s) falls behind the producers (2.5 msg/s per queue)

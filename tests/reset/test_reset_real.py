@@ -15,7 +15,7 @@ from conftest import REAL_CORPUS
 from mqctl.models import MessageQueue
 from mqctl.remoting import fastjson
 from mqctl.remoting.codes import RequestCode
-from mqctl.reset.probe import committed_queue_ids
+from mqctl.views.offsets import committed_queue_ids
 
 MQ = MessageQueue
 ALL_OFFSETS = RequestCode.GET_ALL_CONSUMER_OFFSET

@@ -1,5 +1,6 @@
-"""The never-committed rule and the broker reads ``mqctl offsets`` builds on (read-only; every
-request through :class:`mqctl.admin.Admin`).
+"""The offsets a group committed, by the never-committed rule, and the queues' min offsets: the
+reads every view and the reset plans share (read-only; every request through
+:class:`mqctl.admin.Admin`).
 
 ``GET_ALL_CONSUMER_OFFSET`` (43): which queues of a topic a group has a committed offset for.
 A broker before 5.0.0 has no ``setZeroIfNotFound``: its QUERY_CONSUMER_OFFSET answers SUCCESS
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mqctl.admin import Admin, BrokerFailure
-from mqctl.errors import BodyError, MqctlError
+from mqctl.errors import BodyError, ConnectError, MqctlError
 from mqctl.models import MessageQueue
 from mqctl.remoting.client import fan_out
 from mqctl.versions import V5_0_0
@@ -124,8 +125,6 @@ async def committed_offsets(admin: Admin, group: str, mqs: Iterable[MessageQueue
         elif addrs.get(mq.broker_name):
             ask.append(mq)
         elif mq.broker_name not in out.failed:
-            from mqctl.errors import ConnectError
-
             out.failed[mq.broker_name] = ConnectError(f"broker {mq.broker_name} has no address")
 
     async def current(mq: MessageQueue) -> int | None:
