@@ -126,6 +126,7 @@ BASE = {
     "allocate": ["allocate", "--queues", "b:4", "--consumers", "2"],
     "demo": ["demo", "--hours", "0.1"],
     "diagnose": ["diagnose", "G"],
+    "group progress": ["group", "progress", "G"],
     "wire decode": ["wire", "decode", "{in}"],
     "locks show": ["locks", "show", "G"],
     "locks release": ["locks", "release", "G", "--queue", "b:0"],

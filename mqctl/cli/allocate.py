@@ -2,23 +2,42 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from mqctl.cli.common import (
-    ConcurrencyOpt,
-    GroupArg,
-    NamesrvOpt,
-    OutputOpt,
-    TopicOpt,
     emit,
-    in_file,
     make_admin,
     pick_group,
     state,
     warn,
     with_client,
+)
+from mqctl.cli.options import (
+    AddConsumerOpt,
+    AgainstLiveOpt,
+    AllocateQueuesOpt,
+    BrokerRoomRegexOpt,
+    ByQueueOpt,
+    CompareOpt,
+    ConcurrencyOpt,
+    ConsumerRoomRegexOpt,
+    ConsumersOpt,
+    GroupArg,
+    GroupOption,
+    InnerOpt,
+    ListStrategiesOpt,
+    NamesrvOpt,
+    OutputOpt,
+    PreviousOpt,
+    QueueConfigOpt,
+    RemoveConsumerOpt,
+    RoomsOpt,
+    StrategyOpt,
+    TopicOpt,
+    TopologyOpt,
+    VirtualNodesOpt,
 )
 
 if TYPE_CHECKING:
@@ -53,66 +72,25 @@ Examples:
 
 def allocate(
     ctx: typer.Context,
-    strategy: Annotated[str | None, typer.Option(
-        "--strategy", "-s", help="avg, avg-by-circle, consistent-hash, config, machine-room, "
-        "machine-room-nearby or a plugin; RocketMQ names (AVG_BY_CIRCLE) work. Default: the "
-        "clients' strategy live, avg offline.",
-        show_default=False)] = None,
-    topology: Annotated[str | None, typer.Option(
-        "--topology", parser=in_file("topology file", stdin=True),
-        help="YAML/JSON file: {group, queues: [{topic, brokerName, queueId}], "
-        "consumers: [ids]}.", show_default=False)] = None,
-    queues: Annotated[str | None, typer.Option(
-        "--queues", help="Shorthand queues: broker-a:8,broker-b:8 (count per broker).",
-        show_default=False)] = None,
-    consumers: Annotated[str | None, typer.Option(
-        "--consumers", help="Client ids c1,c2 or a count (generates 10.0.0.1@1, ...).",
-        show_default=False)] = None,
-    group: Annotated[str | None, typer.Option(
-        "--group", "-g", help="Consumer group (with --topic and no --queues/--topology: "
-        "read the live cluster).", show_default=False)] = None,
+    strategy: StrategyOpt = None,
+    topology: TopologyOpt = None,
+    queues: AllocateQueuesOpt = None,
+    consumers: ConsumersOpt = None,
+    group: GroupOption = None,
     topic: TopicOpt = None,
-    virtual_nodes: Annotated[int | None, typer.Option(
-        "--virtual-nodes", help="consistent-hash: virtual nodes per consumer (default 10, "
-                                "as RocketMQ; at most 10,000).",
-        show_default=False)] = None,
-    queue_config: Annotated[str | None, typer.Option(
-        "--queue-config", parser=in_file("queue config file", stdin=True),
-        help="config: YAML/JSON {clientId: [queues]} (or a previous -o json).",
-        show_default=False)] = None,
-    rooms: Annotated[str | None, typer.Option(
-        "--rooms", help="machine-room: the consumers' rooms, e.g. hz,sh (brokers 'room@name').",
-        show_default=False)] = None,
-    inner: Annotated[str | None, typer.Option(
-        "--inner", help="machine-room-nearby: the strategy inside each room (default avg).",
-        show_default=False)] = None,
-    broker_room_regex: Annotated[str | None, typer.Option(
-        "--broker-room-regex", help="machine-room-nearby: group 1 matched at the start of a "
-        "broker name is its room (default '([^-]*)').", show_default=False)] = None,
-    consumer_room_regex: Annotated[str | None, typer.Option(
-        "--consumer-room-regex", help="machine-room-nearby: group 1 matched at the start of a "
-        "client id is its room (default '([^-]*)').", show_default=False)] = None,
-    previous: Annotated[str | None, typer.Option(
-        "--previous", parser=in_file("previous allocation file", stdin=True),
-        help="Strategies that keep queues in place (sticky): the current "
-        "allocation, a previous -o json output.", show_default=False)] = None,
-    add_consumer: Annotated[list[str] | None, typer.Option(
-        "--add-consumer", help="What-if: a consumer joins (repeatable).",
-        show_default=False)] = None,
-    remove_consumer: Annotated[list[str] | None, typer.Option(
-        "--remove-consumer", help="What-if: a consumer leaves (repeatable).",
-        show_default=False)] = None,
-    compare: Annotated[str | None, typer.Option(
-        "--compare", help="What-if: the same group under another strategy.",
-        show_default=False)] = None,
-    against_live: Annotated[bool, typer.Option(
-        "--against-live", help="Live only: compare the prediction with the queues each client "
-        "reports owning (GET_CONSUMER_RUNNING_INFO).")] = False,
-    by_queue: Annotated[bool, typer.Option(
-        "--by-queue", help="One row per queue instead of per consumer.")] = False,
-    list_strategies: Annotated[bool, typer.Option(
-        "--list-strategies", help="List the strategies (built-in and plugins) and exit.")
-    ] = False,
+    virtual_nodes: VirtualNodesOpt = None,
+    queue_config: QueueConfigOpt = None,
+    rooms: RoomsOpt = None,
+    inner: InnerOpt = None,
+    broker_room_regex: BrokerRoomRegexOpt = None,
+    consumer_room_regex: ConsumerRoomRegexOpt = None,
+    previous: PreviousOpt = None,
+    add_consumer: AddConsumerOpt = None,
+    remove_consumer: RemoveConsumerOpt = None,
+    compare: CompareOpt = None,
+    against_live: AgainstLiveOpt = False,
+    by_queue: ByQueueOpt = False,
+    list_strategies: ListStrategiesOpt = False,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
     concurrency: ConcurrencyOpt = None,

@@ -6,7 +6,8 @@ from typing import Any
 
 import typer
 
-from mqctl.cli.common import NamesrvOpt, OutputOpt, emit, make_admin, state, with_client
+from mqctl.cli.common import emit, make_admin, state, with_client
+from mqctl.cli.options import NamesrvOpt, OutputOpt
 
 
 def cluster(

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 from typer.core import TyperCommand
@@ -71,24 +71,6 @@ class OptionalWatchCommand(TyperCommand):
         return super().parse_args(ctx, watch_default(list(args)))
 
 
-# Options that mean the same thing on every command.
-OutputOpt = Annotated[OutputFormat | None, typer.Option(
-    "--output", "-o", help="Output format: table, wide (every column whole), plain, json, "
-                           "yaml or csv (one table: see --table) (default: table on a "
-                           "terminal, plain otherwise).",
-    show_default=False)]
-NamesrvOpt = Annotated[str | None, typer.Option(
-    "--namesrv", "-n", help="Name server address(es), 'host:port;host:port' "
-                            "(env NAMESRV_ADDR; default 127.0.0.1:9876).", show_default=False)]
-GroupOpt = Annotated[str, typer.Option("--group", "-g", help="Consumer group.")]
-# The group is accepted both ways on every command that takes one (issue 17): as the first
-# argument (`mqctl consumers GID`) and as -g/--group (`mqctl locks show -g GID`).
-GroupArg = Annotated[str | None, typer.Argument(
-    help="Consumer group (or -g/--group).", show_default=False)]
-GroupOption = Annotated[str | None, typer.Option(
-    "--group", "-g", help="Consumer group (or as the first argument).", show_default=False)]
-
-
 def one_group(positional: str | None, option: str | None, *, example: str) -> str:
     """The group given as the first argument or with -g/--group (required)."""
     group = pick_group(positional, option, example=example, required=True)
@@ -111,16 +93,6 @@ def pick_group(positional: str | None, option: str | None, *, example: str,
                          hint=f"give it as the first argument or with -g/--group, e.g. "
                               f"{example}")
     return group
-TopicOpt = Annotated[str | None, typer.Option("--topic", "-t", help="Topic.", show_default=False)]
-ConcurrencyOpt = Annotated[int | None, typer.Option(
-    "--concurrency", min=1, help="Requests in flight at once during fan-out (default 16).",
-    show_default=False)]
-WatchOpt = Annotated[float | None, typer.Option(
-    "--watch", "-w", metavar="[SECONDS]", min=0.1, max=MAX_WATCH_S,
-    help=f"Refresh every SECONDS (default {DEFAULT_WATCH:g}, at most a day) until Ctrl-C.",
-    show_default=False)]
-CountOpt = Annotated[int | None, typer.Option(
-    "--count", min=1, help="With --watch: stop after N refreshes.", show_default=False)]
 
 
 class PathParser:

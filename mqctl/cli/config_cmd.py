@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from mqctl.cli.common import NamesrvOpt, OutputOpt, emit, state
+from mqctl.cli.common import emit, state
+from mqctl.cli.options import NamesrvOpt, OutputOpt
 
 app = typer.Typer(help="Show effective settings and profiles.", no_args_is_help=True)
 

@@ -8,11 +8,6 @@ from typing import Any
 import typer
 
 from mqctl.cli.common import (
-    ConcurrencyOpt,
-    GroupArg,
-    GroupOption,
-    NamesrvOpt,
-    OutputOpt,
     emit,
     make_admin,
     one_group,
@@ -20,6 +15,7 @@ from mqctl.cli.common import (
     state,
     with_client,
 )
+from mqctl.cli.options import ConcurrencyOpt, GroupArg, GroupOption, NamesrvOpt, OutputOpt
 
 
 def consumers(

@@ -3,20 +3,12 @@ config`` (:mod:`mqctl.cli.group_config`) (read-only)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
 import typer
 
 from mqctl.cli.common import (
-    ConcurrencyOpt,
-    CountOpt,
-    GroupArg,
-    GroupOption,
-    NamesrvOpt,
     OptionalWatchCommand,
-    OutputOpt,
-    WatchOpt,
     emit,
     make_admin,
     one_group,
@@ -25,6 +17,21 @@ from mqctl.cli.common import (
     with_client,
 )
 from mqctl.cli.common import watch as watch_loop
+from mqctl.cli.options import (
+    ConcurrencyOpt,
+    CountOpt,
+    GroupArg,
+    GroupOption,
+    NamesrvOpt,
+    NoClientsOpt,
+    NoRetryOpt,
+    OnlyLaggingOpt,
+    OutputOpt,
+    QueueSortOpt,
+    StateDirReadOpt,
+    TopicOpt,
+    WatchOpt,
+)
 from mqctl.views.progress_rows import SortKey
 
 if TYPE_CHECKING:
@@ -37,23 +44,12 @@ group_app = typer.Typer(help="Consumer group views.", no_args_is_help=True)
 def progress(
     ctx: typer.Context,
     group: GroupArg = None,
-    topic: Annotated[str | None, typer.Option("--topic", "-t", help="Only this topic "
-                                              "(default: every topic the group consumes).",
-                                              show_default=False)] = None,
-    only_lagging: Annotated[bool, typer.Option("--only-lagging", help="Only queues with lag "
-                                               "> 0.")] = False,
-    sort: Annotated[SortKey, typer.Option("--sort", help="Row order.")] = SortKey.queue,
-    no_retry: Annotated[bool, typer.Option(
-        "--no-retry", help="Leave out the retry and dead-letter section (%RETRY%/%DLQ% "
-        "queues; saves the DLQ requests).")] = False,
-    no_clients: Annotated[bool, typer.Option(
-        "--no-clients", help="Do not call GET_CONSUMER_RUNNING_INFO on the clients (heavy "
-        "with hundreds of clients; the light --watch): owners, client caches and the "
-        "clients' consumed TPS unknown.")] = False,
-    state_dir: Annotated[Path | None, typer.Option(
-        "--state-dir", help="Where `mqctl locks show` keeps what it saw, for the owners of an "
-        "orderly group's queues (read, never written; default ~/.cache/mqctl/locks).",
-        show_default=False)] = None,
+    topic: TopicOpt = None,
+    only_lagging: OnlyLaggingOpt = False,
+    sort: QueueSortOpt = SortKey.queue,
+    no_retry: NoRetryOpt = False,
+    no_clients: NoClientsOpt = False,
+    state_dir: StateDirReadOpt = None,
     watch: WatchOpt = None,
     count: CountOpt = None,
     output: OutputOpt = None,

@@ -7,17 +7,13 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from mqctl.cli.common import (
-    ConcurrencyOpt,
-    GroupArg,
-    GroupOption,
-    NamesrvOpt,
-    OutputOpt,
     emit,
     make_admin,
     one_group,
     state,
     with_client,
 )
+from mqctl.cli.options import ConcurrencyOpt, GroupArg, GroupOption, NamesrvOpt, OutputOpt
 
 if TYPE_CHECKING:
     from mqctl.views.group_config import GroupConfigView

@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
 import typer
 
-from mqctl.cli.common import (
-    MAX_THRESHOLD_S,
+from mqctl.cli.common import OptionalWatchCommand, emit, state, with_client
+from mqctl.cli.common import watch as watch_loop
+from mqctl.cli.options import (
     ConcurrencyOpt,
     CountOpt,
+    GroupSortOpt,
+    IncludeSystemOpt,
+    LagThresholdOpt,
+    MatchOpt,
     NamesrvOpt,
-    OptionalWatchCommand,
+    NoClientsOpt,
+    NoTimeLagOpt,
+    OnlyLaggingOpt,
     OutputOpt,
+    TimeLagThresholdOpt,
     WatchOpt,
-    emit,
-    state,
-    with_client,
 )
-from mqctl.cli.common import watch as watch_loop
 from mqctl.views.groups_rows import GroupSort
 
 if TYPE_CHECKING:
@@ -40,29 +44,14 @@ STATE_HELP = (
 
 def groups(
     ctx: typer.Context,
-    only_lagging: Annotated[bool, typer.Option(
-        "--only-lagging", help="Only groups with lag > 0.")] = False,
-    match: Annotated[str | None, typer.Option(
-        "--match", help="Only groups whose name contains this (case-insensitive; a glob with "
-        "* ? [).", show_default=False)] = None,
-    include_system: Annotated[bool, typer.Option(
-        "--include-system", help="Also list RocketMQ's own groups (TOOLS_CONSUMER, "
-        "SELF_TEST_C_GROUP, CID_ONSAPI_*, CID_RMQ_SYS_*, ...).")] = False,
-    sort: Annotated[GroupSort, typer.Option("--sort", help="Row order (numbers: largest "
-                                            "first, unknown last).")] = GroupSort.name,
-    no_clients: Annotated[bool, typer.Option(
-        "--no-clients", help="Do not ask the clients for their running info "
-        "(GET_CONSUMER_RUNNING_INFO): faster; STRATEGY, ORDERLY and pop INFLIGHT unknown.")
-    ] = False,
-    no_time_lag: Annotated[bool, typer.Option(
-        "--no-time-lag", help="Do not ask the time spans of lagging queues "
-        "(QUERY_CONSUME_TIME_SPAN, one per lagging group, broker and topic): faster on big "
-        "clusters; MAX TIME LAG unknown, LAGGING judged on the lag alone.")] = False,
-    lag_threshold: Annotated[int, typer.Option(
-        "--lag-threshold", min=1, help="LAGGING from this many messages behind.")] = 1000,
-    time_lag_threshold: Annotated[float, typer.Option(
-        "--time-lag-threshold", min=0.001, max=MAX_THRESHOLD_S, metavar="SECONDS",
-        help="LAGGING from this time lag.")] = 60.0,
+    only_lagging: OnlyLaggingOpt = False,
+    match: MatchOpt = None,
+    include_system: IncludeSystemOpt = False,
+    sort: GroupSortOpt = GroupSort.name,
+    no_clients: NoClientsOpt = False,
+    no_time_lag: NoTimeLagOpt = False,
+    lag_threshold: LagThresholdOpt = 1000,
+    time_lag_threshold: TimeLagThresholdOpt = 60.0,
     watch: WatchOpt = None,
     count: CountOpt = None,
     output: OutputOpt = None,

@@ -2,31 +2,40 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from mqctl.cli.common import (
-    ConcurrencyOpt,
-    CountOpt,
-    GroupArg,
-    GroupOption,
-    NamesrvOpt,
     OptionalWatchCommand,
-    OutputOpt,
-    WatchOpt,
     emit,
     emit_before_change,
     emit_or_lost,
     make_admin,
     one_group,
-    out_dir,
     output_lost_error,
     state,
     warn,
     with_client,
 )
 from mqctl.cli.common import watch as watch_loop
+from mqctl.cli.options import (
+    ClientOpt,
+    ConcurrencyOpt,
+    CountOpt,
+    ExecuteOpt,
+    ForceOpt,
+    GroupArg,
+    GroupOption,
+    IncludeRetryOpt,
+    NamesrvOpt,
+    NoStateOpt,
+    OutputOpt,
+    ReleaseQueueOpt,
+    StateDirOpt,
+    TopicOpt,
+    WatchOpt,
+)
 from mqctl.interrupt import guarded
 
 if TYPE_CHECKING:
@@ -37,15 +46,6 @@ if TYPE_CHECKING:
 app = typer.Typer(help="Queue locks of orderly consumer groups: who holds which queue, "
                        "which are stuck and why, and releasing a stale lock.",
                   no_args_is_help=True)
-
-StateDirOpt = Annotated[str | None, typer.Option(
-    "--state-dir", parser=out_dir("lock state directory"),
-    help="Where the previous observation is kept (default "
-    "~/.cache/mqctl/locks, or $XDG_CACHE_HOME/mqctl/locks).", show_default=False)]
-NoStateOpt = Annotated[bool, typer.Option(
-    "--no-state", help="Neither read nor write the state file: clients that do not answer "
-    "lose their last known claims.")]
-
 
 def _store(settings: Any, state_dir: str | None, no_state: bool) -> LockStore | None:
     if no_state:
@@ -71,11 +71,8 @@ def show(
     ctx: typer.Context,
     group: GroupArg = None,
     group_opt: GroupOption = None,
-    topic: Annotated[str | None, typer.Option(
-        "--topic", "-t", help="Only this topic (default: every topic the group subscribes "
-        "to).", show_default=False)] = None,
-    include_retry: Annotated[bool, typer.Option(
-        "--include-retry", help="Also show the group's %RETRY% topic queues.")] = False,
+    topic: TopicOpt = None,
+    include_retry: IncludeRetryOpt = False,
     watch: WatchOpt = None,
     count: CountOpt = None,
     state_dir: StateDirOpt = None,
@@ -237,22 +234,13 @@ def _raise_failed(results: list[ReleaseResult], finish: list[str]) -> None:
 @app.command("release")
 def release(
     ctx: typer.Context,
-    queue: Annotated[list[str], typer.Option(
-        "--queue", metavar="BROKER:QUEUE_ID",
-        help="The queue as BROKER:QUEUE_ID, e.g. broker-a:3 (repeat for several "
-        "queues).")],
+    queue: ReleaseQueueOpt,
     group: GroupArg = None,
     group_opt: GroupOption = None,
-    topic: Annotated[str | None, typer.Option(
-        "--topic", "-t", help="The queue's topic (needed when the group subscribes to "
-        "several topics with that queue).", show_default=False)] = None,
-    client: Annotated[str | None, typer.Option(
-        "--client", help="Release on behalf of this client id (default: the recorded "
-        "holder).", show_default=False)] = None,
-    execute: Annotated[bool, typer.Option(
-        "--execute", help="Send the request (without it: show the plan only).")] = False,
-    force: Annotated[bool, typer.Option(
-        "--force", help="Release even when the holder is alive and renewing.")] = False,
+    topic: TopicOpt = None,
+    client: ClientOpt = None,
+    execute: ExecuteOpt = False,
+    force: ForceOpt = False,
     state_dir: StateDirOpt = None,
     no_state: NoStateOpt = False,
     output: OutputOpt = None,
@@ -262,7 +250,8 @@ def release(
 
     The broker removes a lock entry only for the client id that holds it, so the holder
     comes from the clients' reports (or the state file of earlier `locks show` runs, for a
-    consumer that crashed); --client overrides it. Shows the plan and sends nothing without
+    consumer that crashed); --client overrides it. --topic names the queue's topic when the
+    group subscribes to several topics with that queue. Shows the plan and sends nothing without
     --execute; refuses (exit 6) when a holder is alive and renewing, or another client was
     granted the lock after the holder's last renewal, unless --force (nothing is sent when any
     queue is refused). With --execute it prints the plan, sends one request per

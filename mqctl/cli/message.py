@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from mqctl.cli.common import NamesrvOpt, OutputOpt, emit, make_admin, state, with_client
+from mqctl.cli.common import emit, make_admin, state, with_client
+from mqctl.cli.options import (
+    BodyBytesOpt,
+    BrokerOpt,
+    NamesrvOpt,
+    OffsetOpt,
+    OutputOpt,
+    QueueIdOpt,
+    TopicReq,
+)
 
 if TYPE_CHECKING:
     from mqctl.views.message import MessageAt
@@ -17,15 +26,11 @@ app = typer.Typer(help="Messages: the message at an offset (read-only).", no_arg
 @app.command("show")
 def show(
     ctx: typer.Context,
-    topic: Annotated[str, typer.Option("--topic", "-t", help="Topic.")],
-    broker: Annotated[str, typer.Option("--broker", "-b", help="Broker name (as `mqctl "
-                                        "route TOPIC` lists it).")],
-    queue: Annotated[int, typer.Option("--queue", "-q", "--queue-id", min=0,
-                                       help="Queue id.")],
-    offset: Annotated[int, typer.Option("--offset", min=0, help="Queue offset (no short "
-                                        "form: -o is the output format everywhere).")],
-    body_bytes: Annotated[int, typer.Option("--body-bytes", min=0, help="How many bytes of "
-                                            "the body to show.")] = 256,
+    topic: TopicReq,
+    broker: BrokerOpt,
+    queue: QueueIdOpt,
+    offset: OffsetOpt,
+    body_bytes: BodyBytesOpt = 256,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
 ) -> None:

@@ -3,29 +3,49 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from mqctl.cli.common import (
-    MAX_VERIFY_WAIT_S,
-    ConcurrencyOpt,
-    GroupArg,
-    GroupOption,
-    NamesrvOpt,
-    OutputOpt,
     emit,
     emit_before_change,
     emit_or_lost,
     escaped,
-    in_dir,
-    in_file,
     one_group,
-    out_file,
     output_lost_error,
     progress,
     state,
     warn,
+)
+from mqctl.cli.options import (
+    ByDurationOpt,
+    CheckOpt,
+    ConcurrencyOpt,
+    ExecuteOpt,
+    ExportOpt,
+    ForceOpt,
+    FromFileOpt,
+    GroupArg,
+    GroupOption,
+    MaxReplayOpt,
+    MaxSkipOpt,
+    NamesrvOpt,
+    OutputOpt,
+    ResetQueuesOpt,
+    RollbackArg,
+    RollbackDirOpt,
+    RollbackFileOpt,
+    ShiftByOpt,
+    ShowMessagesOpt,
+    ToEarliestOpt,
+    ToLatestOpt,
+    ToOffsetOpt,
+    TopicOpt,
+    TopicReq,
+    ToTimeOpt,
+    VerifyWaitOpt,
+    YesOpt,
 )
 from mqctl.interrupt import guarded
 
@@ -34,33 +54,8 @@ if TYPE_CHECKING:
     from mqctl.render import Result
     from mqctl.reset import Plan, QueueResult
 
-def rollback_name(value: str) -> bool:
-    """``offsets rollback NAME`` names a file of the default rollback directory (as
-    :func:`mqctl.reset.files.find_rollback` reads it), not a path."""
-    import os
-
-    return "/" not in value and not os.path.lexists(value)
-
-
 app = typer.Typer(help="Show, reset and roll back consumer offsets.", no_args_is_help=True)
 
-GroupOpt = Annotated[str, typer.Option("--group", "-g", help="Consumer group.")]
-TopicReq = Annotated[str, typer.Option("--topic", "-t", help="Topic.")]
-MaxReplayOpt = Annotated[int | None, typer.Option(
-    "--max-replay", min=0, help="Refuse an --execute that would replay (move back) more than "
-    "N messages in total (profile max_replay; queues without a committed offset count with "
-    "the most they could move).", show_default=False)]
-MaxSkipOpt = Annotated[int | None, typer.Option(
-    "--max-skip", min=0, help="Refuse an --execute that would skip (move forward) more than N "
-    "messages in total (profile max_skip).", show_default=False)]
-YesOpt = Annotated[bool, typer.Option(
-    "--yes", "-y", help="Do not ask before a large change (on a terminal, an --execute moving "
-    "more than confirm_above messages, default 10000, asks first).")]
-VERIFY_HELP = ("Seconds to wait, polling, before judging the result, at most 3600 (default: "
-               "10 per broker "
-               "+ 5 on the legacy path with online consumers, 10 after a forced write of an "
-               "online group, server-side with online consumers 1, or 15 when a client is "
-               "older than 5.2.0, else 0).")
 
 
 @app.command("show")
@@ -68,8 +63,7 @@ def show(
     ctx: typer.Context,
     group: GroupArg = None,
     group_opt: GroupOption = None,
-    topic: Annotated[str | None, typer.Option("--topic", "-t", help="Only this topic.",
-                                              show_default=False)] = None,
+    topic: TopicOpt = None,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
     concurrency: ConcurrencyOpt = None,
@@ -672,56 +666,23 @@ def reset(
     topic: TopicReq,
     group: GroupArg = None,
     group_opt: GroupOption = None,
-    to_time: Annotated[str | None, typer.Option("--to-time", help="First message stored at or "
-                                                "after this time (any form `mqctl time` "
-                                                "accepts).", show_default=False)] = None,
-    by_duration: Annotated[str | None, typer.Option(
-        "--by-duration", help="Relative to now, with a sign: -2h is 2 hours ago (an unsigned "
-        "2h is read as -2h, with a warning).", show_default=False)] = None,
-    to_earliest: Annotated[bool, typer.Option("--to-earliest", help="The min offset.")
-                           ] = False,
-    to_latest: Annotated[bool, typer.Option("--to-latest", help="The max offset (skip the "
-                                            "backlog).")] = False,
-    to_offset: Annotated[int | None, typer.Option("--to-offset", help="This offset on every "
-                                                  "queue in scope.", show_default=False)
-                         ] = None,
-    shift_by: Annotated[int | None, typer.Option("--shift-by", help="Move each queue by N "
-                                                 "(negative = replay).", show_default=False)
-                        ] = None,
-    from_file: Annotated[str | None, typer.Option("--from-file", parser=in_file("plan file"),
-                                                  help="Apply an edited plan "
-                                                  "(CSV or JSON from --export); a stale "
-                                                  "plan (CURRENT moved more than the "
-                                                  "change) is refused unless --force.",
-                                                  show_default=False)] = None,
-    queues: Annotated[list[str] | None, typer.Option("--queues", help="Scope (repeatable): "
-                                                     "broker:qid[,qid]..., e.g. broker-a:0,1,"
-                                                     "broker-b:3 or broker-a:0-3 (ids "
-                                                     "0-65535).",
-                                                     show_default=False)] = None,
-    execute: Annotated[bool, typer.Option("--execute", help="Apply the plan (default: only "
-                                          "show it).")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Override refusals that would not "
-                                        "take effect; let --export replace a file that is not "
-                                        "an mqctl plan.")] = False,
-    export: Annotated[str | None, typer.Option("--export", parser=out_file("plan file"),
-                                               help="Write the plan to FILE (.csv "
-                                               "or .json).", show_default=False)] = None,
-    rollback_file: Annotated[str | None, typer.Option("--rollback-file",
-                                                      parser=out_file("rollback file"),
-                                                      help="Where to write "
-                                                      "the previous offsets (default under "
-                                                      "~/.local/state/mqctl/rollback).",
-                                                      show_default=False)] = None,
-    verify_wait: Annotated[float | None, typer.Option("--verify-wait", help=VERIFY_HELP,
-                                                      show_default=False, min=0,
-                                                      max=MAX_VERIFY_WAIT_S)] = None,
+    to_time: ToTimeOpt = None,
+    by_duration: ByDurationOpt = None,
+    to_earliest: ToEarliestOpt = False,
+    to_latest: ToLatestOpt = False,
+    to_offset: ToOffsetOpt = None,
+    shift_by: ShiftByOpt = None,
+    from_file: FromFileOpt = None,
+    queues: ResetQueuesOpt = None,
+    execute: ExecuteOpt = False,
+    force: ForceOpt = False,
+    export: ExportOpt = None,
+    rollback_file: RollbackFileOpt = None,
+    verify_wait: VerifyWaitOpt = None,
     max_replay: MaxReplayOpt = None,
     max_skip: MaxSkipOpt = None,
     yes: YesOpt = False,
-    show_messages: Annotated[bool, typer.Option(
-        "--show-messages", help="Show the store time and keys of the message at each target "
-        "(one read-only pull per queue, as `mqctl message show`).")] = False,
+    show_messages: ShowMessagesOpt = False,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
     concurrency: ConcurrencyOpt = None,
@@ -761,16 +722,10 @@ def reset(
 @app.command("rollback")
 def rollback(
     ctx: typer.Context,
-    file: Annotated[str, typer.Argument(parser=in_file("rollback file", name=rollback_name),
-                                        help="Rollback file written by `offsets reset "
-                                             "--execute`, or a NAME from `offsets "
-                                             "rollbacks` (in the default directory).")],
-    execute: Annotated[bool, typer.Option("--execute", help="Restore the offsets (default: "
-                                          "only show the plan).")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Override refusals.")] = False,
-    verify_wait: Annotated[float | None, typer.Option("--verify-wait", help=VERIFY_HELP,
-                                                      show_default=False, min=0,
-                                                      max=MAX_VERIFY_WAIT_S)] = None,
+    file: RollbackArg,
+    execute: ExecuteOpt = False,
+    force: ForceOpt = False,
+    verify_wait: VerifyWaitOpt = None,
     max_replay: MaxReplayOpt = None,
     max_skip: MaxSkipOpt = None,
     yes: YesOpt = False,
@@ -826,19 +781,10 @@ def _nothing_to_restore(ctx: typer.Context, path: str, group: str, topic: str, t
 @app.command("rollbacks")
 def rollbacks(
     ctx: typer.Context,
-    group: Annotated[str | None, typer.Option("--group", "-g", help="Only this group.",
-                                              show_default=False)] = None,
-    topic: Annotated[str | None, typer.Option("--topic", "-t", help="Only this topic.",
-                                              show_default=False)] = None,
-    directory: Annotated[str | None, typer.Option("--dir", parser=in_dir("rollback directory"),
-                                                  help="Directory to list (default: "
-                                                  "~/.local/state/mqctl/rollback, or "
-                                                  "$XDG_STATE_HOME/mqctl/rollback).",
-                                                  show_default=False)] = None,
-    check: Annotated[bool, typer.Option("--check", help="Also read each group's committed "
-                                        "offsets (GET_CONSUME_STATS, read-only) and say "
-                                        "whether they are at the saved offsets or the "
-                                        "reset's.")] = False,
+    group: GroupOption = None,
+    topic: TopicOpt = None,
+    directory: RollbackDirOpt = None,
+    check: CheckOpt = False,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
     concurrency: ConcurrencyOpt = None,

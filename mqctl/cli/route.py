@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
-from mqctl.cli.common import NamesrvOpt, OutputOpt, emit, make_admin, state, with_client
+from mqctl.cli.common import emit, make_admin, state, with_client
+from mqctl.cli.options import NamesrvOpt, OutputOpt, TopicArg
 
 
 def route(
     ctx: typer.Context,
-    topic: Annotated[str, typer.Argument(help="Topic name.")],
+    topic: TopicArg,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
 ) -> None:

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 
-from mqctl.cli.common import OutputOpt, emit, in_file, out_dir, state
+from mqctl.cli.common import emit, state
+from mqctl.cli.options import (
+    ClockOpt,
+    HostOpt,
+    LogDirOpt,
+    OutputOpt,
+    PortOpt,
+    ScenarioOpt,
+    SpeedOpt,
+    scenario_is_name,
+)
 
-
-def scenario_is_name(value: str) -> bool:
-    """``sim up --scenario demo`` names a bundled scenario, not a file (as
-    :func:`mqctl.sim.scenario.load_scenario` tells them apart)."""
-    import os
-
-    return ("/" not in value and not value.endswith((".yaml", ".yml"))
-            and not os.path.lexists(value))
+__all__ = ["app", "scenario_is_name"]
 
 
 app = typer.Typer(help="The simulated RocketMQ cluster (for trying mqctl, demos and tests).",
@@ -25,22 +26,12 @@ app = typer.Typer(help="The simulated RocketMQ cluster (for trying mqctl, demos 
 @app.command("up")
 def up(
     ctx: typer.Context,
-    scenario: Annotated[str, typer.Option("--scenario", "-s", parser=in_file(
-        "scenario file", name=scenario_is_name), help="Bundled scenario name or "
-                                          "a YAML file (docs/scenario.md).")] = "demo",
-    port: Annotated[int, typer.Option("--port", help="Name server port; brokers listen on the "
-                                      "following ports (0 = ephemeral).", min=0, max=65535)
-                    ] = 9876,
-    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
-    clock: Annotated[str | None, typer.Option("--clock", help="real, accelerated or manual "
-                                              "(default: the scenario's).", show_default=False)
-                     ] = None,
-    speed: Annotated[float | None, typer.Option("--speed", help="Accelerated clock factor.",
-                                                show_default=False, min=0.001)] = None,
-    log_dir: Annotated[str | None, typer.Option("--log-dir", parser=out_dir(
-        "log directory (--log-dir)"), help="Write client and broker logs "
-                                                "(rocketmq_client.log, lock.log) here.",
-                                                show_default=False)] = None,
+    scenario: ScenarioOpt = "demo",
+    port: PortOpt = 9876,
+    host: HostOpt = "127.0.0.1",
+    clock: ClockOpt = None,
+    speed: SpeedOpt = None,
+    log_dir: LogDirOpt = None,
     output: OutputOpt = None,
 ) -> None:
     """Run a simulated cluster in the foreground until Ctrl-C or SIGTERM.

@@ -2,52 +2,40 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
-from mqctl.cli.common import (
+from mqctl.cli.common import emit, progress, state
+from mqctl.cli.options import (
+    AllGroupsOpt,
+    Compression,
+    CompressOpt,
     ConcurrencyOpt,
+    GroupsOpt,
+    IncludeSystemOpt,
+    KeepOpt,
     NamesrvOpt,
     OutputOpt,
-    emit,
-    out_dir,
-    progress,
-    state,
+    SnapshotOutOpt,
 )
-
-
-class Compression(StrEnum):
-    gzip = "gzip"
-    none = "none"
 
 
 def snapshot(
     ctx: typer.Context,
-    out: Annotated[str, typer.Option("--out", parser=out_dir("to the output directory"),
-                                     help="Output directory (files go to "
-                                                   "OUT/YYYY-MM-DD/).")],
-    group: Annotated[list[str] | None, typer.Option("--group", "-g", help="Group to capture "
-                                                    "(repeatable).", show_default=False)] = None,
-    all_groups: Annotated[bool, typer.Option("--all-groups", help="Capture every group the "
-                                             "cluster knows.")] = False,
-    include_system: Annotated[bool, typer.Option("--include-system", help="With --all-groups: "
-                                                 "keep system groups too.")] = False,
-    compress: Annotated[Compression, typer.Option(
-        "--compress", help="File format: 'gzip' writes .jsonl.gz (the lag report reads it as "
-                           "it is; 1% to 3% of the plain size), 'none' plain .jsonl.")
-    ] = Compression.gzip,
-    keep: Annotated[str | None, typer.Option(
-        "--keep", help="After the capture, delete capture files in OUT older than this "
-                       "(e.g. 7d), never the newest of a cluster; the output says which.",
-        show_default=False)] = None,
+    out: SnapshotOutOpt,
+    group: GroupsOpt = None,
+    all_groups: AllGroupsOpt = False,
+    include_system: IncludeSystemOpt = False,
+    compress: CompressOpt = Compression.gzip,
+    keep: KeepOpt = None,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
     concurrency: ConcurrencyOpt = None,
 ) -> None:
     """One capture of offsets, min/max offsets, time lag, members, owners and lock state per
-    group, written atomically as JSON Lines (docs/exports.md). Safe to run from cron every
+    group, written atomically as JSON Lines (docs/exports.md). --group is repeatable;
+    --all-groups leaves out RocketMQ's own groups unless --include-system. Safe to run from cron every
     minute: overlapping runs are refused and a killed run leaves no half file.
 
     --keep deletes older mqctl capture files under OUT once this capture is written (only

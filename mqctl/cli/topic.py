@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from mqctl.cli.common import (
-    ConcurrencyOpt,
-    NamesrvOpt,
-    OutputOpt,
     emit,
     make_admin,
     raise_partial,
     state,
     with_client,
+)
+from mqctl.cli.options import (
+    ConcurrencyOpt,
+    IncludeSystemOpt,
+    NamesrvOpt,
+    OutputOpt,
+    TopicArg,
 )
 
 if TYPE_CHECKING:
@@ -27,7 +31,7 @@ app = typer.Typer(help="Topic views: queue offsets and store times, the groups c
 @app.command("status")
 def status(
     ctx: typer.Context,
-    topic: Annotated[str, typer.Argument(help="Topic name.")],
+    topic: TopicArg,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
     concurrency: ConcurrencyOpt = None,
@@ -55,10 +59,8 @@ def status(
 @app.command("consumers")
 def consumers(
     ctx: typer.Context,
-    topic: Annotated[str, typer.Argument(help="Topic name.")],
-    include_system: Annotated[bool, typer.Option(
-        "--include-system", help="Also RocketMQ's own groups (TOOLS_CONSUMER, "
-        "CID_RMQ_SYS_*...).")] = False,
+    topic: TopicArg,
+    include_system: IncludeSystemOpt = False,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
     concurrency: ConcurrencyOpt = None,

@@ -2,36 +2,24 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
 from mqctl.cli.common import (
-    NamesrvOpt,
-    OutputOpt,
     emit,
     make_admin,
     raise_partial,
     state,
     with_client,
 )
-
-
-class TopicKind(StrEnum):
-    all = "all"
-    normal = "normal"
-    retry = "retry"
-    dlq = "dlq"
-    system = "system"
+from mqctl.cli.options import MatchOpt, NamesrvOpt, OutputOpt, TopicKind, TopicKindOpt
 
 
 def topics(
     ctx: typer.Context,
-    kind: Annotated[TopicKind, typer.Option("--kind", help="Which topics to list.")
-                    ] = TopicKind.normal,
-    match: Annotated[str | None, typer.Option("--match", help="Only names containing this.",
-                                              show_default=False)] = None,
+    kind: TopicKindOpt = TopicKind.normal,
+    match: MatchOpt = None,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
 ) -> None:
