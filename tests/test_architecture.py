@@ -38,7 +38,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                 "mqctl.locks", "mqctl.reset", "mqctl.snapshot", "mqctl.tcpdump", "mqctl.views",
                 "mqctl.wire")),
     ("admin", ("mqctl.admin", "mqctl.config")),
-    ("core", ("mqctl.fsutil", "mqctl.interrupt", "mqctl.models", "mqctl.render",
+    ("core", ("mqctl.context", "mqctl.fsutil", "mqctl.interrupt", "mqctl.models", "mqctl.render",
               "mqctl.timeparse", "mqctl.versions")),
     ("remoting", ("mqctl.remoting",)),
     ("base", ("mqctl", "mqctl.errors", "mqctl.remoting.codes")),

@@ -280,14 +280,16 @@ def root(
 
 
 def _display_zone(st: AppState, flag: str | None) -> None:
-    """Install the display zone (--tz > MQCTL_TZ > profile tz > this machine's) and the sink
-    of time-parsing warnings. A config that cannot be read is left to the command that needs
-    it (`sim up` and `wire decode` run without one)."""
+    """The run's context (mqctl.context): the display zone (--tz > MQCTL_TZ > profile tz >
+    this machine's) and the sink of warnings; the clock stays the one in effect. A config
+    that cannot be read is left to the command that needs it (`sim up` and `wire decode` run
+    without one)."""
     from mqctl.cli.common import warn
+    from mqctl.context import current, enter
     from mqctl.errors import MqctlError
-    from mqctl.timeparse import resolve_tz, set_display_tz, set_warning_sink
+    from mqctl.timeparse import resolve_tz
 
-    set_warning_sink(warn)
+    enter(current().with_(warn=warn))
     name = flag or os.environ.get("MQCTL_TZ")
     if name is None:
         try:
@@ -295,7 +297,7 @@ def _display_zone(st: AppState, flag: str | None) -> None:
         except MqctlError:
             name = None
     try:
-        set_display_tz(resolve_tz(name))
+        enter(current().with_(zone=resolve_tz(name)))
     except MqctlError as exc:
         exc.message = f"{'--tz' if flag else 'MQCTL_TZ'}: {exc.message}"
         raise

@@ -35,8 +35,8 @@ def snapshot(
 ) -> None:
     """One capture of offsets, min/max offsets, time lag, members, owners and lock state per
     group, written atomically as JSON Lines (docs/exports.md). --group is repeatable;
-    --all-groups leaves out RocketMQ's own groups unless --include-system. Safe to run from cron every
-    minute: overlapping runs are refused and a killed run leaves no half file.
+    --all-groups leaves out RocketMQ's own groups unless --include-system. Safe to run from
+    cron every minute: overlapping runs are refused and a killed run leaves no half file.
 
     --keep deletes older mqctl capture files under OUT once this capture is written (only
     names mqctl gives, by the capture time in the name; the newest file of each cluster
