@@ -85,16 +85,14 @@ async def fetch(settings: Any, deadline_s: float = DEADLINE_S
     """(topics, groups) as ``[{"name", "kind"}]``; None for what did not arrive before the
     deadline. Read-only requests only."""
     import asyncio
-    from dataclasses import replace
 
     from mqctl.admin import Admin
+    from mqctl.api.connection import connect
     from mqctl.models import is_system_group
-    from mqctl.remoting.client import RemotingClient
     from mqctl.views.topics import is_system_topic
 
-    opts = replace(settings.client_options(), timeout=min(settings.timeout, deadline_s),
-                   connect_timeout=min(settings.timeout, deadline_s))
-    async with RemotingClient(opts) as client:
+    bound = min(settings.timeout, deadline_s)
+    async with connect(settings, timeout=bound, connect_timeout=bound) as client:
         admin = Admin(client, settings.namesrv)
         info_task = asyncio.ensure_future(admin.cluster_info())
         topics_task = asyncio.ensure_future(admin.topic_list())

@@ -33,7 +33,7 @@ DOC = ROOT / "docs" / "architecture.md"
 # above. A module's layer is given by the longest prefix (a module or a package) that names it.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("entry", ("mqctl.__main__", "mqctl.cli")),
-    ("app", ("mqctl.complete", "mqctl.demo", "mqctl.sim")),
+    ("app", ("mqctl.api", "mqctl.complete", "mqctl.demo", "mqctl.sim")),
     ("domain", ("mqctl.allocate", "mqctl.diagnose", "mqctl.lagjob", "mqctl.lagoptions",
                 "mqctl.locks", "mqctl.reset", "mqctl.snapshot", "mqctl.tcpdump", "mqctl.views",
                 "mqctl.wire")),

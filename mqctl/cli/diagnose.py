@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
-from mqctl.cli.common import (
-    emit,
-    make_admin,
-    one_group,
-    state,
-    with_client,
-)
+from mqctl.cli.common import emit, one_group, read, state
 from mqctl.cli.options import (
     ConcurrencyOpt,
     GroupArg,
@@ -62,23 +56,13 @@ def diagnose(
 
     Example: mqctl diagnose GID_AUDIT --sample 10
     """
-    from mqctl.diagnose import run
     from mqctl.diagnose.rows import diagnose_result
 
     group = one_group(group, group_opt, example="mqctl diagnose GID_AUDIT")
     st = state(ctx)
-    settings = st.settings(namesrv=namesrv)
-    fmt = st.output(output)
-
-    async def go(client: Any) -> Diagnosis:
-        from mqctl.locks import LockStore
-
-        admin = make_admin(client, settings, concurrency)
-        store = LockStore(state_dir, settings.namesrv)
-        return await run(admin, group, topic=topic, sample_s=sample, store=store)
-
-    d = with_client(st, settings, go)
-    emit(diagnose_result(d), fmt)
+    d: Diagnosis = read(st, namesrv, concurrency, lambda c: c.diagnose(
+        group, topic=topic, sample_s=sample, state_dir=state_dir))
+    emit(diagnose_result(d), st.output(output))
     if d.partial:
         from mqctl.errors import PartialFailure
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from mqctl.cli.common import OptionalWatchCommand, emit, state, with_client
+from mqctl.cli.common import OptionalWatchCommand, cluster, emit, state
 from mqctl.cli.common import watch as watch_loop
 from mqctl.cli.options import (
     ConcurrencyOpt,
@@ -26,6 +26,7 @@ from mqctl.cli.options import (
 from mqctl.views.groups_rows import GroupSort
 
 if TYPE_CHECKING:
+    from mqctl.api import Cluster
     from mqctl.render import Result
     from mqctl.views.groups import GroupsCapture
 
@@ -74,31 +75,26 @@ def groups(
 
     Example: mqctl groups --only-lagging --sort lag
     """
-    from mqctl.cli.common import make_admin, raise_partial
-    from mqctl.remoting.client import RemotingClient
-    from mqctl.views.groups import capture_groups
+    from mqctl.cli.common import raise_partial
     from mqctl.views.groups_rows import groups_result
 
     st = state(ctx)
-    settings = st.settings(namesrv=namesrv)
     fmt = st.output(output)
 
-    async def once(client: RemotingClient) -> GroupsCapture:
-        admin = make_admin(client, settings, concurrency)
-        return await capture_groups(admin, include_system=include_system, match=match,
-                                    clients=not no_clients, time_lag=not no_time_lag,
-                                    lag_threshold=lag_threshold,
-                                    time_lag_threshold_ms=int(time_lag_threshold * 1000))
+    def once(c: Cluster) -> GroupsCapture:
+        return c.groups(include_system=include_system, match=match, clients=not no_clients,
+                        time_lag=not no_time_lag, lag_threshold=lag_threshold,
+                        time_lag_threshold_s=time_lag_threshold)
 
-    def render(c: GroupsCapture) -> Result:
-        return groups_result(c, only_lagging=only_lagging, sort=sort)
+    def render(g: GroupsCapture) -> Result:
+        return groups_result(g, only_lagging=only_lagging, sort=sort)
 
-    if watch is None:
-        c = with_client(st, settings, once)
-        emit(render(c), fmt)
-        raise_partial(c.failures, "groups", c.unread_members)
-        return
-    watch_loop(settings, once, render, fmt, watch, count)
+    with cluster(st, namesrv, concurrency) as c:
+        if watch is not None:
+            return watch_loop(c, once, render, fmt, watch, count)
+        g = once(c)
+    emit(render(g), fmt)
+    raise_partial(g.failures, "groups", g.unread_members)
 
 
 groups.__doc__ = (groups.__doc__ or "").replace("{state_help}", STATE_HELP)

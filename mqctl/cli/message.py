@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
-from mqctl.cli.common import emit, make_admin, state, with_client
+from mqctl.cli.common import emit, read, state
 from mqctl.cli.options import (
     BodyBytesOpt,
     BrokerOpt,
@@ -42,15 +42,8 @@ def show(
     moves; and no heartbeat. An offset outside the queue's range is refused before anything is
     pulled (exit 2). Example: mqctl message show -t TopicPay -b broker-a -q 0 --offset 1200
     """
-    from mqctl.views.message import read_message
     from mqctl.views.message_rows import show_result
 
     st = state(ctx)
-    settings = st.settings(namesrv=namesrv)
-
-    async def go(client: Any) -> MessageAt:
-        admin = make_admin(client, settings)
-        return await read_message(admin, topic, broker, queue, offset)
-
-    at = with_client(st, settings, go)
+    at: MessageAt = read(st, namesrv, None, lambda c: c.message(topic, broker, queue, offset))
     emit(show_result(at, body_bytes), st.output(output))

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import typer
 
-from mqctl.cli.common import emit, make_admin, state, with_client
+from mqctl.cli.common import emit, read, state
 from mqctl.cli.options import NamesrvOpt, OutputOpt, TopicArg
 
 
@@ -23,12 +21,7 @@ def route(
     from mqctl.views.route import route_result
 
     st = state(ctx)
-    settings = st.settings(namesrv=namesrv)
-
-    async def go(client: Any) -> Any:
-        return await make_admin(client, settings).topic_route(topic, cached=False)
-
-    r = with_client(st, settings, go)
+    r = read(st, namesrv, None, lambda c: c.route(topic))
     emit(route_result(topic, r), st.output(output))
 
 

@@ -2,17 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import typer
 
-from mqctl.cli.common import (
-    emit,
-    make_admin,
-    raise_partial,
-    state,
-    with_client,
-)
+from mqctl.cli.common import emit, raise_partial, read, state
 from mqctl.cli.options import MatchOpt, NamesrvOpt, OutputOpt, TopicKind, TopicKindOpt
 
 
@@ -36,17 +28,12 @@ def topics(
     Example: mqctl topics --kind all --match pay
     """
     from mqctl.admin import BrokerFailure
-    from mqctl.views.topics import capture_topic_tables, topics_result
+    from mqctl.views.topics import topics_result
 
     st = state(ctx)
-    settings = st.settings(namesrv=namesrv)
-
-    async def go(client: Any) -> Any:
-        return await capture_topic_tables(make_admin(client, settings))
-
-    names, info, configs = with_client(st, settings, go)
-    emit(topics_result(names, info, configs, kind.value, match), st.output(output))
-    raise_partial([v for v in configs.values() if isinstance(v, BrokerFailure)], "topics")
+    t = read(st, namesrv, None, lambda c: c.topics())
+    emit(topics_result(t.names, t.info, t.configs, kind.value, match), st.output(output))
+    raise_partial([v for v in t.configs.values() if isinstance(v, BrokerFailure)], "topics")
 
 
 def register(app: typer.Typer) -> None:

@@ -391,7 +391,7 @@ def test_legacy_evidence_needs_a_read_before_the_clients_apply():
 # ------------------------------------------------------------ what the CLI says
 
 def test_rerun_hint_names_only_the_queues_the_evidence_says_did_not_take():
-    from mqctl.cli.offsets import rerun_hint
+    from mqctl.reset.outcome import rerun_hint
     from mqctl.reset import BrokerPlan, ConsumerState, Path_, Plan, QueuePlan, QueueResult
 
     qs = [QueuePlan(MQ("T", "broker-b", i), 0, 500, 290, 108) for i in range(4)]
@@ -407,7 +407,7 @@ def test_rerun_hint_names_only_the_queues_the_evidence_says_did_not_take():
 
 
 def test_done_summary_counts_a_legacy_push_as_pushed_until_read_taken():
-    from mqctl.cli.offsets import done_summary
+    from mqctl.reset.outcome import done_summary
     from mqctl.reset import BrokerPlan, ConsumerState, Path_, Plan, QueuePlan, QueueResult
 
     qs = [QueuePlan(MQ("T", "broker-a", i), 0, 500, 290, 140) for i in range(2)]

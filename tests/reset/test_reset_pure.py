@@ -356,7 +356,7 @@ def test_took_against_what_the_broker_computed():
 
 
 def test_rerun_hint_never_resets_the_queues_that_took_twice():
-    from mqctl.cli.offsets import rerun_hint
+    from mqctl.reset.outcome import rerun_hint
     from mqctl.reset import QueueResult, Status
 
     def hint(target, online, current=5, scoped=True):
