@@ -7,7 +7,7 @@ this package is cheap: the API and every submodule are imported on first use.
 
 from typing import Any
 
-__version__ = "0.1.0"
+from mqctl.about import __version__
 
 # the public API, loaded on first use (``import mqctl`` stays as light as ``mqctl --help``)
 _API = ("AsyncCluster", "Cluster", "Context", "ExitCode", "MqctlError", "PartialFailure")

@@ -41,8 +41,11 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("core", ("mqctl.context", "mqctl.fsutil", "mqctl.interrupt", "mqctl.models", "mqctl.render",
               "mqctl.timeparse", "mqctl.versions")),
     ("remoting", ("mqctl.remoting",)),
-    ("base", ("mqctl", "mqctl.errors", "mqctl.remoting.codes")),
+    ("base", ("mqctl", "mqctl.about", "mqctl.errors", "mqctl.remoting.codes")),
 ]
+# The package's face: ``from mqctl import Cluster`` loads the public API on first use
+# (mqctl/__init__.py ``__getattr__``), the one import of the base layer above it.
+FACE = ("mqctl", "mqctl.api")
 
 # Packages that only these importers (and the package itself) may import: the simulated
 # cluster is beside the product, and the Spark job is heavy (tests/test_startup.py).
@@ -323,7 +326,7 @@ def test_every_module_has_a_layer():
 def against_the_layers(edges: list[Edge]) -> list[str]:
     wrong = []
     for e in edges:
-        if todo_for(e) is not None:
+        if todo_for(e) is not None or (e.importer, e.imported, e.kind) == (*FACE, "function"):
             continue
         (low, low_name, _), (high, high_name, _) = layer_of(e.importer), layer_of(e.imported)
         if high < low:

@@ -114,7 +114,7 @@ class Registry:
                  origin: str = "builtin", version: str | None = None,
                  replace: bool = False) -> StrategyInfo:
         """Add a strategy class (or factory). Built-ins cannot be replaced by plugins."""
-        from mqctl import __version__
+        from mqctl.about import __version__
 
         key = normalise(name or str(getattr(factory, "name", "") or ""))
         if not key:

@@ -444,7 +444,10 @@ class ReleasePlan:
         return self.run.plans
 
     def ready_result(self) -> Result:
-        return self.run.ready_result()  # type: ignore[no-any-return]
+        """The plan as ``locks release --execute`` prints it before sending."""
+        from mqctl.locks.release_rows import ready_result
+
+        return ready_result(self.run)
 
     def unchanged(self) -> ReleaseOutcome:
         return self.run.unchanged()

@@ -164,6 +164,7 @@ def release(
     """
     from mqctl.interrupt import deferred
     from mqctl.locks.release import release_request
+    from mqctl.locks.release_rows import ready_result
 
     group = one_group(group, group_opt,
                       example="mqctl locks release GID_ORDER --queue broker-a:3 -t TopicOrder")
@@ -179,7 +180,7 @@ def release(
 
         def ready(_step: str, _n: int) -> None:
             if shown:  # what is being sent, while it runs
-                emit_before_change(run.ready_result(), fmt)
+                emit_before_change(ready_result(run.run), fmt)
 
         outcome = run.unchanged() if not execute else run.apply(on_progress=ready, stop=stop)
         _finish(outcome, fmt, shown, stop)
@@ -188,7 +189,9 @@ def release(
 def _finish(o: ReleaseOutcome, fmt: str, shown: bool, stop: Stop) -> None:
     """Render the outcome (kept in a file too when the terminal may be gone) and exit with
     its error."""
-    out = o.result(plan_shown=shown)
+    from mqctl.locks.release_rows import outcome_result
+
+    out = outcome_result(o, plan_shown=shown)
     if o.interruption is not None:
         # the terminal may be gone (SIGHUP): the result goes to a file first
         out.data["interrupted"]["result_file"] = _keep_result(out, o.plans[0].group, o.error())

@@ -441,23 +441,6 @@ class ReleaseOutcome:
             return None
         return release_failure(self.results, list(self.finish))
 
-    def result(self, *, plan_shown: bool = False) -> Any:
-        """As ``locks release`` prints it (``plan_shown``: the plan was printed at
-        ``ready``: only what came after it)."""
-        from mqctl.locks.rows import release_result
-
-        shown = plan_shown and self.ready
-        extra = [] if shown else list(self.notes)
-        if self.interruption is not None:
-            extra += self.interruption.notes
-        out = release_result(list(self.plans), self.before, self.after,
-                             self.execute or self.interruption is not None,
-                             list(self.results) if self.results is not None else None,
-                             extra_notes=extra, plan_shown=shown)
-        if self.interruption is not None:
-            out.data["interrupted"] = dict(self.interruption.data)
-        return out
-
 
 @dataclass(slots=True)
 class ReleaseRun:
@@ -502,17 +485,6 @@ class ReleaseRun:
     def unchanged(self) -> ReleaseOutcome:
         """The outcome of a plan that is not applied (no --execute)."""
         return ReleaseOutcome(self.plans, self.before, self.request.execute, notes=self.notes)
-
-    def ready_result(self) -> Any:
-        """The plan as it is printed before the releases are sent (text formats)."""
-        from mqctl.locks.rows import release_result
-
-        first = release_result(list(self.plans), self.before, None, False,
-                               extra_notes=list(self.notes))
-        first.notes[:] = [n for n in first.notes if not n.startswith("dry run:")]
-        first.notes.append(f"releasing {len(self.plans)} lock(s) now (Ctrl-C stops and says "
-                           "what was released)")
-        return first
 
     async def apply(self, *, on_progress: Callable[[str, int], None] | None = None,
                     stop: Stop | None = None) -> ReleaseOutcome:

@@ -1,6 +1,6 @@
 """What a reset or rollback did, in words: the summary of what changed, the commands that
-finish or undo it, what to do about queues that did not take, the report of an interrupt, and
-the error (with its exit code) the run ends with. Pure: the outcome is already computed
+finish or undo it, what to do about queues that did not take, and the report of an interrupt.
+Pure: the outcome is already computed
 (:mod:`mqctl.reset.workflow`); the CLI renders and exits.
 
 Facts from apache/rocketmq: ``MQClientInstance.resetOffset`` (a legacy push is applied by the
@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mqctl.errors import ExitCode, MqctlError, PartialFailure, RefusedError, UsageError
+from mqctl.errors import ExitCode, MqctlError, UsageError
 from mqctl.interrupt import INTERRUPT_GRACE_S
-from mqctl.reset.apply import BAD, Status
+from mqctl.reset.apply import Status
 from mqctl.reset.files import export_plan, free_path
 from mqctl.reset.plan import format_queue_scope, legacy_apply_times
 from mqctl.reset.types import Path_
@@ -26,7 +26,6 @@ from mqctl.timeparse import format_ms
 if TYPE_CHECKING:
     from mqctl.reset.apply import QueueResult
     from mqctl.reset.types import Plan
-    from mqctl.reset.workflow import ResetOutcome
 
 
 def done_summary(plan: Plan, results: list[QueueResult]) -> str:
@@ -238,47 +237,3 @@ def rerun_hint(plan: Plan, bad: list[QueueResult], rb: str | None, scoped: bool)
                      f"their target are skipped), or add --queues {again} for only these")
     return "; ".join(parts)
 
-
-def outcome_error(o: ResetOutcome) -> MqctlError | None:
-    """The error a run ends with, by what it did (None: it succeeded): not confirmed (exit 6),
-    interrupted while changing (130), refused (6: by the guards, or by the plan's refusals),
-    queues that did not take, were moved or could not be decided (8)."""
-    from mqctl.reset.guards import GUARD_HINT
-
-    plan, execute, force = o.plan, o.planned.execute, o.planned.force
-    if o.declined:
-        return RefusedError("the change was not confirmed: nothing was changed, no rollback "
-                            "file written",
-                            hint="answer y to apply it; --yes applies without asking")
-    if o.interruption is not None:
-        return o.interruption.error
-    if plan.refusals:
-        more = (f" (and {len(plan.refusals) - 1} more reason(s) in the output)"
-                if len(plan.refusals) > 1 else "")
-        if o.planned.guarded and len(o.planned.guarded) == len(plan.refusals):
-            return RefusedError(plan.refusals[0] + more, hint=GUARD_HINT)  # only guards
-        return RefusedError(plan.refusals[0] + more,
-                            hint=("nothing was changed" if execute else "the plan cannot be "
-                                  "executed as it is")
-                            + ("" if force else "; --force overrides where it can"))
-    bad = [r for r in o.results or () if r.status in BAD]
-    return _not_taken_error(o, bad) if bad else None
-
-
-def _not_taken_error(o: ResetOutcome, bad: list[QueueResult]) -> PartialFailure:
-    results = o.results or ()
-    undecided = any(r.status in (Status.UNKNOWN, Status.UNVERIFIED) for r in bad)
-    moved = [r for r in bad if r.status == Status.MOVED]
-    rest = [r for r in bad if r.status != Status.MOVED]
-    parts = ([f"{len(rest)} of {len(results)} queue(s) did not take"
-              + (" or could not be verified" if undecided else "") + ": "
-              + "; ".join(f"{r.plan.mq.short} {r.status.value} ({r.detail})"
-                          for r in rest[:4])] if rest else [])
-    if moved:
-        parts.append(f"{len(moved)} of {len(results)} queue(s) were moved by another "
-                     "writer after this run reset them: "
-                     + ", ".join(f"{r.plan.mq.short} now {r.now} (target {r.goal})"
-                                 for r in moved[:4])
-                     + (" ..." if len(moved) > 4 else ""))
-    return PartialFailure("; ".join(parts), [(r.plan.mq.short, r.detail) for r in bad],
-                          hint=rerun_hint(o.plan, bad, o.rollback, o.rerun_scope))

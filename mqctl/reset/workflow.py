@@ -25,10 +25,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mqctl.errors import MqctlError, PartialFailure, RefusedError
 from mqctl.interrupt import Stop, boundary, guarded
-from mqctl.reset.apply import QueueResult, apply_plan, verify
+from mqctl.reset.apply import BAD, QueueResult, Status, apply_plan, verify
 from mqctl.reset.files import export_plan, free_path, rollback_path, write_rollback
 from mqctl.reset.guards import (
+    GUARD_HINT,
     Guards,
     Totals,
     check_guards,
@@ -38,7 +40,7 @@ from mqctl.reset.guards import (
     plan_totals,
     resolve_guards,
 )
-from mqctl.reset.outcome import Interruption, interruption, outcome_error
+from mqctl.reset.outcome import Interruption, interruption, rerun_hint
 from mqctl.reset.plan import default_wait, make_plan
 from mqctl.reset.types import Plan, Target
 
@@ -148,8 +150,7 @@ class ResetOutcome:
         return self.rollback is not None and self.results is not None
 
     def error(self) -> MqctlError | None:
-        """The error the run ends with (None: it succeeded): :func:`mqctl.reset.outcome.
-        outcome_error`."""
+        """The error the run ends with (None: it succeeded): :func:`outcome_error`."""
         return outcome_error(self)
 
 
@@ -490,3 +491,48 @@ async def rollback_states(admin: Admin, infos: Sequence[Any]
     out = {i.name: live_state(i, got[(i.group, i.topic)]) if (i.group, i.topic) in got
            else "unknown (not read)" for i in infos}
     return out, failed
+
+
+# ---------------------------------------------------------------------- the exit
+
+def outcome_error(o: ResetOutcome) -> MqctlError | None:
+    """The error a run ends with, by what it did (None: it succeeded): not confirmed (exit 6),
+    interrupted while changing (130), refused (6: by the guards, or by the plan's refusals),
+    queues that did not take, were moved or could not be decided (8)."""
+    plan, execute, force = o.plan, o.planned.execute, o.planned.force
+    if o.declined:
+        return RefusedError("the change was not confirmed: nothing was changed, no rollback "
+                            "file written",
+                            hint="answer y to apply it; --yes applies without asking")
+    if o.interruption is not None:
+        return o.interruption.error
+    if plan.refusals:
+        more = (f" (and {len(plan.refusals) - 1} more reason(s) in the output)"
+                if len(plan.refusals) > 1 else "")
+        if o.planned.guarded and len(o.planned.guarded) == len(plan.refusals):
+            return RefusedError(plan.refusals[0] + more, hint=GUARD_HINT)  # only guards
+        return RefusedError(plan.refusals[0] + more,
+                            hint=("nothing was changed" if execute else "the plan cannot be "
+                                  "executed as it is")
+                            + ("" if force else "; --force overrides where it can"))
+    bad = [r for r in o.results or () if r.status in BAD]
+    return _not_taken_error(o, bad) if bad else None
+
+
+def _not_taken_error(o: ResetOutcome, bad: list[QueueResult]) -> PartialFailure:
+    results = o.results or ()
+    undecided = any(r.status in (Status.UNKNOWN, Status.UNVERIFIED) for r in bad)
+    moved = [r for r in bad if r.status == Status.MOVED]
+    rest = [r for r in bad if r.status != Status.MOVED]
+    parts = ([f"{len(rest)} of {len(results)} queue(s) did not take"
+              + (" or could not be verified" if undecided else "") + ": "
+              + "; ".join(f"{r.plan.mq.short} {r.status.value} ({r.detail})"
+                          for r in rest[:4])] if rest else [])
+    if moved:
+        parts.append(f"{len(moved)} of {len(results)} queue(s) were moved by another "
+                     "writer after this run reset them: "
+                     + ", ".join(f"{r.plan.mq.short} now {r.now} (target {r.goal})"
+                                 for r in moved[:4])
+                     + (" ..." if len(moved) > 4 else ""))
+    return PartialFailure("; ".join(parts), [(r.plan.mq.short, r.detail) for r in bad],
+                          hint=rerun_hint(o.plan, bad, o.rollback, o.rerun_scope))

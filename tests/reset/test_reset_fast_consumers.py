@@ -391,8 +391,8 @@ def test_legacy_evidence_needs_a_read_before_the_clients_apply():
 # ------------------------------------------------------------ what the CLI says
 
 def test_rerun_hint_names_only_the_queues_the_evidence_says_did_not_take():
-    from mqctl.reset.outcome import rerun_hint
     from mqctl.reset import BrokerPlan, ConsumerState, Path_, Plan, QueuePlan, QueueResult
+    from mqctl.reset.outcome import rerun_hint
 
     qs = [QueuePlan(MQ("T", "broker-b", i), 0, 500, 290, 108) for i in range(4)]
     plan = Plan("G", "T", Target("time", 1717200000000, "-2m"), 0, "ns", qs,
@@ -407,8 +407,8 @@ def test_rerun_hint_names_only_the_queues_the_evidence_says_did_not_take():
 
 
 def test_done_summary_counts_a_legacy_push_as_pushed_until_read_taken():
-    from mqctl.reset.outcome import done_summary
     from mqctl.reset import BrokerPlan, ConsumerState, Path_, Plan, QueuePlan, QueueResult
+    from mqctl.reset.outcome import done_summary
 
     qs = [QueuePlan(MQ("T", "broker-a", i), 0, 500, 290, 140) for i in range(2)]
     plan = Plan("G", "T", Target("time", 1, "-2m"), 0, "ns", qs,

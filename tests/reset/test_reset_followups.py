@@ -54,8 +54,8 @@ def test_epoch_zero_target_in_the_cli_plan_header(cli, sim):
 
 
 def test_epoch_zero_target_in_the_rerun_hint():
-    from mqctl.reset.outcome import rerun_hint
     from mqctl.reset import ConsumerState, Plan, QueueResult, Status
+    from mqctl.reset.outcome import rerun_hint
 
     q = QueuePlan(MessageQueue("T", "broker-a", 0), current=5, target=3, min_offset=2,
                   max_offset=9)

@@ -356,8 +356,8 @@ def test_took_against_what_the_broker_computed():
 
 
 def test_rerun_hint_never_resets_the_queues_that_took_twice():
-    from mqctl.reset.outcome import rerun_hint
     from mqctl.reset import QueueResult, Status
+    from mqctl.reset.outcome import rerun_hint
 
     def hint(target, online, current=5, scoped=True):
         p = plan(Path_.SERVER_SIDE, online, target, current=current)
