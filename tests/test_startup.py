@@ -39,3 +39,23 @@ def test_subcommand_help_imports_nothing_heavy():
     for group in (["wire", "--help"], ["config", "--help"]):
         mods = loaded_modules(group)
         assert not any(m.startswith(("pyspark", "mqctl.sim", "mqctl.lagjob")) for m in mods)
+
+
+API_PROBE = """
+import json, sys
+from mqctl import Cluster, AsyncCluster, Context
+import mqctl.api
+sys.stderr.write(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_importing_the_api_imports_nothing_heavy():
+    """``from mqctl import Cluster`` (the public API, docs/api.md): no Spark, no simulator, no
+    Rich, YAML or tabulate; what a call needs is imported when it is made."""
+    r = subprocess.run([sys.executable, "-c", API_PROBE], capture_output=True, text=True,
+                       timeout=60)
+    mods = set(json.loads(r.stderr.strip().splitlines()[-1]))
+    assert "mqctl.api.cluster" in mods
+    heavy = ("pyspark", "py4j", "plotly", "yaml", "tabulate", "rich", "mqctl.sim",
+             "mqctl.lagjob", "mqctl.admin", "mqctl.views", "mqctl.reset")
+    assert sorted(m for m in mods if any(m == h or m.startswith(h + ".") for h in heavy)) == []
