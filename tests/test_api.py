@@ -28,7 +28,7 @@ def python_blocks() -> list[str]:
 def run_block(code: str) -> str:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(code, str(DOC), "exec"), {"__name__": "docs_api"})  # noqa: S102
+        exec(compile(code, str(DOC), "exec"), {"__name__": "docs_api"})
     return out.getvalue()
 
 
