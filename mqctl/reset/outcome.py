@@ -19,7 +19,8 @@ from mqctl.errors import ExitCode, MqctlError, UsageError
 from mqctl.interrupt import INTERRUPT_GRACE_S
 from mqctl.reset.apply import Status
 from mqctl.reset.files import export_plan, free_path
-from mqctl.reset.plan import format_queue_scope, legacy_apply_times
+from mqctl.reset.plan import format_queue_scope
+from mqctl.reset.preflight import legacy_apply_times
 from mqctl.reset.types import Path_
 from mqctl.timeparse import format_ms
 
