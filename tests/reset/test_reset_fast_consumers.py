@@ -125,7 +125,7 @@ def test_an_old_5x_client_replaying_unseen_is_unknown_not_failed():
         plan = Plan("G", "T", Target("offset", 100), 0, "ns", [q],
                     {"broker-a": BrokerPlan("broker-a", "a", Path_.SERVER_SIDE, "t")}, st)
         r = QueueResult(q, Status.APPLIED, "server-side reset", now=320)
-        _server_side_verdict(plan, r)
+        r = _server_side_verdict(plan, r)
         assert r.status == status, (version, r.detail)
         if status == Status.UNKNOWN:
             assert "a client older than 5.2.0" in r.detail and "read 320 (old offset 300)" \
@@ -133,7 +133,7 @@ def test_an_old_5x_client_replaying_unseen_is_unknown_not_failed():
     assert V5_1_0 < 470
     # below the target: not the consumers' doing
     r = QueueResult(q, Status.APPLIED, "server-side reset", now=50)
-    _server_side_verdict(plan, r)
+    r = _server_side_verdict(plan, r)
     assert r.status == Status.NOT_TAKEN
 
 
@@ -272,7 +272,7 @@ def test_the_window_verdict_docs_quote_is_what_verify_says():
     plan = Plan("G", "T", Target("rollback"), 0, "ns", [q],
                 {"broker-a": BrokerPlan("broker-a", "a:1", Path_.SERVER_SIDE, "t")}, st)
     r = QueueResult(q, Status.APPLIED, "server-side reset", now=24, settled_s=OWN_PULL_SETTLE_S)
-    _server_side_verdict(plan, r)
+    r = _server_side_verdict(plan, r)
     assert r.status == Status.UNKNOWN
     said = r.detail.split("; nothing read tells")[0] + "; nothing read tells ..."
     doc = " ".join((Path(__file__).parents[2] / "docs" / "reset.md").read_text().split())
