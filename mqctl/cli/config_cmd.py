@@ -44,6 +44,6 @@ def profiles(ctx: typer.Context, output: OutputOpt = None) -> None:
 
     st = state(ctx)
     rows, path = profile_rows(st.config_file)
-    emit(Result([Table(cols("profile", "current", "namesrv"), rows)],
+    emit(Result([Table(cols("profile", "current", "namesrv"), rows, name="profiles")],
                 notes=[f"config file: {path}" + ("" if path.exists() else " (not found)")]),
          st.output(output))

@@ -72,7 +72,8 @@ def scenarios(ctx: typer.Context, output: OutputOpt = None) -> None:
 
     st = state(ctx)
     rows = [{"scenario": k, "description": v} for k, v in bundled().items()]
-    emit(Result([Table(cols("scenario", "description"), rows)]), st.output(output))
+    emit(Result([Table(cols("scenario", "description"), rows, name="scenarios")]),
+         st.output(output))
 
 
 def scenario_names() -> list[str]:

@@ -68,5 +68,5 @@ def time_cmd(
     emit(Result([Table([Column("input", "INPUT"), Column("epoch_ms", "EPOCH MS", "right"),
                         Column("utc", "UTC"), Column("local", "LOCAL"),
                         Column("from_now", "FROM NOW", "right", raw="offset_from_now_s")],
-                       rows)]),
+                       rows, name="times")]),
          st.output(output))

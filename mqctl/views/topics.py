@@ -133,7 +133,8 @@ def topics_result(names: list[str], info: ClusterInfo, configs: Mapping[str, Any
               "(not included: it did not answer)"] if failures else [])
     return Result([Table([Column("topic", "TOPIC"), Column("kind", "KIND"),
                           Column("queues_cell", "QUEUES", "right", raw="read_queues"),
-                          Column("type_cell", "TYPE", raw="message_type")], shown)],
+                          Column("type_cell", "TYPE", raw="message_type")], shown,
+                         name="topics")],
                   data=rows, notes=notes)
 
 
