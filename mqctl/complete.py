@@ -32,12 +32,12 @@ import io
 import json
 import os
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from mqctl.api.connection import connect
 from mqctl.config import load_settings
 from mqctl.errors import UsageError
 from mqctl.fsutil import atomic_write_text, read_text_capped
@@ -91,12 +91,10 @@ async def fetch(settings: Any, deadline_s: float = DEADLINE_S
     import asyncio
 
     from mqctl.admin import Admin
-    from mqctl.remoting.client import RemotingClient
     from mqctl.views.topics import is_system_topic
 
-    opts = replace(settings.client_options(), timeout=min(settings.timeout, deadline_s),
-                   connect_timeout=min(settings.timeout, deadline_s))
-    async with RemotingClient(opts) as client:
+    bound = min(settings.timeout, deadline_s)
+    async with connect(settings, timeout=bound, connect_timeout=bound) as client:
         admin = Admin(client, settings.namesrv)
         info_task = asyncio.ensure_future(admin.cluster_info())
         topics_task = asyncio.ensure_future(admin.topic_list())

@@ -12,16 +12,18 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mqctl.api.connection import connect
+from mqctl.context import current, use
 from mqctl.errors import UsageError
-from mqctl.remoting.client import ClientOptions, RemotingClient
-from mqctl.timeparse import set_clock
+from mqctl.remoting.client import ClientOptions
 
 # the most snapshots one demo takes (--hours / --interval): each is a capture over the wire
 MAX_CAPTURES = 10_000
@@ -73,10 +75,10 @@ async def capture_timeline(out_dir: Path, *, hours: float, interval_s: float,
     cluster = SimCluster(load_scenario(scenario, start_ms=start), clock="manual",
                          log_dir=str(logs))
     await cluster.start()
-    set_clock(cluster.clock.now_ms)
     rows = 0
-    try:
-        async with RemotingClient(ClientOptions(timeout=5.0, max_in_flight=16)) as client:
+    try:  # (the simulated clock is the capture's: mqctl.context)
+        async with connect(ClientOptions(timeout=5.0, max_in_flight=16)) as client, \
+                _sim_clock(cluster.clock.now_ms):
             admin = Admin(client, cluster.namesrv_addr, concurrency=16)
             groups = await discover_groups(admin)
             for i in range(steps):
@@ -89,8 +91,15 @@ async def capture_timeline(out_dir: Path, *, hours: float, interval_s: float,
         return DemoCapture(out_dir, snaps, logs, steps, rows, cluster.clock.start_ms,
                            cluster.clock.now_ms())
     finally:
-        set_clock(None)
         await cluster.stop()
+
+
+@contextlib.asynccontextmanager
+async def _sim_clock(clock: Callable[[], int]) -> AsyncIterator[None]:
+    """The simulated cluster's clock for what the block computes (lock ages, time lags)."""
+
+    with use(current().with_(clock=clock)):
+        yield
 
 
 # what makes a directory an earlier demo's (its snapshots' or its report's lock file)

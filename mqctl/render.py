@@ -119,12 +119,16 @@ class Result:
     # The table `-o csv` prints (by name); default: the first table.
     main: str | None = None
 
-    def structured(self) -> Any:
-        if self.data is not None:
+    def structured(self) -> dict[str, Any]:
+        """The JSON/YAML document: always an object (docs/output.md "Machine output: one
+        shape"). ``data`` when the command gives one (an object as it is; a list of rows under
+        the main table's name), else each table's rows under its name (what ``--table`` takes),
+        in order."""
+        if isinstance(self.data, dict):
             return self.data
-        if len(self.tables) == 1:
-            return self.tables[0].rows
-        return {(t.name or t.title or f"table{i}"): t.rows for i, t in enumerate(self.tables)}
+        if self.data is not None:
+            return {table_name(main_table(self)[0], 0) if self.tables else "rows": self.data}
+        return {table_name(t, i): t.rows for i, t in enumerate(self.tables)}
 
 
 def default_format(stream: IO[str] | None = None) -> str:
@@ -578,7 +582,7 @@ def emit(result: Result, fmt: str | None = None, stream: IO[str] | None = None, 
         return
     # JSON and YAML stay exact on a stream that cannot encode the data: \uXXXX escapes
     if fmt in ("json", "yaml"):
-        data = tables[0].rows if table is not None else result.structured()
+        data = {table: tables[0].rows} if table is not None else result.structured()
         dump = to_json if fmt == "json" else to_yaml
         text = dump(data) + ("\n" if fmt == "json" else "")
         stream.write(text if _encodable(text, stream)

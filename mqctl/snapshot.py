@@ -14,19 +14,22 @@ import gzip
 import json
 import os
 import re
-from collections.abc import Iterable, Sequence
+import stat
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 
-from mqctl.admin import Admin, BrokerFailure
-from mqctl.errors import MqctlError, UsageError
+from mqctl.admin import Admin, BrokerFailure, NotFoundError, NothingRead, failure_hint
+from mqctl.errors import MqctlError, PartialFailure, UsageError
 from mqctl.fsutil import atomic_writer, dir_lock, local_path_error
 from mqctl.models import RETRY_PREFIX, is_system_group
 from mqctl.remoting.client import fan_out
-from mqctl.timeparse import format_ms, now_ms
-from mqctl.views.progress import GroupProgress
+from mqctl.render import Result, Table, cols
+from mqctl.timeparse import format_ms, now_ms, parse_duration_option
+from mqctl.views.existence import group_exists
+from mqctl.views.progress import NO_QUEUE_READ, GroupProgress
 from mqctl.views.progress_capture import CaptureCache, capture_progress
 
 if TYPE_CHECKING:
@@ -280,7 +283,6 @@ def delete_error(exc: OSError, path: Path, what: str, done: Sequence[Any]) -> Us
 
 
 def _is_regular(mode: int) -> bool:
-    import stat
 
     return stat.S_ISREG(mode)
 
@@ -296,7 +298,6 @@ class CapturePrunePlan:
 def parse_keep(text: str) -> int:
     """``--keep``: how long to keep files, a duration with a unit (``7d``, ``36h``, ``P7D``)
     longer than 0, in ms."""
-    from mqctl.timeparse import parse_duration_option
 
     s = text.strip()
     if s.startswith(("-", "+")):
@@ -371,7 +372,6 @@ def snapshot_result(snap: Snapshot, path: Path | None, missing: list[str],
                     pruned: list[CaptureFile], keep: str | None) -> Result:
     """``mqctl snapshot``'s output: one status row per group asked (``group_status``), the
     file, the failures, and with ``keep`` (``--keep``) the capture files pruned."""
-    from mqctl.render import Result, Table, cols
 
     per_group: dict[str, int] = {}
     for r in snap.rows:
@@ -423,7 +423,6 @@ def summary(rows: list[dict[str, Any]], nrows: int, path: Any) -> str:
     where = f"to {path}" if path else "(no row: no file written)"
     text = f"{len(captured)} of {len(rows)} group(s) captured ({nrows} row(s)) {where}"
     if empty:
-        from mqctl.views.progress import NO_QUEUE_READ
 
         text += (f"; {len(empty)} with no queue ({', '.join(empty)}: {NO_QUEUE_READ}, its "
                  "lag is unknown: no row)")
@@ -439,7 +438,6 @@ def prune_note(pruned: list[Any], keep: str) -> str:
     if not pruned:
         return f"--keep {keep}: no capture file to delete"
     size = sum(f.size for f in pruned)
-    from mqctl.timeparse import format_ms
 
     last = max(f.capture_ts for f in pruned)
     return (f"--keep {keep}: deleted {len(pruned)} capture file(s) ({human_bytes(size)}), "
@@ -453,3 +451,132 @@ def human_bytes(n: int) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{n} B"
+
+
+# ------------------------------------------------------------------ the workflow
+# ``mqctl snapshot`` as ordered steps: the request checked (before any I/O), the run lock of
+# the output directory (from before the cluster is asked), the groups (given, discovered),
+# the capture, the unknown --group names, the file, the retention: a SnapshotOutcome.
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotRequest:
+    """What to capture: ``groups`` (``--group``) and/or every group the cluster knows
+    (``all_groups``; RocketMQ's own only with ``include_system``), into ``out`` (files in
+    ``OUT/YYYY-MM-DD/``), ``compress`` ``gzip`` or ``none``, ``keep``: delete capture files
+    older than this after the capture (``7d``)."""
+
+    out: str
+    groups: tuple[str, ...] = ()
+    all_groups: bool = False
+    include_system: bool = False
+    compress: str = "gzip"
+    keep: str | None = None
+
+    def keep_ms(self) -> int | None:
+        """``keep`` in ms, or None; the request is checked (a usage error before any I/O)."""
+        if not self.groups and not self.all_groups:
+            raise UsageError("say which groups to capture", hint="pass --group G (repeatable) "
+                             "or --all-groups")
+        return parse_keep(self.keep) if self.keep is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotOutcome:
+    """What a capture did: the capture, the file written (None: no row, no file), the
+    ``--group`` names no broker knows, the capture files pruned, the brokers that did not
+    list their subscription groups (``--all-groups``)."""
+
+    request: SnapshotRequest
+    snap: Snapshot
+    path: Path | None
+    missing: tuple[str, ...] = ()
+    pruned: tuple[CaptureFile, ...] = ()
+    discovery: tuple[BrokerFailure, ...] = ()
+
+    @property
+    def only_unknown(self) -> bool:
+        """Only unknown groups: nothing to show (as ``group progress GID_TYPO``)."""
+        s = self.snap
+        return bool(self.missing) and not s.rows and not s.group_errors and not self.pruned
+
+    def result(self) -> Result | None:
+        """As ``mqctl snapshot`` prints it (None: nothing to show)."""
+        if self.only_unknown:
+            return None
+        return snapshot_result(self.snap, self.path, list(self.missing), list(self.pruned),
+                               self.request.keep)
+
+    def error(self) -> MqctlError | None:
+        """The error the capture ends with (None: complete): only unknown --group names
+        (exit 2, nothing captured); no group read at all (the cause's code: 5 broker error,
+        3 unreachable); some unknown (2) or some parts failed (8), with the file kept."""
+        snap, missing = self.snap, list(self.missing)
+        if self.only_unknown:
+            return unknown_groups(missing, [], "nothing was captured: no file was written")
+        problems = [(g, e) for g, e in snap.group_errors.items()] + [
+            (f"{g}@{f.broker}", f.message) for g, f in snap.failures] + [
+            (f"group list@{f.broker}", f.message) for f in self.discovery]
+        if snap.groups and len(snap.group_errors) + len(missing) == len(snap.groups) \
+                and snap.group_errors:
+
+            return NothingRead(f"for any group to capture ({', '.join(snap.groups)})",
+                               [f for e in snap.group_exc.values()
+                                for f in getattr(e, "failures", [])]
+                               or [BrokerFailure(g, getattr(e, "addr", None), e)
+                                   for g, e in snap.group_exc.items()])
+        kept = (f"the file {self.path} holds the rest of the capture" if self.path
+                else "no row was captured: no file was written")
+        if missing:
+            return unknown_groups(missing, problems, kept)
+        if not problems:
+            return None
+
+        errors = [*snap.group_exc.values(), *(f.error for _, f in snap.failures),
+                  *(f.error for f in self.discovery)]
+        return PartialFailure(f"{len(problems)} part(s) of the capture failed: "
+                              + "; ".join(f"{w}: {e}" for w, e in problems[:5]), problems,
+                              hint=kept + (f"; {failure_hint(errors, partial=True)}"
+                                           if errors else ""))
+
+
+def unknown_groups(missing: list[str], problems: list[tuple[str, str]], kept: str
+                   ) -> MqctlError:
+    """A --group no broker knows is bad input (exit 2), as for `group progress GID_TYPO`."""
+
+    also = (f"; also {len(problems)} part(s) of the capture failed: "
+            + "; ".join(f"{w}: {e}" for w, e in problems[:3])) if problems else ""
+    return NotFoundError(f"{len(missing)} group(s) given with --group not known to any broker "
+                         "(no member, no committed offset, no subscription group): "
+                         f"{', '.join(missing)}{also}",
+                         hint=f"check the name (it is case-sensitive); {kept}")
+
+
+async def run_snapshot(connect: Callable[[], Awaitable[Admin]], request: SnapshotRequest, *,
+                       namesrv: str, on_progress: Callable[[str, int], None] | None = None
+                       ) -> SnapshotOutcome:
+    """One capture: under the output directory's run lock (overlapping runs refused, exit
+    6), ``connect()`` the cluster, capture, write, prune. ``on_progress(step, n)``:
+    ``groups`` (n to capture), then ``group-done`` after each."""
+
+    keep_ms = request.keep_ms()
+    notify = on_progress or (lambda _s, _n: None)
+    with run_lock(request.out):
+        admin = await connect()
+        discovery: list[BrokerFailure] = []
+        groups = sorted(set(request.groups))
+        if request.all_groups:
+            groups = sorted(set(groups) | set(await discover_groups(
+                admin, include_system=request.include_system, failures=discovery)))
+        notify("groups", len(groups))
+        snap = await capture(admin, groups, namesrv=namesrv,
+                             on_group_done=lambda _o: notify("group-done", 1))
+        # a --group that gave no row: a typo would otherwise capture nothing every minute
+        empty = [g for g in sorted(set(request.groups))
+                 if g not in snap.group_errors and not any(r["group"] == g for r in snap.rows)]
+        missing = [g for g in empty if await group_exists(admin, g) is False]
+        path = write(snap, request.out, compress=request.compress)
+        pruned: list[CaptureFile] = []
+        if keep_ms is not None:  # under the lock: no capture of an overlapping run half seen
+            pruned = apply_prune(plan_prune(list_captures(request.out), keep_ms=keep_ms))
+    return SnapshotOutcome(request, snap, path, tuple(missing), tuple(pruned), tuple(discovery))

@@ -21,10 +21,10 @@ reads it (an overlap as the earlier instant, a gap as the later) with a warning.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 
+from mqctl.context import current, enter, wall_clock_ms
 from mqctl.errors import TimeParseError
 
 ACCEPTED_FORMS = ("now, epoch ms (1717200000000), ISO-8601 (2024-06-01T10:00:00Z, "
@@ -50,12 +50,6 @@ _MQADMIN = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})#([0-9]{2}):([0-9]{2}):
 
 _OFFSET = re.compile(r"^(?:UTC|GMT)?([+-])([0-9]{1,2})(?::?([0-9]{2}))?$", re.IGNORECASE)
 _DATE8 = re.compile(r"^(19|20)[0-9]{2}(0[1-9]|1[0-2])(0[1-9]|[12][0-9]|3[01])$")
-
-# The display zone (``--tz``): every human-readable time is rendered in it and zone-less input
-# is read in it. None = this machine's zone (the TZ environment variable / /etc/localtime).
-_display_tz: tzinfo | None = None
-_warning_sink: Callable[[str], None] | None = None
-
 
 def resolve_tz(text: str | None) -> tzinfo | None:
     """A time zone from ``--tz``/``tz:``/``MQCTL_TZ``: ``local`` (None: this machine's),
@@ -84,30 +78,32 @@ def resolve_tz(text: str | None) -> tzinfo | None:
 
 
 def set_display_tz(tz: tzinfo | None) -> None:
-    """Install the display zone (the CLI does, from ``--tz``); None = this machine's zone."""
-    global _display_tz
-    _display_tz = tz
+    """The display zone for the rest of this run (:func:`mqctl.context.enter`); None = this
+    machine's zone. A caller that can wrap its run uses ``mqctl.context.use`` instead."""
+    enter(current().with_(zone=tz))
 
 
 def display_tz() -> tzinfo | None:
-    return _display_tz
+    """The display zone (``--tz``) of the current run's context: every human-readable time is
+    rendered in it and zone-less input is read in it. None = this machine's zone (the TZ
+    environment variable / /etc/localtime)."""
+    return current().zone
 
 
 def set_warning_sink(fn: Callable[[str], None] | None) -> None:
-    """Where parse warnings go (an unsigned relative time, a DST-ambiguous local time): the
-    CLI installs its ``mqctl: warning:`` writer; without a sink they are dropped."""
-    global _warning_sink
-    _warning_sink = fn
+    """Where parse warnings go for the rest of this run (an unsigned relative time, a
+    DST-ambiguous local time): the context's ``warn`` (the CLI's ``mqctl: warning:`` writer);
+    without one they are dropped."""
+    enter(current().with_(warn=fn))
 
 
 def _warn(msg: str) -> None:
-    if _warning_sink is not None:
-        _warning_sink(msg)
+    current().warning(msg)
 
 
 def zone_name(tz: tzinfo | None = None) -> str:
     """A readable name of a zone (the display zone by default), for messages."""
-    tz = tz if tz is not None else _display_tz
+    tz = tz if tz is not None else display_tz()
     if tz is None:
         import os
 
@@ -115,26 +111,25 @@ def zone_name(tz: tzinfo | None = None) -> str:
     return str(getattr(tz, "key", None) or tz)
 
 
-def _wall_clock_ms() -> int:
-    return int(time.time() * 1000)
-
-
-_clock: Callable[[], int] = _wall_clock_ms
-
-
 def now_ms() -> int:
-    """The current time in epoch ms: the one clock every mqctl module reads.
+    """The current time in epoch ms: the one clock every mqctl module reads, the current
+    run's context's (:mod:`mqctl.context`).
 
-    The simulated cluster's accelerated or manual clock is installed with :func:`set_clock`
+    The simulated cluster's accelerated or manual clock comes in through the context
     (``mqctl demo`` and tests), so lock ages and time lags agree with the simulation.
     """
-    return _clock()
+    return current().clock()
+
+
+def clock() -> Callable[[], int]:
+    """The current run's clock (to hand on, or to put back later)."""
+    return current().clock
 
 
 def set_clock(fn: Callable[[], int] | None) -> None:
-    """Install a clock (``None`` restores the wall clock)."""
-    global _clock
-    _clock = fn or _wall_clock_ms
+    """The clock for the rest of this run (:func:`mqctl.context.enter`; ``None``: the wall
+    clock). A caller that can wrap its run uses ``mqctl.context.use`` instead."""
+    enter(current().with_(clock=fn or wall_clock_ms))
 
 
 def _shown(text: str) -> str:
@@ -299,7 +294,7 @@ def parse_time(text: str, *, now: int | None = None, tz: tzinfo | None = None,
     naming both candidate instants (what a reset target needs); otherwise it is read as Java
     reads it and a warning goes to the warning sink.
     """
-    ms = _parse_time(text, now=now, tz=tz if tz is not None else _display_tz, strict=strict)
+    ms = _parse_time(text, now=now, tz=tz if tz is not None else display_tz(), strict=strict)
     if MIN_MS <= ms <= MAX_MS:
         return ms
     err = _bad(text, "it is before 1970-01-01T00:00:00Z; RocketMQ timestamps start at the epoch"
@@ -450,7 +445,7 @@ def format_ms(ms: int | None, *, utc: bool = True, zero_unknown: bool = True) ->
     try:
         dt = _EPOCH + timedelta(milliseconds=int(ms))
         if not utc:
-            dt = dt.astimezone(_display_tz)
+            dt = dt.astimezone(display_tz())
     except (OverflowError, OSError, ValueError):
         return f"epoch ms {ms}"
     if utc:
@@ -470,7 +465,7 @@ def _zone_suffix(dt: datetime) -> str:
 
 
 def _in_display(ms: int) -> datetime:
-    return (_EPOCH + timedelta(milliseconds=int(ms))).astimezone(_display_tz)
+    return (_EPOCH + timedelta(milliseconds=int(ms))).astimezone(display_tz())
 
 
 def format_local(ms: int | None, *, zero_unknown: bool = True) -> str:

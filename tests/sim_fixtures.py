@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from mqctl import timeparse
+from mqctl.context import wall_clock_ms
 from mqctl.sim import SimThread
 from mqctl.timeparse import set_clock
 
@@ -40,8 +41,8 @@ def start_sim(scenario: Any = "demo", **kw: Any) -> SimThread:
 
 def _current_clock() -> Callable[[], int] | None:
     """The clock mqctl reads now (to put it back afterwards); None = the wall clock."""
-    fn = getattr(timeparse, "_clock", None)
-    return None if fn is getattr(timeparse, "_wall_clock_ms", None) else fn
+    fn = timeparse.clock()
+    return None if fn is wall_clock_ms else fn
 
 
 @contextmanager

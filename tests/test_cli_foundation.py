@@ -98,8 +98,8 @@ def test_wire_decode_errors(cli, tmp_path):
 def test_time_command(cli):
     r = cli(["time", "-o", "json", "--", "2024-06-01T00:00:00Z", "1717200000123"])
     assert r.exit_code == 0, r.stderr
-    assert [row["epoch_ms"] for row in r.json] == [1717200000000, 1717200000123]
-    assert r.json[0]["utc"] == "2024-06-01T00:00:00.000Z"
+    assert [row["epoch_ms"] for row in r.json["times"]] == [1717200000000, 1717200000123]
+    assert r.json["times"][0]["utc"] == "2024-06-01T00:00:00.000Z"
     r = cli(["time", "bogus"])
     assert_clean_error(r, 2, "cannot parse time 'bogus'")
     assert "accepted forms" in r.stderr
@@ -109,7 +109,7 @@ def test_time_command_reads_negative_durations_without_a_double_dash(cli):
     # Click would read -2h as the options -2 and -h (help)
     r = cli(["time", "-2h", "1717200000123", "-o", "json", "-PT30M"])
     assert r.exit_code == 0, r.stderr
-    got = [(row["input"], row["offset_from_now_s"]) for row in r.json]
+    got = [(row["input"], row["offset_from_now_s"]) for row in r.json["times"]]
     assert [g[0] for g in got] == ["-2h", "1717200000123", "-PT30M"]
     assert got[0][1] == -7200 and got[2][1] == -1800
     r = cli(["time", "now", "--bogus"])

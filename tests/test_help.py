@@ -91,7 +91,7 @@ def test_global_options_after_the_command_move_to_the_front(args, expected):
 def test_global_options_after_the_command_take_effect(cli):
     r = cli(["time", "2024-06-01T00:00:00Z", "-o", "json", "--tz", "+08:00"])
     assert r.exit_code == 0, r.stderr
-    assert r.json[0]["local"] == "2024-06-01 08:00:00 +08:00"
+    assert r.json["times"][0]["local"] == "2024-06-01 08:00:00 +08:00"
     r = cli(["time", "30m", "-o", "json", "-q"])
     assert r.exit_code == 0, r.stderr
     r = cli(["-n", "127.0.0.1:1", "cluster", "--timeout", "0"])

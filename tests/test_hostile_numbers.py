@@ -58,7 +58,8 @@ def test_a_known_group_without_offsets_on_the_topic_is_shown_not_refused(demo):
     r = run_cli(["-o", "json", "offsets", "show", "GID_REPLAY", "-t", "TopicAudit"],
                 env=ns(demo))
     assert r.exit_code == 0, r.stderr
-    assert r.json and all(q["committed"] is False and q["current"] is None for q in r.json)
+    assert r.json["queues"] and all(q["committed"] is False and q["current"] is None
+                                    for q in r.json["queues"])
 
 
 # ------------------------------------------------------------ a queue that does not exist
@@ -224,9 +225,9 @@ def test_broadcasting_lag_is_unknown_in_every_view_under_one_name(demo, tmp_path
         assert t["lag"] is None and t["unowned"] is None
         o = run_cli(["-o", "json", "offsets", "show", "GID_NEWS", *topic], env=env)
         assert o.exit_code == 0, o.stderr
-        assert len(o.json) == len(maxes)
+        assert len(o.json["queues"]) == len(maxes)
         assert all(x["lag"] is None and x["current"] is None and x["committed"] is None
-                   and x["lag_unknown"] == "broadcasting" for x in o.json)
+                   and x["lag_unknown"] == "broadcasting" for x in o.json["queues"])
     text = run_cli(["-o", "plain", "group", "progress", "GID_NEWS", "--no-retry"], env=env)
     assert "group GID_NEWS: lag UNKNOWN (broadcasting" in text.stdout
     assert "total lag" not in text.stdout and "max time lag 0" not in text.stdout

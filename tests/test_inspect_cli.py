@@ -49,16 +49,16 @@ def test_route_unknown_topic(cli, sim):
 
 
 def test_topics_and_cluster(cli, sim):
-    names = [x["topic"] for x in run(cli, sim, "topics", "-o", "json").json]
+    names = [x["topic"] for x in run(cli, sim, "topics", "-o", "json").json["topics"]]
     assert names == ["TopicAudit", "TopicMixed", "TopicNews", "TopicOrder", "TopicPay"]
     kinds = {x["topic"]: x["kind"] for x in run(cli, sim, "topics", "--kind", "all", "-o",
-                                                  "json").json}
+                                                  "json").json["topics"]}
     assert kinds["%RETRY%GID_PAY"] == "retry" and set(names) <= set(kinds)
     # --kind all keeps every name (item 13: cluster/broker-name topics too, see
     # test_topics_corpus.py for the real name servers' lists)
     assert all(k in {"normal", "retry", "dlq", "system", "cluster", "broker"}
                for k in kinds.values())
-    rows = run(cli, sim, "cluster", "-o", "json").json
+    rows = run(cli, sim, "cluster", "-o", "json").json["brokers"]
     assert {(x["cluster"], x["broker"], x["role"]) for x in rows} == {
         ("DefaultCluster", "broker-a", "master"), ("DefaultCluster", "broker-a", "slave"),
         ("DefaultCluster", "broker-b", "master")}

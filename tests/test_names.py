@@ -52,8 +52,8 @@ def test_topics_match_is_case_insensitive_with_queues_and_type(cli, sim):
     sim.clear_request_log()
     r = run(cli, sim, "topics", "--match", "pay", "-o", "json")
     assert r.exit_code == 0, r.stderr
-    assert [x["topic"] for x in r.json] == ["TopicPay"]
-    row = r.json[0]
+    assert [x["topic"] for x in r.json["topics"]] == ["TopicPay"]
+    row = r.json["topics"][0]
     assert row["read_queues"] == 8 and row["brokers"] == ["broker-a", "broker-b"]
     assert row["message_type"] == "NORMAL"  # the demo's brokers are 5.x
     codes = {x.code for x in sim.request_log}
@@ -70,8 +70,9 @@ def test_topics_on_4_9_3_has_no_message_type(cli, sim_factory):
                      "topics": [{"name": "T1", "queues": 3}], "groups": []})
     r = run(cli, s, "topics", "--match", "t1", "-o", "json")
     assert r.exit_code == 0, r.stderr
-    assert r.json == [{"topic": "T1", "kind": "normal", "read_queues": 3, "write_queues": 3,
-                       "brokers": ["broker-a"], "message_type": None}]
+    assert r.json == {"topics": [{"topic": "T1", "kind": "normal", "read_queues": 3,
+                                  "write_queues": 3, "brokers": ["broker-a"],
+                                  "message_type": None}]}
     r = run(cli, s, "topics", "--match", "t1", "-o", "plain")
     assert r.stdout.splitlines()[1].split() == ["T1", "normal", "3", "-"]
 

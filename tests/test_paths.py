@@ -128,7 +128,6 @@ BASE = {
     "diagnose": ["diagnose", "G"],
     "wire decode": ["wire", "decode", "{in}"],
     "locks show": ["locks", "show", "G"],
-    "group progress": ["group", "progress", "G"],
     "locks release": ["locks", "release", "G", "--queue", "b:0"],
     "lag report": ["lag", "report", "{in}", "--out", "{out}"],
     "lag prune": ["lag", "prune", "--keep", "1d", "--out", "{out}"],

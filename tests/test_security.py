@@ -64,7 +64,7 @@ def test_tls_end_to_end(sim_factory):
     e = {"NAMESRV_ADDR": s.namesrv_addr}
     ok = run_cli(["--tls-ca", s.cluster.tls_cert_file, "cluster", "-o", "json"], env=e)
     assert ok.exit_code == 0, ok.stderr
-    assert {r["broker"] for r in ok.json} == {"broker-a", "broker-b"}
+    assert {r["broker"] for r in ok.json["brokers"]} == {"broker-a", "broker-b"}
     insecure = run_cli(["--tls-insecure", "consumers", "GID_PAY"], env=e)
     assert insecure.exit_code == 0, insecure.stderr
     plain = run_cli(["--timeout", "2", "cluster"], env=e)

@@ -165,7 +165,7 @@ def test_time_epoch_zero_and_year_rendering():
 
     r = run_cli(["time", "1970-01-01T00:00:00Z", "-o", "json"])
     assert r.exit_code == 0, r.stderr
-    row = json.loads(r.stdout)[0]
+    row = json.loads(r.stdout)["times"][0]
     assert row["epoch_ms"] == 0 and row["utc"] == "1970-01-01T00:00:00.000Z"
     assert format_ms(0, zero_unknown=False) == "1970-01-01T00:00:00.000Z"
     assert format_ms(0) == ""  # RocketMQ's "no timestamp" stays unknown by default

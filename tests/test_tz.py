@@ -158,7 +158,7 @@ def test_time_command_under_tz_warns_on_a_gap_and_refuses_it_as_a_reset_target()
 def test_one_instant_looks_the_same_in_every_command_under_one_tz(cli):
     r = cli(["--tz", "Asia/Shanghai", "time", "2024-06-01T00:00:00Z", "-o", "json"])
     assert r.exit_code == 0, r.stderr
-    row = r.json[0]
+    row = r.json["times"][0]
     assert row["local"] == "2024-06-01 08:00:00 +08:00"
     assert row["utc"] == "2024-06-01T00:00:00.000Z"  # machine formats stay UTC
     r = cli(["time", "-o", "csv", "2024-06-01T00:00:00Z", "--tz", "UTC"])
@@ -171,10 +171,10 @@ def test_profile_tz_and_env(cli, tmp_path):
     cfg = tmp_path / "c.yaml"
     cfg.write_text("current_profile: p\nprofiles:\n  p:\n    tz: Asia/Shanghai\n")
     r = cli(["--config", str(cfg), "time", "2024-06-01T00:00:00Z", "-o", "json"])
-    assert r.json[0]["local"].endswith("+08:00"), r.stderr
+    assert r.json["times"][0]["local"].endswith("+08:00"), r.stderr
     r = cli(["--config", str(cfg), "time", "2024-06-01T00:00:00Z", "-o", "json"],
             env={"MQCTL_TZ": "UTC"})
-    assert r.json[0]["local"].endswith("UTC")
+    assert r.json["times"][0]["local"].endswith("UTC")
     r = cli(["--config", str(cfg), "config", "show", "-o", "json"])
     assert r.json["tz"] == {"value": "Asia/Shanghai", "source": "profile p"}
     cfg.write_text("current_profile: p\nprofiles:\n  p:\n    tz: Mars/Base\n")

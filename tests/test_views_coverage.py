@@ -122,7 +122,7 @@ def test_offsets_show_says_none_and_covers_every_broker(cli, psim):
     for args in ([], ["-t", "T"]):
         r = run(cli, psim, "offsets", "show", "-g", "X", *args, "-o", "json")
         assert r.exit_code == 0, r.stderr
-        got = {(x["broker"], x["queue_id"]): x["current"] for x in r.json}
+        got = {(x["broker"], x["queue_id"]): x["current"] for x in r.json["queues"]}
         assert got == {k: co for k, (_mx, co) in t.items()}, args
     text = run(cli, psim, "offsets", "show", "-g", "X", "-o", "plain").stdout
     assert "8 queue(s)" in text and "7 queue(s) have no committed offset" in text

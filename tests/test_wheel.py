@@ -110,7 +110,7 @@ def test_sim_up_and_a_command_from_the_wheel(venv):
         assert addr, p.stderr.read() if p.stderr else ""
         r = run(venv, "-n", addr, "cluster", "-o", "json")
         assert r.returncode == 0, r.stderr
-        assert {b["broker"] for b in json.loads(r.stdout)} == {"broker-a", "broker-b"}
+        assert {b["broker"] for b in json.loads(r.stdout)["brokers"]} == {"broker-a", "broker-b"}
     finally:
         p.terminate()
         p.wait(timeout=30)

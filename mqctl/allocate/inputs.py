@@ -17,11 +17,13 @@ output (its ``assignments``) or a bare ``{clientId: [queues]}`` mapping.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from mqctl.errors import UsageError
+from mqctl.fsutil import load_json, load_yaml, read_stream_capped, read_text_capped
 from mqctl.models import MessageQueue
 from mqctl.timeparse import is_digits
 
@@ -152,9 +154,7 @@ def parse_consumer_spec(spec: str) -> list[str]:
 def read_structured(path: str, what: str) -> Any:
     """YAML or JSON from ``path`` (``-`` is stdin); errors name the file. Bounded: a FIFO, a
     device or a file over the cap of allocate's input files is refused (docs/errors.md)."""
-    import sys
 
-    from mqctl.fsutil import load_json, load_yaml, read_stream_capped, read_text_capped
 
     try:
         if path == "-":

@@ -19,8 +19,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mqctl.allocate.base import Allocation, AllocationStrategy, java_key, sort_queues
+from mqctl.allocate.engine import compute_allocation
+from mqctl.allocate.registry import registry
 from mqctl.errors import MqctlError, UsageError
-from mqctl.models import STRATEGY_CLASS_NAMES, ConsumerConnection, MessageQueue, TopicRoute
+from mqctl.models import (
+    STRATEGY_CLASS_NAMES,
+    ConsumerConnection,
+    ConsumerRunningInfo,
+    MessageQueue,
+    TopicRoute,
+)
 
 if TYPE_CHECKING:
     from mqctl.admin import Admin, BrokerFailure
@@ -186,7 +194,6 @@ async def read_reports(admin: Admin, group: str, client_ids: Iterable[str],
 
 
 def reports_from_infos(infos: Mapping[str, Any], topic: str) -> LiveReports:
-    from mqctl.models import ConsumerRunningInfo
 
     owned: dict[str, tuple[MessageQueue, ...]] = {}
     dropped: dict[str, tuple[MessageQueue, ...]] = {}
@@ -300,7 +307,6 @@ def _by_strategy(strategies: Mapping[str, str]) -> dict[str, list[str]]:
 
 
 def _known(name: str) -> bool:
-    from mqctl.allocate.registry import registry
 
     try:
         registry.info(name)
@@ -329,7 +335,6 @@ def choose_strategy(explicit: str | None, reports: LiveReports | None, *,
                      "it as a plugin, see docs/allocate.md)")
     desc = "; ".join(f"{n}: {', '.join(c)}" for n, c in sorted(groups.items()))
     if explicit:
-        from mqctl.allocate.registry import registry
 
         want = registry.canonical(explicit)[0]
         if groups and set(groups) != {want}:
@@ -373,7 +378,6 @@ def choose_strategy(explicit: str | None, reports: LiveReports | None, *,
 
 
 def _canon(name: str) -> str:
-    from mqctl.allocate.registry import registry
 
     try:
         return registry.canonical(name)[0]
@@ -406,8 +410,6 @@ def per_client_allocation(queues: Iterable[MessageQueue], consumers: Iterable[st
                           per_client: Mapping[str, str], params: Mapping[str, Any]
                           ) -> Allocation:
     """The allocation the group really gets when its clients run different strategies."""
-    from mqctl.allocate.engine import compute_allocation
-    from mqctl.allocate.registry import registry
 
     made: dict[str, AllocationStrategy] = {}
     by_name: dict[str, AllocationStrategy] = {}

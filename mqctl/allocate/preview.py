@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mqctl.allocate import report
 from mqctl.allocate.base import Allocation
 from mqctl.allocate.engine import broadcast_allocation, compute_allocation
 from mqctl.allocate.inputs import (
@@ -19,10 +20,13 @@ from mqctl.allocate.inputs import (
     parse_consumer_spec,
     parse_queue_spec,
 )
+from mqctl.allocate.live import pops
 from mqctl.allocate.plan import WhatIf, apply_membership, compare_with_reports, compute_moves
 from mqctl.allocate.registry import registry
-from mqctl.errors import UsageError
-from mqctl.models import MessageQueue
+from mqctl.allocate.report import compact_queues
+from mqctl.errors import PartialFailure, UsageError
+from mqctl.models import MessageQueue, pop_queue_text
+from mqctl.render import Column, Result, Table
 
 if TYPE_CHECKING:
     from mqctl.allocate.live import LiveGroup, LiveReports
@@ -141,7 +145,6 @@ def preview(queues: Sequence[MessageQueue], consumers: Sequence[str], group: str
     """Allocate (and compare); returns the Result to render and the base allocation.
     ``running``: the clients' running info as read (live), which says whether they pop
     (:func:`mqctl.allocate.live.pops`): then no allocation applies and none is made."""
-    from mqctl.allocate import report
 
     if not queues:
         where = f" of topic {live.topic}" if live else ""
@@ -153,7 +156,6 @@ def preview(queues: Sequence[MessageQueue], consumers: Sequence[str], group: str
     if not consumers and not opts.add:
         if live is not None and live.failures:
             from mqctl.admin import failure_hint
-            from mqctl.errors import PartialFailure
 
             unread = ", ".join(sorted(f.broker for f in live.failures))
             raise PartialFailure(f"no consumer of {group!r} listed by the brokers that answered; "
@@ -170,7 +172,6 @@ def preview(queues: Sequence[MessageQueue], consumers: Sequence[str], group: str
                          hint="give --consumers c1,c2 (or a count), or consumers in the "
                               "topology")
     if live is not None:
-        from mqctl.allocate.live import pops
 
         if pops(live, running or reports):
             res = pop_result(group, live, running or reports, opts)
@@ -235,9 +236,6 @@ def pop_result(group: str, live: LiveGroup, reports: LiveReports | None,
     their messages to whichever client pops first. Where the clients' running info was read
     the table shows what the broker assigned each (its mqPopTable), a client that does not
     pop the topic with the queues it owns (mqTable), one that did not answer as unknown."""
-    from mqctl.allocate.report import compact_queues
-    from mqctl.models import pop_queue_text
-    from mqctl.render import Column, Result, Table
 
     ids = list(dict.fromkeys(live.consumers))
     rows: list[dict[str, Any]] = []

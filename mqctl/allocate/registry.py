@@ -26,8 +26,10 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from typing import Any
 
+from mqctl.about import __version__
 from mqctl.allocate.base import AllocationStrategy, Assignment, distinct
 from mqctl.allocate.builtin import BUILTINS, own_inner_error
 from mqctl.errors import MqctlError, PluginError, UsageError
@@ -114,7 +116,6 @@ class Registry:
                  origin: str = "builtin", version: str | None = None,
                  replace: bool = False) -> StrategyInfo:
         """Add a strategy class (or factory). Built-ins cannot be replaced by plugins."""
-        from mqctl import __version__
 
         key = normalise(name or str(getattr(factory, "name", "") or ""))
         if not key:
@@ -139,7 +140,6 @@ class Registry:
         if self._plugins_loaded and not force:
             return self.problems
         self._plugins_loaded = True
-        from importlib.metadata import entry_points
 
         try:
             eps = list(entry_points(group=ENTRY_POINT_GROUP))

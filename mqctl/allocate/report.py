@@ -24,6 +24,7 @@ from mqctl.allocate.base import Allocation, java_key, mq_key
 from mqctl.allocate.plan import LiveDifference, WhatIf, balance_line
 from mqctl.allocate.registry import StrategyInfo
 from mqctl.models import MessageQueue
+from mqctl.render import Column, Result, Table
 
 if TYPE_CHECKING:
     from mqctl.allocate.live import LiveGroup, LiveReports, StrategyChoice
@@ -103,7 +104,6 @@ def allocation_document(a: Allocation) -> dict[str, Any]:
 
 
 def consumer_table(a: Allocation, title: str | None = None) -> Table:
-    from mqctl.render import Column, Table
 
     with_topic = _multi_topic(a)
     rows = [{"consumer": c, "count": len(a.assignments.get(c, ())),
@@ -114,7 +114,6 @@ def consumer_table(a: Allocation, title: str | None = None) -> Table:
 
 
 def queue_table(a: Allocation, title: str | None = None) -> Table:
-    from mqctl.render import Column, Table
 
     rows = [{"topic": mq.topic, "broker": mq.broker_name, "queue": mq.queue_id,
              "owner": ", ".join(owners) or "(none)"}
@@ -132,7 +131,6 @@ def _title(a: Allocation) -> str:
 
 
 def allocation_result(a: Allocation, by_queue: bool = False) -> Result:
-    from mqctl.render import Result
 
     table = queue_table(a, _title(a)) if by_queue else consumer_table(a, _title(a))
     doc = allocation_document(a)
@@ -142,7 +140,6 @@ def allocation_result(a: Allocation, by_queue: bool = False) -> Result:
 
 
 def whatif_result(w: WhatIf, by_queue: bool = False) -> Result:
-    from mqctl.render import Column, Result, Table
 
     with_topic = _multi_topic(w.before, w.after)
     move_rows = [{"queue": queue_label(m.queue, with_topic), "from": m.source or "(none)",
@@ -195,7 +192,6 @@ def whatif_result(w: WhatIf, by_queue: bool = False) -> Result:
 
 
 def strategies_result(infos: Sequence[StrategyInfo]) -> Result:
-    from mqctl.render import Column, Result, Table
 
     rows = [{"name": i.name, "origin": i.origin, "version": i.version,
              "java_name": i.java_name or "", "description": i.description} for i in infos]
@@ -210,7 +206,6 @@ def strategies_result(infos: Sequence[StrategyInfo]) -> Result:
 
 def add_live(result: Result, live: LiveGroup) -> None:
     """Per-broker membership table and notes; ``live`` block in the JSON."""
-    from mqctl.render import Column, Table
 
     rows = []
     for broker in sorted(live.by_broker, key=java_key):
@@ -234,7 +229,6 @@ def add_live(result: Result, live: LiveGroup) -> None:
 
 def add_differences(result: Result, diffs: Sequence[LiveDifference], reports: LiveReports,
                     predicted: Allocation) -> None:
-    from mqctl.render import Column, Table
 
     with_topic = _multi_topic(predicted)
     rows = [{"queue": queue_label(d.queue, with_topic),

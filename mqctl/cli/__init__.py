@@ -155,8 +155,11 @@ def main(argv: list[str] | None = None) -> int:
 
         _STATE.received.append(early)
     install()
+    from mqctl.context import current, use
+
     try:
-        return _main(argv)
+        with use(current()):  # (what the run sets in its context ends with it)
+            return _main(argv)
     except KeyboardInterrupt as exc:  # before the boundary's own handlers were in place
         return _interrupted_code(isinstance(exc, _HangUp))
     finally:

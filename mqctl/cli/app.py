@@ -24,6 +24,7 @@ from mqctl.cli import (
     lag,
     locks,
     offsets,
+    options,
     route,
     sim,
     snapshot,
@@ -31,7 +32,7 @@ from mqctl.cli import (
     topics,
     wire,
 )
-from mqctl.cli.common import AppState, OutputFormat, in_file
+from mqctl.cli.common import AppState
 from mqctl.cli.typer_compat import set_argument_usage
 
 HELP = """\
@@ -245,57 +246,26 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
+VersionOpt = Annotated[bool, options.VERSION.option(callback=_version)]
+
+
 @app.callback()
 def root(
     ctx: typer.Context,
-    namesrv: Annotated[str | None, typer.Option(
-        "--namesrv", "-n", help="Name server address(es), 'host:port;host:port', no "
-        "http:// (env NAMESRV_ADDR; default 127.0.0.1:9876).", show_default=False)] = None,
-    profile: Annotated[str | None, typer.Option(
-        "--profile", help="Profile from the config file (env MQCTL_PROFILE).",
-        show_default=False)] = None,
-    config: Annotated[str | None, typer.Option(
-        "--config", parser=in_file("config file"), help="Config file (env MQCTL_CONFIG; default "
-        "~/.config/mqctl/config.yaml).", show_default=False)] = None,
-    output: Annotated[OutputFormat | None, typer.Option(
-        "--output", "-o", help="Output format: table, wide (every column whole), plain, "
-        "json, yaml or csv (one table: see --table).",
-        show_default=False)] = None,
-    timeout: Annotated[float | None, typer.Option(
-        "--timeout", help="Per-request timeout in seconds, 0.1 to 3600 (env MQCTL_TIMEOUT; "
-        "default 3). Also accepted after the command.", show_default=False)
-    ] = None,
-    tz: Annotated[str | None, typer.Option(
-        "--tz", help="Time zone of every human-readable time and of times given without a "
-        "zone: an IANA name (Asia/Shanghai), UTC, an offset (+08:00) or local (env MQCTL_TZ, "
-        "profile key tz; default this machine's). JSON, YAML and CSV stay UTC. Also accepted "
-        "after the command.", show_default=False)] = None,
-    table: Annotated[str | None, typer.Option(
-        "--table", metavar="NAME", help="Print only this table (-o csv prints the main one "
-        "otherwise); before or after the command. Tables: group progress: queues (main), "
-        "topics; locks show: queues (main), summary, clients; consumers: clients (main), "
-        "findings; diagnose: findings (main), checks; allocate what-if: moves (main), counts, "
-        "queues (--by-queue), brokers and differences (live); wire decode: frames (main) and "
-        "messages of a capture, frame (main) of one frame, body (main) or messages of a bare "
-        "body. docs/output.md lists every command's.", show_default=False)] = None,
-    tls: Annotated[bool, typer.Option("--tls", help="Connect with TLS.")] = False,
-    tls_ca: Annotated[str | None, typer.Option(
-        "--tls-ca", parser=in_file("TLS CA file"),
-        help="CA file to verify the server certificate (implies --tls).",
-        show_default=False)] = None,
-    tls_insecure: Annotated[bool, typer.Option(
-        "--tls-insecure", help="Accept any server certificate, as the Java client does "
-        "(implies --tls).")] = False,
-    access_key: Annotated[str | None, typer.Option(
-        "--access-key", help="ACL access key; the secret comes from the profile, a "
-        "credentials file or MQCTL_SECRET_KEY, never from a flag.", show_default=False)] = None,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks (also after the "
-                                        "command).")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Nothing but errors: no "
-                                        "result tables or notes on stdout, no progress on "
-                                        "stderr (also after the command).")] = False,
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                          help="Show the version and exit.")] = False,
+    namesrv: options.NamesrvOpt = None,
+    profile: options.ProfileOpt = None,
+    config: options.ConfigOpt = None,
+    output: options.OutputOpt = None,
+    timeout: options.TimeoutOpt = None,
+    tz: options.TzOpt = None,
+    table: options.TableOpt = None,
+    tls: options.TlsOpt = False,
+    tls_ca: options.TlsCaOpt = None,
+    tls_insecure: options.TlsInsecureOpt = False,
+    access_key: options.AccessKeyOpt = None,
+    debug: options.DebugOpt = False,
+    quiet: options.QuietOpt = False,
+    version: VersionOpt = False,
 ) -> None:
     st = ctx.obj = AppState(
         flags={"namesrv": namesrv, "output": output.value if output else None,
@@ -310,14 +280,16 @@ def root(
 
 
 def _display_zone(st: AppState, flag: str | None) -> None:
-    """Install the display zone (--tz > MQCTL_TZ > profile tz > this machine's) and the sink
-    of time-parsing warnings. A config that cannot be read is left to the command that needs
-    it (`sim up` and `wire decode` run without one)."""
+    """The run's context (mqctl.context): the display zone (--tz > MQCTL_TZ > profile tz >
+    this machine's) and the sink of warnings; the clock stays the one in effect. A config
+    that cannot be read is left to the command that needs it (`sim up` and `wire decode` run
+    without one)."""
     from mqctl.cli.common import warn
+    from mqctl.context import current, enter
     from mqctl.errors import MqctlError
-    from mqctl.timeparse import resolve_tz, set_display_tz, set_warning_sink
+    from mqctl.timeparse import resolve_tz
 
-    set_warning_sink(warn)
+    enter(current().with_(warn=warn))
     name = flag or os.environ.get("MQCTL_TZ")
     if name is None:
         try:
@@ -325,7 +297,7 @@ def _display_zone(st: AppState, flag: str | None) -> None:
         except MqctlError:
             name = None
     try:
-        set_display_tz(resolve_tz(name))
+        enter(current().with_(zone=resolve_tz(name)))
     except MqctlError as exc:
         exc.message = f"{'--tz' if flag else 'MQCTL_TZ'}: {exc.message}"
         raise

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import typer
 
-from mqctl.cli.common import NamesrvOpt, OutputOpt, emit, make_admin, state, with_client
+from mqctl.cli.common import emit, read, state
+from mqctl.cli.options import NamesrvOpt, OutputOpt
 
 
 def cluster(
@@ -21,12 +20,7 @@ def cluster(
     from mqctl.views.route import cluster_result
 
     st = state(ctx)
-    settings = st.settings(namesrv=namesrv)
-
-    async def go(client: Any) -> Any:
-        return await make_admin(client, settings).cluster_info()
-
-    info = with_client(st, settings, go)
+    info = read(st, namesrv, None, lambda c: c.cluster_info())
     emit(cluster_result(info), st.output(output))
 
 

@@ -7,11 +7,11 @@ library, Rich and YAML are imported inside functions.
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 from typer.core import TyperCommand
@@ -19,9 +19,9 @@ from typer.core import TyperCommand
 from mqctl.fsutil import PathRule
 
 if TYPE_CHECKING:
-    from mqctl.admin import Admin, BrokerFailure
+    from mqctl.admin import BrokerFailure
+    from mqctl.api import Cluster
     from mqctl.config import Settings
-    from mqctl.remoting.client import RemotingClient
     from mqctl.render import Result
 
 T = TypeVar("T")
@@ -71,24 +71,6 @@ class OptionalWatchCommand(TyperCommand):
         return super().parse_args(ctx, watch_default(list(args)))
 
 
-# Options that mean the same thing on every command.
-OutputOpt = Annotated[OutputFormat | None, typer.Option(
-    "--output", "-o", help="Output format: table, wide (every column whole), plain, json, "
-                           "yaml or csv (one table: see --table) (default: table on a "
-                           "terminal, plain otherwise).",
-    show_default=False)]
-NamesrvOpt = Annotated[str | None, typer.Option(
-    "--namesrv", "-n", help="Name server address(es), 'host:port;host:port' "
-                            "(env NAMESRV_ADDR; default 127.0.0.1:9876).", show_default=False)]
-GroupOpt = Annotated[str, typer.Option("--group", "-g", help="Consumer group.")]
-# The group is accepted both ways on every command that takes one (issue 17): as the first
-# argument (`mqctl consumers GID`) and as -g/--group (`mqctl locks show -g GID`).
-GroupArg = Annotated[str | None, typer.Argument(
-    help="Consumer group (or -g/--group).", show_default=False)]
-GroupOption = Annotated[str | None, typer.Option(
-    "--group", "-g", help="Consumer group (or as the first argument).", show_default=False)]
-
-
 def one_group(positional: str | None, option: str | None, *, example: str) -> str:
     """The group given as the first argument or with -g/--group (required)."""
     group = pick_group(positional, option, example=example, required=True)
@@ -111,16 +93,6 @@ def pick_group(positional: str | None, option: str | None, *, example: str,
                          hint=f"give it as the first argument or with -g/--group, e.g. "
                               f"{example}")
     return group
-TopicOpt = Annotated[str | None, typer.Option("--topic", "-t", help="Topic.", show_default=False)]
-ConcurrencyOpt = Annotated[int | None, typer.Option(
-    "--concurrency", min=1, help="Requests in flight at once during fan-out (default 16).",
-    show_default=False)]
-WatchOpt = Annotated[float | None, typer.Option(
-    "--watch", "-w", metavar="[SECONDS]", min=0.1, max=MAX_WATCH_S,
-    help=f"Refresh every SECONDS (default {DEFAULT_WATCH:g}, at most a day) until Ctrl-C.",
-    show_default=False)]
-CountOpt = Annotated[int | None, typer.Option(
-    "--count", min=1, help="With --watch: stop after N refreshes.", show_default=False)]
 
 
 class PathParser:
@@ -354,26 +326,22 @@ def hoist_table(args: list[str]) -> list[str]:
     return front + out
 
 
-def run_async(fn: Callable[[], Awaitable[T]]) -> T:
-    import asyncio
+@contextmanager
+def cluster(st: AppState, namesrv: str | None = None, concurrency: int | None = None,
+            **kw: Any) -> Iterator[Cluster]:
+    """The command's :class:`mqctl.api.Cluster`: the invocation's settings (with this
+    command's --namesrv), its context (display zone, warnings); closed after the block."""
+    from mqctl.api import Cluster
 
-    return asyncio.run(_wrap(fn))
+    with Cluster(settings=st.settings(namesrv=namesrv), concurrency=concurrency, **kw) as c:
+        yield c
 
 
-async def _wrap(fn: Callable[[], Awaitable[T]]) -> T:
-    return await fn()
-
-
-def with_client(st: AppState, settings: Settings,
-                fn: Callable[[RemotingClient], Awaitable[T]]) -> T:
-    """Run ``fn(client)`` in a fresh event loop with a client built from the settings."""
-    from mqctl.remoting.client import RemotingClient
-
-    async def go() -> T:
-        async with RemotingClient(settings.client_options()) as client:
-            return await fn(client)
-
-    return run_async(go)
+def read(st: AppState, namesrv: str | None, concurrency: int | None,
+         fetch: Callable[[Cluster], T]) -> T:
+    """``fetch(cluster)`` once, on a cluster opened for it."""
+    with cluster(st, namesrv, concurrency) as c:
+        return fetch(c)
 
 
 @contextmanager
@@ -435,50 +403,32 @@ def _stderr_tty() -> bool:
         return False
 
 
-def watch(settings: Settings, fetch: Callable[[RemotingClient], Awaitable[T]],
-          render: Callable[[T], Result], fmt: str, interval: float,
-          count: int | None) -> None:
+def watch(c: Cluster, fetch: Callable[[Cluster], T], render: Callable[[T], Result], fmt: str,
+          interval: float, count: int | None) -> None:
     """Refresh in place every ``interval`` seconds until Ctrl-C (exit 130, as every command) or
-    ``count`` refreshes:
-    one client and one event loop for the whole run, the screen cleared on a terminal, a
-    time-stamped separator otherwise."""
-    import asyncio
+    ``count`` refreshes: one cluster (one client, one event loop) for the whole run, the
+    screen cleared on a terminal, a time-stamped separator otherwise."""
     import time
 
-    from mqctl.remoting.client import RemotingClient
     from mqctl.timeparse import format_local
 
     tty = sys.stdout.isatty()
     st = _current_state()
     quiet = st.quiet if st else False
-
-    async def loop() -> None:
-        n = 0
-        async with RemotingClient(settings.client_options()) as client:
-            while True:
-                value = await fetch(client)
-                if quiet:
-                    pass
-                elif tty:
-                    sys.stdout.write("\x1b[H\x1b[2J")
-                else:
-                    # the wall clock, in the display zone with its offset (--tz)
-                    sys.stdout.write(f"--- {format_local(int(time.time() * 1000))} ---\n")
-                emit(render(value), fmt)
-                n += 1
-                if count is not None and n >= count:
-                    return
-                await asyncio.sleep(interval)
-
-    asyncio.run(loop())  # Ctrl-C/SIGTERM: the CLI boundary says "mqctl: interrupted", 130
-
-
-def make_admin(client: Any, settings: Any, concurrency: int | None = None) -> Admin:
-    """The :class:`mqctl.admin.Admin` of a command: its name servers and concurrency (the
-    option, else the settings')."""
-    from mqctl.admin import Admin
-
-    return Admin(client, settings.namesrv, concurrency=concurrency or settings.concurrency)
+    n = 0
+    while True:
+        value = fetch(c)
+        if quiet:
+            pass
+        elif tty:
+            sys.stdout.write("\x1b[H\x1b[2J")
+        else:  # the wall clock, in the display zone with its offset (--tz)
+            sys.stdout.write(f"--- {format_local(int(time.time() * 1000))} ---\n")
+        emit(render(value), fmt)
+        n += 1
+        if count is not None and n >= count:
+            return
+        time.sleep(interval)  # Ctrl-C/SIGTERM: the CLI boundary says "mqctl: interrupted", 130
 
 
 def raise_partial(failures: list[BrokerFailure], what: str,

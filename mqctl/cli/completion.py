@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import os
 import sys
-from enum import StrEnum
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
+from mqctl.cli.options import ShellArg
 from mqctl.cli.typer_compat import (
     CompletionItem,
     ShellComplete,
@@ -115,14 +115,8 @@ def script(shell: str) -> str:
     return _SCRIPTS[shell]
 
 
-class Shell(StrEnum):
-    bash = "bash"
-    zsh = "zsh"
-    fish = "fish"
-
-
 def completion(
-    shell: Annotated[Shell, typer.Argument(help="bash, zsh or fish.")],
+    shell: ShellArg,
 ) -> None:
     """Print the shell completion script (commands, options, choices, and group and topic
     names from the cluster the line points at).

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from mqctl.cli.common import NamesrvOpt, OutputOpt, emit, state
+from mqctl.cli.common import emit, state
+from mqctl.cli.options import NamesrvOpt, OutputOpt
 
 app = typer.Typer(help="Show effective settings and profiles.", no_args_is_help=True)
 
@@ -43,6 +44,6 @@ def profiles(ctx: typer.Context, output: OutputOpt = None) -> None:
 
     st = state(ctx)
     rows, path = profile_rows(st.config_file)
-    emit(Result([Table(cols("profile", "current", "namesrv"), rows)],
+    emit(Result([Table(cols("profile", "current", "namesrv"), rows, name="profiles")],
                 notes=[f"config file: {path}" + ("" if path.exists() else " (not found)")]),
          st.output(output))

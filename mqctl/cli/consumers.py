@@ -3,23 +3,10 @@ check (read-only)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import typer
 
-from mqctl.cli.common import (
-    ConcurrencyOpt,
-    GroupArg,
-    GroupOption,
-    NamesrvOpt,
-    OutputOpt,
-    emit,
-    make_admin,
-    one_group,
-    raise_partial,
-    state,
-    with_client,
-)
+from mqctl.cli.common import emit, one_group, raise_partial, read, state
+from mqctl.cli.options import ConcurrencyOpt, GroupArg, GroupOption, NamesrvOpt, OutputOpt
 
 
 def consumers(
@@ -38,23 +25,12 @@ def consumers(
     clients (what -o csv prints), findings (--table findings). Example: mqctl consumers
     GID_ORDER
     """
-    from mqctl.views.existence import require_group
-    from mqctl.views.members import capture_members
     from mqctl.views.members import unanswered_errors as unanswered
     from mqctl.views.members_rows import members_result
 
     group = one_group(group, group_opt, example="mqctl consumers GID_ORDER")
     st = state(ctx)
-    settings = st.settings(namesrv=namesrv)
-
-    async def go(client: Any) -> Any:
-        admin = make_admin(client, settings, concurrency)
-        m = await capture_members(admin, group)
-        if m.online_state is False:
-            await require_group(admin, group)
-        return m
-
-    m = with_client(st, settings, go)
+    m = read(st, namesrv, concurrency, lambda c: c.consumers(group))
     emit(members_result(m), st.output(output))
     raise_partial(m.failures, f"consumers {group}", unanswered(m))
 

@@ -2,29 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 
-from mqctl.cli.common import OutputOpt, emit, out_dir, progress, state
+from mqctl.cli.common import emit, progress, state
+from mqctl.cli.options import (
+    DemoOutOpt,
+    ForceOpt,
+    HoursOpt,
+    IntervalOpt,
+    MasterOpt,
+    OutputOpt,
+    WindowOpt,
+)
 
 
 def demo(
     ctx: typer.Context,
-    out: Annotated[str | None, typer.Option("--out", parser=out_dir("the demo directory"),
-                                            help="Output directory (default: "
-                                            "mqctl-out/demo-<UTC time>).", show_default=False)
-                   ] = None,
-    hours: Annotated[float, typer.Option("--hours", help="Simulated hours to run.", min=0.01)
-                     ] = 3.0,
-    interval: Annotated[str, typer.Option("--interval", help="Simulated time between "
-                                          "snapshots (like a cron schedule).")] = "2m",
-    master: Annotated[str, typer.Option("--master", help="Spark master for the report.")
-                      ] = "local[*]",
-    window: Annotated[int, typer.Option("--window", help="Captures per status window.", min=1)
-                      ] = 10,
-    force: Annotated[bool, typer.Option("--force", help="Write into an --out that holds files "
-                                        "and is not an earlier demo's.")] = False,
+    out: DemoOutOpt = None,
+    hours: HoursOpt = 3.0,
+    interval: IntervalOpt = "2m",
+    master: MasterOpt = "local[*]",
+    window: WindowOpt = 10,
+    force: ForceOpt = False,
     output: OutputOpt = None,
 ) -> None:
     """Run the main job on the embedded default: start the simulated demo cluster on a fast

@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING
 
 import typer
 
-from mqctl.cli.common import (
+from mqctl.cli.common import emit, one_group, read, state
+from mqctl.cli.options import (
     ConcurrencyOpt,
     GroupArg,
     GroupOption,
     NamesrvOpt,
     OutputOpt,
-    emit,
-    in_dir,
-    make_admin,
-    one_group,
-    state,
-    with_client,
+    SampleOpt,
+    StateDirReadOpt,
+    TopicOpt,
 )
 
 if TYPE_CHECKING:
@@ -30,18 +28,9 @@ PROBLEMS_EXIT = 9
 def diagnose(
     ctx: typer.Context,
     group: GroupArg = None,
-    topic: Annotated[str | None, typer.Option(
-        "--topic", "-t", help="Only this topic's queues (default: every topic the group "
-        "consumes; the group-wide checks always run).", show_default=False)] = None,
-    sample: Annotated[float | None, typer.Option(
-        "--sample", min=1, max=3600, metavar="SECONDS",
-        help="Read twice, SECONDS apart, and use the change: lag and retry/DLQ growth, "
-             "committed offsets that do not move while the clients consume, rebalances.",
-        show_default=False)] = None,
-    state_dir: Annotated[str | None, typer.Option(
-        "--state-dir", parser=in_dir("lock state directory"),
-        help="Where `mqctl locks show` keeps what it saw (read, never "
-        "written; default ~/.cache/mqctl/locks).", show_default=False)] = None,
+    topic: TopicOpt = None,
+    sample: SampleOpt = None,
+    state_dir: StateDirReadOpt = None,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
     concurrency: ConcurrencyOpt = None,
@@ -61,28 +50,19 @@ def diagnose(
     wrong, with the numbers that say so. A check whose data could not be read is not made.
 
     Exit 0: nothing wrong found; 9: something is (a warning or error finding); 8: part of the
-    data could not be read (wins over 9). Tables: findings (what -o csv prints), checks.
+    data could not be read (wins over 9). --topic narrows the per-queue checks; the group-wide
+    checks always run. Tables: findings (what -o csv prints), checks.
     docs/diagnose.md explains every finding.
 
     Example: mqctl diagnose GID_AUDIT --sample 10
     """
-    from mqctl.diagnose import run
     from mqctl.diagnose.rows import diagnose_result
 
     group = one_group(group, group_opt, example="mqctl diagnose GID_AUDIT")
     st = state(ctx)
-    settings = st.settings(namesrv=namesrv)
-    fmt = st.output(output)
-
-    async def go(client: Any) -> Diagnosis:
-        from mqctl.locks import LockStore
-
-        admin = make_admin(client, settings, concurrency)
-        store = LockStore(state_dir, settings.namesrv)
-        return await run(admin, group, topic=topic, sample_s=sample, store=store)
-
-    d = with_client(st, settings, go)
-    emit(diagnose_result(d), fmt)
+    d: Diagnosis = read(st, namesrv, concurrency, lambda c: c.diagnose(
+        group, topic=topic, sample_s=sample, state_dir=state_dir))
+    emit(diagnose_result(d), st.output(output))
     if d.partial:
         from mqctl.errors import PartialFailure
 

@@ -3,31 +3,32 @@ config`` (:mod:`mqctl.cli.group_config`) (read-only)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
 import typer
 
-from mqctl.cli.common import (
+from mqctl.cli.common import OptionalWatchCommand, cluster, emit, one_group, raise_partial, state
+from mqctl.cli.common import watch as watch_loop
+from mqctl.cli.options import (
     ConcurrencyOpt,
     CountOpt,
     GroupArg,
     GroupOption,
     NamesrvOpt,
-    OptionalWatchCommand,
+    NoClientsOpt,
+    NoRetryOpt,
+    OnlyLaggingOpt,
     OutputOpt,
+    QueueSortOpt,
+    StateDirReadOpt,
+    TopicOpt,
     WatchOpt,
-    emit,
-    in_dir,
-    make_admin,
-    one_group,
-    raise_partial,
-    state,
-    with_client,
 )
-from mqctl.cli.common import watch as watch_loop
 from mqctl.views.sort import SortKey
 
 if TYPE_CHECKING:
+    from mqctl.api import Cluster
+    from mqctl.render import Result
     from mqctl.views.progress import GroupProgress
 
 group_app = typer.Typer(help="Consumer group views.", no_args_is_help=True)
@@ -37,24 +38,12 @@ group_app = typer.Typer(help="Consumer group views.", no_args_is_help=True)
 def progress(
     ctx: typer.Context,
     group: GroupArg = None,
-    topic: Annotated[str | None, typer.Option("--topic", "-t", help="Only this topic "
-                                              "(default: every topic the group consumes).",
-                                              show_default=False)] = None,
-    only_lagging: Annotated[bool, typer.Option("--only-lagging", help="Only queues with lag "
-                                               "> 0.")] = False,
-    sort: Annotated[SortKey, typer.Option("--sort", help="Row order.")] = SortKey.queue,
-    no_retry: Annotated[bool, typer.Option(
-        "--no-retry", help="Leave out the retry and dead-letter section (%RETRY%/%DLQ% "
-        "queues; saves the DLQ requests).")] = False,
-    no_clients: Annotated[bool, typer.Option(
-        "--no-clients", help="Do not call GET_CONSUMER_RUNNING_INFO on the clients (heavy "
-        "with hundreds of clients; the light --watch): owners, client caches and the "
-        "clients' consumed TPS unknown.")] = False,
-    state_dir: Annotated[str | None, typer.Option(
-        "--state-dir", parser=in_dir("lock state directory"),
-        help="Where `mqctl locks show` keeps what it saw, for the owners of an "
-        "orderly group's queues (read, never written; default ~/.cache/mqctl/locks).",
-        show_default=False)] = None,
+    topic: TopicOpt = None,
+    only_lagging: OnlyLaggingOpt = False,
+    sort: QueueSortOpt = SortKey.queue,
+    no_retry: NoRetryOpt = False,
+    no_clients: NoClientsOpt = False,
+    state_dir: StateDirReadOpt = None,
     watch: WatchOpt = None,
     count: CountOpt = None,
     output: OutputOpt = None,
@@ -84,39 +73,26 @@ def progress(
 
     Example: mqctl group progress GID_ORDER --only-lagging --sort lag
     """
-    from mqctl.remoting.client import RemotingClient
-    from mqctl.views.existence import read_nothing_of, require_group
-    from mqctl.views.progress_capture import capture_progress
-    from mqctl.views.progress_rows import progress_result
+    from mqctl.views.progress_rows import progress_result, unanswered_of
 
     group = one_group(group, group_opt, example="mqctl group progress GID_ORDER")
     st = state(ctx)
-    settings = st.settings(namesrv=namesrv)
     fmt = st.output(output)
 
-    from mqctl.views.progress_rows import unanswered_of
+    def once(c: Cluster) -> GroupProgress:
+        return c.group_progress(group, topic=topic, clients=not no_clients, retry=not no_retry,
+                                state_dir=state_dir)
 
-    async def once(client: RemotingClient) -> GroupProgress:
-        from mqctl.locks import LockStore
+    def render(p: GroupProgress) -> Result:
+        return progress_result(p, only_lagging=only_lagging, sort=sort, retry=not no_retry)
 
-        admin = make_admin(client, settings, concurrency)
-        p = await capture_progress(admin, group, topic, running_info=not no_clients,
-                                   dlq=not no_retry, produce_tps=True, locks=True,
-                                   lock_store=LockStore(state_dir, settings.namesrv))
-        if read_nothing_of(p):
-            await require_group(admin, group)
-        return p
-
-    if watch is None:
-        p = with_client(st, settings, once)
-        emit(progress_result(p, only_lagging=only_lagging, sort=sort, retry=not no_retry), fmt)
-        # a member that did not answer leaves OWNER (and the clients' TPS) partial: exit 8
-        raise_partial(p.failures, f"group progress {group}", unanswered_of(p))
-        return
-
-    watch_loop(settings, once, lambda p: progress_result(p, only_lagging=only_lagging,
-                                                         sort=sort, retry=not no_retry),
-               fmt, watch, count)
+    with cluster(st, namesrv, concurrency) as c:
+        if watch is not None:
+            return watch_loop(c, once, render, fmt, watch, count)
+        p = once(c)
+    emit(render(p), fmt)
+    # a member that did not answer leaves OWNER (and the clients' TPS) partial: exit 8
+    raise_partial(p.failures, f"group progress {group}", unanswered_of(p))
 
 
 def register(app: typer.Typer) -> None:

@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
-from mqctl.cli.common import (
-    ConcurrencyOpt,
-    GroupArg,
-    GroupOption,
-    NamesrvOpt,
-    OutputOpt,
-    emit,
-    make_admin,
-    one_group,
-    state,
-    with_client,
-)
+from mqctl.cli.common import emit, one_group, read, state
+from mqctl.cli.options import ConcurrencyOpt, GroupArg, GroupOption, NamesrvOpt, OutputOpt
 
 if TYPE_CHECKING:
     from mqctl.views.group_config import GroupConfigView
@@ -40,18 +30,11 @@ def config(
     Read with GET_ALL_SUBSCRIPTIONGROUP_CONFIG, as mqadmin does (the 5.x single-group request
     would create a misspelt group). Example: mqctl group config GID_PAY
     """
-    from mqctl.views.group_config import capture_group_config
     from mqctl.views.group_config_rows import config_result
 
     group = one_group(group, group_opt, example="mqctl group config GID_PAY")
     st = state(ctx)
-    settings = st.settings(namesrv=namesrv)
-
-    async def go(client: Any) -> GroupConfigView:
-        admin = make_admin(client, settings, concurrency)
-        return await capture_group_config(admin, group)
-
-    view = with_client(st, settings, go)
+    view: GroupConfigView = read(st, namesrv, concurrency, lambda c: c.group_config(group))
     emit(config_result(view), st.output(output))
     if view.failures:
         from mqctl.cli.common import raise_partial

@@ -2,26 +2,31 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
 import typer
 
-from mqctl.cli.common import (
-    MAX_THRESHOLD_S,
+from mqctl.cli.common import OptionalWatchCommand, cluster, emit, state
+from mqctl.cli.common import watch as watch_loop
+from mqctl.cli.options import (
     ConcurrencyOpt,
     CountOpt,
+    GroupSortOpt,
+    IncludeSystemOpt,
+    LagThresholdOpt,
+    MatchOpt,
     NamesrvOpt,
-    OptionalWatchCommand,
+    NoClientsOpt,
+    NoTimeLagOpt,
+    OnlyLaggingOpt,
     OutputOpt,
+    TimeLagThresholdOpt,
     WatchOpt,
-    emit,
-    state,
-    with_client,
 )
-from mqctl.cli.common import watch as watch_loop
 from mqctl.views.sort import GroupSort
 
 if TYPE_CHECKING:
+    from mqctl.api import Cluster
     from mqctl.render import Result
     from mqctl.views.groups import GroupsCapture
 
@@ -40,29 +45,14 @@ STATE_HELP = (
 
 def groups(
     ctx: typer.Context,
-    only_lagging: Annotated[bool, typer.Option(
-        "--only-lagging", help="Only groups with lag > 0.")] = False,
-    match: Annotated[str | None, typer.Option(
-        "--match", help="Only groups whose name contains this (case-insensitive; a glob with "
-        "* ? [).", show_default=False)] = None,
-    include_system: Annotated[bool, typer.Option(
-        "--include-system", help="Also list RocketMQ's own groups (TOOLS_CONSUMER, "
-        "SELF_TEST_C_GROUP, CID_ONSAPI_*, CID_RMQ_SYS_*, ...).")] = False,
-    sort: Annotated[GroupSort, typer.Option("--sort", help="Row order (numbers: largest "
-                                            "first, unknown last).")] = GroupSort.name,
-    no_clients: Annotated[bool, typer.Option(
-        "--no-clients", help="Do not ask the clients for their running info "
-        "(GET_CONSUMER_RUNNING_INFO): faster; STRATEGY, ORDERLY and pop INFLIGHT unknown.")
-    ] = False,
-    no_time_lag: Annotated[bool, typer.Option(
-        "--no-time-lag", help="Do not ask the time spans of lagging queues "
-        "(QUERY_CONSUME_TIME_SPAN, one per lagging group, broker and topic): faster on big "
-        "clusters; MAX TIME LAG unknown, LAGGING judged on the lag alone.")] = False,
-    lag_threshold: Annotated[int, typer.Option(
-        "--lag-threshold", min=1, help="LAGGING from this many messages behind.")] = 1000,
-    time_lag_threshold: Annotated[float, typer.Option(
-        "--time-lag-threshold", min=0.001, max=MAX_THRESHOLD_S, metavar="SECONDS",
-        help="LAGGING from this time lag.")] = 60.0,
+    only_lagging: OnlyLaggingOpt = False,
+    match: MatchOpt = None,
+    include_system: IncludeSystemOpt = False,
+    sort: GroupSortOpt = GroupSort.name,
+    no_clients: NoClientsOpt = False,
+    no_time_lag: NoTimeLagOpt = False,
+    lag_threshold: LagThresholdOpt = 1000,
+    time_lag_threshold: TimeLagThresholdOpt = 60.0,
     watch: WatchOpt = None,
     count: CountOpt = None,
     output: OutputOpt = None,
@@ -85,31 +75,26 @@ def groups(
 
     Example: mqctl groups --only-lagging --sort lag
     """
-    from mqctl.cli.common import make_admin, raise_partial
-    from mqctl.remoting.client import RemotingClient
-    from mqctl.views.groups import capture_groups
+    from mqctl.cli.common import raise_partial
     from mqctl.views.groups_rows import groups_result
 
     st = state(ctx)
-    settings = st.settings(namesrv=namesrv)
     fmt = st.output(output)
 
-    async def once(client: RemotingClient) -> GroupsCapture:
-        admin = make_admin(client, settings, concurrency)
-        return await capture_groups(admin, include_system=include_system, match=match,
-                                    clients=not no_clients, time_lag=not no_time_lag,
-                                    lag_threshold=lag_threshold,
-                                    time_lag_threshold_ms=int(time_lag_threshold * 1000))
+    def once(c: Cluster) -> GroupsCapture:
+        return c.groups(include_system=include_system, match=match, clients=not no_clients,
+                        time_lag=not no_time_lag, lag_threshold=lag_threshold,
+                        time_lag_threshold_s=time_lag_threshold)
 
-    def render(c: GroupsCapture) -> Result:
-        return groups_result(c, only_lagging=only_lagging, sort=sort)
+    def render(g: GroupsCapture) -> Result:
+        return groups_result(g, only_lagging=only_lagging, sort=sort)
 
-    if watch is None:
-        c = with_client(st, settings, once)
-        emit(render(c), fmt)
-        raise_partial(c.failures, "groups", c.unread_members)
-        return
-    watch_loop(settings, once, render, fmt, watch, count)
+    with cluster(st, namesrv, concurrency) as c:
+        if watch is not None:
+            return watch_loop(c, once, render, fmt, watch, count)
+        g = once(c)
+    emit(render(g), fmt)
+    raise_partial(g.failures, "groups", g.unread_members)
 
 
 groups.__doc__ = (groups.__doc__ or "").replace("{state_help}", STATE_HELP)

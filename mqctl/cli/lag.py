@@ -10,15 +10,21 @@ import typer
 
 from mqctl.cli.common import (
     OutputFormat,
-    OutputOpt,
     PathParser,
     emit,
-    in_dir,
     info,
     out_dir,
     out_file,
     state,
     warn,
+)
+from mqctl.cli.options import (
+    LAG_INPUTS_HELP,
+    ExecuteOpt,
+    KeepReq,
+    OutputOpt,
+    PruneOutOpt,
+    SnapshotsOpt,
 )
 from mqctl.fsutil import PathRule
 
@@ -157,12 +163,7 @@ def _report_signature() -> inspect.Signature:
         inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD,
                           annotation=typer.Context),
         inspect.Parameter("inputs", kw, annotation=Annotated[list[str], typer.Argument(
-            parser=INPUTS,
-            help="Inputs: files, directories (read recursively), globs or Spark URIs, any mix "
-                 "of snapshots, consumerOffset.json/topics.json/subscriptionGroup.json, mqadmin "
-                 "consumerProgress/brokerConsumeStats/topicStatus captures, "
-                 "rocketmq_client.log and lock.log. Prefix KIND= to force a kind (e.g. "
-                 "topic-status=ts.txt).", show_default=False)]),
+            parser=INPUTS, help=LAG_INPUTS_HELP, show_default=False)]),
     ]
     for spec in flag_specs():
         typ: Any = FLAG_TYPES[spec.kind]
@@ -189,21 +190,10 @@ app.command("report")(report)
 @app.command("prune")
 def prune(
     ctx: typer.Context,
-    keep: Annotated[str, typer.Option(
-        "--keep", help="Keep this much history (e.g. 30d); older date partitions / capture "
-                       "files are deleted, never a dataset's or cluster's newest.")],
-    out: Annotated[str | None, typer.Option(
-        "--out", parser=in_dir("report directory", remote=True),
-        help="Report directory (the --out of lag report): its date=YYYY-MM-DD "
-                      "partitions whose whole UTC day is older than --keep.",
-        show_default=False)] = None,
-    snapshots: Annotated[str | None, typer.Option(
-        "--snapshots", parser=in_dir("snapshot directory", remote=True),
-        help="Snapshot directory (the --out of mqctl snapshot): capture files "
-                            "older than --keep.", show_default=False)] = None,
-    execute: Annotated[bool, typer.Option(
-        "--execute", help="Delete. Without it the plan is shown and nothing is deleted.")
-    ] = False,
+    keep: KeepReq,
+    out: PruneOutOpt = None,
+    snapshots: SnapshotsOpt = None,
+    execute: ExecuteOpt = False,
     output: OutputOpt = None,
 ) -> None:
     """Delete old report partitions and/or capture files: the plan first, --execute deletes.

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING
 
 import typer
 
-from mqctl.cli.common import NamesrvOpt, OutputOpt, emit, make_admin, state, with_client
+from mqctl.cli.common import emit, read, state
+from mqctl.cli.options import (
+    BodyBytesOpt,
+    BrokerOpt,
+    NamesrvOpt,
+    OffsetOpt,
+    OutputOpt,
+    QueueIdOpt,
+    TopicReq,
+)
 
 if TYPE_CHECKING:
     from mqctl.views.message import MessageAt
@@ -17,15 +26,11 @@ app = typer.Typer(help="Messages: the message at an offset (read-only).", no_arg
 @app.command("show")
 def show(
     ctx: typer.Context,
-    topic: Annotated[str, typer.Option("--topic", "-t", help="Topic.")],
-    broker: Annotated[str, typer.Option("--broker", "-b", help="Broker name (as `mqctl "
-                                        "route TOPIC` lists it).")],
-    queue: Annotated[int, typer.Option("--queue", "-q", "--queue-id", min=0,
-                                       help="Queue id.")],
-    offset: Annotated[int, typer.Option("--offset", min=0, help="Queue offset (no short "
-                                        "form: -o is the output format everywhere).")],
-    body_bytes: Annotated[int, typer.Option("--body-bytes", min=0, help="How many bytes of "
-                                            "the body to show.")] = 256,
+    topic: TopicReq,
+    broker: BrokerOpt,
+    queue: QueueIdOpt,
+    offset: OffsetOpt,
+    body_bytes: BodyBytesOpt = 256,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
 ) -> None:
@@ -37,15 +42,8 @@ def show(
     moves; and no heartbeat. An offset outside the queue's range is refused before anything is
     pulled (exit 2). Example: mqctl message show -t TopicPay -b broker-a -q 0 --offset 1200
     """
-    from mqctl.views.message import read_message
     from mqctl.views.message_rows import show_result
 
     st = state(ctx)
-    settings = st.settings(namesrv=namesrv)
-
-    async def go(client: Any) -> MessageAt:
-        admin = make_admin(client, settings)
-        return await read_message(admin, topic, broker, queue, offset)
-
-    at = with_client(st, settings, go)
+    at: MessageAt = read(st, namesrv, None, lambda c: c.message(topic, broker, queue, offset))
     emit(show_result(at, body_bytes), st.output(output))

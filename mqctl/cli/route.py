@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
-
 import typer
 
-from mqctl.cli.common import NamesrvOpt, OutputOpt, emit, make_admin, state, with_client
+from mqctl.cli.common import emit, read, state
+from mqctl.cli.options import NamesrvOpt, OutputOpt, TopicArg
 
 
 def route(
     ctx: typer.Context,
-    topic: Annotated[str, typer.Argument(help="Topic name.")],
+    topic: TopicArg,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
 ) -> None:
@@ -22,12 +21,7 @@ def route(
     from mqctl.views.route import route_result
 
     st = state(ctx)
-    settings = st.settings(namesrv=namesrv)
-
-    async def go(client: Any) -> Any:
-        return await make_admin(client, settings).topic_route(topic, cached=False)
-
-    r = with_client(st, settings, go)
+    r = read(st, namesrv, None, lambda c: c.route(topic))
     emit(route_result(topic, r), st.output(output))
 
 

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 
-from mqctl.cli.common import OutputOpt, emit, in_file, out_dir, state
+from mqctl.cli.common import emit, state
+from mqctl.cli.options import (
+    ClockOpt,
+    HostOpt,
+    LogDirOpt,
+    OutputOpt,
+    PortOpt,
+    ScenarioOpt,
+    SpeedOpt,
+    scenario_is_name,
+)
 
-
-def scenario_is_name(value: str) -> bool:
-    """``sim up --scenario demo`` names a bundled scenario, not a file (as
-    :func:`mqctl.sim.scenario.load_scenario` tells them apart)."""
-    import os
-
-    return ("/" not in value and not value.endswith((".yaml", ".yml"))
-            and not os.path.lexists(value))
+__all__ = ["app", "scenario_is_name"]
 
 
 app = typer.Typer(help="The simulated RocketMQ cluster (for trying mqctl, demos and tests).",
@@ -25,22 +26,12 @@ app = typer.Typer(help="The simulated RocketMQ cluster (for trying mqctl, demos 
 @app.command("up")
 def up(
     ctx: typer.Context,
-    scenario: Annotated[str, typer.Option("--scenario", "-s", parser=in_file(
-        "scenario file", name=scenario_is_name), help="Bundled scenario name or "
-                                          "a YAML file (docs/scenario.md).")] = "demo",
-    port: Annotated[int, typer.Option("--port", help="Name server port; brokers listen on the "
-                                      "following ports (0 = ephemeral).", min=0, max=65535)
-                    ] = 9876,
-    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
-    clock: Annotated[str | None, typer.Option("--clock", help="real, accelerated or manual "
-                                              "(default: the scenario's).", show_default=False)
-                     ] = None,
-    speed: Annotated[float | None, typer.Option("--speed", help="Accelerated clock factor.",
-                                                show_default=False, min=0.001)] = None,
-    log_dir: Annotated[str | None, typer.Option("--log-dir", parser=out_dir(
-        "log directory (--log-dir)"), help="Write client and broker logs "
-                                                "(rocketmq_client.log, lock.log) here.",
-                                                show_default=False)] = None,
+    scenario: ScenarioOpt = "demo",
+    port: PortOpt = 9876,
+    host: HostOpt = "127.0.0.1",
+    clock: ClockOpt = None,
+    speed: SpeedOpt = None,
+    log_dir: LogDirOpt = None,
     output: OutputOpt = None,
 ) -> None:
     """Run a simulated cluster in the foreground until Ctrl-C or SIGTERM.
@@ -52,83 +43,25 @@ def up(
     Example: mqctl sim up            (the bundled demo on 127.0.0.1:9876)
     """
     import asyncio
-    import contextlib
-    import signal
     import sys
 
-    from mqctl.errors import UsageError
-    from mqctl.sim import SimCluster
+    from mqctl.sim.serve import serve
     from mqctl.sim.started import started_result
 
-    if clock not in (None, "real", "accelerated", "manual"):
-        raise UsageError(f"unknown clock {clock!r}", hint="use real, accelerated or manual")
     st = state(ctx)
     fmt = st.output(output)
 
-    async def run() -> None:
-        cluster = SimCluster(scenario, host=host, namesrv_port=port, clock=clock, speed=speed,
-                             log_dir=log_dir)
-        # the name server takes --port, each broker (and slave) the next one (SimCluster.start)
-        needed = 1 + sum(2 if b.slave else 1 for b in cluster.scenario.brokers)
-        last = port + needed - 1
-        if port and last > 65535:
-            raise UsageError(f"--port {port}: scenario {cluster.scenario.name} needs {needed} "
-                             f"consecutive ports ({port}-{last}), beyond 65535",
-                             hint=f"pick --port {65536 - needed} or lower, or --port 0 for any "
-                                  "free ports")
-        if cluster.log_dir:  # before any port: a log directory error is not a port's
-            from mqctl.fsutil import local_path_error, output_location_error
+    def stopped() -> None:
+        if not st.quiet:
+            sys.stderr.write("mqctl sim: stopped\n")
 
-            what = "log directory " + ("(--log-dir)" if log_dir else "(the scenario's log_dir)")
-            bad = output_location_error(cluster.log_dir, what, directory=True)
-            if bad is not None:
-                raise bad
-        try:
-            await cluster.start()
-        except (OSError, OverflowError) as exc:
-            with contextlib.suppress(Exception):  # close the servers that did start
-                await cluster.stop()
-            if isinstance(exc, OSError) and exc.filename is not None:  # a file, not a port
-                raise local_path_error(exc, exc.filename, "the simulated cluster's file"
-                                       ) from None
-            raise _listen_error(host, port, last, exc) from None
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        # through the one output path: -q prints nothing, -o json one document, flushed once
-        # every server listens; the command then runs until signalled (docs/scenario.md)
-        emit(started_result(cluster.summary()), fmt)
-        try:
-            await stop.wait()
-        finally:
-            await cluster.stop()
-            if not st.quiet:
-                sys.stderr.write("mqctl sim: stopped\n")
-
-    asyncio.run(run())
+    # through the one output path: -q prints nothing, -o json one document, flushed once
+    # every server listens; the command then runs until signalled (docs/scenario.md)
+    asyncio.run(serve(scenario, host=host, port=port, clock=clock, speed=speed, log_dir=log_dir,
+                      on_started=lambda summary: emit(started_result(summary), fmt),
+                      on_stopped=stopped))
 
 
-def _listen_error(host: str, port: int, last: int, exc: BaseException) -> Exception:
-    """Why the simulated cluster could not listen, with the fix for each cause."""
-    import errno
-
-    from mqctl.errors import UsageError
-
-    where = f"{host}:{port}" if not port or last == port else f"{host} ports {port}-{last}"
-    reason = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
-    code = exc.errno if isinstance(exc, OSError) else None
-    if code == errno.EADDRINUSE:
-        hint = ("another process listens there (see `ss -ltnp`): stop it, pick another --port, "
-                "or --port 0 for any free ports")
-    elif code == errno.EACCES:
-        hint = ("ports below 1024 need root (or CAP_NET_BIND_SERVICE): pick --port 1024 or "
-                "higher, e.g. the default 9876, or --port 0")
-    elif code == errno.EADDRNOTAVAIL:
-        hint = f"{host} is not an address of this machine: use --host 127.0.0.1"
-    else:
-        hint = "pick another --port (0 = any free ports) or --host"
-    return UsageError(f"cannot listen on {where}: {reason}", hint=hint)
 
 
 @app.command("scenarios")
@@ -139,7 +72,8 @@ def scenarios(ctx: typer.Context, output: OutputOpt = None) -> None:
 
     st = state(ctx)
     rows = [{"scenario": k, "description": v} for k, v in bundled().items()]
-    emit(Result([Table(cols("scenario", "description"), rows)]), st.output(output))
+    emit(Result([Table(cols("scenario", "description"), rows, name="scenarios")]),
+         st.output(output))
 
 
 def scenario_names() -> list[str]:

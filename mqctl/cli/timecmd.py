@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 from typer.core import TyperCommand
 
-from mqctl.cli.common import OutputOpt, emit, state
+from mqctl.cli.common import emit, state
+from mqctl.cli.options import OutputOpt, TimeTextArg
 
 _NEGATIVE = re.compile(r"-([0-9]|P)", re.IGNORECASE)
 
@@ -43,9 +44,7 @@ class TimeCommand(TyperCommand):
 
 def time_cmd(
     ctx: typer.Context,
-    text: Annotated[list[str], typer.Argument(
-        help="Time strings: now, epoch ms, ISO-8601, yyyy-MM-dd#HH:mm:ss:SSS, or relative "
-             "with a sign: -2h (2 hours ago), +10m (10 minutes from now).")],
+    text: TimeTextArg,
     output: OutputOpt = None,
 ) -> None:
     """Parse time strings the way every mqctl command does and show the result.
@@ -69,5 +68,5 @@ def time_cmd(
     emit(Result([Table([Column("input", "INPUT"), Column("epoch_ms", "EPOCH MS", "right"),
                         Column("utc", "UTC"), Column("local", "LOCAL"),
                         Column("from_now", "FROM NOW", "right", raw="offset_from_now_s")],
-                       rows)]),
+                       rows, name="times")]),
          st.output(output))

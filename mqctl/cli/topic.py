@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING
 
 import typer
 
-from mqctl.cli.common import (
+from mqctl.cli.common import emit, raise_partial, read, state
+from mqctl.cli.options import (
     ConcurrencyOpt,
+    IncludeSystemOpt,
     NamesrvOpt,
     OutputOpt,
-    emit,
-    make_admin,
-    raise_partial,
-    state,
-    with_client,
+    TopicArg,
 )
 
 if TYPE_CHECKING:
@@ -27,7 +25,7 @@ app = typer.Typer(help="Topic views: queue offsets and store times, the groups c
 @app.command("status")
 def status(
     ctx: typer.Context,
-    topic: Annotated[str, typer.Argument(help="Topic name.")],
+    topic: TopicArg,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
     concurrency: ConcurrencyOpt = None,
@@ -38,16 +36,10 @@ def status(
     Unlike mqadmin, queues beyond a 4.x broker's write queues are listed too. `-` is unknown:
     an empty queue has no last message. Example: mqctl topic status TopicPay
     """
-    from mqctl.views.topic import capture_topic_status
     from mqctl.views.topic_rows import status_result
 
     st = state(ctx)
-    settings = st.settings(namesrv=namesrv)
-
-    async def go(client: Any) -> TopicStatus:
-        return await capture_topic_status(make_admin(client, settings, concurrency), topic)
-
-    s = with_client(st, settings, go)
+    s: TopicStatus = read(st, namesrv, concurrency, lambda c: c.topic_status(topic))
     emit(status_result(s), st.output(output))
     raise_partial(s.failures, f"topic status {topic}")
 
@@ -55,10 +47,8 @@ def status(
 @app.command("consumers")
 def consumers(
     ctx: typer.Context,
-    topic: Annotated[str, typer.Argument(help="Topic name.")],
-    include_system: Annotated[bool, typer.Option(
-        "--include-system", help="Also RocketMQ's own groups (TOOLS_CONSUMER, "
-        "CID_RMQ_SYS_*...).")] = False,
+    topic: TopicArg,
+    include_system: IncludeSystemOpt = False,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
     concurrency: ConcurrencyOpt = None,
@@ -73,17 +63,11 @@ def consumers(
     none could be read.
     Example: mqctl topic consumers TopicPay
     """
-    from mqctl.views.topic import capture_topic_consumers
     from mqctl.views.topic_rows import consumers_result
 
     st = state(ctx)
-    settings = st.settings(namesrv=namesrv)
-
-    async def go(client: Any) -> TopicConsumers:
-        return await capture_topic_consumers(make_admin(client, settings, concurrency), topic,
-                                             include_system=include_system)
-
-    c = with_client(st, settings, go)
+    c: TopicConsumers = read(st, namesrv, concurrency,
+                             lambda cl: cl.topic_consumers(topic, include_system=include_system))
     emit(consumers_result(c), st.output(output))
     lag_fail = [g.group for g in c.groups if g.lag_not_included]
     if c.failures or c.config_failures:

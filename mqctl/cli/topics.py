@@ -2,36 +2,16 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
-from typing import Annotated, Any
-
 import typer
 
-from mqctl.cli.common import (
-    NamesrvOpt,
-    OutputOpt,
-    emit,
-    make_admin,
-    raise_partial,
-    state,
-    with_client,
-)
-
-
-class TopicKind(StrEnum):
-    all = "all"
-    normal = "normal"
-    retry = "retry"
-    dlq = "dlq"
-    system = "system"
+from mqctl.cli.common import emit, raise_partial, read, state
+from mqctl.cli.options import MatchOpt, NamesrvOpt, OutputOpt, TopicKind, TopicKindOpt
 
 
 def topics(
     ctx: typer.Context,
-    kind: Annotated[TopicKind, typer.Option("--kind", help="Which topics to list.")
-                    ] = TopicKind.normal,
-    match: Annotated[str | None, typer.Option("--match", help="Only names containing this.",
-                                              show_default=False)] = None,
+    kind: TopicKindOpt = TopicKind.normal,
+    match: MatchOpt = None,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
 ) -> None:
@@ -48,17 +28,12 @@ def topics(
     Example: mqctl topics --kind all --match pay
     """
     from mqctl.admin import BrokerFailure
-    from mqctl.views.topics import capture_topic_tables, topics_result
+    from mqctl.views.topics import topics_result
 
     st = state(ctx)
-    settings = st.settings(namesrv=namesrv)
-
-    async def go(client: Any) -> Any:
-        return await capture_topic_tables(make_admin(client, settings))
-
-    names, info, configs = with_client(st, settings, go)
-    emit(topics_result(names, info, configs, kind.value, match), st.output(output))
-    raise_partial([v for v in configs.values() if isinstance(v, BrokerFailure)], "topics")
+    t = read(st, namesrv, None, lambda c: c.topics())
+    emit(topics_result(t.names, t.info, t.configs, kind.value, match), st.output(output))
+    raise_partial([v for v in t.configs.values() if isinstance(v, BrokerFailure)], "topics")
 
 
 def register(app: typer.Typer) -> None:

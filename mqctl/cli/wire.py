@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 
-from mqctl.cli.common import OutputOpt, emit, in_file, state
+from mqctl.cli.common import emit, state
+from mqctl.cli.options import CaptureFileArg, OutputOpt, WireAsOpt
 
 app = typer.Typer(help="Decode captured RocketMQ frames and bodies.", no_args_is_help=True)
 
 @app.command("decode")
 def decode_cmd(
     ctx: typer.Context,
-    file: Annotated[str, typer.Argument(parser=in_file("capture file", stdin=True, stream=True),
-                                        help="Capture file: tcpdump text (-x, -xx, -X, -XX "
-                                             "as tcpdump prints it), a pcap file, a hex dump "
-                                             "of one frame (xxd or bare hex), raw frame bytes, "
-                                             "or a bare body; '-' = stdin.")],
-    kind: Annotated[str, typer.Option("--as", help="Input kind: auto, tcpdump, pcap, hex, "
-                                                   "frame or body.")] = "auto",
+    file: CaptureFileArg,
+    kind: WireAsOpt = "auto",
     output: OutputOpt = None,
 ) -> None:
     """Decode frames (header fields and parsed body) or a bare body.

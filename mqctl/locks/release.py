@@ -8,14 +8,25 @@ view before and after (read-only), and :func:`record_releases` marks the state f
 
 from __future__ import annotations
 
+import asyncio
 import re
+import shlex
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from mqctl.errors import ConnectError, MqctlError, RefusedError, UsageError
+from mqctl.errors import (
+    ConnectError,
+    ExitCode,
+    MqctlError,
+    PartialFailure,
+    RefusedError,
+    UsageError,
+)
+from mqctl.interrupt import INTERRUPT_GRACE_S, Stop, change_lock, guarded, taken_over
 from mqctl.locks.capture import capture_locks
 from mqctl.locks.model import (
     RENEW_SLACK_MS,
@@ -26,12 +37,16 @@ from mqctl.locks.model import (
     latest_claim,
     superseded_by,
 )
+from mqctl.locks.store import LockStore
 from mqctl.locks.view import ensure_lockable
 from mqctl.models import RETRY_PREFIX, MessageQueue
+from mqctl.remoting import fastjson
+from mqctl.remoting.codes import RequestCode
 from mqctl.timeparse import format_duration, format_local, now_ms
 
 if TYPE_CHECKING:
     from mqctl.admin import Admin
+    from mqctl.context import Context
     from mqctl.interrupt import Stop
     from mqctl.locks.store import LockStore
     from mqctl.models import TopicRoute
@@ -208,8 +223,6 @@ async def apply_release(admin: Admin, plan: ReleasePlan) -> None:
     broker as RpcRequestHeader does. SUCCESS carries no body: the broker does not say whether an
     entry was removed (it only logs it in lock.log).
     """
-    from mqctl.remoting import fastjson
-    from mqctl.remoting.codes import RequestCode
 
     body = fastjson.dumps(plan.body()).encode()
     await admin.client.invoke(plan.broker_addr, RequestCode.UNLOCK_BATCH_MQ,
@@ -249,9 +262,7 @@ async def apply_releases(admin: Admin, plans: Sequence[ReleasePlan], *,
     :class:`mqctl.interrupt.Stop`): no new request is sent (``not-sent``); the ones in flight
     are waited for up to ``grace_s`` (default ``INTERRUPT_GRACE_S``, 5 s; a second interrupt
     ends the wait) and are ``unknown`` if still unanswered."""
-    import asyncio
 
-    from mqctl.interrupt import INTERRUPT_GRACE_S
 
     grace = INTERRUPT_GRACE_S if grace_s is None else grace_s
     by_broker: dict[str, list[ReleasePlan]] = defaultdict(list)
@@ -360,3 +371,276 @@ async def execute_release(admin: Admin, plan: ReleasePlan, *, store: LockStore |
         raise r.error
     record_releases(store, [r])
     return await recheck(admin, [plan], store=store, slack_ms=slack_ms)
+
+
+# ---------------------------------------------------------------------- the workflow
+# ``locks release``: small ordered steps, each returning a frozen result (as the reset's,
+# mqctl.reset.workflow): the change lock, the plan (read-only), ``ready`` (the caller shows
+# it), the releases, the state file, the re-check; the words of what happened and the error
+# the run ends with.
+
+NO_UNDO = ("a release cannot be undone: a holder that is still alive re-locks its queues at its "
+           "next lockAll (every 20 s) while the allocation still assigns them to it")
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseRequest:
+    """What to release: ``queues`` as (broker, queue id), ``topic`` (needed when the group
+    subscribes to several topics with that queue), ``client`` (the holder to release for;
+    default the recorded one), ``execute``, ``force``, the state file (``state_dir``,
+    ``no_state``)."""
+
+    group: str
+    queues: tuple[tuple[str, int], ...]
+    topic: str | None = None
+    client: str | None = None
+    execute: bool = False
+    force: bool = False
+    state_dir: str | None = None
+    no_state: bool = False
+
+
+def release_request(group: str, queues: Sequence[str], **kw: Any) -> ReleaseRequest:
+    """A request from ``--queue broker-a:3`` texts (checked before any I/O)."""
+    return ReleaseRequest(group, tuple(parse_queue_spec(q) for q in queues), **kw)
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseInterruption:
+    """What an interrupt while releasing did: its notes and data, and the error (130)."""
+
+    notes: tuple[str, ...]
+    data: dict[str, Any]
+    error: MqctlError
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseOutcome:
+    """What a release run did: the plans and the view they rest on (``before``), the view
+    re-checked after (``after``), each queue's result (None: nothing sent), how far it went
+    (``phase``: plan, apply, re-check, done), the commands that send what was not, the notes
+    (a change lock taken over), whether the plan was shown before the change (``ready``)."""
+
+    plans: tuple[ReleasePlan, ...]
+    before: LockView
+    execute: bool
+    phase: str = "plan"
+    after: LockView | None = None
+    results: tuple[ReleaseResult, ...] | None = None
+    finish: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    ready: bool = False
+    interruption: ReleaseInterruption | None = None
+
+    def error(self) -> MqctlError | None:
+        """The error the run ends with (None: every release went through, or none was
+        asked for)."""
+        if self.interruption is not None:
+            return self.interruption.error
+        if self.results is None:
+            return None
+        return release_failure(self.results, list(self.finish))
+
+
+@dataclass(slots=True)
+class ReleaseRun:
+    """One release from its plan to its outcome (:meth:`plan`, :meth:`apply`); holds the
+    group's change lock (an --execute) until :meth:`close`."""
+
+    admin: Admin
+    namesrv: tuple[str, ...]
+    request: ReleaseRequest
+    plans: tuple[ReleasePlan, ...]
+    before: LockView
+    store: LockStore | None
+    notes: tuple[str, ...]
+    _locks: ExitStack
+
+    @classmethod
+    async def plan(cls, admin: Admin, namesrv: Sequence[str], request: ReleaseRequest, *,
+                   context: Context | None = None, stop: Stop | None = None) -> ReleaseRun:
+        """Plan it (read-only): one change of the group at a time from this machine (the
+        lock is taken first, for an --execute), then the view and each queue's plan."""
+
+        store = None if request.no_state else LockStore(request.state_dir, list(namesrv))
+        locks = ExitStack()
+        try:
+            notes = _release_lock(locks, namesrv, request, context)
+            if stop is not None:
+                stop.late = "after the release was complete: the result above stands"
+            work = prepare_releases(admin, request.group, request.queues, topic=request.topic,
+                                    client=request.client, force=request.force, store=store)
+            if stop is not None:
+
+                plans, before = await guarded(stop, work, lambda: True)
+            else:
+                plans, before = await work
+        except BaseException:
+            locks.close()
+            raise
+        return cls(admin, tuple(namesrv), request, tuple(plans), before, store, notes, locks)
+
+    def unchanged(self) -> ReleaseOutcome:
+        """The outcome of a plan that is not applied (no --execute)."""
+        return ReleaseOutcome(self.plans, self.before, self.request.execute, notes=self.notes)
+
+    async def apply(self, *, on_progress: Callable[[str, int], None] | None = None,
+                    stop: Stop | None = None) -> ReleaseOutcome:
+        """Send the releases (one UNLOCK_BATCH_MQ per queue), mark them in the state file and
+        re-check; ``on_progress(step, n)``: ``ready`` (show the plan now: ``n`` locks) before
+        anything is sent. ``stop``: an interrupt (:func:`mqctl.interrupt.deferred`)."""
+        if not self.request.execute:
+            return self.unchanged()
+        steps = _Release(self, on_progress, stop)
+        if stop is None:
+            return await steps.run()
+
+        return await guarded(stop, steps.run(), lambda: steps.phase == "plan")
+
+    def close(self) -> None:
+        self._locks.close()
+
+    def __enter__(self) -> ReleaseRun:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _release_lock(locks: ExitStack, namesrv: Sequence[str], request: ReleaseRequest,
+                  context: Context | None) -> tuple[str, ...]:
+    """One change of a group at a time from this machine (an offsets reset too)."""
+    if not request.execute:
+        return ()
+
+    stale = locks.enter_context(change_lock(list(namesrv), request.group,
+                                            f"mqctl locks release {request.group}"))
+    if stale is None:
+        return ()
+    note = taken_over(request.group, stale)
+    if context is not None:
+        context.warning(note)
+    return (note,)
+
+
+class _Release:
+    """The steps of :meth:`ReleaseRun.apply` (``phase`` for the interrupt guard)."""
+
+    def __init__(self, run: ReleaseRun, on_progress: Callable[[str, int], None] | None,
+                 stop: Stop | None) -> None:
+
+        self.run_, self.on_progress = run, on_progress
+        self.stop = stop if stop is not None else Stop()
+        self.phase = "plan"
+        self.ready = False
+
+    def outcome(self, **kw: Any) -> ReleaseOutcome:
+        r = self.run_
+        results = kw.get("results")
+        finish = tuple(finish_commands(r.namesrv, list(results or []), force=r.request.force,
+                                       state_dir=r.request.state_dir,
+                                       no_state=r.request.no_state))
+        return ReleaseOutcome(r.plans, r.before, True, phase=self.phase, finish=finish,
+                              notes=r.notes, ready=self.ready, **kw)
+
+    async def run(self) -> ReleaseOutcome:
+
+        r = self.run_
+        self.ready = True
+        if self.on_progress is not None:
+            self.on_progress("ready", len(r.plans))
+        self.stop.before_change()  # (a signal while planning: nothing is sent)
+        self.phase = "apply"
+        results = await apply_releases(r.admin, r.plans, stop=self.stop)
+        record_releases(r.store, results)
+        if self.stop.stopped:
+            return self.interrupted(results, None)
+        self.phase = "re-check"
+        checked = asyncio.ensure_future(recheck(r.admin, r.plans, store=r.store))
+        after = None if await self.stop.race(checked, 0.0) else checked.result()
+        if after is None:
+            return self.interrupted(results, None)
+        self.phase = "done"  # re-checked: a signal from now on comes after it
+        return self.outcome(results=tuple(results), after=after)
+
+    def interrupted(self, results: list[ReleaseResult], after: LockView | None
+                    ) -> ReleaseOutcome:
+        self.stop.reported = True
+        out = self.outcome(results=tuple(results), after=after)
+        report = release_interruption(results, self.phase, self.stop.reason, list(out.finish))
+        return replace(out, interruption=report)
+
+
+def finish_commands(namesrv: Sequence[str], results: list[ReleaseResult], *, force: bool,
+                     state_dir: str | None, no_state: bool) -> list[str]:
+    """The commands that send what an interrupted release did not (not sent, unknown, failed):
+    one per topic and holder, the holder named with --client (exact, no state file needed;
+    re-sending a release the broker already did is harmless: it ignores it)."""
+
+
+    left: dict[tuple[str, str], list[str]] = {}
+    for r in results:
+        if r.status != ReleaseStatus.RELEASED:
+            left.setdefault((r.plan.mq.topic, r.plan.holder), []).append(r.plan.mq.short)
+    cmds = []
+    for (topic, holder), queues in left.items():
+        args = ["mqctl", "-n", ";".join(namesrv), "locks", "release", "-g",
+                results[0].plan.group,
+                "--topic", topic]
+        for q in queues:
+            args += ["--queue", q]
+        args += ["--client", holder, "--execute"]
+        args += ["--force"] if force else []
+        args += ["--no-state"] if no_state else \
+            (["--state-dir", str(state_dir)] if state_dir is not None else [])
+        cmds.append(shlex.join(args))
+    return cmds
+
+
+def release_interruption(results: list[ReleaseResult], phase: str, signame: str,
+                 finish: list[str]) -> ReleaseInterruption:
+    """An interrupt while releasing: the notes and data that say what was released (the
+    per-queue table is the result table), the command that finishes the release, and the error
+    to exit with (130). Worded as ``offsets reset --execute`` words it."""
+
+    count = {s: sum(1 for r in results if r.status == s) for s in ReleaseStatus}
+    if phase == "apply":
+        what = (f"{count[ReleaseStatus.RELEASED]} released, {count[ReleaseStatus.NOT_SENT]} "
+                f"not sent, {count[ReleaseStatus.UNKNOWN]} unknown"
+                + (f", {count[ReleaseStatus.FAILED]} failed"
+                   if count[ReleaseStatus.FAILED] else ""))
+    else:
+        what = (f"every request was sent, {count[ReleaseStatus.RELEASED]} released but not "
+                "re-checked")
+    msg = f"interrupted by {signame} during {phase}: {what}"
+    fin = " && ".join(finish) or None
+    notes = [f"INTERRUPTED: {msg}; nothing more was sent"
+             + (f" (requests in flight were waited for up to {INTERRUPT_GRACE_S:.0f} s; "
+                "'unknown' ones may or may not have been released)" if phase == "apply"
+                else ""),
+             f"finish the release: {fin}" if fin else
+             "finish the release: nothing left to send (check with `mqctl locks show`)",
+             f"undo: none ({NO_UNDO})"]
+    data = {"signal": signame, "during": phase, "finish": fin, "finish_commands": finish,
+            "undo": None}
+    hint = (f"finish: {fin}; " if fin else "") + NO_UNDO
+    return ReleaseInterruption(tuple(notes), data,
+                               MqctlError(msg, hint=hint, exit_code=ExitCode.INTERRUPTED))
+
+
+def release_failure(results: Sequence[ReleaseResult], finish: list[str]) -> MqctlError | None:
+    """Some releases failed: the first error when none was released (its own exit code),
+    else a partial failure (exit 8) with the command that sends the rest; None when every
+    one went through."""
+
+    bad = [r for r in results if r.status != ReleaseStatus.RELEASED]
+    if not bad:
+        return None
+    first = next((r.error for r in bad if r.error is not None), None)
+    if first is not None and len(bad) == len(results):
+        return first
+    return PartialFailure(f"{len(bad)} of {len(results)} release(s) did not go through: "
+                         + "; ".join(f"{r.plan.mq.short} {r.status.value} ({r.detail})"
+                                     for r in bad[:4]),
+                         [(r.plan.mq.short, r.detail) for r in bad],
+                         hint="send the rest: " + " && ".join(finish))

@@ -51,14 +51,12 @@ from mqctl.reset.plan import (
     compute_target,
     default_wait,
     format_queue_scope,
-    legacy_apply_times,
-    legacy_push_order,
     make_plan,
     parse_queue_scope,
-    preflight,
     target_from_options,
     target_time,
 )
+from mqctl.reset.preflight import legacy_apply_times, legacy_push_order, preflight
 from mqctl.reset.types import PLAN_SCHEMA, BrokerPlan, ConsumerState, Path_, Plan, QueuePlan, Target
 
 __all__ = ["BAD", "LEGACY_CLIENT_PAUSE_S", "LEGACY_COMMIT_WAIT_S",

@@ -78,7 +78,9 @@ from typing import TYPE_CHECKING
 
 from mqctl.errors import MqctlError
 from mqctl.models import ConsumerRunningInfo, MessageQueue
+from mqctl.remoting.client import fan_out
 from mqctl.timeparse import format_ms, now_ms
+from mqctl.views.members import capture_members
 
 if TYPE_CHECKING:
     from mqctl.admin import Admin
@@ -136,8 +138,6 @@ async def read_owners(admin: Admin, plan: Plan) -> OwnerRead:
     GET_CONSUMER_RUNNING_INFO (all read-only), each answer timed when it arrives (a client busy
     applying a push may answer seconds after the others); what could not be read is recorded,
     never raised."""
-    from mqctl.remoting.client import fan_out
-    from mqctl.views.members import capture_members
 
     try:
         m = await capture_members(admin, plan.group, running=False, every_broker=False)
@@ -268,64 +268,105 @@ def legacy_verdict(mq: MessageQueue, reads: Sequence[OwnerRead], schedule: PushS
     pushes' schedule: the rule of this module's docstring. ``target``: the offset pushed;
     ``current``: the group's offset at the plan (None: unknown); ``members``: the member list
     at the plan (a client's offset below ``current`` counts only in a read with the same
-    members: a queue changing hands may start from an offset another owner committed)."""
-    first = schedule.first_ms
+    members: a queue changing hands may start from an offset another owner committed).
+
+    The rules are tried in order (:data:`VERDICT_RULES`): a client's own offset back below
+    where the group was, a process queue dropped or re-created, the same process queue from
+    before to after every push's turn, no holder at the push; else unknown, with what was
+    read."""
     done = [r for r in reads if r.error is None]
     if not done:
         errs = sorted({r.error for r in reads if r.error})
         return "unknown", ("the owners' running info " + (
             f"could not be read ({'; '.join(errs)})" if errs else "was not read"))
-    done.sort(key=lambda r: r.at_ms)
-    # every sighting of the queue, per process, in the order the answers arrived
-    seen: dict[tuple[str, str], list[tuple[int, SeenQueue, OwnerRead]]] = {}
-    for r in done:
-        for s in r.queues.get(mq, []):
-            at = s.answered_ms if s.answered_ms is not None else r.answered_at(s.client_id)
-            seen.setdefault((s.client_id, s.started), []).append((at, s, r))
-    for trail in seen.values():
-        trail.sort(key=lambda x: x[0])
-    rewind = current is not None and target < current
+    f = Sightings.of(mq, done, schedule, target=target, current=current, members=members)
+    for rule in VERDICT_RULES:
+        found = rule(f)
+        if found is not None:
+            return found
+    return "unknown", what_was_read(f)
 
-    # 3. a client's own offset back below where the group was
-    if rewind:
-        assert current is not None
+
+Trail = list[tuple[int, SeenQueue, OwnerRead]]
+
+
+@dataclass(frozen=True, slots=True)
+class Sightings:
+    """Every sighting of the queue, per process (client id, start), in the order the answers
+    arrived, with what the rules compare them to."""
+
+    first: int  # the first push
+    done: tuple[OwnerRead, ...]  # the reads that answered, in time order
+    seen: dict[tuple[str, str], Trail]
+    schedule: PushSchedule
+    target: int
+    current: int | None
+    members: Sequence[str] | None
+
+    @classmethod
+    def of(cls, mq: MessageQueue, done: list[OwnerRead], schedule: PushSchedule, *,
+           target: int, current: int | None, members: Sequence[str] | None) -> Sightings:
+        done = sorted(done, key=lambda r: r.at_ms)
+        seen: dict[tuple[str, str], Trail] = {}
+        for r in done:
+            for s in r.queues.get(mq, []):
+                at = s.answered_ms if s.answered_ms is not None else r.answered_at(s.client_id)
+                seen.setdefault((s.client_id, s.started), []).append((at, s, r))
         for trail in seen.values():
-            for at, s, r in trail:
-                if members is not None and set(r.members) != set(members):
-                    continue
-                for what, v in (("commitOffset", s.commit_offset),
-                                ("cachedMsgMinOffset", s.cached_min)):
-                    if v is not None and target <= v < current:
-                        return "applied", (
-                            f"{s.client_id}'s own offset of the queue ({what}) read {v} at "
-                            f"{_rel(at, first)}, at or above the target and below where the "
-                            f"group was ({current}): a client's offset goes back only when it "
-                            "applies a reset (MQClientInstance.resetOffset: "
-                            "updateConsumeOffset)")
-    # 1 and 2: a new ProcessQueue of the same process, the member list unchanged
-    for trail in seen.values():
+            trail.sort(key=lambda x: x[0])
+        return cls(schedule.first_ms, tuple(done), seen, schedule, target, current, members)
+
+
+Verdict = tuple[str, str]
+
+
+def offset_went_back(f: Sightings) -> Verdict | None:
+    """3. A rewind: a client's own offset back below where the group was."""
+    if f.current is None or f.target >= f.current:
+        return None
+    for trail in f.seen.values():
+        for at, s, r in trail:
+            if f.members is not None and set(r.members) != set(f.members):
+                continue
+            for what, v in (("commitOffset", s.commit_offset),
+                            ("cachedMsgMinOffset", s.cached_min)):
+                if v is not None and f.target <= v < f.current:
+                    return "applied", (
+                        f"{s.client_id}'s own offset of the queue ({what}) read {v} at "
+                        f"{_rel(at, f.first)}, at or above the target and below where the "
+                        f"group was ({f.current}): a client's offset goes back only when it "
+                        "applies a reset (MQClientInstance.resetOffset: updateConsumeOffset)")
+    return None
+
+
+def process_queue_renewed(f: Sightings) -> Verdict | None:
+    """1 and 2: a new ProcessQueue of the same process, the member list unchanged."""
+    for trail in f.seen.values():
         for i, (at0, s0, r0) in enumerate(trail):
             for at1, s1, r1 in trail[i + 1:]:
                 if s1.dropped or set(r0.members) != set(r1.members):
                     continue
                 if s0.dropped:
                     return "applied", (
-                        f"{s1.client_id}'s process queue was dropped at {_rel(at0, first)} "
+                        f"{s1.client_id}'s process queue was dropped at {_rel(at0, f.first)} "
                         "(MQClientInstance.resetOffset drops it for its 10 s pause) and a new "
-                        f"one was held at {_rel(at1, first)}: the client wrote the offset, "
+                        f"one was held at {_rel(at1, f.first)}: the client wrote the offset, "
                         "removed the queue and the rebalance added it again from there")
                 if not s0.orderly and not s1.orderly and s1.created_ms != s0.created_ms:
                     return "applied", (
                         f"{s1.client_id} re-created its process queue after the push "
                         f"(created {format_ms(s1.created_ms)}, the one read at "
-                        f"{_rel(at0, first)} {format_ms(s0.created_ms)}): "
+                        f"{_rel(at0, f.first)} {format_ms(s0.created_ms)}): "
                         "MQClientInstance.resetOffset writes the offset, then removes the "
                         "queue, and the rebalance adds it again from there")
+    return None
 
-    # not applied: the same ProcessQueue from before any apply to after every push's turn
-    due = schedule.all_applied_ms()
-    for trail in seen.values():
-        pre = [(at, s) for at, s, _r in trail if at - first <= BASELINE_WITHIN_MS
+
+def same_process_queue(f: Sightings) -> Verdict | None:
+    """Not applied: the same ProcessQueue from before any apply to after every push's turn."""
+    due = f.schedule.all_applied_ms()
+    for trail in f.seen.values():
+        pre = [(at, s) for at, s, _r in trail if at - f.first <= BASELINE_WITHIN_MS
                and not s.dropped and not s.orderly]
         if not pre:
             continue
@@ -336,52 +377,71 @@ def legacy_verdict(mq: MessageQueue, reads: Sequence[OwnerRead], schedule: PushS
             at1, s1 = late[-1]
             return "not-applied", (
                 f"{s1.client_id} still has the process queue it had before the push (created "
-                f"{format_ms(s1.created_ms)}, not dropped) {(at1 - first) / 1000:.0f} s after "
-                "it: it has not applied the reset (a client applies each push 10 s after it, "
-                f"one broker after another: {len(schedule.pushes)} push(es) here)")
-    if not seen:
-        pre_reads = [r for r in done if r.complete and r.members and all(
-            r.answered_at(c) - first <= BASELINE_WITHIN_MS for c in r.members)]
-        if pre_reads:
-            r = pre_reads[0]
-            return "not-applied", ("no online consumer held this queue when the push came "
-                                   f"({len(r.members)} member(s) read): a client applies a "
-                                   "pushed reset only to the queues of its processQueueTable "
-                                   "(MQClientInstance.resetOffset)")
+                f"{format_ms(s1.created_ms)}, not dropped) {(at1 - f.first) / 1000:.0f} s "
+                "after it: it has not applied the reset (a client applies each push 10 s after "
+                f"it, one broker after another: {len(f.schedule.pushes)} push(es) here)")
+    return None
 
-    # unknown: say what was read
+
+def held_by_nobody(f: Sightings) -> Verdict | None:
+    """Not applied: a complete read right after the push where no member held the queue."""
+    if f.seen:
+        return None
+    pre_reads = [r for r in f.done if r.complete and r.members and all(
+        r.answered_at(c) - f.first <= BASELINE_WITHIN_MS for c in r.members)]
+    if not pre_reads:
+        return None
+    r = pre_reads[0]
+    return "not-applied", ("no online consumer held this queue when the push came "
+                           f"({len(r.members)} member(s) read): a client applies a pushed "
+                           "reset only to the queues of its processQueueTable "
+                           "(MQClientInstance.resetOffset)")
+
+
+VERDICT_RULES: tuple[Callable[[Sightings], Verdict | None], ...] = (
+    offset_went_back, process_queue_renewed, same_process_queue, held_by_nobody)
+
+
+def what_was_read(f: Sightings) -> str:
+    """Unknown: what was read of each holder, and why it does not decide."""
     notes: list[str] = []
-    for (cid, _started), trail in seen.items():
-        if any(s.orderly for _at, s, _r in trail):
-            notes.append(f"{cid} is orderly: lockAll renews lastLockTimestamp, so its process "
-                         "queue does not show whether it was re-created")
-        if not any(at - first <= BASELINE_WITHIN_MS for at, _s, _r in trail):
-            notes.append(f"{cid}'s process queues right after the push were read too late to "
-                         "be before the clients applied it (a client busy with a push answers "
-                         "when its pause ends)")
-        last_at, last, _r = trail[-1]
-        if last.dropped:
-            notes.append(f"{cid} is still applying it (its process queue is dropped, paused "
-                         "10 s per push)")
-        elif last_at < due:
-            notes.append(f"{cid} had not applied it yet when read "
-                         f"{(last_at - first) / 1000:.0f} s after the push (it applies it "
-                         f"10 s per push, {len(schedule.pushes)} push(es))")
-        notes.append(f"{cid} read " + "; ".join(f"{_rel(at, first)} {_state(s)}"
-                                                for at, s, _r in trail))
-    holders = {cid for cid, _st in seen}
+    due = f.schedule.all_applied_ms()
+    for (cid, _started), trail in f.seen.items():
+        notes += _holder_notes(f, cid, trail, due)
     starts: dict[str, set[str]] = {}
-    for (cid, st) in seen:
+    for (cid, st) in f.seen:
         starts.setdefault(cid, set()).add(st)
-    if any(len(v) > 1 for v in starts.values()) or len(holders) > 1:
+    if any(len(v) > 1 for v in starts.values()) or len(starts) > 1:
         notes.append("another owner or process held it between the reads")
-    unread = sorted({c for r in done for c in r.failed})
+    unread = sorted({c for r in f.done for c in r.failed})
     if unread:
-        why = {c: r.failed[c] for r in done for c in r.failed}
+        why = {c: r.failed[c] for r in f.done for c in r.failed}
         notes.append("running info not read: " + ", ".join(f"{c} ({why[c]})" for c in unread))
-    if not seen:
+    if not f.seen:
         notes.append("no member held it in any read")
-    return "unknown", "; ".join(notes) or "nothing read tells"
+    return "; ".join(notes) or "nothing read tells"
+
+
+def _holder_notes(f: Sightings, cid: str, trail: Trail, due: int) -> list[str]:
+    notes = []
+    if any(s.orderly for _at, s, _r in trail):
+        notes.append(f"{cid} is orderly: lockAll renews lastLockTimestamp, so its process "
+                     "queue does not show whether it was re-created")
+    if not any(at - f.first <= BASELINE_WITHIN_MS for at, _s, _r in trail):
+        notes.append(f"{cid}'s process queues right after the push were read too late to be "
+                     "before the clients applied it (a client busy with a push answers when "
+                     "its pause ends)")
+    last_at, last, _r = trail[-1]
+    if last.dropped:
+        notes.append(f"{cid} is still applying it (its process queue is dropped, paused 10 s "
+                     "per push)")
+    elif last_at < due:
+        notes.append(f"{cid} had not applied it yet when read {(last_at - f.first) / 1000:.0f} "
+                     f"s after the push (it applies it 10 s per push, "
+                     f"{len(f.schedule.pushes)} push(es))")
+    notes.append(f"{cid} read " + "; ".join(f"{_rel(at, f.first)} {_state(s)}"
+                                            for at, s, _r in trail))
+    return notes
 
 
 def legacy_evidence(mq: MessageQueue, base: OwnerRead | None, final: OwnerRead | None, *,

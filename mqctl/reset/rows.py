@@ -1,5 +1,6 @@
-"""The rows and notes of ``mqctl offsets rollbacks`` and of a rollback with nothing to restore
-(pure: files already read, the CLI renders the Result)."""
+"""The rows and notes of ``mqctl offsets reset/rollback`` (the plan, and the result once
+executed), of ``mqctl offsets rollbacks`` and of a rollback with nothing to restore (pure:
+everything already read, the CLI renders the Result)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mqctl.render import Column, Result, Table
-from mqctl.timeparse import format_ms
+from mqctl.reset.apply import summarize
+from mqctl.reset.outcome import done_summary, undo_steps
+from mqctl.timeparse import format_ms, localize_iso
+from mqctl.views.message import plan_message_fields
 
 if TYPE_CHECKING:
+    from mqctl.reset.apply import QueueResult
     from mqctl.reset.files import RollbackInfo
-    from mqctl.reset.types import Target
+    from mqctl.reset.types import Plan, Target
+    from mqctl.reset.workflow import Planned, ResetOutcome
 
 
 def nothing_to_restore_result(path: str, group: str, topic: str, target: Target, *,
@@ -94,3 +100,113 @@ def rollbacks_result(infos: list[RollbackInfo], root: Path, live: dict[str, str]
     notes += [f"not checked: {f}" for f in failures]
     return Result([Table(columns, rows, title="rollback files")], data={
         "directory": str(root), "rollbacks": rows}, notes=notes)
+
+
+def plan_result(plan: Plan, results: list[QueueResult] | None, *, execute: bool,
+                rollback: str | None, extra_notes: list[str] | None = None,
+                plan_shown: bool = False) -> Result:
+    """The plan (and the result once executed). ``plan_shown``: the plan table and its notes
+    were printed before the apply started; only the result follows (text formats)."""
+
+    c = Column
+    # CURRENT "none": the group has no committed offset there (known, not unknown "-")
+    rows = [dict(q.row(), current="none") if q.current is None else q.row()
+            for q in plan.queues]
+    for row in rows:  # the table in the --tz zone; CSV, JSON and plan files keep UTC
+        row["target_time_shown"] = localize_iso(row.get("target_time") or "")
+    tables = [Table([c("broker", "BROKER"), c("queue_id", "QID", "right"),
+                     c("min", "MIN", "right"), c("max", "MAX", "right"),
+                     c("current", "CURRENT", "right"), c("target", "TARGET", "right"),
+                     c("change", "CHANGE", "right"), c("replay", "REPLAY", "right"),
+                     c("skip", "SKIP", "right"),
+                     c("target_time_shown", "TARGET TIME", raw="target_time"),
+                     c("note", "NOTE")], rows,
+                    title=f"reset plan: {plan.group} / {plan.topic} {plan.target.describe()}",
+                    name="plan")]
+    data = plan.to_dict()
+    if plan.messages:  # --show-messages: the message at each target
+
+        for q, row, drow in zip(plan.queues, rows, data["queues"], strict=True):
+            cells = plan_message_fields(plan.messages.get(q.mq))
+            row.update(cells)
+            drow["target_message"] = {k: v for k, v in cells.items()
+                                      if k not in ("target_stored", "target_keys")}
+        tables[0].columns[-1:-1] = [c("target_stored", "TARGET STORED",
+                                      raw="target_store_time"),
+                                    c("target_keys", "TARGET KEYS")]
+    data["execute"] = execute
+    data["rollback_file"] = rollback
+    notes = list(extra_notes or [])
+    notes += [f"broker {b.name}: {b.path.value if b.path else 'n/a'} ({b.path_source})"
+              for b in plan.brokers.values()]
+    notes.append(f"consumers: {plan.consumers.describe()}")
+    if plan.offsets_read:  # CURRENT (and a rollback file's "before") are as of then
+        notes.append(f"committed offsets read at {localize_iso(plan.offsets_read_text())}"
+                     + (": another writer can move them before the apply (docs/reset.md "
+                        "\"Concurrent changes\")" if execute else ""))
+    notes += plan.notes
+    notes += [f"warning: {w}" for w in plan.warnings]
+    notes += [f"REFUSED: {r}" for r in plan.refusals]
+    if results is None:
+        replay = sum(q.replay for q in plan.queues)
+        skip = sum(q.skip for q in plan.queues)
+        unknown = sum(1 for q in plan.queues if q.current is None)
+        notes.append(f"{len(plan.queues)} queue(s): {replay} message(s) will be consumed "
+                     f"again, {skip} skipped"
+                     + (f" ({unknown} queue(s) without a committed offset: not counted, their "
+                        "change is not known)" if unknown else ""))
+    else:
+        notes.append(done_summary(plan, results))
+        data["done"] = notes[-1]  # what this run changed (and still holds), in words
+    if plan_shown:
+        tables, notes = [], list(extra_notes or []) + notes[-1:]
+    if results is not None:
+        rrows = [r.row() for r in results]
+        shown = [dict(x, previous="none") if x["previous"] is None else x for x in rrows]
+        tables.append(Table([c("broker", "BROKER"), c("queue_id", "QID", "right"),
+                             c("previous", "PREVIOUS", "right"), c("target", "TARGET", "right"),
+                             c("now", "NOW", "right"), c("status", "STATUS"),
+                             c("detail", "DETAIL")], shown, title="result", name="results"))
+        data["results"] = rrows
+        data["summary"] = summarize(results)
+        notes.append("result: " + ", ".join(f"{v} {k}" for k, v in
+                                              sorted(summarize(results).items())))
+    elif not execute:
+        notes.append("WARN: No action will be performed as the --execute option is missing. "
+                     "Review the plan, then re-run with --execute.")
+    elif plan.refusals:
+        notes.append("nothing was changed (refused)")
+    if rollback:
+        _, first = undo_steps(plan, rollback)
+        notes.append(f"rollback file: {rollback} (written before the first change; restore "
+                     + (f"with: {first}: " if first else "with: ")
+                     + f"mqctl offsets rollback {rollback} --execute)")
+    return Result(tables, data=data, notes=notes)
+
+
+def ready_result(planned: Planned, rollback: str, message: str | None) -> Result:
+    """The plan as it is printed before the change starts (text formats), with what starts
+    next (``message``, unless a confirmation comes first)."""
+    first = plan_result(planned.plan, None, execute=True, rollback=rollback,
+                        extra_notes=list(planned.notes))
+    if message:
+        first.notes.append(message)
+    return first
+
+
+def outcome_result(o: ResetOutcome, *, plan_shown: bool = False) -> Result:
+    """The run's output: the plan and, once executed, the result (``plan_shown``: the plan
+    was printed at ``ready``: only what came after it), with the guards' data and what an
+    interrupt left."""
+    shown = plan_shown and o.ready_notes is not None
+    extra = list(o.notes[o.ready_notes or 0:] if shown else o.notes)
+    if o.interruption is not None:
+        extra += o.interruption.notes
+    rb = None if o.declined else o.rollback
+    out = plan_result(o.plan, list(o.results) if o.results is not None else None,
+                      execute=o.planned.execute, rollback=rb, extra_notes=extra,
+                      plan_shown=shown)
+    if o.interruption is not None:
+        out.data["interrupted"] = dict(o.interruption.data)
+    out.data["guards"] = o.planned.guard_data
+    return out

@@ -29,7 +29,6 @@ it hosts unknown (``None``; the sum over the brokers that answered is kept as
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -63,7 +62,7 @@ from mqctl.views.dlq import DlqQueue, read_dlq_queues
 from mqctl.views.members import not_online
 from mqctl.views.offsets import OffsetTableCache, committed_offsets
 from mqctl.views.progress import BROADCASTING_LAG, classify_span
-from mqctl.views.topics import int_or_zero
+from mqctl.views.topics import int_or_zero, match_name
 
 STATES = ("OK", "LAGGING", "STOPPED", "OFFLINE", "EMPTY", "UNKNOWN")
 
@@ -189,15 +188,7 @@ class GroupsCapture:
                 for c, why in s.unread_members.items()]
 
 
-def match_group(group: str, pattern: str | None) -> bool:
-    """``--match``: case-insensitive; a glob when it has ``*``, ``?`` or ``[``, else a
-    substring."""
-    if not pattern:
-        return True
-    g, p = group.lower(), pattern.lower()
-    if any(c in p for c in "*?["):
-        return fnmatch.fnmatchcase(g, p)
-    return p in g
+match_group = match_name  # ``--match`` (mqctl.views.topics.match_name: groups and topics)
 
 
 def group_state(s: GroupSummary, *, lag_threshold: int = DEFAULT_LAG_THRESHOLD,

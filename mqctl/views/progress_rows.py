@@ -518,5 +518,5 @@ def offsets_result(p: GroupProgress, mins: dict[MessageQueue, int]) -> Result:
                           r("max", "MAX", "right"),
                           r("current_cell", "CURRENT", "right", raw="current"),
                           r("lag", "LAG", "right")], rows,
-                         title=f"offsets of {group}")],
+                         title=f"offsets of {group}", name="queues")],
                   notes=notes)

@@ -53,4 +53,4 @@ def cluster_result(info: ClusterInfo) -> Result:
                              "role": "master" if bid == 0 else "slave", "addr": addr})
     return Result([Table([Column("cluster", "CLUSTER"), Column("broker", "BROKER"),
                           Column("broker_id", "ID", "right"), Column("role", "ROLE"),
-                          Column("addr", "ADDR")], rows)])
+                          Column("addr", "ADDR")], rows, name="brokers")])

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -79,20 +80,30 @@ def int_or_zero(v: Any) -> int:
         return 0
 
 
+def match_name(name: str, pattern: str | None) -> bool:
+    """``--match`` of ``topics`` and ``groups``: case-insensitive; a glob when it has ``*``,
+    ``?`` or ``[``, else a substring."""
+    if not pattern:
+        return True
+    n, p = name.lower(), pattern.lower()
+    if any(c in p for c in "*?["):
+        return fnmatch.fnmatchcase(n, p)
+    return p in n
+
+
 def topic_rows(names: list[str], cluster_names: set[str], broker_names: set[str], kind: str,
                match: str | None = None,
                info: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Rows of ``mqctl topics``: ``kind`` all lists every name the name server returned
-    (GET_ALL_TOPIC_LIST_FROM_NAMESERVER), as mqadmin topicList does. ``match`` is a
-    case-insensitive substring. ``info`` (:func:`topic_queue_info`) adds the queue counts and
+    (GET_ALL_TOPIC_LIST_FROM_NAMESERVER), as mqadmin topicList does. ``match``:
+    :func:`match_name`. ``info`` (:func:`topic_queue_info`) adds the queue counts and
     the message type; a topic no answering broker has gets None (unknown), never 0."""
     rows = []
-    needle = match.casefold() if match else None
     for t in names:
         k = is_system_topic(t, cluster_names, broker_names)
         if kind != "all" and k not in KIND_GROUPS.get(kind, {kind}):
             continue
-        if needle and needle not in t.casefold():
+        if not match_name(t, match):
             continue
         row: dict[str, Any] = {"topic": t, "kind": k}
         if info is not None:
@@ -120,7 +131,8 @@ def topics_result(names: list[str], info: ClusterInfo, configs: Mapping[str, Any
               "(not included: it did not answer)"] if failures else [])
     return Result([Table([Column("topic", "TOPIC"), Column("kind", "KIND"),
                           Column("queues_cell", "QUEUES", "right", raw="read_queues"),
-                          Column("type_cell", "TYPE", raw="message_type")], shown)],
+                          Column("type_cell", "TYPE", raw="message_type")], shown,
+                         name="topics")],
                   data=rows, notes=notes)
 
 

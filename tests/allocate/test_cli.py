@@ -218,7 +218,7 @@ def test_compare_sticky_starts_from_base(cli, sticky_registered):
 
 def test_list_strategies(cli, sticky_registered):
     r = cli(["allocate", "--list-strategies", "-o", "json"])
-    rows = {x["name"]: x for x in r.json}
+    rows = {x["name"]: x for x in r.json["strategies"]}
     assert rows["avg"]["origin"] == "builtin" and rows["avg"]["javaName"] == "AVG"
     assert rows["sticky"]["origin"] == "mqctl-sticky" and rows["sticky"]["version"] == "0.1.0"
     assert len(rows) >= 7

@@ -146,7 +146,7 @@ def test_cli_per_client_result_shows_the_gap_and_the_warning():
     from mqctl.allocate.live import LiveGroup
     from mqctl.allocate.preview import PreviewOptions
     from mqctl.allocate.report import add_strategy_choice
-    from mqctl.cli.allocate import _per_client_preview
+    from mqctl.allocate.workflow import per_client_preview as _per_client_preview
     from mqctl.models import TopicRoute
 
     rep = _reports("5.3.3", {A: "AllocateMessageQueueAveragely",

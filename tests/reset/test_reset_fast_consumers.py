@@ -96,7 +96,7 @@ def test_an_old_5x_client_replaying_unseen_is_unknown_not_failed():
         plan = Plan("G", "T", Target("offset", 100), 0, "ns", [q],
                     {"broker-a": BrokerPlan("broker-a", "a", Path_.SERVER_SIDE, "t")}, st)
         r = QueueResult(q, Status.APPLIED, "server-side reset", now=320)
-        _server_side_verdict(plan, r)
+        r = _server_side_verdict(plan, r)
         assert r.status == status, (version, r.detail)
         if status == Status.UNKNOWN:
             assert "a client older than 5.2.0" in r.detail and "read 320 (old offset 300)" \
@@ -104,7 +104,7 @@ def test_an_old_5x_client_replaying_unseen_is_unknown_not_failed():
     assert V5_1_0 < 470
     # below the target: not the consumers' doing
     r = QueueResult(q, Status.APPLIED, "server-side reset", now=50)
-    _server_side_verdict(plan, r)
+    r = _server_side_verdict(plan, r)
     assert r.status == Status.NOT_TAKEN
 
 
@@ -243,7 +243,7 @@ def test_the_window_verdict_docs_quote_is_what_verify_says():
     plan = Plan("G", "T", Target("rollback"), 0, "ns", [q],
                 {"broker-a": BrokerPlan("broker-a", "a:1", Path_.SERVER_SIDE, "t")}, st)
     r = QueueResult(q, Status.APPLIED, "server-side reset", now=24, settled_s=OWN_PULL_SETTLE_S)
-    _server_side_verdict(plan, r)
+    r = _server_side_verdict(plan, r)
     assert r.status == Status.UNKNOWN
     said = r.detail.split("; nothing read tells")[0] + "; nothing read tells ..."
     doc = " ".join((Path(__file__).parents[2] / "docs" / "reset-result.md").read_text().split())
@@ -362,8 +362,8 @@ def test_legacy_evidence_needs_a_read_before_the_clients_apply():
 # ------------------------------------------------------------ what the CLI says
 
 def test_rerun_hint_names_only_the_queues_the_evidence_says_did_not_take():
-    from mqctl.cli.offsets import rerun_hint
     from mqctl.reset import BrokerPlan, ConsumerState, Path_, Plan, QueuePlan, QueueResult
+    from mqctl.reset.outcome import rerun_hint
 
     qs = [QueuePlan(MQ("T", "broker-b", i), 0, 500, 290, 108) for i in range(4)]
     plan = Plan("G", "T", Target("time", 1717200000000, "-2m"), 0, "ns", qs,
@@ -378,8 +378,8 @@ def test_rerun_hint_names_only_the_queues_the_evidence_says_did_not_take():
 
 
 def test_done_summary_counts_a_legacy_push_as_pushed_until_read_taken():
-    from mqctl.cli.offsets import done_summary
     from mqctl.reset import BrokerPlan, ConsumerState, Path_, Plan, QueuePlan, QueueResult
+    from mqctl.reset.outcome import done_summary
 
     qs = [QueuePlan(MQ("T", "broker-a", i), 0, 500, 290, 140) for i in range(2)]
     plan = Plan("G", "T", Target("time", 1, "-2m"), 0, "ns", qs,

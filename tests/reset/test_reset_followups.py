@@ -20,7 +20,7 @@ def test_offsets_show_names_the_brokers_not_included_next_to_the_total(cli, sim)
     assert len(summary) == 1 and summary[0].endswith("(not included: broker-b)"), r.stdout
     # the total is broker-a's queues only: the rows shown
     j = cli(["-n", sim.namesrv_addr, "offsets", "show", "-g", "GID_AUDIT", "-o", "json"])
-    rows = j.json["rows"] if isinstance(j.json, dict) and "rows" in j.json else j.json
+    rows = j.json["queues"]
     assert rows and {x["broker"] for x in rows} == {"broker-a"}
     assert f"total lag {sum(x['lag'] for x in rows)} " in summary[0]
     assert not {x.code for x in sim.request_log} & set(MUTATING_REQUESTS)
@@ -54,8 +54,8 @@ def test_epoch_zero_target_in_the_cli_plan_header(cli, sim):
 
 
 def test_epoch_zero_target_in_the_rerun_hint():
-    from mqctl.cli.offsets import rerun_hint
     from mqctl.reset import ConsumerState, Plan, QueueResult, Status
+    from mqctl.reset.outcome import rerun_hint
 
     q = QueuePlan(MessageQueue("T", "broker-a", 0), current=5, target=3, min_offset=2,
                   max_offset=9)

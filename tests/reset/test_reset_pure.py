@@ -176,30 +176,30 @@ def plan(path: Path_, online: bool, target: Target, reachable: bool = True, pop=
 
 def test_preflight_paths_and_refusals():
     p = plan(Path_.SERVER_SIDE, True, Target("offset", 3))
-    preflight(p, force=False, scoped=False)
+    p = preflight(p, force=False, scoped=False)
     assert p.refusals == []
     p = plan(Path_.LEGACY_PUSH, False, Target("offset", 3))
-    preflight(p, force=False, scoped=False)
+    p = preflight(p, force=False, scoped=False)
     assert p.brokers["broker-a"].path == Path_.LEGACY_UPDATE and p.refusals == []
     p = plan(Path_.LEGACY_PUSH, True, Target("time", 1))
-    preflight(p, force=False, scoped=False)
+    p = preflight(p, force=False, scoped=False)
     assert p.brokers["broker-a"].path == Path_.LEGACY_PUSH and not p.refusals
     assert any("10 s pause" in w for w in p.warnings)
     p = plan(Path_.LEGACY_PUSH, True, Target("offset", 3))
-    preflight(p, force=False, scoped=False)
+    p = preflight(p, force=False, scoped=False)
     assert p.refusals and "live consumers overwrite within seconds" in p.refusals[0]
     p = plan(Path_.LEGACY_PUSH, True, Target("time", 1))
-    preflight(p, force=False, scoped=True)  # a subset of queues cannot go by time
+    p = preflight(p, force=False, scoped=True)  # a subset of queues cannot go by time
     assert p.refusals
     p = plan(Path_.LEGACY_PUSH, True, Target("offset", 3))
-    preflight(p, force=True, scoped=False)
+    p = preflight(p, force=True, scoped=False)
     assert p.brokers["broker-a"].path == Path_.LEGACY_UPDATE and not p.refusals
     assert any("--force" in w for w in p.warnings)
     p = plan(Path_.SERVER_SIDE, True, Target("offset", 3), reachable=False)
-    preflight(p, force=True, scoped=False)
+    p = preflight(p, force=True, scoped=False)
     assert "not reachable" in p.refusals[0]
     p = plan(Path_.LEGACY_PUSH, True, Target("time", 1), pop=True)
-    preflight(p, force=False, scoped=False)
+    p = preflight(p, force=False, scoped=False)
     assert any("pop/gRPC" in r for r in p.refusals)
 
 
@@ -221,42 +221,42 @@ def test_took(current, target, now, ok):
 def test_preflight_more_refusals():
     # membership unknown: the path cannot be chosen safely, whatever --force says
     p = plan(Path_.LEGACY_PUSH, False, Target("offset", 3), known=False)
-    preflight(p, force=True, scoped=False)
+    p = preflight(p, force=True, scoped=False)
     assert any("cannot tell whether group G is online" in r for r in p.refusals)
     assert p.brokers["broker-a"].path == Path_.LEGACY_PUSH  # never the offline fallback
     # broadcasting: offsets live on the clients
     p = plan(Path_.SERVER_SIDE, True, Target("time", 1), model="BROADCASTING")
-    preflight(p, force=False, scoped=False)
+    p = preflight(p, force=False, scoped=False)
     assert any("BROADCASTING" in r for r in p.refusals)
     p = plan(Path_.SERVER_SIDE, True, Target("time", 1), model="BROADCASTING")
-    preflight(p, force=True, scoped=False)
+    p = preflight(p, force=True, scoped=False)
     assert not p.refusals and any("BROADCASTING" in w for w in p.warnings)
     # legacy push needs a committed offset on every queue (Broker2Client.resetOffset)
     p = plan(Path_.LEGACY_PUSH, True, Target("time", 1), current=None)
-    preflight(p, force=False, scoped=False)
+    p = preflight(p, force=False, scoped=False)
     assert any("THe consumer group <G> not exist" in r for r in p.refusals)
     # pull consumers ignore a pushed reset
     p = plan(Path_.LEGACY_PUSH, True, Target("time", 1), consume_type="CONSUME_ACTIVELY")
-    preflight(p, force=False, scoped=False)
+    p = preflight(p, force=False, scoped=False)
     assert any("pull/lite-pull" in r for r in p.refusals)
     # the broker does not know the group: refused even with --force (it would answer 26)
     p = plan(Path_.SERVER_SIDE, False, Target("offset", 3), current=None, group_known=False)
-    preflight(p, force=True, scoped=False)
+    p = preflight(p, force=True, scoped=False)
     assert any("SUBSCRIPTION_GROUP_NOT_EXIST" in r for r in p.refusals)
     # known group, never consumed: allowed, with a warning
     p = plan(Path_.SERVER_SIDE, False, Target("offset", 3), current=None, group_known=True)
-    preflight(p, force=False, scoped=False)
+    p = preflight(p, force=False, scoped=False)
     assert not p.refusals and any("creates them" in w for w in p.warnings)
     # could not check: refused unless --force
     p = plan(Path_.SERVER_SIDE, False, Target("offset", 3), current=None, group_known=None)
-    preflight(p, force=False, scoped=False)
+    p = preflight(p, force=False, scoped=False)
     assert any("could not be checked" in r for r in p.refusals)
     p = plan(Path_.SERVER_SIDE, False, Target("offset", 3), current=None, group_known=None)
-    preflight(p, force=True, scoped=False)
+    p = preflight(p, force=True, scoped=False)
     assert not p.refusals
     # server-side: the pending offset is announced; orderly consumers are warned about
     p = plan(Path_.SERVER_SIDE, True, Target("offset", 3), orderly=True)
-    preflight(p, force=False, scoped=False)
+    p = preflight(p, force=False, scoped=False)
     assert any("pending offset" in n for n in p.notes)
     assert any("orderly" in w for w in p.warnings)
 
@@ -271,19 +271,19 @@ def test_default_wait_by_path():
     ]
     for path, online, target, force, wait in cases:
         p = plan(path, online, target)
-        preflight(p, force=force, scoped=False)
+        p = preflight(p, force=force, scoped=False)
         assert default_wait(p) == wait, (path, online, target, force)
     # server-side, a client before 5.2.0 (V4_9_8 = 409) or of unknown version: it applies the
     # reset 10 s after its next pull, which first re-commits its old offset
     for v in (409, None):
         p = plan(Path_.SERVER_SIDE, True, Target("offset", 3), min_version=v)
-        preflight(p, force=False, scoped=False)
+        p = preflight(p, force=False, scoped=False)
         assert default_wait(p) == 15.0
     # legacy push over two brokers: a client applies one broker's push after the other
     p = plan(Path_.LEGACY_PUSH, True, Target("time", 1))
     p.brokers["broker-b"] = BrokerPlan("broker-b", "x:2", Path_.LEGACY_PUSH, "test")
     p.queues.append(QueuePlan(MessageQueue("T", "broker-b", 0), 0, 10, 5, 3))
-    preflight(p, force=False, scoped=False)
+    p = preflight(p, force=False, scoped=False)
     assert default_wait(p) == 25.0
 
 
@@ -356,8 +356,8 @@ def test_took_against_what_the_broker_computed():
 
 
 def test_rerun_hint_never_resets_the_queues_that_took_twice():
-    from mqctl.cli.offsets import rerun_hint
     from mqctl.reset import QueueResult, Status
+    from mqctl.reset.outcome import rerun_hint
 
     def hint(target, online, current=5, scoped=True):
         p = plan(Path_.SERVER_SIDE, online, target, current=current)
@@ -382,7 +382,7 @@ def test_legacy_push_warns_about_read_queues_beyond_the_write_queues():
         p = plan(Path_.LEGACY_PUSH, True, Target("time", 1))
         p.queues = [QueuePlan(MessageQueue("T", "broker-a", i), 0, 10, 5, 3) for i in range(8)]
         p.brokers["broker-a"].write_queues = write
-        preflight(p, force=False, scoped=False)
+        p = preflight(p, force=False, scoped=False)
         return p
 
     p = legacy(6)
@@ -396,7 +396,7 @@ def test_legacy_push_warns_about_read_queues_beyond_the_write_queues():
     p = plan(Path_.SERVER_SIDE, True, Target("time", 1))
     p.queues = [QueuePlan(MessageQueue("T", "broker-a", i), 0, 10, 5, 3) for i in range(8)]
     p.brokers["broker-a"].write_queues = 2
-    preflight(p, force=False, scoped=False)
+    p = preflight(p, force=False, scoped=False)
     assert not any("more read than write" in w for w in p.warnings)
 
 
@@ -423,7 +423,7 @@ def test_a_broker_older_than_5x_is_announced_as_searching_for_the_nearest_messag
                            (Target("earliest"), False), (Target("offset", 3), False)):
         p = plan(Path_.SERVER_SIDE, False, target)
         p.brokers = {"broker-a": bp}
-        preflight(p, force=False, scoped=False)
+        p = preflight(p, force=False, scoped=False)
         got = [w for w in p.warnings if "nearest the time" in w]
         assert bool(got) is warned
         if warned:

@@ -188,7 +188,7 @@ def test_offsets_show_has_the_bounds_of_every_readable_queue(cli, sim_factory):
     s = sim_factory(_read_gt_write("V4_9_3"))
     r = run(cli, s, "offsets", "show", "-g", "G", "-t", "T", "-o", "json")
     assert r.exit_code == 0, r.stderr
-    assert {x["queue_id"]: (x["min"], x["max"], x["current"]) for x in r.json} == {
+    assert {x["queue_id"]: (x["min"], x["max"], x["current"]) for x in r.json["queues"]} == {
         q: (0, 600, 590) for q in range(4)}
     reads = [x for x in s.request_log if x.code in (RequestCode.GET_MIN_OFFSET,
                                                     RequestCode.GET_MAX_OFFSET)]

@@ -91,7 +91,7 @@ def test_show_matches_the_brokers(cli, sim):
     sim.advance(20)
     r = run(cli, sim, "offsets", "show", "-g", "GID_AUDIT", "-t", "TopicAudit", "-o", "json")
     assert r.exit_code == 0, r.stderr
-    rows = r.json["offsets of GID_AUDIT"] if isinstance(r.json, dict) else r.json
+    rows = r.json["queues"]
     assert len(rows) == 8 and mutating(sim) == []
     for row in rows:
         mq = MQ("TopicAudit", row["broker"], row["queue_id"])

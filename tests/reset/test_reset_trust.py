@@ -126,7 +126,7 @@ def test_target_far_beyond_the_max_is_refused_not_clamped(requested):
     q = compute_target(qp(), Target("offset", requested), None)
     assert q.far_beyond and q.target == 1000  # shown at the max, never applied
     p = plan_of([q], Target("offset", requested))
-    preflight(p, force=True, scoped=False)  # --force does not turn it into "skip everything"
+    p = preflight(p, force=True, scoped=False)  # --force does not turn it into "skip everything"
     assert any(f"target {requested} is far beyond the max offset 1000" in r
                for r in p.refusals)
 
@@ -135,14 +135,14 @@ def test_target_a_little_beyond_the_max_is_still_clamped():
     q = compute_target(qp(), Target("offset", 1000 + FAR_BEYOND_MAX), None)
     assert q.clamped and not q.far_beyond and q.target == 1000
     p = plan_of([q], Target("offset", 1000 + FAR_BEYOND_MAX))
-    preflight(p, force=False, scoped=False)
+    p = preflight(p, force=False, scoped=False)
     assert p.refusals == []
 
 
 def test_shift_far_beyond_the_max_is_refused():
     q = compute_target(qp(), Target("shift", 2 * FAR_BEYOND_MAX), None)
     p = plan_of([q], Target("shift", 2 * FAR_BEYOND_MAX))
-    preflight(p, force=False, scoped=False)
+    p = preflight(p, force=False, scoped=False)
     assert any("far beyond the max offset" in r for r in p.refusals)
 
 
@@ -167,7 +167,7 @@ def test_stale_plan_warns_with_the_drift_and_refuses_when_larger_than_the_change
     # A1: at 510 now (drift +10), the plan's change is -200: stale, but within the change
     qs = [compute_target(qp(700), t, None), compute_target(qp(510, mq=A1), t, None)]
     p = plan_of(qs, t)
-    preflight(p, force=False, scoped=False)
+    p = preflight(p, force=False, scoped=False)
     stale = [w for w in p.warnings if "stale" in w]
     assert len(stale) == 1
     assert "broker-a:0 500 -> now 700 (drift +200, plan change -50)" in stale[0]
@@ -176,7 +176,7 @@ def test_stale_plan_warns_with_the_drift_and_refuses_when_larger_than_the_change
     assert "1 queue(s) moved more than the plan's own change" in ref and "broker-a:0" in ref
     assert "broker-a:1" not in ref
     p = plan_of(qs, t)
-    preflight(p, force=True, scoped=False)
+    p = preflight(p, force=True, scoped=False)
     assert not any("stale" in r for r in p.refusals)
     assert any("stale" in w for w in p.warnings)
 
@@ -184,7 +184,7 @@ def test_stale_plan_warns_with_the_drift_and_refuses_when_larger_than_the_change
 def test_plan_without_drift_says_nothing():
     t = per_queue("plan", {A0: 450}, {A0: 500})
     p = plan_of([compute_target(qp(500), t, None)], t)
-    preflight(p, force=False, scoped=False)
+    p = preflight(p, force=False, scoped=False)
     assert not any("stale" in x for x in p.warnings + p.refusals)
 
 
@@ -194,7 +194,7 @@ def test_rollback_file_of_another_group_is_refused():
     # file (issue 25 item 2): refused either way, saying both, with the drift in the warning
     t = per_queue("rollback", {A0: 500}, {A0: 10})
     p = plan_of([compute_target(qp(90000, hi=100000), t, None)], t)
-    preflight(p, force=False, scoped=False)
+    p = preflight(p, force=False, scoped=False)
     (ref,) = [r for r in p.refusals if "rollback file" in r]
     assert "broker-a:0 saved 500, now 90000" in ref and "replaying 89500 message(s)" in ref
     assert "another group or cluster, or of an older reset" in ref and "--force" in ref
@@ -203,7 +203,7 @@ def test_rollback_file_of_another_group_is_refused():
     # a group behind what the reset wrote was moved back by something else: not this file
     t = per_queue("rollback", {A0: 500}, {A0: 5000})
     p = plan_of([compute_target(qp(10, hi=100000), t, None)], t)
-    preflight(p, force=False, scoped=False)
+    p = preflight(p, force=False, scoped=False)
     (ref,) = [r for r in p.refusals if "rollback file" in r]
     assert "broker-a:0 5000 -> now 10 (drift -4990, plan change -4500)" in ref
     assert "is it another group's or an older reset's file?" in ref
@@ -211,7 +211,7 @@ def test_rollback_file_of_another_group_is_refused():
     t = Target("rollback", text="f", plan={A0: 500}, expected={A0: 10},
                elsewhere=("it was written against name server 10.0.0.9:9876",))
     p = plan_of([compute_target(qp(90000, hi=100000), t, None)], t)
-    preflight(p, force=False, scoped=False)
+    p = preflight(p, force=False, scoped=False)
     (ref,) = [r for r in p.refusals if "rollback file" in r]
     assert "does not match group G's offsets: it was written against name server" in ref
 

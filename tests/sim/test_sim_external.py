@@ -113,8 +113,8 @@ def test_sim_up_runs_until_sigterm(sig):
         out = subprocess.run([sys.executable, "-m", "mqctl", "-n", addr, "cluster", "-o",
                               "json"], capture_output=True, text=True, timeout=30)
         assert out.returncode == 0, out.stderr
-        assert {r["broker"] for r in __import__("json").loads(out.stdout)} == {"broker-a",
-                                                                              "broker-b"}
+        assert {r["broker"] for r in __import__("json").loads(out.stdout)["brokers"]} == {
+            "broker-a", "broker-b"}
         p.send_signal(sig)  # SIGTERM, or Ctrl-C
         assert p.wait(timeout=20) == 0
         assert "stopped" in p.stderr.read()
@@ -132,7 +132,7 @@ def test_sim_up_bad_scenario_is_a_usage_error(cli, tmp_path):
     r = cli(["sim", "up", "--scenario", "nope", "--port", "0"])
     assert r.exit_code == 2 and "no bundled scenario named 'nope'" in r.stderr
     r = cli(["sim", "scenarios", "-o", "json"])
-    assert {"demo", "rooms", "large"} <= {x["scenario"] for x in r.json}
+    assert {"demo", "rooms", "large"} <= {x["scenario"] for x in r.json["scenarios"]}
 
 
 # ------------------------------------------------------- sim up through the one output path

@@ -96,10 +96,10 @@ def test_mqctl_topics_kind_system_shows_them(sim_factory):
     s = sim_factory(_scenario(["V5_3_3", "V5_3_3"], cluster="DefaultCluster5"))
     r = run_cli(["-n", s.namesrv_addr, "topics", "--kind", "system", "-o", "json"])
     assert r.exit_code == 0, r.stderr
-    kinds = {x["topic"]: x["kind"] for x in r.json}
+    kinds = {x["topic"]: x["kind"] for x in r.json["topics"]}
     want = {t.format(c="DefaultCluster5", b=b) for t in SYSTEM_533 for b in ("broker-a",
                                                                              "broker-b")}
     assert {t for t, k in kinds.items() if k == "system"} == want
     assert kinds["DefaultCluster5"] == "cluster" and kinds["broker-b"] == "broker"
     r = run_cli(["-n", s.namesrv_addr, "topics", "--kind", "all", "-o", "json"])
-    assert want | {"T", "%RETRY%G"} <= {x["topic"] for x in r.json}
+    assert want | {"T", "%RETRY%G"} <= {x["topic"] for x in r.json["topics"]}
