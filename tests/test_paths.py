@@ -127,6 +127,7 @@ BASE = {
     "demo": ["demo", "--hours", "0.1"],
     "diagnose": ["diagnose", "G"],
     "wire decode": ["wire", "decode", "{in}"],
+    "group progress": ["group", "progress", "G"],
     "locks show": ["locks", "show", "G"],
     "locks release": ["locks", "release", "G", "--queue", "b:0"],
     "lag report": ["lag", "report", "{in}", "--out", "{out}"],

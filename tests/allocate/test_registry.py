@@ -96,16 +96,18 @@ def test_broken_plugins_are_warnings_not_crashes(fresh_registry, make_dist):
 
 
 def test_entry_points_read_once(fresh_registry, make_dist, monkeypatch):
-    import importlib.metadata as md
+    import importlib
+
+    registry = importlib.import_module("mqctl.allocate.registry")
 
     calls = []
-    real = md.entry_points
+    real = registry.entry_points
 
     def counting(**kw):
         calls.append(kw)
         return real(**kw)
 
-    monkeypatch.setattr(md, "entry_points", counting)
+    monkeypatch.setattr(registry, "entry_points", counting)
     with pytest.raises(UsageError):
         compute_allocation("nope-1", Q, ["a"])
     with pytest.raises(UsageError):
