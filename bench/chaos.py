@@ -25,18 +25,18 @@ error codes, and crashes consumers mid-reset. Afterwards it checks the invariant
   consumer's locks, a slow broker) exits 130; every queue it says ``released`` is free on the
   broker, every queue it says ``not-sent`` is still held by the crashed consumer, and it prints
   the command that finishes it.
-* two ``offsets reset --execute`` of one group at once (issue 26 item 2), the first still
+* two ``offsets reset --execute`` of one group at once, the first still
   applying on a slow broker: from this machine the second is refused (exit 6, naming the first
   one's pid), sends nothing and writes no rollback file, and the first completes alone; from
   another machine (its own state directory) the second moves some queues before the first
   verifies: the first calls a queue ``verified`` only if it holds the first's target, every
   other one ``moved by another writer (now N)`` with N what the broker holds, exits 8, and
   counts only its verified queues as rewound/skipped;
-* SIGHUP is an interrupt too (issue 26 item 3): the interrupted reset and release cases send
+* SIGHUP is an interrupt too: the interrupted reset and release cases send
   SIGINT, SIGTERM or SIGHUP; after SIGHUP the result is also in ``<rollback>.result.txt`` and,
   half the time, the terminal is gone first (the pipes closed: every write fails) and the
   invariants are checked against that file alone;
-* a bad input file among the lag report's inputs (issue 26 item 4): after the fault loop, the
+* a bad input file among the lag report's inputs: after the fault loop, the
   run's own captures plus bad files picked at random (a truncated ``.jsonl.gz``, one that is
   not gzip, an empty one, a dangling symlink, a symlink loop) go through ``mqctl lag report``
   (Spark): it exits 0, prints no Java stack trace, traceback or internal error, quarantines
@@ -500,7 +500,7 @@ def interrupted_without_terminal(code: int, kept: Path, before: dict[MessageQueu
     check_interrupted(doc, code, text, "SIGHUP", before, now, rb, report)
 
 
-# ---------------------------------------------- concurrent resets of one group (issue 26)
+# ---------------------------------------------- concurrent resets of one group
 
 def concurrent_resets(sim: SimThread, faults: FaultThread, rng: random.Random, work: Path,
                       i: int, limit: float, report: Report) -> Path:
@@ -649,7 +649,7 @@ def check_moved(sim: SimThread, r: subprocess.CompletedProcess[str],
                                  f"start {want!r}")
 
 
-# ------------------------------------------------------------------ nothing read (issue 15)
+# ------------------------------------------------------------------ nothing read
 
 # what a 5.3 broker answers a wrong ACL secret: NO_PERMISSION with the message of
 # DefaultAuthenticationHandler's signature check (AuthenticationPipeline; the sim's
@@ -743,7 +743,7 @@ def nothing_read_case(sim: SimThread, faults: FaultThread, mode: str, snap: Path
     report.faults[f"nothing-read-{mode}"] = report.faults.get(f"nothing-read-{mode}", 0) + 1
 
 
-# ------------------------------------------------------- interrupted locks release (issue 15)
+# ------------------------------------------------------- interrupted locks release
 
 REL_GROUP, REL_TOPIC = "GID_ORDER_CHAOS", "TopicOrderChaos"
 REL_X, REL_Y = "10.1.0.1@101#x", "10.1.0.2@102#y"  # Y crashes; its locks stay on the brokers

@@ -1,4 +1,4 @@
-"""What a TAB costs with cluster completion (issue 18 item 8), against a baseline measured in
+"""What a TAB costs with cluster completion, against a baseline measured in
 the same run: completing a sub-command name, which never asks the cluster.
 
 Each case is what bash runs on TAB (``_MQCTL_COMPLETE=complete_bash _MQCTL_COMP_LINE=LINE

@@ -1,4 +1,4 @@
-"""``mqctl groups`` on a simulated cluster of 32 brokers x 1,000 groups (issue 18 item 1): the
+"""``mqctl groups`` on a simulated cluster of 32 brokers x 1,000 groups: the
 all-groups capture (three requests per broker answer for every group:
 GET_ALL_SUBSCRIPTIONGROUP_CONFIG, GET_BROKER_CONSUME_STATS and GET_ALL_TOPIC_CONFIG; then per
 group the connection list, the clients' running info and the time spans of lagging queues,

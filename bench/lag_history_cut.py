@@ -1,5 +1,5 @@
 """What a bounded re-run's time lags cost over a long broker history, read whole against cut to
-the points they need (issue 28 item 3: ``bounded.history_frame``), on one synthetic input.
+the points they need (``bounded.history_frame``), on one synthetic input.
 
 A bounded re-run brackets each observation's offset in the queue's broker history (the max
 offset of the queue at each capture, :func:`mqctl.lagjob.transforms.estimate_time_lag`). The

@@ -52,7 +52,7 @@ SHAPES = {
     "10k": (10, 5, 8, 25),
     "1m": (100, 10, 8, 125),
     "10m": (1000, 10, 8, 125),
-    # the 1m cluster with a 10x longer history (issue 28 item 3: a re-run's cost follows the
+    # the 1m cluster with a 10x longer history (a re-run's cost follows the
     # new data, so re-runs of 1m and 10m-long should cost about the same)
     "10m-long": (100, 10, 8, 1250),
     "100m": (10000, 10, 8, 125),

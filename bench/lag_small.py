@@ -1,6 +1,6 @@
 """A small lag report end to end: the demo's data through `mqctl lag report`, as a user runs it.
 
-Issue 16 item 4 (small inputs fast): a tiny report should cost little more than Spark's own
+Small inputs fast: a tiny report should cost little more than Spark's own
 start. Runs, interleaved, N times each, every one a fresh process (so a fresh JVM):
   * floor: the session mqctl starts for this input (same JVM options) and one trivial job;
   * ours: `mqctl lag report` over the demo's snapshots and logs (the JVM options mqctl picks

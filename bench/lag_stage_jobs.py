@@ -1,6 +1,6 @@
 """Spark jobs and Py4J calls per stage of a small lag report: the demo's data, a warm run.
 
-Issue 28 item 2 (small inputs cost little more than the session): a tiny report pays for
+Small inputs cost little more than the session: a tiny report pays for
 every Spark job (0.1-0.5 s each) and every Py4J call (each builds or reads a Java object).
 This runs ``run_report`` twice in one session (the first one warms the JVM; both go to
 fresh output directories, so neither reuses the other's state) and prints, for the second:

@@ -1,9 +1,9 @@
-"""What a vectorised per-queue pass (issue 28 item 1: ``mapInArrow`` over Arrow batches instead
+"""What a vectorised per-queue pass (``mapInArrow`` over Arrow batches instead
 of Spark windows) could save, measured against the report's own window pass on one input.
 
 The lag report's heaviest step is the status window (:func:`mqctl.lagjob.transforms.queue_status`)
-with the time-lag brackets, inside the one partitioning by topic. Issue 28 allows replacing
-such windows with a vectorised pass over each partition. Before rewriting the transforms, this
+with the time-lag brackets, inside the one partitioning by topic. Such windows could be
+replaced with a vectorised pass over each partition. Before rewriting the transforms, this
 measures the floor of that route on the same rows, partitioning and session:
 
 * ``shuffle``: read the observations and partition them by topic (what every variant does

@@ -36,7 +36,7 @@ ratio candidate / baseline and the Py4J commands of each variant's last run by k
 * ``--persist``: the candidate makes each of the report's cuts (``Runner.cut``: a
   ``localCheckpoint``) a lazy ``persist`` instead, computed by the first action that reads
   it (the cuts that count rows stay checkpoints: their count is read at once); the baseline
-  as every report now runs. The alternative issue 28 item 1 asks about ("no checkpoint whose
+  as every report now runs. The alternative ("no checkpoint whose
   only purpose is to cut a long plan"); not taken (docs/lag-performance.md, twenty-fourth
   pass). Both must give the same results (exit 1 if not).
 * ``--conf K=V`` (repeatable): the candidate runs with these session settings, the baseline

@@ -1,4 +1,4 @@
-"""Shell completion of group and topic names from the cluster (issue 18 item 8).
+"""Shell completion of group and topic names from the cluster.
 
 ``mqctl group progress <TAB>``, ``-g <TAB>`` and ``-t <TAB>`` complete from the cluster the
 command line (or the environment, or the profile) points at, as kafkactl does:

@@ -39,7 +39,7 @@ from mqctl.versions import version_name
 
 DEFAULT_NAMESRV = "127.0.0.1:9876"
 DEFAULT_TIMEOUT = 3.0
-# the per-request timeout's sane range (issue 15): inf/nan/1e308 would hang or print "nans"
+# the per-request timeout's sane range: inf/nan/1e308 would hang or print "nans"
 MIN_TIMEOUT = 0.1
 MAX_TIMEOUT = 3600.0
 DEFAULT_CONCURRENCY = 16

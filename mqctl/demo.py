@@ -70,7 +70,7 @@ async def capture_timeline(out_dir: Path, *, hours: float, interval_s: float,
     steps = demo_steps(hours, interval_s)
     snaps, logs = out_dir / "snapshots", out_dir / "logs"
     # the simulated hours end now, not hours from now: the report that follows is generated
-    # after its captures, as a cron report is (issue 27 item 4)
+    # after its captures, as a cron report is
     start = int(time.time() * 1000) - int(steps * interval_s * 1000)
     cluster = SimCluster(load_scenario(scenario, start_ms=start), clock="manual",
                          log_dir=str(logs))

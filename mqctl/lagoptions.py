@@ -1,4 +1,4 @@
-"""The lag report's options, declared once (issue 28 item 4).
+"""The lag report's options, declared once.
 
 Every option of ``mqctl lag report`` is declared here, with its flag, help text, default (as the
 flag takes it: ``5m``), metavar, bounds and how its text is read (a duration, a zone, a time):

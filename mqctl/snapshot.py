@@ -35,7 +35,7 @@ from mqctl.views.progress_capture import CaptureCache, capture_progress
 if TYPE_CHECKING:
     from mqctl.render import Result
 
-# 1.1 (issue 25): owner_unknown and members_unanswered; 1.2 (issue 27): rows of BROADCASTING
+# 1.1: owner_unknown and members_unanswered; 1.2: rows of BROADCASTING
 # groups (consumer offset, lag and time lag null, ``lag_unknown`` says why: :func:`rows_of`);
 # readers take any mqctl.snapshot/1.x
 SCHEMA = "mqctl.snapshot/1.2"
@@ -77,11 +77,11 @@ def rows_of(p: GroupProgress, *, capture_ts: int, cluster: str, namesrv: str
             "broker": q.mq.broker_name, "queue_id": q.mq.queue_id,
             "broker_offset": q.broker_offset, "min_offset": q.min_offset,
             # null where the group has no committed offset (``committed: false``, the reset
-            # plans' rule), not the broker's placeholder 0 (issue 25 item 4)
+            # plans' rule), not the broker's placeholder 0
             "consumer_offset": q.current, "pull_offset": q.pull_offset,
             "lag": q.lag, "inflight": q.inflight, "inflight_source": q.inflight_source,
             # why lag (and consumer_offset, delay_ms, inflight) is null whatever was read:
-            # "broadcasting" (the clients keep the offsets), else null (issue 26 item 6)
+            # "broadcasting" (the clients keep the offsets), else null
             "lag_unknown": q.lag_unknown,
             "committed": q.committed,
             "last_timestamp": q.last_timestamp or None, "max_timestamp": q.max_timestamp,
@@ -384,7 +384,7 @@ def snapshot_result(snap: Snapshot, path: Path | None, missing: list[str],
                          for g, f in snap.failures]}
     notes = [summary(rows, len(snap.rows), path), *unanswered_notes(snap.rows)]
     unknown_lag = [r for r in rows if r.get("lag_unknown")]
-    for r in unknown_lag:  # issue 26 item 6: captured, and its lag is still unknown
+    for r in unknown_lag:  # captured, and its lag is still unknown
         notes.append(f"{r['group']}: lag unknown ({r['lag_unknown']}): each client keeps its "
                      "own offsets (LocalFileOffsetStore); its rows carry the broker offsets "
                      f"with lag and consumer_offset null and lag_unknown \"{r['lag_unknown']}\"")

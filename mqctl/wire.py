@@ -56,7 +56,7 @@ def redact(value: Any) -> Any:
     return value
 
 
-# The most ``wire decode`` reads (issue 15: /dev/zero must not be read to 4 GB before a limit
+# The most ``wire decode`` reads (/dev/zero must not be read to 4 GB before a limit
 # applies). One frame or bare body is at most the 16 MiB frame limit (NettyDecoder's
 # frameMaxLength, counted with its prefix); a tcpdump text, pcap or hex capture can hold many
 # frames (and text takes ~4 characters per byte), so it may be up to 256 MiB.

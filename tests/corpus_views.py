@@ -1,5 +1,5 @@
 """An ``Admin`` stand-in that answers with the bodies real 4.9.3 / 5.3.3 brokers sent
-(../shared/samples/real/<v>/...): for the view tests of issue 14 (items 1, 2, 7, 13).
+(../shared/samples/real/<v>/...): for the view tests over the real corpus.
 
 Only what a view asks is served; a request the corpus did not record raises, so a test can
 never pass on an invented answer by accident (answers derived from corpus values are built
@@ -77,7 +77,7 @@ class CorpusAdmin:
     def _broker(self, addr: str) -> str:
         return self.by_addr[addr]
 
-    # -- the never-committed rule (mqctl.views.offsets.committed_offsets): issue 25 item 4
+    # -- the never-committed rule (mqctl.views.offsets.committed_offsets)
 
     async def query_offset(self, group: str, mq: MessageQueue, addr: str) -> int | None:
         """QUERY_CONSUMER_OFFSET as recorded (never-committed/14_*): code 22 = None."""

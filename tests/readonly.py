@@ -1,4 +1,4 @@
-"""The one check that a command was read-only (issue 29 item 5): used by every test that says
+"""The one check that a command was read-only: used by every test that says
 "read-only", so all of them are as strict as the strictest was."""
 
 from __future__ import annotations

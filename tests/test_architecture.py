@@ -80,7 +80,7 @@ ONLY_FROM: dict[str, tuple[str, ...]] = {
 # type-only broker / cluster / consumer circle) went with mqctl/sim/ports.py.
 TODO_EDGES: dict[tuple[str, str], str] = {}
 
-# Circles broken by issue 19 (one import of each, the one that went): they may not come back,
+# Circles broken once (one import of each, the one that went): they may not come back,
 # not even as a TODO_EDGES entry.
 BROKEN: tuple[tuple[str, str], ...] = (
     ("mqctl.remoting.fastjson", "mqctl.models"),       # the codec's own QueueKey
@@ -824,7 +824,7 @@ def test_codec_key_and_model_queue_are_one_key():
 
 
 # ---------------------------------------------------------------------------- one output path
-# Issue 30 item 5: what a command prints on stdout goes through mqctl.render.emit (a Result:
+# what a command prints on stdout goes through mqctl.render.emit (a Result:
 # -q prints nothing, -o json one document). These are the only places that write to stdout
 # themselves (module, or module:function for one top-level function), each for a reason
 # render cannot serve.
@@ -909,7 +909,7 @@ def test_the_stdout_check_can_fail():
             assert fn in names, entry
 
 
-# ---------------------------------------------------------------------------- issue 30: views
+# ---------------------------------------------------------------------------- views
 # Two more rules (docs/architecture.md, "Views and requests"):
 #
 # * requests only through Admin: a request is a call ``<x>.invoke(...)`` (RemotingClient.invoke;

@@ -56,7 +56,7 @@ def test_check_reset_no_rollback_file_only_when_nothing_changes(chaos, monkeypat
 def test_check_online_reset_accepts_a_rewind_replayed_within_the_wait(chaos, monkeypatch,
                                                                       lowest, expect):
     """verify reports a rewind the consumers already replayed as verified ('taken
-    (re-consumed to N)', issue 14 item 8): the checker accepts it only when verify's lowest
+    (re-consumed to N)'): the checker accepts it only when verify's lowest
     read had taken, and the queue is back at or past its old offset."""
     from mqctl.models import MessageQueue
 

@@ -142,7 +142,7 @@ def test_config_show_redacts_and_reports_sources(cli, tmp_path):
     assert r.exit_code == 0, r.stderr
     d = r.json
     assert d["namesrv"] == {"value": "10.0.0.1:9876", "source": "profile p"}
-    assert d["timeout"] == {"value": 9, "source": "env MQCTL_TIMEOUT"}  # a number (issue 17)
+    assert d["timeout"] == {"value": 9, "source": "env MQCTL_TIMEOUT"}  # a number
     assert d["acl.secret_key"]["value"] == "<redacted>"
     assert "VERY-SECRET-42" not in r.stdout + r.stderr
     assert "readable by group or others" in r.stderr

@@ -1,4 +1,4 @@
-"""Completion of group and topic names from the cluster (issue 18 item 8), through Typer's
+"""Completion of group and topic names from the cluster, through Typer's
 ``_MQCTL_COMPLETE`` protocol as the shell runs it: names from the simulated cluster, only
 read-only requests, a cache, and a dead or hung cluster answered with nothing, quietly."""
 

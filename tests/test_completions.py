@@ -1,6 +1,6 @@
 """Completion scripts: ``mqctl completion SHELL`` prints them from the package, ``completions/``
-holds the same, and the line protocol answers what each parameter offers (issue 29 items 2
-and 3). The real shells: tests/test_shell_completion.py; cluster names:
+holds the same, and the line protocol answers what each parameter offers. The real shells:
+tests/test_shell_completion.py; cluster names:
 tests/test_cluster_completion.py."""
 
 from __future__ import annotations

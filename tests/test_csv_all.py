@@ -1,5 +1,5 @@
 """Every command's `-o csv` loads: ONE table (one header row, every row as wide as it), and
-its number columns hold numbers only (issue 17 item 4).
+its number columns hold numbers only.
 
 CASES lists one invocation per command, after its setup (``["@advance", "150"]``: simulated
 seconds; placeholders: {ns} the simulated name server, {tmp} a

@@ -1,4 +1,4 @@
-"""Issue 18 item 3: `mqctl group config GROUP` against the sim and the real corpus's
+"""`mqctl group config GROUP` against the sim and the real corpus's
 GET_ALL_SUBSCRIPTIONGROUP_CONFIG answers."""
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ def test_scenario_group_config_is_checked():
         "consumeFromMinEnable": False}}})
     assert sc.groups[0].config == {"retryMaxTimes": 5}
     assert sc.groups[0].config_by_broker == {"broker-b": {"consumeFromMinEnable": False}}
-    # consumeEnable is honoured since issue 31 (the brokers refuse the group's pulls)
+    # consumeEnable is honoured (the brokers refuse the group's pulls)
     assert load({"config_by_broker": {"broker-b": {"consumeEnable": False}}}).groups[
         0].config_by_broker == {"broker-b": {"consumeEnable": False}}
     for extra, path in [({"config": {"retryMaxTimes": "x"}}, "groups[0].config.retryMaxTimes"),

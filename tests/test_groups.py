@@ -1,4 +1,4 @@
-"""Issue 18 items 1, 2, 9, 10: ``mqctl groups``, the retry/DLQ section and pop groups in
+"""``mqctl groups``, the retry/DLQ section and pop groups in
 ``group progress``, produce TPS and ``--no-clients``, against the simulated cluster.
 
 Every expected number is read from the simulated brokers and clients (their offsets, stores
@@ -423,7 +423,7 @@ def test_progress_pop_group_has_no_owners_and_shows_inflight(cli, gsim):
     assert r.exit_code == 0, r.stderr
     d = r.json
     assert d["pop"] is True
-    # issue 25 item 4b: a 5.3.3 pop client keys waitAckCount per broker (queue id -1), so
+    # a 5.3.3 pop client keys waitAckCount per broker (queue id -1), so
     # per queue it is unknown, never 0; per broker and in all it is what the clients hold
     wait = gsim.call(lambda c: {mq.broker_name: sum(
         pq.last_batch for cs in c.consumers("G_POP") for m, pq in cs.pqs.items()

@@ -1,4 +1,4 @@
-"""Issue 17 item 5 (help) and item 3 (global options after the command)."""
+"""Help texts, and global options after the command."""
 
 from __future__ import annotations
 

@@ -1,15 +1,17 @@
-"""The hostile-input catalogue of issue 26, items 1, 5 and 9: one test per reproduction (and
+"""A hostile-input catalogue of paths, bounded inputs and named errors: one test per reproduction
+(and
 the other members of its class), each failing on the code before the fix.
 
-* item 1: nothing at an output path is destroyed or redirected. A symlink as the final
+* output paths: nothing at an output path is destroyed or redirected. A symlink as the final
   component is refused (a linked directory above it is followed); a device, FIFO, socket or
   directory is refused (exit 2) before any work starts, and again at the write
   (``mqctl.fsutil``).
-* item 5: every input file is read in one bounded step (a regular file within the cap of its
+* bounded inputs: every input file is read in one bounded step (a regular file within the cap of its
   kind; a FIFO or device refused up front), YAML nested too deeply is a usage error, plan and
   rollback JSON refuse duplicate keys and unknown schema versions, the simulator's clock is
   capped and its loop stays responsive.
-* item 9: a stdout that cannot be written, ``demo --interval 0s`` and ``demo --out <read-only>``
+* named errors: a stdout that cannot be written, ``demo --interval 0s`` and ``demo --out
+<read-only>``
   are named errors with a hint and a documented exit code, never "internal error".
 
 Inputs that never end (``/dev/zero``, ``/dev/urandom``) or block (a FIFO) are run in a child
@@ -125,7 +127,7 @@ def snapshot_input(root: Path) -> Path:
     return snap.parent
 
 
-# ======================================================================= item 1: output paths
+# ======================================================================= output paths
 
 @pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="no /dev/full here")
 def test_prom_file_dev_full_is_refused_before_spark_and_stays_a_device(tmp_path, no_spark):
@@ -289,7 +291,7 @@ def test_sim_log_that_is_a_fifo_is_refused_not_waited_on(tmp_path):
     one_error(err, "lock.log", "FIFO")
 
 
-# ==================================================================== item 5: bounded inputs
+# ==================================================================== bounded inputs
 
 PLAN = [*UNREACHABLE, "offsets", "reset", "-g", "G", "-t", "T", "--from-file"]
 ROLLBACK = [*UNREACHABLE, "offsets", "rollback"]
@@ -515,7 +517,7 @@ def test_sim_at_the_fastest_clock_stops_on_sigterm(tmp_path):
     assert "mqctl sim: stopped" in err, err
 
 
-# ======================================================================= item 9: named errors
+# ======================================================================= named errors
 
 @pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="no /dev/full here")
 def test_json_groups_to_a_full_disk_is_named(sim, tmp_path):

@@ -1,4 +1,4 @@
-"""Issue 26 item 6, a hostile-input catalogue: no number that was not read.
+"""A hostile-input catalogue: no number that was not read.
 
 One reproduction per bullet, each a class:
 
@@ -12,8 +12,8 @@ One reproduction per bullet, each a class:
 * ``allocate -g G -t T`` for a topic no client of G subscribes to predicts no owners;
 * a queue that does not exist is a usage error wherever a command takes one.
 
-Every expected number is read from the simulated brokers and clients. Each test fails on the
-code before issue 26 (checked by running this file against that tree).
+Every expected number is read from the simulated brokers and clients. Each test failed on the
+code before its fix (checked by running this file against that tree).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def test_a_group_no_broker_knows_is_refused_with_and_without_topic(demo, cmd, to
 
 def test_a_known_group_without_offsets_on_the_topic_is_shown_not_refused(demo):
     """GID_REPLAY exists (a subscription group, offsets on TopicPay): on TopicAudit its queues
-    are `none`, as issue 25 made them; only a group no broker knows is refused."""
+    are `none` (never committed); only a group no broker knows is refused."""
     r = run_cli(["-o", "json", "offsets", "show", "GID_REPLAY", "-t", "TopicAudit"],
                 env=ns(demo))
     assert r.exit_code == 0, r.stderr

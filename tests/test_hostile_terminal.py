@@ -1,14 +1,14 @@
-"""Issue 26 items 7 and 8, a hostile-input catalogue: cluster data cannot drive the terminal,
+"""A hostile-input catalogue: cluster data cannot drive the terminal,
 and no message contradicts itself.
 
-Item 7: a client id (any application's instanceName), a group name or a group read from a
+Escaping: a client id (any application's instanceName), a group name or a group read from a
 rollback file holding ESC sequences (CSI colour, OSC title/clipboard), C1 controls, bidi
 overrides/isolates or a newline is escaped in every human format (table, plain, notes,
 warnings, errors) by the one function :func:`mqctl.render.printable`, kept raw in JSON, YAML
 and CSV, and widths are counted after escaping.
 
-Item 8: one reproduction per message that said something the command had just disproved.
-Each test fails on the code before issue 26 (checked by running this file against that tree).
+Self-contradiction: one reproduction per message that said something the command had just disproved.
+Each test failed on the code before its fix (checked by running this file against that tree).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def ns(sim: object) -> dict[str, str]:
     return {"NAMESRV_ADDR": sim.namesrv_addr}  # type: ignore[attr-defined]
 
 
-# ------------------------------------------------------------------------------ item 7
+# ------------------------------------------------------------------------------ escaping
 
 def test_printable_escapes_every_terminal_control_and_keeps_text():
     assert printable("plain 中文 Zürich ☃ 🙂") == "plain 中文 Zürich ☃ 🙂"
@@ -194,7 +194,7 @@ def test_a_broker_remark_is_escaped_in_the_error_line(sim_factory):
     assert "\\x1b]0;owned\\x07\\u202e" in r.stderr
 
 
-# ------------------------------------------------------------------------------ item 8
+# -------------------------------------------------------------------- self-contradiction
 
 PARTIAL_VIEWS = [
     ["groups"],

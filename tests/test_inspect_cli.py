@@ -54,7 +54,7 @@ def test_topics_and_cluster(cli, sim):
     kinds = {x["topic"]: x["kind"] for x in run(cli, sim, "topics", "--kind", "all", "-o",
                                                   "json").json["topics"]}
     assert kinds["%RETRY%GID_PAY"] == "retry" and set(names) <= set(kinds)
-    # --kind all keeps every name (item 13: cluster/broker-name topics too, see
+    # --kind all keeps every name (cluster/broker-name topics too, see
     # test_topics_corpus.py for the real name servers' lists)
     assert all(k in {"normal", "retry", "dlq", "system", "cluster", "broker"}
                for k in kinds.values())
@@ -197,7 +197,7 @@ def test_group_progress_of_an_unknown_group_is_an_error(cli, sim):
     sim.cluster.brokers["broker-b"].groups["GID_NEW"] = GroupConf("GID_NEW")
     r = run(cli, sim, "group", "progress", "GID_NEW", "-o", "json")
     assert r.exit_code == 0, r.stderr
-    # nothing was read that makes its lag 0 (issue 25 item 4): unknown, not 0
+    # nothing was read that makes its lag 0: unknown, not 0
     assert r.json["queues"] == [] and r.json["total"]["lag"] is None
     assert r.json["total"]["max_time_lag_s"] is None
     assert_read_only(sim)
@@ -267,7 +267,7 @@ def test_snapshot_needs_groups_and_refuses_overlap(cli, sim, tmp_path):
 
 
 def test_snapshot_of_a_misspelt_group_is_bad_input_after_the_rest(cli, sim, tmp_path):
-    # issue 26 item 8: an unknown group exits 2 as `group progress GID_TYPO` does (was 8)
+    # an unknown group exits 2 as `group progress GID_TYPO` does (was 8)
     from mqctl.sim.broker import GroupConf
 
     sim.cluster.brokers["broker-a"].groups["GID_NEW"] = GroupConf("GID_NEW")  # never consumed
@@ -294,16 +294,16 @@ def test_snapshot_with_a_broker_down_keeps_the_rest(cli, sim, tmp_path):
     assert os.path.getsize(next(tmp_path.rglob("*.jsonl.gz"))) > 0
 
 
-# issue 18 items 2, 3, 5: every new read-only view, checked against the request log
+# every new read-only view, checked against the request log
 ISSUE18_VIEWS = [
     ("topic", "status", "TopicPay"),
     ("topic", "consumers", "TopicPay", "--include-system"),
     ("group", "config", "GID_PAY"),
     ("message", "show", "-t", "TopicPay", "-b", "broker-a", "-q", "0", "--offset", "5"),
-    # items 1, 2, 9, 10: mqctl groups, group progress's retry/DLQ section and --no-clients
+    # mqctl groups, group progress's retry/DLQ section and --no-clients
     ("groups", "--include-system"),
     ("group", "progress", "GID_POP", "--no-clients"),
-    # items 6-8: offsets rollbacks --check reads the live offsets (a saved rollback file of
+    # offsets rollbacks --check reads the live offsets (a saved rollback file of
     # GID_REPLAY); the guards change nothing new; completion: tests/test_cluster_completion.py
     ("offsets", "rollbacks", "--check", "--dir",
      os.path.join(os.path.dirname(__file__), "reset", "rollbacks")),

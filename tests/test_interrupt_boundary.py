@@ -1,4 +1,4 @@
-"""The CLI boundary for interrupts (issue 15 item 2, follow-up): SIGINT (Ctrl-C) or SIGTERM that
+"""The CLI boundary for interrupts (follow-up): SIGINT (Ctrl-C) or SIGTERM that
 reaches a command with no interrupt handling of its own (a read-only command, ``--watch``)
 ends it with exit 130 and one line ``mqctl: interrupted`` on stderr: never silently (Typer
 turns a KeyboardInterrupt into a bare ``Exit(130)``; SIGTERM's default action kills the process
@@ -40,7 +40,7 @@ def slow(sim):
     return sim
 
 
-# SIGHUP (the terminal went away) exits 129, 128 + SIGHUP (issue 26 item 3)
+# SIGHUP (the terminal went away) exits 129, 128 + SIGHUP
 @pytest.mark.parametrize("sig,code", [("SIGINT", 130), ("SIGTERM", 130), ("SIGHUP", 129)])
 @pytest.mark.parametrize("cmd", [["group", "progress", "GID_PAY"],
                                  ["group", "progress", "GID_PAY", "--watch", "1"],

@@ -1,4 +1,4 @@
-"""Session settings of the lag report (issue 16 item 4): chosen from the input size, the
+"""Session settings of the lag report: chosen from the input size, the
 master, and never the user's --conf (no JVM is started here)."""
 
 from __future__ import annotations
@@ -201,7 +201,7 @@ def test_out_of_memory_is_a_one_line_error_naming_the_step_and_what_was_written(
 def test_a_disk_filling_inside_spark_is_a_one_line_error_naming_the_step():
     """A JVM-side write (a Parquet file, a shuffle or checkpoint block) that finds the disk
     full reaches Python as a Py4J/Spark error whose text carries Java's IOException
-    (issue 15 item 6: environment problems are named, not called bugs)."""
+    (environment problems are named, not called bugs)."""
     from mqctl.errors import ExitCode
     from mqctl.lagjob.job import spark_failure
 

@@ -1,4 +1,4 @@
-"""Issue 18 item 5: `mqctl message show` and the simulated broker's PULL_MESSAGE.
+"""`mqctl message show` and the simulated broker's PULL_MESSAGE.
 
 The real corpus has no PULL_MESSAGE exchange (README: none recorded), so the sim's answers are
 checked against PullMessageProcessor / DefaultMessageStore.getMessage as cited in

@@ -1,4 +1,4 @@
-"""Issue 17 items 3 and 5: the group both ways on every command that takes one, topics
+"""The group both ways on every command that takes one, topics
 (case-insensitive --match, queue counts, 5.x message type), the broadcasting note once."""
 
 from __future__ import annotations

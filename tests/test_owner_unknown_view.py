@@ -1,4 +1,4 @@
-"""Issue 25 item 6 in ``group progress``: a member whose GET_CONSUMER_RUNNING_INFO does not
+"""Owner unknown in ``group progress``: a member whose GET_CONSUMER_RUNNING_INFO does not
 answer while it stays a member leaves its queues' owner unknown -- OWNER ``unknown``, not
 counted as unowned, with a note naming the member -- never "unowned" (the sim's
 ``silent_at``/``silent_for``; real 4.9.3: consumer e2 stalled ~40 s and kept its queues)."""

@@ -21,7 +21,7 @@ def test_dev_demo(tmp_path):
                         "10m", "--out", str(tmp_path / "demo"), "-o", "plain"],
                        capture_output=True, text=True, timeout=900, env=env, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
-    # the summary (one row per group) and where the page is (issue 27 item 4)
+    # the summary (one row per group) and where the page is
     html = tmp_path / "demo" / "report" / "report.html"
     assert "# Groups (latest capture, worst first)" in r.stdout.splitlines()
     assert f"HTML: {html}" in r.stdout.splitlines()

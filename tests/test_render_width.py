@@ -1,4 +1,4 @@
-"""The width policy (issue 17 item 1) at 80, 100 and 120 columns on a REAL pty.
+"""The width policy at 80, 100 and 120 columns on a REAL pty.
 
 mqctl runs in its own process with a pseudo-terminal as stdout (TIOCSWINSZ sets the size, as a
 terminal emulator does), against the simulated demo cluster on a manual clock, so the table and

@@ -1,4 +1,4 @@
-"""`mqctl offsets rollbacks` (issue 18 item 7): the saved rollback files, whether a rollback
+"""`mqctl offsets rollbacks`: the saved rollback files, whether a rollback
 restored them since, where the group is now (--check, read-only), and `offsets rollback NAME`."""
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def test_live_state_never_matches_an_unknown():
     q0, q1 = MQ("T", "b", 0), MQ("T", "b", 1)
     assert live_state(info, {q0: 100, q1: 200}) == "at the saved offsets"
     assert live_state(info, {q0: 90, q1: 190}) == "at the reset's offsets"
-    # issue 25: a group that replays the rewind is not "elsewhere"
+    # a group that replays the rewind is not "elsewhere"
     assert live_state(info, {q0: 100, q1: 195}) == (
         "2 queue(s): 1 at the saved offsets, 1 replaying the rewind (5 of 10 message(s) "
         "replayed)")

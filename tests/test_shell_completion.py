@@ -1,4 +1,4 @@
-"""Completion in the real shells, as an operator types (issue 29 item 3): bash and zsh in a
+"""Completion in the real shells, as an operator types: bash and zsh in a
 pseudo-terminal (the line is typed, then every candidate is inserted into it by the shell's own
 completion machinery: bash's ``insert-completions``, zsh's ``_all_matches``, and the shell
 echoes the line), fish through its completion entry point ``complete -C``. The scripts are the
@@ -205,7 +205,7 @@ def test_commands_choices_and_paths(shell, interactive, shell_env):
     assert offered("mqctl --tz Asia/Shangh") == ["Asia/Shanghai"]
     assert "consistent-hash" in offered("mqctl allocate -s ")
     # a scenario is a bundled name or a file: both are offered (every bundled one: the list
-    # grows with the scenarios, e.g. issue 31's diagnose)
+    # grows with the scenarios, e.g. diagnose)
     from mqctl.sim.scenario import bundled
 
     assert offered("mqctl sim up --scenario ") == sorted([*bundled(), "profiles.yaml"])

@@ -1,4 +1,4 @@
-"""Issue 15 item 6 (snapshot part): `snapshot --out` on a full disk, a read-only directory or a
+"""Snapshot part: `snapshot --out` on a full disk, a read-only directory or a
 path that is (or is under) a regular file is a one-line error with a hint and exit 2, never
 "internal error: this is a bug", and leaves nothing half written (no temporary file, no file)."""
 

@@ -1,4 +1,4 @@
-"""Issue 16 item 3: compressed capture files (``--compress gzip``), capture retention
+"""Compressed capture files (``--compress gzip``), capture retention
 (``snapshot --keep``, ``lag prune --snapshots``) and report retention (``lag prune --out``).
 No Spark here (tests/lagjob/test_snapshot_gzip_spark.py reads the files with Spark)."""
 

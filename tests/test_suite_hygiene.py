@@ -1,4 +1,4 @@
-"""The test suite isolates itself and can be selected (issue 29 item 5): every environment
+"""The test suite isolates itself and can be selected: every environment
 variable mqctl reads is cleared or set by the autouse fixture, a test that starts a JVM is
 marked `spark`, no timeout is silently cut by the global one, and "read-only" means one
 thing."""

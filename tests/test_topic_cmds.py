@@ -1,4 +1,4 @@
-"""Issue 18 item 2: `mqctl topic status` and `mqctl topic consumers` against the sim (4.9.3
+"""`mqctl topic status` and `mqctl topic consumers` against the sim (4.9.3
 and 5.3.3 brokers) and the real corpus's GET_TOPIC_STATS_INFO answers."""
 
 from __future__ import annotations
@@ -219,7 +219,7 @@ def test_topic_consumers_broadcasting_lag_is_unknown(cli, sim_factory):
 
 
 def test_topic_consumers_drops_the_topic_name_5_3_3_lists_as_a_group(cli, sim):
-    """Issue 25 item 4c: real 5.3.3 answers QUERY_TOPIC_CONSUME_BY_WHO with
+    """real 5.3.3 answers QUERY_TOPIC_CONSUME_BY_WHO with
     {"groupList":["G","T"]}: ConsumerManager.registerConsumer puts the subscribed topic's own
     name into topicGroupTable (apache/rocketmq#9352). The demo's brokers are 5.3.3: the topic
     name is dropped with the reason, real groups (config or offsets) pass on; the online

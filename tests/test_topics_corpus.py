@@ -1,4 +1,4 @@
-"""Issue 14 item 13: system topics as the real name servers list them
+"""System topics as the real name servers list them
 (../shared/samples/real/<v>/other-requests/206_getAllTopicListFromNameserver, 106_*)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 15 items 5 and 6: bounded time and memory on every input, and environment problems
+"""Bounded time and memory on every input, and environment problems
 named (one-line error, hint, documented exit code), never reported as bugs."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def _named(r, code: int, *parts: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------
-# item 5: --timeout / MQCTL_TIMEOUT / profile timeout: finite, 0.1 .. 3600 s
+# --timeout / MQCTL_TIMEOUT / profile timeout: finite, 0.1 .. 3600 s
 
 
 @pytest.mark.parametrize("value", ["inf", "nan", "1e308", "-inf", "0.01", "3601"])
@@ -130,7 +130,7 @@ def test_wire_decode_capture_cap(tmp_path, monkeypatch):
 
 
 # ------------------------------------------------------------------------------------------
-# item 6: times outside 1970-01-01 .. 9999-12-31 are refused; the epoch itself renders
+# times outside 1970-01-01 .. 9999-12-31 are refused; the epoch itself renders
 
 
 @pytest.mark.parametrize("text, part", [
@@ -176,7 +176,7 @@ def test_time_epoch_zero_and_year_rendering():
 
 
 # ------------------------------------------------------------------------------------------
-# item 6: sim up on a port that cannot be used
+# sim up on a port that cannot be used
 
 
 def test_sim_up_port_range_beyond_65535():
@@ -224,7 +224,7 @@ def test_sim_up_privileged_port(monkeypatch):
 
 
 # ------------------------------------------------------------------------------------------
-# item 6: stdout that cannot encode the data
+# stdout that cannot encode the data
 
 
 @pytest.mark.parametrize("fmt", ["plain", "table", "csv", "json", "yaml"])
@@ -245,7 +245,7 @@ def test_non_ascii_on_an_ascii_stdout(tmp_path, fmt):
 
 
 # ------------------------------------------------------------------------------------------
-# item 6: peers that are not what -n says
+# peers that are not what -n says
 
 
 class _Peer(TcpPeer):

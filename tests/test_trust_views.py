@@ -1,4 +1,4 @@
-"""Issue 15 item 1: nothing read is not "partial", and is never "lag 0" or "offline".
+"""Nothing read is not "partial", and is never "lag 0" or "offline".
 
 Every broker refusing (a wrong ACL secret: the sim's brokers answer NO_PERMISSION as 5.3's
 AuthenticationPipeline does) or every broker down is a failure (exit 5 / 3) with the broker's
@@ -83,7 +83,7 @@ def test_snapshot_writes_no_empty_file_when_nothing_was_read(acl_sim, tmp_path):
 def test_snapshot_counts_captured_failed_and_unknown_groups(acl_sim, tmp_path):
     r = run_cli(["snapshot", "--out", str(tmp_path), "-g", "TYPO", "-g", "GID_PAY"],
                 env=right(acl_sim))
-    assert r.exit_code == 2, r.stderr  # an unknown group is bad input (issue 26 item 8; was 8)
+    assert r.exit_code == 2, r.stderr  # an unknown group is bad input (was 8)
     assert "for 2 group(s)" not in r.stdout
     assert "1 of 2 group(s) captured" in r.stdout and "1 not found (TYPO)" in r.stdout
     assert len(list(tmp_path.rglob("*.jsonl*"))) == 1

@@ -1,5 +1,5 @@
 """Typer's private API is used in one module, mqctl/cli/typer_compat.py, and each use still does
-what mqctl relies on (issue 29 item 1). A Typer upgrade that changes one fails here, loudly,
+what mqctl relies on. A Typer upgrade that changes one fails here, loudly,
 before it changes a help page, an error or a completion in silence."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 17 item 2: one time zone story (--tz, DST gaps and overlaps, signed relative times)
+"""One time zone story (--tz, DST gaps and overlaps, signed relative times)
 and the lock view's TRUSTED / FREES AT semantics."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 14, items 1, 2 and 7 (views): ``group progress`` and ``snapshot`` over the answers
+"""Views: ``group progress`` and ``snapshot`` over the answers
 real 4.9.3 / 5.3.3 brokers and clients gave (../shared/samples/real)."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def clock():
     set_clock(None)
 
 
-# ------------------------------------------------------------------- item 2: never committed
+# ------------------------------------------------------------------- never committed
 
 def _nc_one(version, clock):
     stats = body(version, "never-committed/208_getConsumeStats_NC_ONE.broker-a.json")
@@ -95,7 +95,7 @@ def test_sort_by_time_lag_puts_unknown_last(version, clock):
     assert rows[0]["time_lag_s"] == 0
 
 
-# ------------------------------------------------------------------------- item 1: inflight
+# ------------------------------------------------------------------------- inflight
 
 def _ri_g_admin(version):
     """RI_G (concurrent, one client) with the client's recorded running info (307) and
@@ -176,7 +176,7 @@ def test_inflight_on_5_3_3_comes_from_the_broker(clock):
     assert q.inflight_source == "broker" and q.inflight == 50 - q.consumer_offset
 
 
-# ------------------------------------------------------------------- item 7: read > write
+# ------------------------------------------------------------------- read > write
 
 def _rw(version, clock, *, consumer_offset_q2=None):
     stats = {b: body(version, f"read-gt-write/208_getConsumeStats_RW_G.{b}.json")
@@ -244,11 +244,11 @@ def test_failed_topic_stats_are_not_retried_per_queue(clock):
     assert [f.broker for f in p.failures] == ["broker-a"]
 
 
-# ---------------------------------------------------- issue 25 items 3, 4, 4b, 4c: the views
+# ---------------------------------------------------- the views
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_never_committed_reads_none_by_the_reset_plans_rule(version, clock):
-    """Item 4: NC_ONE committed broker-a/0 only. 4.9.3 answers QUERY_CONSUMER_OFFSET 0 for
+    """NC_ONE committed broker-a/0 only. 4.9.3 answers QUERY_CONSUMER_OFFSET 0 for
     queues 1-3 (and its offset table lists queue 0 only), 5.3.3 QUERY_NOT_FOUND: none, in
     `group progress` (CONSUMER OFFSET) and the snapshot (consumer_offset null)."""
     p = _nc_one(version, clock)
@@ -291,7 +291,7 @@ def _nc_one_admin(version, clock, **kw):
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_a_broker_without_the_groups_offsets_is_covered(version, clock):
-    """Item 3: NC_ONE is offline with offsets on broker-a only. Asked without a topic, a broker
+    """NC_ONE is offline with offsets on broker-a only. Asked without a topic, a broker
     that holds no offset of the group answers an empty table (the real answer for NC_NEVER,
     208_getConsumeStats_NC_NEVER_no_topic); broker-a's answer without a topic lists NC_T, as
     with it (the recorded 208 with the topic stands in). The view asks broker-b with the
@@ -324,7 +324,7 @@ def test_a_broker_without_the_groups_offsets_is_covered(version, clock):
 
 
 def test_inflight_of_queues_no_client_holds_is_0_on_5_3_3(clock):
-    """Item 4c: RI_G's client holds every RI_T queue (307). Without its broker-b queues in the
+    """RI_G's client holds every RI_T queue (307). Without its broker-b queues in the
     client's mqTable (as after a rebalance that left them to a client that quit), the
     broker's pullOffset there is not in flight: 0, no owner; broker-a's stay the broker's."""
     admin, cid = _ri_g_admin("5.3.3")
@@ -349,7 +349,7 @@ def test_inflight_of_queues_no_client_holds_is_0_on_5_3_3(clock):
 
 
 def test_pop_inflight_is_per_broker_as_the_5_3_3_client_keys_it(clock):
-    """Item 4b: a 5.3.3 pop client's running info keys its pop table by broker with queue id
+    """a 5.3.3 pop client's running info keys its pop table by broker with queue id
     -1 (QueryAssignmentProcessor.allocate4Pop: MessageQueue(topic, broker, -1)); the issue's
     slow client held waitAckCount 97 (broker-a) + 96 (broker-b). The recorded RI_G 307 (a
     push client, empty mqPopTable) is turned into that pop client in plain sight."""

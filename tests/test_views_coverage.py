@@ -1,5 +1,5 @@
-"""Issue 25 items 3, 4 and 4c (views), against the simulated cluster: a group whose offsets
-exist on one broker only (the scenario key ``offsets_on``, item 8), queues without a committed
+"""Views: against the simulated cluster: a group whose offsets
+exist on one broker only (the scenario key ``offsets_on``), queues without a committed
 offset shown as ``none`` in every view, a group that exists but never consumed, and INFLIGHT
 on a queue no client holds.
 
@@ -88,7 +88,7 @@ def test_the_bundled_scenario_has_offsets_on_one_broker_only(sim_factory):
 
 
 def test_group_progress_covers_the_broker_without_offsets(cli, psim):
-    """Item 3: `group progress X` listed broker-a's 4 queues, QUEUES 4, `complete: true`.
+    """`group progress X` listed broker-a's 4 queues, QUEUES 4, `complete: true`.
     Now every readable queue of T on both brokers, broker-b's (and broker-a's uncommitted
     ones) as none; the totals count all 8."""
     psim.clear_request_log()
@@ -150,7 +150,7 @@ def test_groups_counts_the_same_queues_and_says_none(cli, psim):
 
 
 def test_group_progress_of_a_group_that_never_consumed_is_not_lag_0(cli, psim):
-    """Item 4: `total lag 0 message(s), max time lag 0ms ... no offsets found`: nothing read
+    """`total lag 0 message(s), max time lag 0ms ... no offsets found`: nothing read
     makes it 0."""
     r = run(cli, psim, "group", "progress", "NC_NEVER", "-o", "json")
     assert r.exit_code == 0, r.stderr
@@ -174,7 +174,7 @@ def test_snapshot_rows_cover_every_broker_with_none(cli, psim, tmp_path):
 
 
 def test_inflight_of_a_queue_no_client_holds_is_0_not_the_pull_distance(cli, sim_factory):
-    """Item 4c: a 5.x broker's pullOffset stays where the last owner pulled (real 5.3.3:
+    """a 5.x broker's pullOffset stays where the last owner pulled (real 5.3.3:
     INFLIGHT 404/403 where a short-lived owner pulled at the max offset and left). Once no
     client holds the queue, `pullOffset - consumerOffset` is not in flight. The simulated
     consumers pull from their consumed position, so the departed owner's pull at the max

@@ -1,4 +1,4 @@
-"""The wheel stands on its own (issue 29 item 2): build the wheel and the sdist from this
+"""The wheel stands on its own: build the wheel and the sdist from this
 checkout, install the wheel into a fresh venv (its dependencies from pip's configured index,
 pinned by constraints.txt), and use it from there, far from the checkout: ``mqctl --version``,
 ``mqctl sim up`` and a command against it, ``mqctl completion bash``, and the lag job under

@@ -1,4 +1,4 @@
-"""PULL_MESSAGE response bodies: the stored message batch (issue 14 item 12).
+"""PULL_MESSAGE response bodies: the stored message batch.
 
 The corpus holds no recorded PULL_MESSAGE response, so the batches here are built by an encoder
 written in this test from RocketMQ's documented layout (common/message/MessageDecoder.decode,

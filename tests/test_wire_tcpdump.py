@@ -1,4 +1,4 @@
-"""`mqctl wire decode` of tcpdump text (-x, -xx, -X, -XX) and pcap files (issue 14 item 12).
+"""`mqctl wire decode` of tcpdump text (-x, -xx, -X, -XX) and pcap files.
 
 Ground truth: the real captures in ../shared/samples/real/<v>/pcap-text (tcpdump -i lo of
 RocketMQ 4.9.3 and 5.3.3 brokers, namesrv, clients and mqadmin). Link layers, IPv6 and

@@ -42,7 +42,7 @@ class BrokerFailure:
 
 
 class NothingRead(MqctlError):
-    """A fan-out in which NO broker answered: a failure, not a partial result (issue 15).
+    """A fan-out in which NO broker answered: a failure, not a partial result.
 
     The exit code follows the cause: 5 when a broker answered with an error code (e.g.
     NO_PERMISSION from ACL), 4 for undecodable answers, 3 when none could be reached in time.

@@ -321,14 +321,14 @@ app.command("demo")(demo.demo)
 app.add_typer(offsets.app, name="offsets")
 completion.register(app)
 
-# issue 18 items 2, 3 and 5: topic status/consumers, group config, message show
+# topic status/consumers, group config, message show
 from mqctl.cli import group_config, message, topic  # noqa: E402
 
 app.add_typer(topic.app, name="topic")
 app.add_typer(message.app, name="message")
 group_config.register(group.group_app)
 
-# issue 31: mqctl diagnose
+# mqctl diagnose
 from mqctl.cli import diagnose as diagnose_cmd  # noqa: E402
 
 diagnose_cmd.register(app)

@@ -1,5 +1,5 @@
 """Shell completion: ``mqctl completion bash|zsh|fish`` prints the script, and the script calls
-back into mqctl on every TAB (issue 29 items 2 and 3).
+back into mqctl on every TAB.
 
 The scripts hand mqctl the command line **up to the cursor** (``_MQCTL_COMP_LINE``), which
 mqctl splits itself as a shell would (quotes included), not the words the shell split: bash

@@ -1,4 +1,4 @@
-"""``mqctl groups``: every consumer group at a glance (issue 18 items 1, 2, 9)."""
+"""``mqctl groups``: every consumer group at a glance."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every use of Typer's private API, in one place (issue 29 item 1).
+"""Every use of Typer's private API, in one place.
 
 Typer 0.29 vendors Click as ``typer._click`` and does not re-export what mqctl needs from it;
 a few help and completion details have no public hook either. Everything else goes through

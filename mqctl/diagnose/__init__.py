@@ -1,4 +1,4 @@
-"""``mqctl diagnose GROUP``: why a group is behind or stuck, with the evidence (issue 31).
+"""``mqctl diagnose GROUP``: why a group is behind or stuck, with the evidence.
 
 The parts, in the shape of :mod:`mqctl.reset`:
 

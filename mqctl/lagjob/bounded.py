@@ -1,4 +1,4 @@
-"""Bounded re-runs of the lag report (issue 16 item 2): compute only the new captures, with
+"""Bounded re-runs of the lag report: compute only the new captures, with
 just enough history before them, and keep the results equal to a full recompute.
 
 Every row of ``lag`` and ``group_status`` depends on its own capture and earlier ones only:
@@ -50,7 +50,7 @@ also keeps the rows per date of ``lag`` and ``group_status`` and the counts read
 (``counts``).
 
 What a bounded re-run reads of the past is in the shape it needs, so its cost follows the new
-captures (issue 28 item 3): the bound takes the earlier times from ``times``; the latest rows
+captures: the bound takes the earlier times from ``times``; the latest rows
 merge the earlier ones with the new captures' (:func:`transforms.merge_latest_status`: a key
 of the new captures gets its newest row, the larger peaks and the captures added up; any other
 keeps its row); the counts add the new rows' to the manifest's; the page's series and queue
@@ -241,7 +241,7 @@ def earlier_rows(table: DataFrame, keys: DataFrame, from_ts: int) -> bool:
 def history_frame(history: DataFrame, obs: DataFrame, window: int) -> DataFrame:
     """The broker history with what :func:`kept_history` and :func:`history_cuts` select:
     per queue, only the bracket points a later run's time lags need, from the latest
-    captures' offsets on (issue 28 item 3: a re-run does not read the whole history back).
+    captures' offsets on (a re-run does not read the whole history back).
 
     :func:`transforms.estimate_time_lag` brackets offset ``C`` of an observation at ``T``
     with the last point of its segment with ``B <= C`` and the one after it, and a lower

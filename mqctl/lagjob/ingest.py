@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-# 2: the observations carry committed, owner_unknown, members_unanswered (issue 25); 3:
-# consume_type, message_model, and lag/group_status gained columns (issue 27); 4: captures
+# 2: the observations carry committed, owner_unknown, members_unanswered; 3:
+# consume_type, message_model, and lag/group_status gained columns; 4: captures
 # never chain nor hold a queue twice (mqctl/lagjob/alignment.py), and the derived times keep
 # each time's capture; a state of another version is not read (every file is parsed again,
 # every date rewritten)

@@ -1386,7 +1386,7 @@ class _Run:
         frames = {"gt": d["group_status"], "lag": d["lag"], "events": d["rebalance/events"],
                   "storms": d["rebalance/storms"], "unowned": d["rebalance/unowned"],
                   "locks": d["rebalance/locks"], **{k: self.page[k] for k in ("series", "peaks")}}
-        # one job (issue 28 item 2): the summary rows, the quarantine's reasons and, when every
+        # one job: the summary rows, the quarantine's reasons and, when every
         # group is charted, the page's two collects
         parts: dict[str, DataFrame] = {}
         if _total(stats, "quarantine"):
@@ -1453,8 +1453,8 @@ class _Run:
     def _summary_rows(self, rep: Report, more: dict[str, DataFrame]
                       ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, list[Any]]]:
         """The first ``summary_limit`` rows per group and topic and per group, worst first,
-        and every row of the frames of ``more`` (by name), in one collect (issue 28 item 2:
-        one job where there were one per frame), each frame's rows in a struct column of its
+        and every row of the frames of ``more`` (by name), in one collect (one job where there were
+        one per frame), each frame's rows in a struct column of its
         own. A sort under a limit is one partition in that order (``TakeOrderedAndProjectExec``:
         its ``outputOrdering`` is the sort order) and a union's partitions are its children's
         in turn, so the rows of each arrive in order."""
@@ -1540,8 +1540,8 @@ class _Run:
         """The Prometheus file's rows per group, topic and broker at each group and topic's
         latest capture (:func:`transforms.latest_per_broker`; ``lag_new``: the rows of ``lag``
         this run computed, ``Lagged.lag_new``; ``latest_rows``: every latest row, when
-        collected). A bounded re-run reads none of ``lag`` back for them (issue 28
-        item 3): a group and topic with rows in the new captures has its latest capture
+        collected). A bounded re-run reads none of ``lag`` back for them: a group and topic with
+        rows in the new captures has its latest capture
         there, so its rows come from the new rows; any other keeps the rows the derived
         state's ``brokers`` holds (its latest capture, and the rows of ``lag`` at it, are
         what they were at the run that wrote them). Kept as this run's ``brokers`` part."""

@@ -329,7 +329,7 @@ MB = 1024 * 1024
 
 
 def sized_settings(input_bytes: int, parallelism: int, local: bool) -> dict[str, str]:
-    """Runtime SQL settings for a run over ``input_bytes`` of input (issue 16 item 4).
+    """Runtime SQL settings for a run over ``input_bytes`` of input.
 
     * shuffle partitions: about one per 128 MB of input, at least 2 per core on a local master
       (with one per core, a small report with logs ran a 1 GB driver out of heap: more sorts

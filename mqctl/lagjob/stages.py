@@ -247,7 +247,7 @@ def lag(run: Runner, o: Options, c: Read, kinds: Iterable[Kind], columns: list[s
     from mqctl.lagjob import transforms as X
 
     run.say("lag report: computing lag and time lag")
-    # one partitioning for every per-queue step (issue 28): the observations are shuffled
+    # one partitioning for every per-queue step: the observations are shuffled
     # once, by topic (:data:`transforms.BY_TOPIC`), and the dedupe, the broker history, the
     # time-lag brackets, the status window, the group-topic aggregate, the owner track and
     # the resets all run inside it: no other shuffle of the observations
@@ -334,7 +334,7 @@ def rebalance(run: Runner, o: Options, lagged: Lagged, logs: DataFrame, has_logs
     from mqctl.lagjob import transforms as X
 
     run.say("lag report: rebalance history")
-    # logs carry no cluster: take the one of their group's snapshots/exports (item 10)
+    # logs carry no cluster: take the one of their group's snapshots/exports
     logs = X.infer_log_cluster(logs, lagged.dedup) if not o.cluster and has_logs else logs
     if has_logs:  # read by a dozen joins and windows below: parse and resolve them once
         logs = run.cut(logs, "logs")
@@ -399,7 +399,7 @@ def _captured_changes(run: Runner, lag_rows: DataFrame, earlier: Earlier | None
     track = run.cut(X.owner_track(lag_rows), "owner track", keep_partitioning=True)
     captured = X.changes_from_track(track)
     # offset resets (logged, or offsets back with the same owner) are events of their own,
-    # and a client's drop-and-re-add around one is no rebalance (item 11)
+    # and a client's drop-and-re-add around one is no rebalance
     resets = X.capture_resets(lag_rows)
     unowned_track = X.unowned_from_track(track)
     if earlier is not None:  # the new ones and the earlier ones, as the previous run found

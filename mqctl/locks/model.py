@@ -79,7 +79,7 @@ holder that stops gracefully frees its entries at once (``DefaultMQPushConsumerI
   a granted renewal, or the creation of a ProcessQueue, which follows a granted lock; a 4.x
   queue reads locked=false until its next lockAll), so a claim whose last renewal is older than
   another client's grant no longer holds the lock (``superseded_by``), and a remembered one is
-  never ``stale`` or ``unknown`` on its own account (real 4.9.3, issue 25: the survivor was
+  never ``stale`` or ``unknown`` on its own account (real 4.9.3: the survivor was
   granted the stopped holder's queues at 02:03:00; mqctl said ``stale``, "blocked until
   02:03:50", for 8 s);
 * what an answering client reports now outranks what mqctl remembers: a live lease, or a live

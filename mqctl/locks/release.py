@@ -165,7 +165,7 @@ def plan_release(view: LockView, mq: MessageQueue, broker_addr: str, *,
     later = superseded_by(claim, q.claims) if claim is not None else None
     if claim is not None and later is not None and later.granted_ts is not None \
             and not force:
-        # never offer a release of a lock another client was granted since (issue 25 4d)
+        # never offer a release of a lock another client was granted since
         raise RefusedError(
             f"{later.client_id} already claims {mq.short}: the broker granted it the lock at "
             f"{format_local(later.granted_ts)}, after the last renewal {holder} reported "

@@ -383,7 +383,7 @@ def _history(members: GroupMembers, m: _Members, previous: Mapping[str, StoredCl
             if c.mq in wanted:
                 live[c.mq].append(c)
     # a record of an earlier process (or connection) of a member is dropped, never applied to
-    # the process behind the id now (issue 25 item 4c)
+    # the process behind the id now
     restarted = _restarts(previous, members.clients, m.observed, set(m.member_set))
     kept = {cid: st if cid in m.answered else st.departed(member=cid in m.member_set, now=now)
             for cid, st in previous.items() if cid in m.answered or cid not in restarted}

@@ -9,7 +9,7 @@ ProcessQueues of the pushed topic dropped, sleeps 10 s, then for every queue of 
 persists it and removes the queue (``removeUnnecessaryMessageQueue``, ``iterator.remove()``);
 ``resume()`` lets the rebalance add the queue again with a **new** ProcessQueue that pulls
 from the written offset. A fast consumer then re-consumes the rewind and commits its old
-position again well under a second later (issue 25: 150 messages per queue), so a verify that
+position again well under a second later (150 messages per queue), so a verify that
 polls the committed offset every second can miss the target altogether.
 
 **When.** ``resetOffset`` is ``synchronized`` and sleeps while it holds the lock, so a client

@@ -1,4 +1,4 @@
-"""Reset guards (issue 18 item 6): limits on how many messages an ``--execute`` may replay or
+"""Reset guards: limits on how many messages an ``--execute`` may replay or
 skip, and when a terminal asks before a large change. Pure: the CLI reads the answer.
 
 * ``--max-replay N`` / ``--max-skip N`` (profile keys ``max_replay`` / ``max_skip``): an

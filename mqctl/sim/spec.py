@@ -118,7 +118,7 @@ class ConsumerSpec:
     # silent_at for silent_for (None: to the end), while it stays a member and consumes
     silent_at_s: float | None = None
     silent_for_s: float | None = None
-    # issue 31 (diagnose): the time one message takes to consume (its capacity is threads /
+    # diagnose: the time one message takes to consume (its capacity is threads /
     # consume_rt when no rate is given); the share of consumptions that fail (sent back to the
     # retry topic, to the DLQ after max_reconsume_times); one message per queue that hangs
     consume_rt_ms: float | None = None
@@ -145,11 +145,11 @@ class GroupSpec:
     consumers: tuple[ConsumerSpec, ...] = ()
     initial_lag: int = 0  # committed offsets start this many messages behind max
     consume_type: str = "CONSUME_PASSIVELY"
-    # SubscriptionGroupConfig fields (RocketMQ names) on every broker, and per broker (issue 18
-    # item 3: brokers that disagree); see GROUP_CONFIG_FIELDS
+    # SubscriptionGroupConfig fields (RocketMQ names) on every broker, and per broker (brokers
+    # that disagree); see GROUP_CONFIG_FIELDS
     config: dict[str, Any] = field(default_factory=dict)
     config_by_broker: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # issue 25 item 8: where the group has committed offsets at the start: None = every queue
+    # where the group has committed offsets at the start: None = every queue
     # of its topics; else {broker: queue ids, None = all of that broker's} (empty: none at all,
     # a group that exists only as a subscription group, like mqadmin updateSubGroup's)
     offsets_on: dict[str, frozenset[int] | None] | None = None

@@ -39,7 +39,7 @@ def read_nothing_of(p: GroupProgress) -> bool:
     knows reads, with a topic too: a broker answers GET_CONSUME_STATS with a topic for any
     group name, with 0 everywhere (corpus
     other-requests/208_getConsumeStats_NO_SUCH_GROUP), so its queues show up as never
-    committed. The views then ask :func:`require_group` (issue 26 item 6: the same rule with
+    committed. The views then ask :func:`require_group` (the same rule with
     and without ``-t``)."""
     online = p.members is not None and p.members.online_state
     return not p.failures and not online and all(q.committed is False for q in p.queues)

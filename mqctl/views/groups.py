@@ -1,4 +1,4 @@
-"""``mqctl groups``: every consumer group of the cluster, one summary each (issue 18 item 1).
+"""``mqctl groups``: every consumer group of the cluster, one summary each.
 
 The capture asks each master for ALL its groups at once instead of one request per group per
 broker:
@@ -10,7 +10,7 @@ broker:
 * the name server's topic list: ``%RETRY%<group>`` names (mqadmin ``consumerProgress``
   without ``-g`` finds groups this way) and the ``%DLQ%<group>`` topics that exist;
 * GET_ALL_TOPIC_CONFIG (21): the topics the broker hosts and their readable queues, to find
-  the queues 317 leaves out (issue 25 item 3: :func:`_cover`).
+  the queues 317 leaves out (:func:`_cover`).
 
 Per group it then sends only what has no all-groups form: GET_CONSUMER_CONNECTION_LIST
 (members, consume type, model; brokers in turn until one knows the group online),
@@ -123,7 +123,7 @@ class GroupSummary:
     state: str = "UNKNOWN"
     reason: str = ""
     not_included: list[str] = field(default_factory=list)
-    # issue 25: the online members' subscribed topics; topics whose route could not be read
+    # the online members' subscribed topics; topics whose route could not be read
     # (their coverage unknown); queues without a committed offset (``none``, the reset plans'
     # rule: mqctl.views.offsets.committed_offsets) and their lag (mqadmin's Diff)
     subscribed: list[str] = field(default_factory=list)
@@ -359,7 +359,7 @@ def _lag(s: GroupSummary, t: _Tables, topic_brokers: Mapping[str, set[str] | Non
             tb = topic_brokers.get(tp)
             hidden_by |= set(failed) if tb is None else (tb & failed)
     unknown = bool(hidden_by or s.uncovered)
-    # nothing read (no offset anywhere, no subscription): no lag, not 0 (issue 25 item 4)
+    # nothing read (no offset anywhere, no subscription): no lag, not 0
     lag = None if unknown or not (s.queues or s.retry) else at_least
     # the retry backlog over no %RETRY% queue read is unknown where that topic exists
     # (nothing waits in a topic that does not exist: 0, as a missing %DLQ% topic)
@@ -394,7 +394,7 @@ async def capture_groups(admin: Admin, *, include_system: bool = False,
     for s in groups:
         failures.extend(s.member_failures)
     # every readable queue of every topic each group consumes or has offsets for, on every
-    # broker of its route (issue 25 item 3), then the lag, and which groups a failed broker
+    # broker of its route, then the lag, and which groups a failed broker
     # may hide offsets of
     hosts, unknown_hosts, bdata = await _hosts(admin, groups, masters)
     await _cover(admin, groups, hosts, unknown_hosts, bdata, set(t.stats_failed), failures)
@@ -512,7 +512,7 @@ async def _hosts(admin: Admin, groups: list[GroupSummary], masters: dict[str, Br
 async def _cover(admin: Admin, groups: list[GroupSummary], hosts: dict[str, dict[str, int]],
                  unknown: dict[str, str], bdata: dict[str, BrokerData], stats_failed: set[str],
                  failures: list[BrokerFailure]) -> None:
-    """Issue 25 item 3: GET_BROKER_CONSUME_STATS (AdminBrokerProcessor.
+    """GET_BROKER_CONSUME_STATS (AdminBrokerProcessor.
     fetchAllConsumeStatsInBroker) names a group only on the brokers that hold offsets of it
     (ConsumerOffsetManager.whichTopicByConsumer) and iterates a topic's WRITE queues; so a
     broker hosting the topic without the group's offsets (4.9.3: a group offline with offsets

@@ -118,7 +118,7 @@ class QueueProgress:
     # the committed offset, the lag, the time lag and the inflight are unknown
     offsets_in_clients: bool = False
     # no answering member claims the queue while a member did not answer its running info:
-    # the owner is unknown (``owners`` stays empty), not absent (issue 25 item 6)
+    # the owner is unknown (``owners`` stays empty), not absent
     owner_unknown: bool = False
     # an orderly group's queue: its state and owner in the lock classification of `mqctl
     # locks show` (mqctl.locks.view.queue_locks), the one every view names; None otherwise
@@ -227,7 +227,7 @@ class GroupProgress:
     # per topic: the failed brokers the topic's route names (all of them when no route known)
     not_included: list[str] = field(default_factory=list)
     not_included_by_topic: dict[str, list[str]] = field(default_factory=dict)
-    # issue 18 items 2, 9, 10: produce TPS per topic (sum of the brokers' topicPutTps; None
+    # produce TPS per topic (sum of the brokers' topicPutTps; None
     # when a broker does not report it: 4.x, or did not answer) and the clients' consumeOKTPS
     # per topic (None without running info): each client's statusTable entry counts what THAT
     # client processed OK over the last minute (ConsumerStatsManager, keyed topic@group, fed by
@@ -240,9 +240,9 @@ class GroupProgress:
     pop: bool = False
     dlq: list[DlqQueue] | None = None
     dlq_asked: bool = False
-    # issue 25 item 3: topics whose queues may be missing (their route could not be read)
+    # topics whose queues may be missing (their route could not be read)
     uncovered: dict[str, str] = field(default_factory=dict)
-    # issue 25 item 4b: pop groups' inflight per (topic, broker), the clients' waitAckCount
+    # pop groups' inflight per (topic, broker), the clients' waitAckCount
     # summed (a 5.x pop client keys it per broker, queue id -1); None: not every client answered
     pop_inflight: dict[tuple[str, str], int] | None = None
     # members whose GET_CONSUMER_RUNNING_INFO did not answer (:func:`unanswered_members`)

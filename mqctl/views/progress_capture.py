@@ -76,7 +76,7 @@ async def _cover_routes(admin: Admin, group: str, topics: list[str],
                         stats_failed: list[BrokerFailure], failures: list[BrokerFailure],
                         tps: list[float] | None = None) -> dict[str, str]:
     """Every readable queue of every topic the group consumes or has offsets for, on every
-    broker of the topic's route (issue 25 item 3). Asked without a topic, a broker lists only
+    broker of the topic's route. Asked without a topic, a broker lists only
     the topics it holds offsets of the group for (AdminBrokerProcessor.getConsumeStats:
     ``ConsumerOffsetManager.whichTopicByConsumer``), so one that holds none answers an empty
     table (corpus */never-committed/208_getConsumeStats_NC_NEVER_no_topic.broker-a.json)
@@ -457,12 +457,12 @@ class _Holders:
     pop: bool  # the group consumes with pop (5.x): no owners
     pop_ack: dict[MessageQueue, int]  # the pop clients' waitAckCount per queue
     pop_complete: bool  # every client answered its running info
-    # issue 25 item 4b: a 5.3.3 pop client keys its pop table per broker (queue id -1:
+    # a 5.3.3 pop client keys its pop table per broker (queue id -1:
     # QueryAssignmentProcessor.allocate4Pop with popShareQueueNum 0, the default, assigns
     # MessageQueue(topic, broker, -1)); per queue only where it keys real queues
     pop_pairs: dict[tuple[str, str], int]
     per_broker: set[tuple[str, str]]
-    # issue 25 item 4c: known that no client holds a queue: the group has no member, or every
+    # known that no client holds a queue: the group has no member, or every
     # member answered its running info and none lists the queue
     holders_known: bool
     unanswered: list[str]  # members whose running info did not answer

@@ -71,7 +71,7 @@ def not_included_note(p: GroupProgress) -> str:
 class _Totals(NamedTuple):
     """The group's totals over its main (non-retry) queues; None where unknown, never 0."""
 
-    lag: int | None  # nothing read is not 0 (issue 25 item 4)
+    lag: int | None  # nothing read is not 0
     max_time_lag_s: float | None
     known_time_lag: list[int]
     time_lag_unknown: list[Any]  # the queues whose time lag is unknown
@@ -148,7 +148,7 @@ def _queue_row(q: Any, owners_unknown: bool) -> dict[str, Any]:
         "time_lag_unknown": q.delay_reason,
         "owner": q.owner if not owners_unknown else None, "owners": list(q.owners),
         # no answering member claims it while a member did not answer its running info:
-        # its owner is not known, it is not unowned (issue 25 item 6)
+        # its owner is not known, it is not unowned
         "owner_unknown": q.owner_unknown,
         # an orderly queue: the lock classification of `locks show` (docs/locks.md)
         "lock_state": q.lock_state, "lock_owner": q.lock_owner,
@@ -202,12 +202,12 @@ def _topic_cells(p: GroupProgress, t: dict[str, Any]) -> None:
 
 
 def _totals(p: GroupProgress, main_qs: list[Any]) -> _Totals:
-    # nothing read is not 0 (issue 25 item 4): no queue, no total; no known time lag, no max
+    # nothing read is not 0: no queue, no total; no known time lag, no max
     total_lag = known_total(q.lag for q in main_qs)
     known_tl = [q.delay_ms for q in main_qs if q.delay_ms is not None]
     puts = [v for t, v in p.produce_tps.items() if not t.startswith(RETRY_PREFIX)]
     known_put = [v for v in puts if v is not None]
-    # two rates, two names (issue 26 item 6): the brokers' (messages handed to the group:
+    # two rates, two names: the brokers' (messages handed to the group:
     # pulled into client caches or popped) and the clients' (processed OK), summed over the
     # topics of the group (its %RETRY% topic apart); unknown is None, never a partial sum
     oks = [v for t, v in p.client_tps.items() if not t.startswith(RETRY_PREFIX)]
@@ -448,7 +448,7 @@ def _tps(v: float | None) -> float | None:
 
 def _retry_section(p: GroupProgress, retry_qs: list[Any]
                    ) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
-    """Rows, notes and JSON of the retry and dead-letter section (issue 18 item 2):
+    """Rows, notes and JSON of the retry and dead-letter section:
     ``%RETRY%<group>`` queues (messages to be redelivered: broker offset - committed offset)
     and ``%DLQ%<group>`` queues (dead letters still stored: max - min offset)."""
     rows: list[dict[str, Any]] = []
@@ -491,7 +491,7 @@ def offsets_result(p: GroupProgress, mins: dict[MessageQueue, int]) -> Result:
     <mqctl.views.progress_capture.capture_offsets>`)."""
     group = p.group
     # CURRENT "none": the group has no committed offset there (the reset plans' rule), where
-    # the broker's GET_CONSUME_STATS says 0 (issue 25 item 4)
+    # the broker's GET_CONSUME_STATS says 0
     # CURRENT and LAG "-": unknown, the clients keep the offsets (BROADCASTING)
     rows = [{"topic": q.mq.topic, "broker": q.mq.broker_name, "queue_id": q.mq.queue_id,
              "min": mins.get(q.mq, q.min_offset), "max": q.broker_offset,

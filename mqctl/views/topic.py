@@ -160,7 +160,7 @@ class TopicConsumer:
 
 @dataclass(frozen=True, slots=True)
 class DroppedEntry:
-    """A name QUERY_TOPIC_CONSUME_BY_WHO listed that is not a group (issue 25 item 4c)."""
+    """A name QUERY_TOPIC_CONSUME_BY_WHO listed that is not a group."""
 
     name: str
     listed_by: list[str]

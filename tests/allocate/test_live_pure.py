@@ -172,7 +172,7 @@ def test_against_live_lists_every_difference():
               d["reported"], d["kind"]) for d in res.data["differences"]]
     assert diffs == [("b1", [B], [], "not owned by any client"),
                      ("b2", [C], [B], "owned by another client")]
-    # the strategy the clients run is choose_strategy's (issue 14 item 3)
+    # the strategy the clients run is choose_strategy's
     choice = choose_strategy(None, reports, consumers=live.consumers)
     assert choice.per_client == {A: "avg", B: "avg", C: "consistent-hash"}
     assert any("clients run different strategies" in w for w in choice.warnings)
@@ -204,7 +204,7 @@ def test_strategy_mismatch_pointed_out():
     admin = FakeAdmin({"broker-a": [A, B, C], "broker-b": [A, B, C]}, infos=infos)
     live = run(read_live_group(admin, "G", TOPIC))
     reports = run(read_reports(admin, "G", set(live.consumers), live.route))
-    # issue 14 item 3: the live default is the clients' strategy, said in a note, and the
+    # the live default is the clients' strategy, said in a note, and the
     # prediction then matches what they report
     choice = choose_strategy(None, reports, consumers=live.consumers)
     assert choice.strategy == "avg-by-circle" and choice.source == "clients"

@@ -1,4 +1,4 @@
-"""Issue 14 item 3: live allocation predicts with the strategy the clients report.
+"""Live allocation predicts with the strategy the clients report.
 
 Corpus: ../shared/samples/real/<v>/running-info/307_* (the property key
 ``allocateMessageQueueStrategy`` = ``<class>@<hash>``) and client-logs/*_rocketmq_client.log

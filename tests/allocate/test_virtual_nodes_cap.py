@@ -1,4 +1,4 @@
-"""Issue 15 item 5 (allocate part): --virtual-nodes is capped (MAX_VIRTUAL_NODES) with a
+"""Allocate part: --virtual-nodes is capped (MAX_VIRTUAL_NODES) with a
 usage error, before any ring is built; the ring's total size is capped as well."""
 
 from __future__ import annotations

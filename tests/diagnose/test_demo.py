@@ -1,6 +1,6 @@
 """`mqctl diagnose` on the demo cluster (`mqctl sim up`'s default scenario, docs/scenario.md):
 it names the real problem of each demo group and nothing false for the healthy ones; the
-membership, lock and offline findings (issue 31)."""
+membership, lock and offline findings."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The example outputs of docs/diagnose*.md are what `mqctl diagnose` prints (issue 31).
+"""The example outputs of docs/diagnose*.md are what `mqctl diagnose` prints.
 
 An example is a ```text block right after a comment ``<!-- diagnose-example: SCENARIO at Ns
 -->`` (optionally ``, Ms between commands``): a simulated cluster of that bundled scenario

@@ -1,6 +1,6 @@
 """`mqctl diagnose` sends no request that changes cluster state (the strongest request-log
 check: tests/test_inspect_cli.py's, which also catches a committing PULL_MESSAGE), and a part
-it could not read makes no finding and exits 8 (issue 31)."""
+it could not read makes no finding and exits 8."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The diagnose rules on what real RocketMQ 4.9.3 and 5.3.3 clients and brokers answered
 (../shared/samples/real): the figures the simulated cluster does not produce itself, the
-consume RT and TPS of a client's statusTable and the brokers' runtime info (issue 31).
+consume RT and TPS of a client's statusTable and the brokers' runtime info.
 
 running-info/: ``ri-c`` consumes RI_T concurrently with 2 threads and sleeps 300 ms per
 message (README); ``ri-o`` consumes RI_OT orderly with the default 20 threads."""

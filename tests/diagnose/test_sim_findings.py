@@ -1,6 +1,6 @@
 """`mqctl diagnose` on the bundled `diagnose` scenario (one group per way to break): each
 finding on the group that produces it, checked against the simulated cluster's own state, and
-none of them on the healthy group (issue 31)."""
+none of them on the healthy group."""
 
 from __future__ import annotations
 

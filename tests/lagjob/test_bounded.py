@@ -1,4 +1,4 @@
-"""Bounded re-runs (issue 16 item 2): a run whose new captures follow the ingested ones computes
+"""Bounded re-runs: a run whose new captures follow the ingested ones computes
 only those, over a look-back of ``window + 1`` captures and the derived state, and appends them.
 The judge is a full run over the same inputs: every dataset row for row, the summaries, the
 counts. The behaviours are chosen to cross the bound: owners moving, an unowned interval open
@@ -181,7 +181,7 @@ def kept_capture(i: int) -> list[dict]:
 
 def test_the_derived_history_keeps_only_what_later_time_lags_need(spark, tmp_path,
                                                                    monkeypatch):
-    """Issue 28 item 3: a bounded re-run does not read the whole broker history back. A
+    """a bounded re-run does not read the whole broker history back. A
     bounded run over a long history (here: any, ``CUT_AFTER`` and ``CUT_BYTES`` 0) keeps, per
     queue, the bracket points from the look-back's lowest offset on and the first point of
     their segment (``bounded.history_frame``); the next re-run brackets from those and equals

@@ -185,7 +185,7 @@ def test_spark_submit_runs_the_job_file(tmp_path):
     assert 'Spark log level to "WARN"' in r.stderr and r.stderr.count(" INFO ") <= 3
 
 
-# ---- issue 27 item 4: what the terminal shows ---------------------------------------------------
+# ---- what the terminal shows ---------------------------------------------------
 
 def test_the_jvm_start_up_notice_is_dropped_and_everything_else_passes(tmp_path):
     """The JVM's stderr goes through mqctl.lagjob.session._pump: its "Using incubator modules"

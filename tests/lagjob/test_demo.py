@@ -1,5 +1,5 @@
 """`mqctl demo` end to end: simulated hours -> snapshots over the wire -> the Spark report; and
-what issue 27 found in it: the demo's own worst groups are told as they are."""
+the demo's own worst groups are told as they are."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def test_demo_timeline_and_report(demo_report):
     assert res.counts["rebalance_events"] > 0 and res.counts["lock_takeovers"] >= 1
     with open(res.paths["html"], encoding="utf-8") as fh:
         html = fh.read()
-    assert "<script" not in html  # self-contained, and no script at all (item 4)
+    assert "<script" not in html  # self-contained, and no script at all
     assert res.quarantined == 0
     # the simulated hours end when the report runs: it is generated after its captures
     with open(res.paths["summary_json"], encoding="utf-8") as fh:
@@ -49,7 +49,7 @@ def test_demo_timeline_and_report(demo_report):
 
 @pytest.mark.spark
 def test_demo_groups_are_told_as_they_are(demo_report):
-    """Issue 27 items 1 and 2 on the demo: GID_MIXED (members that take queues from each other
+    """Storms and health on the demo: GID_MIXED (members that take queues from each other
     every 20 s) is in a storm and not healthy although its lag status is OK; the broadcasting
     GID_NEWS is listed with its reason; GID_POP says it has no queue owners; GID_DUP's STALL
     says how many queues are stalled."""

@@ -1,5 +1,5 @@
-"""Issue 26 item 4: one bad input file never stops the lag report (the lag report's hostile-input
-catalogue; the rest of issue 26 is in tests/test_hostile_inputs.py).
+"""One bad input file never stops the lag report (the lag report's hostile-input
+catalogue; the rest of it is in tests/test_hostile_inputs.py).
 
 * a file Spark cannot read (a truncated or corrupt ``.jsonl.gz``, one that is not gzip, an empty
   one, trailing bytes; a dangling symlink, a symlink loop, a FIFO, no permission; a directory

@@ -291,7 +291,7 @@ def test_log_axis_covers_the_maximum_with_few_labels(vmax):
 
 
 def test_owner_lane_shows_an_unknown_owner_as_such(spark):
-    """Issue 25 item 6: a capture where the owner did not answer (lag/ owner_unknown) is an
+    """a capture where the owner did not answer (lag/ owner_unknown) is an
     unknown-owner run in the lane (not a gap read as no owner), and the page says why."""
     lag, gt = [], []
     for c in range(4):

@@ -1,4 +1,4 @@
-"""Incremental runs (issue 16 item 2): a sequence of runs over growing, changing inputs, kept in
+"""Incremental runs: a sequence of runs over growing, changing inputs, kept in
 the ingested table under OUT/_state, ends with exactly the outputs of one full run over the
 final inputs (every dataset row for row, the summaries, the counts)."""
 

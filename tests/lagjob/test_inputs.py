@@ -173,7 +173,7 @@ def test_list_local_walks_dirs_skips_hidden_and_reports_unmatched(tmp_path: Path
 
 
 def test_other_logs_beside_a_client_log_are_ignored_files(tmp_path):
-    """Issue 25 item 7: ``slf4j.log`` beside ``rocketmq_client.log`` is not a client log: an
+    """``slf4j.log`` beside ``rocketmq_client.log`` is not a client log: an
     ignored file (counted as one file), not unrecognised input (a quarantined record), and not
     read line by line even when it holds rebalance words (the client's own log has them)."""
     d = tmp_path / "logs" / "10.0.0.5"

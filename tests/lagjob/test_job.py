@@ -78,7 +78,7 @@ def test_latest_status_per_group(report):
         ("go_client_dev", "%RETRY%go_client_dev"): ("OK", 0, 0.0, "exact"),
         ("G_CP", "TP"): ("OK", 20, None, "unknown"),
         ("G_BCS", "TB"): ("OK", 10, None, "unknown"),
-        # seen only in client logs: listed with the reason, nothing judged (issue 27 item 2)
+        # seen only in client logs: listed with the reason, nothing judged
         ("GID_FB", None): (None, None, None, None),
         ("GID_LOG", None): (None, None, None, None),
     }

@@ -1,4 +1,4 @@
-"""Issue 28 item 2: the report's closing collects in one job. Each shortcut is judged against
+"""The report's closing collects in one job. Each shortcut is judged against
 the path it replaces, on the same frames: the summary rows collected with the quarantine's
 reasons and the page's first collect, the page's first collect made before the groups are
 ranked, the per-broker rows picked by a literal set of keys, and a cut that counts rows in
@@ -131,7 +131,7 @@ def _marked_frames(spark, groups, captures: int, *, ties: bool = False, queues: 
 @pytest.mark.parametrize("case", ["every group", "ties", "no queues", "bucketed lines",
                                   "one charted"])
 def test_the_pages_second_collect_made_early_draws_the_same_page(spark, case):
-    """Issue 28 item 2: with every group charted the page's second collect (lines, owner
+    """with every group charted the page's second collect (lines, owner
     changes, marks, overview) is made with the summary rows, before the groups are ranked:
     each group's rows keyed by it, its queues ranked in Spark. Taken only when it is what
     the second collect would collect (else made again); the page is the same either way."""

@@ -1,4 +1,4 @@
-"""Issue 28 item 4: every option of the lag report is declared once (mqctl/lagoptions.py), and
+"""Every option of the lag report is declared once (mqctl/lagoptions.py), and
 the CLI, the spark-submit parser, the docs and the state's fingerprint follow the declaration.
 No Spark here."""
 

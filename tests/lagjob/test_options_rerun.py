@@ -1,4 +1,4 @@
-"""Issue 28 item 4: a re-run with another value of an option that changes results computes every
+"""A re-run with another value of an option that changes results computes every
 capture again (the state records the options' fingerprint, mqctl/lagoptions.py), and ends with
 the outputs of one full run with the new value. Before the options were declared once, the
 fingerprint's hand-written list missed --storm-round-max and --unowned-max: such a re-run was

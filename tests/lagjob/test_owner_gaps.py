@@ -1,7 +1,7 @@
-"""Issue 25 item 6 in the lag report's transforms: a capture where the owner could not be read
+"""Owner gaps in the lag report's transforms: a capture where the owner could not be read
 (a member did not answer GET_CONSUMER_RUNNING_INFO: snapshot ``owner_unknown``) carries the
 previous owner across, and one unowned period seen by both the captures and the logs is one
-interval; item 4: a never-committed queue reads ``none``, with the whole-queue lag caveat."""
+interval; a never-committed queue reads ``none``, with the whole-queue lag caveat."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ MIN = 60 * S
 
 
 def real_case_rows() -> list[dict]:
-    """Issue 25 item 6 as snapshots see it (real 4.9.3): members e1 and e2; e2 owns b:0-3, e1
+    """An owner that did not answer, as snapshots see it (real 4.9.3): members e1 and e2; e2 owns
+    b:0-3, e1
     b:4-7. At 120 s e2's running info did not come back: its queues have no owner in that
     capture, ``owner_unknown`` true; e2 stays a member and owns them again at 180 s."""
     rows = []
@@ -98,7 +99,7 @@ def test_a_log_of_that_member_wins_over_the_carried_owner(spark):
 
 
 def test_one_unowned_interval_per_queue_and_period_from_captures_and_logs(spark):
-    """The %RETRY% case of item 6: the retry queue had no owner in the captures at 60 s and
+    """The %RETRY% case of an owner gap: the retry queue had no owner in the captures at 60 s and
     120 s (owned at 0 and 180 s); the clients' logs say it was lost at 45 s and gained at
     130 s. Before: two intervals (60-180 s from the snapshots, 45-130 s from the logs)."""
     rows = [{"topic": "%RETRY%G", "queue_id": 0, "capture_ts": t * S, "broker_offset": 5,
@@ -132,7 +133,7 @@ def test_one_unowned_interval_per_queue_and_period_from_captures_and_logs(spark)
         (45, 180, False, "client-log+snapshot")]
 
 
-# ---- item 4: never-committed queues read none --------------------------------------------------
+# ---- never-committed queues read none --------------------------------------------------
 
 def test_never_committed_queue_is_none_with_the_whole_queue_lag(spark):
     """A queue the group never committed (snapshot ``committed: false``; a 1.1 snapshot has
@@ -202,7 +203,8 @@ def test_snapshot_rows_never_committed_1_0_and_1_1(spark):
 
 
 def test_report_reads_never_committed_queues_as_none(spark, tmp_path):
-    """Item 4 end to end, with the snapshots mqctl wrote before 1.1 (``committed: false`` next
+    """Never-committed queues end to end, with the snapshots mqctl wrote before 1.1 (``committed:
+    false`` next
     to the broker's ``consumer_offset: 0``): lag/ says none (null) and ``committed`` false,
     the lag is the whole queue, the time lag and the status unknown (the group is online),
     group_status and the summary count the queue as never committed. Before: consumer offset

@@ -1,4 +1,4 @@
-"""The lag report's Prometheus side with the real tools (issue 27 item 3): ``promtool check
+"""The lag report's Prometheus side with the real tools: ``promtool check
 rules`` / ``promtool test rules`` on the shipped files (docs/prometheus/), ``promtool check
 metrics`` on a textfile the report wrote, and end to end: the demo report's textfile served by
 a real node_exporter (textfile collector) and scraped by a real Prometheus on 127.0.0.1 with

@@ -1,5 +1,5 @@
 """The lag report's parsers on EVERY recorded log, store file and mqadmin output of the real
-RocketMQ 4.9.3 / 5.3.3 corpus (``../shared/samples/real``; issue 14, "replay" section).
+RocketMQ 4.9.3 / 5.3.3 corpus (``../shared/samples/real``).
 
 Pure Python: each file is classified the way ``mqctl lag report`` classifies it
 (:func:`mqctl.lagjob.readers.list_local`: name, then content) and parsed with the report's

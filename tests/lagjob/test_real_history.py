@@ -1,5 +1,5 @@
 """The lag report's rebalance history and time lag on the recorded real RocketMQ 4.9.3 / 5.3.3
-corpus (``../shared/samples/real``; issue 14 items 2, 9, 10, 11).
+corpus (``../shared/samples/real``).
 
 The history of the recorded client logs (client-logs/cl-c1 + cl-c2) must equal the ownership
 the test consumers printed themselves (client-logs/truth.txt, merged from their ``ASSIGNED``
@@ -115,7 +115,7 @@ def report_intervals(events: list) -> dict[tuple[str, str], list[tuple[str, int,
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_history_of_real_client_logs_equals_truth(spark, version):
-    """Item 9: c2 was killed (-9) and restarted with the same client id; its first set after
+    """c2 was killed (-9) and restarted with the same client id; its first set after
     the restart equals its last one before the kill, and must count as a new gain."""
     d = REAL / version / "client-logs"
     logs = corpus_logs(spark, [d / "cl-c1_rocketmq_client.log", d / "cl-c2_rocketmq_client.log"])
@@ -161,7 +161,7 @@ def test_restart_is_a_crash_then_a_gain_not_an_open_unowned_interval(spark, vers
     assert len([r for r in un if r.open]) == 10
 
 
-# ---- item 11: a reset is not a rebalance --------------------------------------------------------
+# ---- a reset is not a rebalance --------------------------------------------------------
 
 @pytest.mark.parametrize(("version", "client", "when", "n_queues"), [
     # 4.9.3: "invoke reset offset operation from broker" once per broker (20:59:28.682, .706 UTC)
@@ -228,7 +228,7 @@ def test_offsets_going_back_with_the_same_owner_is_a_reset_event(spark):
              e["source_kind"]) for e in ev] == [(60 * S, 0, "E", ["b:0"], "reset", "snapshot")]
 
 
-# ---- item 10: one event per real change ---------------------------------------------------------
+# ---- one event per real change ---------------------------------------------------------
 
 def test_log_and_snapshot_describe_one_change_once(spark):
     """Snapshots (cluster "c") at 0, 60, 120 s see queue 0 move from E to F; E's and F's logs
@@ -266,7 +266,7 @@ def test_cluster_of_logs_is_not_guessed_when_the_group_is_in_two_clusters(spark)
     assert sorted((r.group, r.cluster) for r in logs.collect()) == [("G", ""), ("H", "")]
 
 
-# ---- item 2: the time lag of never-committed queues ---------------------------------------------
+# ---- the time lag of never-committed queues ---------------------------------------------
 
 def never_committed_rows(version: str, group: str) -> list[dict]:
     """Snapshot rows as a snapshot writer that copies the broker's answers would make them:
@@ -329,7 +329,8 @@ def test_never_committed_delay_is_unknown_not_an_epoch(spark, version, group):
 
 
 def test_report_counts_one_group_history_with_and_without_cluster(spark, tmp_path):
-    """Item 10 end to end: snapshots of cluster c1 and the two clients' logs of the same group.
+    """One event per real change, end to end: snapshots of cluster c1 and the two clients' logs of
+    the same group.
     The logs move queue 1 from A to B at 50 s and queue 0 at 100 s; the captures (0, 60, 120 s)
     see the same two moves. 5 events: A's first set, A's two losses, B's two gains - with or
     without --cluster (before: 4 without, the logs' "" cluster split off; 9 with)."""
@@ -448,7 +449,7 @@ def test_legacy_reset_owner_dropout_in_snapshots_is_a_reset(spark):
     assert X.queue_moves(changes, 300 * S).count() == 0
 
 
-# ---- issue 25 item 7: a queue gained before its old owner logs the loss is not unowned ----------
+# ---- a queue gained before its old owner logs the loss is not unowned ----------
 
 C1, C2, C3 = "127.0.1.101@c1", "127.0.1.102@c2", "127.0.1.103@c3"
 _ALL8 = [("broker-a", 1), ("broker-b", 2), ("broker-a", 2), ("broker-b", 3), ("broker-b", 0),
@@ -479,7 +480,7 @@ def _persist493(at: str, client: str, topic: str, queues: list[tuple[str, int]])
 
 def three_consumer_startup_logs(root: Path) -> list[Path]:
     """Three 4.9.3 consumers of TS_G (AVG_BY_CIRCLE, 4 queues on each of two brokers, and the
-    two %RETRY%TS_G queues) starting together, as in issue 25 item 7: c1 holds every queue at
+    two %RETRY%TS_G queues) starting together, as real 4.9.3 clients did: c1 holds every queue at
     first (cidAll 1); c3 sees two members (c1, c3) and takes every second queue; c2 sees all
     three at 01:17:28.491 and takes broker-a:1 (and keeps it to the end); c3 re-balances to
     three; c1 logs the loss of broker-a:1 last, at 01:17:28.889. Every queue always has a
@@ -522,7 +523,7 @@ def three_consumer_startup_logs(root: Path) -> list[Path]:
 
 
 def test_queue_gained_before_the_old_owner_logs_the_loss_is_never_unowned(spark, tmp_path):
-    """Item 7: ownership overlaps during a rebalance (each client re-balances on its own), so a
+    """ownership overlaps during a rebalance (each client re-balances on its own), so a
     queue is unowned only while no client holds it. Before: broker-a:1 (and %RETRY%TS_G
     broker-b:0, the same pattern) was reported unowned and open from c1's loss at 28.889,
     although c2 had held it since 28.491 (c3's loss in between hid c2's gain)."""

@@ -1,4 +1,4 @@
-"""The report page Spark produced from `mqctl demo`, in a real headless browser (issue 27, "Done
+"""The report page Spark produced from `mqctl demo`, in a real headless browser ("Done
 when"): a script added at the end of the page measures what the browser drew (the storm bands'
 width in GID_MIXED's timeline, the status table rows and their computed colours, GID_POP's
 note and lanes) and leaves it in an attribute that ``--dump-dom`` shows. Skipped like

@@ -1,4 +1,4 @@
-"""Issue 25 items 6 and 8 end to end: a simulated member whose GET_CONSUMER_RUNNING_INFO goes
+"""Owner gaps end to end: a simulated member whose GET_CONSUMER_RUNNING_INFO goes
 unanswered while it stays a member (scenario ``silent_at``/``silent_for``), captured with
 ``mqctl snapshot`` over the wire, then ``mqctl lag report`` over the captures and the clients'
 logs. Real 4.9.3: consumer e2 stalled about 40 s, its 307 did not come back in one capture,

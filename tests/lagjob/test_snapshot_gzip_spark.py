@@ -1,4 +1,4 @@
-"""Issue 16 item 3 with Spark: gzip captures (also several gzip members in one file, as `cat
+"""Gzip captures with Spark (also several gzip members in one file, as `cat
 a.jsonl.gz b.jsonl.gz` makes) go through the lag report as the plain ones do, and the hidden
 directories `mqctl lag prune` renames partitions to are invisible to Spark."""
 

@@ -1,4 +1,4 @@
-"""Issue 16 item 5: the lag report unchanged on a standalone Spark cluster.
+"""The lag report unchanged on a standalone Spark cluster.
 
 A master and a worker are started from pyspark's own launcher (``bin/spark-class
 org.apache.spark.deploy.master.Master`` / ``...worker.Worker``, as docs/exports.md section 11

@@ -1,4 +1,4 @@
-"""Issue 28 item 2: the group health of a small run is one shuffle. With adaptive execution
+"""The group health of a small run is one shuffle. With adaptive execution
 every exchange of a cut's plan is a query stage and a Spark job of its own; the health joined
 the groups to their storms and unowned intervals, aggregated and joined back (11 jobs of the
 demo's report), and now partitions them once by group and computes everything in windows

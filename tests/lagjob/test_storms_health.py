@@ -1,4 +1,4 @@
-"""Issue 27 items 1 and 2 as pure transforms: storms that catch sustained churn (the long-round
+"""Storms and group health as pure transforms: storms that catch sustained churn (the long-round
 rule next to the rounds rule), and the group health that a storm or unowned queues make ERR
 while the lag status stays OK; a group seen only in logs is listed, not lost."""
 
@@ -52,7 +52,7 @@ def test_a_group_that_rebalances_once_an_hour_has_no_storm(spark):
 def test_endless_churn_is_a_storm_even_as_one_round(spark):
     """The demo's GID_MIXED: members whose views disagree take the queues from each other on
     every 20-s tick: each event is 20 s after the previous one, so all of them are one round
-    (the rounds rule never fires: that was the `0 storm(s)` of issue 27); a round of 10
+    (the rounds rule never fires: it used to say `0 storm(s)`); a round of 10
     minutes is a storm by the long-round rule."""
     times = [i * 20 for i in range(31)]  # 0..600 s
     rounds = X.rebalance_rounds(events(spark, times), 20 * S).collect()

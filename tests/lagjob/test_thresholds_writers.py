@@ -77,7 +77,7 @@ def validate_exposition(text: str) -> dict[str, list[str]]:
 
 
 def test_prometheus_textfile_format_and_values():
-    """Issue 27 item 3: Prometheus' conventions (units in the names, no _total on gauges, an
+    """Prometheus' conventions (units in the names, no _total on gauges, an
     _info series, the status and the health as enums with one series per state), the broker
     label, retry and DLQ backlogs apart from the lag, members and online per group, unknown as
     NaN (never a missing series, never 0), and the report's own health."""
@@ -179,7 +179,7 @@ def test_html_is_self_contained_and_escapes_broker_data():
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     assert not re.search(r"<script[^>]*\bsrc\s*=", page, re.I)  # nothing loaded from outside
     assert not re.search(r"<link[^>]*\bhref\s*=\s*[\"']https?:", page, re.I)
-    # no script at all (issue 27 item 4: plotly.js was 4.8 MB of the 5.4 MB demo page)
+    # no script at all (plotly.js was 4.8 MB of the 5.4 MB demo page)
     assert "<script" not in page and len(page) < 100_000
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)" in page
     assert "<b>x" not in page
@@ -189,7 +189,7 @@ def test_html_is_self_contained_and_escapes_broker_data():
 
 
 def test_health_and_storm_thresholds():
-    """Issue 27 item 1: the group health, the storm flag and the unowned share are --fail-on
+    """the group health, the storm flag and the unowned share are --fail-on
     metrics (health in Burrow's group words)."""
     t = parse_threshold("health>=WARN")
     assert (t.column, t.value, t.shown_value()) == ("health_code", 1.0, "WARN")
@@ -202,7 +202,7 @@ def test_health_and_storm_thresholds():
 
 
 def test_verdict_words():
-    """Issue 27 item 2: a status says how many queues are in it and when it rests on a partial
+    """a status says how many queues are in it and when it rests on a partial
     window; a group's health says why, worst first (mqctl/lagjob/verdicts.py)."""
     from mqctl.lagjob import verdicts as V
 

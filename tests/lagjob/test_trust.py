@@ -1,4 +1,4 @@
-"""Issue 15 items 3 and 6 (lag report): output locations are checked before Spark starts, and
+"""Lag report: output locations are checked before Spark starts, and
 values outside a plausible range are quarantined with the field named.
 
 Tests run as root, which ignores directory permissions: a read-only / no-permission location is
@@ -103,7 +103,7 @@ def test_writable_locations_pass(tmp_path):
     assert list(tmp_path.iterdir()) == []  # the probe left nothing behind
 
 
-# ---- item 3: one bad row never stops the report (Spark, end to end) ---------------------------
+# ---- one bad row never stops the report (Spark, end to end) ---------------------------
 
 Y2099 = 4_070_908_800_000  # 2099-01-01T00:00:00Z
 BIG = 1 << 62
@@ -154,7 +154,7 @@ def test_out_of_range_rows_are_quarantined_and_extremes_compute(spark, tmp_path)
     assert h["total_lag"] is None  # 2^63 + 4 does not fit: unknown, never a wrapped number
 
 
-# ---- item 3 for the other input kinds (pure Python: the parsers) ------------------------------
+# ---- one bad row, the other input kinds (pure Python: the parsers) --------------------------
 
 def _bad_details(recs):
     from mqctl.lagjob import parsers as P

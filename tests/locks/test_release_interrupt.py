@@ -1,5 +1,5 @@
-"""Issue 15 item 2 for ``mqctl locks release --execute``: SIGINT/SIGTERM (and SIGHUP, issue 26
-item 3) while the releases are sent never leave a silent half-change (the mechanism of
+"""``mqctl locks release --execute``: SIGINT/SIGTERM (and SIGHUP) while the releases are sent
+never leave a silent half-change (the mechanism of
 ``offsets reset --execute``).
 
 A real ``mqctl`` process (a real signal, a real exit code) against the simulated cluster: an
@@ -220,7 +220,7 @@ def test_a_failed_release_is_a_partial_failure_naming_the_rest(cli, crashed, tmp
 
 
 def test_a_second_release_of_the_group_is_refused_while_one_runs(cli, crashed, tmp_path):
-    """Issue 26 item 2: one change of a group at a time from this machine; the second release
+    """one change of a group at a time from this machine; the second release
     is refused (exit 6) naming the first one's pid, and sends nothing."""
     sim = crashed
     proc = spawn(sim, tmp_path, "-o", "json")

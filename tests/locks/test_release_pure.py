@@ -118,7 +118,7 @@ def _stopped(age: int = 12_000) -> dict[str, StoredClient]:
 
 @pytest.mark.parametrize("client", [None, "stopped@1"])
 def test_plan_release_refuses_a_lock_another_client_was_granted_since(client):
-    # issue 25 4d: the holder stopped gracefully (unlockAll), the broker granted b@2 the lock
+    # the holder stopped gracefully (unlockAll), the broker granted b@2 the lock
     # 2 s ago (4.x: not marked yet); a release for stopped@1 would be ignored by the broker
     v = view({"b@2": running({Q3: pq(False, 2_000)})}, previous=_stopped())
     assert v.queue(Q3).state.value == "lock-failed"

@@ -71,7 +71,7 @@ def test_yaml_equals_json():
 
 
 def test_csv_has_queue_summary_and_client_tables():
-    # one table per CSV (issue 17): the queues by default, the others with --table
+    # one table per CSV: the queues by default, the others with --table
     blocks = [render("csv"), render("csv", "summary"), render("csv", "clients")]
     assert all("\n\n" not in b for b in blocks)
     assert render("csv", "queues") == blocks[0]

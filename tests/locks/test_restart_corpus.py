@@ -1,4 +1,4 @@
-"""Issue 25 item 4c (pure): a kill -9 and a restart with the same client id, replayed from what
+"""Pure: a kill -9 and a restart with the same client id, replayed from what
 the real 4.9.3 and 5.3.3 clients answered (../shared/samples/real/<v>/lock-crash and the
 consumerStatus dump files mqadmin wrote during it: each is a client's ConsumerRunningInfo).
 
@@ -152,7 +152,7 @@ def test_restarted_client_that_answers_is_named_and_its_lock_age_restarts(v):
     assert after[o2].start_ts == c2.start_ts and after[o2].gone_ts == 0
 
 
-# ------------------------------------------------------------------ item 4d: the stop unlocks
+# ------------------------------------------------------------------ the stop unlocks
 
 
 def test_a_graceful_stop_unlocks_every_queue_at_once_on_the_real_5x_broker():

@@ -1,4 +1,5 @@
-"""Issue 25 items 4c (first bullet) and 4d against the simulated cluster (manual clock).
+"""Restarts with the same client id and graceful stops against the simulated cluster (manual
+clock).
 
 4d: a graceful stop of an orderly holder. DefaultMQPushConsumerImpl.shutdown (4.9.3 and 5.3.3)
 runs ConsumeMessageOrderlyService.shutdown -> RebalanceImpl.unlockAll (UNLOCK_BATCH_MQ: the

@@ -1,4 +1,4 @@
-"""Issue 14 items 4 and 5 against the simulated cluster (manual clock): a hung orderly client is
+"""Lock takeovers against the simulated cluster (manual clock): a hung orderly client is
 dropped by the brokers as the real 4.9.3/5.3.3 brokers did (lock-crash/pause_*), the survivor
 takes its queues, and the new owner's ProcessQueues behave per client version
 (lock-crash/kill_survivor_o1_client.log).

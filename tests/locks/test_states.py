@@ -225,7 +225,7 @@ def test_contested_beats_stale():
 
 def test_stale_beats_lock_failed():
     # b@2 last had the lock 30 s ago; dead@7 renewed after that (10 s ago): b@2's renewals
-    # are refused while dead@7's lease runs (issue 25: was b@2 not locked 1 s ago, i.e. a
+    # are refused while dead@7's lease runs (was b@2 not locked 1 s ago, i.e. a
     # lock granted 1 s ago, which is not refused but later than the departed holder's: 4d)
     gone = claim("dead@7", age=10_000, live=False, member=False)
     q = classify([gone, claim("b@2", locked=False, age=30_000)], predicted=["b@2"])
@@ -279,7 +279,7 @@ def test_handover_in_progress_is_not_contested():
     assert "now assigns it to b@2" in q.reason
 
 
-# ------------------------------------------------------------------ issue 25 item 4d: evidence
+# ------------------------------------------------------------------ evidence
 # A later grant outranks an earlier claim, whatever its source: the broker grants a lock only
 # when it is free, expired or the requester's (RebalanceLockManager.tryLockBatch), and a
 # graceful stop frees it at once (ConsumeMessageOrderlyService.shutdown -> unlockAll).

@@ -214,7 +214,7 @@ def test_offline_group_says_so_and_keeps_stale_claims():
 
 def test_unread_member_list_is_not_offline():
     """A broker whose member list was not read may list a client: the group is not
-    'offline' (issue 15: no false offline), its kind and online state are unknown."""
+    'offline' (no false offline), its kind and online state are unknown."""
     from dataclasses import replace
 
     from mqctl.admin import BrokerFailure
@@ -310,7 +310,7 @@ def test_default_state_dir_honours_xdg_cache_home(monkeypatch, tmp_path):
     assert str(default_state_dir()).endswith(os.path.join(".cache", "mqctl", "locks"))
 
 
-# ------------------------------------------------------------------ issue 25 item 4c: restarts
+# ------------------------------------------------------------------ restarts
 # A record is about one process: the member behind a client id now may be a new one (kill -9
 # and a restart with the same id), which mqctl tells by its connections (203: clientAddr) or,
 # when it answers, by PROP_CONSUMER_START_TIMESTAMP.

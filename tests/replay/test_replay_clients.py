@@ -1,4 +1,4 @@
-"""Replay of the client-answered exchanges of the real corpus (issue 14): the simulated cluster
+"""Replay of the client-answered exchanges of the real corpus: the simulated cluster
 is set into the state of ``<version>/running-info`` (README: topics RI_T and RI_OT, 4 queues per
 broker, 400 messages each; a concurrent consumer ``ri-c`` in RI_G with 2 threads and an orderly
 one ``ri-o`` in RI_OG, both CONSUME_FROM_FIRST_OFFSET, of the recorded client version), the SAME

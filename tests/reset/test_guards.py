@@ -1,4 +1,4 @@
-"""Reset guards (issue 18 item 6): --max-replay/--max-skip refuse an --execute beyond them,
+"""Reset guards: --max-replay/--max-skip refuse an --execute beyond them,
 with the numbers; queues without a committed offset never pass as 0; profile defaults and
 require_guards; a large change asks on a terminal (without --yes)."""
 

@@ -1,4 +1,4 @@
-"""Issue 26 item 2: concurrent changes of one group are serialized and never reported as
+"""Concurrent changes of one group are serialized and never reported as
 success.
 
 From this machine a second ``offsets reset/rollback --execute`` (or ``--from-file``) or ``locks
@@ -269,7 +269,7 @@ def test_a_lock_held_by_another_process_names_it(tmp_path, monkeypatch):
     (850, True, "SERVER_SIDE", "moved"),         # 5.2+ consumers never move back
 ])
 def test_verify_never_calls_a_moved_queue_verified(now, online, path, status):
-    """Issue 26 item 2: ``verified`` only at the target, or moved on from it by the group's
+    """``verified`` only at the target, or moved on from it by the group's
     own online consumers; a queue the broker accepted and another writer moved is ``moved by
     another writer (now N)``."""
     import asyncio

@@ -1,4 +1,4 @@
-"""Issue 25 items 1, 2, 5: resets that fast consumers replay between two reads.
+"""Resets that fast consumers replay between two reads.
 
 Real 4.9.3 and 5.3.3 clients re-consume a rewind and commit their old position again well
 under verify's 1 s poll: 5.3.3 push (server-side) and pop groups, and a 4.9.3 legacy push. The
@@ -59,7 +59,7 @@ def test_a_5x_server_side_reset_replayed_before_any_read_is_verified_by_the_answ
     pull (pop: their next pop, the broker commits the reset offset itself) and re-consume
     the rewind before verify's first read, which sees the group past the old offsets. The
     broker wrote the offset before answering: verified, 'applied by the broker', and no re-run
-    advice (issue 25: `broker-a:2 not-taken (offset is 140, expected 0)`, exit 8)."""
+    advice (`broker-a:2 not-taken (offset is 140, expected 0)`, exit 8)."""
     s = sim_factory(scenario("V5_3_3", pop=pop, consumers=2 if pop else 1))
     s.advance(6)  # up, caught up, committing
     before, ate = offsets(s), consumed(s)
@@ -84,7 +84,7 @@ def test_a_5x_server_side_reset_replayed_before_any_read_is_verified_by_the_answ
 def test_an_old_5x_client_replaying_unseen_is_unknown_not_failed():
     """A client before 5.2.0 commits its old offset with the pull that takes the reset and
     writes the new one 10 s later: a read past the old offset does not tell applied from not
-    (issue 25: 'where nothing proves it either way, the verdict is unknown')."""
+    ('where nothing proves it either way, the verdict is unknown')."""
     from mqctl.reset import BrokerPlan, ConsumerState, Path_, Plan, QueuePlan, QueueResult
     from mqctl.reset.apply import _server_side_verdict
 
@@ -255,8 +255,8 @@ def test_the_window_verdict_docs_quote_is_what_verify_says():
 def test_a_4x_legacy_push_replayed_between_two_reads_is_proven_by_the_process_queues(
         sim_factory):
     """4.9.3, two fast consumers, two brokers: each client applies the pushes one after the
-    other, 10 s apart; after the last one it re-consumes the rewind before any read (issue 25:
-    broker-b:1 and :3 `not-taken "offset is 290, expected 108"`). The owners' running info,
+    other, 10 s apart; after the last one it re-consumes the rewind before any read (broker-b:1 and
+    :3 `not-taken "offset is 290, expected 108"`). The owners' running info,
     read right after the push and at the end, shows each such queue's process queue
     re-created after the push: verified, never not-taken."""
     s = sim_factory(scenario("V4_9_3", consumers=2))
@@ -466,7 +466,7 @@ def test_interrupted_online_legacy_reset_says_pushed_not_applied_and_an_undo_tha
     assert offsets(s) == before
 
 
-# ------------------------------------------------------------ item 2: rollback after a replay
+# ------------------------------------------------------------ rollback after a replay
 
 def _reset_then_wait(cli, s, rb, duration: str, until) -> dict:
     r = cli(["-n", s.namesrv_addr, "offsets", "reset", "-g", "G", "-t", "T", "--by-duration",
@@ -490,8 +490,8 @@ def test_rollback_right_after_a_replayed_rewind_says_so_and_names_force(cli, sim
                                                                          tmp_path):
     """5.3.3: right after an online rewind the fast consumer has replayed it and moved on: the
     rollback file is this group's own, and the refusal says the replay is complete and how
-    many messages a rollback would replay again, with --force for who wants that (issue 25:
-    "is it another group's or an older reset's file?")."""
+    many messages a rollback would replay again, with --force for who wants that ("is it another
+    group's or an older reset's file?")."""
     s = sim_factory(scenario("V5_3_3", clock="accelerated"), clock="accelerated", speed=10)
     time.sleep(0.5)
     rb = tmp_path / "rb.json"
@@ -534,7 +534,7 @@ def test_rollback_while_the_replay_is_in_progress_is_allowed_and_says_how_far(
     assert not r.json["refusals"]
 
 
-# ------------------------------------------------------------ item 5: never-committed groups
+# ------------------------------------------------------------ never-committed groups
 
 NEVER = {"name": "never", "clock": {"mode": "manual"},
          "brokers": [{"name": "broker-a", "version": "V4_9_3"}],
@@ -549,8 +549,8 @@ def test_a_4x_reset_by_time_of_a_group_without_offsets_fails_before_the_online_c
     """4.9.3's Broker2Client.resetOffset answers SYSTEM_ERROR `THe consumer group <G> not
     exist` as soon as a write queue has no committed offset, before the CONSUMER_NOT_ONLINE
     check that makes mqadmin fall back to ResetOffsetByTimeOldCommand: `mqadmin
-    resetOffsetByTime` of such a group fails with CODE: 1. docs/reset.md says so (issue 25
-    item 5: it said the fallback resets a never-consumed group per read queue)."""
+    resetOffsetByTime` of such a group fails with CODE: 1. docs/reset.md says so (it said the
+    fallback resets a never-consumed group per read queue)."""
     from pathlib import Path
 
     from mqctl.errors import BrokerError

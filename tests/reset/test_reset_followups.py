@@ -1,4 +1,4 @@
-"""Issue 15 follow-ups in ``offsets show`` and the reset plan: the brokers whose offsets were not
+"""Unread brokers in ``offsets show`` and the reset plan: the brokers whose offsets were not
 read are named next to the total (as ``group progress`` does), and a user-given epoch 0 target
 renders as 1970-01-01, not as an empty time."""
 

@@ -1,4 +1,4 @@
-"""Issue 26 item 3: SIGHUP (an SSH session dropping) during ``offsets reset/rollback
+"""SIGHUP (an SSH session dropping) during ``offsets reset/rollback
 --execute`` is an interrupt like SIGTERM: mqctl stops sending, waits for the requests in flight
 within the bound, and says what changed -- in a file beside the rollback file too
 (``NAME.result.txt``, with ``NAME.remaining.csv``), since the terminal may be gone; a write to

@@ -1,7 +1,7 @@
 """Resets against what real RocketMQ 4.9.3 and 5.3.3 answered (the recorded corpus beside
 the checkout, ../shared/samples/real), and the same states in the simulated cluster:
-never-committed queues (issue 14 item 6), more read than write queues (item 7), a rewind the
-client already replayed before verify read it (item 8)."""
+never-committed queues, more read than write queues, a rewind the
+client already replayed before verify read it."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def writes(sim):
             if r.code in (UPDATE, RequestCode.INVOKE_BROKER_TO_RESET_OFFSET)]
 
 
-# ------------------------------------------------------------ item 6: never-committed queues
+# ------------------------------------------------------------ never-committed queues
 
 @pytest.mark.parametrize("version", ["4.9.3", "5.3.3"])
 def test_the_brokers_offset_table_lists_only_committed_queues(version):
@@ -126,7 +126,7 @@ def test_rollback_files_of_earlier_versions_still_read(tmp_path):
         read_rollback(str(p))
 
 
-# ------------------------------------------------------- item 7: more read than write queues
+# ------------------------------------------------------- more read than write queues
 
 def test_4x_topic_stats_cover_the_write_queues_and_consume_stats_the_read_queues():
     """Corpus read-gt-write (RW_T 4 read / 2 write per broker): what mqctl must plan around."""
@@ -196,7 +196,7 @@ def test_offsets_show_has_the_bounds_of_every_readable_queue(cli, sim_factory):
     assert not [x for x in s.request_log if x.code in (UPDATE, ALL_OFFSETS)]
 
 
-# ------------------------------------------ item 8: a rewind the clients replayed before verify
+# ------------------------------------------ a rewind the clients replayed before verify
 
 class CorpusStats:
     """GET_CONSUME_STATS as recorded after the real ``mqadmin resetOffsetByTime`` of RS_G
@@ -280,7 +280,7 @@ def test_verify_tells_a_replayed_rewind_from_one_not_taken_with_the_4x_recording
     assert 21_000 <= a.taken_after_ms <= 23_000  # verify stopped as soon as all had taken
     assert 8_000 <= b.taken_after_ms <= 10_000
     # the same queues, had the reset never reached the client: 50 throughout. Nothing read
-    # tells that from a rewind replayed between two reads (issue 25), and without the owner's
+    # tells that from a rewind replayed between two reads, and without the owner's
     # running info there is no other evidence: unknown, never not-taken
     res = _verify_recording("4.9.3", Path_.LEGACY_PUSH, "2026-11-23T20:59:31.782Z", 25.0,
                             only_before=True)
@@ -302,7 +302,7 @@ def test_a_5x_server_side_reset_read_only_after_the_replay_is_applied_by_the_bro
     +25 s read: 50 on every queue, as the issue's 20 msg/s group was within a second): never
     read at 0, yet the broker answered the reset, wrote it before answering and ignores
     commits until the next pull takes it, and the 5.3.3 client writes it at once: verified,
-    'applied by the broker', not `not-taken (offset is 50, expected 0)` (issue 25 item 1)."""
+    'applied by the broker', not `not-taken (offset is 50, expected 0)`."""
     from mqctl.reset import Path_, Status
 
     res = _verify_recording("5.3.3", Path_.SERVER_SIDE, "2026-11-23T21:00:11.000Z", 1.0)
@@ -364,7 +364,7 @@ def test_a_small_rewind_replayed_within_the_wait_is_taken_end_to_end(sim_factory
     assert replayed and all(r.lowest == 0 and r.now >= r.plan.current for r in replayed)
 
 
-# ------------------------------------------------- item 14: the mqadmin comparison, per version
+# ------------------------------------------------- the mqadmin comparison, per version
 
 def test_the_mqadmin_comparison_quotes_the_recordings():
     """docs/reset.md: 4.9.3's resetOffsetByTime has no per-queue options and reset all 8 queues

@@ -270,7 +270,7 @@ def test_known_group_without_offsets_gets_them(cli, sim_factory):
     assert offsets(s, "G_NEW", "T") == {MQ("T", "broker-a", q["queue_id"]): q["target"]
                                         for q in d["queues"]}
     # the rollback file knows there was nothing before: rollback leaves those queues alone,
-    # and says what that means (issue 25 item 5: not a usage error)
+    # and says what that means (not a usage error)
     s.clear_request_log()
     for extra in ([], ["--execute"]):
         r = run(cli, s, "offsets", "rollback", d["rollback_file"], *extra, "-o", "json")
@@ -572,7 +572,7 @@ def test_server_side_reset_with_online_clients_waits_for_their_fix(sim_factory, 
     offset when it fixes the OFFSET_ILLEGAL pull: 10 s later before 5.2.0 (and re-adds the
     queue at its next rebalance), at once since. The default verify wait covers each, and stops
     as soon as the queues took. A 5.2.0+ client takes the reset at its next pull and, fast,
-    replays the rewind before any read (issue 25): the broker's answer is the proof."""
+    replays the rewind before any read: the broker's answer is the proof."""
     s = sim_factory(_server_side(version))
     s.advance(3)  # the consumer is up, consuming, committing
     before = offsets(s, "G", "T")

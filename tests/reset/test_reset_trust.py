@@ -1,4 +1,4 @@
-"""Trust under failure (issue 15): plan and rollback files are checked, not trusted (ragged
+"""Trust under failure: plan and rollback files are checked, not trusted (ragged
 rows, duplicate columns, stale plans, absurd targets, deep JSON), --queues ranges are bounded,
 and an interrupt (SIGINT/SIGTERM) during `offsets reset/rollback --execute` never leaves a
 silent half-change (tested on a real subprocess against the simulated cluster)."""
@@ -40,7 +40,7 @@ def write(tmp_path, name, text):
     return str(p)
 
 
-# ------------------------------------------------------------------------------ item 5
+# ------------------------------------------------------------------ bounded queue ranges
 
 def test_queue_range_is_capped_before_it_is_expanded():
     t0 = time.monotonic()
@@ -55,7 +55,7 @@ def test_queue_range_is_capped_before_it_is_expanded():
     assert len(parse_queue_scope([f"broker-a:0-{MAX_QUEUE_ID}"]) or ()) == MAX_QUEUE_ID + 1
 
 
-# ------------------------------------------------------------------------------ item 4: files
+# ------------------------------------------------------------------------------ files
 
 def test_csv_row_cut_mid_number_is_refused(tmp_path):
     p = write(tmp_path, "cut.csv", HEADER
@@ -109,7 +109,7 @@ def test_plan_target_beyond_a_long_is_a_usage_error(tmp_path):
     assert "beyond 9223372036854775807" in e.value.message
 
 
-# ------------------------------------------------------------------------------ item 4: targets
+# ------------------------------------------------------------------------------ targets
 
 def qp(current=500, lo=100, hi=1000, mq=A0):
     return QueuePlan(mq, lo, hi, current, 0)
@@ -155,7 +155,7 @@ def test_to_offset_beyond_a_long_is_a_usage_error():
     assert "beyond 9223372036854775807" in e.value.message
 
 
-# ------------------------------------------------------------------------------ item 4: drift
+# ------------------------------------------------------------------------------ drift
 
 def per_queue(kind, targets, expected):
     return Target(kind, text="f", plan=targets, expected=expected)
@@ -191,7 +191,7 @@ def test_plan_without_drift_says_nothing():
 def test_rollback_file_of_another_group_is_refused():
     # the reset set 10 (from 500); a group at 90000 is past the saved offset: by the offsets
     # alone that is this group having replayed the rewind and consumed on, or another group's
-    # file (issue 25 item 2): refused either way, saying both, with the drift in the warning
+    # file: refused either way, saying both, with the drift in the warning
     t = per_queue("rollback", {A0: 500}, {A0: 10})
     p = plan_of([compute_target(qp(90000, hi=100000), t, None)], t)
     p = preflight(p, force=False, scoped=False)
@@ -226,7 +226,7 @@ def test_rollback_file_remembers_what_the_reset_wrote(tmp_path):
     assert t.plan == {A0: 500, A1: 7} and t.expected == {A0: 10}
 
 
-# ------------------------------------------------------------------------------ item 4: live
+# ------------------------------------------------------------------------------ live
 
 def live(sim, group="GID_REPLAY", topic="TopicPay"):
     qs = sim.call(lambda c: c.subscribe_queues(topic))
@@ -296,7 +296,7 @@ def test_to_offset_long_max_is_refused_live(cli, sim):
     assert resets_sent(sim) == [] and live(sim) == before
 
 
-# ------------------------------------------------------------------------------ item 2
+# ------------------------------------------------------------- interrupts and concurrency
 
 def _spawn(sim, args, cwd):
     from cli_process import spawn

@@ -414,7 +414,7 @@ def test_documented_example_scenario_loads():
     assert (pay.consumers[1].silent_at_s, pay.consumers[1].silent_for_s) == (240, 40)
     assert pay.consumers[1].callback_threads == 2 and pay.consumers[1].ignore_reset_push
     assert pay.consumers[0].callback_threads == 4 and not pay.consumers[0].ignore_reset_push
-    a = pay.consumers[0]  # the knobs of issue 31 (mqctl diagnose)
+    a = pay.consumers[0]  # the knobs mqctl diagnose is tested with
     assert (a.consume_rt_ms, a.fail_ratio, a.max_reconsume_times, a.stuck_message_at_s) == (
         300, 0.2, 2, 300)
     topic = sc.topic("TopicPay")

@@ -1,5 +1,5 @@
 """The simulated clients' rocketmq_client.log reproduces the lines of the real 4.9.3 and 5.3.3
-clients that the lag report (issue 14 items 9 and 11) relies on:
+clients that the lag report relies on:
 
 - a restart with the SAME client id starts with the real start-up lines
   (client-logs/cl-c2_rocketmq_client.log: its second run);

@@ -1,5 +1,5 @@
-"""A consumer's ``rate`` is its processing capacity: empty queues cost nothing (issue 14
-follow-ups, item 8). Before the fix a ``rate: 40`` consumer with 8 busy and 2 empty %RETRY%
+"""A consumer's ``rate`` is its processing capacity: empty queues cost
+nothing. Before the fix a ``rate: 40`` consumer with 8 busy and 2 empty %RETRY%
 queues consumed 32/s."""
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""Scenario options of the simulated consumers: ``threads`` and ``restart_at`` (issue 14
-follow-ups, item 5)."""
+"""Scenario options of the simulated consumers: ``threads`` and ``restart_at``."""
 
 from __future__ import annotations
 

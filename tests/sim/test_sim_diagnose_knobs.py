@@ -1,4 +1,4 @@
-"""The scenario knobs of issue 31 (`mqctl diagnose`): the simulated cluster breaks the way
+"""The scenario knobs `mqctl diagnose` is tested with: the simulated cluster breaks the way
 RocketMQ does (the classes each behaviour follows are named in mqctl/sim)."""
 
 from __future__ import annotations

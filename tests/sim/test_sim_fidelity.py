@@ -498,7 +498,7 @@ def test_consume_stats_pull_offset_only_from_5_1_0(sim_factory):
 
 
 def test_consume_tps_is_each_brokers_own_share(sim_factory):
-    """Issue item 15: AdminBrokerProcessor.getConsumeStats adds
+    """AdminBrokerProcessor.getConsumeStats adds
     BrokerStatsManager.tpsGroupGetNums(group, topic), the messages THIS broker handed the group
     (PullMessageProcessor.incGroupGetNums), so summing the brokers is right."""
     sc = {"name": "tps", "clock": {"mode": "manual", "start": START},

@@ -1,4 +1,4 @@
-"""The simulated name server answers as the release it simulates (issue 14 follow-ups).
+"""The simulated name server answers as the release it simulates.
 
 Corpus: real 4.9.3 and 5.3.3 name servers (other-requests/105_*, 106_*, 206_*)."""
 

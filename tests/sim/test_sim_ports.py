@@ -1,6 +1,6 @@
 """The simulated broker alone, with no cluster and no simulated consumer: a fake of its port
 (``mqctl.sim.ports.BrokerSite``: the clock, the servers' addresses, the retry topics) and fake
-clients on its channels (``SimClient``) are all it needs (issue 19 item 2)."""
+clients on its channels (``SimClient``) are all it needs."""
 
 from __future__ import annotations
 

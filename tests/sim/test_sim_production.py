@@ -1,4 +1,4 @@
-"""Production goes to the write queues only (issue 14 follow-ups, item 3).
+"""Production goes to the write queues only.
 
 Real RocketMQ (read-gt-write/, both versions): after ``updateTopic -r 4 -w 2`` the producer's
 TopicPublishInfo holds writeQueueNums queues, so RW_T queues 2-3 stayed at 25 while 0-1 grew

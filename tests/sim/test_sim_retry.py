@@ -1,5 +1,4 @@
-"""The %RETRY% topic and its committed offset appear when a real client would make them
-(issue 14 follow-ups, item 7).
+"""The %RETRY% topic and its committed offset appear when a real client would make them.
 
 Real RocketMQ: the broker creates ``%RETRY%<group>`` when a consumer of the group heartbeats
 (ClientManageProcessor.heartBeat -> createTopicInSendMessageBackMethod); the committed retry

@@ -24,7 +24,7 @@ Two halves, so the page is tested without Spark, in modules named for what they 
 No JavaScript: the page was 5.4 MB with plotly.js inlined (4.8 MB of it) for three overview
 charts, while the per-group timelines already drew inline SVG. SVG with ``<title>`` tooltips
 draws the same charts in a few hundred kB, opens offline, can be mailed, and runs no script
-over cluster data (issue 27 item 4).
+over cluster data.
 
 Broker data (group, topic, client names) is escaped everywhere; ids of page elements are
 generated, never taken from names.

@@ -14,7 +14,7 @@ QUEUE = ["cluster", "topic", "broker", "queue_id"]
 GQUEUE = ["cluster", "group", "topic", "broker", "queue_id"]
 OBS_KEY = [*GQUEUE, "capture_ts"]
 DAY_MS = 86_400_000
-# the one partitioning of the per-queue steps (issue 28): every window and aggregate of the
+# the one partitioning of the per-queue steps: every window and aggregate of the
 # lag and the owner track is keyed by a superset of it (a queue, a group's queue, a group and
 # topic at a capture), so, once the observations are partitioned by it, none shuffles them
 BY_TOPIC = ["cluster", "topic"]

@@ -56,7 +56,7 @@ def group_health(groups: DataFrame, storms: DataFrame, unowned: DataFrame, windo
     queues without an owner at the latest capture."""
     keys = ["cluster", "group"]
     queue = [*keys, "topic", "broker", "queue_id"]
-    # one frame, one shuffle (issue 28 item 2): the groups (_k 0), their storms (1) and their
+    # one frame, one shuffle: the groups (_k 0), their storms (1) and their
     # unowned intervals (2) partitioned by group; every window below is keyed by a superset
     # of it (no other exchange, where two joins and three aggregates took about ten Spark jobs)
     g = groups.select(*keys, "capture_ts", "group_status_code", "queues", "online",

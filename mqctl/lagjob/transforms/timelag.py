@@ -53,7 +53,7 @@ def estimate_time_lag(obs: DataFrame, history: DataFrame) -> DataFrame:
     need = ((F.col("lag") > 0) & F.col("delay_ms").isNull()
             & F.col("consumer_offset").isNotNull())
     # One frame per queue: the history points (``_r`` 0) and the observations (``_r`` 1), two
-    # running-window passes over it and no join back (issue 28: the windows share the run's
+    # running-window passes over it and no join back (the windows share the run's
     # one partitioning by topic, so neither pass shuffles). Running frames only: Spark
     # evaluates "current .. unbounded following" frames in O(n^2) per partition.
     pt_type = "struct<B:long,t:long>"

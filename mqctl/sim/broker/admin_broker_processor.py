@@ -72,7 +72,7 @@ def h_consume_stats(b: BrokerState, cmd: RemotingCommand, conn: ServerConn,
             continue
         for q in range(conf.read):  # readQueueNums on 4.9.3 and 5.3.3 (read-gt-write/208_*)
             table[b.mq(t, q)] = _wrapper(b, group, t, q)
-        tps += b.group_get_tps(group, t)  # this broker's share only (issue item 15)
+        tps += b.group_get_tps(group, t)  # this broker's share only
     return success(cmd, {"consumeTps": tps, "offsetTable": table})
 
 
@@ -257,7 +257,7 @@ def h_consume_by_who(b: BrokerState, cmd: RemotingCommand, conn: ServerConn, sla
     # name, instead of the group (apache/rocketmq#9352, first in 5.3.3; fixed after it by #9424
     # and #9444), and unregisterConsumer removes the group's name, which is not there: the
     # topic's name stays listed once a consumer subscribed it, and an online group shows up
-    # only through its committed offsets (real 5.3.3: {"groupList":["G","T"]}, issue 25)
+    # only through its committed offsets (real 5.3.3: {"groupList":["G","T"]})
     if b.version >= V5_3_3:
         groups = set(b.topic_groups.get(topic, ()))
     else:

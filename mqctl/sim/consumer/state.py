@@ -237,8 +237,8 @@ class ConsumerState:
     def _replay_now(self, mq: MessageQueue, pq: PQ, b: BrokerLink) -> None:
         """A fast consumer re-consumes a reset's rewind at once, and the broker has the new
         position at once: the pull requests that follow each batch carry the consumed offset
-        (commitOffset; a pop client's acks). Real clients do this within a second (issue 25:
-        a 4.9.3 client replayed 150 messages per queue and committed 290 well under verify's
+        (commitOffset; a pop client's acks). Real clients do this within a second (a 4.9.3 client
+        replayed 150 messages per queue and committed 290 well under verify's
         1 s poll; 5.3.3 push and pop clients re-consumed 75-138 per queue within ~1 s); the
         simulation does it in the same instant as the reset is taken, so no read ever sees the
         target: the worst case for a verify that polls. A ``rate``-limited, slow or stuck
