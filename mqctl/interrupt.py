@@ -148,7 +148,7 @@ def boundary(name: str) -> None:
     """A phase boundary of a state-changing command (``planned``, ``applying``,
     ``verifying``, ``done``, ...). Tests deliver a signal exactly there: with
     ``MQCTL_TEST_SIGNAL_AT=NAME:SIGNAL`` in the environment (``verifying:SIGTERM``) the
-    process sends itself SIGNAL when it reaches NAME (tests/test_interrupt_phases.py)."""
+    process sends itself SIGNAL when it reaches NAME (tests/reset/test_reset_signals.py)."""
     import os
 
     spec = os.environ.get("MQCTL_TEST_SIGNAL_AT")

@@ -1,5 +1,6 @@
 """A tiny TCP server on 127.0.0.1 for the peers that are not what the address says (tests of
-tests/test_trust_env.py and tests/test_hostile_terminal.py): its own event loop in a thread,
+tests/cli/test_environment_errors.py and tests/cli/test_cluster_data_escaped.py): its own event loop
+in a thread,
 ``handle(reader, writer)`` per connection, ``addr`` as host:port."""
 
 from __future__ import annotations

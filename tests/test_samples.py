@@ -1,4 +1,4 @@
-"""Every file in tests/samples decodes, with asserted field values (issue: foundation)."""
+"""Every file in tests/samples decodes, with asserted field values."""
 
 from __future__ import annotations
 

@@ -79,8 +79,8 @@ def test_tests_pass_with_every_cleared_variable_set(tmp_path):
                    MQCTL_OUTPUT="json", NAMESRV_ADDR="10.9.9.9:9876",
                    _MQCTL_COMPLETE="complete_bash", _MQCTL_COMP_LINE="mqctl ")
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                        "tests/test_tz.py::test_profile_tz_and_env",
-                        "tests/test_help.py::test_config_show_notes"],
+                        "tests/test_time_zones.py::test_profile_tz_and_env",
+                        "tests/cli/test_help.py::test_config_show_notes"],
                        capture_output=True, text=True, cwd=ROOT, timeout=240,
                        env=dict(os.environ, PYTHONPATH=str(ROOT), **hostile))
     assert r.returncode == 0, r.stdout[-3000:]
@@ -242,7 +242,7 @@ def test_the_spark_phase_hands_out_its_heaviest_file_first():
     for name in SPARK_FILE_SECONDS:
         text = (ROOT / name).read_text(encoding="utf-8")
         assert "spark" in text, name
-    queue = OrderedDict([("tests/test_security.py", {"a": False}),
+    queue = OrderedDict([("tests/cli/test_secrets_never_leak.py", {"a": False}),
                          ("tests/lagjob/test_bounded.py", {"b": False}),
                          ("tests/new_one.py", {f"t{i}": False for i in range(200)}),
                          ("tests/lagjob/test_cli.py", {"c": False})])
@@ -251,4 +251,17 @@ def test_the_spark_phase_hands_out_its_heaviest_file_first():
         heaviest_first(queue)
         order.append(queue.popitem(last=False)[0])
     assert order == ["tests/new_one.py", "tests/lagjob/test_bounded.py",
-                     "tests/lagjob/test_cli.py", "tests/test_security.py"]
+                     "tests/lagjob/test_cli.py", "tests/cli/test_secrets_never_leak.py"]
+
+
+def test_a_run_without_the_corpus_says_so_in_its_summary(tmp_path):
+    """Corpus tests skip when ../shared/samples/real is absent; the run's summary says so and
+    counts them, so a green run without the corpus is never mistaken for one that read it."""
+    env = {**os.environ, "MQCTL_REAL_CORPUS": str(tmp_path / "absent")}
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
+                        "no:xdist", str(ROOT / "tests" / "locks" / "test_hung_corpus.py")],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stdout[-2000:]
+    summary = r.stdout.rsplit("short test summary info", 1)[0].strip().splitlines()[-2:]
+    assert any(re.search(r"the real corpus is not present .*: [1-9]\d* test\(s\) skipped", line)
+               for line in summary), summary

@@ -1,7 +1,7 @@
 """The one place a :class:`~mqctl.remoting.client.RemotingClient` is built: from the settings
 (name servers, timeout, TLS, ACL credentials: :mod:`mqctl.config`), or from explicit client
 options (the demo, the simulated cluster's own tools). Every command, the API, shell
-completion and the demo connect through :func:`connect` (``tests/test_api.py`` fails on a
+completion and the demo connect through :func:`connect` (``tests/api/test_api.py`` fails on a
 client built anywhere else).
 """
 

@@ -38,7 +38,7 @@ class OutputFormat(StrEnum):
 
 DEFAULT_WATCH = 2.0
 # the bounds of the options given in seconds (a float option without a max takes inf: an
-# unbounded wait; tests/test_trust_numbers.py checks every one has one)
+# unbounded wait; tests/cli/test_number_arguments.py checks every one has one)
 MAX_WATCH_S = 86_400.0  # --watch: a refresh a day
 MAX_VERIFY_WAIT_S = 3_600.0  # --verify-wait: as --timeout and diagnose --sample
 MAX_THRESHOLD_S = 31_536_000.0  # a time-lag threshold: a year
@@ -100,7 +100,7 @@ class PathParser:
     with its :class:`~mqctl.fsutil.PathRule` (length, what is there, symlinks, the
     directories above it: :func:`mqctl.fsutil.path_error`) as the command line is read, before
     any work starts; a bad one is a usage error (exit 2) with a hint. The value stays the text
-    given. ``tests/test_paths.py`` fails on a path parameter declared without one."""
+    given. ``tests/cli/test_path_arguments.py`` fails on a path parameter declared without one."""
 
     def __init__(self, rule: PathRule) -> None:
         self.rule = rule

@@ -7,7 +7,7 @@ The scripts are what ``mqctl completion SHELL`` prints from the installed packag
 (:mod:`mqctl.cli.completion`); they call back into mqctl (``_MQCTL_COMPLETE=complete_<shell>``
 with the line up to the cursor), so commands, options and values complete from the app at run
 time, and group and topic names from the cluster (:mod:`mqctl.complete`: a 1 s deadline and a
-60 s cache; ``tests/test_cluster_completion.py``). The scripts themselves do not change with
+60 s cache; ``tests/cli/test_cluster_completion.py``). The scripts themselves do not change with
 the cluster or the commands: only the app's answers do.
 """
 

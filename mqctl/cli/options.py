@@ -10,7 +10,8 @@ unrelated things (``--queues``: a count per broker for ``allocate``, a set of qu
 The lag report's options are declared in :mod:`mqctl.lagoptions` (the same way: one spec per
 option) and derived from there by :mod:`mqctl.cli.lag`.
 
-``tests/test_cli_options.py`` walks the Typer app (every parameter of every command) and fails
+``tests/cli/test_options_declared_once.py`` walks the Typer app (every parameter of every command)
+and fails
 on a flag with two help texts that :data:`DISTINCT` does not name, and on an option or argument
 declared anywhere in ``mqctl/cli`` but here (the lag report's derivation apart).
 

@@ -3,7 +3,7 @@
 Typer 0.29 vendors Click as ``typer._click`` and does not re-export what mqctl needs from it;
 a few help and completion details have no public hook either. Everything else goes through
 public extension points (``RootGroup``, a ``TyperGroup`` subclass, in :mod:`mqctl.cli.app`;
-``context_settings``; parameter callbacks). ``tests/test_typer_compat.py`` checks that each
+``context_settings``; parameter callbacks). ``tests/cli/test_typer_compat.py`` checks that each
 name below still exists and still does what mqctl relies on, and fails loudly, naming this
 module, on a Typer release that changes one: pyproject.toml keeps typer on
 :data:`TESTED_TYPER` (one minor version) until that test passes on a new one.

@@ -6,7 +6,8 @@ read or written, a file or a directory) and checked by :func:`path_error` before
 starts: its length (a component longer than the file system's ``NAME_MAX``, a path longer
 than ``PATH_MAX``), what is there (a file, a directory, a FIFO, a device, a socket), its
 symlinks (a loop, a dangling link, a link as the final component of an output path) and the
-directories above it. ``tests/test_paths.py`` walks the command tree and fails on a path
+directories above it. ``tests/cli/test_path_arguments.py`` walks the command tree and fails on a
+path
 parameter that is not declared through it.
 
 Writes are atomic (a reader, or a killed run, never sees half a file) and never destroy or

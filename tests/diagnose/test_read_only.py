@@ -1,11 +1,11 @@
 """`mqctl diagnose` sends no request that changes cluster state (the strongest request-log
-check: tests/test_inspect_cli.py's, which also catches a committing PULL_MESSAGE), and a part
+check: tests/views/test_views_cli.py's, which also catches a committing PULL_MESSAGE), and a part
 it could not read makes no finding and exits 8."""
 
 from __future__ import annotations
 
 import pytest
-from test_inspect_cli import assert_read_only
+from readonly import assert_read_only
 
 from diagnose.helpers import check, codes, diagnose
 from mqctl.remoting.codes import RequestCode, ResponseCode

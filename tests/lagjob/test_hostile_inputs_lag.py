@@ -1,5 +1,5 @@
 """One bad input file never stops the lag report (the lag report's hostile-input
-catalogue; the rest of it is in tests/test_hostile_inputs.py).
+catalogue; the rest of it is in tests/cli/test_output_paths_and_bounded_inputs.py).
 
 * a file Spark cannot read (a truncated or corrupt ``.jsonl.gz``, one that is not gzip, an empty
   one, trailing bytes; a dangling symlink, a symlink loop, a FIFO, no permission; a directory

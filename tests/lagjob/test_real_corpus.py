@@ -16,14 +16,14 @@ import collections
 from datetime import UTC, datetime
 
 import pytest
-from conftest import REAL_CORPUS
+from conftest import REAL_CORPUS, needs_corpus
 
 from mqctl.lagjob import parsers as P
 from mqctl.lagjob.inputs import InputSpec, Kind, path_meta
 from mqctl.lagjob.readers import list_local
 
 REAL = REAL_CORPUS
-pytestmark = pytest.mark.skipif(not REAL.is_dir(), reason="the real corpus is not present")
+pytestmark = needs_corpus(REAL)
 STORE_COPIED_MS = 1795467780000  # README: store files copied at 21:03 UTC (their mtime)
 OBS_IDX = {n: i for i, (n, _) in enumerate(P.OBS_FIELDS)}
 

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import REAL_CORPUS
+from conftest import REAL_CORPUS, needs_corpus
 
 pytest.importorskip("pyspark")
 
@@ -25,7 +25,7 @@ S = 1000
 TOL_MS = 2 * S  # the consumers print ASSIGNED about 1 s after a change
 PERSIST_MS = 5 * S  # RemoteBrokerOffsetStore#persistAll runs every 5 s (MQClientInstance)
 
-pytestmark = pytest.mark.skipif(not REAL.is_dir(), reason="the real corpus is not present")
+pytestmark = needs_corpus(REAL)
 
 LOG_SCHEMA = ("ts long, seq struct<block:long,rid:long>, source string, client_key string, "
               "cluster string, source_kind string, event string, `group` string, topic string, "

@@ -2,14 +2,15 @@
 when"): a script added at the end of the page measures what the browser drew (the storm bands'
 width in GID_MIXED's timeline, the status table rows and their computed colours, GID_POP's
 note and lanes) and leaves it in an attribute that ``--dump-dom`` shows. Skipped like
-tests/test_html_browser.py where no Chromium/Chrome is installed."""
+tests/lagjob/test_html_browser.py where no Chromium/Chrome is installed."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from test_html_browser import BROWSER, CATCH, _Dom, _run
+
+from .test_html_browser import BROWSER, CATCH, _Dom, _run
 
 pytestmark = pytest.mark.skipif(
     BROWSER is None, reason="no headless browser: install Chromium (Debian: apt-get install -y "

@@ -27,7 +27,7 @@ import re
 from datetime import UTC, datetime
 
 import pytest
-from conftest import REAL_CORPUS
+from conftest import REAL_CORPUS, needs_corpus
 
 from locks.helpers import capture, pq, running
 from mqctl.errors import RefusedError
@@ -49,8 +49,7 @@ IP = {"4.9.3": "127.0.1", "5.3.3": "127.0.2"}
 RESTART_DUMP = {"4.9.3": "1795467535243", "5.3.3": "1795467583607"}
 GMT8 = 8 * 3600 * 1000
 
-pytestmark = pytest.mark.skipif(not (REAL / "4.9.3" / "lock-crash").is_dir(),
-                                reason="real corpus not available")
+pytestmark = needs_corpus(REAL / "4.9.3" / "lock-crash")
 VERSIONS = pytest.mark.parametrize("v", ["4.9.3", "5.3.3"])
 
 

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import REAL_CORPUS
+from conftest import REAL_CORPUS, needs_corpus
 
 from locks.helpers import capture
 from mqctl.locks import LockState, StoredClient, build_view
@@ -35,7 +35,7 @@ def _root(v: str) -> Path:
     return REAL_CORPUS / v / "mqadmin-outputs" / "consumerStatus_dump_files"
 
 
-pytestmark = pytest.mark.skipif(not _root("4.9.3").is_dir(), reason="real corpus not available")
+pytestmark = needs_corpus(_root("4.9.3"))
 VERSIONS = pytest.mark.parametrize("v", ["4.9.3", "5.3.3"])
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import needs_corpus
 from replay_corpus import CORPUS, invoke, load
 
 from mqctl.models import MessageQueue, parse_offset_table_key
@@ -47,8 +48,7 @@ SKIP_PROPS = {"PROP_CONSUMER_START_TIMESTAMP", "consumeTimestamp", "PROP_NAMESER
               "namesrvAddr", "clientIP", "messageListener", "clientCallbackExecutorThreads"}
 HASHED = re.compile(r"^(?P<cls>[\w.$]+)@[0-9a-f]+$")
 
-pytestmark = pytest.mark.skipif(not (CORPUS / "4.9.3" / "running-info").is_dir(),
-                                reason="real corpus not available")
+pytestmark = needs_corpus(CORPUS / "4.9.3" / "running-info")
 
 
 def test_every_client_answered_exchange_of_the_corpus_is_replayed_here():

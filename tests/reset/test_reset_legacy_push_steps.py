@@ -375,13 +375,13 @@ def test_the_schedule_matches_the_real_4_9_3_client():
     import re
     from datetime import datetime
 
-    from conftest import REAL_CORPUS
+    from conftest import CORPUS_ABSENT, REAL_CORPUS
 
     from mqctl.reset.evidence import APPLY_MARGIN_MS, PushSchedule
 
     log = REAL_CORPUS / "4.9.3" / "reset" / "client_log_after_reset.log"
     if not log.is_file():
-        pytest.skip("real corpus not available")
+        pytest.skip(f"{CORPUS_ABSENT} ({REAL_CORPUS})")
 
     def ms(stamp: str) -> int:
         return int(datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f").timestamp() * 1000)

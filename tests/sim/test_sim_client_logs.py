@@ -12,14 +12,14 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import REAL_CORPUS
+from conftest import REAL_CORPUS, needs_corpus
 from replay.replay_corpus import invoke
 
 from mqctl.remoting.codes import RequestCode
 from mqctl.versions import V4_9_3, V5_3_3
 
 REAL = REAL_CORPUS
-pytestmark = pytest.mark.skipif(not REAL.is_dir(), reason="real corpus not available")
+pytestmark = needs_corpus(REAL)
 VERSIONS = {"4.9.3": V4_9_3, "5.3.3": V5_3_3}
 LINE_V4 = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (?P<level>\w+) RocketmqClient - "
                      r"(?P<msg>.*)$")

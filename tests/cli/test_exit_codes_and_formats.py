@@ -117,7 +117,7 @@ def test_time_command_reads_negative_durations_without_a_double_dash(cli):
 
 
 def test_a_global_option_after_the_command_gets_a_hint_to_move_it(cli):
-    # -q, --debug, --timeout and --tz are accepted after the command (tests/test_help.py)
+    # -q, --debug, --timeout and --tz are accepted after the command (tests/cli/test_help.py)
     r = cli(["snapshot", "--out", "x", "--all-groups", "--access-key", "k"])
     assert_clean_error(r, 2, "No such option: --access-key")
     assert ("hint: --access-key is a global option: give it before the command "

@@ -17,7 +17,7 @@ import mqctl
 import mqctl.api
 from mqctl.context import Context, current
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "api.md"
 
 

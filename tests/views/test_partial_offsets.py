@@ -1,4 +1,4 @@
-"""Views: against the simulated cluster: a group whose offsets
+"""Views against the simulated cluster: a group whose offsets
 exist on one broker only (the scenario key ``offsets_on``), queues without a committed
 offset shown as ``none`` in every view, a group that exists but never consumed, and INFLIGHT
 on a queue no client holds.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_inspect_cli import assert_read_only
+from readonly import assert_read_only
 
 from mqctl.remoting import fastjson
 from mqctl.remoting.codes import RequestCode

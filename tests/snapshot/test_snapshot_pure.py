@@ -130,7 +130,7 @@ def test_canonical_rows():
     assert r["owner"] == "a@1" and r["members"] == ["a@1"] and r["online"] is True
     assert r["orderly"] is True and r["message_model"] == "CLUSTERING"
     # every documented field is present (docs/snapshot.md)
-    doc = (os.path.dirname(__file__) + "/../docs/snapshot.md")
+    doc = (os.path.dirname(__file__) + "/../../docs/snapshot.md")
     with open(doc) as fh:
         text = fh.read()
     example = json.loads(next(ln for ln in text.splitlines()

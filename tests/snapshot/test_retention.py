@@ -386,7 +386,7 @@ def test_snapshot_gzip_and_keep_against_the_sim(cli, sim, tmp_path):
 
 def test_gzip_capture_on_a_full_disk_leaves_nothing(tmp_path, monkeypatch):
     """ENOSPC while the compressed bytes are written: one usage error naming the file, no
-    temporary file, no date directory (as for the plain format, tests/test_snapshot_out_errors)."""
+    temporary file, no date directory (as for the plain format, tests/snapshot/test_out_errors)."""
     import errno
 
     real = gzip.GzipFile.write

@@ -1,4 +1,4 @@
-"""7 (views) against the simulated cluster with 4.9.3 brokers (which,
+"""Views against the simulated cluster with 4.9.3 brokers (which,
 like the real ones, send no pullOffset and report topic stats and time spans over the write
 queues only) and clients that run AVG_BY_CIRCLE or disagree on the strategy."""
 

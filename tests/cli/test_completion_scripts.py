@@ -1,7 +1,7 @@
 """Completion scripts: ``mqctl completion SHELL`` prints them from the package, ``completions/``
 holds the same, and the line protocol answers what each parameter offers. The real shells:
-tests/test_shell_completion.py; cluster names:
-tests/test_cluster_completion.py."""
+tests/cli/test_shell_completion.py; cluster names:
+tests/cli/test_cluster_completion.py."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import sys
 
 import pytest
 from conftest import ROOT
-from test_rollbacks_list import write
+from rollback_files import write
 
 from mqctl.cli.completion import SHELLS, answer, script
 from mqctl.cli.typer_compat import CompletionItem

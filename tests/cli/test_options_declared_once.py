@@ -21,7 +21,7 @@ from typer.main import get_command
 from mqctl.cli import options
 from mqctl.cli.app import app
 
-CLI = Path(__file__).resolve().parents[1] / "mqctl" / "cli"
+CLI = Path(__file__).resolve().parents[2] / "mqctl" / "cli"
 # the lag report's parameters are derived from mqctl.lagoptions (one spec per option there)
 DERIVED = {("lag.py", "_report_signature")}
 

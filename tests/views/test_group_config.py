@@ -11,7 +11,7 @@ import re
 import pytest
 import yaml
 from conftest import REAL_CORPUS
-from test_inspect_cli import assert_read_only
+from readonly import assert_read_only
 from wire_capture_helpers import assert_clean_error
 
 from mqctl.remoting import fastjson

@@ -55,7 +55,7 @@ def test_topics_and_cluster(cli, sim):
                                                   "json").json["topics"]}
     assert kinds["%RETRY%GID_PAY"] == "retry" and set(names) <= set(kinds)
     # --kind all keeps every name (cluster/broker-name topics too, see
-    # test_topics_corpus.py for the real name servers' lists)
+    # tests/views/test_system_topics.py for the real name servers' lists)
     assert all(k in {"normal", "retry", "dlq", "system", "cluster", "broker"}
                for k in kinds.values())
     rows = run(cli, sim, "cluster", "-o", "json").json["brokers"]
@@ -304,9 +304,9 @@ ISSUE18_VIEWS = [
     ("groups", "--include-system"),
     ("group", "progress", "GID_POP", "--no-clients"),
     # offsets rollbacks --check reads the live offsets (a saved rollback file of
-    # GID_REPLAY); the guards change nothing new; completion: tests/test_cluster_completion.py
+    # GID_REPLAY); the guards change nothing new; completion: tests/cli/test_cluster_completion.py
     ("offsets", "rollbacks", "--check", "--dir",
-     os.path.join(os.path.dirname(__file__), "reset", "rollbacks")),
+     os.path.join(os.path.dirname(__file__), "..", "reset", "rollbacks")),
 ]
 
 

@@ -59,7 +59,7 @@ def nc_never(request):
     """NC_NEVER's progress read from what its brokers answered, at the time they answered.
     An offline group is asked on every broker of the cluster; its answer without a topic was
     recorded on broker-a, and stands in for broker-b's (a broker that holds no offset of a
-    group answers the same empty table: tests/test_views_corpus.py)."""
+    group answers the same empty table: tests/views/test_views_real_corpus.py)."""
     version = request.param
     set_clock(lambda: sent_at(version, NC))
     try:

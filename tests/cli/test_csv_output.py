@@ -82,7 +82,7 @@ SKIPPED = {
     "lag report": "Spark (a session start per run); its CSV is summary.csv, a file "
                   "(tests/lagjob/test_job.py)",
     "demo": "runs the Spark report over hours of simulated time",
-    "completion": "prints a shell script (tests/test_completions.py)",
+    "completion": "prints a shell script (tests/cli/test_completion_scripts.py)",
     "lag job-path": "prints a path (tests/test_wheel.py)",
     "sim up": "runs a cluster in the foreground until Ctrl-C",
 }
@@ -109,7 +109,7 @@ def leaf_commands() -> list[str]:
 
 def test_every_command_has_a_csv_case():
     missing = [c for c in leaf_commands() if c not in CASES and c not in SKIPPED]
-    assert missing == [], f"add an -o csv invocation to tests/test_csv_all.py for {missing}"
+    assert missing == [], f"add an -o csv invocation to tests/cli/test_csv_output.py for {missing}"
 
 
 def _fill(args: list[str], sim: Any, tmp: Any) -> list[str]:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from rollback_files import write
 
 from mqctl.models import MessageQueue
 from mqctl.remoting.codes import MUTATING_REQUESTS, RequestCode, ResponseCode
@@ -27,16 +28,6 @@ MQ = MessageQueue
 RESET = ["offsets", "reset", "-g", "GID_REPLAY", "-t", "TopicPay"]
 
 
-def write(path: Path, ts: int | None, *, reason="shift by -10", group="G", topic="T",
-          offsets=(100, 200), reset_to=(90, 190), **extra):
-    doc = {"schema": ROLLBACK_SCHEMA, "group": group, "topic": topic, "namesrv": "ns:9876",
-           "reason": reason, **extra,
-           "queues": [{"broker": "b", "queue_id": i, "offset": o, "reset_to": r}
-                      for i, (o, r) in enumerate(zip(offsets, reset_to, strict=True))]}
-    if ts is not None:
-        doc["created_ts"] = ts
-    path.write_text(json.dumps(doc))
-    return path
 
 
 # ------------------------------------------------------------------------------ pure
