@@ -208,61 +208,10 @@ def prune(
 
     Example (plan only): mqctl lag prune --snapshots /var/lib/mqctl/snapshots --keep 7d
     """
-    import dataclasses
+    from mqctl.lagjob.prune import prune as prune_result
 
-    from mqctl.errors import UsageError
-    from mqctl.lagjob import retention
-    from mqctl.render import Result, Table, cols
-    from mqctl.snapshot import apply_prune, list_captures, parse_keep, plan_prune, run_lock
-    from mqctl.timeparse import format_ms, now_ms
-
-    st = state(ctx)
-    if out is None and snapshots is None:
-        raise UsageError("say what to prune", hint="pass --out REPORT_DIR and/or "
-                         "--snapshots SNAPSHOT_DIR")
-    keep_ms = parse_keep(keep)
-    now = now_ms()
-    report_plan = cap_plan = None
-    if out is not None:
-        d = retention.local_dir(out, "report directory", "the --out of mqctl lag report")
-        report_plan = retention.plan_report_prune(d, retention.list_partitions(d),
-                                                  keep_ms=keep_ms, now=now)
-    snap_dir = None
-    if snapshots is not None:
-        snap_dir = retention.local_dir(snapshots, "snapshot directory",
-                                       "the --out of mqctl snapshot")
-        cap_plan = plan_prune(list_captures(snap_dir), keep_ms=keep_ms, now=now)
-    if execute:
-        if report_plan is not None:
-            from mqctl.lagjob.job import report_lock
-
-            with report_lock(str(d)):  # (not under a report run: exit 6 while one writes)
-                report_plan = dataclasses.replace(
-                    report_plan, delete=retention.apply_report_prune(report_plan))
-        if cap_plan is not None and snap_dir is not None:
-            # a capture running now is not raced: the snapshot's own lock (exit 6 if held)
-            with run_lock(snap_dir):
-                cap_plan = plan_prune(list_captures(snap_dir), keep_ms=keep_ms, now=now)
-                cap_plan = dataclasses.replace(cap_plan, delete=apply_prune(cap_plan))
-    rows = retention.prune_rows(report_plan, cap_plan, executed=execute)
-    gone = [r for r in rows if str(r["action"]).startswith(("delete", "deleted"))]
-    nfiles = sum(int(str(r["files"])) for r in gone)
-    nbytes = sum(int(str(r["bytes"])) for r in gone)
-    from mqctl.snapshot import human_bytes
-
-    cutoff = format_ms(now - keep_ms)
-    parts = len([r for r in gone if r["what"] != "snapshots"])
-    caps = sum(int(str(r["files"])) for r in gone if r["what"] == "snapshots")
-    what = f"{parts} partition(s) and {caps} capture file(s), {nfiles} file(s), " \
-           f"{human_bytes(nbytes)}, from before {cutoff}"
-    note = (f"deleted {what}" if execute else
-            f"plan: would delete {what}; nothing was deleted (re-run with --execute)")
-    if not gone:
-        note = f"nothing older than {cutoff} to delete"
-    data = {"executed": execute, "keep": keep, "cutoff_ms": now - keep_ms,
-            "cutoff_time": cutoff, "files": nfiles, "bytes": nbytes, "rows": rows}
-    emit(Result([Table(cols("what", "date", "files", "bytes", "action"), rows)], data=data,
-                notes=[note]), st.output(output))
+    emit(prune_result(keep=keep, out=out, snapshots=snapshots, execute=execute),
+         state(ctx).output(output))
 
 
 @app.command("job-path")
