@@ -26,9 +26,10 @@ import io
 import json
 import math
 import os
-import sys
 from dataclasses import dataclass, field
 from typing import IO, Any
+
+from mqctl.context import current
 
 FORMATS = ("table", "wide", "plain", "json", "yaml", "csv")
 
@@ -132,7 +133,7 @@ class Result:
 
 
 def default_format(stream: IO[str] | None = None) -> str:
-    stream = stream or sys.stdout
+    stream = stream or current().out
     if os.environ.get("NO_COLOR") is not None:
         return "plain"
     try:
@@ -569,8 +570,9 @@ def emit(result: Result, fmt: str | None = None, stream: IO[str] | None = None, 
          table: str | None = None, quiet: bool = False) -> None:
     """Write ``result`` in ``fmt``. ``table``: only that table (``--table NAME``; JSON/YAML
     then hold its rows); ``quiet`` (``-q``): nothing at all, only errors reach the user. The
-    table name is checked even when quiet, so a typo fails the same way with and without -q."""
-    stream = stream or sys.stdout
+    table name is checked even when quiet, so a typo fails the same way with and without -q.
+    ``stream``: None writes to the run's context's stdout (:func:`mqctl.context.current`)."""
+    stream = stream or current().out
     fmt = fmt or default_format(stream)
     if fmt not in FORMATS:
         from mqctl.errors import UsageError

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import json
 import re
 from pathlib import Path
 
@@ -103,6 +104,21 @@ def test_warnings_go_to_the_context(sim):
                        context=Context(clock=current().clock, warn=seen.append)) as c:
         c.plan_reset("GID_REPLAY", "TopicPay", by_duration="2h").close()  # unsigned: a warning
     assert len(seen) == 1 and "has no sign" in seen[0]
+
+
+def test_a_result_is_written_to_the_context_stdout():
+    """``emit`` without a stream writes to the run's context's stdout: a caller that hands
+    mqctl a stream gets the output there, and the process's stdout sees none of it."""
+    import io
+
+    from mqctl.context import use
+    from mqctl.render import Result, Table, cols, emit
+
+    buf = io.StringIO()
+    result = Result([Table(cols("group", "lag"), [{"group": "G", "lag": 7}])])
+    with use(Context(stdout=buf)):
+        emit(result, "json")
+    assert json.loads(buf.getvalue()) == {"table1": [{"group": "G", "lag": 7}]}
 
 
 def test_what_all_lists_exists_and_importing_mqctl_is_light():
