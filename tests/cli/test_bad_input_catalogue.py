@@ -8,9 +8,7 @@ import shutil
 
 import pytest
 from conftest import ROOT, run_cli
-from sim_fixtures import start_sim
-
-from mqctl.timeparse import set_clock
+from sim_fixtures import running_sim
 
 CATALOGUE = ROOT / "docs" / "bad-input.md"
 ROW = re.compile(r"^\| `mqctl (?P<cmd>[^`]+)` \| (?P<code>\d+) \| `(?P<msg>.+)` \|$")
@@ -50,13 +48,9 @@ def test_the_docs_state_the_catalogue_size():
 
 @pytest.fixture(scope="module")
 def cluster():
-    s = start_sim("demo")
-    try:
+    with running_sim("demo") as s:
         s.advance(30)
         yield s
-    finally:
-        set_clock(None)
-        s.__exit__(None, None, None)
 
 
 @pytest.fixture

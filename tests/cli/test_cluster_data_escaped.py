@@ -22,13 +22,12 @@ from collections.abc import Callable, Iterator
 import pytest
 import yaml
 from conftest import run_cli
-from sim_fixtures import start_sim
+from sim_fixtures import running_sim
 from tcp_peer import Handler, TcpPeer
 
 from mqctl.errors import ExitCode
 from mqctl.remoting.codes import RequestCode, ResponseCode
 from mqctl.render import Column, Table, fit_table, printable
-from mqctl.timeparse import set_clock
 
 # an instanceName that colours the terminal red, sets the window title (OSC 0, BEL), reverses
 # what follows (U+202E) and starts a fake row
@@ -57,14 +56,10 @@ def assert_inert(text: str) -> None:
 def hostile() -> Iterator[object]:
     from mqctl.sim.broker import GroupConf
 
-    s = start_sim(SCENARIO)
-    try:
+    with running_sim(SCENARIO) as s:
         s.cluster.brokers["broker-a"].groups[EVIL_GROUP] = GroupConf(EVIL_GROUP)
         s.advance(30)
         yield s
-    finally:
-        set_clock(None)
-        s.__exit__(None, None, None)
 
 
 def ns(sim: object) -> dict[str, str]:

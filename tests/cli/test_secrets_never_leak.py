@@ -8,9 +8,7 @@ import os
 
 import pytest
 from conftest import run_cli
-from sim_fixtures import start_sim
-
-from mqctl.timeparse import set_clock
+from sim_fixtures import running_sim
 
 SECRET = "S3CRET-never-print-me-7f1c"
 ACL_DEMO = "demo"
@@ -25,13 +23,9 @@ def acl_scenario():
 
 @pytest.fixture
 def acl_sim():
-    s = start_sim(acl_scenario())
-    try:
+    with running_sim(acl_scenario()) as s:
         s.advance(30)
         yield s
-    finally:
-        set_clock(None)
-        s.__exit__(None, None, None)
 
 
 def env(sim, secret=SECRET, key="ops"):
