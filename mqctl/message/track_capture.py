@@ -90,6 +90,8 @@ async def _copies(admin: Admin, prefix: str, group: str, uniq: str | None, origi
         out.append(Copy(m.topic, f.broker, m.queue_id, m.queue_offset, m.store_timestamp,
                         m.reconsume_times, m.msg_id, consumed))
         addr_of.setdefault(f.broker, f.addr)
+    if res.failures and not out:
+        raise res.failures[0].error  # a broker not read may hold the copy
     return tuple(out)
 
 

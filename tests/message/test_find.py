@@ -152,3 +152,46 @@ def test_message_show_names_the_original_of_a_dead_letter(cli, world):
     table = run(cli, s, "message", "show", "-t", "%DLQ%G_DEAD", "-b", "broker-a", "-q", "0",
                 "--offset", "0").stdout
     assert "original topic" in table and doc["originalMsgId"] in table
+
+
+def test_a_key_on_millions_of_messages_is_bounded_by_the_index_and_the_limit(cli, sim_factory):
+    """One key every 100000 offsets of a 7-million-message queue: 70 messages carry it; the
+    broker's index gives 64 (maxMsgsNumBatch), the newest; --limit shows 5 and says it
+    stopped, and that the broker may hold more."""
+    s = sim_factory({"name": "many", "clock": {"mode": "manual"},
+                     "brokers": [{"name": "broker-a"}],
+                     "topics": [{"name": "BIG", "queues": 1, "rate": 0,
+                                 "max_offset": 7_000_000, "history": "7d"}],
+                     "groups": []})
+    r = run(cli, s, "-o", "json", "message", "show", "-t", "BIG", "-b", "broker-a", "-q", "0",
+            "--offset", "42")
+    order = json.loads(r.stdout)["keys"][1]
+    s.clear_request_log()
+    r = run(cli, s, "-o", "json", "message", "find", "-t", "BIG", "--key", order, "--limit", "5")
+    doc = json.loads(r.stdout)
+    assert_read_only(s)
+    assert doc["found"] == 64 and doc["shown"] == 5 and doc["stopped"] is True
+    assert doc["cappedBy"] == ["broker-a"]
+    offsets = [m["queueOffset"] for m in doc["messages"]]
+    assert offsets == sorted(offsets, reverse=True) and offsets[0] >= 6_900_000
+    plain = run(cli, s, "-o", "plain", "message", "find", "-t", "BIG", "--key", order,
+                "--limit", "5").stdout
+    assert "stopped at 5 of 64+" in plain and "broker-a returned as many as it may" in plain
+
+
+@pytest.mark.parametrize("fmt", ["csv", "yaml", "plain"])
+def test_track_and_dlq_in_every_format(cli, world, fmt):
+    s, offset = world
+    msg_id = _show(cli, s, offset)["msgId"]
+    tr = run(cli, s, "-o", fmt, "message", "track", "--msg-id", msg_id)
+    dl = run(cli, s, "-o", fmt, "group", "dlq", "G_DEAD", "--last", "2")
+    assert tr.exit_code == 0 and dl.exit_code == 0, (tr.stderr, dl.stderr)
+    if fmt == "csv":
+        rows = list(csv.DictReader(io.StringIO(tr.stdout)))
+        assert {x["group"]: x["state"] for x in rows}["G_DEAD"] == "dead-lettered"
+        assert len(list(csv.DictReader(io.StringIO(dl.stdout)))) == 2
+    elif fmt == "yaml":
+        assert yaml.safe_load(tr.stdout)["states"]["dead-lettered"] == 1
+        assert yaml.safe_load(dl.stdout)["byOriginalTopic"][0]["topic"] == "T"
+    else:
+        assert "dead-lettered" in tr.stdout and "%DLQ%G_DEAD" in dl.stdout
