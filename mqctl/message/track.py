@@ -21,7 +21,9 @@ One row per group, its state decided by the first rule that applies, in this ord
    tag: its consumers never got it, though the offset moved past it (the broker filters by tag
    code, ExpressionMessageFilter); which expression, and from which client;
 6. ``consumed``: the committed offset on the message's queue is past the message's queue
-   offset (the offset is the next message to consume, so ``committed > offset``);
+   offset (the offset is the next message to consume, so ``committed > offset``); for a pop
+   consumer (5.x) that offset moves when it pops (PopMessageProcessor), and whether it acked is
+   not readable: ``unknown`` until a copy shows up in its pop retry topic;
 7. ``waiting`` (online) or ``offline`` (no member): not consumed yet, with the messages of
    the queue ahead of it and how long it has waited; a queue the group never committed on is
    waiting on where consumeFromWhere starts it.
@@ -91,6 +93,7 @@ class GroupReading:
     expression: str | None = None  # the group's subscription to the topic (connection list)
     tags: tuple[str, ...] | None = None  # its tagsSet
     client_expressions: tuple[tuple[str, str], ...] = ()  # (client, expression) by running info
+    pop: bool = False  # a 5.x pop consumer's queue: its offset moves when it pops
     retry: tuple[Copy, ...] | None = None  # None: not read
     dlq: tuple[Copy, ...] | None = None
     copies_error: str | None = None
@@ -203,6 +206,11 @@ def _by_offset(r: GroupReading, m: StoredMessage, now: int) -> TrackRow:
     if not r.queue_read:
         return TrackRow(r.group, UNKNOWN, f"not read: the group's offset on {q} of this "
                         "broker was not read", None, None)
+    if r.committed is not None and r.committed > m.queue_offset and r.pop:
+        return TrackRow(r.group, UNKNOWN, f"popped (offset {r.committed} > {m.queue_offset}): "
+                        "a pop consumer's offset moves when it pops, and whether it acked is "
+                        "not readable; a message not acked in its invisible time comes back in "
+                        f"%RETRY%{r.group}_{m.topic}", None, None, {"committed": r.committed})
     if r.committed is not None and r.committed > m.queue_offset:
         return TrackRow(r.group, CONSUMED, f"committed offset {r.committed} > offset "
                         f"{m.queue_offset}", r.owner, None, {"committed": r.committed})

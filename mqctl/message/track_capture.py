@@ -7,10 +7,10 @@ for each what :class:`mqctl.message.track.GroupReading` holds.
 * per group, its progress on the topic as ``group progress`` reads it
   (:func:`mqctl.views.progress_capture.capture_progress`: committed offsets by the
   never-committed rule, members, owners from the clients' running info, subscriptions);
-* its copies: QUERY_MESSAGE by the message's unique key on ``%RETRY%<group>`` and
-  ``%DLQ%<group>`` (a copy keeps the original's properties, UNIQ_KEY included, and the
-  broker indexes it under its new topic), and for a retry copy the group's committed offset
-  on that retry queue (QUERY_CONSUMER_OFFSET).
+* its copies: QUERY_MESSAGE by the message's unique key on ``%RETRY%<group>``, the pop
+  retry topic ``%RETRY%<group>_<topic>`` and ``%DLQ%<group>`` (a copy keeps the original's
+  properties, UNIQ_KEY included, and the broker indexes it under its new topic), and for a
+  retry copy the group's committed offset on that retry queue (QUERY_CONSUMER_OFFSET).
 """
 
 from __future__ import annotations
@@ -69,12 +69,15 @@ async def _online_subscribers(admin: Admin, topic: str, known: set[str]
     return found, len(names)
 
 
-async def _copies(admin: Admin, prefix: str, group: str, uniq: str | None, origin: str,
+async def _copies(admin: Admin, topic: str, group: str, uniq: str | None, origin: str,
                   addr_of: dict[str, str]) -> tuple[Copy, ...]:
+    """The copies of the message (by its unique key) in ``topic``: ``%RETRY%<group>``, the
+    pop retry topic ``%RETRY%<group>_<topic>`` (KeyBuilder.buildPopRetryTopicV1: a 5.x pop
+    consumer's messages not acked in time are revived there) or ``%DLQ%<group>``."""
     if not uniq:
         return ()
     try:
-        res = await find_by_key(admin, prefix + group, uniq, unique=True, limit=64)
+        res = await find_by_key(admin, topic, uniq, unique=True, limit=64)
     except NotFoundError:
         return ()  # no such topic: no copy (the broker creates it with the first one)
     out = []
@@ -83,7 +86,7 @@ async def _copies(admin: Admin, prefix: str, group: str, uniq: str | None, origi
         if m.properties.get("RETRY_TOPIC", origin) != origin:
             continue
         consumed = None
-        if prefix == RETRY_PREFIX and f.addr:
+        if topic.startswith(RETRY_PREFIX) and f.addr:
             off = await admin.query_offset(group, MessageQueue(m.topic, f.broker, m.queue_id),
                                            f.addr)
             consumed = off is not None and off > m.queue_offset
@@ -115,6 +118,7 @@ def _reading(group: str, found: Found, p: GroupProgress, retry: tuple[Copy, ...]
         max_offset=q.broker_offset if q is not None else None,
         owner=q.owner if q is not None else None,
         owner_unknown=q.owner_unknown if q is not None else False,
+        pop=q.pop if q is not None else p.pop,
         expression=sub.expression if sub is not None else None,
         tags=sub.tags if sub is not None else None, client_expressions=clients,
         retry=retry, dlq=dlq, copies_error=copies_error)
@@ -133,8 +137,10 @@ async def read_group(admin: Admin, group: str, found: Found) -> GroupReading:
     dlq: tuple[Copy, ...] | None
     err = None
     try:
-        retry = await _copies(admin, RETRY_PREFIX, group, uniq, m.topic, addrs)
-        dlq = await _copies(admin, DLQ_PREFIX, group, uniq, m.topic, addrs)
+        retry = (await _copies(admin, RETRY_PREFIX + group, group, uniq, m.topic, addrs)
+                 + await _copies(admin, f"{RETRY_PREFIX}{group}_{m.topic}", group, uniq,
+                                 m.topic, addrs))
+        dlq = await _copies(admin, DLQ_PREFIX + group, group, uniq, m.topic, addrs)
     except MqctlError as exc:
         retry = dlq = None
         err = exc.message

@@ -25,9 +25,13 @@ TRACK_SCENARIO: dict[str, Any] = {
         {"name": "G_BROADCAST", "topics": [TOPIC], "model": "BROADCASTING",
          "consumers": [{"id": "10.7.0.6@1"}]},
         {"name": "G_OFFLINE", "topics": [TOPIC], "initial_lag": 400},
+        # a 5.x pop consumer: what it does not ack is revived into %RETRY%G_POP_T after its
+        # invisible time (60 s): not yet
+        {"name": "G_POP", "topics": [TOPIC], "consume_type": "CONSUME_POP",
+         "consumers": [{"id": "10.7.0.7@1", "fail_ratio": 1.0}]},
     ],
 }
 
 EXPECTED = {"G_CONSUMED": "consumed", "G_WAITING": "waiting", "G_FILTERED": "filtered",
             "G_RETRYING": "retrying", "G_DEAD": "dead-lettered",
-            "G_BROADCAST": "broadcast: unknown", "G_OFFLINE": "offline"}
+            "G_BROADCAST": "broadcast: unknown", "G_OFFLINE": "offline", "G_POP": "unknown"}

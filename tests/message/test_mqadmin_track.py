@@ -21,7 +21,8 @@ from mqctl.remoting.message import StoredMessage
 
 MQADMIN = {"G_CONSUMED": CONSUMED, "G_WAITING": NOT_CONSUME_YET,
            "G_FILTERED": CONSUMED_BUT_FILTERED, "G_RETRYING": CONSUMED, "G_DEAD": CONSUMED,
-           "G_BROADCAST": CONSUME_BROADCASTING, "G_OFFLINE": NOT_ONLINE}
+           "G_BROADCAST": CONSUME_BROADCASTING, "G_OFFLINE": NOT_ONLINE,
+           "G_POP": CONSUMED}
 
 
 def _readings(world):
@@ -40,7 +41,8 @@ def test_both_rules_on_the_same_readings(world):
     # mqctl says more where a copy exists: mqadmin calls a sent-back message consumed
     assert ours["G_RETRYING"] == "retrying" and ours["G_DEAD"] == "dead-lettered"
     for g, state in ours.items():
-        if state in ("retrying", "dead-lettered"):
+        if state in ("retrying", "dead-lettered") or g == "G_POP":
+            # a pop consumer's offset moves when it pops: mqadmin calls it consumed
             assert java[g] == CONSUMED
         else:
             assert java[g] in AGREES[state], (g, state, java[g])
@@ -83,3 +85,33 @@ def test_a_group_not_read_is_unknown_for_both():
     r = GroupReading("G", error="timeout")
     assert mqadmin_track(_msg(), r) == UNKNOWN
     assert track_row(_msg(), r, 10_000).state == "unknown"
+
+
+def _copy(times: int, store_ts: int, consumed: bool | None, topic: str = "%RETRY%G"):
+    from mqctl.message.track import Copy
+
+    return Copy(topic, "broker-a", 0, 7, store_ts, times, "CID", consumed)
+
+
+def test_a_consumed_retry_copy_is_consumed_only_once_a_new_failure_would_be_back():
+    """reconsumeTimes 2: a next failure waits delay level 5 (1 min) in SCHEDULE_TOPIC_XXXX."""
+    m = _msg()
+    young = _online(committed=50, retry=(_copy(2, 100_000, True),), dlq=())
+    assert track_row(m, young, 100_000 + 59_000).state == "retrying"
+    assert track_row(m, young, 100_000 + 61_000).state == "consumed"
+    assert "after 2 retries" in track_row(m, young, 100_000 + 61_000).evidence
+    waiting = _online(committed=50, retry=(_copy(2, 100_000, False),), dlq=())
+    row = track_row(m, waiting, 10**9)
+    assert row.state == "retrying" and row.detail["nextDelayLevel"] == 5
+    # mqadmin sees the original offset only
+    assert mqadmin_track(m, waiting) == CONSUMED
+
+
+def test_the_newest_copy_decides_and_a_dead_letter_outranks_every_retry():
+    m = _msg()
+    r = _online(committed=50, retry=(_copy(1, 1_000, True), _copy(3, 5_000, False)),
+                dlq=(_copy(4, 9_000, None, "%DLQ%G"),))
+    assert track_row(m, r, 10_000).state == "dead-lettered"
+    r2 = _online(committed=50, retry=(_copy(1, 1_000, True), _copy(3, 5_000, False)), dlq=())
+    row = track_row(m, r2, 10_000)
+    assert row.state == "retrying" and row.detail["copy"]["reconsumeTimes"] == 3

@@ -96,3 +96,24 @@ def test_a_broker_that_does_not_answer_makes_the_state_unknown(cli, world):
     assert all(g["evidence"].startswith("not read") for g in unknown)
     # copies are still read: the dead letter outranks what could not be read
     assert states["G_DEAD"] == "dead-lettered"
+
+
+def test_a_pop_consumer_is_unknown_until_its_unacked_copy_comes_back(cli, sim_factory):
+    """A pop consumer's offset moves when it pops: until the invisible time (60 s) has passed
+    and the unacked message is revived into %RETRY%G_POP_T, whether it was acked is unknown;
+    then the copy makes it retrying."""
+    from message.helpers import TRACK_SCENARIO
+
+    sc = {**TRACK_SCENARIO, "groups": [g for g in TRACK_SCENARIO["groups"]
+                                       if g["name"] == "G_POP"]}
+    s = sim_factory(sc)
+    offset = s.call(lambda c: c.brokers["broker-a"].max_offset(TOPIC, 0)) + 2
+    s.advance(20)
+    msg_id = _msg_id(cli, s, offset)["msgId"]
+    early = _track(cli, s, "--msg-id", msg_id)["groups"]
+    assert [(g["group"], g["state"]) for g in early] == [("G_POP", "unknown")]
+    assert "pop consumer" in early[0]["evidence"] and "%RETRY%G_POP_T" in early[0]["evidence"]
+    s.advance(60)
+    late = _track(cli, s, "--msg-id", msg_id)["groups"]
+    assert [(g["group"], g["state"]) for g in late] == [("G_POP", "retrying")]
+    assert late[0]["copy"]["topic"] == "%RETRY%G_POP_T"

@@ -111,3 +111,36 @@ def test_failed_messages_become_copies_in_retry_then_dlq(sim_factory):
     dead = _pull_one(s, "broker-a", DLQ_PREFIX + "G", 0, 0)
     assert dead.reconsume_times == 2 and dead.properties["RETRY_TOPIC"] == "T"
     assert "ORIGIN_MESSAGE_ID" in dead.properties
+
+
+def test_a_pull_takes_only_the_tags_of_its_subscription(sim_factory):
+    s = sim_factory(_scenario())
+    tags = [_pull_one(s, "broker-a", "T", 0, o).tags for o in range(6)]
+    want = tags[0]
+
+    def pull(expr, offset, n):
+        return call(s, "broker-a", C.PULL_MESSAGE, {
+            "consumerGroup": "TOOLS_CONSUMER", "topic": "T", "queueId": 0,
+            "queueOffset": offset, "maxMsgNums": n, "sysFlag": 4, "commitOffset": 0,
+            "suspendTimeoutMillis": 0, "subscription": expr, "subVersion": 0})
+    got = pull(want, 0, 6)
+    msgs, _ = decode_messages(got.body)
+    assert [m.queue_offset for m in msgs] == [o for o, t in enumerate(tags) if t == want]
+    assert int(got.ext("nextBeginOffset")) == 6
+    none = pull("NoSuchTag", 0, 6)
+    assert none.code == R.PULL_RETRY_IMMEDIATELY and none.remark == "NO_MATCHED_MESSAGE"
+    assert int(none.ext("nextBeginOffset")) == 6
+
+
+def test_a_pop_consumer_s_unacked_messages_are_copies_in_its_pop_retry_topic(sim_factory):
+    sc = _scenario(fail_ratio=1.0)
+    sc["brokers"] = [{"name": "broker-a", "version": "V5_3_3"}]
+    sc["groups"][0]["consume_type"] = "CONSUME_POP"
+    s = sim_factory(sc)
+    s.advance(120)
+    topic = f"{RETRY_PREFIX}G_T"
+    assert s.call(lambda c: c.brokers["broker-a"].max_offset(topic, 0)) > 0
+    copy = _pull_one(s, "broker-a", topic, 0, 0)
+    assert copy.properties["RETRY_TOPIC"] == "T" and copy.reconsume_times == 1
+    hit = _query(s, "broker-a", topic, copy.properties["UNIQ_KEY"], unique=True)
+    assert hit.code == R.SUCCESS
