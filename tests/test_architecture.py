@@ -41,7 +41,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # the public Python API that the CLI wraps (whichever of these names it takes)
     ("api", ("mqctl.api", "mqctl.cluster")),
     ("export", ("mqctl.lagjob", "mqctl.lagoptions", "mqctl.snapshot")),
-    ("domain", ("mqctl.allocate", "mqctl.diagnose", "mqctl.locks", "mqctl.reset")),
+    ("domain", ("mqctl.allocate", "mqctl.diagnose", "mqctl.locks", "mqctl.message",
+                "mqctl.reset")),
     ("views", ("mqctl.tcpdump", "mqctl.views", "mqctl.wire",
                # the lock classification (pure), and the memory of departed clients it reads
                "mqctl.locks.model", "mqctl.locks.store", "mqctl.locks.types",

@@ -53,6 +53,8 @@ T = TypeVar("T")
 # subscription table gets
 ALL_OFFSETS_MIN_TIMEOUT_S = 10.0
 
+UNIQUE_MSG_QUERY_FLAG = "_UNIQUE_KEY_QUERY"  # MixAll.UNIQUE_MSG_QUERY_FLAG
+
 # GET_CONSUMER_RUNNING_INFO is forwarded by the broker to the client with its own timeout
 # (Broker2Client: 10 s in 5.x); give it room beyond the per-request default.
 RUNNING_INFO_MIN_TIMEOUT = 5.0
@@ -480,5 +482,33 @@ class Admin:
             idempotent=True,
             ok_codes=(ResponseCode.SUCCESS, ResponseCode.PULL_NOT_FOUND,
                       ResponseCode.PULL_RETRY_IMMEDIATELY, ResponseCode.PULL_OFFSET_MOVED))
+
+    async def query_message(self, addr: str, topic: str, key: str, *, max_num: int,
+                            begin_ms: int, end_ms: int, unique: bool) -> RemotingCommand:
+        """QUERY_MESSAGE (12): the broker's index by ``topic#key``, as MQAdminImpl.queryMessage
+        asks it (QueryMessageRequestHeader topic, key, maxNum, beginTimestamp, endTimestamp,
+        and ``_UNIQUE_KEY_QUERY`` = true/false: with true the broker takes its
+        defaultQueryMaxNum instead of maxNum). SUCCESS carries the records back to back;
+        QUERY_NOT_FOUND (nothing in the window) comes back as it is. Read-only
+        (QueryMessageProcessor)."""
+        return await self.client.invoke(
+            addr, RequestCode.QUERY_MESSAGE,
+            {"topic": topic, "key": key, "maxNum": max_num, "beginTimestamp": begin_ms,
+             "endTimestamp": end_ms, UNIQUE_MSG_QUERY_FLAG: "true" if unique else "false"},
+            idempotent=True, ok_codes=(ResponseCode.SUCCESS, ResponseCode.QUERY_NOT_FOUND))
+
+    async def view_message(self, addr: str, commit_log_offset: int) -> RemotingCommand | None:
+        """VIEW_MESSAGE_BY_ID (33): the record at a commit-log offset (the second half of an
+        offset message id, MessageDecoder.decodeMessageId), ``None`` when the broker holds
+        none there (SYSTEM_ERROR "can not find message by the offset"). Read-only."""
+        try:
+            return await self.client.invoke(addr, RequestCode.VIEW_MESSAGE_BY_ID,
+                                            {"offset": commit_log_offset}, idempotent=True)
+        except BrokerError as exc:
+            if exc.code == ResponseCode.SYSTEM_ERROR and "can not find message" in (
+                    exc.remark or ""):
+                return None
+            raise
+
 
 __all__ = ["ALL_OFFSETS_MIN_TIMEOUT_S", "RUNNING_INFO_MIN_TIMEOUT", "Admin"]

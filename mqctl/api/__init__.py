@@ -30,7 +30,8 @@ from mqctl.context import Context
 from mqctl.errors import ExitCode, MqctlError, PartialFailure
 
 __all__ = ["AllocateRequest", "AllocationOutcome", "AsyncCluster", "AsyncResetPlan", "Cluster",
-           "Context", "ExitCode", "MqctlError", "PartialFailure", "ReleaseOutcome",
+           "Context", "ExitCode", "FindRequest", "MqctlError", "PartialFailure",
+           "ReleaseOutcome",
            "ReleasePlan", "ReleaseRequest", "ResetOutcome", "ResetPlan", "ResetRequest",
            "SnapshotOutcome", "SnapshotRequest", "TopicTables", "resolve_settings"]
 
@@ -48,6 +49,10 @@ def __getattr__(name: str) -> Any:
         from mqctl.reset import workflow as reset
 
         return getattr(reset, name)
+    if name == "FindRequest":
+        from mqctl.message import find
+
+        return find.FindRequest
     if name in ("ReleaseRequest", "ReleaseOutcome"):
         from mqctl.locks import release
 

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from mqctl.interrupt import Stop
     from mqctl.locks import LockStore, LockView
     from mqctl.locks.release import ReleaseOutcome, ReleaseRequest, ReleaseRun
+    from mqctl.message.dlq import GroupDlq
+    from mqctl.message.find import FindRequest, FindResult
+    from mqctl.message.track_capture import TrackResult
     from mqctl.models import ClusterInfo, TopicRoute
     from mqctl.remoting.client import RemotingClient
     from mqctl.render import Result
@@ -278,6 +281,30 @@ class AsyncCluster:
         from mqctl.views.message import read_message
 
         return await read_message(await self.admin(), topic, broker, queue_id, offset)
+
+    @_in_context
+    async def find_messages(self, request: FindRequest) -> FindResult:
+        """Messages by key, unique key, offset message id or time range (``mqctl message
+        find``): bounded, de-duplicated across brokers, read-only."""
+        from mqctl.message.find import find
+
+        return await find(await self.admin(), request)
+
+    @_in_context
+    async def track_message(self, request: FindRequest) -> TrackResult:
+        """What became of one message in each group of its topic (``mqctl message
+        track``)."""
+        from mqctl.message.track_capture import track
+
+        return await track(await self.admin(), request)
+
+    @_in_context
+    async def group_dlq(self, group: str, *, last: int = 20) -> GroupDlq:
+        """What ``%DLQ%<group>`` holds: count, store times, the last ``last`` dead letters by
+        original topic (``mqctl group dlq``)."""
+        from mqctl.message.dlq import group_dlq
+
+        return await group_dlq(await self.admin(), group, last=last)
 
     # ---------------------------------------------------------------- workflows
 
@@ -603,6 +630,15 @@ class Cluster:
 
     def message(self, topic: str, broker: str, queue_id: int, offset: int) -> MessageAt:
         return self.run(lambda c: c.message(topic, broker, queue_id, offset))
+
+    def find_messages(self, request: FindRequest) -> FindResult:
+        return self.run(lambda c: c.find_messages(request))
+
+    def track_message(self, request: FindRequest) -> TrackResult:
+        return self.run(lambda c: c.track_message(request))
+
+    def group_dlq(self, group: str, *, last: int = 20) -> GroupDlq:
+        return self.run(lambda c: c.group_dlq(group, last=last))
 
     # the workflows
 

@@ -1,5 +1,5 @@
-"""``mqctl group``: the views of one consumer group, ``group progress`` here and ``group
-config`` (:mod:`mqctl.cli.group_config`) (read-only)."""
+"""``mqctl group``: the views of one consumer group, ``group progress`` and ``group dlq`` here
+and ``group config`` (:mod:`mqctl.cli.group_config`) (read-only)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,22 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from mqctl.cli.common import OptionalWatchCommand, cluster, emit, one_group, raise_partial, state
+from mqctl.cli.common import (
+    OptionalWatchCommand,
+    cluster,
+    emit,
+    one_group,
+    raise_partial,
+    read,
+    state,
+)
 from mqctl.cli.common import watch as watch_loop
 from mqctl.cli.options import (
     ConcurrencyOpt,
     CountOpt,
     GroupArg,
     GroupOption,
+    LastOpt,
     NamesrvOpt,
     NoClientsOpt,
     NoRetryOpt,
@@ -28,6 +37,7 @@ from mqctl.views.sort import SortKey
 
 if TYPE_CHECKING:
     from mqctl.api import Cluster
+    from mqctl.message.dlq import GroupDlq
     from mqctl.render import Result
     from mqctl.views.progress import GroupProgress
 
@@ -93,6 +103,31 @@ def progress(
     emit(render(p), fmt)
     # a member that did not answer leaves OWNER (and the clients' TPS) partial: exit 8
     raise_partial(p.failures, f"group progress {group}", unanswered_of(p))
+
+
+@group_app.command("dlq")
+def dlq(
+    ctx: typer.Context,
+    group: GroupArg = None,
+    last: LastOpt = 20,
+    output: OutputOpt = None,
+    namesrv: NamesrvOpt = None,
+    group_opt: GroupOption = None,
+) -> None:
+    """The group's dead letters (%DLQ%GROUP): how many, the oldest and newest store time, and
+    the last N with their original topic (RETRY_TOPIC), original id (ORIGIN_MESSAGE_ID), unique
+    key and reconsume times, grouped by original topic. Read-only: the topic's stats, then
+    pulls that commit nothing (at most --last messages per broker).
+
+    Tables: last (what -o csv prints), byOriginalTopic. Example: mqctl group dlq GID_ORDER
+    """
+    from mqctl.message.rows import dlq_result
+
+    group = one_group(group, group_opt, example="mqctl group dlq GID_ORDER")
+    st = state(ctx)
+    d: GroupDlq = read(st, namesrv, None, lambda c: c.group_dlq(group, last=last))
+    emit(dlq_result(d), st.output(output))
+    raise_partial(d.failures, f"group dlq {group}")
 
 
 def register(app: typer.Typer) -> None:

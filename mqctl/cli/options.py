@@ -73,6 +73,8 @@ DISTINCT: dict[str, str] = {
              "report's output directory (mqctl.lagoptions)",
     "--force": "a change's refusals and an output that is not mqctl's, and the lag report's "
                "own (mqctl.lagoptions)",
+    "--limit": "how many messages message find / track show, and how many groups the lag "
+               "report shows (mqctl.lagoptions)",
 }
 
 NO_DEFAULT = {"show_default": False}
@@ -322,6 +324,29 @@ BrokerOpt = Annotated[str, BROKER.option()]
 QueueIdOpt = Annotated[int, QUEUE_ID.option()]
 OffsetOpt = Annotated[int, OFFSET.option()]
 BodyBytesOpt = Annotated[int, BODY_BYTES.option()]
+
+# ---------------------------------------------------------------------------- message find
+
+KEY = Flag("--key", help="A key the producer set (KEYS): the brokers' index.", **NO_DEFAULT)
+UNIQUE_KEY = Flag("--unique-key", help="The producer's message id (UNIQ_KEY, SendResult "
+                  "msgId): the brokers' index.", **NO_DEFAULT)
+MSG_ID = Flag("--msg-id", help="The offset message id (store host + commit-log offset, as "
+              "mqadmin queryMsgById takes).", **NO_DEFAULT)
+TIME_RANGE = Flag("--time", metavar="FROM..TO", help="Store time range FROM..TO (TO may be "
+                  "left out: now): the window of a key search, or with -b/-q the range of "
+                  "one queue to read.", **NO_DEFAULT)
+LIMIT = Flag("--limit", min=1, max=10000, help="Messages shown at most (the newest); the "
+             "output says when it stopped there.")
+LAST = Flag("--last", min=1, max=1000, help="How many of the newest dead letters to read.")
+
+KeyOpt = Annotated[str | None, KEY.option()]
+UniqueKeyOpt = Annotated[str | None, UNIQUE_KEY.option()]
+MsgIdOpt = Annotated[str | None, MSG_ID.option()]
+TimeRangeOpt = Annotated[str | None, TIME_RANGE.option()]
+LimitOpt = Annotated[int, LIMIT.option()]
+LastOpt = Annotated[int, LAST.option()]
+BrokerOption = Annotated[str | None, BROKER.option(show_default=False)]
+QueueIdOption = Annotated[int | None, QUEUE_ID.option(show_default=False)]
 
 # ---------------------------------------------------------------------------- snapshot
 

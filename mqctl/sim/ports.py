@@ -15,7 +15,7 @@ what it uses, as in RocketMQ, where a broker knows a client by its channel
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -161,10 +161,14 @@ class BrokerLink(Protocol):
     def consume_enabled(self, group: str) -> bool: ...
 
     def send_back(self, group: str, n: int, times: int, max_times: int, *,
-                  retry_topic: str | None = None, delay_ms: int | None = None) -> None: ...
+                  retry_topic: str | None = None, delay_ms: int | None = None,
+                  origins: Sequence[tuple[str, int, int] | None] = ()) -> None: ...
 
     def reconsume_times(self, topic: str, qid: int, start: int, n: int
                         ) -> list[tuple[int, int]]: ...
+
+    def original_of(self, topic: str, qid: int, offset: int
+                    ) -> tuple[str, int, int] | None: ...
 
 
 class WatchedClient(SimClient, Protocol):

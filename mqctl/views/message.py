@@ -282,6 +282,9 @@ def message_record(at: MessageAt, limit: int = DEFAULT_BODY_BYTES) -> dict[str, 
     assert at.message is not None
     m = at.message
     rec = {"brokerName": at.mq.broker_name, **to_record(m), **body_head(m, limit),
+           # a retry or dead-letter copy: where it was first sent and the original's id
+           "originalTopic": m.properties.get("RETRY_TOPIC"),
+           "originalMsgId": m.properties.get("ORIGIN_MESSAGE_ID"),
            "queueMinOffset": at.min_offset, "queueMaxOffset": at.max_offset,
            "readWith": {"request": "PULL_MESSAGE", "consumerGroup": TOOLS_CONSUMER_GROUP,
                         "sysFlag": READ_SYS_FLAG, "commitOffset": False, "broker": at.addr}}

@@ -9,7 +9,18 @@ from mqctl.timeparse import format_local
 from mqctl.views.message import TOOLS_CONSUMER_GROUP, message_record, printable
 
 if TYPE_CHECKING:
+    from mqctl.remoting.message import StoredMessage
     from mqctl.views.message import MessageAt
+
+
+def _copy_fields(m: StoredMessage) -> list[tuple[str, str]]:
+    """A retry or dead-letter copy (consumerSendMsgBack): the topic it was first sent to
+    (RETRY_TOPIC) and the original's offset message id (ORIGIN_MESSAGE_ID)."""
+    p = m.properties
+    if "RETRY_TOPIC" not in p and "ORIGIN_MESSAGE_ID" not in p:
+        return []
+    return [("original topic", printable(p.get("RETRY_TOPIC", "-").encode())),
+            ("original msg id", printable(p.get("ORIGIN_MESSAGE_ID", "-").encode()))]
 
 
 def show_result(at: MessageAt, body_bytes: int) -> Result:
@@ -34,6 +45,7 @@ def show_result(at: MessageAt, body_bytes: int) -> Result:
         ("commit log offset", str(m.commit_log_offset)),
         ("unique key", printable(m.properties.get("UNIQ_KEY", "").encode()) or "-"),
         ("reconsume times", str(m.reconsume_times)),
+        *_copy_fields(m),
         ("body size", f"{len(m.body)} bytes" + (
             f" stored, {m.compression} compressed"
             + (f" ({rec['uncompressedBodySize']} bytes plain)"

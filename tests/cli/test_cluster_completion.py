@@ -70,6 +70,17 @@ def test_groups_and_topics_complete_from_the_cluster(sim, names):
     assert RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG in sent
 
 
+def test_message_commands_complete_topics_and_groups_never_keys_or_ids(sim, names):
+    """Keys and ids are the application's: nothing is offered for them."""
+    groups, topics = names
+    ns = sim.namesrv_addr
+    assert complete(f"mqctl -n {ns} message find -t ").stdout.split() == topics
+    assert complete(f"mqctl -n {ns} group dlq ").stdout.split() == groups
+    for flag in ("--key", "--unique-key", "--msg-id"):
+        r = complete(f"mqctl -n {ns} message track -t TopicPay {flag} ")
+        assert r.returncode == 0 and r.stdout.split() == []
+
+
 @pytest.mark.parametrize("shell, extra", [("zsh", {}),
                                           ("fish", {"_TYPER_COMPLETE_FISH_ACTION": "get-args"})])
 def test_zsh_and_fish_protocols(sim, shell, extra):

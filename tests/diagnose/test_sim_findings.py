@@ -206,6 +206,9 @@ def test_failing_consumption_feeds_retry_and_dlq(dsim):
     assert finding(d, "dlq")["values"]["messages"] == dlq > 0
     retry = [MessageQueue(RETRY_PREFIX + "GID_FAIL", b, 0) for b in ("broker-a", "broker-b")]
     assert finding(d, "retry-backlog")["values"]["backlog"] == sim_lag(dsim, "GID_FAIL", retry)
+    # both point at the command that lists the dead letters by original topic
+    assert "`mqctl group dlq GID_FAIL`" in finding(d, "dlq")["next"]
+    assert "`mqctl group dlq GID_FAIL`" in finding(d, "retry-backlog")["next"]
 
 
 def test_hot_queue(dsim):

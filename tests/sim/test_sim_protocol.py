@@ -215,10 +215,11 @@ def test_bulk_reads(sim):
 
 
 def test_unknown_request_code(sim):
-    # (PULL_MESSAGE is answered since `mqctl message show`: QUERY_MESSAGE is not)
-    resp = call(sim, "broker-a", C.QUERY_MESSAGE, {"topic": "TopicPay"})
+    # (PULL_MESSAGE is answered since `mqctl message show`, QUERY_MESSAGE since `message
+    # find`: SEND_MESSAGE is not)
+    resp = call(sim, "broker-a", C.SEND_MESSAGE, {"topic": "TopicPay"})
     assert (resp.code, resp.remark) == (R.REQUEST_CODE_NOT_SUPPORTED,
-                                        " request type 12 not supported")
+                                        " request type 10 not supported")
     resp = call(sim, "namesrv", 9999)
     assert resp.code == R.REQUEST_CODE_NOT_SUPPORTED
 

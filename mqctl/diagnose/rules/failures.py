@@ -147,7 +147,8 @@ def retry_backlog(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
             "there is consumption that failed and will be tried again"
             + ("; it grows, so consumption keeps failing" if grew else ""),
         next="see consume-failing for the clients that fail; the failed messages: `mqctl "
-             f"group progress {ctx.group}` (retry section)",
+             f"group progress {ctx.group}` (retry section), those that gave up: `mqctl group "
+             f"dlq {ctx.group}`",
         evidence=tuple(ev), values={"backlog": backlog, "sent_back": grew,
                                     "sent_back_tps": rate},
         topics=(RETRY_PREFIX + ctx.group,), queues=tuple(q.mq for q in rq),
@@ -193,7 +194,8 @@ def dlq(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
            f" (the last {format_duration(ts - last)} ago)" if last else ""),
         why="a message that failed maxReconsumeTimes times goes to the dead-letter topic and "
             "is not delivered to the group again: it is not consumed",
-        next=f"read one: `mqctl message show -t %DLQ%{ctx.group} -b {p.dlq[0].mq.broker_name} "
+        next=f"which messages, by original topic: `mqctl group dlq {ctx.group}`; read one: "
+             f"`mqctl message show -t %DLQ%{ctx.group} -b {p.dlq[0].mq.broker_name} "
              f"-q {p.dlq[0].mq.queue_id} --offset "
              f"{max(p.dlq[0].min_offset, p.dlq[0].max_offset - 1)}`; fix the cause "
              "(consume-failing), then send them again",

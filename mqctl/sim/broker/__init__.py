@@ -3,6 +3,7 @@ membership) and the requests it answers, one module per RocketMQ processor.
 
 Behaviour follows apache/rocketmq (``broker/.../processor/AdminBrokerProcessor``,
 ``ConsumerManageProcessor``, ``ClientManageProcessor``, ``PullMessageProcessor``,
+``QueryMessageProcessor``, ``store/index/IndexService``,
 ``client/ConsumerManager``, ``client/rebalance/RebalanceLockManager``,
 ``offset/ConsumerOffsetManager``, ``client/net/Broker2Client``) as summarised in
 rocketmq-protocol.md sections 3-6, per the broker's ``version`` (the release each answer changed
@@ -20,6 +21,7 @@ from mqctl.sim.broker import admin_broker_processor as admin
 from mqctl.sim.broker import client_manage_processor as client
 from mqctl.sim.broker import consumer_manage_processor as consumer
 from mqctl.sim.broker import pull_message_processor as pull
+from mqctl.sim.broker import query_message_processor as query
 from mqctl.sim.broker.headers import C, R
 from mqctl.sim.broker.state import (
     BUILTIN_GROUPS,
@@ -37,6 +39,9 @@ from mqctl.sim.server import ServerConn
 HANDLERS: dict[int, Any] = {
     # PullMessageProcessor
     C.PULL_MESSAGE: pull.h_pull,
+    # QueryMessageProcessor
+    C.QUERY_MESSAGE: query.h_query_message,
+    C.VIEW_MESSAGE_BY_ID: query.h_view_message,
     # ConsumerManageProcessor
     C.GET_CONSUMER_LIST_BY_GROUP: consumer.h_consumer_list,
     C.QUERY_CONSUMER_OFFSET: consumer.h_query_offset,

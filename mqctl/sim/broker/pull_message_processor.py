@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 from mqctl.remoting.frame import RemotingCommand
 from mqctl.sim.broker.headers import R, failure, hdr, hdr_int
 from mqctl.sim.broker.state import BUILTIN_GROUPS, BrokerState, GroupConf
-from mqctl.sim.messages import encode, make_message
+from mqctl.sim.index import stored_message
+from mqctl.sim.messages import encode
 from mqctl.sim.server import ServerConn
 from mqctl.versions import (
     V5_0_0,
@@ -77,15 +78,16 @@ def h_pull(b: BrokerState, cmd: RemotingCommand, conn: ServerConn, slave: bool
         status, code = "OFFSET_OVERFLOW_BADLY", R.PULL_OFFSET_MOVED
     else:
         # maxMsgNums, capped as the store caps a batch in memory (maxTransferCountOnMessage
-        # InMemory, 32)
+        # InMemory, 32); messages whose tag the subscription does not take are skipped
+        # (ExpressionMessageFilter on the consume queue's tags code) and, when all are,
+        # NO_MATCHED_MESSAGE -> PULL_RETRY_IMMEDIATELY with the offset moved past them
         n = max(1, min(max_nums, 32, mx - offset))
-        store_host = b.cluster.servers[b.name].addr if b.name in b.cluster.servers else ""
-        host, _, port = store_host.rpartition(":")
-        body = b"".join(encode(make_message(
-            topic, b.name, qid, o, b.qlog(topic, qid).store_ts(o),  # type: ignore[union-attr]
-            b.cluster.scenario.cluster, (host or "127.0.0.1", int(port or 10911))))
-            for o in range(offset, offset + n))
-        status, nxt, code = "FOUND", offset + n, R.SUCCESS
+        tags = _filter_tags(b, cmd, group, topic, sys_flag)
+        msgs = [stored_message(b, topic, qid, o) for o in range(offset, offset + n)]
+        msgs = [m for m in msgs if tags is None or m.properties.get("TAGS") in tags]
+        body = b"".join(encode(m) for m in msgs)
+        status, nxt, code = ("FOUND", offset + n, R.SUCCESS) if msgs else (
+            "NO_MATCHED_MESSAGE", offset + n, R.PULL_RETRY_IMMEDIATELY)
     if not slave:
         if b.version >= V5_1_0:
             b.pulls[(group, topic, qid)] = nxt
@@ -96,3 +98,18 @@ def h_pull(b: BrokerState, cmd: RemotingCommand, conn: ServerConn, slave: bool
     if b.version >= V5_0_0:
         ext.update({"topicSysFlag": 0, "groupSysFlag": 0})
     return cmd.response(code, status, ext, body)
+
+
+def _filter_tags(b: BrokerState, cmd: RemotingCommand, group: str, topic: str, sys_flag: int
+                 ) -> set[str] | None:
+    """The tags a pull takes (None: all): the request's subscription with FLAG_SUBSCRIPTION
+    (0x4), else the group's registered one (PullMessageProcessor: SubscriptionData from the
+    request or from ConsumerManager.findSubscriptionData)."""
+    if sys_flag & 0x4:
+        expr = hdr(cmd, "subscription") or "*"
+    else:
+        sub = b.subscription(group, topic)
+        expr = str((sub or {}).get("subString") or "*")
+    if expr.strip() in ("*", ""):
+        return None
+    return {t.strip() for t in expr.split("||") if t.strip()}

@@ -5,13 +5,14 @@ of apache/rocketmq, as the processors (:mod:`mqctl.sim.broker`) use them."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mqctl.models import DLQ_PREFIX, RETRY_PREFIX, MessageQueue
 from mqctl.remoting.frame import RemotingCommand
 from mqctl.sim.broker.headers import C
+from mqctl.sim.index import index_copy, origin_of
 from mqctl.sim.logs import LockLog, mq_text
 from mqctl.sim.ports import Channel
 from mqctl.sim.server import ServerConn
@@ -142,6 +143,12 @@ class BrokerState:
     # messages sent back to a retry or dead-letter queue: (topic, qid) -> [[first offset,
     # count, reconsumeTimes]] in offset order
     sent_back: dict[tuple[str, int], list[list[int]]] = field(default_factory=dict)
+    # which message each sent-back copy is a copy of: (topic, qid) -> [(first offset, [(original
+    # topic, queue, offset, reconsumeTimes) or None per offset])] in offset order, and the
+    # index of those copies by key (IndexService entries, written when the copy is stored)
+    copies: dict[tuple[str, int], list[tuple[int, list[tuple[str, int, int, int] | None]]]] = (
+        field(default_factory=dict))
+    copy_index: dict[tuple[str, str], list[tuple[int, int]]] = field(default_factory=dict)
 
     _keys = itertools.count(1)
 
@@ -306,20 +313,23 @@ class BrokerState:
     # ------------------------------------------------------------------ send back
 
     def send_back(self, group: str, n: int, times: int, max_times: int, *,
-                  retry_topic: str | None = None, delay_ms: int | None = None) -> None:
+                  retry_topic: str | None = None, delay_ms: int | None = None,
+                  origins: Sequence[tuple[str, int, int] | None] = ()) -> None:
         """CONSUMER_SEND_MSG_BACK of ``n`` messages that failed with reconsumeTimes ``times``
         (AbstractSendMessageProcessor.consumerSendMsgBack, 4.9.3 and 5.3.3): at
         ``max_times`` (the request's maxReconsumeTimes: the client's, 16 by default) they go to
         ``%DLQ%<group>`` at once; else to ``%RETRY%<group>`` (retryQueueNums 1: queue 0) with
         reconsumeTimes + 1, after delay level 3 + ``times`` (through SCHEDULE_TOPIC_XXXX). A
         pop client's unacked messages are revived into its pop retry topic after the
-        invisible time instead (``retry_topic``, ``delay_ms``)."""
+        invisible time instead (``retry_topic``, ``delay_ms``). ``origins``: the original
+        (topic, queue, offset) of each message, when known: the copies stored are copies of
+        them (:mod:`mqctl.sim.index`)."""
         if n <= 0:
             return
         if times >= max_times:
             dlq = DLQ_PREFIX + group
             self.cluster.ensure_topic(dlq, self.name)
-            self._store_sent_back(dlq, n, times)
+            self._store_sent_back(dlq, n, times, origins, times + 1)
             return
         topic = retry_topic or RETRY_PREFIX + group
         if delay_ms is None:
@@ -327,10 +337,12 @@ class BrokerState:
 
         def arrive() -> None:
             self.cluster.ensure_topic(topic, self.name)
-            self._store_sent_back(topic, n, times + 1)
+            self._store_sent_back(topic, n, times + 1, origins, times + 1)
         self.cluster.scheduler.call_later(delay_ms, arrive)
 
-    def _store_sent_back(self, topic: str, n: int, times: int) -> None:
+    def _store_sent_back(self, topic: str, n: int, times: int,
+                         origins: Sequence[tuple[str, int, int] | None] = (),
+                         copy_times: int = 1) -> None:
         lg = self.qlog(topic, 0)
         if lg is None:
             return
@@ -338,6 +350,13 @@ class BrokerState:
         chunks = self.sent_back.setdefault((topic, 0), [])
         start = lg.max_offset(now)
         lg.append(now, n)
+        recs = [(o[0], o[1], o[2], copy_times) if o is not None else None
+                for o in list(origins)[:n]]
+        if any(r is not None for r in recs):
+            self.copies.setdefault((topic, 0), []).append((start, recs))
+            for k, r in enumerate(recs):
+                if r is not None:
+                    index_copy(self, topic, 0, start + k)
         if chunks and chunks[-1][0] + chunks[-1][1] == start and chunks[-1][2] == times:
             chunks[-1][1] += n
         else:
@@ -366,6 +385,15 @@ class BrokerState:
         if pos < end:
             out.append((end - pos, 1))
         return out
+
+    def original_of(self, topic: str, qid: int, offset: int) -> tuple[str, int, int] | None:
+        """The original (topic, queue, offset) of the message at ``offset``: itself for a
+        producer's message of a topic that is not a retry topic, the one it is a copy of for a
+        sent-back copy, None for a retry topic's message of a scenario's history."""
+        o = origin_of(self, topic, qid, offset)
+        if o is not None:
+            return o[0], o[1], o[2]
+        return None if topic.startswith(RETRY_PREFIX) else (topic, qid, offset)
 
     def group_topics(self, group: str) -> list[str]:
         return sorted({t for (t, g) in self.offsets if g == group}

@@ -21,6 +21,7 @@ from mqctl.sim.consumer.state import (
     STATS_HOUR_MS,
 )
 from mqctl.sim.logs import mq_text
+from mqctl.sim.messages import tag_of
 from mqctl.versions import V5_2_0
 
 if TYPE_CHECKING:
@@ -150,20 +151,40 @@ class Consume(Rebalance):
             return failed
         max_times = 16 if self.spec.max_reconsume_times < 0 else self.spec.max_reconsume_times
         g = self.group.name
+        failing = self._failing(mq, start, n, failed)
+        failed = len(failing)
+        origins = [b.original_of(mq.topic, mq.queue_id, o) for o in failing]
         if self.pop:
             b.send_back(g, failed, 0, max_times, retry_topic=f"{RETRY_PREFIX}{g}_{mq.topic}",
-                        delay_ms=POP_INVISIBLE_MS)
+                        delay_ms=POP_INVISIBLE_MS, origins=origins)
         elif mq.topic.startswith(RETRY_PREFIX):
-            left = failed
+            left, pos = failed, 0
             for count, times in b.reconsume_times(mq.topic, mq.queue_id, start, n):
                 k = min(left, count)
-                b.send_back(g, k, times, max_times)
-                left -= k
+                b.send_back(g, k, times, max_times, origins=origins[pos:pos + k])
+                left, pos = left - k, pos + k
                 if left <= 0:
                     break
         else:
-            b.send_back(g, failed, 0, max_times)
+            b.send_back(g, failed, 0, max_times, origins=origins)
         return failed
+
+    def _failing(self, mq: MessageQueue, start: int, n: int, failed: int) -> list[int]:
+        """Which offsets of [start, start + n) fail: the first ``failed`` that the listener got,
+        those whose tag the subscription expression takes (the broker filters the others
+        out by tag, ExpressionMessageFilter; a retry topic is subscribed with ``*``)."""
+        expr = "*" if mq.topic.startswith(RETRY_PREFIX) else self.spec.subscriptions.get(
+            mq.topic, "*")
+        tags = None if expr.strip() in ("*", "") else {t.strip() for t in expr.split("||")}
+        if tags is None:
+            return list(range(start, start + failed))
+        out: list[int] = []
+        for o in range(start, start + n):
+            if len(out) >= failed:
+                break
+            if tag_of(mq.topic, mq.broker_name, mq.queue_id, o) in tags:
+                out.append(o)
+        return out
 
     def stick(self) -> None:
         """Scenario ``stuck_message_at``: from now the listener hangs on the next message of

@@ -1,0 +1,119 @@
+"""`mqctl message track`: each state is produced by a group of a simulated cluster
+(tests/message/helpers.py), and each state appears only where its cause is."""
+
+from __future__ import annotations
+
+import json
+
+from readonly import assert_read_only
+
+from message.helpers import EXPECTED, TOPIC
+from mqctl.remoting.codes import RequestCode as C
+from mqctl.remoting.codes import ResponseCode as R
+
+
+def _track(cli, s, *args):
+    r = cli(["-n", s.namesrv_addr, "-o", "json", "message", "track", *args])
+    assert r.exit_code in (0, 8), r.stderr
+    return json.loads(r.stdout)
+
+
+def _msg_id(cli, s, offset):
+    r = cli(["-n", s.namesrv_addr, "-o", "json", "message", "show", "-t", TOPIC, "-b",
+             "broker-a", "-q", "0", "--offset", str(offset)])
+    assert r.exit_code == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_each_group_gets_the_state_of_its_cause(cli, world):
+    s, offset = world
+    shown = _msg_id(cli, s, offset)
+    s.clear_request_log()
+    doc = _track(cli, s, "--msg-id", shown["msgId"])
+    assert_read_only(s)
+    states = {g["group"]: g["state"] for g in doc["groups"]}
+    assert states == EXPECTED
+    assert doc["message"]["queueOffset"] == offset
+    by = {g["group"]: g for g in doc["groups"]}
+    assert "NoSuchTag" in by["G_FILTERED"]["evidence"] and "10.7.0.3@1" in by[
+        "G_FILTERED"]["evidence"]
+    assert by["G_DEAD"]["copy"]["topic"] == "%DLQ%G_DEAD"
+    assert by["G_RETRYING"]["copy"]["reconsumeTimes"] >= 1
+    assert by["G_RETRYING"]["nextDelayLevel"] == 3 + by["G_RETRYING"]["copy"]["reconsumeTimes"]
+    assert by["G_WAITING"]["ahead"] == offset - by["G_WAITING"]["committed"]
+    assert by["G_WAITING"]["waitMs"] > 0 and by["G_CONSUMED"]["waitMs"] is None
+    assert by["G_CONSUMED"]["owner"] == "10.7.0.1@1"
+
+
+def test_the_same_message_by_unique_key_and_by_key(cli, world):
+    s, offset = world
+    shown = _msg_id(cli, s, offset)
+    by_uniq = _track(cli, s, "-t", TOPIC, "--unique-key", shown["properties"]["UNIQ_KEY"])
+    own_key = shown["keys"][0]
+    by_key = _track(cli, s, "-t", TOPIC, "--key", own_key)
+    for doc in (by_uniq, by_key):
+        assert doc["message"]["msgId"] == shown["msgId"]
+        assert {g["group"]: g["state"] for g in doc["groups"]} == EXPECTED
+
+
+def test_an_older_message_is_consumed_where_it_was_and_waits_where_it_was_not(cli, world):
+    """A message from before the start: consumed by every group whose offset was at the end
+    (no copy: nothing failed then), still waiting behind the stuck group's offset."""
+    s, offset = world
+    old = offset - 10  # before the start: the failing groups had consumed it already
+    doc = _track(cli, s, "--msg-id", _msg_id(cli, s, old)["msgId"])
+    states = {g["group"]: g["state"] for g in doc["groups"]}
+    assert states["G_RETRYING"] == "consumed" and states["G_DEAD"] == "consumed"
+    assert states["G_WAITING"] == "waiting" and states["G_OFFLINE"] == "offline"
+    assert "retrying" not in states.values() and "dead-lettered" not in states.values()
+
+
+def test_a_message_not_reached_yet_is_waiting_not_consumed(cli, world):
+    """The newest message: no group past it except those that consumed it; G_FILTERED's tag
+    rule wins over its offset, G_BROADCAST stays unknown."""
+    s, _ = world
+    mx = s.call(lambda c: c.brokers["broker-a"].max_offset(TOPIC, 0))
+    doc = _track(cli, s, "--msg-id", _msg_id(cli, s, mx - 1)["msgId"])
+    states = {g["group"]: g["state"] for g in doc["groups"]}
+    assert states["G_FILTERED"] == "filtered" and states["G_BROADCAST"] == "broadcast: unknown"
+    assert states["G_WAITING"] == "waiting"
+    assert "broadcast: unknown" not in {v for k, v in states.items() if k != "G_BROADCAST"}
+    assert "filtered" not in {v for k, v in states.items() if k != "G_FILTERED"}
+
+
+def test_a_broker_that_does_not_answer_makes_the_state_unknown(cli, world):
+    s, offset = world
+    msg_id = _msg_id(cli, s, offset)["msgId"]
+    s.call(lambda c: c.faults.error("broker-a", C.GET_CONSUME_STATS, R.SYSTEM_ERROR,
+                                    "injected", times=50))
+    try:
+        doc = _track(cli, s, "--msg-id", msg_id)
+    finally:
+        s.call(lambda c: c.servers["broker-a"].faults.errors.clear())
+    states = {g["group"]: g["state"] for g in doc["groups"]}
+    assert "unknown" in states.values()
+    unknown = [g for g in doc["groups"] if g["state"] == "unknown"]
+    assert all(g["evidence"].startswith("not read") for g in unknown)
+    # copies are still read: the dead letter outranks what could not be read
+    assert states["G_DEAD"] == "dead-lettered"
+
+
+def test_a_pop_consumer_is_unknown_until_its_unacked_copy_comes_back(cli, sim_factory):
+    """A pop consumer's offset moves when it pops: until the invisible time (60 s) has passed
+    and the unacked message is revived into %RETRY%G_POP_T, whether it was acked is unknown;
+    then the copy makes it retrying."""
+    from message.helpers import TRACK_SCENARIO
+
+    sc = {**TRACK_SCENARIO, "groups": [g for g in TRACK_SCENARIO["groups"]
+                                       if g["name"] == "G_POP"]}
+    s = sim_factory(sc)
+    offset = s.call(lambda c: c.brokers["broker-a"].max_offset(TOPIC, 0)) + 2
+    s.advance(20)
+    msg_id = _msg_id(cli, s, offset)["msgId"]
+    early = _track(cli, s, "--msg-id", msg_id)["groups"]
+    assert [(g["group"], g["state"]) for g in early] == [("G_POP", "unknown")]
+    assert "pop consumer" in early[0]["evidence"] and "%RETRY%G_POP_T" in early[0]["evidence"]
+    s.advance(60)
+    late = _track(cli, s, "--msg-id", msg_id)["groups"]
+    assert [(g["group"], g["state"]) for g in late] == [("G_POP", "retrying")]
+    assert late[0]["copy"]["topic"] == "%RETRY%G_POP_T"
