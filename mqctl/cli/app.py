@@ -334,3 +334,8 @@ group_config.register(group.group_app)
 from mqctl.cli import diagnose as diagnose_cmd  # noqa: E402
 
 diagnose_cmd.register(app)
+
+# the incident levers: group pause/resume, group config set/rollback, offsets clone
+from mqctl.cli import levers as levers_cmd  # noqa: E402
+
+levers_cmd.register(group.group_app, group_config.config_app, offsets.app)
