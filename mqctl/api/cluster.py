@@ -5,6 +5,7 @@ or a profile. Their methods return the typed results the commands render (docs/a
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -189,6 +190,7 @@ class AsyncCluster:
         """A group's per-queue progress (``mqctl group progress``); a group no broker knows
         raises :class:`mqctl.errors.NotFoundError`."""
         from mqctl.views.existence import read_nothing_of, require_group
+        from mqctl.views.paused import paused_by, paused_on
         from mqctl.views.progress_capture import capture_progress
 
         admin = await self.admin()
@@ -197,6 +199,10 @@ class AsyncCluster:
                                    lock_store=self.lock_store(state_dir))
         if read_nothing_of(p):
             await require_group(admin, group)
+        paused = await paused_on(admin, group)
+        if paused:
+            p = dataclasses.replace(p, paused_on=paused,
+                                    paused_by=paused_by(admin.namesrv, group))
         return p
 
     @_in_context

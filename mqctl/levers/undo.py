@@ -6,7 +6,6 @@ request; ``mqctl group config rollback FILE`` restores it) and the audit record 
 from __future__ import annotations
 
 import getpass
-import hashlib
 import json
 import os
 import re
@@ -18,12 +17,12 @@ from mqctl.errors import UsageError
 from mqctl.fsutil import atomic_write_text, check_output_file, local_path_error, read_text_capped
 from mqctl.interrupt import state_root
 from mqctl.timeparse import format_ms, now_ms
+from mqctl.views.paused import AUDIT_SCHEMA, audit_path, pause_record
 
 if TYPE_CHECKING:
     from mqctl.levers.plan import LeverPlan
 
 UNDO_SCHEMA = "mqctl.group-config-undo/1"
-AUDIT_SCHEMA = "mqctl.group-paused/1"
 UNDO_HINT = "pass a file written by `mqctl group pause/resume` or `mqctl group config set " \
             "--execute` (its path is in their output; they live in <state>/levers/undo)"
 
@@ -101,11 +100,6 @@ def read_undo(path: str) -> tuple[str, dict[str, dict[str, Any] | None], list[st
 
 # ------------------------------------------------------------------ the pause audit record
 
-def audit_path(namesrv: str, group: str) -> Path:
-    key = hashlib.sha256(f"{namesrv}\0{group}".encode()).hexdigest()[:16]
-    return state_root() / "levers" / "paused" / f"{_safe(group)}-{key}.json"
-
-
 def who() -> str:
     try:
         user = getpass.getuser()
@@ -131,15 +125,6 @@ def clear_pause(namesrv: str, group: str) -> bool:
         return True
     except FileNotFoundError:
         return False
-
-
-def pause_record(namesrv: str, group: str) -> dict[str, Any] | None:
-    """Who paused ``group`` with mqctl and when (None: no record on this machine)."""
-    try:
-        doc = json.loads(read_text_capped(audit_path(namesrv, group), "lock state file"))
-    except (OSError, UsageError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) and doc.get("schema") == AUDIT_SCHEMA else None
 
 
 __all__ = ["AUDIT_SCHEMA", "UNDO_SCHEMA", "audit_path", "clear_pause", "free", "pause_record",

@@ -182,7 +182,7 @@ def test_consumption_disabled_on_one_broker(dsim):
     mqs = [MessageQueue("TopicOff", "broker-b", q) for q in range(4)]
     assert queues(f) == {(m.topic, m.broker_name, m.queue_id) for m in mqs}
     assert f["values"]["lag"] == sim_lag(dsim, "GID_DISABLED", mqs) > 0
-    assert "updateSubGroup -b" in f["next"] and "-s true" in f["next"]
+    assert "mqctl group resume GID_DISABLED --brokers broker-b" in f["next"]
     assert "broker-a" not in {b for f in d["findings"] for b in f["brokers"]}
 
 

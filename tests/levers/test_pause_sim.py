@@ -117,3 +117,18 @@ def test_an_acl_refusal_is_named_per_broker(cli, sim, code):
     assert st[brokers[0]]["status"] == "failed" and "ACL" in st[brokers[0]]["detail"]
     assert all(st[b]["status"] == "verified" for b in brokers[1:])
     assert "finish:" in r.stderr and f"--brokers {brokers[0]}" in r.stderr
+
+
+def test_groups_progress_and_diagnose_show_a_paused_group_with_who_and_when(cli, sim):
+    r = run(cli, sim, "group", "pause", "GID_PAY", "--execute", "--yes", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    g = run(cli, sim, "groups", "--no-clients", "-o", "json")
+    row = next(x for x in g.json["groups"] if x["group"] == "GID_PAY")
+    assert row["state"] == "PAUSED"
+    assert "consumeEnable=false" in row["reason"] and "paused by" in row["reason"]
+    p = run(cli, sim, "group", "progress", "GID_PAY", "--no-clients", "-o", "json")
+    assert p.json["paused_on"] and "paused by" in p.json["paused_by"]
+    d = run(cli, sim, "diagnose", "GID_PAY", "-o", "json")
+    f = [x for x in d.json["findings"] if x["code"] == "consume-disabled"]
+    assert f and "group resume GID_PAY" in f[0]["next"]
+    assert any("paused by" in e["text"] for e in f[0]["evidence"])

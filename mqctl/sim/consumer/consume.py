@@ -69,15 +69,10 @@ class Consume(Rebalance):
                 continue  # "the message queue not locked, so consume later"
             # a push consumer's pull request carries its consumed offset (commitOffset)
             self.traffic[mq.broker_name] = now
-            if not b.consume_enabled(g):
-                # PullMessageProcessor: NO_PERMISSION (consumeEnable=false); the client logs
-                # it, pulls again 3 s later and gets nothing from this broker, but consumes
-                # what it had pulled before (its process queue's cache)
-                end = self._refused(mq, pq, b, now)
-                pq.last_pull_ts = now
-                start = pq.position if pq.head is None else pq.head
-                if behaviour != "stuck" and not self.pop and end > start:
-                    backlog.append((mq, pq, end - start))
+            if not b.consume_enabled(g):  # NO_PERMISSION: only the cache is consumed
+                left = self._refused(mq, pq, b, now)
+                if behaviour != "stuck" and not self.pop and left > 0:
+                    backlog.append((mq, pq, left))
                 continue
             pq.refused_end = None
             if self.pop and self.group.model == "CLUSTERING":
@@ -208,10 +203,12 @@ class Consume(Rebalance):
             pq.head = None
 
     def _refused(self, mq: MessageQueue, pq: PQ, b: BrokerLink, now: int) -> int:
-        """A pull the broker refused (NO_PERMISSION): the end of the cache pulled before (set
-        at the first refusal), and the client log's WARN every 3 s, as
-        DefaultMQPushConsumerImpl's PullCallback.onException writes it (4.9.3 and 5.3.3
-        client-logs: "execute the pull request exception" and the MQBrokerException)."""
+        """A pull the broker refused (PullMessageProcessor: NO_PERMISSION, consumeEnable=
+        false): the client logs PullCallback.onException's WARN (4.9.3 and 5.3.3 client-logs:
+        "execute the pull request exception" and the MQBrokerException), pulls again 3 s
+        later and gets nothing, but consumes what it had pulled before (its process queue's
+        cache, fixed at the first refusal): how much of that is left."""
+        pq.last_pull_ts = now
         start = pq.position if pq.head is None else pq.head
         if pq.refused_end is None:  # (a client that never pulled has nothing cached)
             room = max(0, b.max_offset(mq.topic, mq.queue_id) - start) if pq.pulled else 0
@@ -228,7 +225,7 @@ class Consume(Rebalance):
                       f"MQBrokerException: CODE: 16  DESC: subscription group no permission, "
                       f"{g} BROKER: {addr}\nFor more information, please visit the url, "
                       "http://rocketmq.apache.org/docs/faq/", "WARN")
-        return pq.refused_end
+        return max(0, pq.refused_end - start)
 
     @staticmethod
     def _share(backlog: list[tuple[MessageQueue, PQ, int]], capacity: float | None
