@@ -239,6 +239,10 @@ class _Clone:
         boundary("verifying")
         now = {q.mq: await self.admin.query_offset(self.r.dest, q.mq, plan.addrs[
             q.mq.broker_name]) for q in plan.queues if q.mq.broker_name in sent}
+        if self.stop.stopped:  # every request was sent; the read-back is not judged
+            self.stop.reported = True
+            return CloneOutcome(plan, "verify", sent, None, str(rb), self.stop.reason,
+                                self.notes)
         self.phase = "done"
         self.stop.late = "after the clone was complete: the result above stands"
         boundary("verified")

@@ -81,3 +81,56 @@ def test_a_second_change_of_the_group_is_refused_while_one_runs(cli, sim, tmp_pa
             assert "another mqctl run is changing group GID_PAY" in r.stderr
     assert all(enabled(sim).values())
     assert not [x for x in sim.request_log if x.code == 200]
+
+
+@pytest.mark.parametrize("phase", ["planned", "applying", "broker-done", "verifying"])
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_a_signal_during_a_config_change_says_what_was_applied(sim, tmp_path, phase, sig):
+    undo = tmp_path / "undo.json"
+    code, out, err = run(sim, ["group", "config", "set", "GID_PAY", "retryMaxTimes=4",
+                               "--execute", "--yes", "--undo-file", str(undo), "-o", "json"],
+                         tmp_path, {"MQCTL_TEST_SIGNAL_AT": f"{phase}:{sig}"})
+    assert code == 130, (phase, sig, code, err)
+    assert f"interrupted by {sig} {PHASES[phase]}" in err, (phase, err)
+    now = sim.call(lambda c: {b: c.brokers[b].groups["GID_PAY"].retry_max_times
+                              for b in sorted(c.brokers)})
+    if phase == "planned":
+        assert set(now.values()) == {16} and not undo.exists()
+        return
+    assert undo.exists()
+    for b in json.loads(out)["brokers"]:
+        assert now[b["broker"]] == (16 if b["status"] == "not-sent" else 4), b
+
+
+def clone_offsets(sim):
+    return sim.call(lambda c: {(b, q): c.brokers[b].committed("GID_COPY", "TopicPay", q)
+                               for b in sorted(c.brokers) for q in range(4)})
+
+
+@pytest.mark.parametrize("phase", ["planned", "applying", "broker-done", "verifying"])
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_a_signal_during_an_offsets_clone_says_what_was_applied(sim, tmp_path, phase, sig):
+    from mqctl.sim.broker import GroupConf
+
+    def new_group(c):
+        for b in c.brokers.values():
+            b.groups["GID_COPY"] = GroupConf("GID_COPY")
+            b.offsets[("TopicPay", "GID_COPY")] = {q: 1 for q in range(4)}
+
+    sim.call(new_group)
+    rb = tmp_path / "rb.json"
+    code, out, err = run(sim, ["offsets", "clone", "--from", "GID_REPLAY", "--to", "GID_COPY",
+                               "-t", "TopicPay", "--offline", "--execute", "--yes",
+                               "--rollback-file", str(rb), "-o", "json"],
+                         tmp_path, {"MQCTL_TEST_SIGNAL_AT": f"{phase}:{sig}"})
+    assert code == 130, (phase, sig, code, err)
+    assert f"interrupted by {sig} {PHASES[phase]}" in err, (phase, err)
+    now = clone_offsets(sim)
+    if phase == "planned":
+        assert set(now.values()) == {1} and not rb.exists()
+        return
+    assert rb.exists()  # written before the first request
+    d = json.loads(out)
+    for broker, state in (d["brokers"] or {}).items():
+        got = {v for (b, _), v in now.items() if b == broker}
+        assert (got == {1}) == (state == "not-sent"), (broker, state, got)
