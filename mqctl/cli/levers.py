@@ -4,11 +4,20 @@ exit with its error."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
-from mqctl.cli.common import cluster, emit, emit_before_change, one_group, state
+from mqctl.cli.common import (
+    cluster,
+    emit_before_change,
+    emit_or_lost,
+    keep_result,
+    one_group,
+    output_lost_error,
+    state,
+)
 from mqctl.cli.offsets import _ask, _interactive
 from mqctl.cli.options import (
     AssignmentsArg,
@@ -35,7 +44,9 @@ from mqctl.errors import UsageError
 from mqctl.interrupt import deferred
 
 if TYPE_CHECKING:
+    from mqctl.errors import MqctlError
     from mqctl.levers import LeverPlan, LeverRequest
+    from mqctl.render import Result
 
 
 
@@ -183,10 +194,33 @@ def _run(ctx: typer.Context, request: LeverRequest, *, yes: bool, output: Any,
 
     with deferred() as stop, cluster(st, namesrv, concurrency) as c:
         outcome = c.lever(request, stop=stop, confirm=ask, on_ready=ready)
-        emit(lever_result(outcome), fmt)
-    err = outcome.error()
+        _finish(lever_result(outcome), fmt, outcome.undo, outcome.error(), stop.stopped)
+
+
+def _finish(out: Result, fmt: str, undo: str | None, err: MqctlError | None,
+            stopped: bool) -> None:
+    """Print the outcome and exit with its error. After a signal (SIGHUP: the terminal may be
+    gone) the result is first kept beside the undo or rollback file
+    (``<file>.result.txt``), as ``offsets reset`` keeps it; stdout that cannot be written
+    after a change is named (exit 141 or 2) with where the result is."""
+    kept = _keep(out, undo, err) if stopped and undo else None
+    lost = emit_or_lost(out, fmt)
+    if lost is not None and undo is not None and kept is None:
+        kept = _keep(out, undo, err)
     if err is not None:
         raise err
+    if lost is not None and undo is not None:
+        raise output_lost_error(lost, kept)
+
+
+def _keep(out: Result, file: str, err: MqctlError | None) -> str | None:
+    p = Path(file)
+    target = p.with_name(f"{p.stem}.result.txt")
+    n = 2
+    while target.exists():
+        target = p.with_name(f"{p.stem}.result.{n}.txt")
+        n += 1
+    return keep_result(target, out, err)
 
 
 def clone(
@@ -223,10 +257,7 @@ def clone(
                            rollback_file=rollback_file)
     with deferred() as stop, cluster(st, namesrv, concurrency) as c:
         outcome = c.clone_offsets(request, stop=stop)
-        emit(clone_result(outcome), fmt)
-    err = outcome.error()
-    if err is not None:
-        raise err
+        _finish(clone_result(outcome), fmt, outcome.rollback, outcome.error(), stop.stopped)
 
 
 def register(group_app: typer.Typer, config_app: typer.Typer, offsets_app: typer.Typer

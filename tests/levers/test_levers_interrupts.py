@@ -55,6 +55,9 @@ def test_a_signal_at_every_phase_of_a_pause_says_what_was_applied(sim, tmp_path,
         assert all(now.values()) and not undo.exists()  # nothing was changed, as it says
         return
     assert undo.exists()  # written before the first request
+    # the terminal may be gone (SIGHUP): the result is kept beside the undo file too
+    kept = tmp_path / "undo.result.txt"
+    assert kept.exists() and "GID_PAY" in kept.read_text()
     d = json.loads(out)
     for b in d["brokers"]:  # what it says is what the broker holds
         if b["status"] == "not-sent":

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from readonly import assert_read_only
 
 from mqctl.remoting import fastjson
 from mqctl.remoting.codes import RequestCode as C
@@ -33,6 +34,13 @@ def test_pause_plan_sends_nothing_and_shows_each_brokers_value(cli, sim):
     assert all(b["status"] == "planned" for b in d["brokers"])
     assert not sent(sim, C.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP)
     assert all(conf(sim, b["broker"], "GID_PAY").consume_enable for b in d["brokers"])
+    assert_read_only(sim)  # a plan sends nothing that changes the cluster
+    for args in (["group", "config", "set", "GID_PAY", "retryMaxTimes=2"],
+                 ["offsets", "clone", "--from", "GID_REPLAY", "--to", "GID_PAY", "-t",
+                  "TopicPay"]):
+        sim.clear_request_log()
+        run(cli, sim, *args)
+        assert_read_only(sim)
 
 
 def test_pause_execute_sends_the_config_as_read_and_resume_undoes_it(cli, sim, tmp_path):
