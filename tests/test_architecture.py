@@ -41,8 +41,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # the public Python API that the CLI wraps (whichever of these names it takes)
     ("api", ("mqctl.api", "mqctl.cluster")),
     ("export", ("mqctl.lagjob", "mqctl.lagoptions", "mqctl.snapshot")),
-    ("domain", ("mqctl.allocate", "mqctl.diagnose", "mqctl.locks", "mqctl.message",
-                "mqctl.reset")),
+    ("domain", ("mqctl.allocate", "mqctl.diagnose", "mqctl.levers", "mqctl.locks",
+                "mqctl.message", "mqctl.reset")),
     ("views", ("mqctl.tcpdump", "mqctl.views", "mqctl.wire",
                # the lock classification (pure), and the memory of departed clients it reads
                "mqctl.locks.model", "mqctl.locks.store", "mqctl.locks.types",
@@ -930,6 +930,9 @@ REQUEST_HOMES = ("mqctl.admin", "mqctl.remoting")
 RAW_REQUESTS: dict[str, str] = {
     "mqctl.reset.apply": "INVOKE_BROKER_TO_RESET_OFFSET / UPDATE_CONSUMER_OFFSET of a reset",
     "mqctl.locks.release": "UNLOCK_BATCH_MQ of a lock release",
+    "mqctl.levers.apply": "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP of a pause, resume or config "
+                          "change",
+    "mqctl.levers.clone": "CLONE_GROUP_OFFSET of an offsets clone",
 }
 ROW_KEYS = 3
 CLI_DATACLASSES = ("mqctl.cli.common:AppState",)

@@ -510,5 +510,17 @@ class Admin:
                 return None
             raise
 
+    async def paused_pull(self, group: str, addr: str) -> RemotingCommand:
+        """One PULL_MESSAGE with ``group``'s name, to see a pause's effect: only for a broker
+        where the group's consumeEnable was just read back as false. 4.9.3 and 5.x
+        PullMessageProcessor then answer NO_PERMISSION "subscription group no permission"
+        (raised as BrokerError) before the topic, queue or offset are looked at, so nothing is
+        read, committed or recorded (no commit flag, no suspend flag)."""
+        return await self.client.invoke(addr, RequestCode.PULL_MESSAGE, {
+            "consumerGroup": group, "topic": RETRY_PREFIX + group, "queueId": 0,
+            "queueOffset": 0, "maxMsgNums": 1, "sysFlag": 0, "commitOffset": 0,
+            "suspendTimeoutMillis": 0, "subVersion": 0, "expressionType": "TAG",
+            "subscription": "*"})
+
 
 __all__ = ["ALL_OFFSETS_MIN_TIMEOUT_S", "RUNNING_INFO_MIN_TIMEOUT", "Admin"]

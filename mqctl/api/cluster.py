@@ -5,6 +5,7 @@ or a profile. Their methods return the typed results the commands render (docs/a
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
     from mqctl.config import Settings
     from mqctl.diagnose import Diagnosis
     from mqctl.interrupt import Stop
+    from mqctl.levers import LeverOutcome, LeverPlan, LeverRequest
+    from mqctl.levers.clone import CloneOutcome, CloneRequest
     from mqctl.locks import LockStore, LockView
     from mqctl.locks.release import ReleaseOutcome, ReleaseRequest, ReleaseRun
     from mqctl.message.dlq import GroupDlq
@@ -190,6 +193,7 @@ class AsyncCluster:
         """A group's per-queue progress (``mqctl group progress``); a group no broker knows
         raises :class:`mqctl.errors.NotFoundError`."""
         from mqctl.views.existence import read_nothing_of, require_group
+        from mqctl.views.paused import paused_by, paused_on
         from mqctl.views.progress_capture import capture_progress
 
         admin = await self.admin()
@@ -198,6 +202,10 @@ class AsyncCluster:
                                    lock_store=self.lock_store(state_dir))
         if read_nothing_of(p):
             await require_group(admin, group)
+        paused = await paused_on(admin, group)
+        if paused:
+            p = dataclasses.replace(p, paused_on=paused,
+                                    paused_by=paused_by(admin.namesrv, group))
         return p
 
     @_in_context
@@ -392,6 +400,30 @@ class AsyncCluster:
         from mqctl.reset.workflow import rollback_states
 
         return await rollback_states(await self.admin(), infos)
+
+    @_in_context
+    async def lever(self, request: LeverRequest, *, stop: Stop | None = None,
+                    confirm: Callable[[str], Any] | None = None,
+                    on_ready: Callable[[LeverPlan, str | None], None] | None = None
+                    ) -> LeverOutcome:
+        """A config lever (``group pause/resume``, ``group config set/rollback``): planned,
+        and with ``request.execute`` applied and verified under the group's change lock
+        (:func:`mqctl.levers.run_lever`)."""
+        from mqctl.levers import run_lever
+
+        return await run_lever(await self.admin(), self.settings.namesrv, request, stop=stop,
+                               confirm=confirm, on_ready=on_ready,
+                               warn=self.context.warning)
+
+    @_in_context
+    async def clone_offsets(self, request: CloneRequest, *, stop: Stop | None = None
+                            ) -> CloneOutcome:
+        """``mqctl offsets clone``: G2's offsets on a topic made G1's (CLONE_GROUP_OFFSET),
+        planned, and with ``request.execute`` applied and verified under G2's change lock."""
+        from mqctl.levers.clone import run_clone
+
+        return await run_clone(await self.admin(), self.settings.namesrv, request, stop=stop,
+                               warn=self.context.warning)
 
 
 class AsyncResetPlan:
@@ -646,6 +678,12 @@ class Cluster:
                    **kw: Any) -> ResetPlan:
         """:meth:`AsyncCluster.plan_reset`, blocking; its plan's ``apply`` too."""
         return ResetPlan(self, self.run(lambda c: c.plan_reset(group, topic, **kw)))
+
+    def lever(self, request: LeverRequest, **kw: Any) -> LeverOutcome:
+        return self.run(lambda c: c.lever(request, **kw))
+
+    def clone_offsets(self, request: CloneRequest, **kw: Any) -> CloneOutcome:
+        return self.run(lambda c: c.clone_offsets(request, **kw))
 
     def plan_rollback(self, file: str, **kw: Any) -> ResetPlan | NothingToRestore:
         got = self.run(lambda c: c.plan_rollback(file, **kw))

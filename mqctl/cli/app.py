@@ -33,7 +33,7 @@ from mqctl.cli import (
     wire,
 )
 from mqctl.cli.common import AppState
-from mqctl.cli.typer_compat import set_argument_usage
+from mqctl.cli.typer_compat import DefaultGroup, set_argument_usage
 
 HELP = """\
 mqctl: operations toolkit for Apache RocketMQ consumer groups.
@@ -145,6 +145,8 @@ def arrange_args(root: Any, ctx: Any, args: list[str]) -> list[str]:
         if sub is None:
             break
         cmd, i = sub, i + 1
+    if isinstance(cmd, DefaultGroup) and cmd.takes_default(ctx, args[i:]):
+        cmd = cmd.default_command()  # `group config G -o json`: the default command's options
     rest, kept = args[i:], []
     if hasattr(cmd, "get_command") and not rest and (cmd is not root or not args):
         return [*args, "--help"]  # a group and nothing to run: its help, exit 0
@@ -332,3 +334,8 @@ group_config.register(group.group_app)
 from mqctl.cli import diagnose as diagnose_cmd  # noqa: E402
 
 diagnose_cmd.register(app)
+
+# the incident levers: group pause/resume, group config set/rollback, offsets clone
+from mqctl.cli import levers as levers_cmd  # noqa: E402
+
+levers_cmd.register(group.group_app, group_config.config_app, offsets.app)

@@ -8,6 +8,7 @@ import typer
 
 from mqctl.cli.common import emit, one_group, read, state
 from mqctl.cli.options import ConcurrencyOpt, GroupArg, GroupOption, NamesrvOpt, OutputOpt
+from mqctl.cli.typer_compat import default_group
 
 if TYPE_CHECKING:
     from mqctl.views.group_config import GroupConfigView
@@ -42,5 +43,12 @@ def config(
         raise_partial(view.failures, f"group config {group}")
 
 
+config_app = typer.Typer(
+    cls=default_group("show"), no_args_is_help=False,
+    help="The group's subscription group config: show it (the default), change it, roll a "
+         "change back.")
+config_app.command("show")(config)
+
+
 def register(group_app: typer.Typer) -> None:
-    group_app.command("config")(config)
+    group_app.add_typer(config_app, name="config")

@@ -33,7 +33,9 @@ if TYPE_CHECKING:
 # mqctl.views.groups.STATE_RULE, kept here too so that `mqctl --help` imports nothing heavy (a test
 # checks both say the same)
 STATE_HELP = (
-    "UNKNOWN: the membership could not be read; EMPTY: no online member and no committed "
+    "UNKNOWN: the membership could not be read; PAUSED: consumeEnable=false on a master "
+    "(`group pause`; who and when if mqctl paused it from here); EMPTY: no online member and "
+    "no committed "
     "offset (lag unknown: nothing was read); UNKNOWN: the lag is unknown (a broker that hosts "
     "the group's topics did not answer; a BROADCASTING group keeps its offsets in the "
     "clients: reason 'broadcasting'); OFFLINE: no online member, "

@@ -197,8 +197,10 @@ MAX_REPLAY = Flag("--max-replay", min=0, help="Refuse an --execute that would re
                   "committed offset count with the most they could move).", **NO_DEFAULT)
 MAX_SKIP = Flag("--max-skip", min=0, help="Refuse an --execute that would skip (move forward) "
                 "more than N messages in total (profile max_skip).", **NO_DEFAULT)
-YES = Flag("--yes", "-y", help="Do not ask before a large change (on a terminal, an --execute "
-           "moving more than confirm_above messages, default 10000, asks first).")
+YES = Flag("--yes", "-y", help="Do not ask before the change (on a terminal an offsets "
+           "--execute moving more than confirm_above messages, default 10000, asks first; a "
+           "group pause/resume/config --execute always asks, and without a terminal needs "
+           "--yes).")
 VERIFY_WAIT = Flag("--verify-wait", min=0, max=MAX_VERIFY_WAIT_S, help="Seconds to wait, "
                    "polling, before judging the result, at most 3600 (default: 10 per broker "
                    "+ 5 on the legacy path with online consumers, 10 after a forced write of an "
@@ -252,6 +254,32 @@ def rollback_name(value: str) -> bool:
 ROLLBACK_ARG = Flag(parser=in_file("rollback file", name=rollback_name), help="Rollback file "
                     "written by `offsets reset --execute`, or a NAME from `offsets rollbacks` "
                     "(in the default directory).")
+
+BROKERS = Flag("--brokers", metavar="BROKER[,BROKER]", help="Only these brokers (names as "
+               "`mqctl cluster` lists them, comma-separated; default: every master).",
+               **NO_DEFAULT)
+CREATE = Flag("--create", help="Create the group on a broker that does not have it (with "
+              "SubscriptionGroupConfig's defaults and the fields given).")
+UNDO_FILE = Flag("--undo-file", parser=out_file("undo file"), help="Where to write the configs "
+                 "before the change (default under ~/.local/state/mqctl/levers/undo).",
+                 **NO_DEFAULT)
+UNDO_ARG = Flag(parser=in_file("undo file"), help="Undo file written by `group pause/resume` "
+                "or `group config set --execute`.")
+ASSIGNMENTS = Flag(help="KEY=VALUE: a SubscriptionGroupConfig field (retryMaxTimes=3, "
+                   "consumeBroadcastEnable=false, groupRetryPolicy='{\"type\":\"EXPONENTIAL\"}' "
+                   "on 5.x).", metavar="KEY=VALUE...")
+FROM_GROUP = Flag("--from", help="The group whose offsets are copied.")
+TO_GROUP = Flag("--to", help="The group whose offsets are replaced.")
+OFFLINE = Flag("--offline", help="Copy even when the source group is online without "
+               "subscribing the topic (CLONE_GROUP_OFFSET's offline flag, mqadmin -o).")
+BrokersOpt = Annotated[str | None, BROKERS.option()]
+CreateOpt = Annotated[bool, CREATE.option()]
+UndoFileOpt = Annotated[str | None, UNDO_FILE.option()]
+UndoArg = Annotated[str, UNDO_ARG.argument()]
+AssignmentsArg = Annotated[list[str] | None, ASSIGNMENTS.argument()]
+FromGroupOpt = Annotated[str, FROM_GROUP.option()]
+ToGroupOpt = Annotated[str, TO_GROUP.option()]
+OfflineOpt = Annotated[bool, OFFLINE.option()]
 
 ToTimeOpt = Annotated[str | None, TO_TIME.option()]
 ByDurationOpt = Annotated[str | None, BY_DURATION.option()]

@@ -20,12 +20,13 @@ from typing import Any
 from typer._click.exceptions import ClickException
 from typer._click.globals import get_current_context
 from typer._click.shell_completion import CompletionItem, ShellComplete, split_arg_string
+from typer.core import TyperGroup
 
 TESTED_TYPER = "0.29"
 
-__all__ = ["TESTED_TYPER", "ClickException", "CompletionItem", "ShellComplete",
-           "get_current_context", "has_completion", "legacy_shell_complete", "param_parser",
-           "set_argument_usage", "set_completion", "split_arg_string"]
+__all__ = ["TESTED_TYPER", "ClickException", "CompletionItem", "DefaultGroup", "ShellComplete",
+           "default_group", "get_current_context", "has_completion", "legacy_shell_complete",
+           "param_parser", "set_argument_usage", "set_completion", "split_arg_string"]
 
 
 def set_argument_usage(param: Any, usage: str) -> None:
@@ -67,3 +68,62 @@ def legacy_shell_complete(command: Any, instruction: str) -> int:
 
     completion_init()
     return int(shell_complete(command, {}, "mqctl", "_MQCTL_COMPLETE", instruction))
+
+
+class DefaultGroup(TyperGroup):
+    """A command group with a default subcommand: ``mqctl group config G`` runs
+    ``mqctl group config show G`` (the first argument is not one of the group's subcommands),
+    while ``mqctl group config set G K=V`` runs ``set``. Click has no default subcommand;
+    this inserts its name before the group parses its arguments (a first argument that is a
+    subcommand, or ``-h``/``--help``, is left as it is, so the group's help lists the
+    subcommands). Help is the default command's help followed by the subcommands; completion
+    of the first word offers the subcommands and what the default command's first argument
+    completes to (group names). A value that is also a subcommand's name needs the default's
+    name: ``mqctl group config show set``. Made by :func:`default_group`."""
+
+    default_name = ""
+
+    def takes_default(self, ctx: Any, args: list[str]) -> bool:
+        """Whether ``args`` are the default command's (not a subcommand, not the help)."""
+        if not args:
+            return not ctx.resilient_parsing  # (completing the first word: see shell_complete)
+        first = args[0]
+        return first not in self.commands and first not in ctx.help_option_names
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if self.takes_default(ctx, list(args)):
+            args = [self.default_name, *args]
+        return super().parse_args(ctx, args)
+
+    def default_command(self) -> Any:
+        return self.commands[self.default_name]
+
+    def _default_context(self, ctx: Any) -> Any:
+        return self.default_command().make_context(ctx.info_name, [], parent=ctx.parent,
+                                                   resilient_parsing=True)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        cmd = self.default_command()
+        with self._default_context(ctx) as sub:
+            cmd.format_help(sub, formatter)
+        formatter.write_paragraph()
+        formatter.write_text(f"Without a command, or with arguments that are not one: "
+                             f"`{ctx.command_path} {self.default_name}`.")
+        self.format_commands(ctx, formatter)
+
+    def shell_complete(self, ctx: Any, incomplete: str) -> list[CompletionItem]:
+        items: list[CompletionItem] = list(super().shell_complete(ctx, incomplete))
+        cmd = self.default_command()
+        with self._default_context(ctx) as sub:
+            if incomplete.startswith("-"):
+                return items + list(cmd.shell_complete(sub, incomplete))
+            for param in cmd.get_params(sub):
+                if getattr(param, "param_type_name", "") == "argument":
+                    return items + list(param.shell_complete(sub, incomplete))
+        return items
+
+
+def default_group(name: str) -> type[DefaultGroup]:
+    """The :class:`DefaultGroup` class whose default subcommand is ``name`` (for
+    ``typer.Typer(cls=...)``)."""
+    return type(f"DefaultGroup_{name}", (DefaultGroup,), {"default_name": name})

@@ -37,6 +37,7 @@ from mqctl.timeparse import now_ms
 from mqctl.views.existence import require_group
 from mqctl.views.group_config import capture_group_config
 from mqctl.views.members import GroupMembers, capture_members
+from mqctl.views.paused import paused_by
 from mqctl.views.progress_capture import capture_progress
 
 if TYPE_CHECKING:
@@ -139,6 +140,8 @@ async def _read_progress(admin: Admin, r: Reading, group: str, m: GroupMembers) 
 async def _read_config(admin: Admin, r: Reading, group: str) -> None:
     try:
         r.config = await capture_group_config(admin, group)
+        if any((c or {}).get("consumeEnable") is False for c in r.config.configs.values()):
+            r.paused_by = paused_by(admin.namesrv, group)  # (the local audit record)
         r.failures.extend(r.config.failures)
         if r.config.failures:
             r.unread["group config"] = ("GET_ALL_SUBSCRIPTIONGROUP_CONFIG: "

@@ -146,6 +146,7 @@ class Reading:
     progress: GroupProgress | None = None
     config: GroupConfigView | None = None
     config_missing: bool = False  # no broker holds a subscription group for it
+    paused_by: str | None = None  # who paused it with `mqctl group pause` here, and when
     routes: dict[str, TopicRoute] = field(default_factory=dict)
     # broker -> the group as that broker sees it (GET_CONSUMER_CONNECTION_LIST: its
     # group-level subscription table); None: not online there

@@ -55,6 +55,8 @@ LOGGERS: dict[str, tuple[str, str]] = {
     # OFFSET_ILLEGAL case, then RebalanceImpl.removeProcessQueue
     "offset_illegal": ("NettyClientPublicExecutor_1", _PUSH),  # onSuccess
     "pull_later": ("PullMessageService", _PUSH),  # pullMessage
+    # a pull answered with an error (NO_PERMISSION: consumeEnable=false): PullCallback
+    "pull_exception": ("NettyClientPublicExecutor_1", _PUSH),  # onException
     "start_begin": ("main", _PUSH),  # start
     "factory_ok": ("main", _MCI),  # start
     "start_ok": ("main", _PUSH),  # start

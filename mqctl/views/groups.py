@@ -61,14 +61,17 @@ from mqctl.timeparse import now_ms
 from mqctl.views.dlq import DlqQueue, read_dlq_queues
 from mqctl.views.members import not_online
 from mqctl.views.offsets import OffsetTableCache, committed_offsets
+from mqctl.views.paused import paused_by
 from mqctl.views.progress import BROADCASTING_LAG, classify_span
 from mqctl.views.topics import int_or_zero, match_name
 
-STATES = ("OK", "LAGGING", "STOPPED", "OFFLINE", "EMPTY", "UNKNOWN")
+STATES = ("OK", "LAGGING", "STOPPED", "OFFLINE", "EMPTY", "PAUSED", "UNKNOWN")
 
 # The state rule, in the order it is applied (docs/groups.md and `mqctl groups --help` print it)
 STATE_RULE = (
     "UNKNOWN: the membership could not be read; "
+    "PAUSED: consumeEnable=false in its subscription group on a master (`mqctl group pause`: "
+    "the broker refuses its pulls; who paused it and when, if mqctl did it from here); "
     "EMPTY: no online member and no committed offset on any broker (the group exists only in "
     "the subscription group table; its lag is unknown, nothing was read); "
     "UNKNOWN: the lag is unknown (a broker that hosts the group's topics did not answer; a "
@@ -107,6 +110,10 @@ class GroupSummary:
     orderly: bool | None = None
     strategies: list[str] = field(default_factory=list)  # reported by the members that answered
     running_info: str = "not asked"  # ok | not asked | "<n> of <m> failed"
+    # masters whose subscription group config has consumeEnable=false (`group pause`), and who
+    # paused it when mqctl did it from this machine (its audit record)
+    paused_on: list[str] = field(default_factory=list)
+    paused_by: str | None = None
     # members whose GET_CONSUMER_RUNNING_INFO was asked and not answered (still members: a
     # client that left meanwhile is not counted): what they run is unknown, so every column
     # derived from the members' running info (TYPE, ORDERLY, STRATEGY, INFLIGHT) is partial
@@ -196,6 +203,11 @@ def group_state(s: GroupSummary, *, lag_threshold: int = DEFAULT_LAG_THRESHOLD,
     """The state of one group and why (STATE_RULE, applied in that order). Pure."""
     if s.members is None:
         return "UNKNOWN", "the member list could not be read"
+    if s.paused_on:
+        return "PAUSED", (f"consumeEnable=false on {', '.join(s.paused_on)}"
+                          + (f" (the others of {len(s.brokers)} serve its pulls)"
+                             if len(s.paused_on) < len(s.brokers) else "")
+                          + (f"; {s.paused_by}" if s.paused_by else ""))
     if s.lag_unknown:
         return "UNKNOWN", (f"{s.lag_unknown}: each client keeps its own offsets in a local "
                            "file (LocalFileOffsetStore), the brokers have none: lag unknown")
@@ -243,6 +255,7 @@ class _Tables:
     stats: Mapping[str, GroupSummary]    # group -> what the consume stats say of it
     failures: tuple[BrokerFailure, ...]
     stats_failed: tuple[str, ...]        # brokers whose GET_BROKER_CONSUME_STATS failed
+    paused: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # consumeEnable=false
 
     @property
     def retry_topics(self) -> set[str]:
@@ -263,7 +276,7 @@ async def _read_tables(admin: Admin) -> _Tables:
 
     blist = list(masters.values())
     sub_out, stats_out = await asyncio.gather(
-        fan_out(blist, lambda b: admin.subscription_groups(addr_of(b)),
+        fan_out(blist, lambda b: admin.subscription_group_table(addr_of(b)),
                 concurrency=admin.concurrency),
         fan_out(blist, lambda b: admin.broker_consume_stats(addr_of(b)),
                 concurrency=admin.concurrency))
@@ -277,10 +290,13 @@ async def _read_tables(admin: Admin) -> _Tables:
         raise NothingRead("the group tables (GET_ALL_SUBSCRIPTIONGROUP_CONFIG / "
                           "GET_BROKER_CONSUME_STATS)", dedupe(failures))
     known: dict[str, set[str]] = defaultdict(set)
+    paused: dict[str, list[str]] = defaultdict(list)
     for o in sub_out:
         if o.ok:
-            for g in o.value or []:
+            for g, conf in (o.value or {}).items():
                 known[g].add(o.item.broker_name)
+                if conf.get("consumeEnable") is False:
+                    paused[g].append(o.item.broker_name)
     stats = _stats_summaries([(o.item.broker_name, o.value) for o in stats_out if o.ok], known)
     all_topics = {t for t in topic_names if not t.startswith((RETRY_PREFIX, DLQ_PREFIX))}
     for g in sorted({t[len(RETRY_PREFIX):] for t in topic_names if t.startswith(RETRY_PREFIX)}):
@@ -288,7 +304,8 @@ async def _read_tables(admin: Admin) -> _Tables:
             known[g] = set()
     return _Tables(masters, tuple(topic_names), {g: frozenset(bs) for g, bs in known.items()},
                    stats, tuple(failures),
-                   tuple(sorted({o.item.broker_name for o in stats_out if not o.ok})))
+                   tuple(sorted({o.item.broker_name for o in stats_out if not o.ok})),
+                   {g: tuple(sorted(bs)) for g, bs in paused.items()})
 
 
 def _stats_summaries(answers: list[tuple[str, object]], known: dict[str, set[str]]
@@ -329,7 +346,8 @@ def _select(t: _Tables, include_system: bool, match: str | None
             hidden += 1
             continue
         if match_group(g, match):
-            out[g] = replace(t.stats.get(g) or GroupSummary(g), brokers=sorted(t.known[g]))
+            out[g] = replace(t.stats.get(g) or GroupSummary(g), brokers=sorted(t.known[g]),
+                             paused_on=list(t.paused.get(g, ())))
     return [out[g] for g in sorted(out)], hidden
 
 
@@ -387,6 +405,9 @@ async def capture_groups(admin: Admin, *, include_system: bool = False,
     t = await _read_tables(admin)
     failures = list(t.failures)
     groups, hidden = _select(t, include_system, match)
+    for s in groups:
+        if s.paused_on:
+            s.paused_by = paused_by(admin.namesrv, s.group)
     masters = dict(t.masters)
     all_masters = list(masters.values())
     await fan_out(groups, lambda s: _members(admin, s, masters, all_masters, clients),

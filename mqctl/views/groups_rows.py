@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from mqctl.render import Column, Result, Table
 from mqctl.timeparse import format_duration, format_ms
+from mqctl.views.groups import STATES
 from mqctl.views.progress import NO_OFFSET_LAG_CAVEAT
 from mqctl.views.sort import GroupSort
 
@@ -77,7 +78,7 @@ def groups_result(c: GroupsCapture, *, only_lagging: bool = False,
     gs = [s for s in c.groups if s.lagging] if only_lagging else list(c.groups)
     rows = [_group_row(s) for s in _sorted(gs, sort)]
     counts = {st: sum(1 for s in c.groups if s.state == st)
-              for st in ("OK", "LAGGING", "STOPPED", "OFFLINE", "EMPTY", "UNKNOWN")}
+              for st in STATES}
     return Result([Table(_columns(), rows, title="consumer groups", name="groups")],
                   data=_groups_data(c, rows, counts),
                   notes=_groups_notes(c, gs, rows, counts, only_lagging))

@@ -252,6 +252,10 @@ class GroupProgress:
     # where no %RETRY% queue was read: whether %RETRY%<group> exists (False: nothing waits
     # for redelivery; True: its backlog is unknown); None: not asked or not known
     retry_topic: bool | None = None
+    # masters whose subscription group config has consumeEnable=false (`group pause`; None:
+    # not read), and who paused it when mqctl did it from this machine
+    paused_on: list[str] | None = None
+    paused_by: str | None = None
 
     @property
     def complete(self) -> bool:

@@ -83,6 +83,15 @@ class _Totals(NamedTuple):
     clients_tps: float | None
 
 
+def _paused_notes(p: GroupProgress) -> list[str]:
+    if not p.paused_on:
+        return []
+    return [f"PAUSED: consumeEnable=false on {', '.join(p.paused_on)}: those brokers answer the "
+            "group's pulls NO_PERMISSION (its clients consume only what they had cached)"
+            + (f"; {p.paused_by}" if p.paused_by else "")
+            + f"; `mqctl group resume {p.group}` lets it consume again"]
+
+
 def progress_result(p: GroupProgress, *, only_lagging: bool = False,
                     sort: SortKey = SortKey.queue, retry: bool = True) -> Result:
     """``group progress``: the queue table, the per-topic table, the retry and dead-letter
@@ -95,7 +104,9 @@ def progress_result(p: GroupProgress, *, only_lagging: bool = False,
     topics = _topic_rows(p, main_qs, owners_unknown)
     tot = _totals(p, main_qs)
     data = _progress_data(p, rows, topics, main_qs, tot)
-    notes = [_headline(p, main_qs, tot), *_rate_notes(p, topics, tot),
+    data["paused_on"] = p.paused_on
+    data["paused_by"] = p.paused_by
+    notes = [*_paused_notes(p), _headline(p, main_qs, tot), *_rate_notes(p, topics, tot),
              *_owner_notes(p, tot, owners_unknown), *_queue_notes(p, tot),
              *_no_queue_notes(p)]
     tables = [Table(_queue_columns(), rows, title=f"progress of {p.group}", name="queues"),

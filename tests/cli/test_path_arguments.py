@@ -73,7 +73,9 @@ NOT_PATHS = {
 OUTPUTS = {("snapshot", "out"), ("demo", "out"), ("locks show", "state_dir"),
            ("locks release", "state_dir"), ("lag report", "out"), ("lag report", "prom_file"),
            ("lag report", "state"), ("sim up", "log_dir"), ("offsets reset", "export"),
-           ("offsets reset", "rollback_file")}
+           ("offsets reset", "rollback_file"), ("group pause", "undo_file"),
+           ("group resume", "undo_file"), ("group config set", "undo_file"),
+           ("group config rollback", "undo_file"), ("offsets clone", "rollback_file")}
 
 
 def path_params() -> list[tuple[str, Any, Any]]:
@@ -136,6 +138,11 @@ BASE = {
     "offsets reset": ["offsets", "reset", "G", "-t", "T", "--to-latest"],
     "offsets rollback": ["offsets", "rollback", "{in}"],
     "offsets rollbacks": ["offsets", "rollbacks"],
+    "group pause": ["group", "pause", "G"],
+    "group resume": ["group", "resume", "G"],
+    "group config set": ["group", "config", "set", "G", "retryMaxTimes=3"],
+    "group config rollback": ["group", "config", "rollback", "{in}"],
+    "offsets clone": ["offsets", "clone", "--from", "A", "--to", "B", "-t", "T"],
 }
 
 

@@ -128,3 +128,80 @@ def test_param_parser_reads_the_parser_a_parameter_was_declared_with():
     params = {p.name: p for p in get_command(t).params}
     assert compat.param_parser(params["f"]) is _PARSER
     assert compat.param_parser(params["g"]) is None
+
+
+def _default_app():
+    t = typer.Typer(cls=compat.default_group("show"), no_args_is_help=False,
+                    help="Things: show one (the default), or change one.")
+    got: list[tuple[str, str | None]] = []
+
+    @t.command("show")
+    def show(name: Annotated[str | None, typer.Argument()] = None,
+             loud: Annotated[bool, typer.Option("--loud")] = False) -> None:
+        """Show a thing."""
+        got.append(("show", f"{name}{'!' if loud else ''}"))
+
+    @t.command("set")
+    def set_(name: str, value: str) -> None:
+        """Change a thing."""
+        got.append(("set", f"{name}={value}"))
+
+    root = typer.Typer()
+    root.add_typer(t, name="thing")
+
+    @root.callback()
+    def cb() -> None:
+        pass
+
+    return get_command(root), got
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["thing", "a"], ("show", "a")),                 # not a subcommand: the default
+    (["thing", "a", "--loud"], ("show", "a!")),      # with the default's options
+    (["thing", "--loud", "a"], ("show", "a!")),      # an option first
+    (["thing", "show", "b"], ("show", "b")),         # the default named
+    (["thing", "set", "a", "1"], ("set", "a=1")),    # a subcommand
+    (["thing"], ("show", "None")),                   # nothing: the default (its own error)
+])
+def test_a_default_group_runs_its_default_unless_a_subcommand_is_named(args, expected):
+    cmd, got = _default_app()
+    cmd.main(args=args, prog_name="x", standalone_mode=False)
+    assert got == [expected]
+
+
+def test_a_default_groups_help_is_the_defaults_then_its_commands(capsys):
+    cmd, _ = _default_app()
+    with pytest.raises(SystemExit):
+        cmd.main(args=["thing", "--help"], prog_name="x")
+    out = capsys.readouterr().out
+    assert "Show a thing." in out and "--loud" in out  # the default's help and options
+    assert "`x thing show`" in out
+    commands = out.split("Commands:")[1]
+    assert "show" in commands and "set" in commands
+
+
+def test_a_default_group_completes_subcommands_and_the_defaults_argument():
+    cmd, _ = _default_app()
+
+    class Plain(compat.ShellComplete):
+        def source_vars(self):
+            return {}
+
+        def get_completion_args(self):
+            return [], ""
+
+        def format_completion(self, item):
+            return item.value
+
+    comp = Plain(cmd, {}, "x", "_X_COMPLETE")
+    assert {c.value for c in comp.get_completions(["thing"], "s")} >= {"show", "set"}
+    assert "--loud" in {c.value for c in comp.get_completions(["thing"], "--l")}
+    assert "--loud" in {c.value for c in comp.get_completions(["thing", "a"], "--l")}
+
+
+def test_group_config_is_a_group_whose_default_shows_the_config():
+    root = _root()
+    config = root.commands["group"].commands["config"]
+    assert isinstance(config, compat.DefaultGroup) and config.default_name == "show"
+    assert {"show"} <= set(config.commands)

@@ -182,7 +182,7 @@ def test_consumption_disabled_on_one_broker(dsim):
     mqs = [MessageQueue("TopicOff", "broker-b", q) for q in range(4)]
     assert queues(f) == {(m.topic, m.broker_name, m.queue_id) for m in mqs}
     assert f["values"]["lag"] == sim_lag(dsim, "GID_DISABLED", mqs) > 0
-    assert "updateSubGroup -b" in f["next"] and "-s true" in f["next"]
+    assert "mqctl group resume GID_DISABLED --brokers broker-b" in f["next"]
     assert "broker-a" not in {b for f in d["findings"] for b in f["brokers"]}
 
 
@@ -201,6 +201,8 @@ def test_failing_consumption_feeds_retry_and_dlq(dsim):
     failed = dsim.call(lambda c: sum(cs.status(t)["consumeFailedTPS"]
                                      for cs in c.consumers("GID_FAIL") for t in cs.topics()))
     assert f["values"]["failed_tps"] == pytest.approx(failed, abs=0.01) and failed > 0
+    # failing now (the evidence): the pause lever is suggested, with its undo
+    assert "`mqctl group pause GID_FAIL`" in f["next"] and "group resume GID_FAIL" in f["next"]
     dlq = dsim.call(lambda c: sum(b.max_offset(DLQ_PREFIX + "GID_FAIL", 0)
                                   for b in c.brokers.values()))
     assert finding(d, "dlq")["values"]["messages"] == dlq > 0

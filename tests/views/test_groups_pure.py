@@ -57,7 +57,7 @@ def test_thresholds_are_the_callers():
 
 
 def test_help_and_docs_state_every_state_in_rule_order():
-    order = ["UNKNOWN", "EMPTY", "OFFLINE", "STOPPED", "LAGGING", "OK"]
+    order = ["UNKNOWN", "PAUSED", "EMPTY", "OFFLINE", "STOPPED", "LAGGING", "OK"]
     assert set(order) == set(STATES)
     for text in (STATE_RULE, STATE_HELP):
         pos = [text.index(f"{st}:") for st in order]

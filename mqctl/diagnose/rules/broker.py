@@ -54,7 +54,8 @@ def consume_disabled(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
         qs = [q for q in ctx.queues if q.mq.broker_name == b]
         ctx.explained |= {q.mq for q in qs}
         lag = sum(queue_lag(q) for q in qs)
-        ev = [Evidence(f"consumeEnable=false in {ctx.group}'s subscription group on {b}",
+        ev = [Evidence(f"consumeEnable=false in {ctx.group}'s subscription group on {b}"
+                       + (f" ({ctx.now.paused_by})" if ctx.now.paused_by else ""),
                        ctx.src("GET_ALL_SUBSCRIPTIONGROUP_CONFIG", b), ts)]
         if ctx.progress is not None:
             ev.append(Evidence(f"{len(qs)} queue(s) on {b}: lag {n_(lag)}",
@@ -65,9 +66,10 @@ def consume_disabled(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
             why=f"{b} refuses every pull of {ctx.group} (PullMessageProcessor: NO_PERMISSION "
                 f"'subscription group no permission, {ctx.group}'): its queues are allocated "
                 "to consumers that get nothing from them",
-            next=f"`mqctl group config {ctx.group}` shows every field; re-enable with `mqadmin "
-                 f"updateSubGroup -b {ctx.addr(b)} -g {ctx.group} -s true` and every other "
-                 "field as it is (updateSubGroup replaces the whole config)",
+            next=f"if it was paused on purpose (`mqctl group pause`), resume it once fixed: "
+                 f"`mqctl group resume {ctx.group} --brokers {b}` (plans first; --execute "
+                 f"applies, with the config as read); `mqctl group config {ctx.group}` shows "
+                 "every field",
             evidence=tuple(ev), values={"broker": b, "consumeEnable": False, "lag": lag},
             brokers=(b,), queues=tuple(q.mq for q in qs),
             rocketmq="SubscriptionGroupConfig.consumeEnable, PullMessageProcessor",

@@ -93,7 +93,11 @@ def failing(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
              "3 + reconsumeTimes: 10 s, 30 s, 1 m, ...); after maxReconsumeTimes "
              f"({mrt_text}) it goes to %DLQ%{ctx.group} and is not delivered again"),
         next="the client's log shows why the listener fails; the retry and dead-letter "
-             f"backlog: `mqctl group progress {ctx.group}`",
+             f"backlog: `mqctl group progress {ctx.group}`"
+             + (f"; if the failing messages do harm downstream (a poison message, a bad "
+                f"deploy), `mqctl group pause {ctx.group}` stops the group's pulls on every "
+                "broker (a plan first; what the clients cached is still consumed) and `mqctl "
+                f"group resume {ctx.group}` once fixed" if now_failing else ""),
         evidence=tuple(Evidence(f"{cid} {t}: consumeFailedTPS {f:.2f}/s, consumeFailedMsgs "
                                 f"{n_(h)} in the last hour, consumeOKTPS {ok:.2f}/s",
                                 ctx.src("GET_CONSUMER_RUNNING_INFO statusTable", cid), ts)

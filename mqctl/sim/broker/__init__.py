@@ -70,6 +70,8 @@ HANDLERS: dict[int, Any] = {
     C.LOCK_BATCH_MQ: admin.h_lock,
     C.UNLOCK_BATCH_MQ: admin.h_unlock,
     C.INVOKE_BROKER_TO_RESET_OFFSET: admin.h_reset,
+    C.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: admin.h_update_group,
+    C.CLONE_GROUP_OFFSET: admin.h_clone_offset,
 }
 
 

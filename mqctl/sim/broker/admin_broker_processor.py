@@ -16,7 +16,7 @@ from mqctl.models import MessageQueue
 from mqctl.remoting import fastjson
 from mqctl.remoting.frame import RemotingCommand
 from mqctl.sim.broker.headers import C, R, failure, hdr, hdr_bool, hdr_int, success
-from mqctl.sim.broker.state import BrokerState, TopicConf
+from mqctl.sim.broker.state import BrokerState, GroupConf, TopicConf
 from mqctl.sim.ports import Channel
 from mqctl.sim.server import ServerConn
 from mqctl.versions import (
@@ -544,3 +544,66 @@ def _reset_legacy(b: BrokerState, cmd: RemotingCommand, topic: str, group: str, 
                                                  "timestamp": ts},
                 fastjson.dumps_fastjson(body).encode("utf-8"), language="JAVA"))
     return success(cmd, {"offsetTable": table})
+
+
+# SubscriptionGroupConfig's JSON fields -> GroupConf's attributes (the sim keeps `orderly` as
+# the 5.x consumeMessageOrderly); a field the body leaves out takes the Java default
+_GROUP_FIELDS = {"consumeEnable": ("consume_enable", True),
+                 "consumeFromMinEnable": ("consume_from_min", True),
+                 "consumeBroadcastEnable": ("consume_broadcast", True),
+                 "retryQueueNums": ("retry_queue_nums", 1),
+                 "retryMaxTimes": ("retry_max_times", 16),
+                 "brokerId": ("broker_id", 0),
+                 "whichBrokerWhenConsumeSlowly": ("which_broker_when_slowly", 1),
+                 "notifyConsumerIdsChangedEnable": ("notify_ids_changed", True)}
+_GROUP_FIELDS_5 = {"consumeMessageOrderly": ("orderly", False),
+                   "consumeTimeoutMinute": ("consume_timeout_minute", 15)}
+
+
+def h_update_group(b: BrokerState, cmd: RemotingCommand, conn: ServerConn, slave: bool
+                   ) -> RemotingCommand:
+    """UPDATE_AND_CREATE_SUBSCRIPTIONGROUP as AdminBrokerProcessor.updateAndCreateSubscription
+    Group answers it (4.9.3, 5.3.3): the body is decoded into a whole SubscriptionGroupConfig
+    (a field it leaves out takes the Java default) that replaces the group's
+    (SubscriptionGroupManager.updateSubscriptionGroupConfig: created if new, persisted, the
+    dataVersion moves); SUCCESS with no remark. An undecodable body is the processor's
+    exception (SYSTEM_ERROR)."""
+    if slave:
+        return failure(cmd, R.SYSTEM_ERROR, "the slave does not take config changes")
+    body = fastjson.loads(cmd.body or b"{}")
+    if not isinstance(body, dict) or not isinstance(body.get("groupName"), str):
+        raise ValueError("SubscriptionGroupConfig without a groupName")
+    name = body["groupName"]
+    old = b.groups.get(name)
+    conf = GroupConf(name) if old is None else old
+    fields = dict(_GROUP_FIELDS, **(_GROUP_FIELDS_5 if b.version >= V5_0_0 else {}))
+    for key, (attr, default) in fields.items():
+        setattr(conf, attr, body.get(key, default))
+    if b.version >= V5_0_0:
+        conf.retry_policy = dict(body.get("groupRetryPolicy") or {"type": "CUSTOMIZED"})
+    b.groups[name] = conf
+    b.data_version += 1
+    return success(cmd)
+
+
+def h_clone_offset(b: BrokerState, cmd: RemotingCommand, conn: ServerConn, slave: bool
+                   ) -> RemotingCommand:
+    """CLONE_GROUP_OFFSET as AdminBrokerProcessor.cloneGroupOffset answers it (4.9.3, 5.3.3):
+    the topics are the request's, or (none given) every topic the source group has offsets
+    of; a topic the broker does not have is skipped; unless ``offline``, a source group that is
+    online and does not subscribe the topic is skipped; then ConsumerOffsetManager.cloneOffset
+    (src, dest, <the request's topic>) replaces dest's offset table of the topic with a copy of
+    src's (dest's queues src has no offset for are dropped; src without any: nothing).
+    SUCCESS in every case."""
+    src, dest = hdr(cmd, "srcGroup") or "", hdr(cmd, "destGroup") or ""
+    topic, offline = hdr(cmd, "topic") or "", hdr_bool(cmd, "offline")
+    topics = [topic] if topic else [t for (t, g) in b.offsets if g == src]
+    for t in topics:
+        if t not in b.topics:
+            continue
+        if not offline and b.consumer_ids(src) and b.subscription(src, t) is None:
+            continue
+        offs = b.offsets.get((topic, src))  # (the request's topic, as the Java code has it)
+        if offs is not None:
+            b.offsets[(topic, dest)] = dict(offs)
+    return success(cmd)

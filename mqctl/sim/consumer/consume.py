@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from mqctl.models import RETRY_PREFIX, MessageQueue
 from mqctl.sim.consumer.rebalance import Rebalance
 from mqctl.sim.consumer.state import (
+    CACHE_CAP,
     CONSUME_TICK_MS,
     CONSUME_TIMEOUT_MS,
     LOCK_TRUST_MS,
@@ -17,12 +18,13 @@ from mqctl.sim.consumer.state import (
     POP_INVISIBLE_MS,
     POP_THRESHOLD,
     PQ,
+    PULL_RETRY_MS,
     RESET_PAUSE_MS,
     STATS_HOUR_MS,
 )
 from mqctl.sim.logs import mq_text
 from mqctl.sim.messages import tag_of
-from mqctl.versions import V5_2_0
+from mqctl.versions import V5_0_0, V5_2_0
 
 if TYPE_CHECKING:
     from mqctl.sim.ports import BrokerLink
@@ -68,11 +70,12 @@ class Consume(Rebalance):
                 continue  # "the message queue not locked, so consume later"
             # a push consumer's pull request carries its consumed offset (commitOffset)
             self.traffic[mq.broker_name] = now
-            if not b.consume_enabled(g):
-                # PullMessageProcessor: NO_PERMISSION (consumeEnable=false); the client pulls
-                # again later and gets nothing from this broker
-                pq.last_pull_ts = now
+            if not b.consume_enabled(g):  # NO_PERMISSION: only the cache is consumed
+                left = self._refused(mq, pq, b, now)
+                if behaviour != "stuck" and not self.pop and left > 0:
+                    backlog.append((mq, pq, left))
                 continue
+            pq.refused_end = None
             if self.pop and self.group.model == "CLUSTERING":
                 # pop: the group's offset lives in the broker and each message goes to one
                 # popper (PopMessageProcessor commits the offset it pops from): this client
@@ -87,6 +90,7 @@ class Consume(Rebalance):
                             pop=self.pop, reader=("" if self.group.model == "CLUSTERING"
                                                   else self.client_id))
             pq.last_pull_ts = now
+            pq.pulled = True
             if jumped != nxt and self.pop:
                 # the pop took a pending server-side reset (the broker committed it): the
                 # client simply gets the messages from there
@@ -218,6 +222,31 @@ class Consume(Rebalance):
                 b.send_back(self.group.name, 1, 0, max_times)  # sendMessageBack(msg, 3)
                 pq.position = pq.head  # removeMessage: the hung one was the smallest
             pq.head = None
+
+    def _refused(self, mq: MessageQueue, pq: PQ, b: BrokerLink, now: int) -> int:
+        """A pull the broker refused (PullMessageProcessor: NO_PERMISSION, consumeEnable=
+        false): the client logs PullCallback.onException's WARN (4.9.3 and 5.3.3 client-logs:
+        "execute the pull request exception" and the MQBrokerException), pulls again 3 s
+        later and gets nothing, but consumes what it had pulled before (its process queue's
+        cache, fixed at the first refusal): how much of that is left."""
+        pq.last_pull_ts = now
+        start = pq.position if pq.head is None else pq.head
+        if pq.refused_end is None:  # (a client that never pulled has nothing cached)
+            room = max(0, b.max_offset(mq.topic, mq.queue_id) - start) if pq.pulled else 0
+            pq.refused_end = start + min(CACHE_CAP, room)
+        if now - pq.refused_log_ts >= PULL_RETRY_MS:
+            pq.refused_log_ts = now
+            g = self.group.name
+            addr = self.cluster.servers[mq.broker_name].addr \
+                if mq.broker_name in self.cluster.servers else ""
+            head = ("execute the pull request exception" if self.spec.version < V5_0_0 else
+                    f"execute the pull request exception, group={g}, messageQueue="
+                    f"{mq_text(mq.topic, mq.broker_name, mq.queue_id)}")
+            self._log("pull_exception", f"{head}\norg.apache.rocketmq.client.exception."
+                      f"MQBrokerException: CODE: 16  DESC: subscription group no permission, "
+                      f"{g} BROKER: {addr}\nFor more information, please visit the url, "
+                      "http://rocketmq.apache.org/docs/faq/", "WARN")
+        return max(0, pq.refused_end - start)
 
     @staticmethod
     def _share(backlog: list[tuple[MessageQueue, PQ, int]], capacity: float | None

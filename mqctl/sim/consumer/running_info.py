@@ -132,6 +132,8 @@ class RunningInfo(ConsumerState):
                     # consumed (the span of the cache is then 0 again), so one batch at most
                     cap = PULL_BATCH + hung
             cached = min(cap - hung, max(0, mx - lo))
+        elif b is not None and not pq.dropped and pq.refused_end is not None:
+            cached = max(0, pq.refused_end - lo)  # pulled before the broker refused
         commit = pq.position
         if (self.spec.version >= V5_0_0 and mq.topic.startswith(RETRY_PREFIX)
                 and not pq.consumed_any):

@@ -29,6 +29,8 @@ COMMIT_MS = 5_000
 PULL_BATCH = 32
 PULL_THRESHOLD_FOR_QUEUE = 1000
 CACHE_CAP = (PULL_THRESHOLD_FOR_QUEUE // PULL_BATCH + 1) * PULL_BATCH
+# DefaultMQPushConsumerImpl.pullTimeDelayMillsWhenException: a failed pull is retried after 3 s
+PULL_RETRY_MS = 3000
 CONSUME_TICK_MS = 1_000
 # DefaultMQPushConsumer.consumeConcurrentlyMaxSpan: a concurrent consumer stops pulling a queue
 # whose cached messages span more offsets (pullMessage flow control)
@@ -89,6 +91,12 @@ class PQ:
     # consumer goes on from ``head`` while the committed offset stays at ``position``
     # (ProcessQueue.removeMessage returns the smallest offset still cached)
     head: int | None = None
+    # consumeEnable=false: where the cache pulled before the broker refused ends (the client
+    # consumes it, then has nothing: PullMessageProcessor answers NO_PERMISSION), and when the
+    # refusal was last logged (the client retries a failed pull every 3 s)
+    refused_end: int | None = None
+    pulled: bool = False  # a pull of this queue was answered (its cache may hold messages)
+    refused_log_ts: int = -PULL_RETRY_MS
 
 
 class ConsumerState:
