@@ -40,7 +40,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("app", ("mqctl.complete", "mqctl.demo", "mqctl.sim")),
     # the public Python API that the CLI wraps (whichever of these names it takes)
     ("api", ("mqctl.api", "mqctl.cluster")),
-    ("export", ("mqctl.lagjob", "mqctl.lagoptions", "mqctl.snapshot")),
+    ("export", ("mqctl.exporter", "mqctl.lagjob", "mqctl.lagmetrics", "mqctl.lagoptions",
+                "mqctl.lagstatus", "mqctl.snapshot")),
     ("domain", ("mqctl.allocate", "mqctl.diagnose", "mqctl.locks", "mqctl.reset")),
     ("views", ("mqctl.tcpdump", "mqctl.views", "mqctl.wire",
                # the lock classification (pure), and the memory of departed clients it reads
@@ -482,7 +483,7 @@ DEFERRED = (*HEAVY, "rich", "pyarrow", "numpy", "pandas")
 
 # package -> the imports inside its functions that are none of those (0 when not listed)
 FUNCTION_IMPORTS: dict[str, int] = {
-    "mqctl.cli": 91,        # outside the command bodies: helpers, callbacks, completion
+    "mqctl.cli": 92,        # outside the command bodies: helpers, callbacks, completion
     "mqctl.errors": 2,      # a broker error's request and response names, off `--help`'s path
     "mqctl.interrupt": 11,
     "mqctl.lagjob": 129,

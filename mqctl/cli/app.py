@@ -332,3 +332,8 @@ group_config.register(group.group_app)
 from mqctl.cli import diagnose as diagnose_cmd  # noqa: E402
 
 diagnose_cmd.register(app)
+
+# mqctl exporter: the lag report's series live on /metrics
+from mqctl.cli import exporter as exporter_cmd  # noqa: E402
+
+exporter_cmd.register(app)
