@@ -483,7 +483,7 @@ DEFERRED = (*HEAVY, "rich", "pyarrow", "numpy", "pandas")
 
 # package -> the imports inside its functions that are none of those (0 when not listed)
 FUNCTION_IMPORTS: dict[str, int] = {
-    "mqctl.cli": 92,        # outside the command bodies: helpers, callbacks, completion
+    "mqctl.cli": 91,        # outside the command bodies: helpers, callbacks, completion
     "mqctl.errors": 2,      # a broker error's request and response names, off `--help`'s path
     "mqctl.interrupt": 11,
     "mqctl.lagjob": 129,
@@ -831,7 +831,7 @@ def test_codec_key_and_model_queue_are_one_key():
 # render cannot serve.
 STDOUT: tuple[str, ...] = (
     "mqctl.render",  # the one output path
-    "mqctl.cli.common:watch",  # --watch: the screen clear / time line between two renders
+    "mqctl.cli.watchscreen:watch_rounds",  # --watch: JSON Lines, one document per round
     # a shell script and the shell's completion protocol: text for a shell, not a result
     "mqctl.cli.completion:completion",
     "mqctl.cli.completion:shell_complete",
