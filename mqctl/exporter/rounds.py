@@ -102,6 +102,7 @@ class Exporter:
         self.last: Round | None = None
         self._lock = threading.Lock()
         self._known_groups: set[str] = set()
+        self._served: bytes | None = None
 
     def reconfigure(self, options: ExporterOptions) -> None:
         """New options (SIGHUP): a new window length starts the windows afresh."""
@@ -159,6 +160,7 @@ class Exporter:
                 self.counters.last_success_ms = read.capture_ts
             if rnd.duration_s > self.options.interval_s:
                 self.counters.overruns += 1
+            self._served = self._serve(rnd)
         return rnd
 
     async def run_round(self, admin: Admin, namesrv: str) -> Round:
@@ -173,29 +175,37 @@ class Exporter:
 
     def metrics(self) -> str | None:
         """The text a scrape gets: the last round's series, the lag report's run series (as
-        the round's) and the exporter's own; None before the first round finished."""
+        the round's) and the exporter's own; None before the first round finished. Made once
+        per round (:meth:`take`), so a scrape only copies it."""
+        body = self.metrics_bytes()
+        return None if body is None else body.decode("utf-8")
+
+    def metrics_bytes(self) -> bytes | None:
         with self._lock:
-            rnd, c = self.last, self.counters
-            if rnd is None:
+            if self._served is None:
                 return None
-            c.scrapes += 1
-            values = {
-                "mqctl_exporter_round_timestamp_seconds": rnd.started_ms / 1000.0,
-                "mqctl_exporter_round_duration_seconds": rnd.duration_s,
-                "mqctl_exporter_round_groups": rnd.groups,
-                "mqctl_exporter_round_queues": rnd.queues,
-                "mqctl_exporter_interval_seconds": self.options.interval_s,
-                "mqctl_exporter_window_samples": self.windows.samples_held(),
-                "mqctl_exporter_rounds_total": c.rounds,
-                "mqctl_exporter_round_errors_total": c.round_errors,
-                "mqctl_exporter_round_overruns_total": c.overruns}
-            last_ok = c.last_success_ms
+            self.counters.scrapes += 1
+            return self._served
+
+    def _serve(self, rnd: Round) -> bytes:
+        """The whole text of ``rnd`` (under the lock: the counters as they are now)."""
+        c = self.counters
+        values = {
+            "mqctl_exporter_round_timestamp_seconds": rnd.started_ms / 1000.0,
+            "mqctl_exporter_round_duration_seconds": rnd.duration_s,
+            "mqctl_exporter_round_groups": rnd.groups,
+            "mqctl_exporter_round_queues": rnd.queues,
+            "mqctl_exporter_interval_seconds": self.options.interval_s,
+            "mqctl_exporter_window_samples": self.windows.samples_held(),
+            "mqctl_exporter_rounds_total": c.rounds,
+            "mqctl_exporter_round_errors_total": c.round_errors,
+            "mqctl_exporter_round_overruns_total": c.overruns}
         out = [rnd.text.rstrip("\n")]
-        out += run_families(rnd, last_ok)
+        out += run_families(rnd, c.last_success_ms)
         for name, kind, help_ in SELF_METRICS:
             out += [f"# HELP {name} {help_}", f"# TYPE {name} {kind}",
                     f"{name} {num(values[name])}"]
-        return "\n".join(out) + "\n"
+        return ("\n".join(out) + "\n").encode("utf-8")
 
 
 def run_families(rnd: Round, last_success_ms: int | None) -> list[str]:

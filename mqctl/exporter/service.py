@@ -108,7 +108,7 @@ class Service:
 
             def do_GET(self) -> None:  # (http.server's name)
                 status, body = service.answer(self.path)
-                data = body.encode("utf-8")
+                data = body if isinstance(body, bytes) else body.encode("utf-8")
                 self.send_response(status)
                 self.send_header("Content-Type", CONTENT_TYPE if self.path.startswith(
                     "/metrics") else "text/plain; charset=utf-8")
@@ -131,14 +131,14 @@ class Service:
         self.server = server
         return server
 
-    def answer(self, path: str) -> tuple[int, str]:
+    def answer(self, path: str) -> tuple[int, str | bytes]:
         """(HTTP status, body) of a GET."""
         route = path.split("?", 1)[0]
         if route == "/metrics":
-            text = self.exporter.metrics()
-            if text is None:
+            body = self.exporter.metrics_bytes()
+            if body is None:
                 return 503, "no round has finished yet\n"
-            return 200, text
+            return 200, body
         if route == "/-/ready":
             return (200, "ready\n") if self.exporter.last is not None else (
                 503, "no round has finished yet\n")
