@@ -222,3 +222,27 @@ def test_prometheus_scrapes_it_with_the_shipped_rules(sim, cli, tmp_path):
         finally:
             os.killpg(p.pid, signal.SIGTERM)
             p.wait(timeout=30)
+
+
+def test_a_name_server_that_does_not_answer_is_counted_and_nothing_is_served_as_fresh():
+    port = free_port()  # nothing listens there
+    with exporter(f"127.0.0.1:{port}", "--interval", "0.5s") as (proc, base):
+        text = until("two failed rounds", lambda: (lambda t: t if rounds(t) >= 2 else None)(
+            get(base + "/metrics")[1]), proc)
+        assert int(series(text, "mqctl_exporter_round_errors_total")[""]) >= 2
+        assert series(text, "mqctl_lag_report_last_success_timestamp_seconds") == {}
+        assert series(text, "mqctl_group_lag_messages") == {}
+        assert proc.poll() is None and get(base + "/healthz")[0] == 200
+
+
+def test_a_reload_with_a_broken_config_keeps_the_one_in_use(sim, tmp_path):
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(f"profiles:\n  default:\n    namesrv: {sim.namesrv_addr}\n")
+    with exporter(sim.namesrv_addr, env={"MQCTL_CONFIG": str(cfg)}) as (proc, base):
+        cfg.write_text("profiles: [unclosed\n")
+        proc.send_signal(signal.SIGHUP)
+        text = next_round(base, proc)
+        assert series(text, "mqctl_exporter_round_errors_total") == {"": "0"}
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=10)
+    assert proc.returncode == 0 and "reload refused" in err, err

@@ -94,11 +94,14 @@ def _until(fn, what: str, limit: float = 60.0):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def test_the_terminal_view_redraws_in_place_and_q_leaves(sim, tmp_path):
+@pytest.mark.parametrize("key", ["q", "C-c"])
+def test_the_terminal_view_redraws_in_place_and_q_or_ctrl_c_leaves(sim, tmp_path, key):
     tmux = _tmux()
     sock, done = str(tmp_path / "tmux.sock"), tmp_path / "exit"
-    cmd = (f"{sys.executable} -m mqctl -n {sim.namesrv_addr} group progress GID_ORDER "
-           f"--watch 0.5; echo $? > {done}; sleep 30")
+    # (the shell keeps going on Ctrl-C, to write mqctl's exit code: a trap, not an ignore,
+    # so that mqctl gets the SIGINT as from a terminal)
+    cmd = (f"trap 'true' INT; {sys.executable} -m mqctl -n {sim.namesrv_addr} group "
+           f"progress GID_ORDER --watch 0.5; echo $? > {done}; sleep 30")
     subprocess.run([tmux, "-S", sock, "new-session", "-d", "-s", "w", "-x", "160", "-y", "40",
                     "env", "-u", "COLUMNS", "-u", "LINES", f"PYTHONPATH={ROOT}", "sh", "-c",
                     cmd], check=True, timeout=30)
@@ -112,7 +115,7 @@ def test_the_terminal_view_redraws_in_place_and_q_leaves(sim, tmp_path):
         stale = _until(lambda: (lambda t: t if "stale" in t and "did not answer" in t
                                 else None)(_capture(tmux, sock)), "the stale rows")
         assert "broker-b" in stale
-        subprocess.run([tmux, "-S", sock, "send-keys", "-t", "w", "q"], check=True, timeout=30)
+        subprocess.run([tmux, "-S", sock, "send-keys", "-t", "w", key], check=True, timeout=30)
         code = _until(lambda: done.exists() and done.read_text().strip(), "the exit")
         assert code == "0"
         after = _capture(tmux, sock)
