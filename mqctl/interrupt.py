@@ -294,6 +294,22 @@ def signals_to(callback: Callable[[str], None]) -> Iterator[None]:
         _STATE.waker = previous
 
 
+@contextmanager
+def serving(callback: Callable[[str], None]) -> Iterator[None]:
+    """A long-running service (``mqctl exporter``): while the block runs, SIGINT, SIGTERM and
+    SIGHUP raise nothing; the one handler records them and calls ``callback(name)`` (from the
+    signal handler: it should only wake the service, which decides: stop, or reload on
+    SIGHUP). The signals handled are dropped from the record when the block ends."""
+    install()
+    before, previous = _STATE.mode, _STATE.waker
+    _STATE.mode, _STATE.waker = "defer", callback
+    try:
+        yield
+    finally:
+        _STATE.mode, _STATE.waker = before, previous
+        _STATE.received.clear()
+
+
 async def guarded(stop: Stop, work: Awaitable[T], planning: Callable[[], bool]) -> T:
     """Run ``work`` (a state-changing command, inside :func:`deferred`) with SIGINT,
     SIGTERM and SIGHUP waking ``stop``. An interrupt while ``planning()`` (nothing was changed

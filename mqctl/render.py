@@ -221,7 +221,11 @@ def _clean(o: Any) -> Any:
     return o
 
 
-def to_json(data: Any, *, ascii_only: bool = False) -> str:
+def to_json(data: Any, *, ascii_only: bool = False, compact: bool = False) -> str:
+    """``compact``: one line (JSON Lines), no spaces after separators."""
+    if compact:
+        return json.dumps(_clean(data), separators=(",", ":"), ensure_ascii=ascii_only,
+                          default=_json_default)
     return json.dumps(_clean(data), indent=2, ensure_ascii=ascii_only, default=_json_default)
 
 

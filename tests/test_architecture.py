@@ -40,7 +40,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("app", ("mqctl.complete", "mqctl.demo", "mqctl.sim")),
     # the public Python API that the CLI wraps (whichever of these names it takes)
     ("api", ("mqctl.api", "mqctl.cluster")),
-    ("export", ("mqctl.lagjob", "mqctl.lagoptions", "mqctl.snapshot")),
+    ("export", ("mqctl.exporter", "mqctl.lagjob", "mqctl.lagmetrics", "mqctl.lagoptions",
+                "mqctl.lagstatus", "mqctl.snapshot")),
     ("domain", ("mqctl.allocate", "mqctl.diagnose", "mqctl.levers", "mqctl.locks",
                 "mqctl.message", "mqctl.reset")),
     ("views", ("mqctl.tcpdump", "mqctl.views", "mqctl.wire",
@@ -831,7 +832,7 @@ def test_codec_key_and_model_queue_are_one_key():
 # render cannot serve.
 STDOUT: tuple[str, ...] = (
     "mqctl.render",  # the one output path
-    "mqctl.cli.common:watch",  # --watch: the screen clear / time line between two renders
+    "mqctl.cli.watchscreen:watch_rounds",  # --watch: JSON Lines, one document per round
     # a shell script and the shell's completion protocol: text for a shell, not a result
     "mqctl.cli.completion:completion",
     "mqctl.cli.completion:shell_complete",

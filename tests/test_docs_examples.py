@@ -168,6 +168,38 @@ def run_sim_up(args):
             p.kill()
 
 
+def run_exporter(args, env):
+    """``mqctl exporter``: a process on a free port (its --listen's port replaced by 0) until
+    it says where it listens and its first round is served, then SIGTERM: what it printed."""
+    import urllib.request
+
+    from conftest import CliResult
+
+    if "--listen" in args:
+        i = args.index("--listen") + 1
+        args = [*args[:i], args[i].rpartition(":")[0] + ":0", *args[i + 1:]]
+    env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=str(ROOT), **env)
+    p = subprocess.Popen([sys.executable, "-m", "mqctl", *args], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        first = p.stderr.readline() if p.stderr else ""
+        m = re.search(r"listening on (\S+):(\d+),", first)
+        deadline = time.monotonic() + 30
+        while m and time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://{m.group(1)}:{m.group(2)}/-/ready",
+                                            timeout=5):
+                    break
+            except OSError:
+                time.sleep(0.1)
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=30)
+        return CliResult(p.returncode, out, first + err)
+    finally:
+        if p.poll() is None:
+            p.kill()
+
+
 def _doc_param(doc):
     """A document whose examples run the Spark report is a `spark` case (a JVM)."""
     spark = any(re.match(r"mqctl (.* )?(lag report|demo)\b", e.cmd) for e in examples(doc))
@@ -198,6 +230,9 @@ def run_examples(doc: Path) -> Iterator[tuple[Example, Any]]:
             if args[:2] == ["sim", "up"]:
                 assert run_sim_up(args) == ex.code, ex.cmd
                 yield ex, None
+                continue
+            if "exporter" in args[:3]:
+                yield ex, run_exporter(args, env)
                 continue
             yield ex, run_cli(args, env=env)
             # snapshots taken by hand are at least --align (10 s) apart, as the docs say

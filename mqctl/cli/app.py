@@ -339,3 +339,8 @@ diagnose_cmd.register(app)
 from mqctl.cli import levers as levers_cmd  # noqa: E402
 
 levers_cmd.register(group.group_app, group_config.config_app, offsets.app)
+
+# mqctl exporter: the lag report's series live on /metrics
+from mqctl.cli import exporter as exporter_cmd  # noqa: E402
+
+exporter_cmd.register(app)

@@ -404,31 +404,27 @@ def _stderr_tty() -> bool:
 
 
 def watch(c: Cluster, fetch: Callable[[Cluster], T], render: Callable[[T], Result], fmt: str,
-          interval: float, count: int | None) -> None:
-    """Refresh in place every ``interval`` seconds until Ctrl-C (exit 130, as every command) or
-    ``count`` refreshes: one cluster (one client, one event loop) for the whole run, the
-    screen cleared on a terminal, a time-stamped separator otherwise."""
-    import time
+          interval: float, count: int | None, view: str = "",
+          output: OutputFormat | None = None) -> None:
+    """``--watch``: the view read every ``interval`` seconds until ``count`` rounds, with the
+    rows' deltas between rounds; full screen on a terminal, JSON Lines otherwise, each round
+    as text when a text format was asked with ``-o`` (``output``)
+    (:func:`mqctl.cli.watchscreen.watch_rounds`)."""
+    from mqctl.cli.watchscreen import watch_rounds
 
-    from mqctl.timeparse import format_local
-
-    tty = sys.stdout.isatty()
     st = _current_state()
-    quiet = st.quiet if st else False
-    n = 0
-    while True:
-        value = fetch(c)
-        if quiet:
-            pass
-        elif tty:
-            sys.stdout.write("\x1b[H\x1b[2J")
-        else:  # the wall clock, in the display zone with its offset (--tz)
-            sys.stdout.write(f"--- {format_local(int(time.time() * 1000))} ---\n")
-        emit(render(value), fmt)
-        n += 1
-        if count is not None and n >= count:
-            return
-        time.sleep(interval)  # Ctrl-C/SIGTERM: the CLI boundary says "mqctl: interrupted", 130
+    watch_rounds(lambda: fetch(c), render, fmt=fmt, interval=interval, count=count, view=view,
+                 title=f"mqctl {view} @ {';'.join(c.namesrv)}", quiet=bool(st and st.quiet),
+                 text=output is not None and output != OutputFormat.json)
+
+
+def watch_view(st: AppState, namesrv: str | None, concurrency: int | None,
+               fetch: Callable[[Cluster], T], render: Callable[[T], Result],
+               output: OutputFormat | None, interval: float, count: int | None,
+               view: str) -> None:
+    """:func:`watch` on a cluster opened for it (one client for the whole watch)."""
+    with cluster(st, namesrv, concurrency) as c:
+        watch(c, fetch, render, st.output(output), interval, count, view, output)
 
 
 def raise_partial(failures: list[BrokerFailure], what: str,

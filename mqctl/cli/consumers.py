@@ -5,8 +5,24 @@ from __future__ import annotations
 
 import typer
 
-from mqctl.cli.common import emit, one_group, raise_partial, read, state
-from mqctl.cli.options import ConcurrencyOpt, GroupArg, GroupOption, NamesrvOpt, OutputOpt
+from mqctl.cli.common import (
+    OptionalWatchCommand,
+    emit,
+    one_group,
+    raise_partial,
+    read,
+    state,
+    watch_view,
+)
+from mqctl.cli.options import (
+    ConcurrencyOpt,
+    CountOpt,
+    GroupArg,
+    GroupOption,
+    NamesrvOpt,
+    OutputOpt,
+    WatchOpt,
+)
 
 
 def consumers(
@@ -16,6 +32,8 @@ def consumers(
     namesrv: NamesrvOpt = None,
     concurrency: ConcurrencyOpt = None,
     group_opt: GroupOption = None,
+    watch: WatchOpt = None,
+    count: CountOpt = None,
 ) -> None:
     """List a group's clients as EVERY broker sees them, with a consistency check.
 
@@ -30,10 +48,13 @@ def consumers(
 
     group = one_group(group, group_opt, example="mqctl consumers GID_ORDER")
     st = state(ctx)
+    if watch is not None:
+        return watch_view(st, namesrv, concurrency, lambda c: c.consumers(group),
+                          members_result, output, watch, count, "consumers")
     m = read(st, namesrv, concurrency, lambda c: c.consumers(group))
     emit(members_result(m), st.output(output))
     raise_partial(m.failures, f"consumers {group}", unanswered(m))
 
 
 def register(app: typer.Typer) -> None:
-    app.command("consumers")(consumers)
+    app.command("consumers", cls=OptionalWatchCommand)(consumers)

@@ -6,9 +6,10 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from mqctl.cli.common import emit, one_group, read, state
+from mqctl.cli.common import OptionalWatchCommand, emit, one_group, read, state, watch_view
 from mqctl.cli.options import (
     ConcurrencyOpt,
+    CountOpt,
     GroupArg,
     GroupOption,
     NamesrvOpt,
@@ -16,9 +17,11 @@ from mqctl.cli.options import (
     SampleOpt,
     StateDirReadOpt,
     TopicOpt,
+    WatchOpt,
 )
 
 if TYPE_CHECKING:
+    from mqctl.api import Cluster
     from mqctl.diagnose import Diagnosis
 
 # the exit code when something is wrong (ExitCode.THRESHOLD, as `lag report --fail-on`)
@@ -35,6 +38,8 @@ def diagnose(
     namesrv: NamesrvOpt = None,
     concurrency: ConcurrencyOpt = None,
     group_opt: GroupOption = None,
+    watch: WatchOpt = None,
+    count: CountOpt = None,
 ) -> None:
     """Why is this group behind or stuck: a ranked list of findings, each with the numbers
     read (where, when), why it explains the lag or the stop, and the next command.
@@ -60,8 +65,14 @@ def diagnose(
 
     group = one_group(group, group_opt, example="mqctl diagnose GID_AUDIT")
     st = state(ctx)
-    d: Diagnosis = read(st, namesrv, concurrency, lambda c: c.diagnose(
-        group, topic=topic, sample_s=sample, state_dir=state_dir))
+
+    def once(c: Cluster) -> Diagnosis:
+        return c.diagnose(group, topic=topic, sample_s=sample, state_dir=state_dir)
+
+    if watch is not None:
+        return watch_view(st, namesrv, concurrency, once, diagnose_result, output,
+                          watch, count, "diagnose")
+    d: Diagnosis = read(st, namesrv, concurrency, once)
     emit(diagnose_result(d), st.output(output))
     if d.partial:
         from mqctl.errors import PartialFailure
@@ -78,4 +89,4 @@ def diagnose(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("diagnose")(diagnose)
+    app.command("diagnose", cls=OptionalWatchCommand)(diagnose)

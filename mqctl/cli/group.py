@@ -98,7 +98,7 @@ def progress(
 
     with cluster(st, namesrv, concurrency) as c:
         if watch is not None:
-            return watch_loop(c, once, render, fmt, watch, count)
+            return watch_loop(c, once, render, fmt, watch, count, "group progress", output)
         p = once(c)
     emit(render(p), fmt)
     # a member that did not answer leaves OWNER (and the clients' TPS) partial: exit 8

@@ -93,7 +93,7 @@ def groups(
 
     with cluster(st, namesrv, concurrency) as c:
         if watch is not None:
-            return watch_loop(c, once, render, fmt, watch, count)
+            return watch_loop(c, once, render, fmt, watch, count, "groups", output)
         g = once(c)
     emit(render(g), fmt)
     raise_partial(g.failures, "groups", g.unread_members)

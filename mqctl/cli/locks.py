@@ -110,7 +110,8 @@ def show(
                            remember=store is not None)
 
         if watch is not None:
-            return watch_loop(c, once, view_result, fmt, watch, count)
+            return watch_loop(c, once, view_result, fmt, watch, count, "locks show",
+                              output)
         view = once(c)
     emit(view_result(view), fmt)
     _raise_partial(view)

@@ -71,6 +71,8 @@ DISTINCT: dict[str, str] = {
     "--tz": "the display zone (root) and the lag report's zone of its inputs",
     "--out": "where a command writes (snapshot, demo) or what lag prune prunes, and the lag "
              "report's output directory (mqctl.lagoptions)",
+    "--interval": "the demo's simulated time between snapshots and the exporter's time "
+                  "between rounds",
     "--force": "a change's refusals and an output that is not mqctl's, and the lag report's "
                "own (mqctl.lagoptions)",
     "--limit": "how many messages message find / track show, and how many groups the lag "
@@ -546,3 +548,18 @@ TimeTextArg = Annotated[list[str], TIME_TEXT.argument()]
 CaptureFileArg = Annotated[str, CAPTURE_FILE.argument()]
 WireAsOpt = Annotated[str, WIRE_AS.option()]
 ShellArg = Annotated[Shell, SHELL.argument()]
+
+# ---------------------------------------------------------------------------- exporter
+
+LISTEN = Flag("--listen", metavar="HOST:PORT", help="Where to serve /metrics, /healthz and "
+              "/-/ready: HOST:PORT (:PORT = every address).")
+ROUND_INTERVAL = Flag("--interval", help="Time between the starts of two rounds (a round "
+                      "reads the cluster once; scrapes serve the last finished one).")
+ALLOWED_LAG = Flag("--allowed-lag", min=0, help=_lag_spec("allowed_lag").help)
+ALLOWED_LAG_SECONDS = Flag("--allowed-lag-seconds", min=0.0, metavar="SECONDS", max=MAX_THRESHOLD_S,
+                           help=_lag_spec("allowed_lag_seconds").help)
+
+ListenOpt = Annotated[str, LISTEN.option()]
+RoundIntervalOpt = Annotated[str, ROUND_INTERVAL.option()]
+AllowedLagOpt = Annotated[int, ALLOWED_LAG.option()]
+AllowedLagSecondsOpt = Annotated[float, ALLOWED_LAG_SECONDS.option()]

@@ -6,13 +6,15 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from mqctl.cli.common import emit, raise_partial, read, state
+from mqctl.cli.common import OptionalWatchCommand, emit, raise_partial, read, state, watch_view
 from mqctl.cli.options import (
     ConcurrencyOpt,
+    CountOpt,
     IncludeSystemOpt,
     NamesrvOpt,
     OutputOpt,
     TopicArg,
+    WatchOpt,
 )
 
 if TYPE_CHECKING:
@@ -22,13 +24,15 @@ app = typer.Typer(help="Topic views: queue offsets and store times, the groups c
                   no_args_is_help=True)
 
 
-@app.command("status")
+@app.command("status", cls=OptionalWatchCommand)
 def status(
     ctx: typer.Context,
     topic: TopicArg,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
     concurrency: ConcurrencyOpt = None,
+    watch: WatchOpt = None,
+    count: CountOpt = None,
 ) -> None:
     """Per queue: min and max offset, messages held and the store time of the last message
     (LAST UPDATED), as mqadmin topicStatus (GET_TOPIC_STATS_INFO on every broker).
@@ -39,6 +43,9 @@ def status(
     from mqctl.views.topic_rows import status_result
 
     st = state(ctx)
+    if watch is not None:
+        return watch_view(st, namesrv, concurrency, lambda c: c.topic_status(topic),
+                          status_result, output, watch, count, "topic status")
     s: TopicStatus = read(st, namesrv, concurrency, lambda c: c.topic_status(topic))
     emit(status_result(s), st.output(output))
     raise_partial(s.failures, f"topic status {topic}")
