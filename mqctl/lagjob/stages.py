@@ -244,8 +244,12 @@ def lag(run: Runner, o: Options, c: Read, kinds: Iterable[Kind], columns: list[s
     from pyspark.sql import functions as F
 
     from mqctl.lagjob import bounded as B
+    from mqctl.lagjob import flow
     from mqctl.lagjob import transforms as X
 
+    kinds = set(kinds)
+    if flow.use_kernel(bounded=earlier is not None or check_bound is not None):
+        return _kernel_lag(run, o, c, kinds, columns)
     run.say("lag report: computing lag and time lag")
     # one partitioning for every per-queue step: the observations are shuffled
     # once, by topic (:data:`transforms.BY_TOPIC`), and the dedupe, the broker history, the
@@ -278,11 +282,7 @@ def lag(run: Runner, o: Options, c: Read, kinds: Iterable[Kind], columns: list[s
     lagged = X.with_lag(X.by_topic(X.fill_broker_offsets(dedup, history, o.max_skew_ms))
                         if unfilled else X.own_broker_offsets(dedup))
     timed = X.estimate_time_lag(lagged, history)
-    kinds = set(kinds)
-    enriched = X.enrich(
-        timed, c.members if Kind.CONSUMER_PROGRESS in kinds else None,
-        c.topic_cfg if Kind.TOPICS in kinds else None,
-        c.group_cfg if Kind.SUBSCRIPTION_GROUP in kinds else None)
+    enriched = _enrich(timed, c, kinds)
     queues = X.queue_status(enriched, o.window, o.allowed_lag, o.allowed_lag_seconds)
     lag_df = run.cut(X.with_date(queues).withColumns({
         "capture_time": X.iso_of(F.col("capture_ts")), "source": display_source()})
@@ -291,6 +291,33 @@ def lag(run: Runner, o: Options, c: Read, kinds: Iterable[Kind], columns: list[s
     lag_new = lag_df if earlier is None else lag_df.filter(F.col("capture_ts")
                                                            >= F.lit(earlier.new_ts))
     return Lagged(dedup=dedup, history=history, lag=lag_df, lag_new=lag_new)
+
+
+def _enrich(obs: DataFrame, c: Read, kinds: set[Kind]) -> DataFrame:
+    from mqctl.lagjob import transforms as X
+
+    return X.enrich(obs, c.members if Kind.CONSUMER_PROGRESS in kinds else None,
+                    c.topic_cfg if Kind.TOPICS in kinds else None,
+                    c.group_cfg if Kind.SUBSCRIPTION_GROUP in kinds else None)
+
+
+def _kernel_lag(run: Runner, o: Options, c: Read, kinds: set[Kind], columns: list[str]
+                ) -> Lagged:
+    """:func:`lag` by the kernel (:mod:`mqctl.lagjob.flow`, a full run): the members and
+    configs joined in first (their keys are the observation's), then one shuffle and one
+    mapInArrow; the deduplicated observations are the lag rows."""
+    from pyspark.sql import functions as F
+
+    from mqctl.lagjob import flow
+    from mqctl.lagjob import transforms as X
+
+    run.say("lag report: computing lag, time lag and status (kernel)")
+    rows = flow.lag_rows(_enrich(c.obs, c, kinds), c.points, o)
+    lag_df = run.cut(X.with_date(rows).withColumns({
+        "capture_time": X.iso_of(F.col("capture_ts")), "source": display_source()})
+        .select(*columns), "lag", keep_partitioning=True)
+    return Lagged(dedup=lag_df, history=flow.own_history(lag_df, c.points), lag=lag_df,
+                  lag_new=lag_df)
 
 
 def group_status(run: Runner, o: Options, lag_rows: DataFrame, columns: list[str]
@@ -394,8 +421,11 @@ def _captured_changes(run: Runner, lag_rows: DataFrame, earlier: Earlier | None
     from pyspark.sql import functions as F
 
     from mqctl.lagjob import bounded as B
+    from mqctl.lagjob import flow
     from mqctl.lagjob import transforms as X
 
+    if flow.use_kernel(bounded=earlier is not None):  # (the lag rows are the kernel's)
+        return flow.captured_changes(lag_rows)
     track = run.cut(X.owner_track(lag_rows), "owner track", keep_partitioning=True)
     captured = X.changes_from_track(track)
     # offset resets (logged, or offsets back with the same owner) are events of their own,
