@@ -99,16 +99,17 @@ def main() -> None:
     doc = large_scenario(brokers=a.brokers, topics=16, queues_per_topic=a.queues,
                          groups=a.groups)
     with SimProcess(doc) as sim:
-        port = free_port()
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
         p = subprocess.Popen([sys.executable, "-m", "mqctl", "-n", sim.namesrv_addr,
-                              "exporter", "--listen", f"127.0.0.1:{port}", "--interval",
+                              "exporter", "--listen", "127.0.0.1:0", "--interval",
                               f"{a.interval:g}s"], stderr=subprocess.PIPE, text=True, env=env)
         try:
             assert p.stderr is not None
-            p.stderr.readline()  # "listening on ...": imported and bound, before a round
+            # "listening on HOST:PORT, ...": imported and bound (an ephemeral port), no round yet
+            where = re.search(r"listening on (\S+),", p.stderr.readline())
+            assert where, "the exporter did not start"
             base_rss = rss_mb(p.pid)
-            url = f"http://127.0.0.1:{port}/metrics"
+            url = f"http://{where.group(1)}/metrics"
             rounds: list[float] = []
             peak = base_rss
             while len(rounds) < a.rounds:

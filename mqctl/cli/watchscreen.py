@@ -187,7 +187,9 @@ class Screen:
         from rich.text import Text
 
         result: Result = self.render(rnd.value)
-        head = Text(f"{self.title}  ", style="bold")
+        cluster = getattr(rnd.value, "cluster", None)
+        head = Text(f"{self.title}{f' ({cluster})' if isinstance(cluster, str) else ''}  ",
+                    style="bold")
         head.append(f"last read {format_local(rnd.started_ms)}  every {rnd.interval_s:g}s  "
                     f"round {rnd.n}  (q to quit)")
         parts: list[Any] = [head]

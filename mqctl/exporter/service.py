@@ -21,7 +21,7 @@ from mqctl.errors import ExitCode, MqctlError, UsageError
 from mqctl.exporter.rounds import Exporter, ExporterOptions
 from mqctl.interrupt import serving
 from mqctl.render import printable
-from mqctl.timeparse import format_local, now_ms
+from mqctl.timeparse import format_local, is_digits, now_ms
 
 if TYPE_CHECKING:
     from mqctl.admin import Admin
@@ -43,7 +43,7 @@ HEALTH_INTERVALS = 3
 def parse_listen(text: str) -> tuple[str, int]:
     """``HOST:PORT`` (``127.0.0.1:9877``, ``[::1]:9877``, ``:9877`` = every address)."""
     host, sep, port = text.rpartition(":")
-    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+    if not sep or not is_digits(port) or not 0 <= int(port) <= 65535:
         raise UsageError(f"--listen {text!r} is not HOST:PORT",
                          hint="e.g. --listen 127.0.0.1:9877 (:9877 listens on every address)")
     return host.strip("[]") or "0.0.0.0", int(port)

@@ -42,7 +42,7 @@ def _engine() -> str:
                 "running): the Dockerfile is built where one does")
 
 
-@pytest.mark.timeout(2400)  # a wheel build, an image build and a run, each bounded below
+@pytest.mark.timeout(2400)  # a wheel, an image build and a run (the global timeout: 300 s)
 def test_the_dockerfile_builds_from_the_wheel_and_runs(tmp_path):
     engine = _engine()
     dist = tmp_path / "dist"

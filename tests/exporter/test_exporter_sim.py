@@ -61,14 +61,19 @@ def until(what: str, fn, proc: subprocess.Popen | None = None, limit: float = 60
 @contextmanager
 def exporter(namesrv: str, *args: str, env: dict | None = None, cwd: Path | None = None
              ) -> Iterator[tuple[subprocess.Popen, str]]:
-    port = free_port()
+    """``mqctl exporter`` on an ephemeral port of 127.0.0.1 (``:0``: the port is held from
+    the bind, no race with another process), its URL read from its first log line."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mqctl", "-n", namesrv, "exporter", "--listen",
-         f"127.0.0.1:{port}", "--interval", "1s", *args],
+        [sys.executable, "-m", "mqctl", "-n", namesrv, "exporter", "--listen", "127.0.0.1:0",
+         "--interval", "1s", *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
-    base = f"http://127.0.0.1:{port}"
+        env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", **(env or {})})
     try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()
+        m = re.search(r"listening on (127\.0\.0\.1:\d+),", first)
+        assert m, (first, proc.poll())
+        base = f"http://{m.group(1)}"
         until("/-/ready", lambda: get(base + "/-/ready")[0] == 200, proc)
         yield proc, base
     finally:
@@ -148,7 +153,7 @@ def test_sigterm_stops_it_with_exit_0_and_sighup_reloads_the_config(sim, tmp_pat
         proc.send_signal(signal.SIGTERM)
         _out, err = proc.communicate(timeout=10)
         assert proc.returncode == 0, err
-    assert "reloaded:" in err and "stopped (SIGTERM)" in err
+    assert "reloaded:" in err and "stopped (SIGTERM)" in err, err
 
 
 def test_a_port_already_taken_is_refused(sim):
