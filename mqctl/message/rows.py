@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mqctl.message.find import DEFAULT_QUERY_MAX_NUM, MAX_MSGS_NUM_BATCH
 from mqctl.message.track import STATES
 from mqctl.remoting.message import to_record
 from mqctl.render import Column, Result, Table
@@ -64,7 +65,7 @@ def find_notes(res: FindResult) -> list[str]:
     if res.how in ("key", "unique-key"):
         window = "any store time" if res.begin_ms is None and res.end_ms is None else (
             f"stored {format_ms(res.begin_ms) or 'any'} .. {format_ms(res.end_ms) or 'any'}")
-        cap = res.answers[0].cap if res.answers else None
+        cap = DEFAULT_QUERY_MAX_NUM if res.how == "unique-key" else MAX_MSGS_NUM_BATCH
         notes.append(f"QUERY_MESSAGE on {len(res.answers)} broker(s) of {res.topic}, {window}; "
                      f"each broker's index returns at most {cap} record(s) per key, newest "
                      "first" + (" (defaultQueryMaxNum, whatever maxNum says)"
