@@ -73,7 +73,7 @@ NOT_PATHS = {
 OUTPUTS = {("snapshot", "out"), ("demo", "out"), ("locks show", "state_dir"),
            ("locks release", "state_dir"), ("lag report", "out"), ("lag report", "prom_file"),
            ("lag report", "state"), ("sim up", "log_dir"), ("offsets reset", "export"),
-           ("offsets reset", "rollback_file")}
+           ("offsets reset", "rollback_file"), ("message find", "body")}
 
 
 def path_params() -> list[tuple[str, Any, Any]]:
@@ -136,6 +136,7 @@ BASE = {
     "offsets reset": ["offsets", "reset", "G", "-t", "T", "--to-latest"],
     "offsets rollback": ["offsets", "rollback", "{in}"],
     "offsets rollbacks": ["offsets", "rollbacks"],
+    "message find": ["message", "find", "--msg-id", "0" * 32],
 }
 
 
