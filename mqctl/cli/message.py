@@ -10,6 +10,7 @@ import typer
 from mqctl.cli.common import emit, raise_partial, read, state
 from mqctl.cli.options import (
     BodyBytesOpt,
+    BodyFileOpt,
     BrokerOpt,
     BrokerOption,
     KeyOpt,
@@ -84,6 +85,7 @@ def find(
     queue: QueueIdOption = None,
     limit: LimitOpt = 20,
     body_bytes: BodyBytesOpt = 48,
+    body: BodyFileOpt = None,
     output: OutputOpt = None,
     namesrv: NamesrvOpt = None,
 ) -> None:
@@ -98,12 +100,15 @@ def find(
     and when a broker returned as many as its index gives per key (64; 32 for a unique key):
     there may be more, narrow --time. Example: mqctl message find -t TopicPay --key ORD-8812
     """
+    from mqctl.message.body import write_body
     from mqctl.message.rows import find_result
 
     st = state(ctx)
     req = _request(topic, key, unique_key, msg_id, time, broker, queue, limit)
     res: FindResult = read(st, namesrv, None, lambda c: c.find_messages(req))
-    emit(find_result(res, body_bytes), st.output(output))
+    written = write_body(res, body) if body is not None else None
+    emit(find_result(res, body_bytes, body_file=body, body_written=written),
+         st.output(output))
     raise_partial(res.failures, "messages")
 
 

@@ -367,6 +367,9 @@ TIME_RANGE = Flag("--time", metavar="FROM..TO", help="Store time range FROM..TO 
                   "one queue to read.", **NO_DEFAULT)
 LIMIT = Flag("--limit", min=1, max=10000, help="Messages shown at most (the newest); the "
              "output says when it stopped there.")
+BODY_FILE = Flag("--body", parser=out_file("body file"), help="Write the body of the newest "
+                 "message found to FILE, as the producer sent it (zlib bodies uncompressed); "
+                 "an existing file is not replaced.", **NO_DEFAULT)
 LAST = Flag("--last", min=1, max=1000, help="How many of the newest dead letters to read.")
 
 KeyOpt = Annotated[str | None, KEY.option()]
@@ -375,6 +378,7 @@ MsgIdOpt = Annotated[str | None, MSG_ID.option()]
 TimeRangeOpt = Annotated[str | None, TIME_RANGE.option()]
 LimitOpt = Annotated[int, LIMIT.option()]
 LastOpt = Annotated[int, LAST.option()]
+BodyFileOpt = Annotated[str | None, BODY_FILE.option()]
 BrokerOption = Annotated[str | None, BROKER.option(show_default=False)]
 QueueIdOption = Annotated[int | None, QUEUE_ID.option(show_default=False)]
 

@@ -11,8 +11,8 @@ A dead letter is a copy of the message that failed (consumerSendMsgBack): its ``
 property names the topic it was first sent to, ``ORIGIN_MESSAGE_ID`` the original's offset
 message id, ``UNIQ_KEY`` the producer's id, ``RECONSUMETIMES`` (the record's field) how many
 times it was consumed before. The broker records no failure reason: what the client logged is
-only in the client's log. 5.x pop consumers' dead letters also carry ``DLQ_ORIGIN_TOPIC`` /
-``DLQ_ORIGIN_MESSAGE_ID`` (MessageConst, 5.x), used when ``RETRY_TOPIC`` is absent.
+only in the client's log. 5.x dead letters may also carry ``DLQ_ORIGIN_TOPIC`` /
+``DLQ_ORIGIN_MESSAGE_ID`` (MessageConst, 5.x; the gRPC proxy reads them): they come first.
 """
 
 from __future__ import annotations
@@ -42,12 +42,12 @@ class DeadLetter:
     @property
     def original_topic(self) -> str | None:
         p = self.message.properties
-        return p.get("RETRY_TOPIC") or p.get("DLQ_ORIGIN_TOPIC")
+        return p.get("DLQ_ORIGIN_TOPIC") or p.get("RETRY_TOPIC")
 
     @property
     def original_id(self) -> str | None:
         p = self.message.properties
-        return p.get("ORIGIN_MESSAGE_ID") or p.get("DLQ_ORIGIN_MESSAGE_ID")
+        return p.get("DLQ_ORIGIN_MESSAGE_ID") or p.get("ORIGIN_MESSAGE_ID")
 
 
 @dataclass

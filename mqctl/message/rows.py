@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mqctl.message.find import DEFAULT_QUERY_MAX_NUM, MAX_MSGS_NUM_BATCH
 from mqctl.message.track import STATES
 from mqctl.remoting.message import to_record
 from mqctl.render import Column, Result, Table
@@ -64,7 +65,7 @@ def find_notes(res: FindResult) -> list[str]:
     if res.how in ("key", "unique-key"):
         window = "any store time" if res.begin_ms is None and res.end_ms is None else (
             f"stored {format_ms(res.begin_ms) or 'any'} .. {format_ms(res.end_ms) or 'any'}")
-        cap = res.answers[0].cap if res.answers else None
+        cap = DEFAULT_QUERY_MAX_NUM if res.how == "unique-key" else MAX_MSGS_NUM_BATCH
         notes.append(f"QUERY_MESSAGE on {len(res.answers)} broker(s) of {res.topic}, {window}; "
                      f"each broker's index returns at most {cap} record(s) per key, newest "
                      "first" + (" (defaultQueryMaxNum, whatever maxNum says)"
@@ -89,8 +90,13 @@ def find_notes(res: FindResult) -> list[str]:
     return notes
 
 
-def find_result(res: FindResult, body_bytes: int = PREVIEW_BYTES) -> Result:
+def find_result(res: FindResult, body_bytes: int = PREVIEW_BYTES, *,
+                body_file: str | None = None, body_written: int | None = None) -> Result:
     rows = [_found_row(f, body_bytes) for f in res.messages]
+    notes = find_notes(res)
+    if body_file is not None and body_written is not None and res.messages:
+        notes.append(f"the body of {res.messages[0].message.msg_id} ({body_written} bytes) "
+                     f"written to {body_file}")
     data = {"how": res.how, "topic": res.topic, "value": res.value, "limit": res.limit,
             "found": res.total, "shown": len(rows), "stopped": res.stopped,
             "stoppedBy": res.stopped_by, "cappedBy": res.capped_by,
@@ -99,10 +105,11 @@ def find_result(res: FindResult, body_bytes: int = PREVIEW_BYTES) -> Result:
                          "cap": a.cap, "indexLastUpdateTimestamp": a.index_last_update_ts}
                         for a in res.answers],
             "messages": [found_record(f, body_bytes) for f in res.messages],
-            "failures": [f.to_dict() for f in res.failures]}
+            "failures": [f.to_dict() for f in res.failures],
+            "bodyFile": body_file, "bodyBytesWritten": body_written}
     title = f"messages of {res.topic or '-'} by {res.how} {res.value}"
     return Result([Table(FIND_COLUMNS, rows, title=title, name="messages")], data=data,
-                  notes=find_notes(res))
+                  notes=notes)
 
 
 TRACK_COLUMNS = [

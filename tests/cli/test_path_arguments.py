@@ -75,7 +75,8 @@ OUTPUTS = {("snapshot", "out"), ("demo", "out"), ("locks show", "state_dir"),
            ("lag report", "state"), ("sim up", "log_dir"), ("offsets reset", "export"),
            ("offsets reset", "rollback_file"), ("group pause", "undo_file"),
            ("group resume", "undo_file"), ("group config set", "undo_file"),
-           ("group config rollback", "undo_file"), ("offsets clone", "rollback_file")}
+           ("group config rollback", "undo_file"), ("offsets clone", "rollback_file"),
+           ("message find", "body")}
 
 
 def path_params() -> list[tuple[str, Any, Any]]:
@@ -143,6 +144,7 @@ BASE = {
     "group config set": ["group", "config", "set", "G", "retryMaxTimes=3"],
     "group config rollback": ["group", "config", "rollback", "{in}"],
     "offsets clone": ["offsets", "clone", "--from", "A", "--to", "B", "-t", "T"],
+    "message find": ["message", "find", "--msg-id", "0" * 32],
 }
 
 

@@ -3,6 +3,7 @@ search, bounded reads, read-only requests, every output format."""
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
 import json
@@ -195,3 +196,19 @@ def test_track_and_dlq_in_every_format(cli, world, fmt):
         assert yaml.safe_load(dl.stdout)["byOriginalTopic"][0]["topic"] == "T"
     else:
         assert "dead-lettered" in tr.stdout and "%DLQ%G_DEAD" in dl.stdout
+
+
+def test_body_writes_the_bytes_the_producer_sent_and_never_replaces_a_file(cli, world,
+                                                                          tmp_path):
+    s, offset = world
+    shown = _show(cli, s, offset)
+    out = tmp_path / "body.bin"
+    r = run(cli, s, "-o", "json", "message", "find", "--msg-id", shown["msgId"], "--body",
+            str(out))
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    head = base64.b64decode(shown["bodyHeadBase64"])
+    assert out.read_bytes().startswith(head) and len(out.read_bytes()) == shown["bodySize"]
+    assert doc["bodyBytesWritten"] == shown["bodySize"]
+    again = run(cli, s, "message", "find", "--msg-id", shown["msgId"], "--body", str(out))
+    assert again.exit_code == 2 and "exists: not replaced" in again.stderr

@@ -4,16 +4,19 @@ what the index returned, de-duplication across brokers, the caps, and the offset
 from __future__ import annotations
 
 import asyncio
+import io
 
 import pytest
 from wire_capture_helpers import Msg, encode_message
 
 from mqctl.errors import UsageError
-from mqctl.message.find import find_by_key
+from mqctl.message.find import FindResult, find_by_key
 from mqctl.message.ids import decode_offset_msg_id
+from mqctl.message.rows import find_result
 from mqctl.models import BrokerData, QueueData, TopicRoute
 from mqctl.remoting.codes import ResponseCode
 from mqctl.remoting.frame import RemotingCommand
+from mqctl.render import emit
 
 
 class FakeAdmin:
@@ -76,3 +79,13 @@ def test_the_offset_message_id_names_the_store_host_and_the_commit_log_offset():
     for bad in ("", "XYZ", "0" * 31, "G" * 32):
         with pytest.raises(UsageError):
             decode_offset_msg_id(bad)
+
+
+def test_cluster_text_is_escaped_before_a_terminal():
+    res = FindResult("key", "T", "\x1b[31mK\x07", [], 20, 0)
+    for fmt in ("table", "plain"):
+        out = io.StringIO()
+        emit(find_result(res), fmt, out)
+        text = out.getvalue()
+        assert "\x1b" not in text and "\x07" not in text and "\\x1b[31mK\\x07" in text
+        assert "at most 64 record(s)" in text

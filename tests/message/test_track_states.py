@@ -117,3 +117,24 @@ def test_a_pop_consumer_is_unknown_until_its_unacked_copy_comes_back(cli, sim_fa
     late = _track(cli, s, "--msg-id", msg_id)["groups"]
     assert [(g["group"], g["state"]) for g in late] == [("G_POP", "retrying")]
     assert late[0]["copy"]["topic"] == "%RETRY%G_POP_T"
+
+
+def test_a_message_on_the_second_broker_is_judged_by_that_broker_s_queue(cli, sim_factory):
+    """Two brokers, a group behind on broker-b only: a message of broker-b waits, the same
+    queue id and offset on broker-a is consumed."""
+    s = sim_factory({"name": "two", "clock": {"mode": "manual"},
+                     "brokers": [{"name": "broker-a"}, {"name": "broker-b"}],
+                     "topics": [{"name": TOPIC, "queues": 1, "rate": 1, "history": "10m"}],
+                     "groups": [{"name": "G", "topics": [TOPIC], "initial_lag": 100}]})
+    # commit broker-a to its end: the group caught up there, not on broker-b
+    s.call(lambda c: c.brokers["broker-a"].commit(
+        "G", TOPIC, 0, c.brokers["broker-a"].max_offset(TOPIC, 0)))
+    mx = s.call(lambda c: c.brokers["broker-b"].max_offset(TOPIC, 0))
+    states = {}
+    for broker in ("broker-a", "broker-b"):
+        r = cli(["-n", s.namesrv_addr, "-o", "json", "message", "show", "-t", TOPIC, "-b",
+                 broker, "-q", "0", "--offset", str(mx - 10)])
+        doc = _track(cli, s, "--msg-id", json.loads(r.stdout)["msgId"])
+        assert doc["message"]["brokerName"] == broker
+        states[broker] = doc["groups"][0]["state"]
+    assert states == {"broker-a": "consumed", "broker-b": "offline"}
