@@ -244,7 +244,7 @@ class _Clone:
             return CloneOutcome(plan, "verify", sent, None, str(rb), self.stop.reason,
                                 self.notes)
         self.phase = "done"
-        self.stop.late = "after the clone was complete: the result above stands"
+        self.stop.late = "after the change was complete: the result above stands"
         boundary("verified")
         return CloneOutcome(plan, "done", sent, now, str(rb), None, self.notes)
 
