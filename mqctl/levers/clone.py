@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mqctl.admin.fanout import per_broker
 from mqctl.errors import ExitCode, MqctlError, PartialFailure, RefusedError, UsageError
 from mqctl.fsutil import atomic_write_text, check_output_file, local_path_error
 from mqctl.interrupt import (
@@ -149,6 +150,15 @@ async def make_clone_plan(admin: Admin, r: CloneRequest, namesrv: str) -> CloneP
     if not any(q.src is not None for q in queues):
         refusals.append(f"{r.src} has no committed offset on {r.topic}: nothing to clone")
     notes = []
+    tables = await per_broker([b for b in route.brokers if b.master_addr],
+                              admin.subscription_group_table, concurrency=admin.concurrency)
+    absent = sorted(b for b, t in tables.items() if isinstance(t, dict) and r.dest not in t)
+    if absent:
+        notes.append(f"{r.dest} has no subscription group on {', '.join(absent)}: the clone "
+                     "stores its offsets all the same; its consumers create the group when "
+                     "they first pull (autoCreateSubscriptionGroup), and `offsets rollback` of "
+                     "this clone needs it there (`mqctl group config set "
+                     f"{r.dest} retryMaxTimes=16 --create` creates it)")
     lost = [q.mq.short for q in queues if q.src is None and q.before is not None]
     if lost:
         notes.append(f"{r.dest} loses its offset on {', '.join(lost[:6])} ({r.src} has none "
@@ -244,7 +254,7 @@ class _Clone:
             return CloneOutcome(plan, "verify", sent, None, str(rb), self.stop.reason,
                                 self.notes)
         self.phase = "done"
-        self.stop.late = "after the clone was complete: the result above stands"
+        self.stop.late = "after the change was complete: the result above stands"
         boundary("verified")
         return CloneOutcome(plan, "done", sent, now, str(rb), None, self.notes)
 

@@ -47,6 +47,7 @@ class PauseEffect:
     clients: int = 0
     pops: bool = False
     failures: list[str] = field(default_factory=list)
+    ok_tps_before: dict[str, float | None] | None = None  # at the start of the sample
 
     @property
     def moved(self) -> int | None:
@@ -60,6 +61,7 @@ class PauseEffect:
                                       "after": self.offsets_after, "moved": self.moved,
                                       "sample_s": self.sample_s},
                 "cached_messages": self.cached, "consume_ok_tps": self.ok_tps,
+                "consume_ok_tps_before": self.ok_tps_before,
                 "clients": self.clients, "message_model": self.model, "pop": self.pops,
                 "failures": self.failures}
 
@@ -99,12 +101,14 @@ async def pause_effect(admin: Admin, plan: LeverPlan, results: list[BrokerResult
                                             for c in paused)), strict=True))
     refused = sorted(b for b, text in pulls.items() if text.startswith("NO_PERMISSION"))
     before = await _offsets(admin, group, addrs)
+    first = None
     if sample_s > 0 and (stop is None or not stop.stopped):
+        first = (await _clients(admin, group))[1]
         await asyncio.sleep(sample_s)
     after = await _offsets(admin, group, addrs)
     cached, ok_tps, model, n, pops, failures = await _clients(admin, group)
     return PauseEffect(pulls, refused, before, after, sample_s, cached, ok_tps, model, n,
-                       pops, failures)
+                       pops, failures, first)
 
 
 async def _clients(admin: Admin, group: str
@@ -139,6 +143,16 @@ async def _clients(admin: Admin, group: str
     return cached, ok, conn.message_model, len(ids), pops, failures
 
 
+def _tps_text(e: PauseEffect, client: str) -> str:
+    def t(v: float | None) -> str:
+        return "-" if v is None else f"{v:g}"
+
+    now = t(e.ok_tps.get(client))
+    if e.ok_tps_before is None or client not in e.ok_tps_before:
+        return f"{client} {now}"
+    return f"{client} {t(e.ok_tps_before[client])} -> {now}"
+
+
 def effect_notes(e: PauseEffect, group: str) -> list[str]:
     notes = []
     if e.pulls:
@@ -155,8 +169,7 @@ def effect_notes(e: PauseEffect, group: str) -> list[str]:
         notes.append(f"NOT stopped: {e.cached} message(s) already cached in {e.clients} "
                      "client(s) are still consumed (running info cachedMsgCount); "
                      "consumeOKTPS falls to 0 once they are done: "
-                     + ", ".join(f"{c} {'-' if t is None else f'{t:g}'}"
-                                 for c, t in sorted(e.ok_tps.items())))
+                     + ", ".join(_tps_text(e, c) for c in sorted(e.ok_tps)))
     if e.model == "BROADCASTING":
         notes.append("NOT checked: a BROADCASTING group's offsets live in its clients "
                      "(frozen offsets cannot be read from the brokers)")

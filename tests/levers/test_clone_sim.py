@@ -51,3 +51,12 @@ def test_clone_copies_the_offsets_and_the_rollback_file_restores_them(cli, sim, 
     restored = sim.call(lambda c: {(b, q): c.brokers[b].committed("GID_COPY", "TopicPay", q)
                                    for (b, q) in before})
     assert restored == before
+
+
+def test_clone_to_a_group_the_brokers_do_not_know_says_so(cli, sim):
+    r = cli(["-n", sim.namesrv_addr, "offsets", "clone", "--from", "GID_REPLAY", "--to",
+             "GID_BRAND_NEW", "-t", "TopicPay", "-o", "json"])
+    assert r.exit_code == 0, r.stderr
+    assert any("GID_BRAND_NEW has no subscription group" in n for n in r.json["notes"])
+    assert {q["before"] for q in r.json["queues"]} == {"none"}
+    assert {q["status"] for q in r.json["queues"]} == {"planned"}

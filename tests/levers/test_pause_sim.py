@@ -140,3 +140,35 @@ def test_groups_progress_and_diagnose_show_a_paused_group_with_who_and_when(cli,
     f = [x for x in d.json["findings"] if x["code"] == "consume-disabled"]
     assert f and "group resume GID_PAY" in f[0]["next"]
     assert any("paused by" in e["text"] for e in f[0]["evidence"])
+
+
+def test_pause_of_some_brokers_then_the_rest(cli, sim):
+    brokers = sim.call(lambda c: sorted(c.brokers))
+    first = brokers[0]
+    sim.clear_request_log()
+    r = run(cli, sim, "group", "pause", "GID_PAY", "--brokers", first, "--execute", "--yes",
+            "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert [x.server for x in sent(sim, C.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP)] == [first]
+    assert {b: conf(sim, b, "GID_PAY").consume_enable for b in brokers} == \
+        {b: b != first for b in brokers}
+    g = run(cli, sim, "groups", "--no-clients", "-o", "json")
+    row = next(x for x in g.json["groups"] if x["group"] == "GID_PAY")
+    assert row["state"] == "PAUSED" and "serve its pulls" in row["reason"]
+    # the whole group: the paused broker is already as planned, nothing sent to it again
+    sim.clear_request_log()
+    r = run(cli, sim, "group", "pause", "GID_PAY", "--execute", "--yes", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    st = {b["broker"]: b["status"] for b in r.json["brokers"]}
+    assert st[first] == "already" and all(st[b] == "verified" for b in brokers[1:])
+    assert first not in [x.server for x in sent(sim, C.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP)]
+    assert run(cli, sim, "group", "pause", "GID_PAY", "--brokers", "nope").exit_code == 2
+
+
+def test_resume_of_a_group_that_is_not_paused_sends_nothing(cli, sim):
+    sim.clear_request_log()
+    r = run(cli, sim, "group", "resume", "GID_PAY", "--execute", "--yes", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert {b["status"] for b in r.json["brokers"]} == {"already"}
+    assert r.json["undo_file"] is None
+    assert not sent(sim, C.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP)
