@@ -34,7 +34,7 @@ from mqctl.remoting.client import fan_out
 from mqctl.remoting.codes import ResponseCode
 from mqctl.remoting.message import StoredMessage, decode_messages
 from mqctl.render import printable
-from mqctl.timeparse import format_ms, now_ms, parse_time
+from mqctl.timeparse import format_ms, is_digits, now_ms, parse_time
 
 if TYPE_CHECKING:
     from mqctl.admin import Admin
@@ -154,7 +154,7 @@ async def find_by_key(admin: Admin, topic: str, key: str, *, unique: bool = Fals
                                   addr=addr)
         hits = [Found(b.broker_name, addr, m) for m in msgs if _matches(m, topic, key, unique)]
         return BrokerAnswer(b.broker_name, len(msgs), len(hits), cap,
-                            int(ts) if ts and ts.lstrip("-").isdigit() else None), hits
+                            int(ts) if ts and is_digits(ts.lstrip("-")) else None), hits
 
     answers: list[BrokerAnswer] = []
     failures: list[BrokerFailure] = []

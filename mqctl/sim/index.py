@@ -35,6 +35,7 @@ from mqctl.sim.messages import (
     queue_seed,
 )
 from mqctl.sim.store import QueueLog
+from mqctl.timeparse import is_digits
 
 Origin = tuple[str, int, int, int]  # original topic, queue, offset, reconsumeTimes
 
@@ -55,7 +56,7 @@ class BrokerState(Protocol):
 
 MAX_MSGS_NUM_BATCH = 64  # MessageStoreConfig.maxMsgsNumBatch (IndexService.queryOffset's cap)
 DEFAULT_QUERY_MAX_NUM = 32  # MessageStoreConfig.defaultQueryMaxNum (unique-key queries)
-_ORDER_KEY = re.compile(r"ORD-(\d{5})")
+_ORDER_KEY = re.compile(r"ORD-([0-9]{5})")
 _ORDER_MOD = 100000
 _MIX_MOD = 1 << 31
 
@@ -132,7 +133,7 @@ def _produced(b: BrokerState, topic: str, key: str) -> Iterator[tuple[int, int]]
     uniq = parse_uniq_key(key)
     for q, mn, mx in _queues(b, topic):
         prefix = f"{topic}-{b.name}-{q}-"
-        if key.startswith(prefix) and key[len(prefix):].isdigit():
+        if key.startswith(prefix) and is_digits(key[len(prefix):]):
             o = int(key[len(prefix):])
             if mn <= o < mx:
                 yield q, o

@@ -84,6 +84,7 @@ FLOAT_LINES = {
     ("groups", "watch"): ["groups", "--watch", "{v}"],
     ("demo", "hours"): ["demo", "--hours", "{v}"],
     ("diagnose", "sample"): ["diagnose", "G", "--sample", "{v}"],
+    ("group pause", "sample"): ["group", "pause", "G", "--sample", "{v}"],
     ("group progress", "watch"): ["group", "progress", "G", "--watch", "{v}"],
     ("locks show", "watch"): ["locks", "show", "G", "--watch", "{v}"],
     ("consumers", "watch"): ["consumers", "G", "--watch", "{v}"],
