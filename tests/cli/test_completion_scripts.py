@@ -5,23 +5,17 @@ tests/cli/test_cluster_completion.py."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 
 import pytest
+from completion_line import line
+from completion_line import mqctl_process as _mqctl
 from conftest import ROOT
 from rollback_files import write
 
 from mqctl.cli.completion import SHELLS, answer, script
 from mqctl.cli.typer_compat import CompletionItem
-
-
-def _mqctl(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mqctl", *args], capture_output=True,
-                          text=True, env=dict(os.environ, PYTHONPATH=str(ROOT), **env),
-                          timeout=60)
 
 
 def test_completion_files_are_what_mqctl_completion_prints():
@@ -38,13 +32,6 @@ def test_completion_of_an_unknown_shell_is_a_usage_error():
     r = _mqctl("completion", "powershell")
     assert r.returncode == 2 and r.stdout == ""
     assert "bash" in r.stderr and "Traceback" not in r.stderr
-
-
-def line(text: str, **env: str) -> list[str]:
-    """What mqctl answers the scripts for the line ``text`` (up to the cursor)."""
-    r = _mqctl(_MQCTL_COMPLETE="complete_bash", _MQCTL_COMP_LINE=text, **env)
-    assert r.returncode == 0 and r.stderr == ""
-    return r.stdout.splitlines()
 
 
 def test_line_protocol_answers_types_and_values(tmp_path):

@@ -3,7 +3,7 @@ and completion say so), and a change that is not confirmed sends nothing."""
 
 from __future__ import annotations
 
-from test_completions import line
+from completion_line import line
 
 from mqctl.api import Cluster
 from mqctl.levers import LeverRequest
