@@ -2,7 +2,7 @@
 ``MQCTL_LAG_ENGINE=kernel``) on the same inputs, every output table compared row by row.
 
     python bench/lag_compare.py [--cases scenario,real,demo,bench10k] [--master local[2]]
-                                [--keep DIR] [--show 20]
+                                [--keep DIR] [--show 20] [--demo DIR]
 
 Cases: ``scenario`` (the lag test builders' scenario: snapshots, mqadmin captures, store
 files, client logs), ``real`` (../shared/samples/real, both versions), ``demo`` (the demo's
@@ -48,8 +48,9 @@ DATASETS = ("lag", "group_status", "rebalance/events", "rebalance/moves", "rebal
 IGNORED = {"run_id", "run_ts", "written_at", "elapsed_ms"}
 
 
-def case_inputs(name: str, tmp: Path) -> tuple[list[str], dict[str, Any]]:
-    """(inputs, report options) of a case."""
+def case_inputs(name: str, tmp: Path, demo: str | None = None
+                ) -> tuple[list[str], dict[str, Any]]:
+    """(inputs, report options) of a case (``demo``: the demo's data already captured)."""
     if name == "scenario":
         from builders import build_scenario
 
@@ -61,7 +62,7 @@ def case_inputs(name: str, tmp: Path) -> tuple[list[str], dict[str, Any]]:
     if name == "demo":
         from sim_common import demo_data
 
-        return [str(demo_data(None, str(tmp)))], {"tz": "UTC", "log_tz": "UTC"}
+        return [str(demo_data(demo, str(tmp)))], {"tz": "UTC", "log_tz": "UTC"}
     if name == "bench10k":
         from gen_exports import generate
 
@@ -170,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", default="scenario,real,demo,bench10k")
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--keep", help="write the outputs under this directory (else a temporary)")
+    ap.add_argument("--demo", help="the demo's data (mqctl demo --out's snapshots/ and logs/), "
+                    "else captured first (minutes)")
     ap.add_argument("--show", type=int, default=20, help="differences printed per table")
     a = ap.parse_args(argv)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -182,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
             for case in [c.strip() for c in a.cases.split(",") if c.strip()]:
                 root = base / case
                 root.mkdir(parents=True, exist_ok=True)
-                inputs, opts = case_inputs(case, root)
+                inputs, opts = case_inputs(case, root, a.demo)
                 outs = {e: root / f"out-{e}" for e in ("transforms", "kernel")}
                 for e, out in outs.items():
                     run_engine(spark, e, inputs, out, opts)

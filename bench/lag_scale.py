@@ -2,7 +2,11 @@
 reference queries over the same files measured in the same run.
 
     python bench/lag_scale.py [--data /tmp/mqctl-bench-lag] [--sizes 1m,10m] [--master local[2]]
-                              [--rerun 10] [--no-duckdb]
+                              [--rerun 10] [--no-duckdb] [--engines transforms,kernel]
+
+``--engines``: the report's engines (``MQCTL_LAG_ENGINE``), each timed on the same files
+beside the same references: today's transforms and the vectorised kernel
+(mqctl/lagjob/kernel.py; a bounded re-run takes today's engine either way).
 
 Sizes: 10k, 1m, 10m, 100m (10x the groups each), and 10m-long (the 1m cluster with 10x the
 captures: ``--sizes 1m,10m-long --rerun 10`` compares re-runs over a short and a long history of
@@ -209,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rerun", type=int, default=10,
                    help="new captures for the incremental re-run (0: skip it)")
     p.add_argument("--no-duckdb", action="store_true")
+    p.add_argument("--engines", default="transforms,kernel",
+                   help="the report's engines, each timed (MQCTL_LAG_ENGINE: transforms, kernel)")
     p.add_argument("--stages", action="store_true", help="print the per-stage table")
     a = p.parse_args(argv)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -217,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(a.data)
     root.mkdir(parents=True, exist_ok=True)
     sizes = [s.strip().lower() for s in a.sizes.split(",") if s.strip()]
+    engines = [e.strip().lower() for e in a.engines.split(",") if e.strip()]
     print(f"mqctl lag report scale bench: {a.master}, driver memory {a.driver_memory}, "
           f"{os.cpu_count()} cores (ratios are against references run in this same process)",
           flush=True)
@@ -261,73 +268,87 @@ def main(argv: list[str] | None = None) -> int:
             if path.exists():
                 shutil.rmtree(path)
             shutil.copytree(src, path, copy_function=os.link)
-            out = root / f"out-{size}"
-            if out.exists():
-                shutil.rmtree(out)
-            w0 = time.time()
-            t0 = time.perf_counter()
-            res = run_report([str(path)], str(out), spark=spark, tz="UTC")
-            dt = time.perf_counter() - t0
-            spans[size] = (w0, time.time(), res.timings)
-            results[size] = (rows, dt)
-            label = "warm-up" if size == "10k" else "report"
-            print(f"  {label:8s} {size:>5s}: {rows:>11,} rows  {dt:7.1f} s  "
-                  f"{rows / dt:>10,.0f} rows/s  (lag rows {res.counts['lag_rows']:,}, "
-                  f"events {res.counts['rebalance_events']:,}, storms {res.counts['storms']}, "
-                  f"quarantined {res.quarantined}); JVM peak resident so far "
-                  f"{peak_resident_gb(jvm)}", flush=True)
-            if size == "10k":
-                continue
-            ref_spark = spark_reference(spark, path, root / f"ref-spark-{size}")
-            ref_duck = None if a.no_duckdb else duckdb_reference(path, root / f"ref-{size}.parquet")
-            line = (f"  {size}: report {dt:.1f} s; spark read+aggregate {ref_spark:.1f} s "
-                    f"(x{dt / ref_spark:.2f})")
-            if ref_duck is not None:
-                line += f"; duckdb {ref_duck:.1f} s (x{dt / ref_duck:.2f})"
-            print(line, flush=True)
-            summary.append(line)
-            if a.rerun:
+            ref_spark: float | None = None
+            ref_duck: float | None = None
+            for engine in engines:
+                os.environ["MQCTL_LAG_ENGINE"] = engine
+                key = f"{size}/{engine}"
+                out = root / f"out-{size}-{engine}"
+                if out.exists():
+                    shutil.rmtree(out)
+                w0 = time.time()
+                t0 = time.perf_counter()
+                res = run_report([str(path)], str(out), spark=spark, tz="UTC")
+                dt = time.perf_counter() - t0
+                spans[key] = (w0, time.time(), res.timings)
+                results[key] = (rows, dt)
+                label = "warm-up" if size == "10k" else "report"
+                print(f"  {label:8s} {size:>5s} {engine:10s}: {rows:>11,} rows  {dt:7.1f} s  "
+                      f"{rows / dt:>10,.0f} rows/s  (lag rows {res.counts['lag_rows']:,}, "
+                      f"events {res.counts['rebalance_events']:,}, storms "
+                      f"{res.counts['storms']}, quarantined {res.quarantined}); JVM peak "
+                      f"resident so far {peak_resident_gb(jvm)}", flush=True)
+                if size == "10k":
+                    continue
+                if ref_spark is None:  # (once per size: the references read the same files)
+                    ref_spark = spark_reference(spark, path, root / f"ref-spark-{size}")
+                    ref_duck = (None if a.no_duckdb else
+                                duckdb_reference(path, root / f"ref-{size}.parquet"))
+                line = (f"  {size} {engine}: report {dt:.1f} s; spark read+aggregate "
+                        f"{ref_spark:.1f} s (x{dt / ref_spark:.2f})")
+                if ref_duck is not None:
+                    line += f"; duckdb {ref_duck:.1f} s (x{dt / ref_duck:.2f})"
+                print(line, flush=True)
+                summary.append(line)
+            if a.rerun and size != "10k":
                 gsrc, _ = grown[size]
                 for f in sorted(gsrc.rglob("*.jsonl")):  # the N new captures join the input
                     dst = path / f.relative_to(gsrc)
                     if not dst.exists():
                         dst.parent.mkdir(parents=True, exist_ok=True)
                         os.link(f, dst)
-                gpath = path
-                # the state of the first run is kept under out; the re-run parses the new files
-                t0 = time.perf_counter()
-                res2 = run_report([str(gpath)], str(out), spark=spark, tz="UTC")
-                dt2 = time.perf_counter() - t0
-                ref2_spark = spark_reference(spark, gpath, root / f"ref-spark-{size}-plus")
+                ref2_spark = spark_reference(spark, path, root / f"ref-spark-{size}-plus")
                 ref2_duck = (None if a.no_duckdb else
-                             duckdb_reference(gpath, root / f"ref-{size}-plus.parquet"))
-                line = (f"  {size} + {a.rerun} captures, re-run: report {dt2:.1f} s; spark "
-                        f"read+aggregate {ref2_spark:.1f} s (x{dt2 / ref2_spark:.2f})")
-                if ref2_duck is not None:
-                    line += f"; duckdb {ref2_duck:.1f} s (x{dt2 / ref2_duck:.2f})"
-                print(line + f"  (lag rows {res2.counts['lag_rows']:,}; JVM peak resident so "
-                      f"far {peak_resident_gb(jvm)})", flush=True)
-                summary.append(line)
-                reruns[size] = dt2
-                if a.stages:
-                    print("    re-run stages:")
-                    print_stages(res2.timings, {})
+                             duckdb_reference(path, root / f"ref-{size}-plus.parquet"))
+                for engine in engines:
+                    # the state of the engine's first run is kept under its out directory; the
+                    # re-run parses the new files (a bounded re-run: today's engine either way)
+                    os.environ["MQCTL_LAG_ENGINE"] = engine
+                    key = f"{size}/{engine}"
+                    t0 = time.perf_counter()
+                    res2 = run_report([str(path)], str(root / f"out-{size}-{engine}"),
+                                      spark=spark, tz="UTC")
+                    dt2 = time.perf_counter() - t0
+                    line = (f"  {size} {engine} + {a.rerun} captures, re-run: report "
+                            f"{dt2:.1f} s; spark read+aggregate {ref2_spark:.1f} s "
+                            f"(x{dt2 / ref2_spark:.2f})")
+                    if ref2_duck is not None:
+                        line += f"; duckdb {ref2_duck:.1f} s (x{dt2 / ref2_duck:.2f})"
+                    print(line + f"  (lag rows {res2.counts['lag_rows']:,}; JVM peak resident "
+                          f"so far {peak_resident_gb(jvm)})", flush=True)
+                    summary.append(line)
+                    reruns[key] = dt2
+                    if a.stages:
+                        print("    re-run stages:")
+                        print_stages(res2.timings, {})
     finally:
         spark.stop()
+    os.environ.pop("MQCTL_LAG_ENGINE", None)
     if a.stages:
-        for size in sizes:
+        for size in [f"{s}/{e}" for s in sizes for e in engines]:
             if size in spans:
                 w0, w1, timings = spans[size]
                 print(f"  stages, {size} (wall s from the job's timer; jobs/tasks/executor s "
                       "from the event log):")
                 print_stages(timings, event_log_stats(ev_dir, w0, w1))
-    measured = [s for s in sizes if s in results]
-    for small, big in itertools.pairwise(measured):
-        (r1, t1), (r2, t2) = results[small], results[big]
-        print(f"growth {small} -> {big}: rows x{r2 / r1:.1f}, time x{t2 / t1:.2f}, "
-              f"throughput x{(r2 / t2) / (r1 / t1):.2f}")
-    for small, big in itertools.pairwise([s for s in sizes if s in reruns]):
-        print(f"re-run growth {small} -> {big}: time x{reruns[big] / reruns[small]:.2f}")
+    for e in engines:
+        measured = [f"{s}/{e}" for s in sizes if f"{s}/{e}" in results]
+        for small, big in itertools.pairwise(measured):
+            (r1, t1), (r2, t2) = results[small], results[big]
+            print(f"growth {small} -> {big}: rows x{r2 / r1:.1f}, time x{t2 / t1:.2f}, "
+                  f"throughput x{(r2 / t2) / (r1 / t1):.2f}")
+        for small, big in itertools.pairwise([f"{s}/{e}" for s in sizes if f"{s}/{e}" in reruns]):
+            print(f"re-run growth {small} -> {big}: time x{reruns[big] / reruns[small]:.2f}")
     print("summary:\n" + "\n".join(summary))
     return 0
 
