@@ -18,7 +18,6 @@ batch: each call gets one partition's rows as one Arrow table.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -30,8 +29,6 @@ from pyspark.sql import types as T
 from mqctl.lagjob import kernel
 from mqctl.lagjob import transforms as X
 
-ENGINE_ENV = "MQCTL_LAG_ENGINE"
-ENGINES = ("transforms", "kernel")
 # the kernel's columns added to an observation's, with their Spark types
 LAG_ADDED = [("broker_offset_ts", "long"), ("lag", "long"), ("inflight", "long"),
              ("lag_seconds", "double"), ("lag_seconds_source", "string"),
@@ -42,15 +39,6 @@ LAG_ADDED = [("broker_offset_ts", "long"), ("lag", "long"), ("inflight", "long")
 POINT_COLUMNS = ["observed_ts", "broker_offset", "min_offset"]
 
 
-def engine() -> str:
-    """The lag report's engine: ``MQCTL_LAG_ENGINE`` (``transforms``, the default, or
-    ``kernel``); anything else is the default."""
-    e = os.environ.get(ENGINE_ENV, "").strip().lower()
-    return e if e in ENGINES else "transforms"
-
-
-def use_kernel(bounded: bool) -> bool:
-    return engine() == "kernel" and not bounded
 
 
 def _batches(fn: Callable[[Any], Any], names: list[str]

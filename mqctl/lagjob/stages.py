@@ -244,11 +244,11 @@ def lag(run: Runner, o: Options, c: Read, kinds: Iterable[Kind], columns: list[s
     from pyspark.sql import functions as F
 
     from mqctl.lagjob import bounded as B
-    from mqctl.lagjob import flow
     from mqctl.lagjob import transforms as X
+    from mqctl.lagjob.engine import use_kernel
 
     kinds = set(kinds)
-    if flow.use_kernel(bounded=earlier is not None or check_bound is not None):
+    if use_kernel(bounded=earlier is not None or check_bound is not None):
         return _kernel_lag(run, o, c, kinds, columns)
     run.say("lag report: computing lag and time lag")
     # one partitioning for every per-queue step: the observations are shuffled
@@ -421,10 +421,12 @@ def _captured_changes(run: Runner, lag_rows: DataFrame, earlier: Earlier | None
     from pyspark.sql import functions as F
 
     from mqctl.lagjob import bounded as B
-    from mqctl.lagjob import flow
     from mqctl.lagjob import transforms as X
+    from mqctl.lagjob.engine import use_kernel
 
-    if flow.use_kernel(bounded=earlier is not None):  # (the lag rows are the kernel's)
+    if use_kernel(bounded=earlier is not None):  # (the lag rows are the kernel's)
+        from mqctl.lagjob import flow
+
         return flow.captured_changes(lag_rows)
     track = run.cut(X.owner_track(lag_rows), "owner track", keep_partitioning=True)
     captured = X.changes_from_track(track)

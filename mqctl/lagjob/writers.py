@@ -8,6 +8,8 @@ without Spark.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import posixpath
@@ -107,9 +109,6 @@ def write_text(spark: SparkSession | None, path: str, text: str) -> None:
 
 
 def csv_text(columns: list[str], rows: Iterable[dict[str, Any]]) -> str:
-    import csv
-    import io
-
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(columns)
