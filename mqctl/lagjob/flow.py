@@ -28,6 +28,7 @@ from pyspark.sql import types as T
 
 from mqctl.lagjob import kernel
 from mqctl.lagjob import transforms as X
+from mqctl.lagjob.bounded import CHANGES_DDL, RESETS_DDL, UNOWNED_DDL
 
 # the kernel's columns added to an observation's, with their Spark types
 LAG_ADDED = [("broker_offset_ts", "long"), ("lag", "long"), ("inflight", "long"),
@@ -97,18 +98,6 @@ def _owner_fn(name: str) -> Callable[[Any], Any]:
                 "unowned": kernel.unowned_intervals}[name](table)
 
     return fn
-
-
-CHANGES_DDL = ("ts long, window_start_ts long, cluster string, group string, topic string, "
-               "broker string, queue_id int, client string, change string, source_kind string, "
-               "source string, strategy string, cid_all int, mq_all int, cause string")
-RESETS_DDL = ("ts long, window_start_ts long, cluster string, group string, topic string, "
-              "client string, source_kind string, gained array<string>, lost array<string>, "
-              "strategy string, cid_all int, mq_all int, source string, n_gained int, "
-              "n_lost int, cause string, queues array<string>")
-UNOWNED_DDL = ("cluster string, group string, topic string, broker string, queue_id int, "
-               "since_ts long, start_ts long, end_ts long, duration_ms long, open boolean, "
-               "source_kind string")
 
 
 def captured_changes(lag_rows: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame, DataFrame]:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mqctl.lagjob import flow
+from mqctl.lagjob import engine as lag_engine
 
 from .builders import build_scenario
 
@@ -45,9 +45,9 @@ def both(spark, tmp_path: Path, monkeypatch, inputs: list[str], **opts: Any):
     from mqctl.lagjob import run_report
 
     out = {}
-    for engine in flow.ENGINES:
-        monkeypatch.setenv(flow.ENGINE_ENV, engine)
-        assert flow.engine() == engine
+    for engine in lag_engine.ENGINES:
+        monkeypatch.setenv(lag_engine.ENGINE_ENV, engine)
+        assert lag_engine.engine() == engine
         run_report(inputs, str(tmp_path / engine), spark=spark, incremental=False, **opts)
         out[engine] = tables(spark, tmp_path / engine)
     return out["transforms"], out["kernel"]
@@ -63,7 +63,7 @@ def test_the_kernel_engine_writes_the_same_tables_on_the_scenario(spark, tmp_pat
 
 
 def test_an_unknown_engine_is_the_default(monkeypatch):
-    monkeypatch.setenv(flow.ENGINE_ENV, "vectorised")
-    assert flow.engine() == "transforms"
-    monkeypatch.setenv(flow.ENGINE_ENV, "kernel")
-    assert flow.use_kernel(bounded=False) and not flow.use_kernel(bounded=True)
+    monkeypatch.setenv(lag_engine.ENGINE_ENV, "vectorised")
+    assert lag_engine.engine() == "transforms"
+    monkeypatch.setenv(lag_engine.ENGINE_ENV, "kernel")
+    assert lag_engine.use_kernel(bounded=False) and not lag_engine.use_kernel(bounded=True)
