@@ -295,6 +295,17 @@ def keep_result(path: Any, result: Result, error: Any = None) -> str | None:
     return str(path)
 
 
+def keep_result_beside(result: Result, file: str, error: Any = None) -> str | None:
+    """:func:`keep_result` in ``<file>.result.txt`` beside a change's rollback or undo file
+    (``.result.2.txt``... if one is there: an earlier run's is never overwritten)."""
+    from pathlib import Path
+
+    from mqctl.reset import free_path
+
+    p = Path(file)
+    return keep_result(free_path(p.with_name(f"{p.stem}.result.txt")), result, error)
+
+
 def _current_state() -> AppState | None:
     from mqctl.cli.typer_compat import get_current_context
 

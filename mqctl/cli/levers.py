@@ -4,7 +4,6 @@ exit with its error."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -13,7 +12,7 @@ from mqctl.cli.common import (
     cluster,
     emit_before_change,
     emit_or_lost,
-    keep_result,
+    keep_result_beside,
     one_group,
     output_lost_error,
     state,
@@ -214,13 +213,7 @@ def _finish(out: Result, fmt: str, undo: str | None, err: MqctlError | None,
 
 
 def _keep(out: Result, file: str, err: MqctlError | None) -> str | None:
-    p = Path(file)
-    target = p.with_name(f"{p.stem}.result.txt")
-    n = 2
-    while target.exists():
-        target = p.with_name(f"{p.stem}.result.{n}.txt")
-        n += 1
-    return keep_result(target, out, err)
+    return keep_result_beside(out, file, err)
 
 
 def clone(

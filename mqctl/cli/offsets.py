@@ -261,13 +261,9 @@ def _finish(o: ResetOutcome, fmt: str, printed: bool, stop: Stop) -> None:
 
 def _keep_result(out: Result, rb: str, err: MqctlError | None) -> str | None:
     """``out`` (and ``err``) kept in ``<rollback file>.result.txt``."""
-    from pathlib import Path
+    from mqctl.cli.common import keep_result_beside
 
-    from mqctl.cli.common import keep_result
-    from mqctl.reset import free_path
-
-    p = Path(rb)
-    return keep_result(free_path(p.with_name(f"{p.stem}.result.txt")), out, err)
+    return keep_result_beside(out, rb, err)
 
 
 def _interactive() -> bool:
