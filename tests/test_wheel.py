@@ -50,13 +50,13 @@ def built(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def venv(built, tmp_path_factory) -> Path:
-    """A fresh venv with the wheel (the spark extra's pyspark is not needed here: it comes
-    with spark-submit): no checkout on its path."""
+    """A fresh venv with the wheel and its ``job`` extra (the job's Arrow modules; the spark
+    extra's pyspark is not needed here: it comes with spark-submit): no checkout on its path."""
     root = tmp_path_factory.mktemp("fresh") / "venv"
     env = _clean_env(PIP_CONSTRAINT=str(ROOT / "constraints.txt"))
     subprocess.run([sys.executable, "-m", "venv", str(root)], check=True, timeout=300, env=env)
     r = subprocess.run([str(root / "bin" / "python"), "-m", "pip", "install", "-q",
-                        "--disable-pip-version-check", str(built["wheel"])],
+                        "--disable-pip-version-check", f"{built['wheel']}[job]"],
                        capture_output=True, text=True, timeout=600, env=env)
     assert r.returncode == 0, r.stderr[-3000:]
     return root

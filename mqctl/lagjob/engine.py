@@ -13,9 +13,9 @@ ENGINES = ("transforms", "kernel")
 def engine() -> str:
     """The lag report's engine; anything but a known name is the default."""
     e = os.environ.get(ENGINE_ENV, "").strip().lower()
-    return e if e in ENGINES else "transforms"
+    return e if e in ENGINES else "kernel"
 
 
-def use_kernel(bounded: bool) -> bool:
-    """The kernel computes a full run; a bounded re-run stays on the transforms."""
-    return engine() == "kernel" and not bounded
+def use_kernel() -> bool:
+    """The kernel computes the per-queue work (a full run and a bounded re-run)."""
+    return engine() == "kernel"

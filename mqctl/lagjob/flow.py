@@ -88,6 +88,9 @@ def own_history(lag_rows: DataFrame, points: DataFrame) -> DataFrame:
     return X.broker_history(own, X.by_topic(points))
 
 
+# the owner track's rows (:func:`kernel.tracked_rows`)
+TRACK_DDL = ("cluster string, group string, topic string, broker string, queue_id int, "
+             "capture_ts long, owner string")
 OWNER_IN = ["cluster", "group", "topic", "broker", "queue_id", "capture_ts", "owner", "online",
             "owner_unknown", "consumer_offset", "source_kind", "source"]
 
@@ -95,21 +98,20 @@ OWNER_IN = ["cluster", "group", "topic", "broker", "queue_id", "capture_ts", "ow
 def _owner_fn(name: str) -> Callable[[Any], Any]:
     def fn(table: Any) -> Any:
         return {"changes": kernel.owner_changes, "resets": kernel.capture_resets,
-                "unowned": kernel.unowned_intervals}[name](table)
+                "unowned": kernel.unowned_intervals, "track": kernel.tracked_rows}[name](table)
 
     return fn
 
 
 def captured_changes(lag_rows: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame, DataFrame]:
-    """:func:`mqctl.lagjob.stages._captured_changes` by the kernel (a full run): owner
-    changes, offset resets and unowned intervals from the lag rows, whose partitions hold
-    whole topics (the kernel's shuffle, kept by the lag cut), and today's owner track (read
-    only where the log merge needs the owned captures)."""
+    """:func:`mqctl.lagjob.stages._captured_changes` by the kernel: owner changes, offset
+    resets, unowned intervals and the owner track's rows (:data:`TRACK_DDL`) from the lag rows,
+    whose partitions hold whole topics (the kernel's shuffle, kept by the lag cut)."""
     src = lag_rows.select(*OWNER_IN)
     out = []
     for name, ddl in (("changes", CHANGES_DDL), ("resets", RESETS_DDL),
-                      ("unowned", UNOWNED_DDL)):
+                      ("unowned", UNOWNED_DDL), ("track", TRACK_DDL)):
         schema = T._parse_datatype_string(ddl)
         assert isinstance(schema, T.StructType)
         out.append(src.mapInArrow(_batches(_owner_fn(name), schema.names), schema))
-    return out[0], out[1], out[2], X.owner_track(lag_rows)
+    return out[0], out[1], out[2], out[3]

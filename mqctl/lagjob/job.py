@@ -184,6 +184,9 @@ def _start(specs: list[InputSpec], out_dir: str, state_dir: str | None, opts: Op
            spark: SparkSession | None, spark_conf: dict[str, str] | None,
            prom_file: str | None, full: bool, debug: bool) -> ReportResult:
     """List and check the inputs, start (or take) the session, run (the locks are held)."""
+    from mqctl.lagjob.session import require_arrow
+
+    require_arrow()
     manifest = None if full else _local_manifest(state_dir)
     held = _held(manifest)
     if all(_local(s.path) for s in specs):  # fail fast, before the JVM starts

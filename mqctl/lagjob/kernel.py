@@ -540,6 +540,15 @@ def owner_track(table: pa.Table) -> Track:
     return Track(rows, st, end, owner[rows], cap[rows], owner[rows] < 0)
 
 
+TRACK_COLS = (*GQUEUE, "capture_ts", "owner")
+
+
+def tracked_rows(table: pa.Table) -> pa.Table:
+    """The owner track's rows (:func:`owner_track`): each queue's captures where ownership is
+    known, with the owner (null: none), sorted by queue then capture."""
+    return table.select(list(TRACK_COLS)).take(pa.array(owner_track(table).rows))
+
+
 def _lit(n: int, value: object, typ: pa.DataType) -> pa.Array:
     return pa.array([value] * n, type=typ) if value is not None else pa.nulls(n, typ)
 

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 SPARK_HINT = "pip install 'mqctl[spark]'"
+ARROW_HINT = ("pip install 'mqctl[spark]', or beside a Spark installation that brings its own "
+              "PySpark: pip install 'mqctl[job]'")
 JAVA_HINT = ("install Java 17 (e.g. apt-get install openjdk-17-jre-headless) and put it on "
              "PATH or set JAVA_HOME")
 
@@ -67,6 +69,21 @@ def require_pyspark() -> None:
     except ImportError:
         raise UsageError("the lag report needs PySpark, which is not installed",
                          hint=SPARK_HINT) from None
+
+
+def require_arrow() -> None:
+    """The kernel's modules (pyarrow and numpy, and pandas, which PySpark's mapInArrow checks
+    for), found without importing them: the driver fails fast, before the JVM starts."""
+    from importlib.util import find_spec
+
+    from mqctl.lagjob.engine import use_kernel
+
+    if not use_kernel():
+        return
+    missing = [m for m in ("pyarrow", "numpy", "pandas") if find_spec(m) is None]
+    if missing:
+        raise UsageError(f"the lag report needs {', '.join(missing)} (its kernel runs on "
+                         "PySpark's Arrow path), which is not installed", hint=ARROW_HINT)
 
 
 def java_available(env: Mapping[str, str] | None = None) -> bool:

@@ -260,6 +260,17 @@ def test_ownership_unknown_at_a_capture_where_no_queue_has_an_owner():
     assert changes(offline) == [(0, 1, 0, "c1", "lost"), (0, 2, 1, "c1", "gained")]
 
 
+def test_the_track_keeps_known_captures_and_skips_an_owner_not_read():
+    rows = owned(["c1", None, None, "c2"])
+    rows[1]["owner_unknown"] = True  # not read: left out, the previous owner carries
+    rows += owned([None, "c9", None, "c9"], queue_id=1)  # capture 0: no owner anywhere
+    got = [(r["queue_id"], (r["capture_ts"] - T0) // MIN, r["owner"])
+           for r in K.tracked_rows(table(rows)).to_pylist()]
+    # capture 0 is known (queue 0 has an owner), so queue 1's "no owner" there counts;
+    # capture 2 has no owner on any queue of the topic (and the group is online): not known
+    assert got == [(0, 0, "c1"), (0, 3, "c2"), (1, 0, None), (1, 1, "c9"), (1, 3, "c9")]
+
+
 def test_unowned_intervals_since_start_end_and_open():
     rows = owned(["c1", None, None, "c2"]) + owned(["c1", None], queue_id=1)
     # another queue keeps an owner at each capture: ownership is known at each

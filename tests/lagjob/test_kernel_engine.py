@@ -64,6 +64,23 @@ def test_the_kernel_engine_writes_the_same_tables_on_the_scenario(spark, tmp_pat
 
 def test_an_unknown_engine_is_the_default(monkeypatch):
     monkeypatch.setenv(lag_engine.ENGINE_ENV, "vectorised")
-    assert lag_engine.engine() == "transforms"
-    monkeypatch.setenv(lag_engine.ENGINE_ENV, "kernel")
-    assert lag_engine.use_kernel(bounded=False) and not lag_engine.use_kernel(bounded=True)
+    assert lag_engine.engine() == "kernel" and lag_engine.use_kernel()
+    monkeypatch.setenv(lag_engine.ENGINE_ENV, "transforms")
+    assert not lag_engine.use_kernel()
+
+
+def test_a_run_without_the_arrow_modules_says_what_to_install(monkeypatch, tmp_path):
+    import importlib.util
+
+    from mqctl.errors import UsageError
+    from mqctl.lagjob.session import require_arrow
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "pyarrow" else real(name, *a))
+    with pytest.raises(UsageError) as e:
+        require_arrow()
+    assert "pyarrow" in str(e.value) and "numpy" not in str(e.value)
+    assert "mqctl[job]" in (e.value.hint or "")
+    monkeypatch.setenv(lag_engine.ENGINE_ENV, "transforms")
+    require_arrow()  # (the transforms need none of them)
