@@ -17,7 +17,6 @@ from mqctl.cli.common import (
     state,
 )
 from mqctl.cli.common import watch as watch_loop
-from mqctl.cli.typer_compat import default_group
 from mqctl.cli.options import (
     ConcurrencyOpt,
     CountOpt,
@@ -34,6 +33,7 @@ from mqctl.cli.options import (
     TopicOpt,
     WatchOpt,
 )
+from mqctl.cli.typer_compat import default_group
 from mqctl.views.sort import SortKey
 
 if TYPE_CHECKING:

@@ -50,6 +50,7 @@ from mqctl.cli.options import (
 )
 from mqctl.errors import UsageError
 from mqctl.interrupt import deferred
+from mqctl.timeparse import parse_time
 
 if TYPE_CHECKING:
     from mqctl.errors import MqctlError
@@ -299,8 +300,8 @@ def resend(
     st = state(ctx)
     fmt = st.output(output)
     confirmation_rule(execute, yes, _interactive())
-    request = ResendRequest(group, tuple(msg_id or ()), _time(since, "--since"),
-                            _time(until, "--until"), all_letters, to, limit, _rate(rate),
+    request = ResendRequest(group, tuple(msg_id or ()), _time(since),
+                            _time(until), all_letters, to, limit, _rate(rate),
                             execute, journal, resume)
     ask = None if yes else _ask
 
@@ -313,9 +314,7 @@ def resend(
         _finish(resend_result(outcome), fmt, outcome.journal, outcome.error(), stop.stopped)
 
 
-def _time(text: str | None, flag: str) -> int | None:
-    from mqctl.timeparse import parse_time
-
+def _time(text: str | None) -> int | None:
     return None if text is None else parse_time(text)
 
 

@@ -75,8 +75,12 @@ DISTINCT: dict[str, str] = {
                   "between rounds",
     "--force": "a change's refusals and an output that is not mqctl's, and the lag report's "
                "own (mqctl.lagoptions)",
-    "--limit": "how many messages message find / track show, and how many groups the lag "
-               "report shows (mqctl.lagoptions)",
+    "--limit": "how many messages message find / track show, how many dead letters group "
+               "dlq resend sends, and how many groups the lag report shows (mqctl.lagoptions)",
+    "--since": "group dlq resend's store-time bound and the lag report's (mqctl.lagoptions)",
+    "--until": "group dlq resend's store-time bound and the lag report's (mqctl.lagoptions)",
+    "--to": "offsets clone's group whose offsets are replaced and group dlq resend's "
+            "destination (retry or original)",
 }
 
 NO_DEFAULT = {"show_default": False}
@@ -383,10 +387,12 @@ RESEND_TO = Flag("--to", help="retry: %RETRY%GROUP (only this group receives it 
                  "it receives it).")
 RATE = Flag("--rate", metavar="N[/s]", help="Messages sent per second at most (default: as "
             "fast as the broker answers).", **NO_DEFAULT)
-JOURNAL = Flag("--journal", metavar="FILE", parser=out_file("journal file"), help="Where to write the journal "
-               "(default under ~/.local/state/mqctl/levers/resend).", **NO_DEFAULT)
-RESUME = Flag("--resume", metavar="JOURNAL", parser=in_file("journal file"), help="Continue the resend a journal "
-              "records: what it says was sent is not sent again.", **NO_DEFAULT)
+JOURNAL = Flag("--journal", metavar="FILE", parser=out_file("journal file"),
+               help="Where to write the journal (default under "
+                    "~/.local/state/mqctl/levers/resend).", **NO_DEFAULT)
+RESUME = Flag("--resume", metavar="JOURNAL", parser=in_file("journal file"),
+              help="Continue the resend a journal records: what it says was sent is not "
+                   "sent again.", **NO_DEFAULT)
 MsgIdsOpt = Annotated[list[str] | None, MSG_ID.option()]
 ResendLimitOpt = Annotated[int, RESEND_LIMIT.option()]
 SinceOpt = Annotated[str | None, SINCE.option()]

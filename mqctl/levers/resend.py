@@ -8,7 +8,7 @@ levers' discipline (:mod:`mqctl.levers.workflow` is the model).
    (:mod:`mqctl.levers.journal`) before the first send.
 3. Per message, in order: ``sent`` in the journal -> ``skipped``; ``sending`` without ``sent``
    (the run that wrote it ended in between) -> QUERY_MESSAGE by its unique key on the broker
-   it was sent to, and a record carrying ``MQCTL_RESENT_FROM`` = its id is ``found`` (recorded
+   it was sent to, and a record carrying ``RESENT_FROM_DLQ`` = its id is ``found`` (recorded
    ``sent``, not sent again); else a ``sending`` record, SEND_MESSAGE_V2 as the Java producer
    sends it (producer group ``mqctl-resend``, :mod:`mqctl.remoting.send`), a ``sent`` record,
    and the read-back (VIEW_MESSAGE_BY_ID with the offset message id the broker answered):
@@ -28,8 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mqctl.errors import BrokerError, ExitCode, MqctlError, PartialFailure, RefusedError, \
-    UsageError
+from mqctl.errors import BrokerError, ExitCode, MqctlError, PartialFailure, RefusedError, UsageError
 from mqctl.interrupt import Stop, boundary, change_lock, guarded, taken_over
 from mqctl.levers.journal import Journal, JournalState, free_journal, journal_path, read_journal
 from mqctl.levers.resend_select import (
@@ -40,10 +39,9 @@ from mqctl.levers.resend_select import (
     resent_properties,
     select,
 )
-from mqctl.message.ids import decode_offset_msg_id
 from mqctl.models import DLQ_PREFIX
 from mqctl.remoting.codes import ResponseCode
-from mqctl.remoting.message import StoredMessage, decode_messages
+from mqctl.remoting.message import StoredMessage, decode_messages, parse_offset_msg_id
 from mqctl.remoting.send import parse_send_response, send_header
 from mqctl.timeparse import now_ms
 
@@ -309,8 +307,8 @@ class _Resend:
     async def content(self, x: Letter) -> StoredMessage:
         if x.message is not None:
             return x.message
-        dec = decode_offset_msg_id(x.msg_id)
-        resp = await self.admin.view_message(dec.addr, dec.commit_log_offset)
+        where = parse_offset_msg_id(x.msg_id)
+        resp = await self.admin.view_message(*where) if where else None
         msgs = decode_messages(resp.body)[0] if resp is not None and resp.body else []
         if not msgs:
             raise MqctlError(f"the dead letter {x.msg_id} is no longer stored")
@@ -350,9 +348,11 @@ class _Resend:
     async def verify(self, x: Letter, new_id: str | None, queue: str, offset: int | None
                      ) -> LetterResult:
         """VIEW_MESSAGE_BY_ID with the offset message id the broker answered."""
+        where = parse_offset_msg_id(new_id or "")
         try:
-            dec = decode_offset_msg_id(new_id or "")
-            resp = await self.admin.view_message(dec.addr, dec.commit_log_offset)
+            if where is None:
+                raise MqctlError(f"the broker answered no offset message id ({new_id!r})")
+            resp = await self.admin.view_message(*where)
         except MqctlError as exc:
             return LetterResult(x, "sent-not-verified", f"read-back failed: {exc.message}",
                                 new_id, queue, offset)

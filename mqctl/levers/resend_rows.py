@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mqctl.levers.resend import plan_command
+from mqctl.levers.resend import ResendOutcome, plan_command
 from mqctl.render import Column, Result, Table
 from mqctl.timeparse import format_local, format_ms
 
 if TYPE_CHECKING:
-    from mqctl.levers.resend import ResendOutcome, ResendPlan
+    from mqctl.levers.resend import ResendPlan
 
 COLUMNS = [Column("dlq_msg_id", "DLQ MSG ID"), Column("unique_key", "UNIQUE KEY"),
            Column("original_topic", "ORIGINAL TOPIC"), Column("stored", "STORED",
@@ -70,8 +70,6 @@ def resend_result(o: ResendOutcome) -> Result:
 
 
 def ready_result(plan: ResendPlan, journal: str | None) -> Result:
-    from mqctl.levers.resend import ResendOutcome
-
     r = resend_result(ResendOutcome(plan))
     r.notes = [n for n in r.notes if not n.startswith("plan only")]
     if journal:

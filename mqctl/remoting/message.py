@@ -96,6 +96,22 @@ class StoredMessage:
             return None
 
 
+def parse_offset_msg_id(text: str) -> tuple[str, int] | None:
+    """``MessageDecoder.decodeMessageId``: ("ip:port" of the store host, commit-log offset),
+    None for a text that is not an offset message id (32 hex digits IPv4, 56 IPv6)."""
+    text = text.strip()
+    if len(text) not in (32, 56):
+        return None
+    try:
+        raw = bytes.fromhex(text)
+    except ValueError:
+        return None
+    ip_len = 4 if len(raw) == 16 else 16
+    ip = ipaddress.ip_address(raw[:ip_len])
+    port, offset = struct.unpack(">iq", raw[ip_len:])
+    return (f"[{ip}]" if ip.version == 6 else str(ip)) + f":{port}", offset
+
+
 def looks_like_messages(body: bytes) -> bool:
     """A stored-message batch: the first record's magic code and a size that fits."""
     if len(body) < _FIXED + 4:
@@ -228,4 +244,4 @@ def to_record(m: StoredMessage) -> dict[str, Any]:
 
 
 __all__ = ["MAGIC_V1", "MAGIC_V2", "StoredMessage", "decode_messages", "looks_like_messages",
-           "to_record"]
+           "parse_offset_msg_id", "to_record"]

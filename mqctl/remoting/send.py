@@ -31,7 +31,7 @@ V2_NAMES = {"producerGroup": "a", "topic": "b", "defaultTopic": "c",
             "flag": "h", "properties": "i", "reconsumeTimes": "j", "unitMode": "k",
             "maxReconsumeTimes": "l", "batch": "m", "brokerName": "n"}
 # SendStatus by response code (MQClientAPIImpl.processSendResponse)
-SEND_STATUS = {ResponseCode.SUCCESS: "SEND_OK",
+SEND_STATUS: dict[int, str] = {ResponseCode.SUCCESS: "SEND_OK",
                ResponseCode.FLUSH_DISK_TIMEOUT: "FLUSH_DISK_TIMEOUT",
                ResponseCode.SLAVE_NOT_AVAILABLE: "SLAVE_NOT_AVAILABLE",
                ResponseCode.FLUSH_SLAVE_TIMEOUT: "FLUSH_SLAVE_TIMEOUT"}

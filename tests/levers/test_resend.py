@@ -17,9 +17,9 @@ from collections import Counter
 import pytest
 from cli_process import finish
 from conftest import ROOT
+from message.helpers import TRACK_SCENARIO
 from readonly import assert_read_only
 
-from message.helpers import TRACK_SCENARIO
 from mqctl.interrupt import change_lock
 from mqctl.levers.resend_select import RESENT_FROM
 from mqctl.remoting.codes import RequestCode

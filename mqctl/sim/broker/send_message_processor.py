@@ -1,12 +1,12 @@
 """The requests RocketMQ's ``SendMessageProcessor`` answers for a producer: SEND_MESSAGE (10)
 and SEND_MESSAGE_V2 (310, the one-letter header ``SendMessageRequestHeaderV2``).
 
-As ``SendMessageProcessor.sendMessage`` (4.9.3 and 5.3.3): a slave refuses (it takes no
-writes); a topic the broker has no config for is TOPIC_NOT_EXIST "topic[T] not exist, apply
-first please!", except a ``%RETRY%`` topic, which ``AbstractSendMessageProcessor.msgCheck``
-creates (createTopicInSendMessageBackMethod, one queue); a queue id beyond the write queues
-is SYSTEM_ERROR; a slave answers SERVICE_NOT_AVAILABLE. The message is stored as sent (body, flag, properties, born time; ``CLUSTER``
-added), its keys and ``UNIQ_KEY`` indexed at once (``IndexService.buildIndex``), and the
+As ``SendMessageProcessor.sendMessage`` (4.9.3 and 5.3.3): a slave answers
+SERVICE_NOT_AVAILABLE (its store takes no writes); a topic the broker has no config for is
+TOPIC_NOT_EXIST "topic[T] not exist, apply first please!", except a ``%RETRY%`` topic, which
+``AbstractSendMessageProcessor.msgCheck`` creates (createTopicInSendMessageBackMethod, one
+queue); a queue id beyond the write queues is SYSTEM_ERROR. The message is stored as sent
+(body, flag, properties, born time; ``CLUSTER`` added), its keys and ``UNIQ_KEY`` indexed at once (``IndexService.buildIndex``), and the
 answer is SUCCESS with ``SendMessageResponseHeader`` {msgId (the offset message id), queueId,
 queueOffset} plus ``MSG_REGION`` and ``TRACE_ON``. The sim's consumers of a group then pull
 it like any other message of ``%RETRY%<group>`` or the topic they subscribe.
