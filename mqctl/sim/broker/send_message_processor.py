@@ -7,8 +7,9 @@ TOPIC_NOT_EXIST "topic[T] not exist, apply first please!", except a ``%RETRY%`` 
 ``AbstractSendMessageProcessor.msgCheck`` creates (createTopicInSendMessageBackMethod, one
 queue); a queue id beyond the write queues is SYSTEM_ERROR. The message is stored as sent
 (body, flag, properties, born time; ``CLUSTER`` added), its keys and ``UNIQ_KEY`` indexed
-at once (``IndexService.buildIndex``), and the answer is SUCCESS with ``SendMessageResponseHeader`` {msgId (the offset message id), queueId,
-queueOffset} plus ``MSG_REGION`` and ``TRACE_ON``. The sim's consumers of a group then pull
+at once (``IndexService.buildIndex``), and the answer is SUCCESS with
+``SendMessageResponseHeader`` {msgId (the offset message id), queueId, queueOffset} plus
+``MSG_REGION`` and ``TRACE_ON``. The sim's consumers of a group then pull
 it like any other message of ``%RETRY%<group>`` or the topic they subscribe.
 """
 
