@@ -129,16 +129,16 @@ async def make_plan(admin: Admin, r: ResendRequest, ns: str) -> ResendPlan:
     if r.resume is not None:
         return resumed_plan(r, ns, read_journal(r.resume))
     sel = await select(admin, r)
-    refusals = []
-    if not sel.letters:
-        refusals.append(f"no dead letter of {DLQ_PREFIX}{r.group} matches the selection")
     notes = [f"not read: {f.broker}: {f.message}" for f in sel.failures]
+    if not sel.letters:
+        notes.append(f"nothing to send: no dead letter of {DLQ_PREFIX}{r.group} matches the "
+                     "selection")
     unknown = [x.msg_id for x in sel.letters if not x.destination]
     if unknown:
         notes.append(f"{len(unknown)} dead letter(s) carry no original topic (no RETRY_TOPIC "
                      "or DLQ_ORIGIN_TOPIC): not sent with --to original")
     return ResendPlan(r, ns, now_ms(), tuple(sel.letters), sel.held, sel.scanned, sel.stopped,
-                      tuple(refusals), tuple(notes))
+                      (), tuple(notes))
 
 
 def resumed_plan(r: ResendRequest, ns: str, st: JournalState) -> ResendPlan:
@@ -202,7 +202,7 @@ class _Resend:
         self.stop.late = "after the plan was shown: nothing was sent"
         plan = await make_plan(self.admin, self.request, self.ns)
         boundary("planned")
-        if plan.refusals:
+        if plan.refusals or not plan.letters:
             return self.outcome(plan)
         path = (Path(self.request.resume) if self.request.resume else
                 free_journal(Path(self.request.journal) if self.request.journal

@@ -48,7 +48,7 @@ def resend_result(o: ResendOutcome) -> Result:
                      "queue_offset": r.queue_offset if r else None,
                      "detail": r.detail if r else ""})
     notes = [_summary(o), *p.notes, *o.notes, *(f"refused: {x}" for x in p.refusals)]
-    if o.results is None and not o.declined and not p.refusals:
+    if o.results is None and not o.declined and not p.refusals and p.to_send():
         notes.append(f"plan only: nothing was sent; to send: {plan_command(p)}")
     if o.journal:
         notes.append(f"journal: {o.journal}")
