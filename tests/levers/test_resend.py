@@ -23,6 +23,7 @@ from readonly import assert_read_only
 from mqctl.interrupt import change_lock
 from mqctl.levers.resend_select import RESENT_FROM
 from mqctl.remoting.codes import RequestCode
+from mqctl.sim.index import stored_message
 
 GROUP = "G_DEAD"
 RETRY = "%RETRY%G_DEAD"
@@ -92,6 +93,15 @@ def test_execute_sends_each_once_verifies_and_a_second_run_sends_none(cli, dead,
                                   if t == RETRY for m in ms.values()])
     assert all(m.properties["RETRY_TOPIC"] == "T" and "REAL_TOPIC" not in m.properties
                and m.properties["CLUSTER"] for m in stored)
+    originals = dead.call(lambda c: {
+        m.properties["UNIQ_KEY"]: m for m in (stored_message(c.brokers["broker-a"],
+                                                             "%DLQ%G_DEAD", 0, o)
+                                              for o in range(5))})
+    for m in stored:  # body, flag, born time and the producer's properties as they were
+        o = originals[m.properties["UNIQ_KEY"]]
+        assert (m.body, m.flag, m.born_ts) == (o.body, o.flag, o.born_ts)
+        assert m.properties["KEYS"] == o.properties["KEYS"]
+        assert m.properties[RESENT_FROM].endswith(f"{o.commit_log_offset:016X}")
     dead.clear_request_log()
     again = resend(cli, dead, "--resume", str(journal), "--execute", "--yes")
     assert again.exit_code == 0, again.stderr

@@ -75,7 +75,7 @@ def h_send(b: BrokerState, cmd: RemotingCommand, conn: ServerConn, slave: bool
     host = store_host(b)
     msg = SimMessage(topic, qid, offset, now, _int(h, "bornTimestamp", now), _peer(conn), host,
                      phys_offset(queue_seed(topic, b.name, qid), offset), cmd.body, props,
-                     _int(h, "reconsumeTimes"))
+                     _int(h, "reconsumeTimes"), _int(h, "flag"))
     b.sent.setdefault((topic, qid), {})[offset] = msg
     keys = [k for k in props.get("KEYS", "").split(" ") if k]
     for k in dict.fromkeys([*keys, *([props["UNIQ_KEY"]] if props.get("UNIQ_KEY") else [])]):
