@@ -133,6 +133,9 @@ async def make_plan(admin: Admin, r: ResendRequest, ns: str) -> ResendPlan:
     if not sel.letters:
         notes.append(f"nothing to send: no dead letter of {DLQ_PREFIX}{r.group} matches the "
                      "selection")
+    if sel.scan_capped:
+        notes.append(f"read the first {sel.scanned} dead letters only: narrow the selection "
+                     "(--since/--until) to reach later ones")
     unknown = [x.msg_id for x in sel.letters if not x.destination]
     if unknown:
         notes.append(f"{len(unknown)} dead letter(s) carry no original topic (no RETRY_TOPIC "

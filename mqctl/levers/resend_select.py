@@ -172,6 +172,11 @@ class Selection:
     stopped: bool  # --limit (or MAX_SCAN) stopped the reading with records left
     failures: list[BrokerFailure]
 
+    @property
+    def scan_capped(self) -> bool:
+        """The reading stopped at MAX_SCAN records, not at --limit."""
+        return self.stopped and self.scanned >= MAX_SCAN
+
 
 def _wanted(r: ResendRequest, m: StoredMessage) -> bool:
     if r.msg_ids:

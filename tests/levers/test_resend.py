@@ -227,3 +227,23 @@ def test_an_interrupt_stops_between_messages_and_names_the_resume(dead, tmp_path
     d = json.loads(out)
     assert [m["status"] for m in d["messages"]] == ["verified"] + ["not-sent"] * 3
     assert sum(resent(dead).values()) == 1
+
+
+def test_two_brokers_dead_letters_of_both_sent_round_robin(cli, sim_factory, tmp_path,
+                                                           monkeypatch):
+    """The diagnose scenario's failing group has dead letters on two brokers: every one is
+    selected, and the sends go round the writable queues of %RETRY%GID_FAIL's route."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    s = sim_factory("diagnose")
+    s.advance(150)
+    held = s.call(lambda c: {b: c.brokers[b].max_offset("%DLQ%GID_FAIL", 0)
+                             for b in ("broker-a", "broker-b")})
+    assert all(n > 0 for n in held.values())
+    r = cli(["-n", s.namesrv_addr, "-o", "json", "group", "dlq", "resend", "GID_FAIL",
+             "--all", "--limit", "4", "--execute", "--yes"])
+    assert r.exit_code == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["held"] == sum(held.values()) and d["selected"] == 4
+    sent = [m for m in d["messages"] if m["status"] == "verified"]
+    assert len(sent) == 4 and [m["queue"] for m in sent] == [
+        ("broker-a/0", "broker-b/0")[i % 2] for i in range(len(sent))]
