@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from mqctl.errors import UsageError
-from mqctl.fsutil import check_output_file, local_path_error, read_text_capped
+from mqctl.fsutil import fsync_dir, local_path_error, read_text_capped
 from mqctl.interrupt import state_root
+from mqctl.levers.undo import free
 from mqctl.timeparse import format_ms, now_ms
 
 JOURNAL_SCHEMA = "mqctl.dlq-resend-journal/1"
@@ -45,12 +46,7 @@ def journal_path(group: str, created_ms: int) -> Path:
 
 def free_journal(path: Path) -> Path:
     """``path``, or the next free ``name.N.jsonl``: a journal is never overwritten."""
-    check_output_file(path, "journal file")
-    n, cand = 2, path
-    while cand.exists():
-        cand = path.with_name(f"{path.stem}.{n}{path.suffix}")
-        n += 1
-    return cand
+    return free(path, "journal file")
 
 
 class Journal:
@@ -69,7 +65,7 @@ class Journal:
             raise local_path_error(exc, path, "journal file") from None
         j = cls(path, fd)
         j.append({"schema": JOURNAL_SCHEMA, **header}, stamp=False)
-        _sync_dir(path.parent)
+        fsync_dir(path.parent)
         return j
 
     @classmethod
@@ -95,19 +91,6 @@ class Journal:
             os.close(self.fd)
         except OSError:
             pass
-
-
-def _sync_dir(d: Path) -> None:
-    try:
-        fd = os.open(d, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 @dataclass

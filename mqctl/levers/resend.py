@@ -21,7 +21,6 @@ levers' discipline (:mod:`mqctl.levers.workflow` is the model).
 from __future__ import annotations
 
 import asyncio
-import inspect
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -29,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import BrokerError, ExitCode, MqctlError, PartialFailure, RefusedError, UsageError
-from mqctl.interrupt import Stop, boundary, change_lock, guarded, taken_over
+from mqctl.interrupt import Stop, boundary
 from mqctl.levers.journal import Journal, JournalState, free_journal, journal_path, read_journal
 from mqctl.levers.resend_select import (
     RESENT_FROM,
@@ -39,6 +38,7 @@ from mqctl.levers.resend_select import (
     resent_properties,
     select,
 )
+from mqctl.levers.workflow import confirmed, under_change_lock
 from mqctl.models import DLQ_PREFIX
 from mqctl.remoting.codes import ResponseCode
 from mqctl.remoting.message import StoredMessage, decode_messages, parse_offset_msg_id
@@ -173,17 +173,9 @@ async def run_resend(admin: Admin, namesrv: Sequence[str], r: ResendRequest, *,
     if not r.execute:
         boundary("start")
         return ResendOutcome(await make_plan(admin, r, ns))
-    with change_lock(namesrv, r.group, f"mqctl group dlq resend {r.group}") as stale:
-        notes = []
-        if stale is not None:
-            notes.append(taken_over(r.group, stale))
-            if warn is not None:
-                warn(notes[-1])
-        steps = _Resend(admin, r, ns, stop or Stop(), confirm, on_ready, notes)
-        if stop is None:
-            return await steps.run()
-        return await guarded(stop, steps.run(), lambda: steps.phase == "plan")
-
+    return await under_change_lock(
+        namesrv, r.group, f"mqctl group dlq resend {r.group}", stop, warn,
+        lambda notes: _Resend(admin, r, ns, stop or Stop(), confirm, on_ready, notes))
 
 @dataclass
 class _Resend:
@@ -212,12 +204,8 @@ class _Resend:
                              else journal_path(plan.group, plan.created_ms)))
         if self.on_ready is not None:
             self.on_ready(plan, str(path))
-        if self.confirm is not None and plan.to_send():
-            answer = self.confirm(question(plan))
-            if inspect.isawaitable(answer):
-                answer = await answer
-            if (answer or "").strip().lower() not in ("y", "yes"):
-                return self.outcome(plan, declined=True)
+        if plan.to_send() and not await confirmed(self.confirm, question(plan)):
+            return self.outcome(plan, declined=True)
         self.stop.before_change()
         journal = (Journal.reopen(path) if plan.journal is not None
                    else Journal.create(path, header_of(plan)))  # before the first send

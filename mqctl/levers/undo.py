@@ -41,9 +41,10 @@ def undo_path(plan: LeverPlan) -> Path:
     return undo_dir() / f"{_safe(plan.group)}-{lever}-{stamp}.json"
 
 
-def free(path: Path) -> Path:
-    """``path``, or the next free ``name.N.json``: an undo file is never overwritten."""
-    check_output_file(path, "undo file")
+def free(path: Path, what: str = "undo file") -> Path:
+    """``path``, or the next free ``name.N.json``: an undo file (a journal) is never
+    overwritten."""
+    check_output_file(path, what)
     n, cand = 2, path
     while cand.exists():
         cand = path.with_name(f"{path.stem}.{n}{path.suffix}")

@@ -178,7 +178,7 @@ def _decode_one(b: bytes, pos: int) -> StoredMessage:
         (topic_len,) = struct.unpack(">b", take(1))
     topic = _text(take(topic_len), "topic")
     (props_len,) = struct.unpack(">h", take(2))
-    props = _properties(_text(take(props_len), "properties")) if props_len > 0 else {}
+    props = parse_properties(_text(take(props_len), "properties")) if props_len > 0 else {}
     if pos != end:
         raise BodyError(f"{end - pos} bytes follow the properties inside the total size {size}")
     ip = ipaddress.ip_address(store_raw)
@@ -196,7 +196,7 @@ def _text(raw: bytes, what: str) -> str:
         raise BodyError(f"{what} is not UTF-8 (byte {exc.start})") from None
 
 
-def _properties(text: str) -> dict[str, str]:
+def parse_properties(text: str) -> dict[str, str]:
     """``MessageDecoder.string2messageProperties``: a pair needs a non-empty name and value."""
     out: dict[str, str] = {}
     for item in text.split(PROPERTY_SEPARATOR):
@@ -244,4 +244,4 @@ def to_record(m: StoredMessage) -> dict[str, Any]:
 
 
 __all__ = ["MAGIC_V1", "MAGIC_V2", "StoredMessage", "decode_messages", "looks_like_messages",
-           "parse_offset_msg_id", "to_record"]
+           "parse_offset_msg_id", "parse_properties", "to_record"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from mqctl.models import RETRY_PREFIX
 from mqctl.remoting.frame import RemotingCommand
-from mqctl.remoting.message import NAME_VALUE_SEPARATOR, PROPERTY_SEPARATOR
+from mqctl.remoting.message import parse_properties
 from mqctl.remoting.send import read_send_header
 from mqctl.sim.broker.headers import R, failure
 from mqctl.sim.broker.state import BrokerState
@@ -31,15 +31,6 @@ def _int(fields: dict[str, str], key: str, default: int = 0) -> int:
         return int(fields.get(key, default))
     except ValueError:
         return default
-
-
-def _properties(text: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in text.split(PROPERTY_SEPARATOR):
-        name, sep, value = item.partition(NAME_VALUE_SEPARATOR)
-        if sep and name and value:
-            out[name] = value
-    return out
 
 
 def _peer(conn: ServerConn) -> tuple[str, int]:
@@ -70,7 +61,7 @@ def h_send(b: BrokerState, cmd: RemotingCommand, conn: ServerConn, slave: bool
     now = b.now()
     offset = lg.max_offset(now)
     lg.append(now, 1)
-    props = _properties(h.get("properties", ""))
+    props = parse_properties(h.get("properties", ""))
     props["CLUSTER"] = b.cluster.scenario.cluster
     host = store_host(b)
     msg = SimMessage(topic, qid, offset, now, _int(h, "bornTimestamp", now), _peer(conn), host,
