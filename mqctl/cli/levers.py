@@ -4,6 +4,7 @@ exit with its error."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -54,7 +55,7 @@ from mqctl.timeparse import parse_time
 
 if TYPE_CHECKING:
     from mqctl.errors import MqctlError
-    from mqctl.levers import LeverPlan, LeverRequest
+    from mqctl.levers import LeverRequest
     from mqctl.render import Result
 
 
@@ -196,14 +197,20 @@ def _run(ctx: typer.Context, request: LeverRequest, *, yes: bool, output: Any,
     fmt = st.output(output)
     confirmation_rule(request.execute, yes, _interactive())
     ask = None if yes else _ask
-
-    def ready(plan: LeverPlan, undo: str | None) -> None:
-        if ask is not None and fmt in ("table", "plain"):
-            emit_before_change(ready_result(plan, undo), fmt)
-
+    ready = _shown_first(ask, fmt, ready_result)
     with deferred() as stop, cluster(st, namesrv, concurrency) as c:
         outcome = c.lever(request, stop=stop, confirm=ask, on_ready=ready)
         _finish(lever_result(outcome), fmt, outcome.undo, outcome.error(), stop.stopped)
+
+
+def _shown_first(ask: Any, fmt: str, shown: Callable[[Any, str | None], Result]
+                 ) -> Callable[[Any, str | None], None]:
+    """``on_ready(plan, file)``: the plan and the file written first, shown before the
+    question (text formats; nothing to show when nobody is asked)."""
+    def ready(plan: Any, path: str | None) -> None:
+        if ask is not None and fmt in ("table", "plain"):
+            emit_before_change(shown(plan, path), fmt)
+    return ready
 
 
 def _finish(out: Result, fmt: str, undo: str | None, err: MqctlError | None,
@@ -304,11 +311,7 @@ def resend(
                             _time(until), all_letters, to, limit, _rate(rate),
                             execute, journal, resume)
     ask = None if yes else _ask
-
-    def ready(plan: Any, path: str | None) -> None:
-        if ask is not None and fmt in ("table", "plain"):
-            emit_before_change(ready_result(plan, path), fmt)
-
+    ready = _shown_first(ask, fmt, ready_result)
     with deferred() as stop, cluster(st, namesrv, None) as c:
         outcome = c.resend_dlq(request, stop=stop, confirm=ask, on_ready=ready)
         _finish(resend_result(outcome), fmt, outcome.journal, outcome.error(), stop.stopped)
