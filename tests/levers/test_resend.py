@@ -19,6 +19,7 @@ from cli_process import finish
 from conftest import ROOT
 from message.helpers import TRACK_SCENARIO
 from readonly import assert_read_only
+from test_levers_confirm import on_terminal
 
 from mqctl.interrupt import change_lock
 from mqctl.levers.resend_select import RESENT_FROM
@@ -247,3 +248,15 @@ def test_two_brokers_dead_letters_of_both_sent_round_robin(cli, sim_factory, tmp
     sent = [m for m in d["messages"] if m["status"] == "verified"]
     assert len(sent) == 4 and [m["queue"] for m in sent] == [
         ("broker-a/0", "broker-b/0")[i % 2] for i in range(len(sent))]
+
+
+@pytest.mark.parametrize("answer, code", [("y", 0), ("n", 6)])
+def test_a_terminal_is_shown_the_plan_and_asked(dead, tmp_path, answer, code):
+    journal = tmp_path / "j.jsonl"
+    got, out = on_terminal(dead, ["group", "dlq", "resend", GROUP, "--all", "--limit", "2",
+                                  "--execute", "--journal", str(journal)], tmp_path, answer)
+    assert got == code, out
+    assert "%RETRY%G_DEAD" in out and f"the journal is written first: {journal}" in out
+    assert "About to send 2 dead letter(s) of G_DEAD to %RETRY%G_DEAD" in out
+    assert journal.exists() == (answer == "y")
+    assert sum(resent(dead).values()) == (2 if answer == "y" else 0)
