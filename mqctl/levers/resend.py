@@ -281,8 +281,13 @@ class _Resend:
             return LetterResult(x, "unknown", "sent before an interruption, no unique key to "
                                 "look it up by: not sent again")
         addr, topic = str(pending.get("addr") or ""), str(pending.get("destination") or "")
-        resp = await self.admin.query_message(addr, topic, x.unique_key, max_num=32, begin_ms=0,
-                                              end_ms=(1 << 63) - 1, unique=True)
+        try:
+            resp = await self.admin.query_message(addr, topic, x.unique_key, max_num=32,
+                                                  begin_ms=0, end_ms=(1 << 63) - 1, unique=True)
+        except MqctlError as exc:
+            return LetterResult(x, "unknown", f"sent before an interruption; the look-up in "
+                                f"{topic} failed ({exc.message}): not sent again, --resume "
+                                "looks again")
         msgs = decode_messages(resp.body)[0] if resp.code == ResponseCode.SUCCESS else []
         hit = next((m for m in msgs if m.topic == topic
                     and m.properties.get(RESENT_FROM) == x.msg_id), None)
