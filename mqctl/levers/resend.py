@@ -395,8 +395,19 @@ def outcome_error(o: ResendOutcome) -> MqctlError | None:
     return PartialFailure(f"{len(bad)} of {len(o.results or ())} message(s) were not resent "
                           "and verified: " + "; ".join(f"{r.letter.msg_id} {r.status} "
                                                        f"({r.detail})" for r in bad[:3]),
-                          [(r.letter.msg_id, r.status) for r in bad],
-                          hint=f"finish: {resume}" if resume else None)
+                          [(r.letter.msg_id, r.status) for r in bad], hint=_bad_hint(bad, resume))
+
+
+def _bad_hint(bad: list[LetterResult], resume: str | None) -> str | None:
+    """--resume for what it can finish (failed, unknown, not sent); a look in the
+    destination for what was sent and not read back (--resume skips it: the journal says
+    sent)."""
+    parts = [f"finish: {resume}"] if resume and any(
+        r.status != "sent-not-verified" for r in bad) else []
+    parts += [f"check: mqctl message find -t {r.letter.destination} --unique-key "
+              f"{r.letter.unique_key}" for r in bad
+              if r.status == "sent-not-verified" and r.letter.unique_key][:2]
+    return "; ".join(parts) or None
 
 
 __all__ = ["PRODUCER_GROUP", "LetterResult", "ResendOutcome", "ResendPlan", "make_plan",

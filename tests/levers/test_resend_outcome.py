@@ -51,3 +51,9 @@ def test_everything_sent_is_no_error_and_the_plan_names_its_command():
     doc = resend_result(ResendOutcome(plan)).structured()
     assert doc["messages"][0]["status"] == "planned" and doc["journal"] is None
     assert any(n.startswith("plan only: nothing was sent") for n in doc["notes"])
+
+
+def test_a_send_not_read_back_is_partial_and_says_where_to_look():
+    err = _outcome(["verified", "sent-not-verified"]).error()
+    assert err is not None and err.exit_code == ExitCode.PARTIAL
+    assert err.hint == "check: mqctl message find -t %RETRY%G --unique-key U1"
