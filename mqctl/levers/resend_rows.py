@@ -12,7 +12,8 @@ if TYPE_CHECKING:
     from mqctl.levers.resend import ResendPlan
 
 COLUMNS = [Column("dlq_msg_id", "DLQ MSG ID"), Column("unique_key", "UNIQUE KEY"),
-           Column("original_topic", "ORIGINAL TOPIC"), Column("stored", "STORED",
+           Column("original_topic", "ORIGINAL TOPIC"),
+           Column("original_id", "ORIGINAL ID", drop=1), Column("stored", "STORED",
                                                               raw="storeTime"),
            Column("reconsume", "RECONSUME", align="right"),
            Column("destination", "DESTINATION"), Column("queue", "QUEUE"),
@@ -40,7 +41,8 @@ def resend_result(o: ResendOutcome) -> Result:
         status = r.status if r else ("skipped" if sent else "duplicate" if x.duplicate_of
                                      else "planned" if x.destination else "no-destination")
         rows.append({"dlq_msg_id": x.msg_id, "unique_key": x.unique_key,
-                     "original_topic": x.original_topic, "stored": format_local(x.store_ts),
+                     "original_topic": x.original_topic, "original_id": x.original_id,
+                     "stored": format_local(x.store_ts),
                      "storeTime": format_ms(x.store_ts) or None,
                      "reconsume": x.reconsume_times, "destination": x.destination,
                      "queue": r.queue if r and r.queue else None, "status": status,

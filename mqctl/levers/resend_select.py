@@ -121,13 +121,15 @@ class Letter:
     destination: str | None  # None: not known (no original topic)
     message: StoredMessage | None = None
     duplicate_of: str | None = None
+    original_id: str | None = None  # the first message's offset id (ORIGIN_MESSAGE_ID)
 
     def to_record(self) -> dict[str, Any]:
         return {"dlq_msg_id": self.msg_id, "unique_key": self.unique_key,
                 "broker": self.broker, "addr": self.addr, "queue_id": self.queue_id,
                 "queue_offset": self.queue_offset, "original_topic": self.original_topic,
                 "store_ts": self.store_ts, "reconsume_times": self.reconsume_times,
-                "destination": self.destination, "duplicate_of": self.duplicate_of}
+                "destination": self.destination, "duplicate_of": self.duplicate_of,
+                "original_id": self.original_id}
 
     @classmethod
     def from_record(cls, d: dict[str, Any]) -> Letter:
@@ -135,7 +137,8 @@ class Letter:
             return cls(str(d["broker"]), str(d["addr"]), int(d["queue_id"]),
                        int(d["queue_offset"]), str(d["dlq_msg_id"]), d.get("unique_key"),
                        d.get("original_topic"), int(d["store_ts"]), int(d["reconsume_times"]),
-                       d.get("destination"), None, d.get("duplicate_of"))
+                       d.get("destination"), None, d.get("duplicate_of"),
+                       d.get("original_id"))
         except (KeyError, TypeError, ValueError):
             raise UsageError("the journal's header lists a message that is not one",
                              hint="pass a journal written by `mqctl group dlq resend "
@@ -145,6 +148,11 @@ class Letter:
 def original_topic(m: StoredMessage) -> str | None:
     p = m.properties
     return p.get("DLQ_ORIGIN_TOPIC") or p.get("RETRY_TOPIC")
+
+
+def original_id(m: StoredMessage) -> str | None:
+    p = m.properties
+    return p.get("DLQ_ORIGIN_MESSAGE_ID") or p.get("ORIGIN_MESSAGE_ID")
 
 
 def destination_of(group: str, to: str, m: StoredMessage) -> str | None:
@@ -219,7 +227,7 @@ async def select(admin: Admin, r: ResendRequest) -> Selection:
                     out.append(Letter(q.mq.broker_name, addr, m.queue_id, m.queue_offset,
                                       m.msg_id, u, original_topic(m), m.store_timestamp,
                                       m.reconsume_times, destination_of(r.group, r.to, m), m,
-                                      seen.get(u) if u else None))
+                                      seen.get(u) if u else None, original_id(m)))
                     if u:
                         seen.setdefault(u, m.msg_id)
             offset = got[-1].queue_offset + 1
@@ -261,5 +269,6 @@ class QueuePicker:
 
 
 __all__ = ["DEFAULT_LIMIT", "DESTINATIONS", "DROPPED", "MAX_SCAN", "RESENT_FROM", "Letter",
-           "QueuePicker", "ResendRequest", "Selection", "destination_of", "original_topic",
+           "QueuePicker", "ResendRequest", "Selection", "destination_of", "original_id",
+           "original_topic",
            "resent_properties", "select"]

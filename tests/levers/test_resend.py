@@ -69,6 +69,7 @@ def test_the_plan_lists_the_dead_letters_and_sends_nothing(cli, dead):
     assert any(f"stopped at 4 of {held}" in n for n in d["notes"])
     for m in d["messages"]:
         assert m["unique_key"] and m["original_topic"] == "T" and m["storeTime"]
+        assert m["original_id"] and m["original_id"] != m["dlq_msg_id"]
         assert m["destination"] == RETRY and m["status"] == "planned"
         assert m["reconsume"] >= 1
     assert resent(dead) == Counter()
