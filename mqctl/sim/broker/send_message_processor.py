@@ -24,6 +24,7 @@ from mqctl.sim.broker.state import BrokerState
 from mqctl.sim.index import store_host
 from mqctl.sim.messages import SimMessage, offset_msg_id, phys_offset, queue_seed
 from mqctl.sim.server import ServerConn
+from mqctl.timeparse import is_digits
 
 
 def _int(fields: dict[str, str], key: str, default: int = 0) -> int:
@@ -35,7 +36,7 @@ def _int(fields: dict[str, str], key: str, default: int = 0) -> int:
 
 def _peer(conn: ServerConn) -> tuple[str, int]:
     host, _, port = conn.remote.rpartition(":")
-    return (host if host and host != "?" else "127.0.0.1"), int(port) if port.isdigit() else 0
+    return (host if host and host != "?" else "127.0.0.1"), int(port) if is_digits(port) else 0
 
 
 def h_send(b: BrokerState, cmd: RemotingCommand, conn: ServerConn, slave: bool
