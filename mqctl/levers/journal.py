@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from mqctl.errors import UsageError
-from mqctl.fsutil import fsync_dir, local_path_error, read_text_capped
+from mqctl.fsutil import fsync_dir, local_path_error
 from mqctl.interrupt import state_root
-from mqctl.levers.undo import free
+from mqctl.levers.undo import free, read_small
 from mqctl.timeparse import format_ms, now_ms
 
 JOURNAL_SCHEMA = "mqctl.dlq-resend-journal/1"
@@ -115,12 +115,7 @@ class JournalState:
 
 
 def read_journal(path: str) -> JournalState:
-    try:
-        text = read_text_capped(path, "journal file")
-    except FileNotFoundError:
-        raise UsageError(f"journal not found: {path}", hint=JOURNAL_HINT) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"journal {path} cannot be read: {exc}", hint=JOURNAL_HINT) from None
+    text = read_small(path, "journal", "journal file", JOURNAL_HINT)
     lines = text.split("\n")
     cut = bool(lines and lines[-1].strip())  # no newline at the end: cut short
     whole = lines[:-1]
