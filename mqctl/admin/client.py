@@ -510,6 +510,17 @@ class Admin:
                 return None
             raise
 
+    async def send_message(self, addr: str, header: dict[str, Any], body: bytes
+                           ) -> RemotingCommand:
+        """SEND_MESSAGE_V2 (310, :func:`mqctl.remoting.send.send_header`), never sent twice
+        (not idempotent: an answer that did not come is unknown). SUCCESS and the stored-but-
+        not-flushed codes come back as they are (``MQClientAPIImpl.processSendResponse``);
+        another code raises BrokerError with the broker's remark."""
+        return await self.client.invoke(
+            addr, RequestCode.SEND_MESSAGE_V2, header, body,
+            ok_codes=(ResponseCode.SUCCESS, ResponseCode.FLUSH_DISK_TIMEOUT,
+                      ResponseCode.FLUSH_SLAVE_TIMEOUT, ResponseCode.SLAVE_NOT_AVAILABLE))
+
     async def paused_pull(self, group: str, addr: str) -> RemotingCommand:
         """One PULL_MESSAGE with ``group``'s name, to see a pause's effect: only for a broker
         where the group's consumeEnable was just read back as false. 4.9.3 and 5.x

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from mqctl.interrupt import Stop
     from mqctl.levers import LeverOutcome, LeverPlan, LeverRequest
     from mqctl.levers.clone import CloneOutcome, CloneRequest
+    from mqctl.levers.resend import ResendOutcome, ResendPlan
+    from mqctl.levers.resend_select import ResendRequest
     from mqctl.locks import LockStore, LockView
     from mqctl.locks.release import ReleaseOutcome, ReleaseRequest, ReleaseRun
     from mqctl.message.dlq import GroupDlq
@@ -425,6 +427,19 @@ class AsyncCluster:
         return await run_clone(await self.admin(), self.settings.namesrv, request, stop=stop,
                                warn=self.context.warning)
 
+    @_in_context
+    async def resend_dlq(self, request: ResendRequest, *, stop: Stop | None = None,
+                         confirm: Callable[[str], Any] | None = None,
+                         on_ready: Callable[[ResendPlan, str | None], None] | None = None
+                         ) -> ResendOutcome:
+        """``mqctl group dlq resend``: dead letters selected (read-only), and with
+        ``request.execute`` sent again exactly once each under the group's change lock, with
+        a journal (:func:`mqctl.levers.resend.run_resend`)."""
+        from mqctl.levers.resend import run_resend
+
+        return await run_resend(await self.admin(), self.settings.namesrv, request, stop=stop,
+                                confirm=confirm, on_ready=on_ready, warn=self.context.warning)
+
 
 class AsyncResetPlan:
     """A planned reset of an :class:`AsyncCluster`: ``plan`` (:class:`mqctl.reset.Plan`),
@@ -684,6 +699,9 @@ class Cluster:
 
     def clone_offsets(self, request: CloneRequest, **kw: Any) -> CloneOutcome:
         return self.run(lambda c: c.clone_offsets(request, **kw))
+
+    def resend_dlq(self, request: ResendRequest, **kw: Any) -> ResendOutcome:
+        return self.run(lambda c: c.resend_dlq(request, **kw))
 
     def plan_rollback(self, file: str, **kw: Any) -> ResetPlan | NothingToRestore:
         got = self.run(lambda c: c.plan_rollback(file, **kw))

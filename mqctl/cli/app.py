@@ -338,7 +338,7 @@ diagnose_cmd.register(app)
 # the incident levers: group pause/resume, group config set/rollback, offsets clone
 from mqctl.cli import levers as levers_cmd  # noqa: E402
 
-levers_cmd.register(group.group_app, group_config.config_app, offsets.app)
+levers_cmd.register(group.group_app, group_config.config_app, offsets.app, group.dlq_app)
 
 # mqctl exporter: the lag report's series live on /metrics
 from mqctl.cli import exporter as exporter_cmd  # noqa: E402

@@ -33,6 +33,7 @@ from mqctl.cli.options import (
     TopicOpt,
     WatchOpt,
 )
+from mqctl.cli.typer_compat import default_group
 from mqctl.views.sort import SortKey
 
 if TYPE_CHECKING:
@@ -105,7 +106,6 @@ def progress(
     raise_partial(p.failures, f"group progress {group}", unanswered_of(p))
 
 
-@group_app.command("dlq")
 def dlq(
     ctx: typer.Context,
     group: GroupArg = None,
@@ -128,6 +128,13 @@ def dlq(
     d: GroupDlq = read(st, namesrv, None, lambda c: c.group_dlq(group, last=last))
     emit(dlq_result(d), st.output(output))
     raise_partial(d.failures, f"group dlq {group}")
+
+
+dlq_app = typer.Typer(
+    cls=default_group("show"), no_args_is_help=False,
+    help="The group's dead letters: show them (the default), resend them.")
+dlq_app.command("show")(dlq)
+group_app.add_typer(dlq_app, name="dlq")
 
 
 def register(app: typer.Typer) -> None:

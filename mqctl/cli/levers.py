@@ -4,6 +4,7 @@ exit with its error."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -19,6 +20,7 @@ from mqctl.cli.common import (
 )
 from mqctl.cli.offsets import _ask, _interactive
 from mqctl.cli.options import (
+    AllLettersOpt,
     AssignmentsArg,
     BrokersOpt,
     ConcurrencyOpt,
@@ -28,23 +30,32 @@ from mqctl.cli.options import (
     FromGroupOpt,
     GroupArg,
     GroupOption,
+    JournalOpt,
+    MsgIdsOpt,
     NamesrvOpt,
     OfflineOpt,
     OutputOpt,
+    RateOpt,
+    ResendLimitOpt,
+    ResendToOpt,
+    ResumeOpt,
     RollbackFileOpt,
     SampleOpt,
+    SinceOpt,
     ToGroupOpt,
     TopicReq,
     UndoArg,
     UndoFileOpt,
+    UntilOpt,
     YesOpt,
 )
 from mqctl.errors import UsageError
 from mqctl.interrupt import deferred
+from mqctl.timeparse import parse_time
 
 if TYPE_CHECKING:
     from mqctl.errors import MqctlError
-    from mqctl.levers import LeverPlan, LeverRequest
+    from mqctl.levers import LeverRequest
     from mqctl.render import Result
 
 
@@ -186,14 +197,20 @@ def _run(ctx: typer.Context, request: LeverRequest, *, yes: bool, output: Any,
     fmt = st.output(output)
     confirmation_rule(request.execute, yes, _interactive())
     ask = None if yes else _ask
-
-    def ready(plan: LeverPlan, undo: str | None) -> None:
-        if ask is not None and fmt in ("table", "plain"):
-            emit_before_change(ready_result(plan, undo), fmt)
-
+    ready = _shown_first(ask, fmt, ready_result)
     with deferred() as stop, cluster(st, namesrv, concurrency) as c:
         outcome = c.lever(request, stop=stop, confirm=ask, on_ready=ready)
         _finish(lever_result(outcome), fmt, outcome.undo, outcome.error(), stop.stopped)
+
+
+def _shown_first(ask: Any, fmt: str, shown: Callable[[Any, str | None], Result]
+                 ) -> Callable[[Any, str | None], None]:
+    """``on_ready(plan, file)``: the plan and the file written first, shown before the
+    question (text formats; nothing to show when nobody is asked)."""
+    def ready(plan: Any, path: str | None) -> None:
+        if ask is not None and fmt in ("table", "plain"):
+            emit_before_change(shown(plan, path), fmt)
+    return ready
 
 
 def _finish(out: Result, fmt: str, undo: str | None, err: MqctlError | None,
@@ -253,8 +270,76 @@ def clone(
         _finish(clone_result(outcome), fmt, outcome.rollback, outcome.error(), stop.stopped)
 
 
-def register(group_app: typer.Typer, config_app: typer.Typer, offsets_app: typer.Typer
-             ) -> None:
+def resend(
+    ctx: typer.Context,
+    group: GroupArg = None,
+    msg_id: MsgIdsOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    all_letters: AllLettersOpt = False,
+    to: ResendToOpt = "retry",
+    limit: ResendLimitOpt = 100,
+    rate: RateOpt = None,
+    execute: ExecuteOpt = False,
+    yes: YesOpt = False,
+    journal: JournalOpt = None,
+    resume: ResumeOpt = None,
+    output: OutputOpt = None,
+    namesrv: NamesrvOpt = None,
+    group_opt: GroupOption = None,
+) -> None:
+    """Send dead letters of %DLQ%GROUP again, each exactly once: a plan of the messages
+    selected (--msg-id, an offset message id or unique key, repeatable; --since/--until; or
+    --all; at most --limit) with each one's unique key, original topic, store time, reconsume
+    times and destination; with --execute a journal (JSON Lines, fsync'd per record) first,
+    then per message a `sending` record, SEND_MESSAGE_V2 (producer group mqctl-resend, body
+    and properties kept but for the retry markers), a `sent` record and a read-back. A
+    message the journal says was sent is never sent again; one in doubt (killed between) is
+    looked up in the destination by its unique key first. --resume JOURNAL finishes a run.
+
+    Example: mqctl group dlq resend GID_PAY --all --limit 10 --execute
+    """
+    from mqctl.levers import confirmation_rule
+    from mqctl.levers.resend_rows import ready_result, resend_result
+    from mqctl.levers.resend_select import ResendRequest
+
+    group = one_group(group, group_opt, example="mqctl group dlq resend GID_PAY --all")
+    st = state(ctx)
+    fmt = st.output(output)
+    confirmation_rule(execute, yes, _interactive())
+    request = ResendRequest(group, tuple(msg_id or ()), _time(since),
+                            _time(until), all_letters, to, limit, _rate(rate),
+                            execute, journal, resume)
+    ask = None if yes else _ask
+    ready = _shown_first(ask, fmt, ready_result)
+    with deferred() as stop, cluster(st, namesrv, None) as c:
+        outcome = c.resend_dlq(request, stop=stop, confirm=ask, on_ready=ready)
+        _finish(resend_result(outcome), fmt, outcome.journal, outcome.error(), stop.stopped)
+
+
+def _time(text: str | None) -> int | None:
+    return None if text is None else parse_time(text)
+
+
+def _rate(text: str | None) -> float | None:
+    """``--rate 5`` or ``--rate 5/s``."""
+    if text is None:
+        return None
+    raw = text.strip().removesuffix("/s")
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 100000:
+        raise UsageError(f"--rate {text!r} is not a rate", hint="messages per second, e.g. "
+                         "--rate 5 or --rate 5/s (at most 100000)")
+    return value
+
+
+def register(group_app: typer.Typer, config_app: typer.Typer, offsets_app: typer.Typer,
+             dlq_app: typer.Typer | None = None) -> None:
+    if dlq_app is not None:
+        dlq_app.command("resend")(resend)
     offsets_app.command("clone")(clone)
     group_app.command("pause")(pause)
     group_app.command("resume")(resume)

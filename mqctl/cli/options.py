@@ -75,8 +75,12 @@ DISTINCT: dict[str, str] = {
                   "between rounds",
     "--force": "a change's refusals and an output that is not mqctl's, and the lag report's "
                "own (mqctl.lagoptions)",
-    "--limit": "how many messages message find / track show, and how many groups the lag "
-               "report shows (mqctl.lagoptions)",
+    "--limit": "how many messages message find / track show, how many dead letters group "
+               "dlq resend sends, and how many groups the lag report shows (mqctl.lagoptions)",
+    "--since": "group dlq resend's store-time bound and the lag report's (mqctl.lagoptions)",
+    "--until": "group dlq resend's store-time bound and the lag report's (mqctl.lagoptions)",
+    "--to": "offsets clone's group whose offsets are replaced and group dlq resend's "
+            "destination (retry or original)",
 }
 
 NO_DEFAULT = {"show_default": False}
@@ -372,6 +376,32 @@ BODY_FILE = Flag("--body", parser=out_file("body file"), help="Write the body of
                  "an existing file is not replaced.", **NO_DEFAULT)
 LAST = Flag("--last", min=1, max=1000, help="How many of the newest dead letters to read.")
 
+RESEND_LIMIT = Flag("--limit", min=1, max=10000, help="Dead letters selected at most (oldest "
+                   "first per queue); the output says when it stopped there.")
+SINCE = Flag("--since", help="Dead letters stored at or after this time (any form `mqctl time` "
+             "accepts).", **NO_DEFAULT)
+UNTIL = Flag("--until", help="Dead letters stored at or before this time.", **NO_DEFAULT)
+ALL_LETTERS = Flag("--all", help="Every dead letter of the group (up to --limit).")
+RESEND_TO = Flag("--to", help="retry: %RETRY%GROUP (only this group receives it again, under "
+                 "its original topic); original: the original topic (every group subscribing "
+                 "it receives it).")
+RATE = Flag("--rate", metavar="N[/s]", help="Messages sent per second at most (default: as "
+            "fast as the broker answers).", **NO_DEFAULT)
+JOURNAL = Flag("--journal", metavar="FILE", parser=out_file("journal file"),
+               help="Where to write the journal (default under "
+                    "~/.local/state/mqctl/levers/resend).", **NO_DEFAULT)
+RESUME = Flag("--resume", metavar="JOURNAL", parser=in_file("journal file"),
+              help="Continue the resend a journal records: what it says was sent is not "
+                   "sent again.", **NO_DEFAULT)
+MsgIdsOpt = Annotated[list[str] | None, MSG_ID.option()]
+ResendLimitOpt = Annotated[int, RESEND_LIMIT.option()]
+SinceOpt = Annotated[str | None, SINCE.option()]
+UntilOpt = Annotated[str | None, UNTIL.option()]
+AllLettersOpt = Annotated[bool, ALL_LETTERS.option()]
+ResendToOpt = Annotated[str, RESEND_TO.option()]
+RateOpt = Annotated[str | None, RATE.option()]
+JournalOpt = Annotated[str | None, JOURNAL.option()]
+ResumeOpt = Annotated[str | None, RESUME.option()]
 KeyOpt = Annotated[str | None, KEY.option()]
 UniqueKeyOpt = Annotated[str | None, UNIQUE_KEY.option()]
 MsgIdOpt = Annotated[str | None, MSG_ID.option()]

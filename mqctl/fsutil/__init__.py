@@ -80,6 +80,7 @@ from mqctl.fsutil.outputs import (
     dir_is_own,
     dir_overwrite_error,
     file_bytes,
+    fsync_dir,
     holds_text,
     open_append,
     output_file_error,
@@ -96,6 +97,7 @@ from mqctl.fsutil.paths import (
 )
 
 __all__ = [
+    "fsync_dir",
     "INPUT_CAPS",
     "DANGLING_HINT",
     "GLOB_CHARS",

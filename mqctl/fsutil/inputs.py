@@ -33,6 +33,7 @@ INPUT_CAPS: dict[str, int] = {
     "lock state file": 16 * _MB,
     "plan file": 64 * _MB,
     "rollback file": 64 * _MB,
+    "journal file": 64 * _MB,
 }
 
 

@@ -56,7 +56,7 @@ def atomic_writer(path: str | os.PathLike[str], *, mode: int | None = None,
             os.fsync(fh.fileno())
         os.chmod(tmp, default_mode() if mode is None else mode)
         os.replace(tmp, target)
-        _fsync_dir(target.parent)
+        fsync_dir(target.parent)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -204,7 +204,8 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, mode: int | No
         fh.write(text)
 
 
-def _fsync_dir(d: Path) -> None:
+def fsync_dir(d: Path) -> None:
+    """Sync a directory, so that a file just created in it survives a crash (best effort)."""
     try:
         fd = os.open(d, os.O_RDONLY)
     except OSError:

@@ -41,9 +41,10 @@ def undo_path(plan: LeverPlan) -> Path:
     return undo_dir() / f"{_safe(plan.group)}-{lever}-{stamp}.json"
 
 
-def free(path: Path) -> Path:
-    """``path``, or the next free ``name.N.json``: an undo file is never overwritten."""
-    check_output_file(path, "undo file")
+def free(path: Path, what: str = "undo file") -> Path:
+    """``path``, or the next free ``name.N.json``: an undo file (a journal) is never
+    overwritten."""
+    check_output_file(path, what)
     n, cand = 2, path
     while cand.exists():
         cand = path.with_name(f"{path.stem}.{n}{path.suffix}")
@@ -65,14 +66,20 @@ def write_undo(plan: LeverPlan, path: Path) -> None:
         raise local_path_error(exc, path, "undo file") from None
 
 
+def read_small(path: str, what: str, cap: str, hint: str) -> str:
+    """A lever's small input file (an undo file, a journal): missing or unreadable is a usage
+    error naming it, with ``hint``."""
+    try:
+        return read_text_capped(path, cap)
+    except FileNotFoundError:
+        raise UsageError(f"{what} not found: {path}", hint=hint) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{what} {path} cannot be read: {exc}", hint=hint) from None
+
+
 def read_undo(path: str) -> tuple[str, dict[str, dict[str, Any] | None], list[str]]:
     """(group, broker -> saved config or None, notes) of an undo file."""
-    try:
-        text = read_text_capped(path, "rollback file")
-    except FileNotFoundError:
-        raise UsageError(f"undo file not found: {path}", hint=UNDO_HINT) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"undo file {path} cannot be read: {exc}", hint=UNDO_HINT) from None
+    text = read_small(path, "undo file", "rollback file", UNDO_HINT)
     try:
         doc = json.loads(text)
     except ValueError:
@@ -128,4 +135,4 @@ def clear_pause(namesrv: str, group: str) -> bool:
 
 
 __all__ = ["AUDIT_SCHEMA", "UNDO_SCHEMA", "audit_path", "clear_pause", "free", "pause_record",
-           "read_undo", "record_pause", "undo_dir", "undo_path", "who", "write_undo"]
+           "read_small", "read_undo", "record_pause", "undo_dir", "undo_path", "who", "write_undo"]

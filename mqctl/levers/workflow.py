@@ -125,17 +125,37 @@ async def run_lever(admin: Admin, namesrv: Sequence[str], request: LeverRequest,
         boundary("start")
         return LeverOutcome(await make_plan(admin, request, ns))
     what = f"mqctl group {request.lever} {request.group}"
-    with change_lock(namesrv, request.group, what) as stale:
-        notes = []
+    return await under_change_lock(
+        namesrv, request.group, what, stop, warn,
+        lambda notes: _Steps(admin, request, ns, stop or Stop(), confirm, on_ready, notes))
+
+
+async def under_change_lock(namesrv: Sequence[str], group: str, what: str, stop: Stop | None,
+                            warn: Callable[[str], None] | None,
+                            make: Callable[[list[str]], Any]) -> Any:
+    """``make(notes).run()`` holding the group's change lock; a lock left by a run that was
+    killed is taken over and said (``notes``, ``warn``); with ``stop``, an interrupt while
+    the steps' ``phase`` is still ``plan`` ends the run at once (:func:`guarded`)."""
+    with change_lock(namesrv, group, what) as stale:
+        notes: list[str] = []
         if stale is not None:
-            notes.append(taken_over(request.group, stale))
+            notes.append(taken_over(group, stale))
             if warn is not None:
                 warn(notes[-1])
-        steps = _Steps(admin, request, ns, stop or Stop(), confirm, on_ready, notes)
+        steps = make(notes)
         if stop is None:
             return await steps.run()
         return await guarded(stop, steps.run(), lambda: steps.phase == "plan")
 
+
+async def confirmed(confirm: Confirm | None, text: str) -> bool:
+    """Asked ``text`` (None: confirmed already, --yes): y or yes goes on."""
+    if confirm is None:
+        return True
+    answer = confirm(text)
+    if inspect.isawaitable(answer):
+        answer = await answer
+    return (answer or "").strip().lower() in ("y", "yes")
 
 class _Steps:
     def __init__(self, admin: Admin, request: LeverRequest, ns: str, stop: Stop,
@@ -162,12 +182,8 @@ class _Steps:
         undo = free(wanted)
         if self.on_ready is not None:
             self.on_ready(plan, str(undo))
-        if self.confirm is not None:
-            answer = self.confirm(question(plan))
-            if inspect.isawaitable(answer):
-                answer = await answer
-            if (answer or "").strip().lower() not in ("y", "yes"):
-                return self.outcome(plan, declined=True)
+        if not await confirmed(self.confirm, question(plan)):
+            return self.outcome(plan, declined=True)
         self.stop.before_change()
         write_undo(plan, undo)  # before the first change
         self.phase = "apply"
@@ -254,5 +270,5 @@ def outcome_error(o: LeverOutcome) -> MqctlError | None:
                           [(r.broker, r.detail) for r in bad], hint=hint)
 
 
-__all__ = ["LeverOutcome", "command", "confirmation_rule", "outcome_error", "question",
-           "run_lever"]
+__all__ = ["LeverOutcome", "command", "confirmation_rule", "confirmed", "outcome_error",
+           "question", "run_lever", "under_change_lock"]

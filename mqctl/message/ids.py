@@ -16,11 +16,10 @@ the user says it is (``--msg-id`` / ``--unique-key``).
 
 from __future__ import annotations
 
-import ipaddress
-import struct
 from dataclasses import dataclass
 
 from mqctl.errors import UsageError
+from mqctl.remoting.message import parse_offset_msg_id
 from mqctl.render import printable
 
 _HEX = set("0123456789abcdefABCDEF")
@@ -35,18 +34,14 @@ class OffsetMsgId:
 def decode_offset_msg_id(msg_id: str) -> OffsetMsgId:
     """``MessageDecoder.decodeMessageId``; a UsageError for anything that is not one."""
     text = msg_id.strip()
-    if len(text) not in (32, 56) or not set(text) <= _HEX:
+    parsed = parse_offset_msg_id(text) if set(text) <= _HEX else None
+    if parsed is None:
         raise UsageError(
             f"{_shown(text)} is not an offset message id (32 hex digits for an IPv4 store "
             "host, 56 for IPv6)",
             hint="a producer's id (SendResult msgId, the UNIQ_KEY property) is a unique key: "
                  "use --unique-key ID with -t TOPIC")
-    raw = bytes.fromhex(text)
-    ip_len = 4 if len(raw) == 16 else 16
-    ip = ipaddress.ip_address(raw[:ip_len])
-    port, offset = struct.unpack(">iq", raw[ip_len:])
-    host = f"[{ip}]" if ip.version == 6 else str(ip)
-    return OffsetMsgId(f"{host}:{port}", offset)
+    return OffsetMsgId(*parsed)
 
 
 def check_unique_key(key: str) -> str:

@@ -213,6 +213,10 @@ class LanguageCode(IntEnum):
 # Request codes that change cluster state. Read-only commands must never send them; the
 # simulated cluster's request log is checked against this set in tests.
 MUTATING_REQUESTS: frozenset[int] = frozenset({
+    RequestCode.SEND_MESSAGE,
+    RequestCode.SEND_MESSAGE_V2,
+    RequestCode.SEND_BATCH_MESSAGE,
+    RequestCode.CONSUMER_SEND_MSG_BACK,
     RequestCode.HEART_BEAT,
     RequestCode.UNREGISTER_CLIENT,
     RequestCode.LOCK_BATCH_MQ,

@@ -96,6 +96,22 @@ class StoredMessage:
             return None
 
 
+def parse_offset_msg_id(text: str) -> tuple[str, int] | None:
+    """``MessageDecoder.decodeMessageId``: ("ip:port" of the store host, commit-log offset),
+    None for a text that is not an offset message id (32 hex digits IPv4, 56 IPv6)."""
+    text = text.strip()
+    if len(text) not in (32, 56):
+        return None
+    try:
+        raw = bytes.fromhex(text)
+    except ValueError:
+        return None
+    ip_len = 4 if len(raw) == 16 else 16
+    ip = ipaddress.ip_address(raw[:ip_len])
+    port, offset = struct.unpack(">iq", raw[ip_len:])
+    return (f"[{ip}]" if ip.version == 6 else str(ip)) + f":{port}", offset
+
+
 def looks_like_messages(body: bytes) -> bool:
     """A stored-message batch: the first record's magic code and a size that fits."""
     if len(body) < _FIXED + 4:
@@ -162,7 +178,7 @@ def _decode_one(b: bytes, pos: int) -> StoredMessage:
         (topic_len,) = struct.unpack(">b", take(1))
     topic = _text(take(topic_len), "topic")
     (props_len,) = struct.unpack(">h", take(2))
-    props = _properties(_text(take(props_len), "properties")) if props_len > 0 else {}
+    props = parse_properties(_text(take(props_len), "properties")) if props_len > 0 else {}
     if pos != end:
         raise BodyError(f"{end - pos} bytes follow the properties inside the total size {size}")
     ip = ipaddress.ip_address(store_raw)
@@ -180,7 +196,7 @@ def _text(raw: bytes, what: str) -> str:
         raise BodyError(f"{what} is not UTF-8 (byte {exc.start})") from None
 
 
-def _properties(text: str) -> dict[str, str]:
+def parse_properties(text: str) -> dict[str, str]:
     """``MessageDecoder.string2messageProperties``: a pair needs a non-empty name and value."""
     out: dict[str, str] = {}
     for item in text.split(PROPERTY_SEPARATOR):
@@ -228,4 +244,4 @@ def to_record(m: StoredMessage) -> dict[str, Any]:
 
 
 __all__ = ["MAGIC_V1", "MAGIC_V2", "StoredMessage", "decode_messages", "looks_like_messages",
-           "to_record"]
+           "parse_offset_msg_id", "parse_properties", "to_record"]

@@ -49,6 +49,7 @@ class BrokerState(Protocol):
     logs: dict[tuple[str, int], QueueLog]
     copies: dict[tuple[str, int], list[tuple[int, list[Origin | None]]]]
     copy_index: dict[tuple[str, str], list[tuple[int, int]]]
+    sent: dict[tuple[str, int], dict[int, Any]]
 
     def now(self) -> int: ...
 
@@ -82,8 +83,11 @@ def origin_of(b: BrokerState, topic: str, qid: int, offset: int) -> tuple[str, i
 
 
 def stored_message(b: BrokerState, topic: str, qid: int, offset: int) -> SimMessage:
-    """The message at ``offset`` (which the queue holds): a copy when one was sent back there,
-    else the producer's."""
+    """The message at ``offset`` (which the queue holds): one a client sent (SEND_MESSAGE) as
+    it was stored, a copy when one was sent back there, else the producer's."""
+    sent = b.sent.get((topic, qid))
+    if sent and offset in sent:
+        return sent[offset]  # type: ignore[no-any-return]
     lg = b.qlog(topic, qid)
     assert lg is not None
     ts = lg.store_ts(offset)
@@ -154,7 +158,7 @@ def query(b: BrokerState, topic: str, key: str, max_num: int, begin: int, end: i
         return []
     hits: list[SimMessage] = []
     for q, o in _produced(b, topic, key):
-        if origin_of(b, topic, q, o) is None:
+        if origin_of(b, topic, q, o) is None and o not in b.sent.get((topic, q), {}):
             hits.append(stored_message(b, topic, q, o))
     for q, o in b.copy_index.get((topic, key), ()):
         hits.append(stored_message(b, topic, q, o))

@@ -53,6 +53,7 @@ class SimMessage:
     body: bytes
     properties: dict[str, str]
     reconsume_times: int = 0
+    flag: int = 0  # the producer's Message.flag (kept as sent: SEND_MESSAGE's header)
 
 
 def queue_seed(topic: str, broker: str, queue_id: int) -> int:
@@ -168,7 +169,7 @@ def encode(m: SimMessage) -> bytes:
     props = "".join(f"{k}\x01{v}\x02" for k, v in m.properties.items()).encode()
     born, store = _host(m.born_host), _host(m.store_host)
     sys_flag = (0x10 if len(born) == 20 else 0) | (0x20 if len(store) == 20 else 0)
-    rest = (struct.pack(">iiiqqiq", zlib.crc32(m.body) & 0x7FFFFFFF, m.queue_id, 0,
+    rest = (struct.pack(">iiiqqiq", zlib.crc32(m.body) & 0x7FFFFFFF, m.queue_id, m.flag,
                         m.queue_offset, m.commit_log_offset, sys_flag, m.born_ts)
             + born + struct.pack(">q", m.store_ts) + store
             + struct.pack(">iq", m.reconsume_times, 0)

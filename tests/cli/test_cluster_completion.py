@@ -75,7 +75,9 @@ def test_message_commands_complete_topics_and_groups_never_keys_or_ids(sim, name
     groups, topics = names
     ns = sim.namesrv_addr
     assert complete(f"mqctl -n {ns} message find -t ").stdout.split() == topics
-    assert complete(f"mqctl -n {ns} group dlq ").stdout.split() == groups
+    # `group dlq G` is `group dlq show G`: its subcommands, then the groups
+    assert complete(f"mqctl -n {ns} group dlq ").stdout.split() == ["show", "resend", *groups]
+    assert complete(f"mqctl -n {ns} group dlq resend ").stdout.split() == groups
     for flag in ("--key", "--unique-key", "--msg-id"):
         r = complete(f"mqctl -n {ns} message track -t TopicPay {flag} ")
         assert r.returncode == 0 and r.stdout.split() == []

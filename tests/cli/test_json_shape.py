@@ -26,6 +26,7 @@ COMMANDS = [
     ["message", "show", "-t", "TopicPay", "-b", "broker-a", "-q", "0", "--offset", "1"],
     ["time", "now"], ["config", "show"], ["config", "profiles"], ["sim", "scenarios"],
     ["lag", "prune", "--keep", "1d", "--snapshots", "{out}"],
+    ["group", "dlq", "GID_PAY"], ["group", "dlq", "resend", "GID_PAY", "--all"],
 ]
 
 

@@ -76,7 +76,7 @@ OUTPUTS = {("snapshot", "out"), ("demo", "out"), ("locks show", "state_dir"),
            ("offsets reset", "rollback_file"), ("group pause", "undo_file"),
            ("group resume", "undo_file"), ("group config set", "undo_file"),
            ("group config rollback", "undo_file"), ("offsets clone", "rollback_file"),
-           ("message find", "body")}
+           ("message find", "body"), ("group dlq resend", "journal")}
 
 
 def path_params() -> list[tuple[str, Any, Any]]:
@@ -145,6 +145,7 @@ BASE = {
     "group config rollback": ["group", "config", "rollback", "{in}"],
     "offsets clone": ["offsets", "clone", "--from", "A", "--to", "B", "-t", "T"],
     "message find": ["message", "find", "--msg-id", "0" * 32],
+    "group dlq resend": ["group", "dlq", "resend", "G", "--all"],
 }
 
 

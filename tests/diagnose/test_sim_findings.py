@@ -211,6 +211,8 @@ def test_failing_consumption_feeds_retry_and_dlq(dsim):
     # both point at the command that lists the dead letters by original topic
     assert "`mqctl group dlq GID_FAIL`" in finding(d, "dlq")["next"]
     assert "`mqctl group dlq GID_FAIL`" in finding(d, "retry-backlog")["next"]
+    # and at the resend, once the cause is fixed
+    assert "`mqctl group dlq resend GID_FAIL --all`" in finding(d, "dlq")["next"]
 
 
 def test_hot_queue(dsim):

@@ -216,10 +216,10 @@ def test_bulk_reads(sim):
 
 def test_unknown_request_code(sim):
     # (PULL_MESSAGE is answered since `mqctl message show`, QUERY_MESSAGE since `message
-    # find`: SEND_MESSAGE is not)
-    resp = call(sim, "broker-a", C.SEND_MESSAGE, {"topic": "TopicPay"})
+    # find`, SEND_MESSAGE since `group dlq resend`: SEND_BATCH_MESSAGE is not)
+    resp = call(sim, "broker-a", C.SEND_BATCH_MESSAGE, {"topic": "TopicPay"})
     assert (resp.code, resp.remark) == (R.REQUEST_CODE_NOT_SUPPORTED,
-                                        " request type 10 not supported")
+                                        " request type 320 not supported")
     resp = call(sim, "namesrv", 9999)
     assert resp.code == R.REQUEST_CODE_NOT_SUPPORTED
 

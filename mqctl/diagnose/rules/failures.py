@@ -202,7 +202,8 @@ def dlq(ctx: Ctx, code: str) -> tuple[list[Finding], Check]:
              f"`mqctl message show -t %DLQ%{ctx.group} -b {p.dlq[0].mq.broker_name} "
              f"-q {p.dlq[0].mq.queue_id} --offset "
              f"{max(p.dlq[0].min_offset, p.dlq[0].max_offset - 1)}`; fix the cause "
-             "(consume-failing), then send them again",
+             f"(consume-failing), then send them again, each once: `mqctl group dlq resend "
+             f"{ctx.group} --all` (a plan; --execute sends, with a journal)",
         evidence=tuple(ev), values={"messages": msgs, "new": grew, "last_ts": last or None},
         topics=(f"%DLQ%{ctx.group}",), queues=tuple(d.mq for d in p.dlq),
         rocketmq="MixAll.getDLQTopic, AbstractSendMessageProcessor (DLQ_NUMS_PER_GROUP)",

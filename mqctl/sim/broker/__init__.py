@@ -3,6 +3,7 @@ membership) and the requests it answers, one module per RocketMQ processor.
 
 Behaviour follows apache/rocketmq (``broker/.../processor/AdminBrokerProcessor``,
 ``ConsumerManageProcessor``, ``ClientManageProcessor``, ``PullMessageProcessor``,
+``SendMessageProcessor``,
 ``QueryMessageProcessor``, ``store/index/IndexService``,
 ``client/ConsumerManager``, ``client/rebalance/RebalanceLockManager``,
 ``offset/ConsumerOffsetManager``, ``client/net/Broker2Client``) as summarised in
@@ -22,6 +23,7 @@ from mqctl.sim.broker import client_manage_processor as client
 from mqctl.sim.broker import consumer_manage_processor as consumer
 from mqctl.sim.broker import pull_message_processor as pull
 from mqctl.sim.broker import query_message_processor as query
+from mqctl.sim.broker import send_message_processor as send
 from mqctl.sim.broker.headers import C, R
 from mqctl.sim.broker.state import (
     BUILTIN_GROUPS,
@@ -37,6 +39,9 @@ from mqctl.sim.server import ServerConn
 
 # request code -> its handler, by the processor RocketMQ's BrokerController registers for it
 HANDLERS: dict[int, Any] = {
+    # SendMessageProcessor
+    C.SEND_MESSAGE: send.h_send,
+    C.SEND_MESSAGE_V2: send.h_send,
     # PullMessageProcessor
     C.PULL_MESSAGE: pull.h_pull,
     # QueryMessageProcessor

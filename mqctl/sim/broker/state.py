@@ -149,6 +149,9 @@ class BrokerState:
     copies: dict[tuple[str, int], list[tuple[int, list[tuple[str, int, int, int] | None]]]] = (
         field(default_factory=dict))
     copy_index: dict[tuple[str, str], list[tuple[int, int]]] = field(default_factory=dict)
+    # messages a producer sent (SEND_MESSAGE, :mod:`.send_message_processor`), kept as sent:
+    # (topic, qid) -> offset -> the message
+    sent: dict[tuple[str, int], dict[int, Any]] = field(default_factory=dict)
 
     _keys = itertools.count(1)
 
