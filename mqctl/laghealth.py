@@ -214,11 +214,12 @@ def drop_reset_gaps(intervals: Sequence[Interval], changes: Sequence[Change]
 
 def rebalance_events(changes: Sequence[Change]) -> list[Event]:
     """One event per moment, group, topic, client and cause: the queues gained and lost."""
-    acc: dict[tuple[Any, ...], list[int]] = defaultdict(lambda: [0, 0])
+    acc: dict[tuple[int, Any, str, str, str, str], list[int]] = defaultdict(lambda: [0, 0])
     for c in changes:
         k = (c.ts, c.queue[0], c.queue[1], c.queue[2], c.client, c.cause)
         acc[k][0 if c.change == GAINED else 1] += 1
-    return [Event(*k, g, lo) for k, (g, lo) in acc.items()]
+    return [Event(ts, cl, g, t, client, cause, n[0], n[1])
+            for (ts, cl, g, t, client, cause), n in acc.items()]
 
 
 def rebalance_rounds(events: Iterable[Event], gap_ms: int) -> dict[GroupKey, list[Round]]:
