@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from conftest import REAL_CORPUS, needs_corpus
 from readonly import assert_read_only
 
 from message.helpers import EXPECTED, TOPIC
@@ -196,3 +197,17 @@ def test_a_delivered_copy_is_no_longer_scheduled(cli, sim_factory):
     assert later["G_AGAIN"]["copy"]["reconsumeTimes"] == 2
     assert later["G_ONCE"]["state"] == "dead-lettered"
     assert "SCHEDULE_TOPIC_XXXX" not in later["G_ONCE"]["evidence"]
+
+
+@needs_corpus()
+def test_the_schedule_topic_is_the_real_brokers(world):
+    """SCHEDULE_TOPIC_XXXX as both real versions' topics.json has it: 18 queues, perm 6."""
+    from mqctl.models import SCHEDULE_TOPIC
+
+    s, _ = world
+    conf = s.call(lambda c: c.brokers["broker-a"].topics[SCHEDULE_TOPIC])
+    for version in ("4.9.3", "5.3.3"):
+        real = json.loads((REAL_CORPUS / version / "store-files" / "broker-a_topics.json")
+                          .read_text())["topicConfigTable"][SCHEDULE_TOPIC]
+        assert (conf.read, conf.write, conf.perm) == (
+            real["readQueueNums"], real["writeQueueNums"], real["perm"])
