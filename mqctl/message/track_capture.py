@@ -26,7 +26,7 @@ from mqctl.message.find import FindRequest, FindResult, Found, find, find_by_key
 from mqctl.message.track import DELAY_LEVELS_MS, Copy, GroupReading, TrackRow, track_row
 from mqctl.models import DLQ_PREFIX, RETRY_PREFIX, SCHEDULE_TOPIC, MessageQueue, is_system_group
 from mqctl.remoting.client import fan_out
-from mqctl.timeparse import now_ms
+from mqctl.timeparse import is_digits, now_ms
 from mqctl.views.progress_capture import capture_progress
 from mqctl.views.topic import capture_topic_consumers
 
@@ -112,7 +112,7 @@ def _scheduled_copy(m: StoredMessage, broker: str) -> Copy:
     ScheduleMessageService.delayLevel2QueueId), due at store time + the level's delay by the
     broker's default messageDelayLevel (ScheduleMessageService.computeDeliverTimestamp)."""
     text = m.properties.get("DELAY", "")
-    level = int(text) if text.isdigit() else m.queue_id + 1
+    level = int(text) if is_digits(text) else m.queue_id + 1
     level = max(1, min(len(DELAY_LEVELS_MS), level))
     return Copy(m.topic, broker, m.queue_id, m.queue_offset, m.store_timestamp,
                 m.reconsume_times, m.msg_id, None, level,
