@@ -360,12 +360,17 @@ def judge(obs: Sequence[Obs], groups: Iterable[GroupNow], opts: HealthOptions
     """Every group's verdict from the owner observations (the captures' half of the report's
     rebalance history, then its health)."""
     track = owner_track(obs)
-    resets = capture_resets(obs)
-    changes = capture_changes(track)
+    return judge_changes(capture_changes(track), capture_resets(obs), unowned_intervals(track),
+                         groups, opts)
+
+
+def judge_changes(changes: Sequence[Change], resets: Sequence[Event],
+                  intervals: Sequence[Interval], groups: Iterable[GroupNow],
+                  opts: HealthOptions) -> dict[GroupKey, Verdict]:
+    """:func:`judge` from the owner changes, capture resets and unowned intervals already
+    found (the exporter finds them round by round: :mod:`mqctl.exporter.history`)."""
     if resets:
         changes = mark_resets(changes, resets, opts.reset_window_ms)
-    intervals = unowned_intervals(track)
-    if resets:
         intervals = drop_reset_gaps(intervals, changes)
     events = rebalance_events(changes)
     counts: dict[GroupKey, int] = defaultdict(int)
@@ -387,5 +392,6 @@ def judge(obs: Sequence[Obs], groups: Iterable[GroupNow], opts: HealthOptions
 
 __all__ = ["Change", "Event", "GroupNow", "HealthOptions", "Interval", "Obs", "Round", "Storm",
            "Verdict", "capture_changes", "capture_resets", "drop_reset_gaps", "group_health",
-           "judge", "mark_resets", "owner_track", "rebalance_events", "rebalance_rounds",
+           "judge", "judge_changes", "mark_resets", "owner_track", "rebalance_events",
+           "rebalance_rounds",
            "rebalance_storms", "unowned_intervals"]
