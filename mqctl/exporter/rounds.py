@@ -86,6 +86,9 @@ SELF_METRICS = [
     ("mqctl_exporter_interval_seconds", "gauge", "Time between round starts (--interval)."),
     ("mqctl_exporter_window_samples", "gauge",
      "Samples held in memory over all queues (at most queues x --window x 2)."),
+    ("mqctl_exporter_owner_history_entries", "gauge",
+     "Owner changes, resets and queue owner points held for the rebalance and health series "
+     "(the last 2 x storm window + the longest round)."),
     ("mqctl_exporter_rounds_total", "counter", "Rounds finished since the exporter started."),
     ("mqctl_exporter_round_errors_total", "counter",
      "Rounds that did not read everything (a broker, a group or the name server did not "
@@ -209,6 +212,7 @@ class Exporter:
             "mqctl_exporter_round_queues": rnd.queues,
             "mqctl_exporter_interval_seconds": self.options.interval_s,
             "mqctl_exporter_window_samples": self.windows.samples_held(),
+            "mqctl_exporter_owner_history_entries": self.history.held(),
             "mqctl_exporter_rounds_total": c.rounds,
             "mqctl_exporter_round_errors_total": c.round_errors,
             "mqctl_exporter_round_overruns_total": c.overruns}

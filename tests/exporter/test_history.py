@@ -94,3 +94,20 @@ def test_round_by_round_equals_the_report_reference_on_random_histories():
             assert v is not None
             assert {f: getattr(v, f) for f in fields} == pytest.approx(
                 {f: want[k][f] for f in fields}), (seed, k)
+
+
+def test_the_exporter_serves_what_its_history_holds():
+    from mqctl.exporter import Exporter, ExporterOptions
+    from mqctl.exporter.window import RoundRead
+
+    ex = Exporter(ExporterOptions())
+    for k in range(3):
+        rs = [{**row(f"c{k % 2}", 0), "broker_offset": 20, "lag": 10, "committed": True,
+               "members": ["c0", "c1"], "consume_type": "CONSUME_PASSIVELY",
+               "message_model": "CLUSTERING"}]
+        ex.take(RoundRead(k * 30 * S, rs), [], 1, 0.0)
+    text = ex.metrics() or ""
+    assert f"mqctl_exporter_owner_history_entries {ex.history.held()}" in text
+    assert ex.history.held() == 3 + 4  # 3 owner points, 2 moves of one loss and one gain
+    assert 'mqctl_group_rebalance_events{cluster="C",group="G"} 4' in text
+    assert "mqctl_lag_report_rebalance_storms 0" in text
