@@ -24,6 +24,10 @@ PERM_INHERIT = 1
 MASTER_ID = 0
 RETRY_PREFIX = "%RETRY%"
 DLQ_PREFIX = "%DLQ%"
+# TopicValidator.RMQ_SYS_SCHEDULE_TOPIC: a message with a delay level waits here, in queue
+# level - 1, with its topic in REAL_TOPIC (ScheduleMessageService), 4.9.3 and 5.x alike
+SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
+SCHEDULE_TOPIC_QUEUES = 18  # TopicConfigManager's SCHEDULE_TOPIC_QUEUE_NUM
 
 # The groups RocketMQ's own tools and components use, hidden unless asked (`groups`,
 # `topic consumers`, `snapshot`, completion): MixAll.PREDEFINE_GROUP_SET (isPredefinedGroup,

@@ -40,7 +40,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("app", ("mqctl.complete", "mqctl.demo", "mqctl.sim")),
     # the public Python API that the CLI wraps (whichever of these names it takes)
     ("api", ("mqctl.api", "mqctl.cluster")),
-    ("export", ("mqctl.exporter", "mqctl.lagjob", "mqctl.lagmetrics", "mqctl.lagoptions",
+    ("export", ("mqctl.exporter", "mqctl.laghealth", "mqctl.lagjob", "mqctl.lagmetrics",
+                "mqctl.lagoptions",
                 "mqctl.lagstatus", "mqctl.snapshot")),
     ("domain", ("mqctl.allocate", "mqctl.diagnose", "mqctl.levers", "mqctl.locks",
                 "mqctl.message", "mqctl.reset")),

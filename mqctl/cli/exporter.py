@@ -11,9 +11,9 @@ from mqctl.cli.options import (
     AllowedLagOpt,
     AllowedLagSecondsOpt,
     ConcurrencyOpt,
+    GroupsPatternOpt,
     IncludeSystemOpt,
     ListenOpt,
-    MatchOpt,
     NamesrvOpt,
     RoundIntervalOpt,
     WindowOpt,
@@ -24,7 +24,7 @@ def exporter(
     ctx: typer.Context,
     listen: ListenOpt = "127.0.0.1:9877",
     interval: RoundIntervalOpt = "30s",
-    match: MatchOpt = None,
+    groups: GroupsPatternOpt = None,
     include_system: IncludeSystemOpt = False,
     window: WindowOpt = 10,
     allowed_lag: AllowedLagOpt = 0,
@@ -35,18 +35,19 @@ def exporter(
     """Serve /metrics for Prometheus: the lag report's series (same names, labels and units as
     its textfile, so the shipped rules, alerts and dashboard work unchanged), read from the
     cluster every --interval (not per scrape), with the status over the last --window rounds
-    by the lag report's rules. /healthz: the rounds are running; /-/ready: a round finished.
+    by the lag report's rules, and its rebalance storms, unowned time and group health over
+    the rounds held. /healthz: the rounds are running; /-/ready: a round finished.
     Read-only (the requests of `mqctl snapshot --all-groups`). What a round could not read is
     NaN, never its last value. SIGTERM or Ctrl-C stops it (exit 0), SIGHUP re-reads the config
     file (profile, name servers, credentials, TLS). One line per event on stderr.
 
-    Example: mqctl exporter --listen 127.0.0.1:9877 --interval 30s --match 'GID_*'
+    Example: mqctl exporter --listen 127.0.0.1:9877 --interval 30s --groups 'GID_*'
     """
     from mqctl.api import AsyncCluster
     from mqctl.exporter import ExporterOptions, loader, serve
 
     st = state(ctx)
-    options = ExporterOptions.parse(interval, match=match, include_system=include_system,
+    options = ExporterOptions.parse(interval, groups=groups, include_system=include_system,
                                     window=window, allowed_lag=allowed_lag,
                                     allowed_lag_seconds=allowed_lag_seconds)
     flags = {**st.flags, **({"namesrv": namesrv} if namesrv else {})}

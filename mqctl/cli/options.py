@@ -593,7 +593,14 @@ ALLOWED_LAG = Flag("--allowed-lag", min=0, help=_lag_spec("allowed_lag").help)
 ALLOWED_LAG_SECONDS = Flag("--allowed-lag-seconds", min=0.0, metavar="SECONDS", max=MAX_THRESHOLD_S,
                            help=_lag_spec("allowed_lag_seconds").help)
 
+# the exporter's selection: the groups it serves (the views' --match semantics, named for what
+# it selects; the exporter has no --match: one flag for one meaning)
+GROUPS_PATTERN = Flag("--groups", metavar="PATTERN", help="Only the groups whose names contain "
+                      "this (case-insensitive; a glob with * ? [, as --match of the views); "
+                      "default: every group.", **NO_DEFAULT)
+
 ListenOpt = Annotated[str, LISTEN.option()]
+GroupsPatternOpt = Annotated[str | None, GROUPS_PATTERN.option()]
 RoundIntervalOpt = Annotated[str, ROUND_INTERVAL.option()]
 AllowedLagOpt = Annotated[int, ALLOWED_LAG.option()]
 AllowedLagSecondsOpt = Annotated[float, ALLOWED_LAG_SECONDS.option()]

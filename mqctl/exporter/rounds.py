@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import MqctlError
+from mqctl.exporter.history import OwnerHistory, apply_verdicts
 from mqctl.exporter.rollup import broker_rows, group_rows, topic_rows
 from mqctl.exporter.window import QueueWindows, RoundRead
+from mqctl.laghealth import HealthOptions
 from mqctl.lagmetrics import RUN_METRICS, family, lag_families, num
 from mqctl.snapshot import capture, discover_groups
 from mqctl.timeparse import now_ms, parse_duration_option
@@ -26,16 +28,18 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class ExporterOptions:
-    """``interval_s`` between round starts; ``match`` (``--match``: a substring or glob of
-    the group names); the lag report's ``window``, ``allowed_lag`` and
-    ``allowed_lag_seconds`` (their defaults: mqctl.lagoptions)."""
+    """``interval_s`` between round starts; ``groups`` (``--groups``: a substring or glob of
+    the group names, as the views' ``--match``); the lag report's ``window``, ``allowed_lag``
+    and ``allowed_lag_seconds`` (their defaults: mqctl.lagoptions); ``health``: its rebalance
+    and health options."""
 
     interval_s: float = 30.0
-    match: str | None = None
+    groups: str | None = None
     include_system: bool = False
     window: int = 10
     allowed_lag: int = 0
     allowed_lag_seconds: float = 10.0
+    health: HealthOptions = field(default_factory=HealthOptions)
 
     @classmethod
     def parse(cls, interval: str, **kw: Any) -> ExporterOptions:
@@ -55,6 +59,7 @@ class Round:
     errors: tuple[str, ...]
     text: str
     queues: int = 0
+    storms: int | None = None  # over the groups' history held; None: a group has too little
 
     @property
     def complete(self) -> bool:
@@ -81,6 +86,9 @@ SELF_METRICS = [
     ("mqctl_exporter_interval_seconds", "gauge", "Time between round starts (--interval)."),
     ("mqctl_exporter_window_samples", "gauge",
      "Samples held in memory over all queues (at most queues x --window x 2)."),
+    ("mqctl_exporter_owner_history_entries", "gauge",
+     "Owner changes, resets and queue owner points held for the rebalance and health series "
+     "(the last 2 x storm window + the longest round)."),
     ("mqctl_exporter_rounds_total", "counter", "Rounds finished since the exporter started."),
     ("mqctl_exporter_round_errors_total", "counter",
      "Rounds that did not read everything (a broker, a group or the name server did not "
@@ -98,6 +106,7 @@ class Exporter:
         self.options = options
         self.windows = QueueWindows(options.window, options.allowed_lag,
                                     options.allowed_lag_seconds)
+        self.history = OwnerHistory(options.health)
         self.counters = _Counters()
         self.last: Round | None = None
         self._lock = threading.Lock()
@@ -106,6 +115,8 @@ class Exporter:
 
     def reconfigure(self, options: ExporterOptions) -> None:
         """New options (SIGHUP): a new window length starts the windows afresh."""
+        if options.health != self.options.health:
+            self.history = OwnerHistory(options.health)
         if options.window != self.options.window:
             self.windows = QueueWindows(options.window, options.allowed_lag,
                                         options.allowed_lag_seconds)
@@ -122,7 +133,7 @@ class Exporter:
         try:
             groups = [g for g in await discover_groups(
                 admin, include_system=self.options.include_system, failures=discovery)
-                if match_name(g, self.options.match)]
+                if match_name(g, self.options.groups)]
         except MqctlError as exc:
             return RoundRead(ts, [], frozenset(self._known_groups)), [
                 f"group list: {exc.message}"], 0
@@ -144,13 +155,17 @@ class Exporter:
     def take(self, read: RoundRead, errors: list[str], groups: int, started: float) -> Round:
         """Feed one read into the windows and make it the round served."""
         queues = self.windows.update(read)
+        self.history.add(read.capture_ts, read.rows)
         topics = topic_rows(queues)
         grows = group_rows(topics, read.group_errors)
+        apply_verdicts(grows, self.history.verdicts(grows))
         self._known_groups = {str(r["group"]) for r in grows}
         brokers = broker_rows(queues)
         text = "\n".join(lag_families(topics, grows, brokers)) + "\n"
+        storms: list[int | None] = [g.get("storms") for g in grows if g.get("read", True)]
+        known = [s for s in storms if s is not None]
         rnd = Round(read.capture_ts, time.monotonic() - started, groups, tuple(errors), text,
-                    len(queues))
+                    len(queues), sum(known) if storms and len(known) == len(storms) else None)
         with self._lock:
             self.last = rnd
             self.counters.rounds += 1
@@ -197,6 +212,7 @@ class Exporter:
             "mqctl_exporter_round_queues": rnd.queues,
             "mqctl_exporter_interval_seconds": self.options.interval_s,
             "mqctl_exporter_window_samples": self.windows.samples_held(),
+            "mqctl_exporter_owner_history_entries": self.history.held(),
             "mqctl_exporter_rounds_total": c.rounds,
             "mqctl_exporter_round_errors_total": c.round_errors,
             "mqctl_exporter_round_overruns_total": c.overruns}
@@ -211,11 +227,12 @@ class Exporter:
 def run_families(rnd: Round, last_success_ms: int | None) -> list[str]:
     """The lag report's run series, as a round says them (the shipped alerts on a stale or
     missing report then watch the exporter): the last round that read everything, the
-    round's duration and capture time, its groups; nothing is quarantined by a live read;
-    storms, lock takeovers and --fail-on breaches are not judged by the exporter (NaN)."""
+    round's duration and capture time, its groups, the storms of the groups' history held;
+    nothing is quarantined by a live read; lock takeovers (the broker's lock.log) and
+    --fail-on breaches are not judged by the exporter (NaN)."""
     run = {"run_ts_s": None if last_success_ms is None else last_success_ms / 1000.0,
            "duration_s": rnd.duration_s, "last_capture_s": rnd.started_ms / 1000.0,
-           "groups": rnd.groups, "quarantined": 0}
+           "groups": rnd.groups, "quarantined": 0, "storms": rnd.storms}
     out: list[str] = []
     for name, key, help_ in RUN_METRICS:
         if key == "run_ts_s" and last_success_ms is None:

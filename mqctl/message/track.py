@@ -6,25 +6,33 @@ One row per group, its state decided by the first rule that applies, in this ord
 1. ``dead-lettered``: a copy with the message's unique key is in ``%DLQ%<group>``: the group's
    consumer failed it maxReconsumeTimes times (AbstractSendMessageProcessor.consumerSendMsgBack
    sends it there at once when reconsumeTimes >= maxReconsumeTimes);
-2. ``retrying``: a copy is in ``%RETRY%<group>`` that the group has not consumed yet (its
+2. ``retrying``, scheduled: a copy waits out its delay level in ``SCHEDULE_TOPIC_XXXX`` with
+   ``REAL_TOPIC`` = ``%RETRY%<group>`` and no copy of its reconsume times is in the retry topic
+   yet: consumerSendMsgBack sets the delay level (3 + reconsumeTimes) and the store puts such a
+   message into SCHEDULE_TOPIC_XXXX queue level - 1 (4.9.3 ``CommitLog.asyncPutMessage``; 5.3.3
+   ``HookUtils.handleScheduleMessage`` -> ``transformDelayLevelMessage``: ``checkIfTimerMessage``
+   keeps a delay level off the timer wheel, ``rmq_sys_wheel_timer`` is for timer properties
+   only); ``ScheduleMessageService`` puts it into the retry topic at store time + the level's
+   delay ("due at ~T"), and the copy stays behind in SCHEDULE_TOPIC_XXXX;
+3. ``retrying``: a copy is in ``%RETRY%<group>`` that the group has not consumed yet (its
    committed offset on that retry queue is not past it), with its reconsume times and the delay
    level a next failure would wait (3 + reconsumeTimes, the broker's messageDelayLevel);
    ``consumed`` after retries when the newest copy is behind the group's committed offset on
    its retry queue and was stored longer ago than the delay a next failure waits: a copy that
    failed again would be back by now (it waits that delay in SCHEDULE_TOPIC_XXXX, where it is
    not indexed under the retry topic); until then it stays ``retrying``;
-3. ``unknown``: the group's offsets could not be read (the reason is the evidence): a copy
-   found says more than the offsets, so the two rules above come first;
-4. ``broadcast: unknown``: a BROADCASTING group keeps its offsets in its clients
+4. ``unknown``: the group's offsets could not be read (the reason is the evidence): a copy
+   found says more than the offsets, so the rules above come first;
+5. ``broadcast: unknown``: a BROADCASTING group keeps its offsets in its clients
    (LocalFileOffsetStore), so the brokers' offsets say nothing;
-5. ``filtered``: the group's subscription expression for the topic does not take the message's
+6. ``filtered``: the group's subscription expression for the topic does not take the message's
    tag: its consumers never got it, though the offset moved past it (the broker filters by tag
    code, ExpressionMessageFilter); which expression, and from which client;
-6. ``consumed``: the committed offset on the message's queue is past the message's queue
+7. ``consumed``: the committed offset on the message's queue is past the message's queue
    offset (the offset is the next message to consume, so ``committed > offset``); for a pop
    consumer (5.x) that offset moves when it pops (PopMessageProcessor), and whether it acked is
    not readable: ``unknown`` until a copy shows up in its pop retry topic;
-7. ``waiting`` (online) or ``offline`` (no member): not consumed yet, with the messages of
+8. ``waiting`` (online) or ``offline`` (no member): not consumed yet, with the messages of
    the queue ahead of it and how long it has waited; a queue the group never committed on is
    waiting on where consumeFromWhere starts it.
 
@@ -40,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mqctl.remoting.message import StoredMessage
+from mqctl.timeparse import format_ms
 
 CONSUMED = "consumed"
 WAITING = "waiting"
@@ -61,7 +70,7 @@ DELAY_LEVELS_MS = (1_000, 5_000, 10_000, 30_000, 60_000, 120_000, 180_000, 240_0
 
 @dataclass(frozen=True, slots=True)
 class Copy:
-    """A copy of the message in ``%RETRY%<group>`` or ``%DLQ%<group>``."""
+    """A copy of the message in ``%RETRY%<group>``, ``%DLQ%<group>`` or SCHEDULE_TOPIC_XXXX."""
 
     topic: str
     broker: str
@@ -73,6 +82,10 @@ class Copy:
     # retry copies: whether the group's committed offset on that retry queue is past it
     # (None: unknown)
     consumed: bool | None = None
+    # a copy in SCHEDULE_TOPIC_XXXX: its delay level (DELAY) and when it is due (store time +
+    # the level's delay)
+    delay_level: int | None = None
+    due_ts: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +109,7 @@ class GroupReading:
     pop: bool = False  # a 5.x pop consumer's queue: its offset moves when it pops
     retry: tuple[Copy, ...] | None = None  # None: not read
     dlq: tuple[Copy, ...] | None = None
+    scheduled: tuple[Copy, ...] | None = None  # in SCHEDULE_TOPIC_XXXX for %RETRY%<group>
     copies_error: str | None = None
 
 
@@ -149,6 +163,29 @@ def _dead(r: GroupReading, m: StoredMessage, now: int) -> TrackRow | None:
                         max(0, now - m.store_timestamp),
                         {"copy": _copy_dict(c), "copies": len(r.dlq)})
     return None
+
+
+def _scheduled(r: GroupReading, m: StoredMessage, now: int) -> TrackRow | None:
+    """The newest copy waiting in SCHEDULE_TOPIC_XXXX, unless the retry topic already holds a
+    copy of its reconsume times (then it was delivered, and that copy says the rest)."""
+    if not r.scheduled:
+        return None
+    s = max(r.scheduled, key=lambda x: (x.reconsume_times, x.store_ts))
+    if any(c.reconsume_times >= s.reconsume_times for c in r.retry or ()):
+        return None
+    level = s.delay_level or min(len(DELAY_LEVELS), 2 + s.reconsume_times)
+    due = s.due_ts if s.due_ts is not None else s.store_ts + DELAY_LEVELS_MS[level - 1]
+    late = ", past due: ScheduleMessageService has not delivered it yet" if now >= due else ""
+    return TrackRow(r.group, RETRYING,
+                    f"scheduled in {_copy_text(s)}, delay level {level} "
+                    f"({DELAY_LEVELS[level - 1]}), due at ~{format_ms(due)}{late}, for "
+                    f"%RETRY%{r.group}; a next failure waits delay "
+                    f"{_next_delay(s.reconsume_times)}, or goes to %DLQ%{r.group} at "
+                    "maxReconsumeTimes (16 by default)", r.owner,
+                    max(0, now - m.store_timestamp),
+                    {"copy": _copy_dict(s), "copies": len(r.retry or ()) + len(r.scheduled),
+                     "delayLevel": level, "dueAt": due,
+                     "nextDelayLevel": min(len(DELAY_LEVELS), 3 + s.reconsume_times)})
 
 
 def _retry(r: GroupReading, m: StoredMessage, now: int) -> TrackRow | None:
@@ -235,7 +272,7 @@ def _by_offset(r: GroupReading, m: StoredMessage, now: int) -> TrackRow:
                     {"ahead": ahead, "committed": r.committed})
 
 
-RULES = (_dead, _retry, _unknown, _broadcast, _filtered)
+RULES = (_dead, _scheduled, _retry, _unknown, _broadcast, _filtered)
 
 
 def track_row(m: StoredMessage, r: GroupReading, now: int) -> TrackRow:
@@ -250,7 +287,9 @@ def track_row(m: StoredMessage, r: GroupReading, now: int) -> TrackRow:
 def _copy_dict(c: Copy) -> dict[str, Any]:
     return {"topic": c.topic, "brokerName": c.broker, "queueId": c.queue_id,
             "queueOffset": c.queue_offset, "storeTimestamp": c.store_ts,
-            "reconsumeTimes": c.reconsume_times, "msgId": c.msg_id, "consumed": c.consumed}
+            "reconsumeTimes": c.reconsume_times, "msgId": c.msg_id, "consumed": c.consumed,
+            **({"delayLevel": c.delay_level, "dueAt": c.due_ts}
+               if c.delay_level is not None else {})}
 
 
 __all__ = ["BROADCAST_UNKNOWN", "CONSUMED", "DEAD_LETTERED", "DELAY_LEVELS", "FILTERED",

@@ -8,9 +8,11 @@ for each what :class:`mqctl.message.track.GroupReading` holds.
   (:func:`mqctl.views.progress_capture.capture_progress`: committed offsets by the
   never-committed rule, members, owners from the clients' running info, subscriptions);
 * its copies: QUERY_MESSAGE by the message's unique key on ``%RETRY%<group>``, the pop
-  retry topic ``%RETRY%<group>_<topic>`` and ``%DLQ%<group>`` (a copy keeps the original's
-  properties, UNIQ_KEY included, and the broker indexes it under its new topic), and for a
-  retry copy the group's committed offset on that retry queue (QUERY_CONSUMER_OFFSET).
+  retry topic ``%RETRY%<group>_<topic>``, ``%DLQ%<group>`` and SCHEDULE_TOPIC_XXXX (its
+  ``REAL_TOPIC`` the group's retry topic: a retry waiting out its delay level; a copy keeps the
+  original's properties, UNIQ_KEY included, and the broker indexes it under the topic it is
+  stored in, IndexService.buildIndex), and for a retry copy the group's committed offset on
+  that retry queue (QUERY_CONSUMER_OFFSET).
 """
 
 from __future__ import annotations
@@ -21,15 +23,16 @@ from typing import TYPE_CHECKING
 from mqctl.admin import BrokerFailure, NotFoundError
 from mqctl.errors import MqctlError, UsageError
 from mqctl.message.find import FindRequest, FindResult, Found, find, find_by_key
-from mqctl.message.track import Copy, GroupReading, TrackRow, track_row
-from mqctl.models import DLQ_PREFIX, RETRY_PREFIX, MessageQueue, is_system_group
+from mqctl.message.track import DELAY_LEVELS_MS, Copy, GroupReading, TrackRow, track_row
+from mqctl.models import DLQ_PREFIX, RETRY_PREFIX, SCHEDULE_TOPIC, MessageQueue, is_system_group
 from mqctl.remoting.client import fan_out
-from mqctl.timeparse import now_ms
+from mqctl.timeparse import is_digits, now_ms
 from mqctl.views.progress_capture import capture_progress
 from mqctl.views.topic import capture_topic_consumers
 
 if TYPE_CHECKING:
     from mqctl.admin import Admin
+    from mqctl.remoting.message import StoredMessage
     from mqctl.views.progress import GroupProgress
 
 
@@ -73,7 +76,9 @@ async def _copies(admin: Admin, topic: str, group: str, uniq: str | None, origin
                   addr_of: dict[str, str]) -> tuple[Copy, ...]:
     """The copies of the message (by its unique key) in ``topic``: ``%RETRY%<group>``, the
     pop retry topic ``%RETRY%<group>_<topic>`` (KeyBuilder.buildPopRetryTopicV1: a 5.x pop
-    consumer's messages not acked in time are revived there) or ``%DLQ%<group>``."""
+    consumer's messages not acked in time are revived there), ``%DLQ%<group>``, or
+    SCHEDULE_TOPIC_XXXX, where only those waiting for ``%RETRY%<group>`` (``REAL_TOPIC``)
+    count: every group's retries wait there."""
     if not uniq:
         return ()
     try:
@@ -84,6 +89,10 @@ async def _copies(admin: Admin, topic: str, group: str, uniq: str | None, origin
     for f in res.messages:
         m = f.message
         if m.properties.get("RETRY_TOPIC", origin) != origin:
+            continue
+        if topic == SCHEDULE_TOPIC:
+            if m.properties.get("REAL_TOPIC") == RETRY_PREFIX + group:
+                out.append(_scheduled_copy(m, f.broker))
             continue
         consumed = None
         if topic.startswith(RETRY_PREFIX) and f.addr:
@@ -98,8 +107,21 @@ async def _copies(admin: Admin, topic: str, group: str, uniq: str | None, origin
     return tuple(out)
 
 
+def _scheduled_copy(m: StoredMessage, broker: str) -> Copy:
+    """A copy waiting in SCHEDULE_TOPIC_XXXX: its level from ``DELAY`` (else its queue + 1:
+    ScheduleMessageService.delayLevel2QueueId), due at store time + the level's delay by the
+    broker's default messageDelayLevel (ScheduleMessageService.computeDeliverTimestamp)."""
+    text = m.properties.get("DELAY", "")
+    level = int(text) if is_digits(text) else m.queue_id + 1
+    level = max(1, min(len(DELAY_LEVELS_MS), level))
+    return Copy(m.topic, broker, m.queue_id, m.queue_offset, m.store_timestamp,
+                m.reconsume_times, m.msg_id, None, level,
+                m.store_timestamp + DELAY_LEVELS_MS[level - 1])
+
+
 def _reading(group: str, found: Found, p: GroupProgress, retry: tuple[Copy, ...] | None,
-             dlq: tuple[Copy, ...] | None, copies_error: str | None) -> GroupReading:
+             dlq: tuple[Copy, ...] | None, copies_error: str | None,
+             scheduled: tuple[Copy, ...] | None = None) -> GroupReading:
     m = found.message
     mq = MessageQueue(m.topic, found.broker, m.queue_id)
     q = next((x for x in p.queues if x.mq == mq), None)
@@ -121,7 +143,7 @@ def _reading(group: str, found: Found, p: GroupProgress, retry: tuple[Copy, ...]
         pop=q.pop if q is not None else p.pop,
         expression=sub.expression if sub is not None else None,
         tags=sub.tags if sub is not None else None, client_expressions=clients,
-        retry=retry, dlq=dlq, copies_error=copies_error)
+        retry=retry, dlq=dlq, scheduled=scheduled, copies_error=copies_error)
 
 
 async def read_group(admin: Admin, group: str, found: Found) -> GroupReading:
@@ -135,19 +157,21 @@ async def read_group(admin: Admin, group: str, found: Found) -> GroupReading:
     addrs: dict[str, str] = {}
     retry: tuple[Copy, ...] | None
     dlq: tuple[Copy, ...] | None
+    scheduled: tuple[Copy, ...] | None
     err = None
     try:
         retry = (await _copies(admin, RETRY_PREFIX + group, group, uniq, m.topic, addrs)
                  + await _copies(admin, f"{RETRY_PREFIX}{group}_{m.topic}", group, uniq,
                                  m.topic, addrs))
         dlq = await _copies(admin, DLQ_PREFIX + group, group, uniq, m.topic, addrs)
+        scheduled = await _copies(admin, SCHEDULE_TOPIC, group, uniq, m.topic, addrs)
     except MqctlError as exc:
-        retry = dlq = None
+        retry = dlq = scheduled = None
         err = exc.message
     if p is None:
         return GroupReading(group, error=progress_error, retry=retry, dlq=dlq,
-                            copies_error=err)
-    r = _reading(group, found, p, retry, dlq, err)
+                            scheduled=scheduled, copies_error=err)
+    r = _reading(group, found, p, retry, dlq, err, scheduled)
     if err is not None:
         r = GroupReading(group, error=f"its retry and dead-letter copies: {err}")
     return r

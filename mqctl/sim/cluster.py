@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from mqctl.errors import UsageError
-from mqctl.models import RETRY_PREFIX, MessageQueue
+from mqctl.models import RETRY_PREFIX, SCHEDULE_TOPIC, SCHEDULE_TOPIC_QUEUES, MessageQueue
 from mqctl.remoting import fastjson
 from mqctl.remoting.codes import RequestCode, ResponseCode
 from mqctl.remoting.frame import RemotingCommand
@@ -352,14 +352,18 @@ class SimCluster:
         """A one-queue topic a broker creates when a message is sent back
         (TopicConfigManager.createTopicInSendMessageBackMethod): ``%DLQ%<group>`` on the broker
         of the dead letter (perm 6, DLQ_NUMS_PER_GROUP 1: AbstractSendMessageProcessor) and a
-        pop retry topic ``%RETRY%<group>_<topic>`` (KeyBuilder.buildPopRetryTopicV1)."""
+        pop retry topic ``%RETRY%<group>_<topic>`` (KeyBuilder.buildPopRetryTopicV1). The
+        broker's SCHEDULE_TOPIC_XXXX (18 queues: TopicConfigManager makes it at start) is
+        routed here once a copy first waits in it: a simplification, its queues are empty
+        until then."""
         hosts = self.topic_hosts.setdefault(topic, [])
         if broker in hosts:
             return
         hosts.append(broker)
         hosts.sort()
         self._mq_cache.pop(topic, None)
-        self.brokers[broker].add_topic(TopicConf(topic, 1, 1, 6))
+        queues = SCHEDULE_TOPIC_QUEUES if topic == SCHEDULE_TOPIC else 1
+        self.brokers[broker].add_topic(TopicConf(topic, queues, queues, 6))
 
     def delete_topic_in_broker(self, topic: str, broker: str) -> None:
         """DELETE_TOPIC_IN_BROKER alone (AdminBrokerProcessor.deleteTopic: the topic config and

@@ -26,6 +26,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, Protocol
 
+from mqctl.models import SCHEDULE_TOPIC
 from mqctl.sim.messages import (
     SimMessage,
     make_copy,
@@ -50,6 +51,7 @@ class BrokerState(Protocol):
     copies: dict[tuple[str, int], list[tuple[int, list[Origin | None]]]]
     copy_index: dict[tuple[str, str], list[tuple[int, int]]]
     sent: dict[tuple[str, int], dict[int, Any]]
+    scheduled: dict[int, list[tuple[int, int, str]]]
 
     def now(self) -> int: ...
 
@@ -82,6 +84,13 @@ def origin_of(b: BrokerState, topic: str, qid: int, offset: int) -> tuple[str, i
     return origins[k] if 0 <= k < len(origins) else None
 
 
+def scheduled_for(b: BrokerState, qid: int, offset: int) -> str | None:
+    """The ``REAL_TOPIC`` of the copy at ``offset`` of SCHEDULE_TOPIC_XXXX queue ``qid``."""
+    runs = b.scheduled.get(qid, [])
+    i = bisect.bisect_right(runs, offset, key=lambda r: r[0]) - 1
+    return runs[i][2] if i >= 0 and offset < runs[i][0] + runs[i][1] else None
+
+
 def stored_message(b: BrokerState, topic: str, qid: int, offset: int) -> SimMessage:
     """The message at ``offset`` (which the queue holds): one a client sent (SEND_MESSAGE) as
     it was stored, a copy when one was sent back there, else the producer's."""
@@ -99,6 +108,10 @@ def stored_message(b: BrokerState, topic: str, qid: int, offset: int) -> SimMess
         if olog is not None:
             orig = make_message(otopic, b.name, oqid, ooff, olog.store_ts(ooff),
                                 b.cluster.scenario.cluster, host)
+            if topic == SCHEDULE_TOPIC:
+                return make_copy(orig, topic, b.name, offset, ts, times,
+                                 real_topic=scheduled_for(b, qid, offset), queue_id=qid,
+                                 delay_level=qid + 1)
             via = topic.startswith("%RETRY%") or times > 1
             return make_copy(orig, topic, b.name, offset, ts, times,
                              real_topic=(topic if topic.startswith("%RETRY%") else

@@ -136,7 +136,8 @@ def make_message(topic: str, broker: str, queue_id: int, offset: int, store_ts: 
 
 
 def make_copy(orig: SimMessage, topic: str, broker: str, offset: int, store_ts: int,
-              reconsume_times: int, *, real_topic: str | None) -> SimMessage:
+              reconsume_times: int, *, real_topic: str | None, queue_id: int = 0,
+              delay_level: int | None = None) -> SimMessage:
     """A message sent back (AbstractSendMessageProcessor.consumerSendMsgBack, 4.9.3 and 5.3.3):
     body, flag, properties, born time and host of the message that failed; ``RETRY_TOPIC`` set
     to its topic when it has none; ``ORIGIN_MESSAGE_ID`` the offset message id of the first
@@ -145,6 +146,8 @@ def make_copy(orig: SimMessage, topic: str, broker: str, offset: int, store_ts: 
     (CommitLog.putMessage sets them; ScheduleMessageService.messageTimeup clears only
     ``DELAY``): ``real_topic`` is the retry topic it went to (a dead letter is stored at once,
     queue 0, DLQ_NUMS_PER_GROUP 1, and keeps the ``REAL_TOPIC`` of the retry copy it came from).
+    A copy still waiting in SCHEDULE_TOPIC_XXXX (queue ``queue_id`` = level - 1) keeps
+    ``DELAY`` = ``delay_level``.
     """
     props = dict(orig.properties)
     props.setdefault("RETRY_TOPIC", orig.topic)
@@ -153,8 +156,10 @@ def make_copy(orig: SimMessage, topic: str, broker: str, offset: int, store_ts: 
     if real_topic is not None:
         props["REAL_TOPIC"], props["REAL_QID"] = real_topic, "0"
     props.pop("DELAY", None)
-    seed = queue_seed(topic, broker, 0)
-    return replace(orig, topic=topic, queue_id=0, queue_offset=offset, store_ts=store_ts,
+    if delay_level is not None:
+        props["DELAY"] = str(delay_level)
+    seed = queue_seed(topic, broker, queue_id)
+    return replace(orig, topic=topic, queue_id=queue_id, queue_offset=offset, store_ts=store_ts,
                    commit_log_offset=phys_offset(seed, offset), properties=props,
                    reconsume_times=reconsume_times)
 

@@ -122,7 +122,7 @@ def test_metrics_match_groups_json_at_the_same_moment(sim, cli):
 
 
 def test_a_broker_that_goes_away_is_unknown_then_known_again(sim):
-    with exporter(sim.namesrv_addr, "--match", "GID_ORDER") as (proc, base):
+    with exporter(sim.namesrv_addr, "--groups", "GID_ORDER") as (proc, base):
         before = next_round(base, proc)
         lag = series(before, "mqctl_consumer_lag_messages")
         assert lag and all(v != "NaN" for v in lag.values())

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 
+from conftest import REAL_CORPUS, needs_corpus
 from readonly import assert_read_only
 
 from message.helpers import EXPECTED, TOPIC
+from mqctl.message.track import DELAY_LEVELS_MS
 from mqctl.remoting.codes import RequestCode as C
 from mqctl.remoting.codes import ResponseCode as R
 
@@ -138,3 +140,74 @@ def test_a_message_on_the_second_broker_is_judged_by_that_broker_s_queue(cli, si
         assert doc["message"]["brokerName"] == broker
         states[broker] = doc["groups"][0]["state"]
     assert states == {"broker-a": "consumed", "broker-b": "offline"}
+
+
+def test_a_retry_waiting_out_its_delay_is_scheduled_for_its_group_only(cli, world):
+    """A minute in, G_RETRYING's copy of the message waits in SCHEDULE_TOPIC_XXXX (queue =
+    delay level - 1, REAL_TOPIC its retry topic) after its third failure; the other groups
+    read the same copy by the message's unique key and leave it alone."""
+    from mqctl.models import SCHEDULE_TOPIC
+    from mqctl.sim.index import stored_message
+
+    s, offset = world
+    doc = _track(cli, s, "--msg-id", _msg_id(cli, s, offset)["msgId"])
+    by = {g["group"]: g for g in doc["groups"]}
+    r, c = by["G_RETRYING"], by["G_RETRYING"]["copy"]
+    assert r["state"] == "retrying" and r["evidence"].startswith(
+        f"scheduled in {SCHEDULE_TOPIC} broker-a/{c['queueId']}")
+    assert f"delay level {r['delayLevel']} " in r["evidence"] and "due at ~" in r["evidence"]
+    assert c["topic"] == SCHEDULE_TOPIC and c["queueId"] == r["delayLevel"] - 1
+    assert r["delayLevel"] == 2 + c["reconsumeTimes"]  # 3 + the reconsume times it failed with
+    assert r["nextDelayLevel"] == 3 + c["reconsumeTimes"]
+    assert r["dueAt"] == c["storeTimestamp"] + DELAY_LEVELS_MS[r["delayLevel"] - 1]
+    assert r["dueAt"] > s.call(lambda cl: cl.clock.now_ms())
+    held = s.call(lambda cl: stored_message(cl.brokers["broker-a"], SCHEDULE_TOPIC,
+                                            c["queueId"], c["queueOffset"]))
+    assert held.properties["REAL_TOPIC"] == "%RETRY%G_RETRYING"
+    assert held.properties["DELAY"] == str(r["delayLevel"])
+    assert held.properties["UNIQ_KEY"] == doc["message"]["properties"]["UNIQ_KEY"]
+    others = [g for g in doc["groups"] if g["group"] != "G_RETRYING"]
+    assert others and not any(SCHEDULE_TOPIC in g["evidence"] for g in others)
+    assert {g["group"]: g["state"] for g in others} == {
+        k: v for k, v in EXPECTED.items() if k != "G_RETRYING"}
+
+
+def test_a_delivered_copy_is_no_longer_scheduled(cli, sim_factory):
+    """First failure: scheduled at level 3 (10 s) in both groups. Once delivered and failed
+    again, G_AGAIN's copy waits at level 4, while G_ONCE (maxReconsumeTimes 1) dead-letters
+    it: its delivered copy, still in SCHEDULE_TOPIC_XXXX, says nothing any more."""
+    s = sim_factory({
+        "name": "sched", "clock": {"mode": "manual"}, "brokers": [{"name": "broker-a"}],
+        "topics": [{"name": TOPIC, "queues": 1, "rate": 1, "history": "10m"}],
+        "groups": [
+            {"name": "G_AGAIN", "topics": [TOPIC], "consumers": [
+                {"id": "10.8.0.1@1", "fail_ratio": 1.0, "max_reconsume_times": 16}]},
+            {"name": "G_ONCE", "topics": [TOPIC], "consumers": [
+                {"id": "10.8.0.2@1", "fail_ratio": 1.0, "max_reconsume_times": 1}]}]})
+    offset = s.call(lambda c: c.brokers["broker-a"].max_offset(TOPIC, 0)) + 1
+    s.advance(5)
+    msg_id = _msg_id(cli, s, offset)["msgId"]
+    first = {g["group"]: g for g in _track(cli, s, "--msg-id", msg_id)["groups"]}
+    assert {g: (r["state"], r.get("delayLevel")) for g, r in first.items()} == {
+        "G_AGAIN": ("retrying", 3), "G_ONCE": ("retrying", 3)}
+    assert all(r["evidence"].startswith("scheduled") for r in first.values())
+    s.advance(25)
+    later = {g["group"]: g for g in _track(cli, s, "--msg-id", msg_id)["groups"]}
+    assert later["G_AGAIN"]["state"] == "retrying" and later["G_AGAIN"]["delayLevel"] == 4
+    assert later["G_AGAIN"]["copy"]["reconsumeTimes"] == 2
+    assert later["G_ONCE"]["state"] == "dead-lettered"
+    assert "SCHEDULE_TOPIC_XXXX" not in later["G_ONCE"]["evidence"]
+
+
+@needs_corpus()
+def test_the_schedule_topic_is_the_real_brokers(world):
+    """SCHEDULE_TOPIC_XXXX as both real versions' topics.json has it: 18 queues, perm 6."""
+    from mqctl.models import SCHEDULE_TOPIC
+
+    s, _ = world
+    conf = s.call(lambda c: c.brokers["broker-a"].topics[SCHEDULE_TOPIC])
+    for version in ("4.9.3", "5.3.3"):
+        real = json.loads((REAL_CORPUS / version / "store-files" / "broker-a_topics.json")
+                          .read_text())["topicConfigTable"][SCHEDULE_TOPIC]
+        assert (conf.read, conf.write, conf.perm) == (
+            real["readQueueNums"], real["writeQueueNums"], real["perm"])

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mqctl.models import DLQ_PREFIX, RETRY_PREFIX, MessageQueue
+from mqctl.models import DLQ_PREFIX, RETRY_PREFIX, SCHEDULE_TOPIC, MessageQueue
 from mqctl.remoting.frame import RemotingCommand
 from mqctl.sim.broker.headers import C
 from mqctl.sim.index import index_copy, origin_of
@@ -152,6 +152,9 @@ class BrokerState:
     # messages a producer sent (SEND_MESSAGE, :mod:`.send_message_processor`), kept as sent:
     # (topic, qid) -> offset -> the message
     sent: dict[tuple[str, int], dict[int, Any]] = field(default_factory=dict)
+    # SCHEDULE_TOPIC_XXXX queue -> runs (first offset, count, REAL_TOPIC) of the copies waiting
+    # out a delay level there
+    scheduled: dict[int, list[tuple[int, int, str]]] = field(default_factory=dict)
 
     _keys = itertools.count(1)
 
@@ -322,7 +325,8 @@ class BrokerState:
         (AbstractSendMessageProcessor.consumerSendMsgBack, 4.9.3 and 5.3.3): at
         ``max_times`` (the request's maxReconsumeTimes: the client's, 16 by default) they go to
         ``%DLQ%<group>`` at once; else to ``%RETRY%<group>`` (retryQueueNums 1: queue 0) with
-        reconsumeTimes + 1, after delay level 3 + ``times`` (through SCHEDULE_TOPIC_XXXX). A
+        reconsumeTimes + 1, after delay level 3 + ``times``, waiting in SCHEDULE_TOPIC_XXXX
+        until then (:meth:`_schedule`). A
         pop client's unacked messages are revived into its pop retry topic after the
         invisible time instead (``retry_topic``, ``delay_ms``). ``origins``: the original
         (topic, queue, offset) of each message, when known: the copies stored are copies of
@@ -336,30 +340,48 @@ class BrokerState:
             return
         topic = retry_topic or RETRY_PREFIX + group
         if delay_ms is None:
-            delay_ms = DELAY_LEVELS_MS[min(len(DELAY_LEVELS_MS) - 1, 2 + times)]
+            level = min(len(DELAY_LEVELS_MS), 3 + times)
+            delay_ms = DELAY_LEVELS_MS[level - 1]
+            self._schedule(topic, level, n, times + 1, origins)
 
         def arrive() -> None:
             self.cluster.ensure_topic(topic, self.name)
             self._store_sent_back(topic, n, times + 1, origins, times + 1)
         self.cluster.scheduler.call_later(delay_ms, arrive)
 
+    def _schedule(self, real_topic: str, level: int, n: int, times: int,
+                  origins: Sequence[tuple[str, int, int] | None]) -> None:
+        """The copies wait out delay level ``level`` in SCHEDULE_TOPIC_XXXX queue ``level - 1``
+        with ``REAL_TOPIC`` = ``real_topic`` and ``DELAY`` = the level, indexed there (4.9.3
+        CommitLog.asyncPutMessage; 5.3.3 HookUtils.transformDelayLevelMessage: a delay level is
+        never a timer-wheel message, checkIfTimerMessage); ScheduleMessageService puts them
+        into ``real_topic`` when due and leaves them where they are."""
+        self.cluster.ensure_topic(SCHEDULE_TOPIC, self.name)
+        start = self.max_offset(SCHEDULE_TOPIC, level - 1)
+        runs = self.scheduled.setdefault(level - 1, [])
+        if runs and runs[-1][0] + runs[-1][1] == start and runs[-1][2] == real_topic:
+            runs[-1] = (runs[-1][0], runs[-1][1] + n, real_topic)
+        else:
+            runs.append((start, n, real_topic))
+        self._store_sent_back(SCHEDULE_TOPIC, n, times, origins, times, qid=level - 1)
+
     def _store_sent_back(self, topic: str, n: int, times: int,
                          origins: Sequence[tuple[str, int, int] | None] = (),
-                         copy_times: int = 1) -> None:
-        lg = self.qlog(topic, 0)
+                         copy_times: int = 1, qid: int = 0) -> None:
+        lg = self.qlog(topic, qid)
         if lg is None:
             return
         now = self.now()
-        chunks = self.sent_back.setdefault((topic, 0), [])
+        chunks = self.sent_back.setdefault((topic, qid), [])
         start = lg.max_offset(now)
         lg.append(now, n)
         recs = [(o[0], o[1], o[2], copy_times) if o is not None else None
                 for o in list(origins)[:n]]
         if any(r is not None for r in recs):
-            self.copies.setdefault((topic, 0), []).append((start, recs))
+            self.copies.setdefault((topic, qid), []).append((start, recs))
             for k, r in enumerate(recs):
                 if r is not None:
-                    index_copy(self, topic, 0, start + k)
+                    index_copy(self, topic, qid, start + k)
         if chunks and chunks[-1][0] + chunks[-1][1] == start and chunks[-1][2] == times:
             chunks[-1][1] += n
         else:
