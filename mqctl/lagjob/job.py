@@ -184,9 +184,6 @@ def _start(specs: list[InputSpec], out_dir: str, state_dir: str | None, opts: Op
            spark: SparkSession | None, spark_conf: dict[str, str] | None,
            prom_file: str | None, full: bool, debug: bool) -> ReportResult:
     """List and check the inputs, start (or take) the session, run (the locks are held)."""
-    from mqctl.lagjob.session import require_arrow
-
-    require_arrow()
     manifest = None if full else _local_manifest(state_dir)
     held = _held(manifest)
     if all(_local(s.path) for s in specs):  # fail fast, before the JVM starts
@@ -201,12 +198,14 @@ def _start(specs: list[InputSpec], out_dir: str, state_dir: str | None, opts: Op
         driver_java_options,
         driver_memory,
         ensure_workers_import_mqctl,
+        require_arrow,
         run_settings,
         run_settings_for,
         spark_session,
         utc_session,
     )
 
+    require_arrow()  # (before the JVM starts)
     session_conf = dict(spark_conf or {})
     java_opts = JVM_OPTS
     # (once: a gzip file's size is read from its trailer)

@@ -10,10 +10,12 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import UsageError
+from mqctl.lagjob.engine import engine
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -74,11 +76,7 @@ def require_pyspark() -> None:
 def require_arrow() -> None:
     """The kernel's modules (pyarrow and numpy, and pandas, which PySpark's mapInArrow checks
     for), found without importing them: the driver fails fast, before the JVM starts."""
-    from importlib.util import find_spec
-
-    from mqctl.lagjob.engine import use_kernel
-
-    if not use_kernel():
+    if engine() != "kernel":
         return
     missing = [m for m in ("pyarrow", "numpy", "pandas") if find_spec(m) is None]
     if missing:

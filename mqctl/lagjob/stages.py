@@ -248,8 +248,8 @@ def lag(run: Runner, o: Options, c: Read, kinds: Iterable[Kind], columns: list[s
     from mqctl.lagjob.engine import use_kernel
 
     kinds = set(kinds)
-    if use_kernel():
-        return _kernel_lag(run, o, c, kinds, columns, earlier, check_bound)
+    if use_kernel(bounded=earlier is not None or check_bound is not None):
+        return _kernel_lag(run, o, c, kinds, columns)
     run.say("lag report: computing lag and time lag")
     # one partitioning for every per-queue step: the observations are shuffled
     # once, by topic (:data:`transforms.BY_TOPIC`), and the dedupe, the broker history, the
@@ -301,42 +301,23 @@ def _enrich(obs: DataFrame, c: Read, kinds: set[Kind]) -> DataFrame:
                     c.group_cfg if Kind.SUBSCRIPTION_GROUP in kinds else None)
 
 
-def _kernel_lag(run: Runner, o: Options, c: Read, kinds: set[Kind], columns: list[str],
-                earlier: Earlier | None,
-                check_bound: Callable[[DataFrame], None] | None) -> Lagged:
-    """:func:`lag` by the kernel (:mod:`mqctl.lagjob.flow`): the members and configs joined in
-    first (their keys are the observation's), then one shuffle and one mapInArrow; the
-    deduplicated observations are the lag rows. Bounded (``earlier``): the look-back's and the
-    new captures' observations, with the earlier broker history as points, so each new row is
-    computed from what a full run would see; the lag rows hold the look-back too."""
+def _kernel_lag(run: Runner, o: Options, c: Read, kinds: set[Kind], columns: list[str]
+                ) -> Lagged:
+    """:func:`lag` by the kernel (:mod:`mqctl.lagjob.flow`, a full run): the members and
+    configs joined in first (their keys are the observation's), then one shuffle and one
+    mapInArrow; the deduplicated observations are the lag rows."""
     from pyspark.sql import functions as F
 
-    from mqctl.lagjob import bounded as B
     from mqctl.lagjob import flow
     from mqctl.lagjob import transforms as X
 
     run.say("lag report: computing lag, time lag and status (kernel)")
-    points = c.points.select(*X.QUEUE, *flow.POINT_COLUMNS)
-    if earlier is not None:
-        points = points.unionByName(earlier.history.select(
-            *X.QUEUE, F.col("t").alias("observed_ts"), F.col("B").alias("broker_offset"),
-            "min_offset"))
-    rows = flow.lag_rows(_enrich(c.obs, c, kinds), points, o)
+    rows = flow.lag_rows(_enrich(c.obs, c, kinds), c.points, o)
     lag_df = run.cut(X.with_date(rows).withColumns({
         "capture_time": X.iso_of(F.col("capture_ts")), "source": display_source()})
         .select(*columns), "lag", keep_partitioning=True)
-    if check_bound is not None:
-        check_bound(lag_df)
-    history = flow.own_history(lag_df, c.points)
-    if earlier is not None:
-        with run.stage("bound"):  # (the fill may take a later capture's max offset)
-            own = F.col("broker_offset_ts") == F.col("observed_ts")
-            if not lag_df.filter(~F.coalesce(own, F.lit(False))).isEmpty():
-                raise B.NotBounded("an observation has no max offset")
-        history = X.by_topic(earlier.history.unionByName(history))
-    lag_new = lag_df if earlier is None else lag_df.filter(F.col("capture_ts")
-                                                           >= F.lit(earlier.new_ts))
-    return Lagged(dedup=lag_df, history=history, lag=lag_df, lag_new=lag_new)
+    return Lagged(dedup=lag_df, history=flow.own_history(lag_df, c.points), lag=lag_df,
+                  lag_new=lag_df)
 
 
 def group_status(run: Runner, o: Options, lag_rows: DataFrame, columns: list[str]
@@ -443,7 +424,7 @@ def _captured_changes(run: Runner, lag_rows: DataFrame, earlier: Earlier | None
     from mqctl.lagjob import transforms as X
     from mqctl.lagjob.engine import use_kernel
 
-    if use_kernel():  # (the lag rows are the kernel's)
+    if use_kernel(bounded=earlier is not None):  # (the lag rows are the kernel's)
         from mqctl.lagjob import flow
 
         captured, resets, unowned_track, track = flow.captured_changes(lag_rows)

@@ -64,19 +64,21 @@ def test_the_kernel_engine_writes_the_same_tables_on_the_scenario(spark, tmp_pat
 
 def test_an_unknown_engine_is_the_default(monkeypatch):
     monkeypatch.setenv(lag_engine.ENGINE_ENV, "vectorised")
-    assert lag_engine.engine() == "kernel" and lag_engine.use_kernel()
+    assert lag_engine.engine() == "kernel"
+    assert lag_engine.use_kernel(bounded=False) and not lag_engine.use_kernel(bounded=True)
     monkeypatch.setenv(lag_engine.ENGINE_ENV, "transforms")
-    assert not lag_engine.use_kernel()
+    assert not lag_engine.use_kernel(bounded=False)
 
 
 def test_a_run_without_the_arrow_modules_says_what_to_install(monkeypatch, tmp_path):
     import importlib.util
 
     from mqctl.errors import UsageError
+    from mqctl.lagjob import session
     from mqctl.lagjob.session import require_arrow
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
+    monkeypatch.setattr(session, "find_spec",
                         lambda name, *a: None if name == "pyarrow" else real(name, *a))
     with pytest.raises(UsageError) as e:
         require_arrow()
