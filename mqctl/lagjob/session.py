@@ -76,10 +76,6 @@ def require_arrow() -> None:
     for), found without importing them: the driver fails fast, before the JVM starts."""
     from importlib.util import find_spec
 
-    from mqctl.lagjob.engine import use_kernel
-
-    if not use_kernel():
-        return
     missing = [m for m in ("pyarrow", "numpy", "pandas") if find_spec(m) is None]
     if missing:
         raise UsageError(f"the lag report needs {', '.join(missing)} (its kernel runs on "
