@@ -6,8 +6,8 @@ Simulates queues message by message (store time of every offset known, so the tr
 a consumer offset is exact), takes a capture every minute (max offset, consumer offset, last
 consumed store time), and estimates the time lag at each capture with:
 
-* mqctl: ``transforms.estimate_time_lag`` (Spark, local[1]): interpolation between the captured
-  points that bracket the consumer offset, over the whole captured history, a lower bound
+* mqctl: the report's kernel (``mqctl/lagjob/kernel.py``, no Spark): interpolation between the
+  captured points that bracket the consumer offset, over the whole captured history, a lower bound
   before the first capture, never an extrapolation;
 * kafka-lag-exporter's lookup table (seglo/kafka-lag-exporter ``LookupTable.scala``,
   ``addPoint``/``lookup``): at most 60 (offset, time) points, flat runs compressed,
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import random
 import statistics
 import sys
@@ -130,21 +129,28 @@ def upper_estimates(caps: list[Capture]) -> list[float | None]:
             (None if c.last_ts is None else (c.ts - c.last_ts) / 1000) for c in caps]
 
 
-def mqctl_estimates(spark, caps: list[Capture]) -> list[tuple[float | None, str]]:
-    from mqctl.lagjob import transforms as X
+def mqctl_estimates(caps: list[Capture]) -> list[tuple[float | None, str]]:
+    """The report's time lag of each capture: the kernel (mqctl/lagjob/kernel.py, what the
+    report runs in its mapInArrow) over the queue's captures, Arrow in, Arrow out."""
+    import pyarrow as pa
 
-    rows = [("c", "G", "T", "b", 0, c.ts, c.ts, c.broker_offset, c.consumer_offset, None,
-             c.last_ts) for c in caps]
-    obs = spark.createDataFrame(rows, "cluster string, `group` string, topic string, "
-                                "broker string, queue_id int, capture_ts long, observed_ts long, "
-                                "broker_offset long, consumer_offset long, delay_ms long, "
-                                "last_timestamp long")
-    obs = obs.withColumn("pull_offset", obs.consumer_offset)
-    hist = spark.createDataFrame([("c", "T", "b", 0, c.ts, c.broker_offset, 0) for c in caps],
-                                 "cluster string, topic string, broker string, queue_id int, "
-                                 "t long, B long, min_offset long")
-    res = {r.capture_ts: (r.lag_seconds, r.lag_seconds_source) for r in
-           X.estimate_time_lag(X.with_lag(obs), hist).collect()}
+    from mqctl.lagjob import kernel
+
+    n = len(caps)
+    table = pa.table({
+        "_r": pa.array([1] * n, pa.int8()), "cluster": ["c"] * n, "group": ["G"] * n,
+        "topic": ["T"] * n, "broker": ["b"] * n, "queue_id": pa.array([0] * n, pa.int32()),
+        "capture_ts": [c.ts for c in caps], "observed_ts": [c.ts for c in caps],
+        "broker_offset": [c.broker_offset for c in caps],
+        "consumer_offset": [c.consumer_offset for c in caps],
+        "pull_offset": [c.consumer_offset for c in caps],
+        "min_offset": pa.array([0] * n, pa.int64()), "delay_ms": pa.nulls(n, pa.int64()),
+        "last_timestamp": [c.last_ts for c in caps], "owner": pa.nulls(n, pa.string()),
+        "online": pa.nulls(n, pa.bool_()), "consume_enable": pa.nulls(n, pa.bool_()),
+        "committed": pa.nulls(n, pa.bool_()), "owner_unknown": pa.nulls(n, pa.bool_()),
+        "source_kind": ["snapshot"] * n, "source": ["s"] * n})
+    res = {r["capture_ts"]: (r["lag_seconds"], r["lag_seconds_source"])
+           for r in kernel.lag_rows(table, kernel.Params()).to_pylist()}
     return [res[c.ts] for c in caps]
 
 
@@ -162,49 +168,39 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--captures", type=int, default=240)
     p.add_argument("--seed", type=int, default=11)
     a = p.parse_args(argv)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-
-    spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
-             .config("spark.sql.shuffle.partitions", "1").config("spark.log.level", "ERROR")
-             .config("spark.sql.session.timeZone", "UTC").getOrCreate())
     print(f"time-lag accuracy, {a.captures} one-minute captures per scenario "
           "(absolute error in seconds; 'n/a' = no estimate)")
     print("mean err / mqctl: the method's mean error divided by mqctl's, over the captures "
           "where both give an estimate")
     print(f"{'scenario':12s} {'method':26s} {'mean err':>9s} {'p95 err':>9s} {'n/a':>5s}"
           f" {'mean err / mqctl':>17s}")
-    try:
-        for kind in ("steady", "bursty", "low-volume", "long-lag"):
-            caps = simulate(kind, a.captures, random.Random(a.seed))
-            truth = [c.truth_s for c in caps]
-            ours = mqctl_estimates(spark, caps)
-            # mqctl's lower bounds are bounds, not estimates: scored apart (do they hold?)
-            point = [v if src != "lower_bound" else None for v, src in ours]
-            bounds = [(v, t) for (v, src), t in zip(ours, truth, strict=True)
-                      if src == "lower_bound"]
-            for name, est in (("mqctl (anchored interp.)", point),
-                              ("kafka-lag-exporter table", klag_estimates(caps)),
-                              ("now - lastTimestamp", upper_estimates(caps))):
-                mean, p95, na = stats(truth, est)
-                # the ratio over the captures where both give an estimate
-                both = [(e, o) for e, o in zip(est, point, strict=True)
-                        if e is not None and o is not None]
-                t_both = [t for t, e, o in zip(truth, est, point, strict=True)
-                          if e is not None and o is not None]
-                me = stats(t_both, [e for e, _ in both])[0] if both else math.nan
-                mo = stats(t_both, [o for _, o in both])[0] if both else math.nan
-                ratio = me / mo if mo else (1.0 if me == mo else math.inf)
-                print(f"{kind:12s} {name:26s} {mean:9.2f} {p95:9.2f} {na:5d} {ratio:17.2f}",
-                      flush=True)
-            held = sum(1 for v, t in bounds if v is not None and v <= t + 1e-6)
-            gap = statistics.fmean(t - v for v, t in bounds if v is not None) if bounds else 0
-            print(f"{'':12s} mqctl lower bounds (offset older than the first capture): "
-                  f"{len(bounds)}, held {held}/{len(bounds)}, mean gap to the truth "
-                  f"{gap:.1f} s (in its n/a)", flush=True)
-    finally:
-        spark.stop()
+    for kind in ("steady", "bursty", "low-volume", "long-lag"):
+        caps = simulate(kind, a.captures, random.Random(a.seed))
+        truth = [c.truth_s for c in caps]
+        ours = mqctl_estimates(caps)
+        # mqctl's lower bounds are bounds, not estimates: scored apart (do they hold?)
+        point = [v if src != "lower_bound" else None for v, src in ours]
+        bounds = [(v, t) for (v, src), t in zip(ours, truth, strict=True)
+                  if src == "lower_bound"]
+        for name, est in (("mqctl (anchored interp.)", point),
+                          ("kafka-lag-exporter table", klag_estimates(caps)),
+                          ("now - lastTimestamp", upper_estimates(caps))):
+            mean, p95, na = stats(truth, est)
+            # the ratio over the captures where both give an estimate
+            both = [(e, o) for e, o in zip(est, point, strict=True)
+                    if e is not None and o is not None]
+            t_both = [t for t, e, o in zip(truth, est, point, strict=True)
+                      if e is not None and o is not None]
+            me = stats(t_both, [e for e, _ in both])[0] if both else math.nan
+            mo = stats(t_both, [o for _, o in both])[0] if both else math.nan
+            ratio = me / mo if mo else (1.0 if me == mo else math.inf)
+            print(f"{kind:12s} {name:26s} {mean:9.2f} {p95:9.2f} {na:5d} {ratio:17.2f}",
+                  flush=True)
+        held = sum(1 for v, t in bounds if v is not None and v <= t + 1e-6)
+        gap = statistics.fmean(t - v for v, t in bounds if v is not None) if bounds else 0
+        print(f"{'':12s} mqctl lower bounds (offset older than the first capture): "
+              f"{len(bounds)}, held {held}/{len(bounds)}, mean gap to the truth "
+              f"{gap:.1f} s (in its n/a)", flush=True)
     return 0
 
 

@@ -2,14 +2,14 @@
 the points they need (``bounded.history_frame``), on one synthetic input.
 
 A bounded re-run brackets each observation's offset in the queue's broker history (the max
-offset of the queue at each capture, :func:`mqctl.lagjob.transforms.estimate_time_lag`). The
+offset of the queue at each capture, in the report's kernel: :mod:`mqctl.lagjob.kernel`). The
 derived state used to keep every point since the first capture, so a cron re-run's time-lag
 step sorted ``queues x captures`` points however few captures were new; it now keeps, per
 queue, the points from the lowest offset of the last ``window + 1`` captures on. Both are
 measured here the way a re-run reads them, from Parquet, in one session:
 
 * ``whole``: the whole history (``--queues`` x ``--captures`` points) and the look-back's and
-  new captures' observations through :func:`estimate_time_lag` (the baseline of the ratios);
+  new captures' observations through the kernel (the baseline of the ratios);
 * ``cut``: the same with the history :func:`bounded.kept_history` keeps;
 * ``cut-step``: what each run pays to cut it again (``history_frame`` over the kept points and
   the new ones: the steady state of a cron job).
@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,7 +77,14 @@ def frames(spark: Any, queues: int, captures: int, groups: int, first_obs: int
         (F.lit(T0) + io * MINUTE).alias("observed_ts"), bo.alias("broker_offset"),
         (bo - behind).alias("consumer_offset"), behind.cast("long").alias("lag"),
         F.when(g == 0, F.lit(0)).cast("long").alias("delay_ms"),
-        (F.lit(T0) + io * MINUTE - 1000).alias("last_timestamp"))
+        (F.lit(T0) + io * MINUTE - 1000).alias("last_timestamp"),
+        # (the rest of an observation the kernel reads: not known here)
+        F.lit(None).cast("long").alias("min_offset"), (bo - behind).alias("pull_offset"),
+        F.lit(None).cast("string").alias("owner"), F.lit(None).cast("boolean").alias("online"),
+        F.lit(None).cast("boolean").alias("consume_enable"),
+        F.lit(None).cast("boolean").alias("committed"),
+        F.lit(None).cast("boolean").alias("owner_unknown"),
+        F.lit("snapshot").alias("source_kind"), F.lit("s").alias("source"))
     return h, obs
 
 
@@ -98,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     from pyspark.sql import functions as F
 
     from mqctl.lagjob import bounded as B
+    from mqctl.lagjob import flow
     from mqctl.lagjob import transforms as X
     from mqctl.lagjob.session import JVM_OPTS, default_conf
 
@@ -111,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.driver.bindAddress", "127.0.0.1")
              .config("spark.log.level", "WARN").getOrCreate())
+    opts = SimpleNamespace(window=a.window, allowed_lag=0, allowed_lag_seconds=0.0,
+                           max_skew_ms=60_000)
     tmp = Path(tempfile.mkdtemp(prefix="mqctl-history-cut-"))
     try:
         new_from = a.captures - a.new
@@ -127,10 +138,11 @@ def main(argv: list[str] | None = None) -> int:
         new_points = history.filter(F.col("t") >= F.lit(T0 + new_from * MINUTE))
         rows = {n: spark.read.parquet(str(tmp / n)).count() for n in ("whole", "cut")}
 
-        def lags(path: str) -> Any:
-            o = X.by_topic(spark.read.parquet(obs_path))
-            h = X.by_topic(spark.read.parquet(path).unionByName(new_points))
-            return X.estimate_time_lag(o, h)
+        def lags(path: str) -> Any:  # (the report's kernel: the history as its points)
+            pts = spark.read.parquet(path).unionByName(new_points).select(
+                *X.QUEUE, F.col("t").alias("observed_ts"), F.col("B").alias("broker_offset"),
+                "min_offset")
+            return flow.lag_rows(spark.read.parquet(obs_path), pts, opts)
 
         def run(name: str) -> float:
             t0 = time.perf_counter()

@@ -2,11 +2,7 @@
 reference queries over the same files measured in the same run.
 
     python bench/lag_scale.py [--data /tmp/mqctl-bench-lag] [--sizes 1m,10m] [--master local[2]]
-                              [--rerun 10] [--no-duckdb] [--engines transforms,kernel]
-
-``--engines``: the report's engines (``MQCTL_LAG_ENGINE``), each timed on the same files
-beside the same references: today's transforms and the vectorised kernel
-(mqctl/lagjob/kernel.py; a bounded re-run takes today's engine either way).
+                              [--rerun 10] [--no-duckdb]
 
 Sizes: 10k, 1m, 10m, 100m (10x the groups each), and 10m-long (the 1m cluster with 10x the
 captures: ``--sizes 1m,10m-long --rerun 10`` compares re-runs over a short and a long history of
@@ -213,8 +209,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rerun", type=int, default=10,
                    help="new captures for the incremental re-run (0: skip it)")
     p.add_argument("--no-duckdb", action="store_true")
-    p.add_argument("--engines", default="transforms,kernel",
-                   help="the report's engines, each timed (MQCTL_LAG_ENGINE: transforms, kernel)")
     p.add_argument("--stages", action="store_true", help="print the per-stage table")
     a = p.parse_args(argv)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -223,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(a.data)
     root.mkdir(parents=True, exist_ok=True)
     sizes = [s.strip().lower() for s in a.sizes.split(",") if s.strip()]
-    engines = [e.strip().lower() for e in a.engines.split(",") if e.strip()]
+    engines = ["kernel"]  # (the report's one engine; the results are keyed size/engine)
     print(f"mqctl lag report scale bench: {a.master}, driver memory {a.driver_memory}, "
           f"{os.cpu_count()} cores (ratios are against references run in this same process)",
           flush=True)
@@ -271,7 +265,6 @@ def main(argv: list[str] | None = None) -> int:
             ref_spark: float | None = None
             ref_duck: float | None = None
             for engine in engines:
-                os.environ["MQCTL_LAG_ENGINE"] = engine
                 key = f"{size}/{engine}"
                 out = root / f"out-{size}-{engine}"
                 if out.exists():
@@ -311,9 +304,8 @@ def main(argv: list[str] | None = None) -> int:
                 ref2_duck = (None if a.no_duckdb else
                              duckdb_reference(path, root / f"ref-{size}-plus.parquet"))
                 for engine in engines:
-                    # the state of the engine's first run is kept under its out directory; the
-                    # re-run parses the new files (a bounded re-run: today's engine either way)
-                    os.environ["MQCTL_LAG_ENGINE"] = engine
+                    # the state of the first run is kept under its out directory; the re-run
+                    # parses the new files (a bounded re-run)
                     key = f"{size}/{engine}"
                     t0 = time.perf_counter()
                     res2 = run_report([str(path)], str(root / f"out-{size}-{engine}"),
@@ -333,7 +325,6 @@ def main(argv: list[str] | None = None) -> int:
                         print_stages(res2.timings, {})
     finally:
         spark.stop()
-    os.environ.pop("MQCTL_LAG_ENGINE", None)
     if a.stages:
         for size in [f"{s}/{e}" for s in sizes for e in engines]:
             if size in spans:

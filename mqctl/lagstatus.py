@@ -3,10 +3,11 @@
 adapted to RocketMQ, docs/lag-rules.md), the window's ``complete``, the rates between two
 reads, and the time lag (exact, interpolated, lower bound or unknown).
 
-The Spark job computes the same over DataFrames (``mqctl.lagjob.transforms.status.
-queue_status``, ``...timelag.estimate_time_lag``); tests/lagjob/test_transforms.py checks
-:func:`queue_status` against it sample by sample on random histories, and
-tests/test_lagstatus.py checks the rules case by case without Spark.
+The Spark job computes the same for every queue of a partition at once (the kernel,
+``mqctl.lagjob.kernel.status`` and ``time_lag``); tests/lagjob/test_transforms.py checks the
+job's status against the reference this module is checked against (tests/lagstatus_reference.py)
+sample by sample on random histories, and tests/test_lagstatus.py checks the rules case by
+case without Spark.
 
 Burrow: linkedin/Burrow ``core/internal/evaluator/caching.go`` (1.9),
 ``calculatePartitionStatus``, ``checkIfOffsetsRewind``, ``checkIfRewindRecovered``,

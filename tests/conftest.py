@@ -115,8 +115,7 @@ ENV_CLEARED = ("MQCTL_CONFIG", "MQCTL_PROFILE", "NAMESRV_ADDR", "MQCTL_NAMESRV",
                "MQCTL_TIMEOUT", "MQCTL_ACCESS_KEY", "MQCTL_SECRET_KEY", "MQCTL_SECURITY_TOKEN",
                "MQCTL_TLS", "MQCTL_TLS_CA", "MQCTL_TLS_INSECURE", "MQCTL_TZ", "MQCTL_VERSION",
                "MQCTL_CONCURRENCY", "NO_COLOR", "_MQCTL_COMPLETE", "_MQCTL_COMP_LINE",
-               "_MQCTL_COMP_CUR", "PYSPARK_GATEWAY_PORT", "MQCTL_TEST_SIGNAL_AT",
-               "MQCTL_LAG_ENGINE")
+               "_MQCTL_COMP_CUR", "PYSPARK_GATEWAY_PORT", "MQCTL_TEST_SIGNAL_AT")
 ENV_SET = ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")  # to a fresh directory
 # to a fixed value: no JVM a test starts writes a class archive (a fresh cache each test would
 # make every one write 190 MB at exit); tests/lagjob/test_classcache.py turns it on

@@ -28,9 +28,10 @@ subscriptionGroup.json entries; topicStatus points do not: the broker history is
 
 Records of one key at the **same** time (the same file given twice, two sources with the same
 capture time) are duplicates of one observation: the capture keeps one (the source priority
-of ``transforms.dedupe_observations``). So every queue has at most one observation time in a
-capture, the capture's values of a queue all come from that one observation, and each row
-keeps its own ``observed_ts`` (rates and time lags use it, not the capture's name).
+of the kernel's dedupe, :func:`mqctl.lagjob.kernel.dedupe`). So every queue has at most one
+observation time in a capture, the capture's values of a queue all come from that one
+observation, and each row keeps its own ``observed_ts`` (rates and time lags use it, not the
+capture's name).
 
 A capture starts only where the walk says so, and whether a time joins depends only on the
 capture's first time and the times after it: the captures from any capture start on are the

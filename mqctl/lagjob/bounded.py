@@ -4,12 +4,12 @@ just enough history before them, and keep the results equal to a full recompute.
 Every row of ``lag`` and ``group_status`` depends on its own capture and earlier ones only:
 
 * the status window and the rates read the queue's previous ``window`` samples with a known lag
-  (:func:`transforms.queue_status`);
+  (:func:`kernel.status`);
 * the time lag reads the queue's broker history up to the observation (the bracketing points,
-  the segment, the first capture of the segment: :func:`transforms.estimate_time_lag`);
+  the segment, the first capture of the segment: :func:`kernel.time_lag`);
 * the owner track reads the queue's previous capture with known ownership, and an offset reset
-  the previous capture with an owner (:func:`transforms.owner_track`,
-  :func:`transforms.capture_resets`).
+  the previous capture with an owner (:func:`kernel.owner_track`,
+  :func:`kernel.capture_resets`).
 
 So a run whose new captures all come after everything already ingested (none of them joining a
 capture already reported: :mod:`mqctl.lagjob.alignment`) computes the rows from ``B`` on over the
@@ -243,7 +243,7 @@ def history_frame(history: DataFrame, obs: DataFrame, window: int) -> DataFrame:
     per queue, only the bracket points a later run's time lags need, from the latest
     captures' offsets on (a re-run does not read the whole history back).
 
-    :func:`transforms.estimate_time_lag` brackets offset ``C`` of an observation at ``T``
+    :func:`kernel.time_lag` brackets offset ``C`` of an observation at ``T``
     with the last point of its segment with ``B <= C`` and the one after it, and a lower
     bound reads the segment's first point. Per queue, with ``m`` the lowest offset and ``T0``
     the first time of the observations of the cluster's last ``window + 1`` captures (what
@@ -329,7 +329,7 @@ def history_misses(obs: DataFrame, cuts: DataFrame) -> DataFrame:
 
 def merge_unowned(old: DataFrame, new: DataFrame, track: DataFrame) -> DataFrame:
     """The unowned intervals of the whole history from the previous run's (``old``) and the
-    look-back's (``new``, :func:`transforms.unowned_from_track` over the look-back and the new
+    look-back's (``new``, :func:`kernel.unowned_intervals` over the look-back and the new
     captures' ``track``). Per queue, the look-back recomputes every interval that reaches its
     first capture with known ownership (``first``) or starts after it; one that reaches
     ``first`` started there or earlier, so the recomputed one gets the earlier start and the

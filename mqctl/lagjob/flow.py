@@ -1,19 +1,15 @@
 """The Spark plan around the kernel (:mod:`mqctl.lagjob.kernel`): the per-queue work of the lag
-report as one shuffle and one ``mapInArrow``, behind ``MQCTL_LAG_ENGINE=kernel``.
+report as one shuffle and ``mapInArrow`` calls.
 
     enrich      members and configs joined in (small sides: broadcast)
     shuffle     observations and broker points, once, by topic (cluster, topic)
     kernel      one mapInArrow per partition: dedupe, max offsets, lag, time lag, status
-    owners      mapInArrow over the lag rows (same partitions, no shuffle): owner changes,
-                capture resets, unowned intervals
+    owners      mapInArrow over the lag rows (same partitions, no shuffle): the owner track's
+                rows, owner changes, capture resets, unowned intervals
 
-The aggregates after it (group status, latest rows, health, storms) are today's Spark
-aggregates, reading the kernel's rows. The default engine stays today's transforms
-(``MQCTL_LAG_ENGINE`` unset or ``transforms``) until ``bench/lag_compare.py`` finds both equal;
-a bounded re-run always takes today's engine (the kernel does not read the derived state yet).
-
-A partition holds whole topics (the repartition's key), which is what the kernel asks of a
-batch: each call gets one partition's rows as one Arrow table.
+The aggregates after it (group status, latest rows, health, storms) are Spark aggregates
+reading the kernel's rows. A partition holds whole topics (the repartition's key), which is
+what the kernel asks of a batch: each call gets one partition's rows as one Arrow table.
 """
 
 from __future__ import annotations

@@ -1,17 +1,17 @@
 """The lag report's per-queue work as one vectorised kernel: Arrow in, Arrow out.
 
-The rules are today's (:mod:`mqctl.lagjob.transforms`, docs/lag-rules.md), computed for every
-queue of a batch at once with segment-wise numpy: rows sorted by their queue, boundaries as
-masks, "previous row of the same queue" as a shift that is void at a boundary, sliding windows
-as ``window`` shifted passes, and ``searchsorted`` inside each queue's own history done as one
+The report's per-queue rules (docs/lag-rules.md), computed for every queue of a batch at once
+with segment-wise numpy: rows sorted by their queue, boundaries as masks, "previous row of
+the same queue" as a shift that is void at a boundary, sliding windows as ``window`` shifted
+passes, and ``searchsorted`` inside each queue's own history done as one
 merge of the history and the queries (:func:`_search`). No Python loop over rows or queues.
 
 * :func:`lag_rows`: observations (``_r`` 1) and broker max-offset points (``_r`` 0) of whole
   topics in, one row per queue, group and capture out: dedupe, the broker history, max offsets
   filled for observations without one, lag, time lag and the status window;
-* :func:`owner_changes`, :func:`capture_resets`, :func:`unowned_intervals`: the lag rows of whole
-  topics in, the owner track's changes, the offset resets seen in captures and the unowned
-  intervals out.
+* :func:`tracked_rows`, :func:`owner_changes`, :func:`capture_resets`,
+  :func:`unowned_intervals`: the lag rows of whole topics in, the owner track's rows, its
+  changes, the offset resets seen in captures and the unowned intervals out.
 
 A batch must hold whole topics (``cluster``, ``topic``): the owner track's "is ownership known
 at this capture" and the resets are per group and topic, the history per queue across groups.
@@ -35,7 +35,7 @@ I64_MAX = np.iinfo(I64).max
 SOURCE_PRIORITY = {"snapshot": 0, "consumer-progress": 1, "broker-consume-stats": 2,
                    "consumer-offset": 3}
 # longer than any message is kept: "now - 0" for a never-committed queue (as
-# transforms.timelag.MAX_REAL_DELAY_MS; AdminBrokerProcessor#queryConsumeTimeSpan)
+# mqctl.lagstatus.MAX_REAL_DELAY_MS; AdminBrokerProcessor#queryConsumeTimeSpan)
 MAX_REAL_DELAY_MS = 10 * 365 * 86_400_000
 STATUSES = ("OK", "WARN", "REWIND", "STALL", "STOP")
 GQUEUE = ("cluster", "group", "topic", "broker", "queue_id")
@@ -178,7 +178,7 @@ def _desc_nulls_last(x: Num) -> np.ndarray:
 
 
 def dedupe(obs: pa.Table) -> pa.Table:
-    """One row per queue, group and capture (transforms.observations.dedupe_observations):
+    """One row per queue, group and capture:
     the source decides (snapshot > consumerProgress > brokerConsumeStats > consumerOffset.json),
     then the latest observation, then the larger max offset, then the source's name."""
     if obs.num_rows == 0:
@@ -210,7 +210,7 @@ class History:
 def history(q: np.ndarray, t: np.ndarray, b: Num, mn: Num) -> History:
     """The broker history (transforms.observations.broker_history) from points ``(q, t, b,
     min_offset)`` (points without a max offset are none), with its segments
-    (transforms.timelag.estimate_time_lag)."""
+    (:func:`time_lag`)."""
     keep = b.ok
     q, t, bv, mn = q[keep], t[keep], b.v[keep], mn.take(np.nonzero(keep)[0])
     order = np.lexsort((t, q))
@@ -234,7 +234,7 @@ def fill_offsets(q: np.ndarray, t: np.ndarray, b: Num, mn: Num, h: History, max_
                  ) -> tuple[Num, Num, Num]:
     """(max offset, min offset, ``broker_offset_ts``): an observation's own max offset at its own
     time, else the nearest captured one of its queue within ``max_skew_ms`` (ties: the later;
-    transforms.observations.fill_broker_offsets), else null."""
+    docs/lag-rules.md), else null."""
     bo, mo = Num(b.v.copy(), b.ok.copy()), Num(mn.v.copy(), mn.ok.copy())
     ts = Num(np.where(b.ok, t, 0), b.ok.copy())
     need = np.nonzero(~b.ok)[0]
@@ -271,7 +271,7 @@ class TimeLag:
 
 def time_lag(q: np.ndarray, t: np.ndarray, lag: Num, co: Num, delay: Num, last_ts: Num,
              h: History) -> TimeLag:
-    """transforms.timelag.estimate_time_lag: 0 when caught up, ``delay_ms`` (exact) when the
+    """The time lag (docs/lag-rules.md): 0 when caught up, ``delay_ms`` (exact) when the
     capture carries a real one, else the first unconsumed message (offset ``C``) dated between
     the last point of its history segment with ``B <= C`` and the first with ``B > C``
     (``interpolated``), a lower bound when every point is above ``C``, else unknown."""
@@ -358,7 +358,7 @@ class Status:
 def status(gq: np.ndarray, cap: np.ndarray, t: np.ndarray, lag: Num, co: Num, bo: Num,
            secs: np.ndarray, lower: np.ndarray, online: tuple[np.ndarray, np.ndarray],
            enable_false: np.ndarray, p: Params) -> Status:
-    """transforms.status.queue_status: Burrow 1.9's ``calculatePartitionStatus``
+    """The queue status (docs/lag-rules.md): Burrow 1.9's ``calculatePartitionStatus``
     (core/internal/evaluator/caching.go) over each queue's last ``window`` judged captures (a
     known lag and a committed offset), adapted to RocketMQ: STOP, REWIND, OK (caught up in the
     window), STALL, WARN, OK; rates since the previous judged capture."""
@@ -505,7 +505,7 @@ def _with(table: pa.Table, cols: dict[str, pa.Array]) -> pa.Table:
 
 @dataclass(slots=True)
 class Track:
-    """transforms.rebalance.owner_track over rows of whole topics: the rows (``rows``, indices
+    """The owner track over rows of whole topics: the rows (``rows``, indices
     into the table) where ownership is known, sorted by queue then capture, with each row's
     previous row in its queue (``start``: none), and whether it has no owner."""
 
@@ -559,7 +559,7 @@ CHANGE_COLS = ("ts", "window_start_ts", "cluster", "group", "topic", "broker", "
 
 
 def owner_changes(table: pa.Table) -> pa.Table:
-    """transforms.rebalance.changes_from_track: where a queue's owner differs from its previous
+    """The owner changes: where a queue's owner differs from its previous
     known capture's, the new owner ``gained`` it and the previous one ``lost`` it, dated
     ``window_start_ts`` (the previous capture) .. ``ts`` (this one)."""
     tr = owner_track(table)
@@ -585,7 +585,7 @@ UNOWNED_COLS = (*GQUEUE, "since_ts", "start_ts", "end_ts", "duration_ms", "open"
 
 
 def unowned_intervals(table: pa.Table) -> pa.Table:
-    """transforms.rebalance.unowned_from_track: each run of consecutive known captures without
+    """The unowned intervals: each run of consecutive known captures without
     an owner: ``since_ts`` the last capture that had one, ``start_ts`` .. ``end_ts`` (the first
     owned again; null while ``open``)."""
     tr = owner_track(table)
@@ -614,7 +614,7 @@ RESET_COLS = ("ts", "window_start_ts", "cluster", "group", "topic", "client", "s
 
 
 def capture_resets(table: pa.Table) -> pa.Table:
-    """transforms.rebalance.capture_resets: a queue's committed offset went back between two
+    """The offset resets seen in captures: a queue's committed offset went back between two
     captures with the same owner (compared with the previous capture that had an owner: the
     4.x push reset drops the process queues for about 10 s); one event per capture, group,
     topic, owner and source kind, with the queues (``broker:queueId``, sorted)."""

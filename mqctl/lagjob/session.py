@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import UsageError
-from mqctl.lagjob.engine import engine
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -76,8 +75,6 @@ def require_pyspark() -> None:
 def require_arrow() -> None:
     """The kernel's modules (pyarrow and numpy, and pandas, which PySpark's mapInArrow checks
     for), found without importing them: the driver fails fast, before the JVM starts."""
-    if engine() != "kernel":
-        return
     missing = [m for m in ("pyarrow", "numpy", "pandas") if find_spec(m) is None]
     if missing:
         raise UsageError(f"the lag report needs {', '.join(missing)} (its kernel runs on "

@@ -236,61 +236,43 @@ class Lagged:
 def lag(run: Runner, o: Options, c: Read, kinds: Iterable[Kind], columns: list[str],
         earlier: Earlier | None = None,
         check_bound: Callable[[DataFrame], None] | None = None) -> Lagged:
-    """Observations deduplicated, the broker history (with ``earlier``'s), each observation's
-    max offset (its own, else the nearest captured one within ``--max-skew``), lag, time lag
-    (:mod:`transforms.timelag`), the members and configs, and the queue status over
-    ``--window`` captures. ``check_bound`` (bounded) vets the deduplicated observations;
-    :class:`bounded.NotBounded` when an observation has no max offset of its own."""
+    """The lag rows by the kernel (:mod:`mqctl.lagjob.flow`, :mod:`mqctl.lagjob.kernel`): the
+    members and configs joined in first (their keys are the observation's), then one shuffle
+    by topic and one mapInArrow computing the dedupe, each observation's max offset (its own,
+    else the nearest captured one within ``--max-skew``), lag, time lag and the queue status
+    over ``--window`` captures; the deduplicated observations are the lag rows. Bounded
+    (``earlier``): the look-back's and the new captures' observations, with the earlier broker
+    history as points, so each new row is computed from what a full run would see; the lag rows
+    hold the look-back too, ``check_bound`` vets them, and :class:`bounded.NotBounded` when an
+    observation has no max offset of its own."""
     from pyspark.sql import functions as F
 
     from mqctl.lagjob import bounded as B
+    from mqctl.lagjob import flow
     from mqctl.lagjob import transforms as X
-    from mqctl.lagjob.engine import use_kernel
 
-    kinds = set(kinds)
-    if use_kernel(bounded=earlier is not None or check_bound is not None):
-        return _kernel_lag(run, o, c, kinds, columns)
-    run.say("lag report: computing lag and time lag")
-    # one partitioning for every per-queue step: the observations are shuffled
-    # once, by topic (:data:`transforms.BY_TOPIC`), and the dedupe, the broker history, the
-    # time-lag brackets, the status window, the group-topic aggregate, the owner track and
-    # the resets all run inside it: no other shuffle of the observations
-    # (the observations without a max offset of their own, counted in the cut's job; the
-    # dedupe keeps one, if any, of a queue and capture's observations: a count of 0 holds
-    # after it, another is counted again)
-    no_offset = F.col("broker_offset").isNull()
-    obs, unfilled_n = run.cut_counting(X.by_topic(c.obs), "dedupe", no_offset,
-                                       keep_partitioning=True)
-    with run.stage("dedupe"):  # (inside the partitioning: no shuffle)
-        to_merge = not obs.groupBy(*X.OBS_KEY).count().filter(F.col("count") > 1).isEmpty()
-    dedup = obs
-    if to_merge and unfilled_n:
-        dedup, unfilled_n = run.cut_counting(X.dedupe_observations(obs), "dedupe", no_offset,
-                                             keep_partitioning=True)
-    elif to_merge:
-        dedup = run.cut(X.dedupe_observations(obs), "dedupe", keep_partitioning=True)
-    if check_bound is not None:
-        check_bound(dedup)
-    history = X.broker_history(dedup, X.by_topic(c.points))
-    if earlier is not None:  # the earlier history, as the previous run found it
-        history = X.by_topic(earlier.history.unionByName(history))
-    history = run.cut(history, "broker history", keep_partitioning=True)
-    unfilled = unfilled_n > 0
-    if earlier is not None and unfilled:  # (the fill may take a later capture's max offset)
-        raise B.NotBounded("an observation has no max offset")
-    # (the fill joins: its result is partitioned again)
-    lagged = X.with_lag(X.by_topic(X.fill_broker_offsets(dedup, history, o.max_skew_ms))
-                        if unfilled else X.own_broker_offsets(dedup))
-    timed = X.estimate_time_lag(lagged, history)
-    enriched = _enrich(timed, c, kinds)
-    queues = X.queue_status(enriched, o.window, o.allowed_lag, o.allowed_lag_seconds)
-    lag_df = run.cut(X.with_date(queues).withColumns({
+    run.say("lag report: computing lag, time lag and status")
+    points = c.points.select(*X.QUEUE, *flow.POINT_COLUMNS)
+    if earlier is not None:
+        points = points.unionByName(earlier.history.select(
+            *X.QUEUE, F.col("t").alias("observed_ts"), F.col("B").alias("broker_offset"),
+            "min_offset"))
+    rows = flow.lag_rows(_enrich(c.obs, c, set(kinds)), points, o)
+    lag_df = run.cut(X.with_date(rows).withColumns({
         "capture_time": X.iso_of(F.col("capture_ts")), "source": display_source()})
         .select(*columns), "lag", keep_partitioning=True)
-    # (bounded: ``lag`` holds the look-back too; the new rows are ``lag_new``)
+    if check_bound is not None:
+        check_bound(lag_df)
+    history = flow.own_history(lag_df, c.points)
+    if earlier is not None:
+        with run.stage("bound"):  # (the fill may take a later capture's max offset)
+            own = F.col("broker_offset_ts") == F.col("observed_ts")
+            if not lag_df.filter(~F.coalesce(own, F.lit(False))).isEmpty():
+                raise B.NotBounded("an observation has no max offset")
+        history = X.by_topic(earlier.history.unionByName(history))
     lag_new = lag_df if earlier is None else lag_df.filter(F.col("capture_ts")
                                                            >= F.lit(earlier.new_ts))
-    return Lagged(dedup=dedup, history=history, lag=lag_df, lag_new=lag_new)
+    return Lagged(dedup=lag_df, history=history, lag=lag_df, lag_new=lag_new)
 
 
 def _enrich(obs: DataFrame, c: Read, kinds: set[Kind]) -> DataFrame:
@@ -299,25 +281,6 @@ def _enrich(obs: DataFrame, c: Read, kinds: set[Kind]) -> DataFrame:
     return X.enrich(obs, c.members if Kind.CONSUMER_PROGRESS in kinds else None,
                     c.topic_cfg if Kind.TOPICS in kinds else None,
                     c.group_cfg if Kind.SUBSCRIPTION_GROUP in kinds else None)
-
-
-def _kernel_lag(run: Runner, o: Options, c: Read, kinds: set[Kind], columns: list[str]
-                ) -> Lagged:
-    """:func:`lag` by the kernel (:mod:`mqctl.lagjob.flow`, a full run): the members and
-    configs joined in first (their keys are the observation's), then one shuffle and one
-    mapInArrow; the deduplicated observations are the lag rows."""
-    from pyspark.sql import functions as F
-
-    from mqctl.lagjob import flow
-    from mqctl.lagjob import transforms as X
-
-    run.say("lag report: computing lag, time lag and status (kernel)")
-    rows = flow.lag_rows(_enrich(c.obs, c, kinds), c.points, o)
-    lag_df = run.cut(X.with_date(rows).withColumns({
-        "capture_time": X.iso_of(F.col("capture_ts")), "source": display_source()})
-        .select(*columns), "lag", keep_partitioning=True)
-    return Lagged(dedup=lag_df, history=flow.own_history(lag_df, c.points), lag=lag_df,
-                  lag_new=lag_df)
 
 
 def group_status(run: Runner, o: Options, lag_rows: DataFrame, columns: list[str]
@@ -421,20 +384,11 @@ def _captured_changes(run: Runner, lag_rows: DataFrame, earlier: Earlier | None
     from pyspark.sql import functions as F
 
     from mqctl.lagjob import bounded as B
+    from mqctl.lagjob import flow
     from mqctl.lagjob import transforms as X
-    from mqctl.lagjob.engine import use_kernel
 
-    if use_kernel(bounded=earlier is not None):  # (the lag rows are the kernel's)
-        from mqctl.lagjob import flow
-
-        captured, resets, unowned_track, track = flow.captured_changes(lag_rows)
-    else:
-        track = run.cut(X.owner_track(lag_rows), "owner track", keep_partitioning=True)
-        captured = X.changes_from_track(track)
-        # offset resets (logged, or offsets back with the same owner) are events of their
-        # own, and a client's drop-and-re-add around one is no rebalance
-        resets = X.capture_resets(lag_rows)
-        unowned_track = X.unowned_from_track(track)
+    # (the lag rows' partitions hold whole topics: the kernel's shuffle, kept by the lag cut)
+    captured, resets, unowned_track, track = flow.captured_changes(lag_rows)
     if earlier is not None:  # the new ones and the earlier ones, as the previous run found
         new_ts = F.lit(earlier.new_ts)
         captured = earlier.changes.unionByName(

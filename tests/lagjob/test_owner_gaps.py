@@ -11,6 +11,7 @@ pytest.importorskip("pyspark")
 
 from mqctl.lagjob import transforms as X
 
+from .kernel_frames import lag_frame, owner_frames
 from .test_real_history import LOG_SCHEMA
 from .test_transforms import obs_df
 
@@ -35,11 +36,11 @@ def real_case_rows() -> list[dict]:
 
 def test_owner_not_answering_is_no_loss_gain_or_unowned_interval(spark):
     o = obs_df(spark, real_case_rows())
-    track = X.owner_track(o)
-    changes = X.changes_from_track(track)
+    owners = owner_frames(o)
+    changes = owners["changes"]
     # before: e2 lost b:0-3 at 120 s and gained them at 180 s (8 changes, 2 events)
     assert changes.count() == 0
-    assert X.unowned_from_track(track).count() == 0  # before: 4 intervals of 60 s
+    assert owners["unowned"].count() == 0  # before: 4 intervals of 60 s
     assert X.queue_moves(changes, 300 * S).count() == 0
 
 
@@ -50,7 +51,7 @@ def test_owner_not_answering_then_a_real_move_is_one_move_over_the_gap(spark):
     for r in rows:
         if r["queue_id"] == 0 and r["capture_ts"] >= 180 * S:
             r["owner"] = "e1"
-    changes = X.changes_from_track(X.owner_track(obs_df(spark, rows)))
+    changes = owner_frames(obs_df(spark, rows))["changes"]
     got = sorted((r.ts // S, r.window_start_ts // S, r.client, r.change)
                  for r in changes.collect())
     assert got == [(180, 60, "e1", "gained"), (180, 60, "e2", "lost")]
@@ -74,7 +75,7 @@ def test_a_log_of_that_member_wins_over_the_carried_owner(spark):
          [("T", "b", 4)], "AVG", 8, 2, None),
         (150 * S + 200, (1, 1), "fe1", None, "c", "client-log", "result", "G", "T", "e1",
          None, [("T", "b", 0), ("T", "b", 4)], "AVG", 8, 2, None)], LOG_SCHEMA)
-    changes = X.merge_changes(X.changes_from_track(X.owner_track(o)), X.log_changes(logs),
+    changes = X.merge_changes(owner_frames(o)["changes"], X.log_changes(logs),
                               10 * S)
     got = sorted((r.ts, r.client, r.change, r.queue_id, r.source_kind)
                  for r in changes.filter("queue_id = 0").collect())
@@ -84,7 +85,7 @@ def test_a_log_of_that_member_wins_over_the_carried_owner(spark):
     # the stage materialises the join of both sources once (change_hits) and hands it in:
     # each pair is a capture change and the log change inside its interval, and the merge
     # over the materialised pairs gives the same rows
-    captured = X.changes_from_track(X.owner_track(o)).localCheckpoint()
+    captured = owner_frames(o)["changes"].localCheckpoint()
     logged = X.log_changes(logs).localCheckpoint()
     hits = X.change_hits(captured, logged, 10 * S)
     pairs = sorted((r.queue_id, r.client, r.change, r._cts, r._lts, r._lsrc, r._ck)
@@ -107,7 +108,7 @@ def test_one_unowned_interval_per_queue_and_period_from_captures_and_logs(spark)
             for t, own in ((0, "e1"), (60, None), (120, None), (180, "e2"))]
     rows += [{"topic": "%RETRY%G", "queue_id": 1, "capture_ts": t * S, "broker_offset": 5,
               "consumer_offset": 5, "owner": "e3", "online": True} for t in (0, 60, 120, 180)]
-    captured = X.unowned_from_track(X.owner_track(obs_df(spark, rows)))
+    captured = owner_frames(obs_df(spark, rows))["unowned"]
     assert captured.count() == 1
     logs = spark.createDataFrame([
         (0, (0, 0), "fe1", None, "c", "client-log", "result", "G", "%RETRY%G", "e1", None,
@@ -116,7 +117,7 @@ def test_one_unowned_interval_per_queue_and_period_from_captures_and_logs(spark)
          [], "AVG", 2, 3, None),
         (130 * S, (1, 0), "fe2", None, "c", "client-log", "result", "G", "%RETRY%G", "e2",
          None, [("%RETRY%G", "b", 0)], "AVG", 2, 3, None)], LOG_SCHEMA)
-    changes = X.merge_changes(X.changes_from_track(X.owner_track(obs_df(spark, rows))),
+    changes = X.merge_changes(owner_frames(obs_df(spark, rows))["changes"],
                               X.log_changes(logs), 10 * S)
     logged = changes.filter("source_kind like 'client-log%'")
     merged = X.merge_unowned_sources(captured, X.unowned_from_logs(logged), 10 * S).collect()
@@ -124,7 +125,7 @@ def test_one_unowned_interval_per_queue_and_period_from_captures_and_logs(spark)
             for r in merged] == [("%RETRY%G", 0, 45, 130, False, "client-log+snapshot")]
     # the logs of the new owner were not given: the loss is logged, the end is the capture's
     only_e1 = logs.filter("source = 'fe1'")
-    ch1 = X.merge_changes(X.changes_from_track(X.owner_track(obs_df(spark, rows))),
+    ch1 = X.merge_changes(owner_frames(obs_df(spark, rows))["changes"],
                           X.log_changes(only_e1), 10 * S)
     merged = X.merge_unowned_sources(
         captured, X.unowned_from_logs(ch1.filter("source_kind like 'client-log%'")), 10 * S
@@ -147,18 +148,14 @@ def test_never_committed_queue_is_none_with_the_whole_queue_lag(spark):
                      "consumer_offset": None, "committed": False, "online": True})
         rows.append({"queue_id": 1, "capture_ts": t * MIN, "broker_offset": 30 + t,
                      "consumer_offset": 10 + t, "committed": True, "online": True})
-    o = X.with_lag(obs_df(spark, rows))
-    hist = X.broker_history(o, o.limit(0).select(*X.QUEUE, "observed_ts", "broker_offset",
-                                                 "min_offset"))
-    q = {(r.queue_id, r.capture_ts): r for r in
-         X.queue_status(X.estimate_time_lag(o, hist), 10).collect()}
+    lagged = lag_frame(obs_df(spark, rows))
+    q = {(r.queue_id, r.capture_ts): r for r in lagged.collect()}
     nc = q[(0, 3 * MIN)]
     assert (nc.consumer_offset, nc.lag, nc.lag_seconds, nc.lag_seconds_source) == (
         None, 33, None, "unknown")
     assert nc.status is None and nc.window_samples is None and nc.consume_rate is None
     assert q[(1, 3 * MIN)].status == "WARN"  # the committed queue keeps its verdict
-    gt = {r.capture_ts: r for r in X.group_topic_status(
-        X.queue_status(X.estimate_time_lag(o, hist), 10)).collect()}
+    gt = {r.capture_ts: r for r in X.group_topic_status(lagged).collect()}
     last = gt[3 * MIN]
     assert (last.total_lag, last.never_committed, last.queues, last.status) == (33 + 20, 1, 2,
                                                                                  "WARN")
@@ -169,8 +166,7 @@ def test_never_committed_queue_of_an_offline_group_is_stop_and_empty_one_ok(spar
              "committed": False, "online": False},
             {"queue_id": 1, "capture_ts": 0, "broker_offset": 0, "consumer_offset": None,
              "committed": False, "online": False}]
-    o = X.with_lag(obs_df(spark, rows))
-    got = {r.queue_id: (r.lag, r.status) for r in X.queue_status(o, 10).collect()}
+    got = {r.queue_id: (r.lag, r.status) for r in lag_frame(obs_df(spark, rows)).collect()}
     assert got == {0: (30, "STOP"), 1: (0, "OK")}
 
 

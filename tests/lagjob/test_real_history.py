@@ -19,6 +19,8 @@ pytest.importorskip("pyspark")
 from mqctl.lagjob import parsers as P
 from mqctl.lagjob import transforms as X
 
+from .kernel_frames import lag_frame, owner_frames
+
 REAL = REAL_CORPUS
 VERSIONS = ("4.9.3", "5.3.3")
 S = 1000
@@ -223,7 +225,7 @@ def test_offsets_going_back_with_the_same_owner_is_a_reset_event(spark):
                  "owner": "E", "online": True})
     rows.append({"queue_id": 2, "capture_ts": 60 * S, "broker_offset": 50, "consumer_offset": 0,
                  "owner": "F", "online": True})  # another owner: a rebalance, not a reset
-    ev = [r.asDict() for r in X.capture_resets(obs_df(spark, rows)).collect()]
+    ev = [r.asDict() for r in owner_frames(obs_df(spark, rows))["resets"].collect()]
     assert [(e["ts"], e["window_start_ts"], e["client"], e["queues"], e["cause"],
              e["source_kind"]) for e in ev] == [(60 * S, 0, "E", ["b:0"], "reset", "snapshot")]
 
@@ -245,7 +247,7 @@ def test_log_and_snapshot_describe_one_change_once(spark):
             for i, (ts, c, qs, src) in enumerate(rows)]
     logs = X.infer_log_cluster(spark.createDataFrame(data, LOG_SCHEMA), o)
     assert {r.cluster for r in logs.collect()} == {"c"}
-    changes = X.merge_changes(X.capture_changes(o), X.log_changes(logs), 10 * S)
+    changes = X.merge_changes(owner_frames(o)["changes"], X.log_changes(logs), 10 * S)
     ev = sorted((r.cluster, r.ts // S, r.client, r.gained, r.lost, r.source_kind)
                 for r in X.rebalance_events(changes).collect())
     assert ev == [("c", 0, "E", ["b:0"], [], "client-log"),
@@ -306,10 +308,8 @@ def test_never_committed_delay_is_unknown_not_an_epoch(spark, version, group):
     rows = never_committed_rows(version, group)
     # the broker's answer as recorded: delayTime = now - 0 for the unconsumed queues
     assert any(r["delay_ms"] and r["delay_ms"] > 1_700_000_000_000 for r in rows)
-    o = X.with_lag(obs_df(spark, rows))
-    hist = X.broker_history(o, o.limit(0).select(*X.QUEUE, "observed_ts", "broker_offset",
-                                                 "min_offset"))
-    timed = {(r.broker, r.queue_id): r for r in X.estimate_time_lag(o, hist).collect()}
+    queues = lag_frame(obs_df(spark, rows))
+    timed = {(r.broker, r.queue_id): r for r in queues.collect()}
     assert len(timed) == 8
     for (broker, q), r in timed.items():
         if group == "NC_ONE" and (broker, q) == ("broker-a", 0):  # committed 25 of 25
@@ -318,7 +318,6 @@ def test_never_committed_delay_is_unknown_not_an_epoch(spark, version, group):
         assert r.lag == 25 and r.consumer_offset == 0
         assert r.lag_seconds is None and r.lag_seconds_source == "unknown", (broker, q, r)
         assert r.delay_ms is None
-    queues = X.queue_status(X.estimate_time_lag(o, hist), 10)
     gt = X.group_topic_status(queues)
     # one capture per broker (the two 208 requests were sent apart): broker-a's NC_ONE queue 0
     # is caught up (0 s), everything else is unknown, never an epoch
@@ -418,7 +417,7 @@ def test_real_reset_offsets_back_in_consume_stats(spark, version, reset_at):
                          "queue_id": mq_.queue_id, "capture_ts": at,
                          "broker_offset": v["brokerOffset"],
                          "consumer_offset": v["consumerOffset"], "owner": "rs1", "online": True})
-    ev = [r.asDict() for r in X.capture_resets(obs_df(spark, rows)).collect()]
+    ev = [r.asDict() for r in owner_frames(obs_df(spark, rows))["resets"].collect()]
     at = json.loads((REAL / version / "reset" / f"208_after_{reset_at}.broker-a.json")
                     .read_text())["request"]["_sent_at_ms"]
     assert [(e["ts"], e["client"], e["queues"]) for e in ev] == [
@@ -437,15 +436,14 @@ def test_legacy_reset_owner_dropout_in_snapshots_is_a_reset(spark):
     # queue 1 is another member's all along (so ownership is known at every capture)
     rows += [{"queue_id": 1, "capture_ts": t * S, "broker_offset": 50, "consumer_offset": 50,
               "owner": "F", "online": True} for t in (0, 60, 70, 80)]
-    o = obs_df(spark, rows)
-    resets = X.capture_resets(o)
+    owners = owner_frames(obs_df(spark, rows))
+    resets = owners["resets"]
     assert [(r.ts // S, r.window_start_ts // S) for r in resets.collect()] == [(80, 60)]
-    track = X.owner_track(o)
-    changes = X.mark_resets(X.changes_from_track(track), resets)
+    changes = X.mark_resets(owners["changes"], resets)
     assert sorted((r.ts // S, r.change, r.cause) for r in changes.collect()) == [
         (70, "lost", "reset"), (80, "gained", "reset")]
-    assert X.drop_reset_gaps(X.unowned_from_track(track), changes).count() == 0
-    assert X.unowned_from_track(track).count() == 1  # what it was before
+    assert X.drop_reset_gaps(owners["unowned"], changes).count() == 0
+    assert owners["unowned"].count() == 1  # what it was before
     assert X.queue_moves(changes, 300 * S).count() == 0
 
 

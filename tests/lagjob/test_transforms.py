@@ -15,6 +15,8 @@ from pyspark.sql import functions as F
 
 from mqctl.lagjob import transforms as X
 
+from .kernel_frames import lag_frame, owner_frames
+
 S = 1000  # one second in ms
 
 OBS_SCHEMA = ("cluster string, `group` string, topic string, broker string, queue_id int, "
@@ -106,7 +108,7 @@ def test_dedupe_prefers_snapshot_then_latest(spark):
         {"capture_ts": 60 * S, "broker_offset": 20, "consumer_offset": 4,
          "source_kind": "consumer-offset"},
     ])
-    got = sorted((r.capture_ts, r.consumer_offset) for r in X.dedupe_observations(df).collect())
+    got = sorted((r.capture_ts, r.consumer_offset) for r in lag_frame(df).collect())
     assert got == [(0, 2), (60 * S, 4)]
 
 
@@ -128,31 +130,28 @@ def test_fill_broker_offsets_takes_the_nearest_point_within_skew(spark):
                          "source_kind": "consumer-offset"},
                         {"capture_ts": 40 * S, "broker_offset": 99, "consumer_offset": 7}])
     h = history(spark, [(40 * S, 10), (130 * S, 20), (500 * S, 30)])
-    got = by([r.asDict() for r in X.fill_broker_offsets(df, h, 60 * S).collect()], "capture_ts")
+    got = by([r.asDict() for r in lag_frame(df, h, max_skew_ms=60 * S).collect()], "capture_ts")
     # 100 s: 130 s is 30 s away, 40 s is 60 s away -> B=20 captured at 130 s
     assert (got[100 * S]["broker_offset"], got[100 * S]["broker_offset_ts"]) == (20, 130 * S)
     assert got[1000 * S]["broker_offset"] is None  # nothing within 60 s: lag stays unknown
     assert (got[40 * S]["broker_offset"], got[40 * S]["broker_offset_ts"]) == (99, 40 * S)
 
 
-def test_own_broker_offsets_is_the_fill_when_every_row_has_one(spark):
-    # the job skips fill_broker_offsets' join when no observation lacks a max offset
+def test_an_own_max_offset_is_kept_whatever_the_points_say(spark):
     df = obs_df(spark, [{"capture_ts": 40 * S, "broker_offset": 99, "consumer_offset": 7},
                         {"capture_ts": 100 * S, "broker_offset": 120, "consumer_offset": 8}])
     h = history(spark, [(40 * S, 10), (130 * S, 20)])
-    filled = X.fill_broker_offsets(df, h, 60 * S)
-    own = X.own_broker_offsets(df)
-    assert own.columns == filled.columns
-    rows = sorted(r.asDict().items() for r in own.collect())
-    assert rows == sorted(r.asDict().items() for r in filled.collect())
-    assert {r.broker_offset_ts for r in own.collect()} == {40 * S, 100 * S}
+    rows = by([r.asDict() for r in lag_frame(df, h, max_skew_ms=60 * S).collect()],
+              "capture_ts")
+    assert {t: (r["broker_offset"], r["broker_offset_ts"]) for t, r in rows.items()} == {
+        40 * S: (99, 40 * S), 100 * S: (120, 100 * S)}
 
 
 def test_lag_is_clamped_and_inflight(spark):
     df = obs_df(spark, [{"capture_ts": 0, "broker_offset": 10, "consumer_offset": 12},
                         {"capture_ts": 1, "broker_offset": 10, "consumer_offset": 4}])
     df = df.withColumn("pull_offset", (F.col("consumer_offset") + 3).cast("long"))
-    got = sorted((r.lag, r.inflight) for r in X.with_lag(df).collect())
+    got = sorted((r.lag, r.inflight) for r in lag_frame(df).collect())
     assert got == [(0, 3), (6, 3)]
 
 
@@ -199,8 +198,7 @@ def test_time_lag_exact_interpolated_lower_bound_unknown(spark):
         # i: no max offset at all
         {"group": "i", "capture_ts": 0, "broker_offset": None, "consumer_offset": 990},
     ]
-    got = by([r.asDict() for r in X.estimate_time_lag(X.with_lag(obs_df(spark, rows)), h)
-              .collect()], "group")
+    got = by([r.asDict() for r in lag_frame(obs_df(spark, rows), h).collect()], "group")
     half = pytest.approx(60 * 50 / 101)
     want = {"a": (half, "interpolated"), "b": (240.0, "lower_bound"),
             "b1": (pytest.approx(240 - 60 / 101), "interpolated"),
@@ -227,8 +225,8 @@ def series(name, offsets, lags, online=None, consume_enable=None, step=60 * S, q
 
 
 def statuses(spark, rows, window=3):
-    df = X.with_lag(obs_df(spark, rows))
-    return {(r.group, r.capture_ts): r for r in X.queue_status(df, window).collect()}
+    df = obs_df(spark, rows)
+    return {(r.group, r.capture_ts): r for r in lag_frame(df, window=window).collect()}
 
 
 def test_each_burrow_status(spark):
@@ -288,15 +286,15 @@ def test_queue_status_follows_burrows_rules_on_random_histories(spark):
     unknown lags and never-committed samples, online/offline/unknown, consumeEnable=false)
     against :func:`burrow_reference`, over windows of 1, 2, 3 and 5 samples."""
     rows = random_histories()
-    df = X.with_lag(obs_df(spark, rows)).cache()
+    df = obs_df(spark, rows).cache()
     given = {}
-    for r in df.collect():
+    for r in lag_frame(df).collect():
         given.setdefault((r.group, r.queue_id), []).append(r.asDict())
     checked = 0
     for window, allowed in ((1, 0), (2, 0), (3, 0), (3, 2), (5, 0)):
         got = {(r.group, r.queue_id, r.capture_ts): (r.status, r.complete, r.window_samples,
                                                      r.consume_rate, r.produce_rate)
-               for r in X.queue_status(df, window, allowed).collect()}
+               for r in lag_frame(df, window=window, allowed_lag=allowed).collect()}
         want = {}
         for (g, q), samples in given.items():
             samples.sort(key=lambda r: r["capture_ts"])
@@ -322,7 +320,7 @@ def test_group_topic_status_is_the_worst(spark):
     rows3 = [dict(r, topic="T3") for r in (series("G", [1, 2, 3], [0, 0, 0], online=True)
                                            + [series("G", [5], [0], online=True,
                                                      queue_id=1)[0] | {"capture_ts": 120 * S}])]
-    df = X.queue_status(X.with_lag(obs_df(spark, rows + rows2 + rows3)), 3)
+    df = lag_frame(obs_df(spark, rows + rows2 + rows3), window=3)
     df = df.withColumn("lag_seconds", F.lit(None).cast("double")).withColumn(
         "lag_seconds_source", F.lit("unknown")).withColumn("estimated", F.lit(False))
     gt = {(r.topic, r.capture_ts): r for r in X.group_topic_status(df).collect()}
@@ -353,7 +351,7 @@ def owners_obs(spark):
 
 def test_rebalance_from_captures(spark):
     o = owners_obs(spark)
-    changes = X.capture_changes(o)
+    changes = owner_frames(o)["changes"]
     got = sorted((r.ts // S, r.queue_id, r.client, r.change, r.window_start_ts // S)
                  for r in changes.collect())
     assert got == [(120, 1, "E", "lost", 60), (180, 1, "F", "gained", 120),
@@ -365,7 +363,7 @@ def test_rebalance_from_captures(spark):
     moves = sorted((r.queue_id, r.from_client, r.to_client, r.gap_ms)
                    for r in X.queue_moves(changes, 300 * S).collect())
     assert moves == [(0, "E", "F", 0), (1, "E", "F", 60 * S)]
-    un = [r.asDict() for r in X.unowned_from_captures(o).collect()]
+    un = [r.asDict() for r in owner_frames(o)["unowned"].collect()]
     assert [(u["queue_id"], u["since_ts"], u["start_ts"], u["end_ts"], u["duration_ms"],
              u["open"]) for u in un] == [(1, 60 * S, 120 * S, 180 * S, 60 * S, False)]
 
@@ -373,8 +371,8 @@ def test_rebalance_from_captures(spark):
 def test_no_owner_info_means_no_changes(spark):
     rows = [{"queue_id": 0, "capture_ts": i * S, "broker_offset": 1, "consumer_offset": 1,
              "online": None} for i in range(3)]
-    assert X.capture_changes(obs_df(spark, rows)).count() == 0
-    assert X.unowned_from_captures(obs_df(spark, rows)).count() == 0
+    owners = owner_frames(obs_df(spark, rows))
+    assert owners["changes"].count() == 0 and owners["unowned"].count() == 0
 
 
 LOG_SCHEMA = ("ts long, seq struct<block:long,rid:long>, source string, client_key string, "
@@ -512,21 +510,17 @@ def test_snapshot_parse_and_line_numbers_across_splits(spark, tmp_path: Path):
 
 
 def test_allowed_lag_seconds_counts_a_few_seconds_behind_as_caught_up(spark):
-    from pyspark.sql import functions as F
-
-    rows = (series("healthy", [10, 20, 30], [5, 5, 5], online=True)   # always 5 behind
-            + series("behind", [10, 20, 30], [50, 50, 60], online=True))
-    df = X.with_lag(obs_df(spark, rows))
-    df = (df.withColumn("lag_seconds", F.when(F.col("group") == "healthy", F.lit(2.0))
-                        .otherwise(F.lit(40.0)))
-          .withColumn("lower_bound", F.lit(False)))
-    literal = {r.group: r.status for r in X.queue_status(df, 3).collect()
+    # the time lags exact (the capture's delay_ms): 2 s behind and 40 s behind
+    rows = ([dict(r, delay_ms=2 * S) for r in series("healthy", [10, 20, 30], [5, 5, 5],
+                                                     online=True)]   # always 5 behind
+            + [dict(r, delay_ms=40 * S) for r in series("behind", [10, 20, 30], [50, 50, 60],
+                                                        online=True)])
+    df = obs_df(spark, rows)
+    literal = {r.group: r.status for r in lag_frame(df, window=3).collect()
                if r.capture_ts == 120 * S}
     assert literal == {"healthy": "WARN", "behind": "WARN"}  # Burrow's rule alone
-    adapted = {r.group: r.status for r in X.queue_status(df, 3, allowed_lag_seconds=10).collect()
-               if r.capture_ts == 120 * S}
-    assert adapted == {"healthy": "OK", "behind": "WARN"}
-    # a lower bound of the time lag proves nothing
-    lb = df.withColumn("lower_bound", F.lit(True))
-    assert {r.group: r.status for r in X.queue_status(lb, 3, allowed_lag_seconds=10).collect()
-            if r.capture_ts == 120 * S}["healthy"] == "WARN"
+    adapted = {r.group: (r.status, r.lag_seconds) for r in lag_frame(
+        df, window=3, allowed_lag_seconds=10).collect() if r.capture_ts == 120 * S}
+    assert adapted == {"healthy": ("OK", 2.0), "behind": ("WARN", 40.0)}
+    # (a lower bound of the time lag proves nothing: the kernel's
+    # test_status_caught_up_by_time_lag_not_by_a_lower_bound)

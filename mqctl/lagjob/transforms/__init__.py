@@ -17,18 +17,22 @@ Method notes (``docs/exports.md`` sections 3-5 have the full rules):
   QUERY_CONSUME_TIME_SPAN) and 0 when caught up; otherwise interpolated like
   kafka-lag-exporter (``LookupTable.scala``) but anchored on captured points: the expected
   store time of the first unconsumed message, between the two captures whose max offsets
-  bracket it (:func:`estimate_time_lag`); a lower bound when it predates the first capture;
+  bracket it (:func:`mqctl.lagjob.kernel.time_lag`); a lower bound when it predates the
+  first capture;
 * status per queue over the last ``window`` captures follows Burrow
   (``core/internal/evaluator/caching.go``), adapted to RocketMQ, which has no commit
-  timestamps (:func:`queue_status`).
+  timestamps (:func:`mqctl.lagjob.kernel.status`).
+
+The per-queue rules themselves (dedupe, max offsets, lag, time lag, the status window, the
+owner track, its changes, resets and unowned intervals) are the kernel's
+(:mod:`mqctl.lagjob.kernel`, Arrow in, Arrow out); these transforms read its rows.
 
 The package is split by subject, each module a set of pure functions:
 
 * :mod:`.common`: the queue keys, the source priority and the date helpers;
 * :mod:`.snapshot`: the canonical snapshot's records parsed and checked;
-* :mod:`.observations`: captures, one observation per queue and capture, broker offsets, lag;
-* :mod:`.timelag`: the time lag;
-* :mod:`.status`: the queue, group-topic and group status;
+* :mod:`.observations`: captures, the broker history, the members and configs joined in;
+* :mod:`.status`: the group-topic and group status, the latest rows;
 * :mod:`.health`: the group health (status, storms and unowned queues together) and the groups
   that are seen but cannot be judged;
 * :mod:`.rebalance`: the rebalance history (changes, resets, moves, unowned, rounds, storms,
@@ -64,14 +68,10 @@ from mqctl.lagjob.transforms.observations import (
     broker_history,
     capture_chains,
     capture_index,
-    dedupe_observations,
     enrich,
-    fill_broker_offsets,
     latest_shared,
-    own_broker_offsets,
     record_keys,
     with_capture,
-    with_lag,
 )
 from mqctl.lagjob.transforms.rebalance import (
     CHANGE_COLS,
@@ -79,10 +79,7 @@ from mqctl.lagjob.transforms.rebalance import (
     LOCK_EVENTS,
     RESET_WINDOW_MS,
     RESTART_GAP_MS,
-    capture_changes,
-    capture_resets,
     change_hits,
-    changes_from_track,
     drop_reset_gaps,
     infer_log_cluster,
     lock_events,
@@ -90,15 +87,12 @@ from mqctl.lagjob.transforms.rebalance import (
     mark_resets,
     merge_changes,
     merge_unowned_sources,
-    owner_track,
     queue_moves,
     rebalance_events,
     rebalance_rounds,
     rebalance_storms,
     reset_events,
-    unowned_from_captures,
     unowned_from_logs,
-    unowned_from_track,
 )
 from mqctl.lagjob.transforms.snapshot import (
     SNAPSHOT_BAD,
@@ -121,34 +115,24 @@ from mqctl.lagjob.transforms.status import (
     latest_status_rows,
     merge_latest_groups,
     merge_latest_status,
-    queue_status,
     severity,
     status_name,
     with_rebalances,
 )
-from mqctl.lagjob.transforms.timelag import (
-    MAX_REAL_DELAY_MS,
-    estimate_time_lag,
-    not_a_delay,
-)
 
 __all__ = [
-    "BROADCAST_REASON", "BY_TOPIC", "HEALTH", "HEALTH_CODE", "HEALTH_COLUMNS", "LOGS_ONLY_REASON",
-    "group_health", "unseen_groups",
-    "KEY_COLUMNS", "capture_chains", "latest_shared", "record_keys",
-    "CHANGE_COLS", "DAY_MS", "GQUEUE", "LIFE_EVENTS", "LOCK_EVENTS", "MAX_REAL_DELAY_MS",
-    "OBS_KEY", "QUEUE", "RESET_WINDOW_MS", "RESTART_GAP_MS", "SEVERITY", "SNAPSHOT_BAD",
-    "SNAPSHOT_OBS", "SNAPSHOT_OBS_DDL", "SOURCE_PRIORITY", "STATUSES", "broker_history",
-    "by_topic", "capture_changes", "capture_index", "capture_resets", "changes_from_track",
-    "check_snapshot_records", "date_of", "dedupe_observations", "drop_reset_gaps", "enrich",
-    "estimate_time_lag", "fill_broker_offsets", "group_topic_status", "infer_log_cluster",
-    "iso_of", "latest_groups", "latest_groups_rows", "latest_per_broker", "latest_status",
+    "BROADCAST_REASON", "BY_TOPIC", "HEALTH", "HEALTH_CODE", "HEALTH_COLUMNS",
+    "LOGS_ONLY_REASON", "group_health", "unseen_groups", "KEY_COLUMNS", "capture_chains",
+    "latest_shared", "record_keys", "CHANGE_COLS", "DAY_MS", "GQUEUE", "LIFE_EVENTS",
+    "LOCK_EVENTS", "OBS_KEY", "QUEUE", "RESET_WINDOW_MS", "RESTART_GAP_MS", "SEVERITY",
+    "SNAPSHOT_BAD", "SNAPSHOT_OBS", "SNAPSHOT_OBS_DDL", "SOURCE_PRIORITY", "STATUSES",
+    "broker_history", "by_topic", "capture_index", "check_snapshot_records", "date_of",
+    "drop_reset_gaps", "enrich", "group_topic_status", "infer_log_cluster", "iso_of",
+    "latest_groups", "latest_groups_rows", "latest_per_broker", "latest_status",
     "latest_status_rows", "line_numbers", "merge_latest_groups", "merge_latest_status",
-    "lock_events", "log_changes",
-    "change_hits", "mark_resets", "merge_changes", "merge_unowned_sources", "not_a_delay",
-    "own_broker_offsets", "owner_track", "parse_snapshot_lines",
-    "parse_snapshot_records", "queue_moves", "queue_status", "rebalance_events",
-    "rebalance_rounds", "rebalance_storms", "reset_events", "severity", "split_snapshot_records",
-    "status_name", "unowned_from_captures", "unowned_from_logs", "unowned_from_track",
-    "with_capture", "with_date", "with_lag", "with_rebalances",
+    "lock_events", "log_changes", "change_hits", "mark_resets", "merge_changes",
+    "merge_unowned_sources", "parse_snapshot_lines", "parse_snapshot_records", "queue_moves",
+    "rebalance_events", "rebalance_rounds", "rebalance_storms", "reset_events", "severity",
+    "split_snapshot_records", "status_name", "unowned_from_logs", "with_capture", "with_date",
+    "with_rebalances",
 ]

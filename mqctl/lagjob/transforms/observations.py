@@ -7,7 +7,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from mqctl.lagjob.transforms.common import OBS_KEY, QUEUE, _priority
+from mqctl.lagjob.transforms.common import QUEUE
 
 
 def capture_chains(times: DataFrame, align_ms: int) -> DataFrame:
@@ -79,19 +79,6 @@ def with_capture(df: DataFrame, index: DataFrame) -> DataFrame:
     return df.join(F.broadcast(index), on=["cluster", "observed_ts"], how="left")
 
 
-def dedupe_observations(obs: DataFrame) -> DataFrame:
-    """One row per queue, group and capture. A capture holds at most one observation time
-    per queue (:mod:`mqctl.lagjob.alignment`), so these are records of one moment: the same
-    file given twice, or two sources with the same time. The source decides (snapshot >
-    consumerProgress > brokerConsumeStats > consumerOffset.json), then the latest
-    observation, then the larger broker offset."""
-    w = Window.partitionBy(*OBS_KEY).orderBy(
-        _priority(F.col("source_kind")), F.col("observed_ts").desc(),
-        F.col("broker_offset").desc_nulls_last(), F.col("source"))
-    return (obs.withColumn("_rn", F.row_number().over(w)).filter(F.col("_rn") == 1)
-            .drop("_rn"))
-
-
 def broker_history(obs: DataFrame, points: DataFrame) -> DataFrame:
     """``(cluster, topic, broker, queue_id, t, B, min_offset)``: every captured max offset of a
     queue, once per time (many groups share a queue)."""
@@ -102,57 +89,6 @@ def broker_history(obs: DataFrame, points: DataFrame) -> DataFrame:
                       "min_offset")
     return a.unionByName(b).groupBy(*QUEUE, "t").agg(F.max("B").alias("B"),
                                                       F.max("min_offset").alias("min_offset"))
-
-
-def own_broker_offsets(obs: DataFrame) -> DataFrame:
-    """Observations that carry their own max offset: ``broker_offset_ts`` is their own time.
-    When every observation does (no consumerOffset.json among the inputs), this is all of
-    :func:`fill_broker_offsets`, without its join."""
-    return obs.withColumn("broker_offset_ts", F.col("observed_ts"))
-
-
-def fill_broker_offsets(obs: DataFrame, history: DataFrame, max_skew_ms: int) -> DataFrame:
-    """Give observations without a max offset (consumerOffset.json) the nearest captured max
-    offset of the same queue within ``max_skew_ms`` (topicStatus, or another source).
-
-    Adds ``broker_offset_ts`` (when that max offset was captured; the observation's own time
-    when it carried one). The time match is a bucketed equi-join (buckets of ``max_skew_ms``),
-    so its cost does not grow with the number of captures per queue.
-    """
-    has = own_broker_offsets(obs.filter(F.col("broker_offset").isNotNull()))
-    need = obs.filter(F.col("broker_offset").isNull()).drop("broker_offset")
-    bucket = max(1, int(max_skew_ms))
-    h = (history.withColumn("_b0", F.floor(F.col("t") / bucket))
-         .withColumn("_b", F.explode(F.array(F.col("_b0") - 1, F.col("_b0"), F.col("_b0") + 1)))
-         .select(*[F.col(c).alias("h_" + c) for c in QUEUE], "_b", F.col("t").alias("h_t"),
-                 F.col("B").alias("h_B"), F.col("min_offset").alias("h_min")))
-    n = need.withColumn("_b", F.floor(F.col("observed_ts") / bucket))
-    cond = [n[c] == h["h_" + c] for c in QUEUE] + [
-        n["_b"] == h["_b"], F.abs(h["h_t"] - n["observed_ts"]) <= F.lit(max_skew_ms)]
-    j = n.join(h, on=cond, how="left")
-    w = Window.partitionBy(*OBS_KEY).orderBy(
-        F.abs(F.col("h_t") - F.col("observed_ts")).asc_nulls_last(), F.col("h_t").desc())
-    j = j.withColumn("_rn", F.row_number().over(w)).filter(F.col("_rn") == 1)
-    filled = (j.withColumns({"broker_offset": F.col("h_B"),
-                             "min_offset": F.coalesce(F.col("min_offset"), F.col("h_min")),
-                             "broker_offset_ts": F.col("h_t")})
-              .select(*has.columns))
-    return has.unionByName(filled)
-
-
-def with_lag(obs: DataFrame) -> DataFrame:
-    """``lag`` = max offset - consumer offset, clamped at 0 (a consumer offset read after the
-    max offset can be ahead; Burrow #271 clamps too); ``inflight`` = pull - consumer.
-
-    A queue the group never committed (``committed`` false: no consumer offset, "none") counts
-    the whole queue, ``max offset - 0``, as mqadmin's Diff and the other views do (the lag
-    caveat: where its consumers would start depends on their consumeFromWhere)."""
-    never = F.col("committed").eqNullSafe(F.lit(False)) & F.col("consumer_offset").isNull()
-    raw = F.col("broker_offset") - F.when(never, F.lit(0)).otherwise(F.col("consumer_offset"))
-    return obs.withColumns({
-        "lag": F.when(raw.isNull(), F.lit(None).cast("long"))
-        .otherwise(F.greatest(raw, F.lit(0)).cast("long")),
-        "inflight": (F.col("pull_offset") - F.col("consumer_offset")).cast("long")})
 
 
 def enrich(obs: DataFrame, members: DataFrame | None, topic_cfg: DataFrame | None,

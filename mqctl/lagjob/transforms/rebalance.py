@@ -19,83 +19,6 @@ CHANGE_COLS = ["ts", "window_start_ts", "cluster", "group", "topic", "broker", "
                "cause"]
 
 
-def owner_track(obs: DataFrame) -> DataFrame:
-    """Each queue's owner across the captures where ownership is known (snapshots;
-    consumerProgress ``-s true``): a group-topic capture counts only when some queue has an
-    owner, or the group is offline (then every queue is truly unowned). A queue whose owner
-    could not be read (snapshot ``owner_unknown``: no answering member claims it while a
-    member did not answer its running info) is left out of that capture: the previous owner
-    is carried across the gap, which makes no loss, no gain and no unowned interval. One pass
-    over the data shared by :func:`changes_from_track` and :func:`unowned_from_track`."""
-    cols = [*GQUEUE, "capture_ts", "owner", "online", "source_kind", "source"]
-    known = Window.partitionBy("cluster", "group", "topic", "capture_ts")
-    not_read = F.col("owner").isNull() & F.coalesce(F.col("owner_unknown"), F.lit(False))
-    o = (obs.filter(~not_read).select(*cols)
-         .withColumn("_known", (F.max(F.col("owner").isNotNull().cast("int")).over(known) == 1)
-                     | (F.col("online") == F.lit(False)))
-         .filter(F.col("_known")).drop("_known"))
-    w = Window.partitionBy(*GQUEUE).orderBy("capture_ts")
-    none = F.col("owner").isNull().cast("int")
-    # (columns that do not read each other: one projection, docs/lag-performance.md,
-    # "Fourteenth pass")
-    return o.withColumns({
-        "_prev_owner": F.lag("owner").over(w), "_prev_ts": F.lag("capture_ts").over(w),
-        "_next_ts": F.lead("capture_ts").over(w), "_none": none,
-        "_island": F.sum(F.when(none != F.lag(none).over(w), 1).otherwise(0))
-        .over(w.rowsBetween(Window.unboundedPreceding, 0))})
-
-
-def changes_from_track(track: DataFrame) -> DataFrame:
-    """Owner changes between consecutive captures: the new owner gained the queue, the
-    previous one lost it (``window_start_ts`` = the previous capture: it happened in between).
-    """
-    o = track.filter(F.col("_prev_ts").isNotNull()
-                     & ~F.col("owner").eqNullSafe(F.col("_prev_owner")))
-    base: list[Any] = [F.col("capture_ts").alias("ts"), F.col("_prev_ts").alias("window_start_ts"),
-                       "cluster", "group", "topic", "broker", "queue_id"]
-    tail: list[Any] = [F.lit(None).cast("string").alias("strategy"),
-                       F.lit(None).cast("int").alias("cid_all"),
-                       F.lit(None).cast("int").alias("mq_all"),
-                       F.lit("rebalance").alias("cause")]
-    gained = o.filter(F.col("owner").isNotNull()).select(
-        *base, F.col("owner").alias("client"), F.lit("gained").alias("change"),
-        F.col("source_kind"), F.col("source"), *tail)
-    lost = o.filter(F.col("_prev_owner").isNotNull()).select(
-        *base, F.col("_prev_owner").alias("client"), F.lit("lost").alias("change"),
-        F.col("source_kind"), F.col("source"), *tail)
-    return gained.unionByName(lost)
-
-
-def unowned_from_track(track: DataFrame) -> DataFrame:
-    """Intervals in which a queue had no owner in consecutive captures.
-
-    ``start_ts`` = first capture without an owner, ``since_ts`` = the last capture that still
-    had one (the queue lost its owner in between), ``end_ts`` = the capture where an owner
-    appeared again (null while still unowned: ``open``)."""
-    isl = track.groupBy(*GQUEUE, "_island").agg(
-        F.max("_none").alias("_none"), F.min("capture_ts").alias("start_ts"),
-        F.max("capture_ts").alias("last_ts"),
-        F.min_by("_prev_ts", F.col("capture_ts")).alias("since_ts"),
-        F.max_by("_next_ts", F.col("capture_ts")).alias("end_ts"),
-        F.first("source_kind").alias("source_kind"))
-    isl = isl.filter(F.col("_none") == 1)
-    return isl.select(
-        *GQUEUE, "since_ts", "start_ts", "end_ts",
-        F.when(F.col("end_ts").isNotNull(), F.col("end_ts") - F.col("start_ts"))
-         .otherwise(F.col("last_ts") - F.col("start_ts")).alias("duration_ms"),
-        F.col("end_ts").isNull().alias("open"), "source_kind")
-
-
-def capture_changes(obs: DataFrame) -> DataFrame:
-    """Owner changes between consecutive captures (see :func:`owner_track`)."""
-    return changes_from_track(owner_track(obs))
-
-
-def unowned_from_captures(obs: DataFrame) -> DataFrame:
-    """Unowned intervals from captures (see :func:`unowned_from_track`)."""
-    return unowned_from_track(owner_track(obs))
-
-
 RESTART_GAP_MS = 30_000
 RESET_WINDOW_MS = 30_000
 LIFE_EVENTS = ("result", "start", "stop", "persist", "reset")
@@ -342,29 +265,6 @@ def merge_changes(captured: DataFrame, logged: DataFrame, tol_ms: int,
     return rest.select(*CHANGE_COLS).unionByName(out.select(*CHANGE_COLS))
 
 
-def capture_resets(obs: DataFrame) -> DataFrame:
-    """Reset events seen in captures: a queue's committed offset went back between two
-    captures with the same owner (captures without owner in between do not count: an offset
-    reset; a rebalance changes the owner).
-    One event per capture, group, topic and owner; same columns as :func:`reset_events`."""
-    w = Window.partitionBy(*GQUEUE).orderBy("capture_ts")
-    # compared with the previous capture that had an owner: the 4.x push reset drops the
-    # process queues for 10 s, so a capture in between shows the queue without owner
-    o = (obs.filter(F.col("owner").isNotNull() & F.col("consumer_offset").isNotNull())
-         .withColumns({"_prev_c": F.lag("consumer_offset").over(w),
-                       "_prev_owner": F.lag("owner").over(w),
-                       "_prev_ts": F.lag("capture_ts").over(w)}))
-    back = o.filter((F.col("consumer_offset") < F.col("_prev_c"))
-                    & F.col("owner").isNotNull() & (F.col("owner") == F.col("_prev_owner")))
-    q = F.concat_ws(":", F.col("broker"), F.col("queue_id").cast("string"))
-    return (back.groupBy("capture_ts", "cluster", "group", "topic", "owner", "source_kind")
-            .agg(F.min("_prev_ts").alias("window_start_ts"),
-                 F.array_sort(F.collect_set(q)).alias("queues"),
-                 F.first("source").alias("source"))
-            .withColumnRenamed("capture_ts", "ts").withColumnRenamed("owner", "client")
-            .select(*_reset_event_cols()))
-
-
 def mark_resets(changes: DataFrame, resets: DataFrame,
                 window_ms: int = RESET_WINDOW_MS) -> DataFrame:
     """Give cause ``reset`` to a queue's loss and re-gain by the same client (nothing else
@@ -453,7 +353,7 @@ def unowned_from_logs(changes: DataFrame) -> DataFrame:
     # every run, whatever the partitioning (a local and a cluster run must agree)
     order = [F.col("ts"), F.col("change"), F.col("client")]  # "gained" < "lost"
     w = Window.partitionBy(*GQUEUE).orderBy(*order)
-    # (the next gain through the reversed order: running frames only, see estimate_time_lag)
+    # (the next gain through the reversed order: running frames only)
     w_rev = Window.partitionBy(*GQUEUE).orderBy(*[c.desc() for c in order])
     gained, lost, prev = (F.col("change") == "gained", F.col("change") == "lost",
                           F.col("_prev"))

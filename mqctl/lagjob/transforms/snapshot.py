@@ -80,8 +80,8 @@ def parse_snapshot_records(lines: DataFrame, schema: object,
     (``value out of range``: a capture time before 2010 or more than a day after ``run_ms``, a
     number beyond 2^63-1, a queue id above 65535; ``negative value``: a negative queue id,
     offset or store time). The detail names the field and its value. Blank lines are skipped
-    (not errors). Every row that passes keeps the transforms' arithmetic within a long (see
-    :func:`with_lag`, :func:`estimate_time_lag`).
+    (not errors). Every row that passes keeps the kernel's arithmetic within a long (lag and
+    time lag: :mod:`mqctl.lagjob.kernel`).
     """
     parsed = (lines.filter(F.trim(F.col("value")) != "")
               .withColumn("j", F.from_json(F.col("value"), schema,  # type: ignore[arg-type]

@@ -1,6 +1,6 @@
-"""Status (Burrow) and rates: per queue over the last ``window`` captures, following Burrow
-(``core/internal/evaluator/caching.go``) adapted to RocketMQ, which has no commit timestamps
-(:func:`queue_status`); per group and topic; and the latest per group."""
+"""Status per group and topic (the worst of its queues', which the kernel judges:
+:func:`mqctl.lagjob.kernel.status`, Burrow's rules adapted to RocketMQ) and the latest per
+group."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from mqctl.lagjob.transforms.common import GQUEUE
 from mqctl.lagjob.transforms.rebalance import _not_reset
 
 # Burrow's partition statuses, in mqctl's severity order (group status = the worst; thresholds
@@ -32,124 +31,6 @@ def status_name(code: Column) -> Column:
     for s, i in SEVERITY.items():
         expr = F.when(code == i, F.lit(s)).otherwise(expr)
     return expr
-
-
-def queue_status(lag: DataFrame, window: int, allowed_lag: int = 0,
-                 allowed_lag_seconds: float = 0.0) -> DataFrame:
-    """Per queue and capture: ``status`` over the last ``window`` captures with a known lag,
-    ``complete`` (= samples / window), and ``consume_rate`` / ``produce_rate`` (messages/s
-    since the previous capture; negative moves count as 0).
-
-    Burrow's ``calculatePartitionStatus`` (linkedin/Burrow ``core/internal/evaluator/
-    caching.go``, 1.9), in its order, only while the current sample is not caught up:
-
-    1. STOP. Burrow's test ("no commit for longer than the window spans", unless a broker
-       offset of the window is <= the current consumer offset: ``checkIfRecentLagZero``) needs
-       commit timestamps, which RocketMQ does not keep (clients commit every 5 s whether or not
-       they moved). Adapted: the group is offline at this capture (no members in the snapshot
-       or in consumerProgress' group list, or ``consumeEnable=false`` in
-       subscriptionGroup.json): membership is known, so Burrow's grace does not apply; or, when
-       membership is unknown (store files, mqadmin captures), the offset did not move over a
-       full window while the lag grew, with Burrow's grace;
-    2. REWIND: the offset decreased between two samples of the window and never got back to
-       where it was before the (first) decrease (``checkIfOffsetsRewind`` and
-       ``checkIfRewindRecovered``); checked before rule 3, as in Burrow, so a rewind to
-       earliest after a caught-up sample is not hidden by it;
-    3. OK if the sample was caught up at any point of the window;
-    4. STALL: the offset never moved in the window;
-    5. WARN: the lag never decreased between consecutive samples;
-    6. else OK.
-
-    "Caught up" (Burrow's lag <= ``allowed-lag``) also counts a sample whose time lag is at
-    most ``allowed_lag_seconds``: RocketMQ consumers commit every 5 s (and with each pull), so
-    a healthy group's committed offset always trails the head by a few seconds of messages;
-    with Burrow's literal rule such a group would be WARN forever.
-
-    Rules 2, 4 and 5 need two samples: a single capture can only be OK or STOP.
-
-    A queue the group never committed (no consumer offset: "none", its lag counting the whole
-    queue) has no offset for rules 2-5 and is not in any window: OK when caught up, STOP when
-    the group is offline, else unknown (null).
-    """
-    n_win = max(1, int(window))
-    judged = F.col("lag").isNotNull() & F.col("consumer_offset").isNotNull()
-    # one window pass: the judged samples and the others (unknown lag, never committed: not in
-    # any window) are apart through the partition key, so the frame counts judged ones only.
-    # Every rule is a plain aggregate over the frame (no higher-order function: Spark runs
-    # those interpreted, row by row; docs/lag-performance.md, "Eleventh pass"), and only the
-    # rewind test keeps the window's offsets as a list.
-    w = Window.partitionBy(*GQUEUE, "_judged").orderBy("capture_ts")
-    frame = w.rowsBetween(-(n_win - 1), 0)
-    online_eff = F.when(F.col("consume_enable") == F.lit(False), F.lit(False)).otherwise(
-        F.col("online"))
-    caught_up = F.col("lag") <= F.lit(int(allowed_lag))
-    if allowed_lag_seconds > 0:
-        # a lower bound of the time lag proves nothing about being caught up
-        caught_up = caught_up | (F.col("lag_seconds").isNotNull()
-                                 & ~F.coalesce(F.col("lower_bound"), F.lit(False))
-                                 & (F.col("lag_seconds") <= F.lit(float(allowed_lag_seconds))))
-    # (``_judged`` is the window's partition key: a column before the window's projection)
-    s = lag.withColumns({"_judged": judged, "_ok": caught_up}).withColumns({
-        "_prev_c": F.lag("consumer_offset").over(w), "_prev_b": F.lag("broker_offset").over(w),
-        "_prev_t": F.lag("observed_ts").over(w), "_prev_l": F.lag("lag").over(w),
-        "_rn": F.row_number().over(w)})
-    rules = {
-        "_n": F.count("consumer_offset").over(frame),
-        "_offs": F.collect_list("consumer_offset").over(frame),
-        "_first_lag": F.first("lag").over(frame),
-        "_min_c": F.min("consumer_offset").over(frame),
-        "_max_c": F.max("consumer_offset").over(frame),
-        "_min_b": F.min("broker_offset").over(frame),
-        "_any_ok": F.max(F.col("_ok").cast("int")).over(frame),
-        "_online": online_eff,
-    }
-    if n_win >= 2:
-        # the window's samples after its first one: each compares with the sample before it,
-        # which is in the window too (at a queue's first sample there is none: null)
-        after_first = w.rowsBetween(-(n_win - 2), 0)
-        rules["_dec_rn"] = F.min(F.when(F.col("consumer_offset") < F.col("_prev_c"),
-                                        F.col("_rn"))).over(after_first)
-        rules["_lag_fell"] = F.max((F.col("lag") < F.col("_prev_l")).cast("int")).over(
-            after_first)
-    else:  # a window of one sample: no pair to compare
-        rules["_dec_rn"] = F.lit(None).cast("int")
-        rules["_lag_fell"] = F.lit(None).cast("int")
-    s = s.withColumns(rules)
-    n = F.col("_n")
-    all_same = F.col("_min_c") == F.col("_max_c")
-    # the first decrease (its 1-based position in the window), and whether a later sample got
-    # back to the offset before it
-    dec = (F.col("_dec_rn") - (F.col("_rn") - n)).cast("int")
-    rewind = ((n >= 2) & F.col("_dec_rn").isNotNull()
-              & (F.array_max(F.slice("_offs", dec, n)) < F.element_at("_offs", dec - 1)))
-    any_ok = F.col("_any_ok") == 1
-    never_dec = (n >= 2) & (F.coalesce(F.col("_lag_fell"), F.lit(0)) == 0)
-    # Burrow's checkIfRecentLagZero: a max offset of the window at or below the current offset
-    recent_zero = F.col("_min_b") <= F.col("consumer_offset")
-    stopped = ((F.col("_online") == F.lit(False))
-               | (F.col("_online").isNull() & (n == n_win) & (n >= 2) & all_same
-                  & (F.col("lag") > F.col("_first_lag")) & ~recent_zero))
-    status = (F.when(F.col("_ok"), "OK").when(stopped, "STOP").when(rewind, "REWIND")
-              .when(any_ok, "OK").when((n >= 2) & all_same, "STALL")
-              .when(never_dec, "WARN").otherwise("OK"))
-    dt = (F.col("observed_ts") - F.col("_prev_t")) / 1000.0
-    never_status = (F.when(F.col("lag").isNull(), F.lit(None).cast("string"))
-                    .when(F.col("lag") <= F.lit(int(allowed_lag)), F.lit("OK"))
-                    .when(online_eff == F.lit(False), F.lit("STOP")))
-    known = F.col("_judged")
-
-    def judged_only(c: Column, dtype: str) -> Column:
-        return F.when(known, c).otherwise(F.lit(None).cast(dtype))
-
-    return (s.withColumns({
-        "status": F.when(known, status).otherwise(never_status),
-        "complete": judged_only((n / F.lit(float(n_win))).cast("double"), "double"),
-        "window_samples": judged_only(n.cast("int"), "int"),
-        "consume_rate": judged_only(F.when(dt > 0, F.greatest(
-            F.col("consumer_offset") - F.col("_prev_c"), F.lit(0)) / dt), "double"),
-        "produce_rate": judged_only(F.when(dt > 0, F.greatest(
-            F.col("broker_offset") - F.col("_prev_b"), F.lit(0)) / dt), "double")})
-        .drop(*[c for c in s.columns if c.startswith("_") and c not in lag.columns]))
 
 
 def _sum_sorted(col: str) -> Column:
