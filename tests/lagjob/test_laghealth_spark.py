@@ -1,7 +1,8 @@
-"""The Spark report's rebalance and health transforms (captures only, as
-``stages.rebalance_history`` runs them without logs, then ``group_health`` and
-``with_rebalances``) against the row-by-row reference (tests/laghealth_reference.py) on the
-random owner histories :mod:`mqctl.laghealth` is checked on (tests/test_laghealth.py)."""
+"""The Spark report's rebalance and health steps (captures only, as
+``stages.rebalance_history`` runs them without logs: the kernel's owner frames, then
+``group_health`` and ``with_rebalances``) against the row-by-row reference
+(tests/laghealth_reference.py) on the random owner histories :mod:`mqctl.laghealth` is
+checked on (tests/test_laghealth.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ pytest.importorskip("pyspark")
 from laghealth_reference import random_owner_histories, report_reference
 
 from mqctl.lagjob import transforms as X
+
+from .kernel_frames import owner_frames
 
 pytestmark = pytest.mark.spark
 
@@ -31,10 +34,10 @@ def spark_verdicts(spark, rows, latest, *, round_gap_ms=20_000, storm_rounds=3,
     obs = spark.createDataFrame(
         [tuple({**r, "source_kind": "snapshot", "source": "s"}[c] for c in cols)
          for r in rows], OBS)
-    track = X.owner_track(obs)
-    resets = X.capture_resets(obs)
-    changes = X.mark_resets(X.changes_from_track(track).select(*X.CHANGE_COLS), resets)
-    unowned = X.drop_reset_gaps(X.unowned_from_track(track), changes)
+    own = owner_frames(obs)  # (the kernel's owner track, changes, resets, unowned intervals)
+    resets = own["resets"]
+    changes = X.mark_resets(own["changes"].select(*X.CHANGE_COLS), resets)
+    unowned = X.drop_reset_gaps(own["unowned"], changes)
     events = X.rebalance_events(changes).unionByName(resets)
     rounds = X.rebalance_rounds(events, round_gap_ms)
     storms = X.rebalance_storms(rounds, storm_rounds, storm_window_ms, storm_round_max_ms)
