@@ -5,10 +5,11 @@ every Spark job (0.1-0.5 s each) and every Py4J call (each builds or reads a Jav
 This runs ``run_report`` twice in one session (the first one warms the JVM; both go to
 fresh output directories, so neither reuses the other's state) and prints, for the second:
 
-  * the Spark jobs of each stage (job group ``mqctl-lag:<stage>``: ``_Run.stage``), from the
+  * the Spark jobs of each stage (job group ``mqctl-lag:<stage>``: ``Run.stage``), from the
     status tracker;
-  * the Py4J calls made while each function of ``mqctl/lagjob/stages.py`` (else of
-    ``job.py``'s ``_Run``) was on the stack, innermost first (py4j's
+  * the Py4J calls made while each function of ``mqctl/lagjob/stages.py`` (else of the run's
+    own modules: ``run.py``, ``reading.py``, ``outputs.py``, ``summaries.py``, ``derived.py``)
+    was on the stack, innermost first (py4j's
     ``GatewayClient.send_command`` counted): where the expressions are built;
   * the wall seconds of the run and the CPU seconds of Python and of its JVM.
 
@@ -37,17 +38,17 @@ REBALANCE = ("logs", "owner track", "unowned", "unowned from logs", "unowned fro
              "moves", "rounds", "storms", "locks")
 
 
-def _stage_of_frame(stages_file: str, job_file: str) -> str:
+def _stage_of_frame(stages_file: str, run_files: dict[str, str]) -> str:
     f = sys._getframe(2)
-    job_name = None
+    run_name = None
     while f is not None:
         fn = f.f_code.co_filename
         if fn == stages_file:
             return "stages." + f.f_code.co_name
-        if job_name is None and fn == job_file:
-            job_name = "job." + f.f_code.co_name
+        if run_name is None and fn in run_files:
+            run_name = run_files[fn] + "." + f.f_code.co_name
         f = f.f_back
-    return job_name or "other"
+    return run_name or "other"
 
 
 def process_cpu_s(pid: int) -> float:
@@ -63,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     import py4j.java_gateway as jg
 
-    from mqctl.lagjob import job as J
+    from mqctl.lagjob import derived, outputs, reading, summaries
+    from mqctl.lagjob import run as R
     from mqctl.lagjob import stages as S
     from mqctl.lagjob.job import run_report
     from mqctl.lagjob.session import driver_java_options, driver_memory, spark_session
@@ -72,12 +74,14 @@ def main(argv: list[str] | None = None) -> int:
     waited: Counter[str] = Counter()
     counting = [False]
     orig = jg.GatewayClient.send_command
-    stages_file, job_file = S.__file__, J.__file__
+    stages_file = S.__file__
+    run_files = {m.__file__: m.__name__.rsplit(".", 1)[1]
+                 for m in (R, reading, outputs, summaries, derived)}
 
     def send_command(self, *a, **k):  # type: ignore[no-untyped-def]
         if not counting[0]:
             return orig(self, *a, **k)
-        where = _stage_of_frame(stages_file, job_file)
+        where = _stage_of_frame(stages_file, run_files)
         calls[where] += 1
         t = time.perf_counter()
         try:

@@ -104,11 +104,12 @@ def main(argv: list[str] | None = None) -> int:
     import py4j.java_gateway as jg
     from pyspark import SparkContext
 
-    from mqctl.lagjob import job as J
     from mqctl.lagjob import lookups
     from mqctl.lagjob import stages as ST
+    from mqctl.lagjob import summaries as SU
     from mqctl.lagjob import transforms as X
     from mqctl.lagjob.job import run_report
+    from mqctl.lagjob.run import Run
     from mqctl.lagjob.session import driver_java_options, driver_memory, spark_session
     from mqctl.lagjob.transforms import snapshot as snapshot_checks
 
@@ -129,15 +130,13 @@ def main(argv: list[str] | None = None) -> int:
     def every_reason(parsed: Any, run_ms: Any = None, *, reasons: bool = True) -> Any:
         return checks(parsed, run_ms)
 
-    one_job, counted, per_broker = (J._Run._summary_rows, J._Run.cut_counting,
-                                    X.latest_per_broker)
+    one_job, counted, per_broker = SU.summary_rows, Run.cut_counting, X.latest_per_broker
     literal_files = ST.LITERAL_FILES
 
-    def rows_apart(self: Any, rep: Any, more: dict[str, Any]) -> Any:
-        said, limit = self._said, self.o.summary_limit
-        return ([said(r.asDict()) for r in rep.latest.orderBy(*J._latest_order())
+    def rows_apart(rep: Any, more: dict[str, Any], limit: int, said: Any) -> Any:
+        return ([said(r.asDict()) for r in rep.latest.orderBy(*SU._latest_order())
                  .limit(limit).collect()],
-                [said(r.asDict()) for r in rep.groups.orderBy(*J._groups_order())
+                [said(r.asDict()) for r in rep.groups.orderBy(*SU._groups_order())
                  .limit(limit).collect()],
                 {k: df.collect() for k, df in more.items()})
 
@@ -150,10 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     def joined(lag: Any, latest: Any, rows: Any = None) -> Any:
         return per_broker(lag, latest)
 
-    def page_apart(self: Any, rep: Any, more: dict[str, Any]) -> Any:
-        return one_job(self, rep, {k: v for k, v in more.items() if k != "p"})
+    def page_apart(rep: Any, more: dict[str, Any], limit: int, said: Any) -> Any:
+        return one_job(rep, {k: v for k, v in more.items() if k != "p"}, limit, said)
 
-    checkpoint = J._Run.cut
+    checkpoint = Run.cut
 
     def persisted(self: Any, df: Any, name: str, *, keep_partitioning: bool = False) -> Any:
         with self.stage(name):
@@ -173,29 +172,29 @@ def main(argv: list[str] | None = None) -> int:
     def variant(candidate: bool, spark: Any) -> Any:
         if args.page or args.persist:
             if args.page and not candidate:
-                J._Run._summary_rows = page_apart  # type: ignore[method-assign]
+                SU.summary_rows = page_apart  # type: ignore[method-assign]
             if args.persist and candidate:
-                J._Run.cut = persisted  # type: ignore[method-assign]
-                J._Run.cut_counting = counting_checkpoint  # type: ignore[method-assign]
+                Run.cut = persisted  # type: ignore[method-assign]
+                Run.cut_counting = counting_checkpoint  # type: ignore[method-assign]
             try:
                 yield
             finally:
-                J._Run._summary_rows = one_job  # type: ignore[method-assign]
-                J._Run.cut = checkpoint  # type: ignore[method-assign]
-                J._Run.cut_counting = counted  # type: ignore[method-assign]
+                SU.summary_rows = one_job  # type: ignore[method-assign]
+                Run.cut = checkpoint  # type: ignore[method-assign]
+                Run.cut_counting = counted  # type: ignore[method-assign]
             return
         if args.collects:
             if not candidate:
                 ST.LITERAL_FILES = 0  # (the quarantine's broadcast join, its job)
-                J._Run._summary_rows = rows_apart  # type: ignore[method-assign]
-                J._Run.cut_counting = checked_apart  # type: ignore[method-assign]
+                SU.summary_rows = rows_apart  # type: ignore[method-assign]
+                Run.cut_counting = checked_apart  # type: ignore[method-assign]
                 X.latest_per_broker = joined  # type: ignore[assignment]
             try:
                 yield
             finally:
                 ST.LITERAL_FILES = literal_files
-                J._Run._summary_rows = one_job  # type: ignore[method-assign]
-                J._Run.cut_counting = counted  # type: ignore[method-assign]
+                SU.summary_rows = one_job  # type: ignore[method-assign]
+                Run.cut_counting = counted  # type: ignore[method-assign]
                 X.latest_per_broker = per_broker  # type: ignore[assignment]
             return
         if args.reasons:

@@ -488,7 +488,7 @@ FUNCTION_IMPORTS: dict[str, int] = {
     "mqctl.cli": 91,        # outside the command bodies: helpers, callbacks, completion
     "mqctl.errors": 2,      # a broker error's request and response names, off `--help`'s path
     "mqctl.interrupt": 11,
-    "mqctl.lagjob": 127,
+    "mqctl.lagjob": 122,
     "mqctl.lagoptions": 5,
     "mqctl.render": 4,
     "mqctl.timeparse": 6,

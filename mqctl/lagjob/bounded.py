@@ -101,7 +101,7 @@ PARTS = {"history": HISTORY_DDL, "changes": CHANGES_DDL, "resets": RESETS_DDL,
 # parts in the shape of a report frame (their schema is the run's: :func:`read`'s ``schema``):
 # the latest rows per group and topic and per group (``stages.Report.latest_base``, ...),
 # the page's totals per group and capture and peak lag per queue (``html.collect``) and the
-# Prometheus file's per-broker rows (``job._Run._brokers``)
+# Prometheus file's per-broker rows (``summaries.per_broker``)
 SHAPED = ("latest", "groups", "series", "peaks", "brokers")
 # parts written whole by every run (only the last batch is read)
 WHOLE = ("unowned", "latest", "groups", "peaks", "brokers")
@@ -495,7 +495,8 @@ def append_partitions(spark: SparkSession, df: DataFrame, path: str, staging: st
     """Add ``df``'s rows to the ``date=`` partitions of the dataset at ``path``: written to
     ``staging`` first, then its files moved in (:func:`ingest.adopt`; file names are unique per
     write). A run that dies between the moves leaves the dataset with part of the rows: the
-    manifest's fingerprint is cleared before (``_Run``), so the next run rewrites every date."""
+    manifest's fingerprint is cleared before (:func:`outputs.append_new`), so the next run
+    rewrites every date."""
     from mqctl.lagjob import ingest as I
 
     I.delete(spark, staging)

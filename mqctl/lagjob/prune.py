@@ -9,7 +9,7 @@ from pathlib import Path
 
 from mqctl.errors import UsageError
 from mqctl.lagjob import retention
-from mqctl.lagjob.job import report_lock
+from mqctl.lagjob.guards import report_lock
 from mqctl.render import Result, Table, cols
 from mqctl.snapshot import (
     CapturePrunePlan,

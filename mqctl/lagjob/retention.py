@@ -1,7 +1,7 @@
 """Retention of the lag report's outputs (``mqctl lag prune``): delete old ``date=`` partitions.
 
 The report writes its datasets partitioned by day (``OUT/lag/date=2024-06-01/...``, the list in
-:data:`mqctl.lagjob.job.DATASETS`, ``docs/exports.md`` section 6). A partition is deleted when
+:data:`mqctl.lagjob.result.DATASETS`, ``docs/exports.md`` section 6). A partition is deleted when
 the whole day lies before the cutoff (``now - keep``), except the newest partition of each
 dataset, so a report that stopped running keeps its last day. Only those datasets are touched:
 no other directory under ``OUT`` (the run's files, an ingested-state directory, anything a user
@@ -66,7 +66,7 @@ def local_dir(out: str, what: str, give: str) -> Path:
 
 
 def datasets() -> tuple[str, ...]:
-    from mqctl.lagjob.job import DATASETS
+    from mqctl.lagjob.result import DATASETS
 
     return tuple(DATASETS)
 

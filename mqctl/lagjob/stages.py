@@ -1,7 +1,7 @@
 """The lag report's stages, in the order a run takes them (docs/architecture.md, "The lag
 report's stages"). Each stage is a function from DataFrames to DataFrames: what it takes is in
 its parameters, what it gives is a small frozen dataclass of named frames. The run
-(:class:`mqctl.lagjob.job._Run`) calls them in order and does the I/O between them (the state,
+(:class:`mqctl.lagjob.run.Run`) calls them in order and does the I/O between them (the state,
 the writes); the computation is in the pure transforms (:mod:`mqctl.lagjob.transforms`), which
 stay testable without any of this.
 

@@ -35,6 +35,20 @@ def is_local(path: str) -> bool:
     return path.startswith("file:") or "://" not in path
 
 
+def utc_day(ms: int) -> str:
+    """The UTC date (``yyyy-MM-dd``) of an epoch-ms time: a ``date=`` partition's name."""
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d")
+
+
+def day_start_ms(day: str) -> int:
+    """The epoch ms of a UTC date's (``yyyy-MM-dd``) first instant."""
+    from datetime import UTC, datetime
+
+    return int(datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=UTC).timestamp() * 1000)
+
+
 def join(base: str, *parts: str) -> str:
     if is_local(base):
         from mqctl.lagjob.inputs import local_path

@@ -354,7 +354,7 @@ def test_export_over_mqctl_own_plan_needs_no_force(tmp_path, text):
 
 def test_report_outputs_that_are_not_mqctl_are_refused_without_force(tmp_path):
     from mqctl.errors import UsageError
-    from mqctl.lagjob.job import _check_outputs
+    from mqctl.lagjob.guards import check_outputs as _check_outputs
 
     out = tmp_path / "home"
     out.mkdir()

@@ -406,7 +406,7 @@ def test_a_second_run_into_the_same_out_is_refused(spark, tmp_path):
     """A cron run that outlasts its interval: the next one is refused (exit 6), nothing of the
     running one's state or outputs is touched."""
     from mqctl.errors import RefusedError
-    from mqctl.lagjob.job import report_lock
+    from mqctl.lagjob.guards import report_lock
 
     root, out = tmp_path / "in", tmp_path / "out"
     write_capture(root, 0)

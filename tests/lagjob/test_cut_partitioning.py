@@ -1,4 +1,4 @@
-"""`_Run.cut(keep_partitioning=True)`: a checkpoint read back with its partitioning, so the
+"""`Run.cut(keep_partitioning=True)`: a checkpoint read back with its partitioning, so the
 per-queue steps after it shuffle nothing (docs/architecture.md, "One partitioning")."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def test_a_cut_that_keeps_the_partitioning_needs_no_new_shuffle(spark, aqe):
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from mqctl.lagjob.job import _Run
+    from mqctl.lagjob.run import Run
 
     key = "spark.sql.adaptive.enabled"
     before = spark.conf.get(key)
@@ -35,8 +35,8 @@ def test_a_cut_that_keeps_the_partitioning_needs_no_new_shuffle(spark, aqe):
 
         df = frame()
         run = SimpleNamespace(spark=spark, stage=lambda name: nullcontext())
-        kept = _Run.cut(run, frame(), "kept", keep_partitioning=True)
-        plain = _Run.cut(run, frame(), "plain")
+        kept = Run.cut(run, frame(), "kept", keep_partitioning=True)
+        plain = Run.cut(run, frame(), "plain")
         assert spark.conf.get(key) == aqe  # (restored after the cut's job)
         w = Window.partitionBy("cluster", "topic", "queue_id").orderBy("ts")
 

@@ -226,7 +226,7 @@ def test_files_the_state_holds_parsed_are_not_decompressed(tmp_path, monkeypatch
 
 
 def test_a_failed_spark_read_names_the_file_and_the_cause():
-    from mqctl.lagjob.job import failed_read
+    from mqctl.lagjob.guards import failed_read
 
     text = ("An error occurred while calling o1069.parquet.\n: org.apache.spark.SparkException: "
             "[FAILED_READ_FILE.NO_HINT] Encountered error while reading file file:///in/x%20y."
@@ -244,7 +244,7 @@ def test_a_failed_spark_read_names_the_file_and_the_cause():
 
 def test_any_other_spark_failure_is_one_line_without_the_java_trace():
     from mqctl.errors import ExitCode
-    from mqctl.lagjob.job import java_failure
+    from mqctl.lagjob.guards import java_failure
 
     text = ("An error occurred while calling o77.parquet.\n: org.apache.spark.SparkException: "
             "[INTERNAL_ERROR] something broke.\n\tat org.apache.spark.X.y(X.scala:1)\n"
@@ -322,7 +322,7 @@ def test_state_that_is_a_regular_file_is_refused_before_spark(tmp_path, no_spark
 
 
 def test_a_second_run_into_the_same_out_is_refused_before_the_jvm(tmp_path, no_spark):
-    from mqctl.lagjob.job import report_lock
+    from mqctl.lagjob.guards import report_lock
 
     _capture(tmp_path / "in", 0)
     out = tmp_path / "o"
@@ -333,7 +333,7 @@ def test_a_second_run_into_the_same_out_is_refused_before_the_jvm(tmp_path, no_s
 
 
 def test_a_second_run_sharing_a_state_is_refused_before_the_jvm(tmp_path, no_spark):
-    from mqctl.lagjob.job import state_lock
+    from mqctl.lagjob.guards import state_lock
 
     _capture(tmp_path / "in", 0)
     st = tmp_path / "state"

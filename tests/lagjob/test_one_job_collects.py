@@ -236,7 +236,7 @@ def test_latest_per_broker_by_literal_keys_equals_the_broadcast_join(spark):
 def test_the_summary_rows_of_one_collect_keep_each_frames_order(spark):
     from pyspark.sql import functions as F
 
-    from mqctl.lagjob.job import _Run
+    from mqctl.lagjob import summaries as SU
 
     rng = random.Random(5)
 
@@ -260,19 +260,17 @@ def test_the_summary_rows_of_one_collect_keep_each_frames_order(spark):
                                                                     ).repartition(3)
     quarantine = spark.createDataFrame([("bad json",), ("bad json",), ("too big",)],
                                        "reason string")
-    run = SimpleNamespace(o=SimpleNamespace(summary_limit=40), _said=lambda r: r)
     rep = SimpleNamespace(latest=latest, groups=groups)
     more = {"q": quarantine.groupBy("reason").agg(F.count(F.lit(1)).alias("n"))}
-    summary, group_rows, got = _Run._summary_rows(run, rep, more)
-    from mqctl.lagjob import job as J
+    summary, group_rows, got = SU.summary_rows(rep, more, 40, lambda r: r)
 
     def nan_free(rows):  # (NaN is not equal to itself; Spark sorts it above every number)
         return [{k: "NaN" if v != v else v for k, v in r.items()} for r in rows]
 
     assert nan_free(summary) == nan_free(
-        r.asDict() for r in latest.orderBy(*J._latest_order()).limit(40).collect())
+        r.asDict() for r in latest.orderBy(*SU._latest_order()).limit(40).collect())
     assert nan_free(group_rows) == nan_free(
-        r.asDict() for r in groups.orderBy(*J._groups_order()).limit(40).collect())
+        r.asDict() for r in groups.orderBy(*SU._groups_order()).limit(40).collect())
     assert any(r["lag_seconds"] != r["lag_seconds"] for r in summary)
     assert len(summary) == len(group_rows) == 40
     assert sorted((r["reason"], r["n"]) for r in got["q"]) == [("bad json", 2), ("too big", 1)]
@@ -281,19 +279,19 @@ def test_the_summary_rows_of_one_collect_keep_each_frames_order(spark):
 def test_a_cut_counts_its_rows_in_its_own_job_and_keeps_its_partitioning(spark):
     from pyspark.sql import functions as F
 
-    from mqctl.lagjob.job import _Run
+    from mqctl.lagjob.run import Run
 
     rows = [(f"t{i % 5}", i, None if i % 7 == 0 else i) for i in range(500)]
     df = (spark.createDataFrame(rows, "topic string, ts long, b long").repartition(4, "topic")
           .sortWithinPartitions("topic", "ts"))
     run = SimpleNamespace(spark=spark, stage=lambda name: nullcontext())
-    run.cut = lambda d, name, keep_partitioning=False: _Run.cut(
+    run.cut = lambda d, name, keep_partitioning=False: Run.cut(
         run, d, name, keep_partitioning=keep_partitioning)
-    cut, n = _Run.cut_counting(run, df, "t", F.col("b").isNull(), keep_partitioning=True)
+    cut, n = Run.cut_counting(run, df, "t", F.col("b").isNull(), keep_partitioning=True)
     assert n == sum(1 for r in rows if r[2] is None) == 72
     assert sorted(cut.collect()) == sorted(df.collect())
     assert cut.rdd.getNumPartitions() == 4
-    empty, none = _Run.cut_counting(run, df.filter(F.lit(False)), "e", F.lit(True))
+    empty, none = Run.cut_counting(run, df.filter(F.lit(False)), "e", F.lit(True))
     assert none == 0 and empty.count() == 0
 
 

@@ -180,7 +180,7 @@ class Py4JNetworkError(Exception):  # the name py4j gives a lost connection to t
 
 def test_out_of_memory_is_a_one_line_error_naming_the_step_and_what_was_written():
     from mqctl.errors import ExitCode
-    from mqctl.lagjob.job import spark_failure
+    from mqctl.lagjob.guards import spark_failure
 
     oom = RuntimeError("An error occurred while calling o123.localCheckpoint.\n"
                        ": org.apache.spark.SparkException: Job aborted due to stage failure: "
@@ -203,7 +203,7 @@ def test_a_disk_filling_inside_spark_is_a_one_line_error_naming_the_step():
     full reaches Python as a Py4J/Spark error whose text carries Java's IOException
     (environment problems are named, not called bugs)."""
     from mqctl.errors import ExitCode
-    from mqctl.lagjob.job import spark_failure
+    from mqctl.lagjob.guards import spark_failure
 
     for java in ("java.io.IOException: No space left on device",
                  "java.io.IOException: Disk quota exceeded"):
@@ -223,7 +223,7 @@ def test_gzip_inputs_are_sized_by_what_they_hold(tmp_path):
     import gzip
     from types import SimpleNamespace
 
-    from mqctl.lagjob.job import _input_bytes
+    from mqctl.lagjob.sizing import input_bytes as _input_bytes
 
     line = b'{"capture_ts": 1717200000000, "group": "GID_PAY", "topic": "TopicPay"}\n'
     raw = line * 40_000  # 2.9 MB

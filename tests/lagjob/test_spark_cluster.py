@@ -207,7 +207,7 @@ def test_report_on_a_standalone_cluster_equals_a_local_run(request, tmp_path):
     assert by[("GID_REPLAY", "TopicPay")] == "STOP"  # the demo's stopped group, seen remotely
     assert (tmp_path / "remote" / "summary.csv").read_bytes() == \
         (tmp_path / "local" / "summary.csv").read_bytes()
-    from mqctl.lagjob.job import DATASETS
+    from mqctl.lagjob.result import DATASETS
 
     spark = request.getfixturevalue("spark")  # only now: no idle JVM during the runs
     compared = 0

@@ -271,6 +271,7 @@ def test_a_run_leaves_no_checkpoint_blocks_in_a_reused_session(spark, tmp_path, 
     suite, a notebook) otherwise fills storage memory run after run until an aggregation cannot
     grow its hash map (CI: 'Could not allocate memory to grow BytesToBytesMap')."""
     from mqctl.lagjob import job
+    from mqctl.lagjob import run as lagrun
 
     from .builders import build_scenario
 
@@ -288,13 +289,13 @@ def test_a_run_leaves_no_checkpoint_blocks_in_a_reused_session(spark, tmp_path, 
     users = before - others
     assert users, "the user's cache is not in storage"
     at_release: list[set[int]] = []
-    release = job._release_checkpoints
+    release = lagrun._release_checkpoints
 
     def watched(session, ids):
         at_release.append(held() - before)
         release(session, ids)
 
-    monkeypatch.setattr(job, "_release_checkpoints", watched)
+    monkeypatch.setattr(lagrun, "_release_checkpoints", watched)
     try:
         job.run_report([str(root)], str(tmp_path / "out"), spark=spark, tz="UTC", log_tz="UTC")
         after = held()
