@@ -42,8 +42,6 @@ GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 20  # compressed bytes read at once
 OUT_CHUNK = 4 << 20  # decompressed bytes held at once (the memory bound)
 
-REASON = "unreadable file"
-
 
 @dataclass(frozen=True, slots=True)
 class GzipCheck:
@@ -157,15 +155,6 @@ def check_gzip(read: Callable[[int], bytes], size: int | None = None) -> GzipChe
         return fail(f"truncated gzip: the data ends inside gzip member {members + 1}; the "
                     f"readable part holds {lines} whole line(s) ({out} byte(s) uncompressed)")
     return GzipCheck(None, lines, out)
-
-
-def check_gzip_file(path: str, size: int | None = None) -> GzipCheck:
-    """:func:`check_gzip` of a local file (an ``OSError`` while reading is a failed check)."""
-    try:
-        with open(path, "rb") as fh:
-            return check_gzip(fh.read, size)
-    except OSError as exc:
-        return GzipCheck(open_problem(exc, path), 0, 0)
 
 
 def check_local(path: str, size: int) -> str | None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import posixpath
 from collections.abc import Iterable
@@ -59,11 +58,6 @@ def join(base: str, *parts: str) -> str:
 
 # --------------------------------------------------------------------------------------------
 # Parquet
-
-def partition_dates(df: DataFrame) -> list[str]:
-    """The distinct ``date`` values of a dataset (bounded: one per day)."""
-    return sorted(r["date"] for r in df.select("date").distinct().collect() if r["date"])
-
 
 def _hadoop_fs(spark: SparkSession, path: str) -> tuple[Any, Any]:
     jvm: Any = spark.sparkContext._jvm
@@ -151,6 +145,3 @@ def json_text(data: Any) -> str:
 # Prometheus textfile: the names, labels, units and the text are in mqctl.lagmetrics (the
 # exporter serves the same series without Spark); re-exported above
 
-
-def summary_json(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
