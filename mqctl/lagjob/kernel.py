@@ -355,6 +355,26 @@ class Status:
     produce_rate: np.ndarray
 
 
+def _rewound(c: np.ndarray, dec: np.ndarray, pos: np.ndarray, w: int) -> np.ndarray:
+    """Per row: the consumer offset ``c`` went back (``dec``) within the row's window (its
+    last ``w - 1`` rows) and no later row of the window got back to the offset before that
+    first decrease (Burrow's checkIfOffsetsRewind, checkIfRewindRecovered)."""
+    n_rows = len(c)
+    dec_at = np.full(n_rows, -1, dtype=I64)
+    for k in range(w - 1):
+        jc = np.maximum(np.arange(n_rows) - k, 0)
+        hit = (pos >= k) & dec[jc]
+        dec_at = np.where(hit, jc, dec_at)
+    has = dec_at >= 0
+    run_max = np.full(n_rows, np.iinfo(I64).min, dtype=I64)
+    for k in range(w):
+        j = np.maximum(np.arange(n_rows) - k, 0)
+        inside = (pos >= k) & has & (j >= dec_at)
+        run_max = np.where(inside, np.maximum(run_max, c[j]), run_max)
+    before = c[np.maximum(dec_at - 1, 0)]
+    return has & (run_max < before)
+
+
 def status(gq: np.ndarray, cap: np.ndarray, t: np.ndarray, lag: Num, co: Num, bo: Num,
            secs: np.ndarray, lower: np.ndarray, online: tuple[np.ndarray, np.ndarray],
            enable_false: np.ndarray, p: Params) -> Status:
@@ -403,22 +423,7 @@ def status(gq: np.ndarray, cap: np.ndarray, t: np.ndarray, lag: Num, co: Num, bo
     lag_fell = np.zeros(len(g), dtype=bool)
     if w >= 2:
         lag_fell = _window_any(fell, pos, w - 1)
-        # the first decrease in the window (the last n-1 rows), and whether a later row got
-        # back to the offset before it (checkIfOffsetsRewind, checkIfRewindRecovered)
-        dec_at = np.full(len(g), -1, dtype=I64)
-        for k in range(w - 1):
-            j = np.arange(len(g)) - k
-            jc = np.maximum(j, 0)
-            hit = (pos >= k) & dec[jc]
-            dec_at = np.where(hit, jc, dec_at)
-        has = dec_at >= 0
-        run_max = np.full(len(g), np.iinfo(I64).min, dtype=I64)
-        for k in range(w):
-            j = np.maximum(np.arange(len(g)) - k, 0)
-            inside = (pos >= k) & has & (j >= dec_at)
-            run_max = np.where(inside, np.maximum(run_max, c[j]), run_max)
-        before = c[np.maximum(dec_at - 1, 0)]
-        rewind = (n >= 2) & has & (run_max < before)
+        rewind = (n >= 2) & _rewound(c, dec, pos, w)
     all_same = min_c == max_c
     never_dec = (n >= 2) & ~lag_fell
     recent_zero = min_b <= c

@@ -148,6 +148,22 @@ def default_conf(master: str | None, traces: bool = False) -> dict[str, str]:
     return conf
 
 
+def _started(builder: Any, settings: dict[str, str], master: str | None, app_name: str,
+             under_submit: bool) -> SparkSession:
+    """The session of ``builder``: its driver JVM launched here (not under spark-submit); the
+    one-line error (exit 2) when the JVM does not start."""
+    try:
+        if not under_submit:
+            _launch_jvm(settings, master, app_name)
+        return builder.getOrCreate()
+    except Exception as exc:  # the JVM did not start
+        text = str(exc)
+        if "JAVA_GATEWAY_EXITED" in text or "Java gateway" in text or "java" in text.lower():
+            raise UsageError(f"Spark could not start its JVM: {text.splitlines()[0][:200]}",
+                             hint=JAVA_HINT) from exc
+        raise
+
+
 @contextmanager
 def spark_session(master: str | None = "local[*]", *, conf: Mapping[str, str] | None = None,
                   spark: SparkSession | None = None, log_level: str = "WARN",
@@ -209,16 +225,7 @@ def spark_session(master: str | None = "local[*]", *, conf: Mapping[str, str] | 
         settings["spark.driver.extraJavaOptions"] = driver_opts
         for k, v in settings.items():
             builder = builder.config(k, v)
-        try:
-            if not under_submit:
-                _launch_jvm(settings, master, app_name)
-            session = builder.getOrCreate()
-        except Exception as exc:  # the JVM did not start
-            text = str(exc)
-            if "JAVA_GATEWAY_EXITED" in text or "Java gateway" in text or "java" in text.lower():
-                raise UsageError(f"Spark could not start its JVM: {text.splitlines()[0][:200]}",
-                                 hint=JAVA_HINT) from exc
-            raise
+        session = _started(builder, settings, master, app_name, under_submit)
         session.sparkContext.setLogLevel(log_level.upper())
         done = False
         try:

@@ -113,6 +113,13 @@ def group_health(groups: DataFrame, storms: DataFrame, unowned: DataFrame, windo
             F.collect_list(F.when(rec, F.split(F.col("_rule"), r"\+"))).over(w)))), "+"),
         "unowned_ms": F.sum("_len").over(w),
         "unowned_now": F.size(F.collect_set("_qnow").over(w))}).filter(F.col("_k") == 0)
+    return _health_columns(out, window_ms, unowned_max, has_reason="reason" in groups.columns)
+
+
+def _health_columns(out: DataFrame, window_ms: int, unowned_max: float, *,
+                    has_reason: bool) -> DataFrame:
+    """:func:`group_health`'s row of each group from its windows' results (``storms``,
+    ``_in``, ``storm_*``, ``unowned_ms``, ``unowned_now``): ``HEALTH_COLUMNS``."""
     # the rest is one projection of the group's row: the names below are expressions over
     # the windows' results, each used where it is needed
     in_storm = F.coalesce(F.col("_in"), F.lit(0)) == 1
@@ -131,14 +138,14 @@ def group_health(groups: DataFrame, storms: DataFrame, unowned: DataFrame, windo
     reason = F.when(F.col("group_status_code").isNull()
                     & F.col("message_model").eqNullSafe(F.lit("BROADCASTING")),
                     F.lit(BROADCAST_REASON))
-    if "reason" in groups.columns:  # (the groups seen only in logs: :func:`unseen_groups`)
+    if has_reason:  # (the groups seen only in logs: :func:`unseen_groups`)
         reason = F.coalesce(F.col("_reason0"), reason)
     made = {"storms": F.col("storms").cast("long"), "in_storm": in_storm,
             "storm_rule": F.when(in_storm, F.col("storm_rule")), "unowned_ms": unowned_ms,
             "unowned_share": unowned_share, "unowned_now": F.col("unowned_now").cast("long"),
             "health_code": code, "health": health_name(code), "reason": reason}
-    return out.select(*keys, *(made[c].alias(c) if c in made else F.col(c)
-                               for c in HEALTH_COLUMNS))
+    return out.select("cluster", "group", *(made[c].alias(c) if c in made else F.col(c)
+                                            for c in HEALTH_COLUMNS))
 
 
 def unseen_groups(groups: DataFrame, *others: tuple[DataFrame, str]) -> DataFrame:

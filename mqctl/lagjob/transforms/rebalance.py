@@ -68,6 +68,14 @@ def log_changes(logs: DataFrame, restart_gap_ms: int = RESTART_GAP_MS,
     second (one rebalance logs its adds and removes within milliseconds).
     ``logs``: ``ts, seq, source, client_key, cluster, event, group, topic, client, mqs, ...``.
     """
+    return (_changes_from_results(logs, restart_gap_ms, reset_window_ms).select(*CHANGE_COLS)
+            .unionByName(_changes_from_add_remove(logs, reset_window_ms).select(*CHANGE_COLS)))
+
+
+def _changes_from_results(logs: DataFrame, restart_gap_ms: int, reset_window_ms: int
+                          ) -> DataFrame:
+    """:func:`log_changes` of the ``result`` lines: each run's gains and losses against its
+    previous set, and its end's losses (``stop`` or ``crash``)."""
     life = _attributed(logs.filter(F.col("event").isin(*LIFE_EVENTS)), logs)
     wc = Window.partitionBy("cluster", "client", "group").orderBy("ts", "seq")
     gap = F.col("ts") - F.lag("ts").over(wc)
@@ -125,6 +133,12 @@ def log_changes(logs: DataFrame, restart_gap_ms: int = RESTART_GAP_MS,
                         "broker": F.regexp_extract("_i.q", r"^(.*):([0-9]+)$", 1),
                         "queue_id": F.regexp_extract("_i.q", r"^(.*):([0-9]+)$", 2).cast("int"),
                         "change": F.col("_i.change"), "cause": F.col("_i.cause")}))
+    return from_results
+
+
+def _changes_from_add_remove(logs: DataFrame, reset_window_ms: int) -> DataFrame:
+    """:func:`log_changes` of the ``add``/``remove`` lines of the (file, group, topic) keys
+    without any result line, grouped per second."""
     # fallback: add/remove lines of (file, group, topic) keys without any result line
     addrm = _attributed(logs.filter(F.col("event").isin("add", "remove", "reset")), logs)
     resets = (addrm.filter(F.col("event") == "reset")
@@ -147,7 +161,7 @@ def log_changes(logs: DataFrame, restart_gap_ms: int = RESTART_GAP_MS,
                   .alias("cause"))
           .withColumns({"broker": F.col("_m")["broker"],
                         "queue_id": F.col("_m")["queue_id"]}).drop("_m"))
-    return from_results.select(*CHANGE_COLS).unionByName(fb.select(*CHANGE_COLS))
+    return fb
 
 
 def _reset_event_cols() -> list[Any]:

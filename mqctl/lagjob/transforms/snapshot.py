@@ -4,10 +4,17 @@ pass), and the bad records' line numbers."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
+from mqctl.lagjob.parsers.common import (
+    FUTURE_SLACK_MS,
+    MIN_CAPTURE_MS,
+    QUEUE_ID_MAX,
+    SNAPSHOT_NON_NEGATIVE,
+)
 from mqctl.lagjob.sqltext import ident, sql_text
 
 SNAPSHOT_OBS = ["observed_ts", "cluster", "group", "topic", "broker", "queue_id",
@@ -104,33 +111,71 @@ def check_snapshot_records(parsed: DataFrame, run_ms: int | None = None, *,
     wrong type or a number beyond its type look for the field's token in the text of a
     corrupt line, and a corrupt line is bad whatever they find, so that half of the checks'
     text (46 of 59 KB of SQL, analysed on every run) is left out."""
-    from mqctl.lagjob.parsers.common import (
-        FUTURE_SLACK_MS,
-        MIN_CAPTURE_MS,
-        QUEUE_ID_MAX,
-        SNAPSHOT_NON_NEGATIVE,
-    )
-    from mqctl.lagjob.schemas import (
-        SNAPSHOT_NAMES,
-        SNAPSHOT_NUMBERS,
-        SNAPSHOT_REQUIRED,
-        SNAPSHOT_TYPED,
-    )
+    c = _value_checks(run_ms)
+    if not reasons:
+        # bad exactly when a reason below is named: the wrong-type and too-big checks need a
+        # corrupt line, and each check's text is non-null when its condition holds (a null
+        # condition is not taken, in a CASE as in ``_first``)
+        conds = [_CORRUPT, c.schema_bad, *c.missing_when, *c.bad_name_when,
+                 *c.out_of_range_when, *c.negative_when]
+        flagged = ("CASE " + " ".join(f"WHEN {w} THEN {sql_text(FLAGGED)}" for w in conds)
+                   + " END")
+        return _checked_columns(parsed.withColumns(
+            {"_ts_bad": F.expr(c.ts_bad), "reason": F.expr(flagged)}), _jf, c.ts, c.never,
+            "CAST(NULL AS STRING)")
+    too_big, wrong_type = _corrupt_checks()
+    # each check once, as a column of its own: the reason and the detail read the columns
+    # (the expressions written into both made a plan twice the size, analysed on every run)
+    checked = parsed.withColumns({name: F.expr(text) for name, text in (
+        ("_too_big", too_big), ("_wrong_type", wrong_type), ("_missing", c.missing),
+        ("_bad_name", c.bad_name), ("_out_of_range", c.out_of_range),
+        ("_negative", c.negative), ("_ts_bad", c.ts_bad))})
+    reason, detail = _reason_and_detail(c.schema_bad)
+    tagged = checked.withColumn("reason", F.expr(reason))
+    return _checked_columns(tagged, _jf, c.ts, c.never, detail)
 
-    # Written as SQL text (one ``F.expr`` per column, not a Column object per operator and
-    # literal: 1,550 Py4J calls for the demo's report, 0.6-0.8 s of building before Spark
-    # had planned anything; docs/lag-performance.md, "Eighteenth pass"). ``j.`f``` is the
-    # parsed field ``f``; ``value`` the line's text.
-    def jf(c: str) -> str:
-        return "j." + ident(c)
 
-    corrupt = "(j IS NULL OR j._corrupt IS NOT NULL)"
+# Written as SQL text (one ``F.expr`` per column, not a Column object per operator and
+# literal: 1,550 Py4J calls for the demo's report, 0.6-0.8 s of building before Spark had
+# planned anything). ``j.`f``` is the parsed field ``f``; ``value`` the line's text.
+def _jf(c: str) -> str:
+    return "j." + ident(c)
 
-    def token(c: str) -> str:
-        """The field's value as written in the line (a JSON token; an array or object: its
-        first character), "" when the line has no such field. Only read on corrupt lines."""
-        return f"regexp_extract(value, {sql_text(chr(34) + c + chr(34) + _TOKEN)}, 1)"
 
+_CORRUPT = "(j IS NULL OR j._corrupt IS NOT NULL)"
+
+
+def _token(c: str) -> str:
+    """The field's value as written in the line (a JSON token; an array or object: its first
+    character), "" when the line has no such field. Only read on corrupt lines."""
+    return f"regexp_extract(value, {sql_text(chr(34) + c + chr(34) + _TOKEN)}, 1)"
+
+
+@dataclass(frozen=True, slots=True)
+class _ValueChecks:
+    """The SQL text of the checks of a parsed line's values (each ``*_when`` the conditions,
+    the others the text naming what is wrong, null when nothing is)."""
+
+    ts: str
+    ts_bad: str
+    never: str
+    out_of_range: str
+    out_of_range_when: list[str]
+    negative: str
+    negative_when: list[str]
+    missing: str
+    missing_when: list[str]
+    bad_name: str
+    bad_name_when: list[str]
+    schema_bad: str
+
+
+def _value_checks(run_ms: int | None) -> _ValueChecks:
+    """The checks of the parsed values: the capture time and queue id in range, the counts
+    not negative, the required fields present, the names clean, the schema known."""
+    from mqctl.lagjob.schemas import SNAPSHOT_NAMES, SNAPSHOT_REQUIRED
+
+    jf = _jf
     hi = (run_ms if run_ms is not None else 0) + FUTURE_SLACK_MS
     ts = jf("capture_ts")
     ts_bad = (f"({ts} < {MIN_CAPTURE_MS} OR ({'true' if run_ms is not None else 'false'} "
@@ -143,9 +188,6 @@ def check_snapshot_records(parsed: DataFrame, run_ms: int | None = None, *,
     negative_checks = [(f"{jf(c)} < 0", f"concat({sql_text(c + '=')}, "
                                         f"CAST({jf(c)} AS STRING), ': must be >= 0')")
                        for c in SNAPSHOT_NON_NEGATIVE]
-    out_of_range, negative = _first(out_of_range_checks), _first(negative_checks)
-    out_of_range_when = [c for c, _ in out_of_range_checks]
-    negative_when = [c for c, _ in negative_checks]
     # a queue the group never committed (``committed: false``) may have no consumer offset
     # (snapshot 1.1 writes null there: "none", not the broker's 0 placeholder)
     never = f"({jf('committed')} <=> false)"
@@ -170,49 +212,50 @@ def check_snapshot_records(parsed: DataFrame, run_ms: int | None = None, *,
             "' (whitespace or a control character: never in a RocketMQ name)')")
         for c, w in zip(SNAPSHOT_NAMES, bad_name_when, strict=True)])
     schema_bad = f"{jf('schema')} IS NULL OR NOT ({jf('schema')} RLIKE {sql_text(_SCHEMA_RE)})"
-    if not reasons:
-        # bad exactly when a reason below is named: the wrong-type and too-big checks need a
-        # corrupt line, and each check's text is non-null when its condition holds (a null
-        # condition is not taken, in a CASE as in ``_first``)
-        conds = [corrupt, schema_bad, *missing_when, *bad_name_when, *out_of_range_when,
-                 *negative_when]
-        flagged = ("CASE " + " ".join(f"WHEN {c} THEN {sql_text(FLAGGED)}" for c in conds)
-                   + " END")
-        return _checked_columns(parsed.withColumns(
-            {"_ts_bad": F.expr(ts_bad), "reason": F.expr(flagged)}), jf, ts, never,
-            "CAST(NULL AS STRING)")
+    return _ValueChecks(
+        ts=ts, ts_bad=ts_bad, never=never, out_of_range=_first(out_of_range_checks),
+        out_of_range_when=[c for c, _ in out_of_range_checks],
+        negative=_first(negative_checks), negative_when=[c for c, _ in negative_checks],
+        missing=missing, missing_when=missing_when, bad_name=bad_name,
+        bad_name_when=bad_name_when, schema_bad=schema_bad)
+
+
+def _corrupt_checks() -> tuple[str, str]:
+    """What made a corrupt line corrupt, by the field's token in its text: a number beyond
+    its type, and a value of the wrong type (null when neither)."""
+    from mqctl.lagjob.schemas import SNAPSHOT_NUMBERS, SNAPSHOT_TYPED
+
     # a number that did not fit its type (a long beyond 2^63-1, an int queue id) makes the
     # whole line unparsable; name it instead of a generic "wrong type"
     too_big = _first([
-        (f"{corrupt} AND {token(c)} RLIKE {sql_text(_DIGITS)} "
-         f"AND (j IS NULL OR {jf(c)} IS NULL)",
-         f"concat({sql_text(c + '=')}, {token(c)}, "
+        (f"{_CORRUPT} AND {_token(c)} RLIKE {sql_text(_DIGITS)} "
+         f"AND (j IS NULL OR {_jf(c)} IS NULL)",
+         f"concat({sql_text(c + '=')}, {_token(c)}, "
          f"{sql_text(': beyond 2^63-1' if t == 'long' else ': not a queue id')})")
         for c, t in SNAPSHOT_NUMBERS])
     # a value of the wrong type (a string, a fraction or a boolean where a whole number goes,
     # ``"yes"`` for a boolean, a string for a list) makes the line corrupt too: named
     wrong_type = _first([
-        (f"{corrupt} AND {token(c)} != '' AND {token(c)} != 'null' "
-         f"AND NOT ({token(c)} RLIKE {sql_text(_RIGHT_TOKEN[kind])})",
-         f"concat({sql_text(c + ': ')}, {_shown(token(c))}, "
+        (f"{_CORRUPT} AND {_token(c)} != '' AND {_token(c)} != 'null' "
+         f"AND NOT ({_token(c)} RLIKE {sql_text(_RIGHT_TOKEN[kind])})",
+         f"concat({sql_text(c + ': ')}, {_shown(_token(c))}, "
          f"{sql_text(f' (expected {_EXPECTED[kind]})')})")
         for c, kind in SNAPSHOT_TYPED])
-    # each check once, as a column of its own: the reason and the detail read the columns
-    # (the expressions written into both made a plan twice the size, analysed on every run)
-    checked = parsed.withColumns({name: F.expr(text) for name, text in (
-        ("_too_big", too_big), ("_wrong_type", wrong_type), ("_missing", missing),
-        ("_bad_name", bad_name), ("_out_of_range", out_of_range), ("_negative", negative),
-        ("_ts_bad", ts_bad))})
+    return too_big, wrong_type
+
+
+def _reason_and_detail(schema_bad: str) -> tuple[str, str]:
+    """The SQL text of a bad line's ``reason`` (the first check that fails, in this order)
+    and ``detail``, over the check columns of :func:`check_snapshot_records`."""
     reason = (
         "CASE WHEN _too_big IS NOT NULL THEN 'value out of range' "
         "WHEN _wrong_type IS NOT NULL THEN 'wrong type' "
-        f"WHEN {corrupt} THEN 'malformed JSON' "
+        f"WHEN {_CORRUPT} THEN 'malformed JSON' "
         f"WHEN {schema_bad} THEN 'unsupported schema' "
         "WHEN _missing != '' THEN 'missing field' "
         "WHEN _bad_name IS NOT NULL THEN 'bad name' "
         "WHEN _out_of_range IS NOT NULL THEN 'value out of range' "
         "WHEN _negative IS NOT NULL THEN 'negative value' END")
-    tagged = checked.withColumn("reason", F.expr(reason))
     detail = (
         "CASE WHEN _too_big IS NOT NULL THEN _too_big "
         "WHEN reason = 'wrong type' THEN _wrong_type "
@@ -220,11 +263,11 @@ def check_snapshot_records(parsed: DataFrame, run_ms: int | None = None, *,
         "WHEN reason = 'malformed JSON' "
         "THEN 'not a JSON object, or a field has the wrong type' "
         "WHEN reason = 'unsupported schema' "
-        f"THEN concat('schema=', coalesce({jf('schema')}, '(none)')) "
+        f"THEN concat('schema=', coalesce({_jf('schema')}, '(none)')) "
         "WHEN reason = 'missing field' THEN _missing "
         "WHEN reason = 'value out of range' THEN _out_of_range "
         "ELSE _negative END")
-    return _checked_columns(tagged, jf, ts, never, detail)
+    return reason, detail
 
 
 def _checked_columns(tagged: DataFrame, jf: Callable[[str], str], ts: str, never: str,
