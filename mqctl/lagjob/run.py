@@ -1,6 +1,6 @@
-"""One run of the lag report: its state, the timer and job group of its stages, its caches
-and cuts, the start-over when Spark could not read a file, and the order of its steps
-(:meth:`Run._run`). The steps live by subject: the inputs and the state read
+"""One run of the lag report: the order of its steps (:meth:`Run._run`) and the start-over
+when Spark could not read a file; what the steps share is :class:`context.RunContext`. The
+steps live by subject: the inputs and the state read
 (:mod:`reading`), the datasets and counts (:mod:`outputs`), the summaries, Prometheus file
 and page (:mod:`summaries`), and the state kept for the next run (:mod:`derived`)."""
 
@@ -27,7 +27,6 @@ from mqctl.lagjob.result import GROUP_COLUMNS, LAG_COLUMNS, ReportResult
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
 
 
 def _persistent_rdd_ids(spark: SparkSession) -> set[int] | None:
