@@ -150,7 +150,7 @@ def state_lock(state: str | None, out: str) -> AbstractContextManager[None]:
     if state is None or not is_local(state):
         return nullcontext()
     d, o = local_path(state), local_path(out)
-    if os.path.commonpath([os.path.abspath(d), os.path.abspath(o)]) == os.path.abspath(o):
+    if _under(d, o):
         return nullcontext()  # (under OUT: OUT's lock covers it)
     from mqctl.fsutil import dir_lock
 

@@ -42,8 +42,8 @@ def write_summaries(run: RunContext, rep: Report, stats: dict[str, dict[str | No
               "has_storms": bool(counts["storms"])}
     parts, first_limit = _collected_with_rows(run, d["quarantine"], frames, stats, n_groups,
                                               marked)
-    summary, group_rows, more = summary_rows(rep, parts, o.summary_limit,
-                                             partial(said_row, run))
+    said = partial(said_row, run)
+    summary, group_rows, more = summary_rows(rep, parts, o.summary_limit, said)
     qcounts = {r["reason"]: int(r["n"]) for r in more.get("q", [])}
     quarantined = sum(qcounts.values())
     totals = {"quarantined": quarantined, "storms": counts["storms"],
@@ -54,7 +54,7 @@ def write_summaries(run: RunContext, rep: Report, stats: dict[str, dict[str | No
     from mqctl.lagjob import alignment
 
     warnings = alignment.warnings(run.close, o.align_ms, o.window)
-    rows = _Rows(rep, summary, group_rows, n_latest, n_groups, partial(said_row, run))
+    rows = _Rows(rep, summary, group_rows, n_latest, n_groups, said)
     # CSV of every group/topic (the reasons as one cell, "; " between them)
     csv_path = W.join(run.out, "summary.csv")
     W.write_text(sp, csv_path, W.csv_text(SUMMARY_COLUMNS, (
