@@ -1,5 +1,6 @@
-"""Per-queue rows of a round rolled up as the lag report does (``mqctl.lagjob.transforms.
-status``: ``group_topic_status``, ``latest_per_broker``, ``latest_groups_rows``; health as
+"""Per-queue rows of a round rolled up as the lag report does (``mqctl.lagjob.kernel.
+group_topic_rows``; ``mqctl.lagjob.transforms.status``: ``latest_per_broker``,
+``latest_groups_rows``; health as
 ``transforms/health.py`` from the status): per group, topic and broker; per group and topic;
 per group. The rows carry the columns the Prometheus families read (:mod:`mqctl.lagmetrics`).
 
@@ -72,9 +73,9 @@ def _key(item: tuple[tuple[Any, ...], Any]) -> tuple[str, ...]:
 
 
 def topic_rows(queues: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per group and topic (``group_topic_status``): totals, maxima, rates, the worst queue
-    status and how many queues are in it, ``complete`` (the fraction of queues whose window
-    is full); then each group's worst topic as ``group_status_code``."""
+    """Per group and topic (the report's ``group_topic_rows``): totals, maxima, rates, the
+    worst queue status and how many queues are in it, ``complete`` (the fraction of queues
+    whose window is full); then each group's worst topic as ``group_status_code``."""
     out = []
     for (cluster, group, topic), qs in sorted(_grouped(
             queues, "cluster", "group", "topic").items(), key=_key):

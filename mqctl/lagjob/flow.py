@@ -4,11 +4,13 @@ report as one shuffle and ``mapInArrow`` calls.
     enrich      members and configs joined in (small sides: broadcast)
     shuffle     observations and broker points, once, by topic (cluster, topic)
     kernel      one mapInArrow per partition: dedupe, max offsets, lag, time lag, status
-    owners      mapInArrow over the lag rows (same partitions, no shuffle): the owner track's
-                rows, owner changes, capture resets, unowned intervals
+    owners      in the same mapInArrow, from the same batch: the owner track's rows, owner
+                changes, capture resets, unowned intervals, and the totals per capture, group
+                and topic (a row per output and partition, the output's rows as an Arrow IPC
+                stream: :func:`side_frame`)
 
-The aggregates after it (group status, latest rows, health, storms) are Spark aggregates
-reading the kernel's rows. A partition holds whole topics (the repartition's key), which is
+The aggregates across topics after it (the group's status, latest rows, health, storms) are
+Spark aggregates reading the kernel's rows. A partition holds whole topics (the repartition's key), which is
 what the kernel asks of a batch: each call gets one partition's rows as one Arrow table.
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -38,43 +41,90 @@ POINT_COLUMNS = ["observed_ts", "broker_offset", "min_offset"]
 
 
 
-def _batches(fn: Callable[[Any], Any], names: list[str]
-             ) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """A mapInArrow function: the partition's batches as one table through ``fn``, its columns
-    in ``names`` order."""
+# a kernel row's kind (``_kind``): 0 a lag row; else one batch's owner output of that name,
+# as an Arrow IPC stream in ``_side`` (the owners are computed from the same batch as the lag
+# rows: the lag rows are not handed to Python again)
+SIDES = {"changes": 1, "resets": 2, "unowned": 3, "track": 4, "group_topic": 5}
+SIDE_COLUMNS = ["_kind", "_side"]
+# the per group and topic rows (:func:`kernel.group_topic_rows`)
+GROUP_TOPIC_DDL = (
+    "cluster string, group string, topic string, capture_ts long, queues long, "
+    "queues_known long, total_lag long, max_lag long, lag_seconds double, "
+    "lag_seconds_source string, estimated boolean, consume_rate double, produce_rate double, "
+    "status_code int, status_queues long, complete double, online boolean, members int, "
+    "never_committed long, owner_unknown long, window_samples int, consume_type string, "
+    "message_model string, observed_ts long")
+SIDE_DDL = {"changes": CHANGES_DDL, "resets": RESETS_DDL, "unowned": UNOWNED_DDL,
+            "group_topic": GROUP_TOPIC_DDL}
+
+
+def _ipc(table: Any) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def _side_rows(outputs: dict[str, Any], schema: Any) -> Any:
+    """One row per owner output: its kind and its rows as an Arrow IPC stream, every other
+    column of ``schema`` (an Arrow schema ending in :data:`SIDE_COLUMNS`) null."""
+    n = len(outputs)
+    cols = {f.name: pa.nulls(n, f.type) for f in schema}
+    cols["_kind"] = pa.array([SIDES[k] for k in outputs], pa.int8())
+    cols["_side"] = pa.array([_ipc(t) for t in outputs.values()], pa.binary())
+    return pa.table(cols, schema=schema)
+
+
+def _kernel_fn(params: Any, track: bool, names: list[str]
+               ) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """The mapInArrow function of :func:`kernel_rows`: a partition's lag rows (``_kind`` 0),
+    then its owner outputs (:func:`_side_rows`)."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         got = list(batches)
         if not got:
             return
-        out = fn(pa.Table.from_batches(got))
-        yield from out.select(names).to_batches()
+        lag = kernel.lag_rows(pa.Table.from_batches(got), params)
+        n = lag.num_rows
+        out = lag.select(names[:-2]).append_column(
+            "_kind", pa.array(np.zeros(n, np.int8))).append_column(
+            "_side", pa.nulls(n, pa.binary()))
+        yield from out.to_batches()
+        sides = {**kernel.owner_outputs(lag, track), "group_topic": kernel.group_topic_rows(lag)}
+        yield from _side_rows(sides, out.schema).to_batches()
 
     return run
 
 
-def _lag_fn(params: Any) -> Callable[[Any], Any]:
-    def fn(table: Any) -> Any:
-        return kernel.lag_rows(table, params)
-
-    return fn
-
-
-def lag_rows(obs: DataFrame, points: DataFrame, o: Any) -> DataFrame:
-    """The lag dataset's rows before their date and display columns, from the enriched
-    observations (with their captures: :func:`transforms.enrich`) and the broker's max-offset
-    points: one shuffle by topic and one mapInArrow (:func:`kernel.lag_rows`). ``o``: the
-    run's :class:`mqctl.lagoptions.Options`."""
+def kernel_rows(obs: DataFrame, points: DataFrame, o: Any, track: bool = True) -> DataFrame:
+    """The kernel's rows: the lag dataset's rows before their date and display columns
+    (``_kind`` 0, :func:`lag_part`), and each partition's owner outputs (:func:`side_frame`),
+    from the enriched observations (with their captures: :func:`transforms.enrich`) and the
+    broker's max-offset points: one shuffle by topic and one mapInArrow
+    (:func:`kernel.lag_rows`, :func:`kernel.owner_outputs`; the owner track's rows with
+    ``track``). ``o``: the run's :class:`mqctl.lagoptions.Options`."""
     obs = obs.withColumn("_r", F.lit(1).cast("byte"))
     pts = points.select(*X.QUEUE, *POINT_COLUMNS).withColumn("_r", F.lit(0).cast("byte"))
     u = obs.unionByName(pts, allowMissingColumns=True)
     fields = [f for f in obs.schema.fields if f.name != "_r"]
     schema = T.StructType(fields + [T.StructField(n, T._parse_datatype_string(t), True)
-                                    for n, t in LAG_ADDED])
+                                    for n, t in LAG_ADDED]
+                          + [T.StructField("_kind", T.ByteType(), True),
+                             T.StructField("_side", T.BinaryType(), True)])
     params = kernel.Params(window=o.window, allowed_lag=o.allowed_lag,
                            allowed_lag_seconds=o.allowed_lag_seconds,
                            max_skew_ms=o.max_skew_ms)
-    return X.by_topic(u).mapInArrow(_batches(_lag_fn(params), schema.names), schema)
+    return X.by_topic(u).mapInArrow(_kernel_fn(params, track, schema.names), schema)
+
+
+def lag_part(rows: DataFrame) -> DataFrame:
+    """The lag rows of the kernel's rows (:func:`kernel_rows`)."""
+    return rows.filter(F.col("_kind") == F.lit(0)).drop(*SIDE_COLUMNS)
+
+
+def lag_rows(obs: DataFrame, points: DataFrame, o: Any) -> DataFrame:
+    """The lag rows alone (:func:`kernel_rows`, without the owner track)."""
+    return lag_part(kernel_rows(obs, points, o, track=False))
 
 
 def own_history(lag_rows: DataFrame, points: DataFrame) -> DataFrame:
@@ -91,23 +141,71 @@ OWNER_IN = ["cluster", "group", "topic", "broker", "queue_id", "capture_ts", "ow
             "owner_unknown", "consumer_offset", "source_kind", "source"]
 
 
-def _owner_fn(name: str) -> Callable[[Any], Any]:
-    def fn(table: Any) -> Any:
-        return {"changes": kernel.owner_changes, "resets": kernel.capture_resets,
-                "unowned": kernel.unowned_intervals, "track": kernel.tracked_rows}[name](table)
+def _decode(names: list[str]) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        for batch in batches:
+            for blob in batch.column(0).to_pylist():
+                yield from pa.ipc.open_stream(blob).read_all().select(names).to_batches()
 
-    return fn
+    return run
 
 
-def captured_changes(lag_rows: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame, DataFrame]:
+def side_frame(rows: DataFrame, name: str) -> DataFrame:
+    """The owner output ``name`` (a key of :data:`SIDES`) of the kernel's rows (or of
+    :func:`owner_rows`), as a frame of its own."""
+    schema = T._parse_datatype_string(SIDE_DDL.get(name, TRACK_DDL))
+    assert isinstance(schema, T.StructType)
+    src = rows.filter(F.col("_kind") == F.lit(SIDES[name])).select("_side")
+    return src.mapInArrow(_decode(schema.names), schema)
+
+
+def _side_fn(names: list[str], owners: bool, group_topic: bool
+             ) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        got = list(batches)
+        if got:
+            table = pa.Table.from_batches(got)
+            out = kernel.owner_outputs(table) if owners else {}
+            if group_topic:
+                out["group_topic"] = kernel.group_topic_rows(table)
+            schema = pa.schema([("_kind", pa.int8()), ("_side", pa.binary())])
+            yield from _side_rows(out, schema).select(names).to_batches()
+
+    return run
+
+
+def owner_rows(lag_rows: DataFrame, *, group_topic: bool = False) -> DataFrame:
+    """The owner outputs (and with ``group_topic`` the per group and topic rows) of lag rows
+    whose partitions hold whole topics, as the kernel's side rows (:func:`side_frame` reads
+    them)."""
+    schema = T.StructType([T.StructField("_kind", T.ByteType(), True),
+                           T.StructField("_side", T.BinaryType(), True)])
+    src = lag_rows if group_topic else lag_rows.select(*OWNER_IN)
+    return src.mapInArrow(_side_fn(SIDE_COLUMNS, True, group_topic), schema)
+
+
+def captured_changes(rows: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame, DataFrame]:
     """:func:`mqctl.lagjob.stages._captured_changes` by the kernel: owner changes, offset
-    resets, unowned intervals and the owner track's rows (:data:`TRACK_DDL`) from the lag rows,
-    whose partitions hold whole topics (the kernel's shuffle, kept by the lag cut)."""
-    src = lag_rows.select(*OWNER_IN)
-    out = []
-    for name, ddl in (("changes", CHANGES_DDL), ("resets", RESETS_DDL),
-                      ("unowned", UNOWNED_DDL), ("track", TRACK_DDL)):
-        schema = T._parse_datatype_string(ddl)
-        assert isinstance(schema, T.StructType)
-        out.append(src.mapInArrow(_batches(_owner_fn(name), schema.names), schema))
-    return out[0], out[1], out[2], out[3]
+    resets, unowned intervals and the owner track's rows (:data:`TRACK_DDL`) from the kernel's
+    rows (:func:`kernel_rows`) or from :func:`owner_rows`."""
+    return (side_frame(rows, "changes"), side_frame(rows, "resets"),
+            side_frame(rows, "unowned"), side_frame(rows, "track"))
+
+
+def group_topic_status(rows: DataFrame) -> DataFrame:
+    """Per capture, group and topic (:func:`kernel.group_topic_rows`, from the kernel's rows
+    or :func:`owner_rows`), with the status names and the group's status: the worst over its
+    topics at that capture."""
+    from pyspark.sql import Window
+
+    from mqctl.lagjob.transforms.status import status_name
+
+    gt = side_frame(rows, "group_topic")
+    wg = Window.partitionBy("cluster", "group", "capture_ts")
+    return (gt.withColumns({
+        # (every row counts a queue: never null)
+        "queues": F.coalesce(F.col("queues"), F.lit(0).cast("long")),
+        "queues_known": F.coalesce(F.col("queues_known"), F.lit(0).cast("long")),
+        "status": status_name(F.col("status_code")),
+        "group_status_code": F.max("status_code").over(wg)})
+        .withColumn("group_status", status_name(F.col("group_status_code"))))

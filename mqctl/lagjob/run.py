@@ -144,7 +144,8 @@ class Run(RunContext):
             lambda d: RD.check_bound(self, d, table_all, earlier.cuts))
         lagged = S.lag(self, o, read, [k for k, v in paths.items() if v], LAG_COLUMNS,
                        earlier, check)
-        gt = gt_new = S.group_status(self, o, lagged.lag_new, GROUP_COLUMNS)
+        gt = gt_new = S.group_status(self, o, lagged, GROUP_COLUMNS,
+                                     None if earlier is None else earlier.new_ts)
         lag_all = lagged.lag
         if earlier is not None:  # appended to the earlier dates, then read whole
             lag_all, gt = OU.append_new(self, {"lag": lagged.lag_new, "group_status": gt})

@@ -231,6 +231,7 @@ class Lagged:
     history: DataFrame  # the broker's max offset of every queue at every capture
     lag: DataFrame  # the lag dataset's rows (LAG_COLUMNS); bounded: with the look-back
     lag_new: DataFrame  # the rows this run adds (bounded: the new captures'; else ``lag``)
+    owners: DataFrame  # the kernel's owner outputs (:func:`flow.side_frame` reads them)
 
 
 def lag(run: Runner, o: Options, c: Read, kinds: Iterable[Kind], columns: list[str],
@@ -257,10 +258,14 @@ def lag(run: Runner, o: Options, c: Read, kinds: Iterable[Kind], columns: list[s
         points = points.unionByName(earlier.history.select(
             *X.QUEUE, F.col("t").alias("observed_ts"), F.col("B").alias("broker_offset"),
             "min_offset"))
-    rows = flow.lag_rows(_enrich(c.obs, c, set(kinds)), points, o)
-    lag_df = run.cut(X.with_date(rows).withColumns({
+    read = set(kinds)
+    # (the owner track's rows: read by the merge with the logs and by a bounded re-run)
+    track = earlier is not None or any(k in read for k in LOG_KINDS)
+    rows = flow.kernel_rows(_enrich(c.obs, c, read), points, o, track)
+    kept = run.cut(X.with_date(rows).withColumns({
         "capture_time": X.iso_of(F.col("capture_ts")), "source": display_source()})
-        .select(*columns), "lag", keep_partitioning=True)
+        .select(*columns, *flow.SIDE_COLUMNS), "lag", keep_partitioning=True)
+    lag_df = flow.lag_part(kept)
     if check_bound is not None:
         check_bound(lag_df)
     history = flow.own_history(lag_df, c.points)
@@ -272,7 +277,7 @@ def lag(run: Runner, o: Options, c: Read, kinds: Iterable[Kind], columns: list[s
         history = X.by_topic(earlier.history.unionByName(history))
     lag_new = lag_df if earlier is None else lag_df.filter(F.col("capture_ts")
                                                            >= F.lit(earlier.new_ts))
-    return Lagged(dedup=lag_df, history=history, lag=lag_df, lag_new=lag_new)
+    return Lagged(dedup=lag_df, history=history, lag=lag_df, lag_new=lag_new, owners=kept)
 
 
 def _enrich(obs: DataFrame, c: Read, kinds: set[Kind]) -> DataFrame:
@@ -283,15 +288,21 @@ def _enrich(obs: DataFrame, c: Read, kinds: set[Kind]) -> DataFrame:
                     c.group_cfg if Kind.SUBSCRIPTION_GROUP in kinds else None)
 
 
-def group_status(run: Runner, o: Options, lag_rows: DataFrame, columns: list[str]
-                 ) -> DataFrame:
-    """The group_status dataset's rows (``columns``): per capture, group and topic."""
+def group_status(run: Runner, o: Options, lagged: Lagged, columns: list[str],
+                 new_ts: int | None = None) -> DataFrame:
+    """The group_status dataset's rows (``columns``): per capture, group and topic, from the
+    kernel's per group and topic rows (:func:`flow.group_topic_status`); bounded
+    (``new_ts``): the new captures'."""
     from pyspark.sql import functions as F
 
+    from mqctl.lagjob import flow
     from mqctl.lagjob import transforms as X
 
     run.say(f"lag report: evaluating status over a window of {o.window} capture(s)")
-    return run.cut(X.with_date(X.group_topic_status(lag_rows)).withColumn(
+    gt = flow.group_topic_status(lagged.owners)
+    if new_ts is not None:
+        gt = gt.filter(F.col("capture_ts") >= F.lit(new_ts))
+    return run.cut(X.with_date(gt).withColumn(
         "capture_time", X.iso_of(F.col("capture_ts"))).select(*columns), "group status")
 
 
@@ -328,7 +339,7 @@ def rebalance(run: Runner, o: Options, lagged: Lagged, logs: DataFrame, has_logs
     logs = X.infer_log_cluster(logs, lagged.dedup) if not o.cluster and has_logs else logs
     if has_logs:  # read by a dozen joins and windows below: parse and resolve them once
         logs = run.cut(logs, "logs")
-    captured, resets, unowned_track, track = _captured_changes(run, lagged.lag, earlier)
+    captured, resets, unowned_track, track = _captured_changes(run, lagged.owners, earlier)
     if keep_derived:  # (read below and written to the derived state)
         unowned_track = run.cut(unowned_track, "unowned")
     if has_logs:
@@ -377,7 +388,7 @@ def rebalance(run: Runner, o: Options, lagged: Lagged, logs: DataFrame, has_logs
                      unowned=unowned, storms=storms, locks=locks)
 
 
-def _captured_changes(run: Runner, lag_rows: DataFrame, earlier: Earlier | None
+def _captured_changes(run: Runner, owners: DataFrame, earlier: Earlier | None
                       ) -> tuple[DataFrame, DataFrame, DataFrame, DataFrame]:
     """(owner changes, offset resets, unowned intervals, owner track) found in the captures;
     bounded: the new ones added to ``earlier``'s."""
@@ -387,8 +398,8 @@ def _captured_changes(run: Runner, lag_rows: DataFrame, earlier: Earlier | None
     from mqctl.lagjob import flow
     from mqctl.lagjob import transforms as X
 
-    # (the lag rows' partitions hold whole topics: the kernel's shuffle, kept by the lag cut)
-    captured, resets, unowned_track, track = flow.captured_changes(lag_rows)
+    # (computed by the kernel, from the same batches as the lag rows: :func:`lag`)
+    captured, resets, unowned_track, track = flow.captured_changes(owners)
     if earlier is not None:  # the new ones and the earlier ones, as the previous run found
         new_ts = F.lit(earlier.new_ts)
         captured = earlier.changes.unionByName(

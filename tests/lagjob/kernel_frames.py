@@ -37,5 +37,12 @@ def lag_frame(obs: DataFrame, points: DataFrame | None = None, *, window: int = 
 def owner_frames(obs: DataFrame) -> dict[str, Any]:
     """The captured owner history of ``obs`` (lag rows or observations with their owners):
     ``changes``, ``resets``, ``unowned`` and the owner ``track``'s rows."""
-    changes, resets, unowned, track = flow.captured_changes(X.by_topic(obs))
+    changes, resets, unowned, track = flow.captured_changes(flow.owner_rows(X.by_topic(obs)))
     return {"changes": changes, "resets": resets, "unowned": unowned, "track": track}
+
+
+def group_topic_frame(lag_rows: DataFrame) -> DataFrame:
+    """Per capture, group and topic of ``lag_rows`` (any partitioning: shuffled by topic), as
+    the report computes them (:func:`mqctl.lagjob.kernel.group_topic_rows` through
+    :func:`mqctl.lagjob.flow.group_topic_status`)."""
+    return flow.group_topic_status(flow.owner_rows(X.by_topic(lag_rows), group_topic=True))

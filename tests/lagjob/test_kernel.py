@@ -297,3 +297,71 @@ def test_capture_resets_same_owner_offset_back_one_event_per_owner():
            row(2, broker_offset=100, consumer_offset=20, owner="c1")]
     (g,) = K.capture_resets(table(gap)).to_pylist()
     assert (g["ts"], g["window_start_ts"]) == (T0 + 2 * MIN, T0)
+
+
+# ---- per group and topic ---------------------------------------------------------------------
+
+GT_TYPES = {"capture_ts": pa.int64(), "observed_ts": pa.int64(), "cluster": pa.string(),
+            "group": pa.string(), "topic": pa.string(), "lag": pa.int64(),
+            "lag_seconds": pa.float64(), "lag_seconds_source": pa.string(),
+            "estimated": pa.bool_(), "consume_rate": pa.float64(),
+            "produce_rate": pa.float64(), "status": pa.string(), "complete": pa.float64(),
+            "online": pa.bool_(), "members": pa.int32(), "committed": pa.bool_(),
+            "owner_unknown": pa.bool_(), "window_samples": pa.int32(),
+            "consume_type": pa.string()}
+
+
+def group_topics(rows: list[dict[str, Any]]) -> dict[tuple[str, int], dict[str, Any]]:
+    base = {"cluster": "c", "group": "G", "topic": "T", "capture_ts": T0, "observed_ts": T0}
+    t = pa.table({k: pa.array([{**base, **r}.get(k) for r in rows], typ)
+                  for k, typ in GT_TYPES.items()})
+    return {(r["topic"], r["capture_ts"]): r for r in K.group_topic_rows(t).to_pylist()}
+
+
+def test_group_topic_totals_worst_status_and_its_queue_count():
+    rows = [{"lag": 5, "status": "OK", "window_samples": 10, "members": 2},
+            {"lag": 7, "status": "STALL", "window_samples": 4, "members": 3},
+            {"lag": None, "status": "STALL", "window_samples": None},
+            {"topic": "U", "lag": 1, "status": None}]
+    gt = group_topics(rows)
+    t = gt["T", T0]
+    assert (t["queues"], t["queues_known"], t["total_lag"], t["max_lag"]) == (3, 2, 12, 7)
+    assert (t["status_code"], t["status_queues"], t["window_samples"], t["members"]) == (
+        3, 2, 4, 3)
+    u = gt["U", T0]  # no queue has a status: unknown, never OK
+    assert (u["status_code"], u["status_queues"], u["window_samples"]) == (None, None, None)
+
+
+def test_group_topic_unknowns_stay_null_and_caveats_count():
+    rows = [{"committed": False, "owner_unknown": True, "online": None, "estimated": None},
+            {"committed": None, "owner_unknown": None, "online": None, "estimated": None}]
+    t = group_topics(rows)["T", T0]
+    assert (t["total_lag"], t["max_lag"], t["lag_seconds"], t["consume_rate"]) == (
+        None, None, None, None)
+    assert (t["online"], t["estimated"], t["complete"], t["consume_type"]) == (
+        None, None, None, None)
+    assert (t["never_committed"], t["owner_unknown"]) == (1, 1)
+
+
+def test_group_topic_total_that_does_not_fit_a_long_is_unknown():
+    big = 1 << 62
+    t = group_topics([{"lag": big + 1}, {"lag": big + 3}])["T", T0]
+    assert (t["total_lag"], t["max_lag"]) == (None, big + 3)
+
+
+def test_group_topic_rates_add_in_ascending_order_and_time_lag_source_of_the_max():
+    rates = [0.1, 1e16, 0.2, -1e16, 0.3]
+    rows = [{"consume_rate": r, "lag_seconds": s, "lag_seconds_source": src,
+             "complete": c, "online": o}
+            for r, s, src, c, o in zip(rates, [3.0, 9.0, 9.0, None, 1.0],
+                                       ["exact", "interpolated", "exact", None, "exact"],
+                                       [1.0, 0.5, None, 1.0, 2.0],
+                                       [False, True, None, False, False], strict=True)]
+    t = group_topics(rows)["T", T0]
+    acc = 0.0
+    for r in sorted(rates):
+        acc += r
+    assert t["consume_rate"] == acc  # (in the rows' order the sum differs)
+    # the first of the rows with the largest time lag names its source
+    assert (t["lag_seconds"], t["lag_seconds_source"]) == (9.0, "interpolated")
+    assert (t["complete"], t["online"]) == (3 / 4, True)

@@ -11,7 +11,7 @@ pytest.importorskip("pyspark")
 
 from mqctl.lagjob import transforms as X
 
-from .kernel_frames import lag_frame, owner_frames
+from .kernel_frames import group_topic_frame, lag_frame, owner_frames
 from .test_real_history import LOG_SCHEMA
 from .test_transforms import obs_df
 
@@ -155,7 +155,7 @@ def test_never_committed_queue_is_none_with_the_whole_queue_lag(spark):
         None, 33, None, "unknown")
     assert nc.status is None and nc.window_samples is None and nc.consume_rate is None
     assert q[(1, 3 * MIN)].status == "WARN"  # the committed queue keeps its verdict
-    gt = {r.capture_ts: r for r in X.group_topic_status(lagged).collect()}
+    gt = {r.capture_ts: r for r in group_topic_frame(lagged).collect()}
     last = gt[3 * MIN]
     assert (last.total_lag, last.never_committed, last.queues, last.status) == (33 + 20, 1, 2,
                                                                                  "WARN")

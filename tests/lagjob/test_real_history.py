@@ -19,7 +19,7 @@ pytest.importorskip("pyspark")
 from mqctl.lagjob import parsers as P
 from mqctl.lagjob import transforms as X
 
-from .kernel_frames import lag_frame, owner_frames
+from .kernel_frames import group_topic_frame, lag_frame, owner_frames
 
 REAL = REAL_CORPUS
 VERSIONS = ("4.9.3", "5.3.3")
@@ -318,7 +318,7 @@ def test_never_committed_delay_is_unknown_not_an_epoch(spark, version, group):
         assert r.lag == 25 and r.consumer_offset == 0
         assert r.lag_seconds is None and r.lag_seconds_source == "unknown", (broker, q, r)
         assert r.delay_ms is None
-    gt = X.group_topic_status(queues)
+    gt = group_topic_frame(queues)
     # one capture per broker (the two 208 requests were sent apart): broker-a's NC_ONE queue 0
     # is caught up (0 s), everything else is unknown, never an epoch
     got = sorted((r.capture_ts, r.lag_seconds) for r in gt.collect())

@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 
 from mqctl.lagjob import transforms as X
 
-from .kernel_frames import lag_frame, owner_frames
+from .kernel_frames import group_topic_frame, lag_frame, owner_frames
 
 S = 1000  # one second in ms
 
@@ -323,7 +323,7 @@ def test_group_topic_status_is_the_worst(spark):
     df = lag_frame(obs_df(spark, rows + rows2 + rows3), window=3)
     df = df.withColumn("lag_seconds", F.lit(None).cast("double")).withColumn(
         "lag_seconds_source", F.lit("unknown")).withColumn("estimated", F.lit(False))
-    gt = {(r.topic, r.capture_ts): r for r in X.group_topic_status(df).collect()}
+    gt = {(r.topic, r.capture_ts): r for r in group_topic_frame(df).collect()}
     last_t, last_t2 = gt[("T", 120 * S)], gt[("T2", 120 * S)]
     assert (last_t.status, last_t.total_lag, last_t.max_lag, last_t.queues) == ("STALL", 7, 7, 2)
     assert last_t2.status == "WARN"
@@ -332,7 +332,7 @@ def test_group_topic_status_is_the_worst(spark):
     # complete, as Burrow's: the fraction of queues whose window is full
     assert (gt[("T", 60 * S)].complete, last_t.complete, gt[("T3", 120 * S)].complete) == (
         0.0, 1.0, 0.5)
-    groups = {r.group: r for r in X.latest_groups(X.group_topic_status(df)).collect()}
+    groups = {r.group: r for r in X.latest_groups(group_topic_frame(df)).collect()}
     assert groups["G"].complete == pytest.approx(4 / 5)  # 2 + 1 + 1 of 2 + 1 + 2 queues
 
 

@@ -107,7 +107,6 @@ from mqctl.lagjob.transforms.snapshot import (
 from mqctl.lagjob.transforms.status import (
     SEVERITY,
     STATUSES,
-    group_topic_status,
     latest_groups,
     latest_groups_rows,
     latest_per_broker,
@@ -127,7 +126,7 @@ __all__ = [
     "LOCK_EVENTS", "OBS_KEY", "QUEUE", "RESET_WINDOW_MS", "RESTART_GAP_MS", "SEVERITY",
     "SNAPSHOT_BAD", "SNAPSHOT_OBS", "SNAPSHOT_OBS_DDL", "SOURCE_PRIORITY", "STATUSES",
     "broker_history", "by_topic", "capture_index", "check_snapshot_records", "date_of",
-    "drop_reset_gaps", "enrich", "group_topic_status", "infer_log_cluster", "iso_of",
+    "drop_reset_gaps", "enrich", "infer_log_cluster", "iso_of",
     "latest_groups", "latest_groups_rows", "latest_per_broker", "latest_status",
     "latest_status_rows", "line_numbers", "merge_latest_groups", "merge_latest_status",
     "lock_events", "log_changes", "change_hits", "mark_resets", "merge_changes",

@@ -1,5 +1,6 @@
-"""Status per group and topic (the worst of its queues', which the kernel judges:
-:func:`mqctl.lagjob.kernel.status`, Burrow's rules adapted to RocketMQ) and the latest per
+"""The status names and severities (the kernel judges each queue, :func:`mqctl.lagjob.kernel.
+status`, Burrow's rules adapted to RocketMQ, and totals each group and topic,
+:func:`mqctl.lagjob.kernel.group_topic_rows`), and the latest rows per group and topic and per
 group."""
 
 from __future__ import annotations
@@ -31,68 +32,6 @@ def status_name(code: Column) -> Column:
     for s, i in SEVERITY.items():
         expr = F.when(code == i, F.lit(s)).otherwise(expr)
     return expr
-
-
-def _sum_sorted(col: str) -> Column:
-    """``sum(col)`` of doubles in ascending order (null when every value is null): a double sum
-    depends on the order it adds in, and the rows of a group and topic reach the aggregate in
-    the order of the input's files (full and incremental runs must agree to the last bit)."""
-    vals = F.array_sort(F.collect_list(col))
-    return F.when(F.count(col) > 0, F.aggregate(vals, F.lit(0.0), lambda acc, x: acc + x))
-
-
-def group_topic_status(queues: DataFrame) -> DataFrame:
-    """Per capture, group and topic: totals, maxima, rates, the worst queue status, how many
-    queues are in it (``status_queues``: "3 of 8 queues STALL"), the fewest captures in a
-    queue's window (``window_samples``: a status over an incomplete window says so), the
-    group's consume type and message model, and the group's status (worst over its topics at
-    that capture)."""
-    q = queues.withColumn("_sev", severity(F.col("status")))
-    for c in ("consume_type", "message_model"):  # (snapshots carry them; other inputs not)
-        if c not in q.columns:
-            q = q.withColumn(c, F.lit(None).cast("string"))
-    agg = q.groupBy("cluster", "group", "topic", "capture_ts").agg(
-        # queues per status (severity 0..4): the worst one's count is ``status_queues``
-        F.array(*[F.sum(F.when(F.col("_sev") == i, 1).otherwise(0)) for i in range(
-            len(STATUSES))]).alias("_per"),
-        F.min("window_samples").alias("window_samples"),
-        F.max("consume_type").alias("consume_type"),
-        F.max("message_model").alias("message_model"),
-        F.count(F.lit(1)).alias("queues"),
-        F.count("lag").alias("queues_known"),
-        F.try_sum("lag").alias("total_lag"),
-        F.max("lag").alias("max_lag"),
-        F.max("lag_seconds").alias("lag_seconds"),
-        F.max_by("lag_seconds_source", F.coalesce(F.col("lag_seconds"), F.lit(-1.0)))
-         .alias("lag_seconds_source"),
-        F.max(F.col("estimated").cast("int")).alias("_est"),
-        _sum_sorted("consume_rate").alias("consume_rate"),
-        _sum_sorted("produce_rate").alias("produce_rate"),
-        F.max("_sev").alias("status_code"),
-        # Burrow's group complete: the fraction of queues whose window is full
-        F.avg((F.col("complete") >= F.lit(1.0)).cast("double")).alias("complete"),
-        F.max(F.col("online").cast("int")).alias("_online"),
-        F.max("members").alias("members"),
-        # the caveats of the totals: queues without a committed offset (their lag counts the
-        # whole queue) and queues whose owner is unknown (a member did not answer)
-        F.sum(F.col("committed").eqNullSafe(F.lit(False)).cast("int")).alias("never_committed"),
-        F.sum(F.coalesce(F.col("owner_unknown"), F.lit(False)).cast("int"))
-         .alias("owner_unknown"),
-        F.max("observed_ts").alias("observed_ts"),
-    )
-    wg = Window.partitionBy("cluster", "group", "capture_ts")
-    # (columns that do not read each other: one projection each, in the columns' order)
-    return (agg.withColumns({
-        "status": status_name(F.col("status_code")),
-        "status_queues": F.when(F.col("status_code").isNotNull(), F.element_at(
-            "_per", F.col("status_code") + 1)).cast("long"),
-        "group_status_code": F.max("status_code").over(wg)})
-        .withColumns({
-            "group_status": status_name(F.col("group_status_code")),
-            "estimated": F.col("_est") == 1,
-            "online": F.when(F.col("_online").isNull(), F.lit(None).cast("boolean"))
-            .otherwise(F.col("_online") == 1)})
-        .drop("_per", "_est", "_online"))
 
 
 def with_rebalances(out: DataFrame, rebalances: DataFrame | None) -> DataFrame:
