@@ -10,8 +10,9 @@ report as one shuffle and ``mapInArrow`` calls.
                 stream: :func:`side_frame`)
 
 The aggregates across topics after it (the group's status, latest rows, health, storms) are
-Spark aggregates reading the kernel's rows. A partition holds whole topics (the repartition's key), which is
-what the kernel asks of a batch: each call gets one partition's rows as one Arrow table.
+Spark aggregates reading the kernel's rows. A partition holds whole topics (the
+repartition's key), which is what the kernel asks of a batch: each call gets one partition's
+rows as one Arrow table.
 """
 
 from __future__ import annotations
