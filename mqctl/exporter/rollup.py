@@ -1,4 +1,4 @@
-"""Per-queue rows of a round rolled up as the lag report does (``mqctl.lagjob.kernel.
+"""Per-queue rows of a round rolled up as the lag report does (``mqctl.lagjob.group_topics.
 group_topic_rows``; ``mqctl.lagjob.transforms.status``: ``latest_per_broker``,
 ``latest_groups_rows``; health as
 ``transforms/health.py`` from the status): per group, topic and broker; per group and topic;

@@ -22,13 +22,14 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from mqctl.lagjob import kernel
+from mqctl.lagjob import group_topics, kernel
 from mqctl.lagjob import transforms as X
 from mqctl.lagjob.bounded import CHANGES_DDL, RESETS_DDL, UNOWNED_DDL
+from mqctl.lagjob.transforms.status import status_name
 
 # the kernel's columns added to an observation's, with their Spark types
 LAG_ADDED = [("broker_offset_ts", "long"), ("lag", "long"), ("inflight", "long"),
@@ -47,7 +48,7 @@ POINT_COLUMNS = ["observed_ts", "broker_offset", "min_offset"]
 # rows: the lag rows are not handed to Python again)
 SIDES = {"changes": 1, "resets": 2, "unowned": 3, "track": 4, "group_topic": 5}
 SIDE_COLUMNS = ["_kind", "_side"]
-# the per group and topic rows (:func:`kernel.group_topic_rows`)
+# the per group and topic rows (:func:`group_topics.group_topic_rows`)
 GROUP_TOPIC_DDL = (
     "cluster string, group string, topic string, capture_ts long, queues long, "
     "queues_known long, total_lag long, max_lag long, lag_seconds double, "
@@ -91,7 +92,8 @@ def _kernel_fn(params: Any, track: bool, names: list[str]
             "_kind", pa.array(np.zeros(n, np.int8))).append_column(
             "_side", pa.nulls(n, pa.binary()))
         yield from out.to_batches()
-        sides = {**kernel.owner_outputs(lag, track), "group_topic": kernel.group_topic_rows(lag)}
+        sides = {**kernel.owner_outputs(lag, track),
+                 "group_topic": group_topics.group_topic_rows(lag)}
         yield from _side_rows(sides, out.schema).to_batches()
 
     return run
@@ -168,7 +170,7 @@ def _side_fn(names: list[str], owners: bool, group_topic: bool
             table = pa.Table.from_batches(got)
             out = kernel.owner_outputs(table) if owners else {}
             if group_topic:
-                out["group_topic"] = kernel.group_topic_rows(table)
+                out["group_topic"] = group_topics.group_topic_rows(table)
             schema = pa.schema([("_kind", pa.int8()), ("_side", pa.binary())])
             yield from _side_rows(out, schema).select(names).to_batches()
 
@@ -194,13 +196,9 @@ def captured_changes(rows: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame, 
 
 
 def group_topic_status(rows: DataFrame) -> DataFrame:
-    """Per capture, group and topic (:func:`kernel.group_topic_rows`, from the kernel's rows
+    """Per capture, group and topic (:func:`group_topics.group_topic_rows`, from the kernel's rows
     or :func:`owner_rows`), with the status names and the group's status: the worst over its
     topics at that capture."""
-    from pyspark.sql import Window
-
-    from mqctl.lagjob.transforms.status import status_name
-
     gt = side_frame(rows, "group_topic")
     wg = Window.partitionBy("cluster", "group", "capture_ts")
     return (gt.withColumns({

@@ -43,6 +43,6 @@ def owner_frames(obs: DataFrame) -> dict[str, Any]:
 
 def group_topic_frame(lag_rows: DataFrame) -> DataFrame:
     """Per capture, group and topic of ``lag_rows`` (any partitioning: shuffled by topic), as
-    the report computes them (:func:`mqctl.lagjob.kernel.group_topic_rows` through
+    the report computes them (:func:`mqctl.lagjob.group_topics.group_topic_rows` through
     :func:`mqctl.lagjob.flow.group_topic_status`)."""
     return flow.group_topic_status(flow.owner_rows(X.by_topic(lag_rows), group_topic=True))

@@ -1,6 +1,6 @@
-"""The lag report's vectorised kernel (mqctl/lagjob/kernel.py) on hand-made Arrow batches,
-without Spark: every rule of docs/lag-rules.md it computes, across queue boundaries, empty and
-one-row queues, unknown values staying null."""
+"""The lag report's vectorised kernel (mqctl/lagjob/kernel.py, group_topics.py) on hand-made
+Arrow batches, without Spark: every rule of docs/lag-rules.md it computes, across queue
+boundaries, empty and one-row queues, unknown values staying null."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 pa = pytest.importorskip("pyarrow")
 pytest.importorskip("numpy")
 
+from mqctl.lagjob import group_topics as GT  # noqa: E402
 from mqctl.lagjob import kernel as K  # noqa: E402
 
 T0 = 1_780_000_000_000
@@ -315,7 +316,7 @@ def group_topics(rows: list[dict[str, Any]]) -> dict[tuple[str, int], dict[str, 
     base = {"cluster": "c", "group": "G", "topic": "T", "capture_ts": T0, "observed_ts": T0}
     t = pa.table({k: pa.array([{**base, **r}.get(k) for r in rows], typ)
                   for k, typ in GT_TYPES.items()})
-    return {(r["topic"], r["capture_ts"]): r for r in K.group_topic_rows(t).to_pylist()}
+    return {(r["topic"], r["capture_ts"]): r for r in GT.group_topic_rows(t).to_pylist()}
 
 
 def test_group_topic_totals_worst_status_and_its_queue_count():

@@ -1,6 +1,6 @@
 """The status names and severities (the kernel judges each queue, :func:`mqctl.lagjob.kernel.
 status`, Burrow's rules adapted to RocketMQ, and totals each group and topic,
-:func:`mqctl.lagjob.kernel.group_topic_rows`), and the latest rows per group and topic and per
+:func:`mqctl.lagjob.group_topics.group_topic_rows`), and the latest rows per group and topic and per
 group."""
 
 from __future__ import annotations
