@@ -13,8 +13,11 @@ lag_scale.py) and its N new captures:
          files it parses: mqctl/lagjob/job.py ``_work_bytes``);
        * whole: the same command with the JVM options of the whole input's size (the large
          input's options, forced by giving them as ``spark.driver.extraJavaOptions``);
+       * floor: a fresh process that starts a session with the same settings and runs
+         lag_scale.py's Spark reference (a schema'd read of every file, history and new
+         captures, and one aggregate written as Parquet);
 
-and prints each time, the medians and the ratio ours / whole.
+and prints each time, the medians and the ratios ours / floor and ours / whole.
 
     python bench/lag_cron.py [--data /tmp/mqctl-bench-lag] [--size 1m] [--new 10] [--rounds 2]
 """
@@ -35,6 +38,34 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from lag_scale import dataset
+
+# the floor, as a process of its own: Spark's start with the report's settings, then the
+# reference query over the same files (argv: bench dir, input, output)
+FLOOR = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from pyspark.sql import SparkSession
+from mqctl.lagjob.session import JVM_OPTS, default_conf
+from lag_scale import spark_reference
+b = SparkSession.builder
+for k, v in default_conf("local[2]").items():
+    b = b.config(k, v)
+spark = (b.master("local[2]").config("spark.driver.memory", "6g")
+         .config("spark.driver.extraJavaOptions", JVM_OPTS)
+         .config("spark.ui.enabled", "false").getOrCreate())
+spark_reference(spark, Path(sys.argv[2]), Path(sys.argv[3]))
+spark.stop()
+"""
+
+
+def floor(inp: Path, out: Path, env: dict[str, str]) -> float:
+    """The floor's wall time (:data:`FLOOR`), start to exit, as the report's."""
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-c", FLOOR, str(Path(__file__).resolve().parent),
+                    str(inp), str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                   check=True, env=env)
+    return time.perf_counter() - t
 
 
 def report(inp: Path, out: Path, env: dict[str, str], *extra: str,
@@ -82,10 +113,16 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copytree(out, work / "base", symlinks=True)
         for f in new:
             os.link(f, inp / f.relative_to(grown))
-        times: dict[str, list[float]] = {"ours": [], "whole": []}
+        times: dict[str, list[float]] = {"ours": [], "whole": [], "floor": []}
         extra = {"ours": [], "whole": ["--conf", f"spark.driver.extraJavaOptions={JVM_OPTS}"]}
         for r in range(a.rounds):
-            for name in (("ours", "whole") if r % 2 == 0 else ("whole", "ours")):
+            for name in (("ours", "whole", "floor") if r % 2 == 0
+                         else ("floor", "whole", "ours")):
+                if name == "floor":
+                    shutil.rmtree(work / "ref", ignore_errors=True)
+                    times[name].append(floor(inp, work / "ref", env))
+                    print(f"  round {r + 1} {name}: {times[name][-1]:.1f} s", flush=True)
+                    continue
                 shutil.rmtree(out, ignore_errors=True)
                 shutil.copytree(work / "base", out, symlinks=True)
                 times[name].append(report(inp, out, env, *extra[name], bounded=True))
@@ -94,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bounded re-run after {len(new)} new captures, a fresh process each:")
         for k, v in times.items():
             print(f"  {k:5s} median {med[k]:.1f} s ({', '.join(f'{x:.1f}' for x in v)})")
-        print(f"  ours / whole: x{med['ours'] / med['whole']:.2f}")
+        print(f"  ours / floor: x{med['ours'] / med['floor']:.2f}; "
+              f"ours / whole: x{med['ours'] / med['whole']:.2f}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
