@@ -48,6 +48,9 @@ POINT_COLUMNS = ["observed_ts", "broker_offset", "min_offset"]
 # rows: the lag rows are not handed to Python again)
 SIDES = {"changes": 1, "resets": 2, "unowned": 3, "track": 4, "group_topic": 5}
 SIDE_COLUMNS = ["_kind", "_side"]
+SIDE_SCHEMA = T.StructType([T.StructField("_kind", T.ByteType(), True),
+                            T.StructField("_side", T.BinaryType(), True)])
+_SIDE_ARROW = pa.schema([("_kind", pa.int8()), ("_side", pa.binary())])
 # the per group and topic rows (:func:`group_topics.group_topic_rows`)
 GROUP_TOPIC_DDL = (
     "cluster string, group string, topic string, capture_ts long, queues long, "
@@ -77,10 +80,20 @@ def _side_rows(outputs: dict[str, Any], schema: Any) -> Any:
     return pa.table(cols, schema=schema)
 
 
-def _kernel_fn(params: Any, track: bool, names: list[str]
+def _sides(lag: Any, owners: bool, track: bool, group_topic: bool) -> dict[str, Any]:
+    """The outputs computed from a batch of lag rows of whole topics, by name (:data:`SIDES`):
+    with ``owners`` the owner outputs (the owner track's rows with ``track``), with
+    ``group_topic`` the totals per capture, group and topic."""
+    out = kernel.owner_outputs(lag, track) if owners else {}
+    if group_topic:
+        out["group_topic"] = group_topics.group_topic_rows(lag)
+    return out
+
+
+def _kernel_fn(params: Any, track: bool, sides: bool, names: list[str]
                ) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """The mapInArrow function of :func:`kernel_rows`: a partition's lag rows (``_kind`` 0),
-    then its owner outputs (:func:`_side_rows`)."""
+    then, with ``sides``, its other outputs (:func:`_sides`, :func:`_side_rows`)."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         got = list(batches)
@@ -92,32 +105,31 @@ def _kernel_fn(params: Any, track: bool, names: list[str]
             "_kind", pa.array(np.zeros(n, np.int8))).append_column(
             "_side", pa.nulls(n, pa.binary()))
         yield from out.to_batches()
-        sides = {**kernel.owner_outputs(lag, track),
-                 "group_topic": group_topics.group_topic_rows(lag)}
-        yield from _side_rows(sides, out.schema).to_batches()
+        if sides:
+            yield from _side_rows(_sides(lag, True, track, True), out.schema).to_batches()
 
     return run
 
 
-def kernel_rows(obs: DataFrame, points: DataFrame, o: Any, track: bool = True) -> DataFrame:
+def kernel_rows(obs: DataFrame, points: DataFrame, o: Any, track: bool = True,
+                sides: bool = True) -> DataFrame:
     """The kernel's rows: the lag dataset's rows before their date and display columns
     (``_kind`` 0, :func:`lag_part`), and each partition's owner outputs (:func:`side_frame`),
     from the enriched observations (with their captures: :func:`transforms.enrich`) and the
     broker's max-offset points: one shuffle by topic and one mapInArrow
     (:func:`kernel.lag_rows`, :func:`kernel.owner_outputs`; the owner track's rows with
-    ``track``). ``o``: the run's :class:`mqctl.lagoptions.Options`."""
+    ``track``; only the lag rows without ``sides``). ``o``: the run's
+    :class:`mqctl.lagoptions.Options`."""
     obs = obs.withColumn("_r", F.lit(1).cast("byte"))
     pts = points.select(*X.QUEUE, *POINT_COLUMNS).withColumn("_r", F.lit(0).cast("byte"))
     u = obs.unionByName(pts, allowMissingColumns=True)
     fields = [f for f in obs.schema.fields if f.name != "_r"]
     schema = T.StructType(fields + [T.StructField(n, T._parse_datatype_string(t), True)
-                                    for n, t in LAG_ADDED]
-                          + [T.StructField("_kind", T.ByteType(), True),
-                             T.StructField("_side", T.BinaryType(), True)])
+                                    for n, t in LAG_ADDED] + SIDE_SCHEMA.fields)
     params = kernel.Params(window=o.window, allowed_lag=o.allowed_lag,
                            allowed_lag_seconds=o.allowed_lag_seconds,
                            max_skew_ms=o.max_skew_ms)
-    return X.by_topic(u).mapInArrow(_kernel_fn(params, track, schema.names), schema)
+    return X.by_topic(u).mapInArrow(_kernel_fn(params, track, sides, schema.names), schema)
 
 
 def lag_part(rows: DataFrame) -> DataFrame:
@@ -126,8 +138,8 @@ def lag_part(rows: DataFrame) -> DataFrame:
 
 
 def lag_rows(obs: DataFrame, points: DataFrame, o: Any) -> DataFrame:
-    """The lag rows alone (:func:`kernel_rows`, without the owner track)."""
-    return lag_part(kernel_rows(obs, points, o, track=False))
+    """The lag rows alone (:func:`kernel_rows` without its other outputs)."""
+    return lag_part(kernel_rows(obs, points, o, track=False, sides=False))
 
 
 def own_history(lag_rows: DataFrame, points: DataFrame) -> DataFrame:
@@ -162,17 +174,12 @@ def side_frame(rows: DataFrame, name: str) -> DataFrame:
     return src.mapInArrow(_decode(schema.names), schema)
 
 
-def _side_fn(names: list[str], owners: bool, group_topic: bool
-             ) -> Callable[[Iterator[Any]], Iterator[Any]]:
+def _side_fn(group_topic: bool) -> Callable[[Iterator[Any]], Iterator[Any]]:
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         got = list(batches)
         if got:
-            table = pa.Table.from_batches(got)
-            out = kernel.owner_outputs(table) if owners else {}
-            if group_topic:
-                out["group_topic"] = group_topics.group_topic_rows(table)
-            schema = pa.schema([("_kind", pa.int8()), ("_side", pa.binary())])
-            yield from _side_rows(out, schema).select(names).to_batches()
+            out = _sides(pa.Table.from_batches(got), True, True, group_topic)
+            yield from _side_rows(out, _SIDE_ARROW).to_batches()
 
     return run
 
@@ -181,10 +188,8 @@ def owner_rows(lag_rows: DataFrame, *, group_topic: bool = False) -> DataFrame:
     """The owner outputs (and with ``group_topic`` the per group and topic rows) of lag rows
     whose partitions hold whole topics, as the kernel's side rows (:func:`side_frame` reads
     them)."""
-    schema = T.StructType([T.StructField("_kind", T.ByteType(), True),
-                           T.StructField("_side", T.BinaryType(), True)])
     src = lag_rows if group_topic else lag_rows.select(*OWNER_IN)
-    return src.mapInArrow(_side_fn(SIDE_COLUMNS, True, group_topic), schema)
+    return src.mapInArrow(_side_fn(group_topic), SIDE_SCHEMA)
 
 
 def captured_changes(rows: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame, DataFrame]:

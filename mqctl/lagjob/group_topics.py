@@ -34,11 +34,11 @@ GT_KEYS = ("cluster", "group", "topic", "capture_ts")
 @dataclass(slots=True)
 class _Segments:
     """Rows grouped by a key: ``order`` sorts them by it (stably), ``at`` is where each group
-    starts in that order, ``of`` each sorted row's group."""
+    starts in that order, ``group`` each row's group (in the table's order)."""
 
     order: np.ndarray
     at: np.ndarray
-    of: np.ndarray
+    group: np.ndarray
 
     def reduce(self, x: np.ndarray, fn: np.ufunc) -> np.ndarray:
         return fn.reduceat(x[self.order], self.at) if len(self.at) else x[:0]
@@ -49,19 +49,14 @@ class _Segments:
     def first_by(self, rank: np.ndarray) -> np.ndarray:
         """Each group's row (an index into the table) of the highest ``rank``, the first in
         the table's order among equals (Spark's ``max_by`` over rows in that order)."""
-        o = np.lexsort((np.arange(len(rank)), -rank, self.of_rows()))
-        return o[starts(self.of_rows()[o])]
-
-    def of_rows(self) -> np.ndarray:
-        out = np.empty(len(self.order), dtype=I64)
-        out[self.order] = self.of
-        return out
+        o = np.lexsort((np.arange(len(rank)), -rank, self.group))
+        return o[starts(self.group[o])]
 
 
 def _segments(key: np.ndarray) -> _Segments:
+    """``key``: dense ids (:func:`kernel.dense`), so each row's group is its key."""
     order = np.argsort(key, kind="stable")
-    st = starts(key[order])
-    return _Segments(order, np.nonzero(st)[0], np.cumsum(st) - 1)
+    return _Segments(order, np.nonzero(starts(key[order]))[0], key)
 
 
 def _max_num(s: _Segments, x: Num) -> Num:
@@ -79,8 +74,8 @@ def _sorted_sum(s: _Segments, x: np.ndarray) -> np.ndarray:
     did: a double sum depends on its order, and full and incremental runs must agree to the
     last bit); NaN where a group has none."""
     ok = ~np.isnan(x)
-    o = np.lexsort((x, ~ok, s.of_rows()))  # (per group: its values ascending, then the nulls)
-    g = s.of_rows()[o]
+    o = np.lexsort((x, ~ok, s.group))  # (per group: its values ascending, then the nulls)
+    g = s.group[o]
     pos = np.arange(len(o)) - np.searchsorted(g, g, "left")
     acc = np.zeros(len(s.at))
     has = np.zeros(len(s.at), dtype=bool)
@@ -137,7 +132,7 @@ def group_topic_rows(table: pa.Table) -> pa.Table:
         sev[np.asarray(pc.fill_null(pc.equal(status_col, name), False).to_numpy(
             zero_copy_only=False), dtype=bool)] = i
     worst = _max_num(s, Num(sev, sev >= 0))
-    at_worst = s.reduce((sev == worst.v[s.of_rows()]).astype(I64), np.add)
+    at_worst = s.reduce((sev == worst.v[s.group]).astype(I64), np.add)
     lag, secs = num(table, "lag"), _doubles(table, "lag_seconds")
     secs_ok = ~np.isnan(secs)
     complete = _doubles(table, "complete")

@@ -24,6 +24,10 @@ from mqctl.errors import UsageError
 from mqctl.lagoptions import GMT8 as GMT8  # (re-exported: the pinned zone of broker logs)
 from mqctl.lagoptions import parse_tz as parse_tz
 
+# what a local input's ``file:`` URI loses in the outputs (a local path; as Spark's
+# regexp_replace and Arrow's replace_substring_regex read it: the same pattern in both)
+DISPLAY_SOURCE = r"^file:(//)?"
+
 
 class Kind(StrEnum):
     SNAPSHOT = "snapshot"

@@ -29,6 +29,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from mqctl.lagjob.inputs import DISPLAY_SOURCE
+
 I64 = np.int64
 I64_MAX = np.iinfo(I64).max
 # which source wins when two describe the same queue at the same capture (as
@@ -675,7 +677,7 @@ def owner_outputs(table: pa.Table, track: bool = True) -> dict[str, pa.Table]:
     ``source`` as the outputs show it (a local path without ``file:``, as
     :func:`mqctl.lagjob.stages.display_source`)."""
     if "source" in table.column_names:
-        shown = pc.replace_substring_regex(table.column("source"), r"^file:(//)?", "")
+        shown = pc.replace_substring_regex(table.column("source"), DISPLAY_SOURCE, "")
         table = table.set_column(table.column_names.index("source"), "source", shown)
     return {name: fn(table) for name, fn in OWNER_OUTPUTS.items()
             if track or name != "track"}

@@ -27,7 +27,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mqctl.lagjob.inputs import Kind
+from mqctl.lagjob.inputs import DISPLAY_SOURCE, Kind
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -88,7 +88,7 @@ def display_source() -> Column:
     """A row's ``source`` as the outputs show it (a local path without ``file:``)."""
     from pyspark.sql import functions as F
 
-    return F.regexp_replace(F.col("source"), r"^file:(//)?", "")
+    return F.regexp_replace(F.col("source"), DISPLAY_SOURCE, "")
 
 
 # ---- read ----------------------------------------------------------------------------------
