@@ -386,16 +386,17 @@ class _Reading:
         """Read while the group's own pull-with-commit shows where it was: until the client's
         write lands (or the bound), so the verdict never rests on a read taken in between;
         each such queue says how long it was read so."""
-        settle_from = now_ms()
+        settle_from = last_read = now_ms()  # how long: from the end of the wait to the last read
         if self.wait_s > 0 and not failed and self.in_window(now):
             async for now, failed in _polls(self.admin, self.plan, self.names, self.wait,
                                             _own_pull_settle_s(self.plan), OWN_PULL_POLL_S):
+                last_read = now_ms()
                 self.record(now)
                 if failed or not self.in_window(now):
                     break
         for mq in self.in_window(now):
             self.seen[mq] = self.seen[mq].with_(
-                settled_s=(now_ms() - settle_from) / 1000 if self.wait_s > 0 else None)
+                settled_s=(last_read - settle_from) / 1000 if self.wait_s > 0 else None)
         return now, failed
 
     async def owners_at_the_end(self, now: dict[MessageQueue, int]) -> None:
