@@ -120,16 +120,50 @@ def kernel_rows(obs: DataFrame, points: DataFrame, o: Any, track: bool = True,
     (:func:`kernel.lag_rows`, :func:`kernel.owner_outputs`; the owner track's rows with
     ``track``; only the lag rows without ``sides``). ``o``: the run's
     :class:`mqctl.lagoptions.Options`."""
-    obs = obs.withColumn("_r", F.lit(1).cast("byte"))
+    lists = list_columns(obs)
+    obs = flag_null_lists(obs.withColumn("_r", F.lit(1).cast("byte")), lists)
     pts = points.select(*X.QUEUE, *POINT_COLUMNS).withColumn("_r", F.lit(0).cast("byte"))
-    u = obs.unionByName(pts, allowMissingColumns=True)
-    fields = [f for f in obs.schema.fields if f.name != "_r"]
+    # (the points' rows have no lists: empty ones too)
+    u = no_null_lists(obs.unionByName(pts, allowMissingColumns=True), lists)
+    # (the side rows hold nulls in every column but their own: the flags too)
+    fields = [T.StructField(f.name, f.dataType, True) if f.name.startswith(_NULL) else f
+              for f in obs.schema.fields if f.name != "_r"]
     schema = T.StructType(fields + [T.StructField(n, T._parse_datatype_string(t), True)
                                     for n, t in LAG_ADDED] + SIDE_SCHEMA.fields)
     params = kernel.Params(window=o.window, allowed_lag=o.allowed_lag,
                            allowed_lag_seconds=o.allowed_lag_seconds,
                            max_skew_ms=o.max_skew_ms)
-    return X.by_topic(u).mapInArrow(_kernel_fn(params, track, sides, schema.names), schema)
+    out = X.by_topic(u).mapInArrow(_kernel_fn(params, track, sides, schema.names), schema)
+    return restore_null_lists(out, lists)
+
+
+# The list columns the kernel carries (``owners``, ``members_unanswered``) reach it without a
+# null value: a null list is handed over empty, with a flag column saying it was null, and is
+# null again after. Spark's Arrow writer (JVM to Python) is slow on null lists: at 1M rows
+# the kernel's whole hand-over took about twice as long with ``members_unanswered`` null on
+# every row (bench/lag_handover.py).
+_NULL = "_null_"
+
+
+def list_columns(df: DataFrame) -> dict[str, Any]:
+    """``df``'s list columns and their types."""
+    return {f.name: f.dataType for f in df.schema.fields if isinstance(f.dataType, T.ArrayType)}
+
+
+def flag_null_lists(df: DataFrame, lists: dict[str, Any]) -> DataFrame:
+    """``df`` with a flag per list column of ``lists``: whether its value is null."""
+    return df.withColumns({_NULL + c: F.col(c).isNull() for c in lists})
+
+
+def no_null_lists(df: DataFrame, lists: dict[str, Any]) -> DataFrame:
+    """``df`` with every null list of ``lists`` made empty (:func:`flag_null_lists` first)."""
+    return df.withColumns({c: F.coalesce(F.col(c), F.array().cast(t)) for c, t in lists.items()})
+
+
+def restore_null_lists(df: DataFrame, lists: dict[str, Any]) -> DataFrame:
+    """``df`` with the lists its flags say were null null again, and the flags dropped."""
+    return df.withColumns({c: F.when(~F.col(_NULL + c), F.col(c)) for c in lists}).drop(
+        *[_NULL + c for c in lists])
 
 
 def lag_part(rows: DataFrame) -> DataFrame:
