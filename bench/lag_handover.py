@@ -19,7 +19,6 @@ input.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -27,6 +26,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
@@ -43,22 +43,12 @@ def main() -> int:
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=2)
     a = ap.parse_args()
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
+    from spark_common import bench_session
 
     from mqctl.lagjob import flow
-    from mqctl.lagjob.session import JVM_OPTS, default_conf
 
-    b = SparkSession.builder
-    for k, v in default_conf("local[2]").items():
-        b = b.config(k, v)
-    spark = (b.master("local[2]").appName("mqctl-lag-handover")
-             .config("spark.driver.memory", "6g").config("spark.driver.extraJavaOptions", JVM_OPTS)
-             .config("spark.ui.enabled", "false").config("spark.driver.bindAddress", "127.0.0.1")
-             .config("spark.sql.shuffle.partitions", "8").config("spark.log.level", "WARN")
-             .getOrCreate())
+    spark = bench_session("mqctl-lag-handover", conf={"spark.sql.shuffle.partitions": "8"})
     q = F.col("id") % 8000
     src = spark.range(a.rows).select(
         F.lit("DefaultCluster").alias("cluster"), F.concat(F.lit("GID_"), q % 100).alias("group"),

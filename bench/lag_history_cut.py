@@ -41,6 +41,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 T0 = 1_717_200_000_000
 MINUTE = 60_000
@@ -102,24 +103,14 @@ def main(argv: list[str] | None = None) -> int:
               "be at least 8", file=sys.stderr)
         return 2
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
+    from spark_common import bench_session
 
     from mqctl.lagjob import bounded as B
     from mqctl.lagjob import flow
     from mqctl.lagjob import transforms as X
-    from mqctl.lagjob.session import JVM_OPTS, default_conf
 
-    builder = SparkSession.builder
-    for k, v in default_conf("local[*]").items():
-        builder = builder.config(k, v)
-    spark = (builder.master("local[*]").appName("mqctl-history-cut")
-             .config("spark.driver.memory", "6g")
-             .config("spark.driver.extraJavaOptions", JVM_OPTS)
-             .config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.driver.bindAddress", "127.0.0.1")
-             .config("spark.log.level", "WARN").getOrCreate())
+    spark = bench_session("mqctl-history-cut", "local[*]")
     opts = SimpleNamespace(window=a.window, allowed_lag=0, allowed_lag_seconds=0.0,
                            max_skew_ms=60_000)
     tmp = Path(tempfile.mkdtemp(prefix="mqctl-history-cut-"))

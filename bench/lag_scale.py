@@ -224,30 +224,17 @@ def main(argv: list[str] | None = None) -> int:
     data = {s: dataset(root, s) for s in ["10k", *sizes]}
     grown = {s: dataset(root, s, a.rerun) for s in sizes} if a.rerun else {}
 
-    from pyspark.sql import SparkSession
+    from spark_common import bench_session
 
     from mqctl.lagjob import run_report
-    from mqctl.lagjob.session import JVM_OPTS, default_conf
 
     ev_dir = root / "eventlog"
     if ev_dir.exists():
         shutil.rmtree(ev_dir)
     ev_dir.mkdir()
-    builder = SparkSession.builder
-    for k, v in default_conf(a.master).items():  # the settings of the CLI's own session
-        builder = builder.config(k, v)
-    spark = (builder.master(a.master).appName("mqctl-lag-scale")
-             .config("spark.driver.memory", a.driver_memory)
-             .config("spark.driver.extraJavaOptions", JVM_OPTS)  # as the CLI's session
-             .config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.driver.bindAddress", "127.0.0.1")
-             .config("spark.eventLog.enabled", "true")
-             .config("spark.eventLog.dir", ev_dir.as_uri())
-             .config("spark.eventLog.compress", "false")
-             .config("spark.eventLog.rolling.enabled", "false")
-             .config("spark.log.level", "WARN")
-             .getOrCreate())
+    spark = bench_session("mqctl-lag-scale", a.master, a.driver_memory, conf={
+        "spark.eventLog.enabled": "true", "spark.eventLog.dir": ev_dir.as_uri(),
+        "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false"})
     jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
     results: dict[str, tuple[int, float]] = {}
     spans: dict[str, tuple[float, float, dict[str, float]]] = {}
