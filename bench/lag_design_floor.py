@@ -31,6 +31,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -42,7 +43,7 @@ def main() -> int:
     ap.add_argument("--size", default="1m")
     ap.add_argument("--rounds", type=int, default=2)
     a = ap.parse_args()
-    from lag_scale import dataset
+    from lag_scale import dataset, spark_reference
     from spark_common import bench_session
 
     src, rows = dataset(Path(a.data), a.size, 0)
@@ -60,21 +61,19 @@ def main() -> int:
     opts = Options.from_values({"tz": "UTC"})
     run_ms = now_ms()  # (a record from after it is bad)
 
-    def checked() -> object:
+    def checked() -> Any:
         return X.check_snapshot_records(readers.read_snapshot_json(spark, paths),
                                         run_ms, reasons=False)
 
     def floor() -> None:
-        (spark.read.schema(schemas.SNAPSHOT_JSON).json(paths)
-         .groupBy("group", "topic", "capture_ts").agg(F.sum("lag").alias("total_lag"))
-         .write.mode("overwrite").parquet(str(tmp / "floor")))
+        spark_reference(spark, src, tmp / "floor")
 
     def read() -> None:
         spark.read.schema(schemas.SNAPSHOT_JSON).json(paths).write.format("noop") \
             .mode("overwrite").save()
 
     def read_check() -> None:
-        checked().write.format("noop").mode("overwrite").save()  # type: ignore[attr-defined]
+        checked().write.format("noop").mode("overwrite").save()
 
     def parse() -> None:
         (X.with_date(checked(), "observed_ts").select(*X.SNAPSHOT_OBS, "reason", "date")

@@ -29,7 +29,6 @@ max offset growing by 50-250 a minute; group 0 caught up (time lag 0), the other
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import sys
@@ -102,7 +101,6 @@ def main(argv: list[str] | None = None) -> int:
         print("lag_history_cut: --captures must exceed --window + 1 + --new, and --queues "
               "be at least 8", file=sys.stderr)
         return 2
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import functions as F
     from spark_common import bench_session
 
